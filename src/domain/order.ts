@@ -1,0 +1,76 @@
+/**
+ * One platform-neutral order. Everything past src/stores/ sees a StoreOrder, never a Shopify or
+ * WooCommerce payload: the stores convert at the edge (DESIGN.md, "Conventions").
+ */
+import type { Xof } from './money.js';
+
+export type Platform = 'shopify' | 'woocommerce';
+
+/** The spec's payment families (section 1). */
+export type PaymentFamily = 'cash_on_delivery' | 'prepaid' | 'deposit_then_balance' | 'business_account';
+
+export interface Coordinates {
+  lat: number;
+  lng: number;
+}
+
+export interface StoreAddress {
+  name: string;
+  phone?: string;
+  company?: string;
+  address1?: string;
+  address2?: string;
+  /** What the customer typed as city: often the city name, sometimes the neighbourhood. */
+  city?: string;
+  province?: string;
+  zip?: string;
+  countryCode?: string;
+  coords?: Coordinates;
+}
+
+export interface StoreLineItem {
+  productId?: string;
+  variantId?: string;
+  name: string;
+  quantity: number;
+  /** Weight of one unit in grams, when the platform gives it on the line. */
+  unitGrams?: number;
+}
+
+export interface StoreOrder {
+  platform: Platform;
+  /** The shop's id in the Relais shop registry. */
+  shopId: string;
+  /** The platform's own id of the order (numeric id as a string); never the display name. */
+  orderId: string;
+  /** What the merchant sees ("#1001"). */
+  orderName: string;
+  /** See src/domain/ids.ts: deterministic, unique per dispatch organisation, reversible. */
+  externalOrderId: string;
+  currency: string;
+  /** The order total in francs. */
+  total: Xof;
+  /** What the courier must collect; zero for a prepaid order. */
+  amountToCollect: Xof;
+  paymentFamily: PaymentFamily;
+  /** The platform's raw state, kept for policies and reconciliation (Shopify financial_status, Woo status). */
+  financialStatus: string;
+  platformStatus: string;
+  gatewayNames: string[];
+  cancelled: boolean;
+  dropoff: StoreAddress;
+  /** Parcel weight in grams; undefined means "standard parcel" (the service's own default). */
+  weightGrams?: number;
+  lineItems: StoreLineItem[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+/**
+ * Why an order is held instead of dispatched. `code` is stable (for filters and metrics); `message`
+ * is written for the merchant and says what to do.
+ */
+export interface HoldReason {
+  code: string;
+  message: string;
+}

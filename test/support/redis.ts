@@ -1,0 +1,94 @@
+/**
+ * A private, real redis-server per test file: started on a free port, with no persistence, and killed
+ * afterwards. When REDIS_URL is set the tests use that server instead (each file then works under its
+ * own key prefix so files never see each other's keys).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
+
+export interface TestRedis {
+  url: string;
+  port: number;
+  /** A key prefix unique to this server handle. */
+  prefix: string;
+  client(): Redis;
+  /** Stops the server (only a private one). */
+  stop(): Promise<void>;
+  /** For fault tests: the private server's process. */
+  process: ChildProcess | undefined;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      if (address && typeof address === 'object') {
+        const { port } = address;
+        server.close(() => resolve(port));
+      } else reject(new Error('no port'));
+    });
+  });
+}
+
+export async function startRedis(options: { extraArgs?: string[] } = {}): Promise<TestRedis> {
+  const prefix = `t${process.pid}x${Math.random().toString(36).slice(2, 8)}`;
+  const clients: Redis[] = [];
+  const makeClient = (url: string) => () => {
+    const c = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: false });
+    clients.push(c);
+    return c;
+  };
+  const closeClients = async () => {
+    await Promise.all(clients.map((c) => c.quit().catch(() => c.disconnect())));
+  };
+
+  if (process.env.REDIS_URL && !options.extraArgs) {
+    const url = process.env.REDIS_URL;
+    return { url, port: Number(new URL(url).port || 6379), prefix, client: makeClient(url), stop: closeClients, process: undefined };
+  }
+
+  const port = await freePort();
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'yes', ...(options.extraArgs ?? [])],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  child.stdout?.on('data', (d: Buffer) => { output += d.toString(); });
+  child.stderr?.on('data', (d: Buffer) => { output += d.toString(); });
+  const url = `redis://127.0.0.1:${port}`;
+  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      await probe.connect();
+      await probe.ping();
+      break;
+    } catch {
+      if (child.exitCode !== null || Date.now() > deadline) {
+        throw new Error(`redis-server did not start on port ${port}: ${output}`);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  probe.disconnect();
+  return {
+    url,
+    port,
+    prefix,
+    client: makeClient(url),
+    process: child,
+    stop: async () => {
+      await closeClients();
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGKILL');
+        await exited;
+      }
+    },
+  };
+}

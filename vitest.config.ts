@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+// Tests talk to real Redis servers (one private redis-server per test file) and real HTTP servers.
+// Two cores: keep the number of files running at once small so timings stay honest.
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
+    pool: 'forks',
+    maxWorkers: 2,
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    reporters: ['default'],
+  },
+});
