@@ -1,0 +1,113 @@
+/**
+ * Errors of the dispatch client.
+ *
+ * A DispatchError answers the one question a job asks after a failed call: can a retry help?
+ * `retryable` is decided here, in one table (`isRetryableStatus`), so no caller re-derives it from a status.
+ * Nothing in an error ever carries the API key: messages are built from the operation, the status and the
+ * service's code, and a service message is scrubbed of the key before it is kept (see http.ts).
+ */
+
+/** The twelve operations of the dispatch service (spec section 4). */
+export const DISPATCH_OPERATIONS = [
+  'createQuote',
+  'getQuote',
+  'createShipment',
+  'getShipment',
+  'listShipments',
+  'getShipmentByExternalOrder',
+  'markReady',
+  'cancelShipment',
+  'openDispute',
+  'listShipmentDisputes',
+  'trackByCode',
+  'simulatePrice',
+] as const;
+export type OperationName = (typeof DISPATCH_OPERATIONS)[number];
+
+/**
+ * - `network`: no answer (refused, reset, dropped mid-answer, aborted by the caller). The operation MAY have
+ *   happened on the service side (a connection dropped after the commit): look before repeating a write.
+ * - `timeout`: no complete answer within the call's time budget. Same caveat as `network`.
+ * - `http`: the service answered with a non-2xx status.
+ * - `invalid_response`: a 2xx whose body is not the resource we asked for. Retrying would read the same body.
+ */
+export type DispatchErrorKind = 'network' | 'timeout' | 'http' | 'invalid_response';
+
+export interface DispatchErrorInit {
+  operation: OperationName;
+  kind: DispatchErrorKind;
+  message: string;
+  retryable: boolean;
+  status?: number;
+  code?: string;
+  retryAfterMs?: number;
+  cause?: unknown;
+}
+
+export class DispatchError extends Error {
+  override readonly name = 'DispatchError';
+  readonly operation: OperationName;
+  readonly kind: DispatchErrorKind;
+  readonly status?: number;
+  /** The service's error code when it sent one, e.g. SANDBOX_KEY_NOT_SUPPORTED. */
+  readonly code?: string;
+  readonly retryable: boolean;
+  /** From Retry-After (seconds or HTTP-date), when the service sent it. */
+  readonly retryAfterMs?: number;
+
+  constructor(init: DispatchErrorInit) {
+    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.operation = init.operation;
+    this.kind = init.kind;
+    this.retryable = init.retryable;
+    if (init.status !== undefined) this.status = init.status;
+    if (init.code !== undefined) this.code = init.code;
+    if (init.retryAfterMs !== undefined) this.retryAfterMs = init.retryAfterMs;
+  }
+
+  /** Structured form for logs: every field a reader needs, never a header or a key. */
+  toJSON(): Record<string, unknown> {
+    return {
+      name: this.name,
+      message: this.message,
+      operation: this.operation,
+      kind: this.kind,
+      status: this.status,
+      code: this.code,
+      retryable: this.retryable,
+      retryAfterMs: this.retryAfterMs,
+    };
+  }
+}
+
+/** A configuration the client refuses before making any call (a sandbox key, a malformed base URL...). */
+export class DispatchConfigError extends Error {
+  override readonly name = 'DispatchConfigError';
+}
+
+/**
+ * The retry table. 5xx and 429 are the service saying "not now"; 408 is a proxy saying the same.
+ * Every other status is an answer about the request itself (400 bad input, 401/403 wrong key, 404 absent,
+ * 409 stale quote or refused cancel, 422 refused content): the same request would get the same answer.
+ */
+export function isRetryableStatus(status: number): boolean {
+  return status >= 500 || status === 429 || status === 408;
+}
+
+export function isDispatchError(value: unknown): value is DispatchError {
+  return value instanceof DispatchError;
+}
+
+/**
+ * Retry-After is either a number of seconds or an HTTP-date (RFC 9110 §10.2.3). Returns milliseconds to wait,
+ * never negative, or undefined when the header is absent or unreadable.
+ */
+export function parseRetryAfter(header: string | undefined, now: number = Date.now()): number | undefined {
+  if (header === undefined) return undefined;
+  const value = header.trim();
+  if (value === '') return undefined;
+  if (/^\d+$/.test(value)) return Number(value) * 1000;
+  const at = Date.parse(value);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - now);
+}
