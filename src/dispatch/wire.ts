@@ -180,6 +180,10 @@ export const quoteSchema = z
     total: int.optional(), // UNCONFIRMED
     total_xof: int.optional(),
     breakdown: breakdownSchema.optional(),
+    currency: optionalString, // UNCONFIRMED ("XOF")
+    pickup_zone: optionalString, // UNCONFIRMED: the tariff zone the pickup neighbourhood fell in
+    dropoff_zone: optionalString, // UNCONFIRMED
+    distance_km: z.number().nullish(), // UNCONFIRMED: present when priced by coordinates
   })
   .loose()
   .transform((q, ctx) => {
@@ -190,7 +194,16 @@ export const quoteSchema = z
       ctx.addIssue({ code: 'custom', message: 'quote without quote_id, expiry or total' });
       return z.NEVER;
     }
-    return { quoteId, expiresAt, total, breakdown: q.breakdown };
+    return {
+      quoteId,
+      expiresAt,
+      total,
+      breakdown: q.breakdown,
+      currency: q.currency,
+      pickupZone: q.pickup_zone,
+      dropoffZone: q.dropoff_zone,
+      distanceKm: q.distance_km ?? undefined,
+    };
   });
 
 export const shipmentSchema = z
@@ -209,6 +222,7 @@ export const shipmentSchema = z
     orderAmountXof: int.nullish(),
     order_amount_xof: int.nullish(),
     courier_id: optionalString, // UNCONFIRMED
+    settlement_status: optionalString, // UNCONFIRMED: e.g. HELD while a claim is open (spec 3.4)
     created_at: optionalString, // UNCONFIRMED
     updated_at: optionalString, // UNCONFIRMED
     status_history: z
@@ -231,6 +245,7 @@ export const shipmentSchema = z
       trackingCode: s.tracking_code ?? s.trackingCode,
       orderAmountXof: s.orderAmountXof ?? s.order_amount_xof ?? undefined,
       courierId: s.courier_id,
+      settlementStatus: s.settlement_status,
       createdAt: s.created_at,
       updatedAt: s.updated_at,
       statusHistory: s.status_history?.map((h) => ({ status: h.status, at: h.at })),
