@@ -1,0 +1,41 @@
+/**
+ * The only reader of process.env. Every problem is collected and reported at once, so an operator
+ * fixes the environment in one go instead of one restart per missing variable.
+ */
+import { z } from 'zod';
+
+const envSchema = z.object({
+  REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  RELAIS_SHOPS_FILE: z.string().default('config/shops.json'),
+  RELAIS_HOST: z.string().default('127.0.0.1'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  /** The URL at which shops and the dispatch service reach the web process (for webhook registration). */
+  RELAIS_PUBLIC_URL: z.string().url().optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Key prefix for BullMQ and Relais keys; the braces make it a Redis Cluster hash tag. */
+  RELAIS_REDIS_PREFIX: z.string().default('{relais}'),
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(200).default(10),
+  /** Bearer token for the dashboard and operator API. Unset: the dashboard is disabled. */
+  RELAIS_DASHBOARD_TOKEN: z.string().min(16).optional(),
+});
+
+export type RelaisEnv = z.output<typeof envSchema>;
+
+export class EnvError extends Error {
+  override readonly name = 'EnvError';
+}
+
+export function readEnv(source: NodeJS.ProcessEnv = process.env): RelaisEnv {
+  const result = envSchema.safeParse(source);
+  if (!result.success) {
+    const problems = result.error.issues.map((i) => `  - ${i.path.join('.')}: ${i.message}`).join('\n');
+    throw new EnvError(`invalid environment:\n${problems}`);
+  }
+  return result.data;
+}
+
+/** Reads one variable by name for secret references in the shop registry (still only this file touches process.env). */
+export function lookupEnv(name: string, source: NodeJS.ProcessEnv = process.env): string | undefined {
+  const value = source[name];
+  return value === undefined || value === '' ? undefined : value;
+}

@@ -1,0 +1,37 @@
+/**
+ * A secret value (API key, shop token, webhook secret). It prints as "[secret]" however it is logged,
+ * stringified or inspected, so a whole config object can be logged without leaking it. Code that needs
+ * the value calls `reveal()` at the last moment (an HTTP header, an HMAC key).
+ */
+import { inspect } from 'node:util';
+
+export class Secret {
+  readonly #value: string;
+  /** Where the value came from ("env RELAIS_X", "file /run/secrets/x"), safe to show. */
+  readonly source: string;
+
+  constructor(value: string, source: string) {
+    this.#value = value;
+    this.source = source;
+  }
+
+  reveal(): string {
+    return this.#value;
+  }
+
+  /** A short non-reversible hint (prefix) for doctor output: "pk_live_…". */
+  hint(): string {
+    const prefix = /^(pk_live_|pk_test_|shpat_|ck_|cs_)/.exec(this.#value)?.[1];
+    return prefix ? `${prefix}…` : '…';
+  }
+
+  toString(): string {
+    return '[secret]';
+  }
+  toJSON(): string {
+    return '[secret]';
+  }
+  [inspect.custom](): string {
+    return `[secret from ${this.source}]`;
+  }
+}

@@ -1,0 +1,218 @@
+/**
+ * The shop registry: which shops Relais serves, how to reach them, where their parcels are picked up,
+ * and each merchant's dispatch policy. It is a JSON file (RELAIS_SHOPS_FILE) validated with zod.
+ *
+ * Secrets are never written in the file: each one is a reference, `{ "env": "VAR_NAME" }` or
+ * `{ "file": "/run/secrets/name" }`, resolved at load. Every problem in the file (schema errors,
+ * missing variables, duplicate ids) is reported at once, with the path of the offending field.
+ * See config/shops.example.json for a complete, commented example.
+ */
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { SHOP_ID_PATTERN } from '../domain/ids.js';
+import { lookupEnv } from './env.js';
+import { Secret } from './secret.js';
+
+const secretRef = z.union([
+  z.object({ env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name') }).strict(),
+  z.object({ file: z.string().min(1) }).strict(),
+]);
+type SecretRef = z.infer<typeof secretRef>;
+
+const coords = z.object({ lat: z.number().min(-90).max(90), lng: z.number().min(-180).max(180) });
+
+const DEFAULT_COD_GATEWAYS = ['Cash on Delivery (COD)', 'cod', 'cash_on_delivery', 'Paiement à la livraison'];
+
+const policySchema = z
+  .object({
+    /** Shopify: cash-on-delivery orders are dispatched when created; prepaid ones once paid. */
+    dispatchCashOnDeliveryAt: z.enum(['created', 'paid']).default('created'),
+    /** WooCommerce statuses that mean "ship it" (never `on-hold`: an unpaid bank transfer waits there). */
+    wooDispatchStatuses: z.array(z.string()).default(['processing']),
+    /** Mark the shipment ready at once, or wait for the shop's own signal (the `relais-ready` tag / order note). */
+    markReady: z.enum(['immediately', 'on_shop_signal']).default('immediately'),
+    codGateways: z.array(z.string().min(1)).default(DEFAULT_COD_GATEWAYS),
+    depositGateways: z.array(z.string().min(1)).default([]),
+    businessAccountGateways: z.array(z.string().min(1)).default([]),
+    /** The merchant's own words for neighbourhoods: "Sacre Coeur Pyrotechnie" → "Sacré-Cœur". */
+    neighbourhoodAliases: z.record(z.string(), z.string()).default({}),
+    /** Let Shopify e-mail the customer the tracking link when the fulfillment is created. */
+    notifyCustomer: z.boolean().default(true),
+    /** Bound after which a shipment left unready is reported (minutes). */
+    unreadyAlertMinutes: z.number().int().positive().default(30),
+  })
+  .strict();
+
+const pickupSchema = z
+  .object({
+    neighbourhood: z.string().min(1),
+    address: z.string().min(1),
+    coords: coords.optional(),
+    contactName: z.string().min(1),
+    contactPhone: z.string().min(6),
+  })
+  .strict();
+
+const dispatchSchema = z
+  .object({
+    apiKey: secretRef,
+    baseUrl: z.string().url(),
+    /** The public tracking host; the same as baseUrl when absent. */
+    trackingUrl: z.string().url().optional(),
+    /** The secret part of this shop's delivery-webhook URL (…/webhooks/dispatch/<shop>/<token>). */
+    webhookToken: secretRef,
+    /** When the service signs its webhooks: the signing secret. */
+    webhookSigningSecret: secretRef.optional(),
+    timeoutMs: z.number().int().positive().max(60_000).default(10_000),
+  })
+  .strict();
+
+const baseShop = {
+  id: z.string().regex(SHOP_ID_PATTERN, 'lowercase letters, digits and hyphens'),
+  name: z.string().min(1),
+  /** ISO country code of the delivery area: SN, CI, TG, BJ, ML, BF, NE. */
+  country: z.enum(['SN', 'CI', 'TG', 'BJ', 'ML', 'BF', 'NE', 'GW']),
+  dispatch: dispatchSchema,
+  pickup: pickupSchema,
+  policy: policySchema.default(policySchema.parse({})),
+};
+
+const shopifyShopSchema = z
+  .object({
+    ...baseShop,
+    platform: z.literal('shopify'),
+    shopify: z
+      .object({
+        domain: z.string().regex(/^[a-z0-9][a-z0-9-]*\.myshopify\.com$/, 'a *.myshopify.com domain'),
+        accessToken: secretRef,
+        /** The app's client secret: Shopify signs webhooks (and carrier-service calls) with it. */
+        webhookSecret: secretRef,
+        apiVersion: z.string().regex(/^\d{4}-\d{2}$/).default('2026-10'),
+        /** Local emulator only: send Admin API calls here instead of https://<domain>. */
+        adminUrl: z.string().url().optional(),
+      })
+      .strict(),
+  })
+  .strict();
+
+const wooShopSchema = z
+  .object({
+    ...baseShop,
+    platform: z.literal('woocommerce'),
+    woocommerce: z
+      .object({
+        url: z.string().url(),
+        consumerKey: secretRef,
+        consumerSecret: secretRef,
+        webhookSecret: secretRef,
+      })
+      .strict(),
+  })
+  .strict();
+
+const registrySchema = z.object({ shops: z.array(z.discriminatedUnion('platform', [shopifyShopSchema, wooShopSchema])) }).strict();
+
+type RawShop = z.output<typeof shopifyShopSchema> | z.output<typeof wooShopSchema>;
+
+/** Replaces every SecretRef in T by a Secret. */
+type Resolved<T> = T extends SecretRef ? Secret : T extends (infer U)[] ? Resolved<U>[] : T extends object ? { [K in keyof T]: Resolved<T[K]> } : T;
+
+export type ShopConfig = Resolved<RawShop>;
+export type ShopifyShopConfig = Extract<ShopConfig, { platform: 'shopify' }>;
+export type WooShopConfig = Extract<ShopConfig, { platform: 'woocommerce' }>;
+export type ShopPolicy = ShopConfig['policy'];
+
+export class ShopRegistryError extends Error {
+  override readonly name = 'ShopRegistryError';
+  constructor(readonly problems: string[]) {
+    super(`shop registry is invalid:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+export class ShopRegistry {
+  readonly #byId = new Map<string, ShopConfig>();
+  readonly #byShopifyDomain = new Map<string, ShopifyShopConfig>();
+
+  constructor(shops: ShopConfig[]) {
+    for (const shop of shops) {
+      this.#byId.set(shop.id, shop);
+      if (shop.platform === 'shopify') this.#byShopifyDomain.set(shop.shopify.domain, shop);
+    }
+  }
+
+  get(id: string): ShopConfig | undefined {
+    return this.#byId.get(id);
+  }
+  byShopifyDomain(domain: string): ShopifyShopConfig | undefined {
+    return this.#byShopifyDomain.get(domain.toLowerCase());
+  }
+  all(): ShopConfig[] {
+    return [...this.#byId.values()];
+  }
+}
+
+export type SecretSource = (ref: SecretRef) => string | undefined;
+
+const defaultSecretSource: SecretSource = (ref) => {
+  if ('env' in ref) return lookupEnv(ref.env);
+  try {
+    return readFileSync(ref.file, 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/** Validates a parsed registry document and resolves its secrets; throws ShopRegistryError listing every problem. */
+export function buildShopRegistry(document: unknown, secrets: SecretSource = defaultSecretSource): ShopRegistry {
+  const parsed = registrySchema.safeParse(document);
+  if (!parsed.success) {
+    throw new ShopRegistryError(parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`));
+  }
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  const resolve = (value: unknown, path: string): unknown => {
+    if (value && typeof value === 'object' && !Array.isArray(value)) {
+      const keys = Object.keys(value);
+      if (keys.length === 1 && (keys[0] === 'env' || keys[0] === 'file') && secretRef.safeParse(value).success) {
+        const ref = value as SecretRef;
+        const found = secrets(ref);
+        const where = 'env' in ref ? `environment variable ${ref.env}` : `file ${ref.file}`;
+        if (found === undefined) problems.push(`${path}: ${where} is not set`);
+        return new Secret(found ?? '', where);
+      }
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolve(v, path ? `${path}.${k}` : k)]));
+    }
+    if (Array.isArray(value)) return value.map((v, i) => resolve(v, `${path}.${i}`));
+    return value;
+  };
+  const shops = parsed.data.shops.map((shop, index) => {
+    if (seen.has(shop.id)) problems.push(`shops.${index}.id: duplicate shop id "${shop.id}"`);
+    seen.add(shop.id);
+    return resolve(shop, `shops.${index}`) as ShopConfig;
+  });
+  for (const shop of shops) {
+    if (shop.dispatch.apiKey.reveal().startsWith('pk_test_')) {
+      problems.push(
+        `shop ${shop.id}: dispatch.apiKey is a pk_test_ key. The dispatch service refuses sandbox keys (403 SANDBOX_KEY_NOT_SUPPORTED) and has no test keys; use a pk_live_ key, or the emulator (relais emulate dispatch) to try the flow.`,
+      );
+    }
+  }
+  if (problems.length > 0) throw new ShopRegistryError(problems);
+  return new ShopRegistry(shops);
+}
+
+export function loadShopRegistry(path: string, secrets?: SecretSource): ShopRegistry {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ShopRegistryError([`cannot read ${path}: ${(error as Error).message}`]);
+  }
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch (error) {
+    throw new ShopRegistryError([`${path} is not valid JSON: ${(error as Error).message}`]);
+  }
+  return buildShopRegistry(document, secrets);
+}

@@ -1,0 +1,144 @@
+/**
+ * Shop webhooks: verify, parse, de-duplicate, enqueue, answer. Nothing else happens here (thin edge):
+ * the worker does the work.
+ *
+ * The answer tells the platform what to do next:
+ *   200  durably enqueued (or a duplicate of something already enqueued, or a WooCommerce ping)
+ *   400  missing headers or a body that is not JSON: a retry would not help
+ *   401  bad signature (Shopify requires exactly 401)
+ *   404  unknown shop
+ *   413  body over the bound
+ *   503  Redis unreachable: never 200 for something not stored; the platform retries later
+ * Shopify retries for 4 hours; de-duplication keys live 48 hours, longer than that window and longer
+ * than BullMQ keeps completed jobs.
+ */
+import { Router, type Request, type Response } from 'express';
+import type { ShopRegistry } from '../../config/shops.js';
+import type { RelaisQueues, ShopEventJob } from '../../jobs/queues.js';
+import { stableJobId } from '../../jobs/queues.js';
+import type { Logger } from '../../log.js';
+import { verifyShopifyWebhook } from '../../stores/shopify/verify.js';
+import { verifyWooWebhook } from '../../stores/woocommerce/verify.js';
+import type { Redis } from 'ioredis';
+
+export const SHOPIFY_ORDER_TOPICS = new Set(['orders/create', 'orders/paid', 'orders/updated', 'orders/cancelled']);
+export const SHOPIFY_COMPLIANCE_TOPICS = new Set(['customers/data_request', 'customers/redact', 'shop/redact']);
+const WOO_ORDER_TOPICS = new Set(['order.created', 'order.updated', 'order.deleted', 'order.restored']);
+
+/** How long a delivery is remembered for de-duplication: well past Shopify's 4-hour retry window. */
+export const DEDUPE_TTL_SECONDS = 48 * 3600;
+/** Past this, Redis is treated as unreachable and the platform is told to retry. */
+const ENQUEUE_TIMEOUT_MS = 2_000;
+
+export interface WebhookDeps {
+  shops: ShopRegistry;
+  queues: RelaisQueues;
+  /** The producer connection (enableOfflineQueue: false, so a dead Redis fails fast). */
+  redis: Redis;
+  prefix: string;
+  logger: Logger;
+  now(): Date;
+}
+
+class RedisUnavailable extends Error {}
+
+export function webhookRoutes(deps: WebhookDeps): Router {
+  const router = Router();
+
+  router.post('/webhooks/shopify', async (req: Request, res: Response) => {
+    const domain = header(req, 'x-shopify-shop-domain');
+    if (!domain) return void res.status(400).json({ error: 'missing_headers', missing: ['X-Shopify-Shop-Domain'] });
+    const shop = deps.shops.byShopifyDomain(domain);
+    if (!shop) return void res.status(404).json({ error: 'unknown_shop', message: `no shop ${domain} in the Relais registry` });
+    const rawBody = rawBodyOf(req);
+    const verification = await verifyShopifyWebhook({ rawBody, headers: req.headers, secret: shop.shopify.webhookSecret.reveal() });
+    if (!verification.ok) {
+      const status = verification.reason === 'missing_headers' ? 400 : 401;
+      deps.logger.warn({ shop: shop.id, reason: verification.reason }, 'rejected a Shopify webhook');
+      return void res.status(status).json({ error: verification.reason, missing: verification.missing });
+    }
+    const { topic } = verification;
+    if (!SHOPIFY_ORDER_TOPICS.has(topic) && !SHOPIFY_COMPLIANCE_TOPICS.has(topic)) {
+      return void res.status(200).json({ status: 'ignored', topic });
+    }
+    const payload = parseJson(rawBody);
+    if (payload === undefined) return void res.status(400).json({ error: 'malformed_body', message: 'the body is not JSON' });
+    const eventKey = `${topic}|${verification.eventId ?? verification.webhookId}`;
+    await enqueue(deps, res, { shopId: shop.id, platform: 'shopify', topic, receivedAt: deps.now().toISOString(), payload }, eventKey);
+  });
+
+  router.post('/webhooks/woocommerce/:shopId', async (req: Request, res: Response) => {
+    const shop = deps.shops.get(String(req.params.shopId));
+    if (!shop || shop.platform !== 'woocommerce') {
+      return void res.status(404).json({ error: 'unknown_shop', message: `no WooCommerce shop "${String(req.params.shopId)}" in the Relais registry` });
+    }
+    const rawBody = rawBodyOf(req);
+    const verification = verifyWooWebhook({
+      rawBody, headers: req.headers, secret: shop.woocommerce.webhookSecret.reveal(), contentType: header(req, 'content-type'),
+    });
+    if (!verification.ok) {
+      const status = verification.reason === 'invalid_signature' ? 401 : 400;
+      deps.logger.warn({ shop: shop.id, reason: verification.reason }, 'rejected a WooCommerce webhook');
+      return void res.status(status).json({ error: verification.reason, missing: verification.missing });
+    }
+    // WooCommerce pings a new webhook once, unsigned: answer 200 or it will not activate it.
+    if (verification.kind === 'ping') return void res.status(200).json({ status: 'pong', webhookId: verification.webhookId });
+    if (!WOO_ORDER_TOPICS.has(verification.topic)) return void res.status(200).json({ status: 'ignored', topic: verification.topic });
+    const payload = parseJson(rawBody);
+    if (payload === undefined || typeof payload !== 'object' || payload === null) {
+      return void res.status(400).json({ error: 'malformed_body', message: 'the body is not a JSON object' });
+    }
+    // WooCommerce's delivery id changes on every delivery; the order's modification date does not.
+    const p = payload as { id?: unknown; date_modified_gmt?: unknown; date_modified?: unknown };
+    const eventKey = `${verification.topic}|${String(p.id)}|${String(p.date_modified_gmt ?? p.date_modified ?? '')}`;
+    await enqueue(deps, res, { shopId: shop.id, platform: 'woocommerce', topic: verification.topic, receivedAt: deps.now().toISOString(), payload }, eventKey);
+  });
+
+  return router;
+}
+
+async function enqueue(deps: WebhookDeps, res: Response, job: ShopEventJob, eventKey: string): Promise<void> {
+  const seenKey = `${deps.prefix}:seen:${job.shopId}:${eventKey}`;
+  try {
+    const outcome = await withTimeout(async () => {
+      if (await deps.redis.exists(seenKey)) return 'duplicate' as const;
+      // Same job id for the same event: concurrent duplicates collapse into one job.
+      await deps.queues.shopEvents.add(job.topic, job, { jobId: stableJobId('evt', job.shopId, eventKey) });
+      await deps.redis.set(seenKey, '1', 'EX', DEDUPE_TTL_SECONDS);
+      return 'enqueued' as const;
+    });
+    res.status(200).json({ status: outcome });
+  } catch (error) {
+    deps.logger.error({ shop: job.shopId, topic: job.topic, err: (error as Error).message }, 'could not enqueue a webhook: answering 503');
+    res.status(503).set('Retry-After', '30').json({ error: 'unavailable', message: 'Relais cannot store the event right now; retry later' });
+  }
+}
+
+async function withTimeout<T>(work: () => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new RedisUnavailable('Redis did not answer in time')), ENQUEUE_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([work(), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function header(req: Request, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function rawBodyOf(req: Request): Buffer {
+  return Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+}
+
+function parseJson(raw: Buffer): unknown {
+  try {
+    return JSON.parse(raw.toString('utf8')) as unknown;
+  } catch {
+    return undefined;
+  }
+}

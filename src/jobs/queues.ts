@@ -1,0 +1,82 @@
+/**
+ * The queues, their job payloads and their retention, in one place.
+ *
+ *   shop-events   one job per shop webhook delivery (deduplicated): normalise, record, decide
+ *   dispatch      one job per order and generation: quote → shipment → ready, resumable
+ *
+ * Job data never carries a secret: jobs name a shop by id and the worker looks its credentials up in
+ * the registry. Retention is bounded by age and count so Redis memory stays flat under volume; the
+ * webhook de-duplication keys outlive removed jobs (see http/routes/webhooks.ts).
+ */
+import { createHash } from 'node:crypto';
+import { Queue, type ConnectionOptions, type DefaultJobOptions, type JobsOptions } from 'bullmq';
+import type { Platform } from '../domain/order.js';
+
+export const QUEUE = { shopEvents: 'shop-events', dispatch: 'dispatch' } as const;
+
+export interface ShopEventJob {
+  shopId: string;
+  platform: Platform;
+  /** Shopify topic (orders/create) or WooCommerce topic (order.created); 'replay' and 'reconcile' for our own. */
+  topic: string;
+  receivedAt: string;
+  /** The shop's order payload as received (personal data: purged by retention and compliance webhooks). */
+  payload: unknown;
+}
+
+export interface DispatchJob {
+  shopId: string;
+  externalOrderId: string;
+  generation: number;
+  /** Why the job exists: a shop event, an operator's replay, reconciliation. */
+  trigger: string;
+}
+
+/** Retries: exponential from 2 s, capped by the custom strategy, which honours Retry-After. */
+export const DEFAULT_JOB_OPTIONS: DefaultJobOptions = {
+  attempts: 12,
+  backoff: { type: 'relais' },
+  removeOnComplete: { age: 24 * 3600, count: 2000 },
+  removeOnFail: { age: 14 * 24 * 3600, count: 5000 },
+};
+
+/** A job id without ':' (BullMQ forbids it) that is stable for the same input. */
+export function stableJobId(kind: string, ...parts: (string | number)[]): string {
+  const digest = createHash('sha1').update(parts.join('\u0000')).digest('hex').slice(0, 24);
+  return `${kind}-${digest}`;
+}
+
+export function dispatchJobOptions(job: DispatchJob): JobsOptions {
+  return { jobId: stableJobId('dispatch', job.externalOrderId, job.generation) };
+}
+
+export interface RelaisQueues {
+  shopEvents: Queue<ShopEventJob>;
+  dispatch: Queue<DispatchJob>;
+  all(): Queue[];
+  close(): Promise<void>;
+}
+
+export function createQueues(connection: ConnectionOptions, prefix: string): RelaisQueues {
+  const shopEvents = new Queue<ShopEventJob>(QUEUE.shopEvents, { connection, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+  const dispatch = new Queue<DispatchJob>(QUEUE.dispatch, { connection, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+  return {
+    shopEvents,
+    dispatch,
+    all: () => [shopEvents, dispatch],
+    close: async () => {
+      await Promise.all([shopEvents.close(), dispatch.close()]);
+    },
+  };
+}
+
+/**
+ * Backoff: exponential (2 s, 4 s, ... capped at 5 min) with jitter, or exactly what the service asked
+ * for with Retry-After when the error carries it.
+ */
+export function retryDelayMs(attemptsMade: number, error: unknown): number {
+  const asked = (error as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
+  if (typeof asked === 'number' && asked >= 0) return Math.min(asked, 15 * 60_000);
+  const base = Math.min(2_000 * 2 ** Math.max(0, attemptsMade - 1), 5 * 60_000);
+  return Math.round(base * (0.8 + Math.random() * 0.4));
+}

@@ -1,0 +1,90 @@
+/**
+ * A shop webhook, acknowledged by the web process, processed here: normalise the order, record it in
+ * the ledger, and decide (ship now, wait, hold, cancel). Shipping itself is the dispatch job's work,
+ * enqueued with a job id per order and generation so duplicates collapse into one.
+ */
+import type { Queue } from 'bullmq';
+import type { ShopConfig, ShopRegistry } from '../config/shops.js';
+import { externalOrderId } from '../domain/ids.js';
+import type { OrderLedger, OrderState } from '../ledger/order-ledger.js';
+import type { Logger } from '../log.js';
+import { normaliseOrder, orderIdOf } from '../stores/index.js';
+import { withOrderLock } from './order-lock.js';
+import { decideEligibility } from './policy.js';
+import { dispatchJobOptions, type DispatchJob, type ShopEventJob } from './queues.js';
+import type { Redis } from 'ioredis';
+
+export interface ShopEventDeps {
+  ledger: OrderLedger;
+  shops: ShopRegistry;
+  dispatchQueue: Queue<DispatchJob>;
+  redis: Redis;
+  prefix: string;
+  now(): Date;
+  logger: Logger;
+  /** Called for a cancelled order that already has a shipment (write-back and cancellation live elsewhere). */
+  onCancelled?(shop: ShopConfig, externalOrderId: string): Promise<void>;
+}
+
+export type ShopEventOutcome =
+  | { kind: 'dispatch_enqueued'; externalOrderId: string; generation: number }
+  | { kind: 'waiting'; externalOrderId: string; why: string }
+  | { kind: 'held'; externalOrderId: string; code: string }
+  | { kind: 'cancelled'; externalOrderId: string }
+  | { kind: 'ignored'; why: string };
+
+/** States in which a new shop event may (re)start dispatch. */
+const BEFORE_DISPATCH: ReadonlySet<OrderState> = new Set(['received', 'waiting', 'held']);
+
+export async function handleShopEvent(event: ShopEventJob, deps: ShopEventDeps): Promise<ShopEventOutcome> {
+  const shop = deps.shops.get(event.shopId);
+  if (!shop) return { kind: 'ignored', why: `shop "${event.shopId}" is not in the registry` };
+  const orderId = orderIdOf(event.payload);
+  if (!orderId) {
+    deps.logger.error({ shop: shop.id, topic: event.topic }, 'order webhook without an order id; nothing to record');
+    return { kind: 'ignored', why: 'payload has no order id' };
+  }
+  const extId = externalOrderId(shop.id, orderId);
+  return withOrderLock(deps.redis, deps.prefix, extId, async () => {
+    const normalised = normaliseOrder(shop, event.payload);
+    const orderName = normalised.ok ? normalised.order.orderName : (normalised.orderName ?? `#${orderId}`);
+    const now = deps.now();
+    const record = await deps.ledger.recordEvent({
+      meta: { externalOrderId: extId, shopId: shop.id, platform: shop.platform, orderId, orderName },
+      payload: event.payload,
+      order: normalised.ok ? normalised.order : undefined,
+      now,
+    });
+    await deps.ledger.appendTimeline(extId, {
+      at: now.toISOString(), system: 'shop', operation: `webhook ${event.topic}`, outcome: normalised.ok ? 'received' : normalised.hold.code,
+    });
+
+    if (!normalised.ok) {
+      if (!BEFORE_DISPATCH.has(record.state)) return { kind: 'ignored', why: `already ${record.state}` };
+      await deps.ledger.hold(extId, normalised.hold, now);
+      deps.logger.warn({ shop: shop.id, order: orderName, code: normalised.hold.code }, `order held: ${normalised.hold.message}`);
+      return { kind: 'held', externalOrderId: extId, code: normalised.hold.code };
+    }
+
+    const eligibility = decideEligibility(normalised.order, shop);
+    if (eligibility.decision === 'cancel') {
+      if (record.shipment && deps.onCancelled) {
+        await deps.onCancelled(shop, extId);
+      } else if (!record.shipment) {
+        await deps.ledger.setState(extId, 'cancelled', now);
+      }
+      return { kind: 'cancelled', externalOrderId: extId };
+    }
+    if (!BEFORE_DISPATCH.has(record.state)) return { kind: 'ignored', why: `already ${record.state}` };
+    if (eligibility.decision === 'wait') {
+      await deps.ledger.setState(extId, 'waiting', now);
+      return { kind: 'waiting', externalOrderId: extId, why: eligibility.why };
+    }
+    // A held order that receives a fresh event (the merchant corrected it in the shop) starts a new generation.
+    const generation = record.state === 'held' ? await deps.ledger.bumpGeneration(extId) : record.meta.generation;
+    if (record.state === 'held') await deps.ledger.setState(extId, 'received', now);
+    const job: DispatchJob = { shopId: shop.id, externalOrderId: extId, generation, trigger: event.topic };
+    await deps.dispatchQueue.add('dispatch', job, dispatchJobOptions(job));
+    return { kind: 'dispatch_enqueued', externalOrderId: extId, generation };
+  });
+}

@@ -1,0 +1,218 @@
+/**
+ * The order ledger: what Relais knows about every shop order it acknowledged, kept in Redis.
+ *
+ * It is the pipeline's memory (progress saved after each external call, so a retried or restarted job
+ * resumes instead of repeating a side effect), the operator's view (held orders with their reason,
+ * the timeline of every call), and the input of reconciliation.
+ *
+ * Layout (all keys under the configured prefix, a Redis Cluster hash tag such as `{relais}`):
+ *   <p>:order:<externalOrderId>      hash; each field a JSON document owned by one step, so concurrent
+ *                                    writers of different fields never overwrite each other
+ *   <p>:orders:<shopId>               sorted set of external ids by first-seen time
+ *   <p>:held                          sorted set of held external ids by hold time
+ *   <p>:timeline:<externalOrderId>   capped list of calls made for the order (newest first)
+ * Finished orders expire after `retentionDays` so memory stays bounded as volume grows.
+ */
+import type { Redis } from 'ioredis';
+import type { HoldReason, Platform, StoreOrder } from '../domain/order.js';
+
+export type OrderState =
+  | 'received' // acknowledged, not yet evaluated
+  | 'waiting' // not to be shipped yet (prepaid and unpaid, on-hold, ...)
+  | 'held' // needs a person: see `hold`
+  | 'dispatching' // quote / shipment in progress
+  | 'awaiting_ready' // shipment created; waiting for the shop's own "ready" signal
+  | 'ready' // marked ready: a courier will be assigned
+  | 'in_delivery'
+  | 'delivered'
+  | 'delivery_failed'
+  | 'returned'
+  | 'cancelled'
+  | 'cancel_refused'; // the shop cancelled, the service refused (parcel picked up)
+
+export const FINAL_STATES: ReadonlySet<OrderState> = new Set(['delivered', 'returned', 'cancelled']);
+
+export interface QuoteProgress {
+  quoteId: string;
+  expiresAt: string;
+  total: number;
+  breakdown?: Record<string, number | undefined>;
+}
+
+export interface ShipmentProgress {
+  shipmentId: string;
+  status: string;
+  trackingCode?: string;
+  publicTrackingUrl?: string;
+  orderAmountXof?: number;
+  markedReadyAt?: string;
+  createdAt: string;
+}
+
+export interface OrderMeta {
+  externalOrderId: string;
+  shopId: string;
+  platform: Platform;
+  orderId: string;
+  orderName: string;
+  firstSeenAt: string;
+  /** Bumped by each replay so a new dispatch job can be enqueued for an order whose last one completed. */
+  generation: number;
+}
+
+export interface OrderRecord {
+  meta: OrderMeta;
+  state: OrderState;
+  stateChangedAt: string;
+  hold?: HoldReason & { at: string };
+  order?: StoreOrder;
+  /** The last raw shop payload, kept so a held order can be replayed after its cause is fixed. */
+  payload?: unknown;
+  neighbourhood?: { name: string; confidence: number };
+  quote?: QuoteProgress;
+  shipment?: ShipmentProgress;
+}
+
+export interface TimelineEntry {
+  at: string;
+  /** 'dispatch' | 'shop' | 'relais' */
+  system: string;
+  operation: string;
+  outcome: string;
+  ms?: number;
+  detail?: string;
+}
+
+type Field = 'meta' | 'state' | 'hold' | 'order' | 'payload' | 'neighbourhood' | 'quote' | 'shipment';
+
+export class OrderLedger {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    private readonly options: { retentionDays: number; timelineLength: number } = { retentionDays: 90, timelineLength: 200 },
+  ) {}
+
+  private orderKey(id: string): string {
+    return `${this.prefix}:order:${id}`;
+  }
+  private timelineKey(id: string): string {
+    return `${this.prefix}:timeline:${id}`;
+  }
+  private shopIndexKey(shopId: string): string {
+    return `${this.prefix}:orders:${shopId}`;
+  }
+  private get heldKey(): string {
+    return `${this.prefix}:held`;
+  }
+
+  async get(externalOrderId: string): Promise<OrderRecord | undefined> {
+    const raw = await this.redis.hgetall(this.orderKey(externalOrderId));
+    if (!raw.meta || !raw.state) return undefined;
+    const parse = <T>(field: string): T | undefined => (raw[field] ? (JSON.parse(raw[field]) as T) : undefined);
+    const state = parse<{ value: OrderState; at: string }>('state');
+    return {
+      meta: parse<OrderMeta>('meta')!,
+      state: state!.value,
+      stateChangedAt: state!.at,
+      hold: parse('hold'),
+      order: parse('order'),
+      payload: parse('payload'),
+      neighbourhood: parse('neighbourhood'),
+      quote: parse('quote'),
+      shipment: parse('shipment'),
+    };
+  }
+
+  /** Creates the record on first sight; later calls refresh the payload and normalised order only. */
+  async recordEvent(input: {
+    meta: Omit<OrderMeta, 'firstSeenAt' | 'generation'>;
+    payload: unknown;
+    order?: StoreOrder;
+    now: Date;
+  }): Promise<OrderRecord> {
+    const key = this.orderKey(input.meta.externalOrderId);
+    const at = input.now.toISOString();
+    const meta: OrderMeta = { ...input.meta, firstSeenAt: at, generation: 0 };
+    const multi = this.redis.multi();
+    multi.hsetnx(key, 'meta', JSON.stringify(meta));
+    multi.hsetnx(key, 'state', JSON.stringify({ value: 'received', at }));
+    multi.hset(key, 'payload', JSON.stringify(input.payload));
+    if (input.order) multi.hset(key, 'order', JSON.stringify(input.order));
+    multi.zadd(this.shopIndexKey(input.meta.shopId), 'NX', input.now.getTime(), input.meta.externalOrderId);
+    await multi.exec();
+    return (await this.get(input.meta.externalOrderId))!;
+  }
+
+  async setState(externalOrderId: string, state: OrderState, now: Date): Promise<void> {
+    const key = this.orderKey(externalOrderId);
+    const multi = this.redis.multi().hset(key, 'state', JSON.stringify({ value: state, at: now.toISOString() }));
+    if (state !== 'held') multi.hdel(key, 'hold').zrem(this.heldKey, externalOrderId);
+    if (FINAL_STATES.has(state)) {
+      multi.expire(key, this.options.retentionDays * 86_400).expire(this.timelineKey(externalOrderId), this.options.retentionDays * 86_400);
+    }
+    await multi.exec();
+  }
+
+  async hold(externalOrderId: string, reason: HoldReason, now: Date): Promise<void> {
+    const at = now.toISOString();
+    await this.redis
+      .multi()
+      .hset(this.orderKey(externalOrderId), 'state', JSON.stringify({ value: 'held', at }), 'hold', JSON.stringify({ ...reason, at }))
+      .zadd(this.heldKey, now.getTime(), externalOrderId)
+      .exec();
+  }
+
+  async save(externalOrderId: string, field: Exclude<Field, 'meta' | 'state' | 'hold'>, value: unknown): Promise<void> {
+    await this.redis.hset(this.orderKey(externalOrderId), field, JSON.stringify(value));
+  }
+
+  /** Starts a new generation for a replay; returns it. */
+  async bumpGeneration(externalOrderId: string): Promise<number> {
+    const record = await this.get(externalOrderId);
+    if (!record) throw new Error(`unknown order ${externalOrderId}`);
+    const meta = { ...record.meta, generation: record.meta.generation + 1 };
+    await this.redis.hset(this.orderKey(externalOrderId), 'meta', JSON.stringify(meta));
+    return meta.generation;
+  }
+
+  async listHeld(limit = 500): Promise<OrderRecord[]> {
+    const ids = await this.redis.zrange(this.heldKey, 0, limit - 1);
+    const records = await Promise.all(ids.map((id) => this.get(id)));
+    return records.filter((r): r is OrderRecord => r !== undefined && r.state === 'held');
+  }
+
+  async listShopOrders(shopId: string, options: { since?: Date; limit?: number } = {}): Promise<string[]> {
+    return this.redis.zrangebyscore(
+      this.shopIndexKey(shopId),
+      options.since ? options.since.getTime() : '-inf',
+      '+inf',
+      'LIMIT',
+      0,
+      options.limit ?? 10_000,
+    );
+  }
+
+  async appendTimeline(externalOrderId: string, entry: TimelineEntry): Promise<void> {
+    const key = this.timelineKey(externalOrderId);
+    await this.redis.multi().lpush(key, JSON.stringify(entry)).ltrim(key, 0, this.options.timelineLength - 1).exec();
+  }
+
+  async timeline(externalOrderId: string): Promise<TimelineEntry[]> {
+    const items = await this.redis.lrange(this.timelineKey(externalOrderId), 0, -1);
+    return items.map((i) => JSON.parse(i) as TimelineEntry).reverse();
+  }
+
+  /**
+   * Compliance (customers/redact, shop/redact): drop the personal data Relais keeps for these orders:
+   * the raw payload and the normalised order (names, phones, addresses). The shipment reference and
+   * amounts stay: they carry no personal data and the merchant's accounting needs them.
+   */
+  async redactOrders(externalOrderIds: string[]): Promise<number> {
+    let count = 0;
+    for (const id of externalOrderIds) {
+      const removed = await this.redis.hdel(this.orderKey(id), 'payload', 'order');
+      if (removed > 0) count += 1;
+    }
+    return count;
+  }
+}

@@ -1,0 +1,121 @@
+#!/usr/bin/env node
+/**
+ * `relais <command>`: the one command line. Each subcommand is a composition root: it reads the
+ * environment (config/env.ts), builds what it needs, runs, and shuts down cleanly on SIGTERM/SIGINT.
+ */
+import { Command } from 'commander';
+import { readEnv } from '../config/env.js';
+import { loadShopRegistry } from '../config/shops.js';
+import { explainResolution, NeighbourhoodResolver } from '../geo/resolver.js';
+import { replayOrder } from '../jobs/replay.js';
+import { createLogger } from '../log.js';
+import { createRuntime } from './runtime.js';
+import { startWeb } from './web.js';
+import { startWorker } from './worker.js';
+
+const program = new Command()
+  .name('relais')
+  .description('Connects Shopify and WooCommerce shops to a last-mile delivery and cash-on-delivery service (XOF zone).');
+
+function baseOptions() {
+  const env = readEnv();
+  const logger = createLogger({ level: env.LOG_LEVEL });
+  const shops = loadShopRegistry(env.RELAIS_SHOPS_FILE);
+  return { env, logger, shops, redisUrl: env.REDIS_URL, prefix: env.RELAIS_REDIS_PREFIX };
+}
+
+/** Runs `close` once on SIGTERM or SIGINT, then exits. */
+function onShutdown(close: () => Promise<void>, logger: { info(msg: string): void }): void {
+  let closing = false;
+  const handler = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    logger.info(`${signal} received: finishing in-flight work, then stopping`);
+    close().then(() => process.exit(0), () => process.exit(1));
+  };
+  process.on('SIGTERM', () => handler('SIGTERM'));
+  process.on('SIGINT', () => handler('SIGINT'));
+}
+
+program
+  .command('web')
+  .description('Receive shop webhooks (Express) and enqueue them')
+  .action(async () => {
+    const base = baseOptions();
+    const web = await startWeb({ ...base, host: base.env.RELAIS_HOST, port: base.env.PORT });
+    onShutdown(() => web.close(), base.logger);
+  });
+
+program
+  .command('worker')
+  .description('Process shop events and dispatch orders (BullMQ worker)')
+  .action(async () => {
+    const base = baseOptions();
+    const worker = await startWorker({ ...base, resolver: NeighbourhoodResolver.load(), concurrency: base.env.WORKER_CONCURRENCY });
+    onShutdown(() => worker.close(), base.logger);
+  });
+
+program
+  .command('resolve')
+  .description('Show how an address resolves to a neighbourhood, and why')
+  .argument('<address>', 'the address as the customer wrote it')
+  .option('--country <code>', 'ISO country code (SN, CI, TG, BJ, ML, BF, NE)')
+  .option('--alias <text=neighbourhood...>', 'a merchant alias to try, e.g. "Pyrotechnie=Sacré-Cœur"')
+  .action((address: string, options: { country?: string; alias?: string[] }) => {
+    const aliases = Object.fromEntries((options.alias ?? []).map((a) => a.split('=', 2) as [string, string]));
+    const input = { country: options.country, fields: { address1: address }, aliases };
+    const resolution = NeighbourhoodResolver.load().resolve(input);
+    process.stdout.write(`${explainResolution(input, resolution)}\n`);
+    process.exitCode = resolution.ok ? 0 : 2;
+  });
+
+program
+  .command('held')
+  .description('List held orders with the reason and what to do')
+  .option('--json', 'print JSON')
+  .action(async (options: { json?: boolean }) => {
+    const base = baseOptions();
+    const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
+    try {
+      const held = await runtime.ledger.listHeld();
+      if (options.json) {
+        process.stdout.write(`${JSON.stringify(held.map((r) => ({ externalOrderId: r.meta.externalOrderId, shop: r.meta.shopId, order: r.meta.orderName, code: r.hold?.code, reason: r.hold?.message, since: r.hold?.at })), null, 2)}\n`);
+      } else if (held.length === 0) {
+        process.stdout.write('No held orders.\n');
+      } else {
+        for (const r of held) {
+          process.stdout.write(`${r.meta.externalOrderId}  ${r.meta.orderName}  [${r.hold?.code ?? '?'}] since ${r.hold?.at ?? '?'}\n    ${r.hold?.message ?? ''}\n`);
+        }
+        process.stdout.write(`\n${held.length} held. Fix the cause, then: relais replay <externalOrderId> (or --all)\n`);
+      }
+    } finally {
+      await runtime.close();
+    }
+  });
+
+program
+  .command('replay')
+  .description('Replay held orders after fixing their cause (never creates a duplicate shipment)')
+  .argument('[externalOrderIds...]', 'orders to replay')
+  .option('--all', 'replay every held order')
+  .action(async (ids: string[], options: { all?: boolean }) => {
+    const base = baseOptions();
+    const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
+    try {
+      await Promise.all(runtime.queues.all().map((q) => q.waitUntilReady()));
+      const targets = options.all ? (await runtime.ledger.listHeld()).map((r) => r.meta.externalOrderId) : ids;
+      if (targets.length === 0) process.stdout.write('Nothing to replay.\n');
+      for (const id of targets) {
+        const result = await replayOrder(runtime, id);
+        process.stdout.write(result.ok ? `replayed ${id}\n` : `not replayed ${id}: ${result.why}\n`);
+        if (!result.ok) process.exitCode = 1;
+      }
+    } finally {
+      await runtime.close();
+    }
+  });
+
+program.parseAsync(process.argv).catch((error: unknown) => {
+  process.stderr.write(`relais: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,70 @@
+/**
+ * What the web process and the worker share: Redis connections, the ledger, the queues, one dispatch
+ * client per shop. Built from explicit options (the CLI maps the environment onto them; tests pass
+ * their own), so nothing here reads process.env.
+ */
+import { Redis } from 'ioredis';
+import type { ShopConfig, ShopRegistry } from '../config/shops.js';
+import { DispatchClient } from '../dispatch/client.js';
+import { OrderLedger } from '../ledger/order-ledger.js';
+import { createQueues, type RelaisQueues } from '../jobs/queues.js';
+import type { Logger } from '../log.js';
+
+export interface RuntimeOptions {
+  redisUrl: string;
+  prefix: string;
+  shops: ShopRegistry;
+  logger: Logger;
+  now?: () => Date;
+}
+
+export interface Runtime {
+  options: RuntimeOptions;
+  /** Producer connection: fails fast when Redis is down (enableOfflineQueue: false), for the web process. */
+  producer: Redis;
+  /** General-purpose connection for the ledger and locks (commands wait for a reconnect). */
+  redis: Redis;
+  queues: RelaisQueues;
+  ledger: OrderLedger;
+  now(): Date;
+  dispatchClientFor(shop: ShopConfig): DispatchClient;
+  close(): Promise<void>;
+}
+
+export function createRuntime(options: RuntimeOptions): Runtime {
+  const producer = new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000 });
+  const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
+  // Errors surface through the commands that fail; without listeners ioredis would print them unbidden.
+  producer.on('error', (error: Error) => options.logger.debug({ err: error.message }, 'producer redis connection error'));
+  redis.on('error', (error: Error) => options.logger.debug({ err: error.message }, 'redis connection error'));
+  const queues = createQueues(producer, options.prefix);
+  const ledger = new OrderLedger(redis, options.prefix);
+  const clients = new Map<string, DispatchClient>();
+  return {
+    options,
+    producer,
+    redis,
+    queues,
+    ledger,
+    now: options.now ?? (() => new Date()),
+    dispatchClientFor(shop) {
+      let client = clients.get(shop.id);
+      if (!client) {
+        client = new DispatchClient({
+          baseUrl: shop.dispatch.baseUrl,
+          trackingUrl: shop.dispatch.trackingUrl,
+          apiKey: shop.dispatch.apiKey.reveal(),
+          timeoutMs: shop.dispatch.timeoutMs,
+          logger: options.logger.child({ shop: shop.id }),
+        });
+        clients.set(shop.id, client);
+      }
+      return client;
+    },
+    async close() {
+      await queues.close();
+      await Promise.all([...clients.values()].map((c) => c.close()));
+      await Promise.all([producer.quit().catch(() => producer.disconnect()), redis.quit().catch(() => redis.disconnect())]);
+    },
+  };
+}
