@@ -15,6 +15,8 @@ const envSchema = z.object({
   /** Key prefix for BullMQ and Relais keys; the braces make it a Redis Cluster hash tag. */
   RELAIS_REDIS_PREFIX: z.string().default('{relais}'),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(200).default(10),
+  /** How long a worker holds a job before another may take it over (BullMQ lockDuration); stalled jobs are found at the same pace. */
+  RELAIS_WORKER_LOCK_MS: z.coerce.number().int().min(1000).default(30_000),
   /** Bearer token for the dashboard and operator API. Unset: the dashboard is disabled. */
   RELAIS_DASHBOARD_TOKEN: z.string().min(16).optional(),
 });

@@ -19,6 +19,7 @@ import { DispatchError } from '../dispatch/errors.js';
 import { buildCreateShipmentRequest, buildQuoteRequest, collectsCash } from '../dispatch/requests.js';
 import { ErrorCode, type WireQuote, type WireShipment } from '../dispatch/wire.js';
 import type { NeighbourhoodResolver } from '../geo/resolver.js';
+import type { AliasStore } from '../ledger/alias-store.js';
 import type { OrderLedger, OrderRecord, OrderState, ShipmentProgress } from '../ledger/order-ledger.js';
 import type { Logger } from '../log.js';
 import type { DispatchJob } from './queues.js';
@@ -34,6 +35,8 @@ export interface PipelineDeps {
   shops: ShopRegistry;
   dispatchClientFor(shop: ShopConfig): DispatchClientLike;
   resolver: NeighbourhoodResolver;
+  /** Aliases operators added at run time, merged over the registry's. */
+  aliases: AliasStore;
   redis: Redis;
   prefix: string;
   now(): Date;
@@ -97,7 +100,7 @@ async function dispatchLocked(job: DispatchJob, deps: PipelineDeps): Promise<Dis
       return await finishReady(deps, shop, order, shipment, call, false);
     }
 
-    const neighbourhood = resolveDropoff(deps, shop, order);
+    const neighbourhood = await resolveDropoff(deps, shop, order);
     if ('code' in neighbourhood) return hold(deps, record, neighbourhood);
     await ledger.save(order.externalOrderId, 'neighbourhood', neighbourhood);
     await ledger.setState(order.externalOrderId, 'dispatching', deps.now());
@@ -153,13 +156,14 @@ async function finishReady(
   return { kind: 'ready', shipmentId: shipment.shipmentId, adopted };
 }
 
-function resolveDropoff(deps: PipelineDeps, shop: ShopConfig, order: StoreOrder): { name: string; confidence: number } | HoldReason {
+async function resolveDropoff(deps: PipelineDeps, shop: ShopConfig, order: StoreOrder): Promise<{ name: string; confidence: number } | HoldReason> {
   const d = order.dropoff;
+  const aliases = { ...shop.policy.neighbourhoodAliases, ...(await deps.aliases.list(shop.id)) };
   const resolution = deps.resolver.resolve({
     country: d.countryCode ?? shop.country,
     fields: { address1: d.address1, address2: d.address2, city: d.city, province: d.province, zip: d.zip, company: d.company },
     coords: d.coords,
-    aliases: shop.policy.neighbourhoodAliases,
+    aliases,
   });
   if (!resolution.ok) return { code: 'neighbourhood_not_found', message: resolution.reason };
   return { name: resolution.neighbourhood.name, confidence: resolution.confidence };

@@ -51,7 +51,7 @@ program
   .description('Process shop events and dispatch orders (BullMQ worker)')
   .action(async () => {
     const base = baseOptions();
-    const worker = await startWorker({ ...base, resolver: NeighbourhoodResolver.load(), concurrency: base.env.WORKER_CONCURRENCY });
+    const worker = await startWorker({ ...base, resolver: NeighbourhoodResolver.load(), concurrency: base.env.WORKER_CONCURRENCY, lockMs: base.env.RELAIS_WORKER_LOCK_MS });
     onShutdown(() => worker.close(), base.logger);
   });
 
@@ -109,6 +109,39 @@ program
         const result = await replayOrder(runtime, id);
         process.stdout.write(result.ok ? `replayed ${id}\n` : `not replayed ${id}: ${result.why}\n`);
         if (!result.ok) process.exitCode = 1;
+      }
+    } finally {
+      await runtime.close();
+    }
+  });
+
+program
+  .command('alias')
+  .description('Manage a shop\'s neighbourhood aliases (take effect at once for every worker)')
+  .argument('<action>', 'add | remove | list')
+  .argument('<shopId>', 'the shop id in the registry')
+  .argument('[text]', 'the words customers write, e.g. "Pyrotechnie"')
+  .argument('[neighbourhood]', 'the gazetteer neighbourhood they mean, e.g. "Sacré-Cœur"')
+  .action(async (action: string, shopId: string, text: string | undefined, neighbourhood: string | undefined) => {
+    const base = baseOptions();
+    if (!base.shops.get(shopId)) throw new Error(`no shop "${shopId}" in ${base.env.RELAIS_SHOPS_FILE}`);
+    const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
+    try {
+      if (action === 'add') {
+        if (!text || !neighbourhood) throw new Error('usage: relais alias add <shopId> "<text>" "<neighbourhood>"');
+        const check = NeighbourhoodResolver.load().resolve({ country: base.shops.get(shopId)?.country, fields: { city: neighbourhood } });
+        if (!check.ok) throw new Error(`"${neighbourhood}" is not a known neighbourhood: ${check.reason}`);
+        await runtime.aliases.add(shopId, text, check.neighbourhood.name);
+        process.stdout.write(`alias added: "${text}" → ${check.neighbourhood.name}. Replay held orders with: relais replay --all\n`);
+      } else if (action === 'remove') {
+        if (!text) throw new Error('usage: relais alias remove <shopId> "<text>"');
+        process.stdout.write((await runtime.aliases.remove(shopId, text)) ? 'alias removed\n' : 'no such alias\n');
+      } else if (action === 'list') {
+        const shop = base.shops.get(shopId)!;
+        const all = { ...shop.policy.neighbourhoodAliases, ...(await runtime.aliases.list(shopId)) };
+        for (const [from, to] of Object.entries(all)) process.stdout.write(`${from} → ${to}\n`);
+      } else {
+        throw new Error(`unknown action "${action}": add, remove or list`);
       }
     } finally {
       await runtime.close();

@@ -6,6 +6,7 @@
 import { Redis } from 'ioredis';
 import type { ShopConfig, ShopRegistry } from '../config/shops.js';
 import { DispatchClient } from '../dispatch/client.js';
+import { AliasStore } from '../ledger/alias-store.js';
 import { OrderLedger } from '../ledger/order-ledger.js';
 import { createQueues, type RelaisQueues } from '../jobs/queues.js';
 import type { Logger } from '../log.js';
@@ -26,6 +27,7 @@ export interface Runtime {
   redis: Redis;
   queues: RelaisQueues;
   ledger: OrderLedger;
+  aliases: AliasStore;
   now(): Date;
   dispatchClientFor(shop: ShopConfig): DispatchClient;
   close(): Promise<void>;
@@ -46,6 +48,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     redis,
     queues,
     ledger,
+    aliases: new AliasStore(redis, options.prefix),
     now: options.now ?? (() => new Date()),
     dispatchClientFor(shop) {
       let client = clients.get(shop.id);

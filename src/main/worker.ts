@@ -16,6 +16,8 @@ import { createRuntime, type Runtime, type RuntimeOptions } from './runtime.js';
 export interface WorkerOptions extends RuntimeOptions {
   resolver: NeighbourhoodResolver;
   concurrency?: number;
+  /** BullMQ lockDuration and stalledInterval: how soon a job of a dead worker is taken over. */
+  lockMs?: number;
 }
 
 export interface RunningWorker {
@@ -37,7 +39,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         ledger: runtime.ledger, shops: options.shops, dispatchQueue: runtime.queues.dispatch, redis: runtime.redis,
         prefix: options.prefix, now: runtime.now, logger: logger.child({ shop: job.data.shopId, job: job.id }),
       }),
-    { connection, prefix: options.prefix, concurrency: options.concurrency ?? 10, settings },
+    { connection, prefix: options.prefix, concurrency: options.concurrency ?? 10, settings, lockDuration: options.lockMs ?? 30_000, stalledInterval: options.lockMs ?? 30_000 },
   );
 
   const dispatch = new Worker<DispatchJob, DispatchOutcome>(
@@ -45,7 +47,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     async (job) => {
       try {
         return await dispatchOrder(job.data, {
-          ledger: runtime.ledger, shops: options.shops, dispatchClientFor: runtime.dispatchClientFor, resolver: options.resolver,
+          ledger: runtime.ledger, shops: options.shops, dispatchClientFor: runtime.dispatchClientFor, resolver: options.resolver, aliases: runtime.aliases,
           redis: runtime.redis, prefix: options.prefix, now: runtime.now,
           logger: logger.child({ shop: job.data.shopId, job: job.id }),
         });
@@ -54,7 +56,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         throw error;
       }
     },
-    { connection, prefix: options.prefix, concurrency: options.concurrency ?? 10, settings },
+    { connection, prefix: options.prefix, concurrency: options.concurrency ?? 10, settings, lockDuration: options.lockMs ?? 30_000, stalledInterval: options.lockMs ?? 30_000 },
   );
 
   dispatch.on('failed', (job: Job<DispatchJob> | undefined, error: Error) => {

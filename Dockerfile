@@ -1,0 +1,17 @@
+# One image for the web process, the worker and the emulators (the command picks the role).
+FROM node:24-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY . .
+RUN npm run build && npm prune --omit=dev
+
+FROM node:24-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY --from=build /app/data ./data
+COPY --from=build /app/package.json ./
+USER node
+ENTRYPOINT ["node", "dist/src/main/cli.js"]

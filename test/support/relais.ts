@@ -1,0 +1,160 @@
+/**
+ * An in-process Relais for integration tests: a private redis-server, the dispatch emulator, a shop
+ * registry with one Shopify and one WooCommerce shop (secrets generated per run), the web process and
+ * the worker, all over real HTTP and real Redis.
+ */
+import { randomBytes } from 'node:crypto';
+import { buildShopRegistry, type ShopRegistry } from '../../src/config/shops.js';
+import { startDispatchEmulator, type DispatchEmulator } from '../../src/emulators/dispatch/index.js';
+import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
+import { createLogger, type Logger } from '../../src/log.js';
+import { startWeb, type RunningWeb } from '../../src/main/web.js';
+import { startWorker, type RunningWorker } from '../../src/main/worker.js';
+import { startRedis, type TestRedis } from './redis.js';
+
+export const SHOPIFY_SHOP_ID = 'dakar-mode';
+export const SHOPIFY_DOMAIN = 'dakar-mode.myshopify.com';
+export const WOO_SHOP_ID = 'abidjan-tech';
+
+export interface TestSecrets {
+  shopifyClientSecret: string;
+  shopifyAccessToken: string;
+  wooWebhookSecret: string;
+  wooConsumerKey: string;
+  wooConsumerSecret: string;
+  dispatchApiKey: string;
+  dispatchWebhookToken: string;
+}
+
+export interface TestRelais {
+  redis: TestRedis;
+  emulator: DispatchEmulator;
+  shops: ShopRegistry;
+  secrets: TestSecrets;
+  web: RunningWeb;
+  worker: RunningWorker;
+  prefix: string;
+  logger: Logger;
+  /** Starts a (new) in-process worker, e.g. after stopping the first one. */
+  startWorker(): Promise<RunningWorker>;
+  stop(): Promise<void>;
+}
+
+export function randomHex(bytes = 16): string {
+  return randomBytes(bytes).toString('hex');
+}
+
+export function makeSecrets(): TestSecrets {
+  return {
+    shopifyClientSecret: randomHex(),
+    shopifyAccessToken: `shpat_test_${randomHex(8)}`,
+    wooWebhookSecret: randomHex(),
+    wooConsumerKey: `ck_test_${randomHex(8)}`,
+    wooConsumerSecret: `cs_test_${randomHex(8)}`,
+    dispatchApiKey: `pk_live_${randomHex()}`,
+    dispatchWebhookToken: randomHex(),
+  };
+}
+
+export function registryDocument(options: { dispatchBaseUrl: string; trackingUrl?: string; wooUrl?: string; shopifyAdminUrl?: string; policy?: Record<string, unknown> }) {
+  const dispatch = {
+    apiKey: { env: 'T_DISPATCH_API_KEY' },
+    baseUrl: options.dispatchBaseUrl,
+    ...(options.trackingUrl ? { trackingUrl: options.trackingUrl } : {}),
+    webhookToken: { env: 'T_DISPATCH_WEBHOOK_TOKEN' },
+    timeoutMs: 2_000,
+  };
+  return {
+    shops: [
+      {
+        id: SHOPIFY_SHOP_ID,
+        name: 'Dakar Mode',
+        platform: 'shopify',
+        country: 'SN',
+        shopify: {
+          domain: SHOPIFY_DOMAIN,
+          accessToken: { env: 'T_SHOPIFY_ACCESS_TOKEN' },
+          webhookSecret: { env: 'T_SHOPIFY_CLIENT_SECRET' },
+          ...(options.shopifyAdminUrl ? { adminUrl: options.shopifyAdminUrl } : {}),
+        },
+        dispatch,
+        pickup: { neighbourhood: 'Plateau', address: '12 avenue Léopold Sédar Senghor', coords: { lat: 14.6681, lng: -17.4322 }, contactName: 'Awa Ndiaye', contactPhone: '+221770000001' },
+        policy: { ...(options.policy ?? {}) },
+      },
+      {
+        id: WOO_SHOP_ID,
+        name: 'Abidjan Tech',
+        platform: 'woocommerce',
+        country: 'CI',
+        woocommerce: {
+          url: options.wooUrl ?? 'http://127.0.0.1:9/shops/abidjan-tech',
+          consumerKey: { env: 'T_WOO_CONSUMER_KEY' },
+          consumerSecret: { env: 'T_WOO_CONSUMER_SECRET' },
+          webhookSecret: { env: 'T_WOO_WEBHOOK_SECRET' },
+        },
+        dispatch,
+        pickup: { neighbourhood: 'Marcory', address: 'Rue de la Paix, zone 4', contactName: 'Koffi Yao', contactPhone: '+2250700000001' },
+        policy: { ...(options.policy ?? {}) },
+      },
+    ],
+  };
+}
+
+export function secretEnv(secrets: TestSecrets): Record<string, string> {
+  return {
+    T_DISPATCH_API_KEY: secrets.dispatchApiKey,
+    T_DISPATCH_WEBHOOK_TOKEN: secrets.dispatchWebhookToken,
+    T_SHOPIFY_ACCESS_TOKEN: secrets.shopifyAccessToken,
+    T_SHOPIFY_CLIENT_SECRET: secrets.shopifyClientSecret,
+    T_WOO_CONSUMER_KEY: secrets.wooConsumerKey,
+    T_WOO_CONSUMER_SECRET: secrets.wooConsumerSecret,
+    T_WOO_WEBHOOK_SECRET: secrets.wooWebhookSecret,
+  };
+}
+
+export async function startTestRelais(options: { policy?: Record<string, unknown>; quoteTtlMs?: number; wooUrl?: string; lockMs?: number } = {}): Promise<TestRelais> {
+  const redis = await startRedis();
+  const secrets = makeSecrets();
+  const logger = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const emulator = await startDispatchEmulator({
+    organisations: [{ id: 'org_relais', name: 'Relais test org', apiKeys: [secrets.dispatchApiKey] }],
+    quoteTtlMs: options.quoteTtlMs,
+  });
+  const env = secretEnv(secrets);
+  const shops = buildShopRegistry(
+    registryDocument({ dispatchBaseUrl: emulator.baseUrl, trackingUrl: emulator.trackingUrl, wooUrl: options.wooUrl, policy: options.policy }),
+    (ref) => ('env' in ref ? env[ref.env] : undefined),
+  );
+  const prefix = `{${redis.prefix}}`;
+  const resolver = NeighbourhoodResolver.load();
+  const base = { redisUrl: redis.url, prefix, shops, logger };
+  const web = await startWeb({ ...base, port: 0 });
+  const launchWorker = () => startWorker({ ...base, resolver, concurrency: 4, lockMs: options.lockMs });
+  const worker = await launchWorker();
+  const started: RunningWorker[] = [worker];
+  return {
+    redis, emulator, shops, secrets, web, worker, prefix, logger,
+    async startWorker() {
+      const w = await launchWorker();
+      started.push(w);
+      return w;
+    },
+    async stop() {
+      await Promise.allSettled(started.map((w) => w.close()));
+      await web.close().catch(() => undefined);
+      await emulator.close();
+      await redis.stop();
+    },
+  };
+}
+
+/** Polls until `check` returns a value other than undefined/false, or fails with the last value seen. */
+export async function waitFor<T>(check: () => Promise<T | undefined | false>, options: { timeoutMs?: number; what?: string } = {}): Promise<T> {
+  const deadline = Date.now() + (options.timeoutMs ?? 10_000);
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${options.what ?? 'a condition'}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
