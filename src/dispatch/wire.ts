@@ -39,6 +39,8 @@ export const TEST_KEY_PREFIX = 'pk_test_';
 
 /** Spec section 2: the prefix gives the type; ids are otherwise opaque. */
 export const ID_PREFIX = { quote: 'qte_', shipment: 'shp_', courier: 'drv_', user: 'usr_' } as const;
+/** UNCONFIRMED: the spec does not name the claim id or its prefix; the emulator uses `claim_id: "clm_..."`. */
+export const CLAIM_ID_PREFIX = 'clm_';
 
 /** Spec section 8. */
 export const LIST_DEFAULT_LIMIT = 20;
@@ -59,6 +61,8 @@ export const ErrorCode = {
   RATE_LIMITED: 'RATE_LIMITED', // UNCONFIRMED (429)
   INTERNAL_ERROR: 'INTERNAL_ERROR', // UNCONFIRMED (5xx)
   NOT_FOUND: 'NOT_FOUND', // UNCONFIRMED (unknown route)
+  PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE', // UNCONFIRMED (413: body over the size limit)
+  UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE', // UNCONFIRMED (415: body not JSON / unknown charset)
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
