@@ -509,6 +509,8 @@ describe('connections', () => {
     await client.close();
     for (let i = 0; i < 50 && server.openSockets() > 0; i += 1) await new Promise((r) => setTimeout(r, 10));
     expect(server.openSockets()).toBe(0);
+    await expect(client.getQuote('qte_a1')).rejects.toThrow('the client is closed');
+    expect(server.requests).toHaveLength(3);
   });
 });
 

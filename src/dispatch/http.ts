@@ -67,6 +67,7 @@ export class DispatchHttp {
   readonly #timeoutMs: number;
   readonly #userAgent: string;
   readonly #log: Logger;
+  #closed = false;
   // Bounded pools: a burst of jobs queues on the agent instead of opening hundreds of sockets.
   readonly #httpAgent = new http.Agent({ keepAlive: true, maxSockets: 32, scheduling: 'lifo' });
   readonly #httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 32, scheduling: 'lifo' });
@@ -81,6 +82,8 @@ export class DispatchHttp {
   }
 
   async request<T>(spec: RequestSpec<T>, options: CallOptions = {}): Promise<T> {
+    // A closed agent would quietly open fresh sockets again; a call after close() is a shutdown-order bug.
+    if (this.#closed) throw new Error(`dispatch ${spec.operation}: the client is closed`);
     const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
     if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new RangeError('timeoutMs must be a positive number');
     const url = this.#url(spec);
@@ -105,6 +108,7 @@ export class DispatchHttp {
 
   /** Closes idle keep-alive connections and refuses new ones. */
   close(): void {
+    this.#closed = true;
     this.#httpAgent.destroy();
     this.#httpsAgent.destroy();
   }
