@@ -56,10 +56,10 @@ const REQUIRED = ['hmac', 'topic', 'shopDomain', 'apiVersion', 'webhookId'] as c
 
 /**
  * The installed @shopify/shopify-api is 13.1.0 (package.json pins ^13.1.0), whose ApiVersion enum stops at
- * July26 and has no October26 (2026-10). `webhooks.validate()` never reads `apiVersion` (it checks the HMAC
+ * October26 and has no October26 (2026-10). `webhooks.validate()` never reads `apiVersion` (it checks the HMAC
  * and headers only), so the newest stable member is used; this instance makes no Admin API call.
  */
-const LIBRARY_API_VERSION = ApiVersion.July26;
+const LIBRARY_API_VERSION = ApiVersion.October26;
 
 /** A secret maps to one library instance; bounded so a misbehaving registry cannot grow it without end. */
 const MAX_CACHED_INSTANCES = 1000;
