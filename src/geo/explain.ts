@@ -1,0 +1,58 @@
+/**
+ * Human text for `relais resolve "<address>" --country SN` and the held-order view: what was found,
+ * how sure, from which words, what else it could be, and, when not resolved, the alias that would fix it.
+ */
+import { DEFAULT_MIN_CONFIDENCE, type MatchEvidence, type Resolution, type ResolveInput } from './types.js';
+
+const VIA_LABEL: Record<MatchEvidence['via'], string> = {
+  exact: 'exact name',
+  alt_name: 'alternate spelling',
+  alias: "merchant's alias",
+  numbered: 'listed base name (this number is not in the gazetteer)',
+  abbreviation: 'abbreviation',
+  fuzzy: 'close spelling (typo)',
+  coords: 'coordinates',
+};
+
+function describe(e: MatchEvidence): string {
+  const where = e.field === 'coords' ? 'coordinates' : e.field === 'alias' ? 'alias' : e.field;
+  return `  - "${e.text}" (${where}): ${VIA_LABEL[e.via]}, score ${e.score.toFixed(2)}`;
+}
+
+function addressLine(input: ResolveInput): string {
+  const f = input.fields;
+  const parts = [f.company, f.address1, f.address2, f.city, f.province, f.zip]
+    .map((v) => v?.trim())
+    .filter((v): v is string => v !== undefined && v !== '');
+  const where = input.country ? ` [${input.country.toUpperCase()}]` : ' [any country]';
+  const coords = input.coords ? ` @ ${input.coords.lat},${input.coords.lng}` : '';
+  return `Address: ${parts.join(', ') || '(empty)'}${where}${coords}`;
+}
+
+export function explainResolution(input: ResolveInput, r: Resolution): string {
+  const lines = [addressLine(input)];
+  if (r.ok) {
+    const n = r.neighbourhood;
+    lines.push(`Neighbourhood: ${n.name} (${n.city}, ${n.country}; ${n.placeType})`);
+    lines.push(`Confidence: ${r.confidence.toFixed(2)} (resolved: ${DEFAULT_MIN_CONFIDENCE} or more is needed)`);
+    lines.push('Matched:', ...r.evidence.map(describe));
+    lines.push(`Alternatives: ${r.alternatives.length > 0 ? r.alternatives.map((a) => `${a.name} ${a.confidence.toFixed(2)}`).join(', ') : 'none'}`);
+    lines.push(`Sent to the dispatch service as the neighbourhood: "${n.name}"`);
+    return lines.join('\n');
+  }
+  lines.push(`Not resolved: ${r.reason}`);
+  const evidence = r.evidence ?? [];
+  lines.push(evidence.length > 0 ? 'Matched:' : 'Matched: no word of this address names a known neighbourhood');
+  lines.push(...evidence.map(describe));
+  lines.push(`Candidates: ${r.candidates.length > 0 ? r.candidates.map((c) => `${c.name} ${c.confidence.toFixed(2)}`).join(', ') : 'none'}`);
+  const top = r.candidates[0];
+  const words = evidence.find((e) => e.field !== 'coords' && e.field !== 'alias')?.text;
+  if (top && words) {
+    lines.push(`To fix: if "${words}" means ${top.name} for this shop, add the alias "${words}" → "${top.name}"; otherwise correct the address.`);
+  } else if (top) {
+    lines.push(`To fix: add an alias from the words this customer uses for the quartier to "${top.name}" (or another listed name), or correct the address.`);
+  } else {
+    lines.push('To fix: correct the address with the customer\'s quartier, or add an alias from the words used here to a listed neighbourhood name (e.g. "Villa Awa" → "Mermoz").');
+  }
+  return lines.join('\n');
+}

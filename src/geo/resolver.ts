@@ -1,0 +1,642 @@
+/**
+ * The neighbourhood resolver. The dispatch service prices a delivery by the NEIGHBOURHOOD it receives in
+ * `city`; a city name falls back to the highest tariff and the customer pays the difference (spec §1).
+ * So this module finds the customer's quartier in whatever the shop gave (every address field, the
+ * merchant's aliases, coordinates) and answers with a confidence, or refuses with a reason a merchant can
+ * act on. It never answers a city, region or country name, and never guesses below `minConfidence`.
+ *
+ * Confidence model (each number is a constant below):
+ *  - a text match scores by how it matched: alias 0.99, exact name 0.97, alternate name 0.95,
+ *    abbreviation 0.90, numbered part missing from the gazetteer ×0.90, typo 0.92 − 0.4 × edits/length;
+ *  - times the field's weight (province 0.95, zip 0.9, company 0.85) and the kind of place (a whole
+ *    commune 0.9, a village 0.93, a hamlet 0.9), ×0.75 right after a street or landmark word ("Route de");
+ *  - plus small bonuses: the same place in several fields, a numbered/listed quartier, coordinates within 2.5 km;
+ *  - minus an ambiguity penalty when another, unrelated place scores within 0.25 (max(0, 0.25 − gap));
+ *  - coordinates alone (no words matched): 0.9 − 0.2 × distance/2.5 km, −0.15 unless the nearest quartier
+ *    point is 1.3 times nearer than any other. Below 0.75: not resolved.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve as resolvePath } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadGazetteer, type BlockedName, type CountryIndex, type Gazetteer, type Place, type Point } from './gazetteer.js';
+import {
+  ABBREVIATIONS, COUNTRIES, COUNTRY_BOXES, isCountryCode, LINKING_WORDS, NOISE_WORDS, STREET_OR_LANDMARK_WORDS,
+  type CountryCode,
+} from './names.js';
+import { allowedEdits, boundedEditDistance, isNumberToken, normaliseTokens, segmentsOf, type Segment } from './normalise.js';
+
+import {
+  COORDS_RADIUS_KM, DEFAULT_MIN_CONFIDENCE, type AddressFields, type MatchEvidence, type Neighbourhood, type Resolution,
+  type ResolveInput,
+} from './types.js';
+
+export { normaliseText } from './normalise.js';
+export { explainResolution } from './explain.js';
+export {
+  COORDS_RADIUS_KM, DEFAULT_MIN_CONFIDENCE, type AddressFields, type MatchEvidence, type Neighbourhood, type Resolution,
+  type ResolveInput,
+} from './types.js';
+
+const FIELD_ORDER: (keyof AddressFields)[] = ['address1', 'address2', 'city', 'province', 'zip', 'company'];
+const FIELD_WEIGHT: Record<keyof AddressFields, number> = {
+  address1: 1, address2: 1, city: 1, province: 0.95, zip: 0.9, company: 0.85,
+};
+const VIA_SCORE = { alias: 0.99, exact: 0.97, alt_name: 0.95, abbreviation: 0.9 } as const;
+const NUMBERED_FALLBACK = 0.9;
+const STREET_CONTEXT = 0.75;
+const FUZZY_BASE = 0.92;
+const FUZZY_SLOPE = 0.4;
+const MULTI_FIELD_BONUS = 0.02;
+const LISTED_QUARTIER_BONUS = 0.01;
+const AMBIGUITY_WINDOW = 0.25;
+const MAX_CONFIDENCE = 0.99;
+const MAX_FUZZY_TOKENS = 4;
+const COORDS_NEAR_KM = 1;
+const COORDS_BASE = 0.9;
+const COORDS_DISTANCE_SLOPE = 0.2;
+/** The nearest point must be this many times nearer than the next unrelated one, or it is a coin toss. */
+const COORDS_CLEARLY_NEARER = 1.3;
+const COORDS_CROWDED = 0.15;
+const COORDS_BOOST_NEAR = 0.05;
+const COORDS_BOOST_FAR = 0.03;
+/**
+ * A commune and a quartier this close are one address written twice ("Sogefiha, Cocody"): Abidjan's
+ * communes and Dakar's départements span 5–10 km; Dakar's communes d'arrondissement 1–3 km.
+ */
+const COMMUNE_REACH_KM = 6;
+const COMMUNE_ARRONDISSEMENT_REACH_KM = 2;
+/** Coordinates this close to a city's own point are a geocoder's centroid for the bare city name. */
+const CITY_CENTROID_KM = 0.5;
+
+interface Token {
+  text: string;
+  raw: number;
+  expanded: boolean;
+}
+
+interface Match {
+  place: Place;
+  field: keyof AddressFields;
+  segment: number;
+  start: number;
+  end: number;
+  via: MatchEvidence['via'];
+  score: number;
+  text: string;
+}
+
+interface Candidate {
+  place: Place;
+  matches: Match[];
+  coordsKm?: number;
+  score: number;
+  confidence: number;
+}
+
+interface FieldSegment {
+  field: keyof AddressFields;
+  id: number;
+  segment: Segment;
+}
+
+function haversineKm(a: Point, b: Point): number {
+  const rad = Math.PI / 180;
+  const dLat = (b.lat - a.lat) * rad;
+  const dLng = (b.lng - a.lng) * rad;
+  const h = Math.sin(dLat / 2) ** 2 + Math.cos(a.lat * rad) * Math.cos(b.lat * rad) * Math.sin(dLng / 2) ** 2;
+  return 2 * 6371 * Math.asin(Math.min(1, Math.sqrt(h)));
+}
+
+function placeDistanceKm(place: Place, p: Point): number | undefined {
+  const points = place.points.length > 0 ? place.points : place.coords ? [place.coords] : [];
+  let best: number | undefined;
+  for (const q of points) {
+    const d = haversineKm(q, p);
+    if (best === undefined || d < best) best = d;
+  }
+  return best;
+}
+
+function inBox(p: Point, c: CountryCode): boolean {
+  const [s, w, n, e] = COUNTRY_BOXES[c];
+  return p.lat >= s && p.lat <= n && p.lng >= w && p.lng <= e;
+}
+
+const round2 = (n: number) => Math.round(n * 100) / 100;
+
+function meaningfulTokens(tokens: string[]): string[] {
+  return tokens.filter((t) => !LINKING_WORDS.has(t));
+}
+
+function contains(small: string[], big: string[]): boolean {
+  const s = meaningfulTokens(small);
+  return s.length > 0 && s.every((t) => big.includes(t));
+}
+
+function isAncestor(parent: Place, child: Place): boolean {
+  const own = parent.tokens.filter((t) => !NOISE_WORDS.has(t));
+  return child.parents.some((p) => parent.keys.has(p.join(' ')) || (own.length > 0 && own.every((t) => p.includes(t))));
+}
+
+/**
+ * Two places an address may both mention without contradiction: one inside the other (official parent,
+ * "HLM" / "HLM 5", "Cocody" / "Cocody Danga"), or a commune and a quartier a few kilometres apart.
+ */
+function related(a: Place, b: Place): boolean {
+  if (a === b) return true;
+  if (a.country !== b.country) return false;
+  if (isAncestor(a, b) || isAncestor(b, a)) return true;
+  if (contains(a.tokens, b.tokens) || contains(b.tokens, a.tokens)) return true;
+  const reach = Math.max(reachKm(a), reachKm(b));
+  if (reachKm(a) !== reachKm(b) && reach > 0 && a.coords && b.coords) return haversineKm(a.coords, b.coords) <= reach;
+  return false;
+}
+
+/** How far from its point a place may hold the quartiers an address names beside it. */
+function reachKm(p: Place): number {
+  return p.specificity === 1 ? COMMUNE_REACH_KM : p.commune ? COMMUNE_ARRONDISSEMENT_REACH_KM : 0;
+}
+
+/** A name inside a longer name is part of it: "Grand Yoff" in "HLM Grand Yoff". */
+function subsumed(matches: Match[]): Match[] {
+  return matches.filter((m) => !matches.some((o) => o.start <= m.start && o.end >= m.end && o.end - o.start > m.end - m.start));
+}
+
+function toNeighbourhood(p: Place): Neighbourhood {
+  return {
+    country: p.country, city: p.city, name: p.name,
+    ...(p.coords ? { coords: { lat: p.coords.lat, lng: p.coords.lng } } : {}),
+    altNames: [...p.altNames], placeType: p.placeType,
+  };
+}
+
+function addressText(fields: AddressFields): string {
+  return (['address1', 'address2', 'city', 'province'] as const)
+    .map((f) => fields[f]?.trim())
+    .filter((v): v is string => v !== undefined && v !== '')
+    .join(', ');
+}
+
+function defaultDataDir(): string {
+  // Found from this module, so it works from src/geo (tsx, vitest) and from dist/src/geo (built).
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 6; i++) {
+    const candidate = join(dir, 'data', 'neighbourhoods');
+    if (existsSync(join(candidate, 'official-lists.csv'))) return candidate;
+    dir = dirname(dir);
+  }
+  throw new Error('data/neighbourhoods not found above src/geo: pass the gazetteer directory to NeighbourhoodResolver.load()');
+}
+
+interface CompiledAlias {
+  tokens: string[];
+  text: string;
+  canonical: string;
+}
+
+const loaded = new Map<string, NeighbourhoodResolver>();
+
+export class NeighbourhoodResolver {
+  readonly minConfidence: number = DEFAULT_MIN_CONFIDENCE;
+  private readonly aliasCache = new WeakMap<Record<string, string>, CompiledAlias[]>();
+
+  private constructor(private readonly gazetteer: Gazetteer) {}
+
+  /** Reads the gazetteer once per directory (default: <project>/data/neighbourhoods) and indexes it. */
+  static load(dataDir?: string): NeighbourhoodResolver {
+    const dir = resolvePath(dataDir ?? defaultDataDir());
+    let resolver = loaded.get(dir);
+    if (!resolver) {
+      resolver = new NeighbourhoodResolver(loadGazetteer(dir));
+      loaded.set(dir, resolver);
+    }
+    return resolver;
+  }
+
+  resolve(input: ResolveInput): Resolution {
+    const requested = input.country?.trim().toUpperCase();
+    if (requested !== undefined && requested !== '' && !(isCountryCode(requested) && this.gazetteer.countries.has(requested))) {
+      return {
+        ok: false,
+        reason: `no neighbourhood list for country '${input.country}': Relais knows ${[...this.gazetteer.countries.keys()].join(', ')}`,
+        candidates: [],
+      };
+    }
+    const explicit = requested !== undefined && requested !== '' ? (requested as CountryCode) : undefined;
+    const segments = this.segments(input.fields);
+    const mentions = this.blockedMentions(segments);
+    const coords = this.usableCoords(input.coords, explicit);
+    const countries = this.countriesFor(explicit, mentions, coords.point);
+    const address = addressText(input.fields);
+
+    const aliasOutcome = this.aliasResolution(input.aliases, segments, countries, explicit);
+    const candidates = this.textCandidates(segments, countries, explicit);
+    if (aliasOutcome) {
+      if (!aliasOutcome.ok) return aliasOutcome;
+      const others = candidates.filter((c) => c.place !== aliasOutcome.place).slice(0, 4);
+      return {
+        ok: true,
+        neighbourhood: toNeighbourhood(aliasOutcome.place),
+        confidence: VIA_SCORE.alias,
+        evidence: [aliasOutcome.evidence],
+        alternatives: others.map((c) => ({ name: c.place.name, confidence: round2(c.confidence) })),
+      };
+    }
+
+    if (candidates.length > 0) {
+      if (coords.point) this.applyCoords(candidates, coords.point);
+      this.scoreAmbiguity(candidates);
+    } else if (coords.point) {
+      // Ambiguity between points is judged inside nearestCandidates (is the nearest clearly the nearest?).
+      candidates.push(...this.nearestCandidates(coords.point, countries, explicit));
+    }
+    candidates.sort(
+      (a, b) =>
+        b.confidence - a.confidence || b.place.specificity - a.place.specificity || Number(a.place.commune) - Number(b.place.commune) ||
+        b.score - a.score || a.place.name.localeCompare(b.place.name),
+    );
+
+    const best = candidates[0];
+    const evidenceOf = (c: Candidate): MatchEvidence[] => [
+      ...c.matches.map((m) => ({ field: m.field, text: m.text, via: m.via, score: round2(m.score) })),
+      ...(c.coordsKm !== undefined && coords.point
+        ? [{ field: 'coords' as const, text: `${coords.point.lat},${coords.point.lng}: ${c.coordsKm.toFixed(1)} km from ${c.place.name}`, via: 'coords' as const, score: round2(c.confidence) }]
+        : []),
+    ];
+    const distinct = (list: Candidate[]) => {
+      const seen = new Set<string>();
+      return list.filter((c) => !seen.has(c.place.name) && seen.add(c.place.name));
+    };
+    if (best && best.confidence >= this.minConfidence) {
+      return {
+        ok: true,
+        neighbourhood: toNeighbourhood(best.place),
+        confidence: round2(best.confidence),
+        evidence: evidenceOf(best),
+        alternatives: distinct(candidates.slice(1)).filter((c) => c.place.name !== best.place.name).slice(0, 4)
+          .map((c) => ({ name: c.place.name, confidence: round2(c.confidence) })),
+      };
+    }
+    const top = distinct(candidates).slice(0, 5);
+    return {
+      ok: false,
+      reason: this.reasonFor(address, top, mentions, coords),
+      candidates: top.map((c) => ({ name: c.place.name, confidence: round2(c.confidence) })),
+      evidence: top.flatMap(evidenceOf),
+    };
+  }
+
+  private segments(fields: AddressFields): FieldSegment[] {
+    const out: FieldSegment[] = [];
+    for (const field of FIELD_ORDER) {
+      const value = fields[field];
+      if (typeof value !== 'string' || value.trim() === '') continue;
+      for (const segment of segmentsOf(value)) out.push({ field, id: out.length, segment });
+    }
+    return out;
+  }
+
+  /** City, region and country names written in the address: never answers, but they tell the country. */
+  private blockedMentions(segments: FieldSegment[]): { name: BlockedName; field: keyof AddressFields }[] {
+    const found: { name: BlockedName; field: keyof AddressFields }[] = [];
+    for (const { field, segment } of segments) {
+      const tokens = segment.tokens.map((t) => t.text);
+      for (let i = 0; i < tokens.length; i++) {
+        for (const b of this.gazetteer.blockedByFirstToken.get(tokens[i]!) ?? []) {
+          // "Grand Dakar", "Dakar-Plateau", "Pointe de Dakar" are places, not the city.
+          if (b.tokens.every((t, k) => tokens[i + k] === t) && !this.insideLongerName(tokens, i, i + b.tokens.length)) {
+            found.push({ name: b, field });
+          }
+        }
+      }
+    }
+    return found;
+  }
+
+  private insideLongerName(tokens: string[], start: number, end: number): boolean {
+    for (let s = Math.max(0, start - 3); s <= start; s++) {
+      for (let e = end; e <= Math.min(tokens.length, end + 3); e++) {
+        if (e - s === end - start) continue;
+        const key = tokens.slice(s, e).join(' ');
+        for (const index of this.gazetteer.countries.values()) if (index.byKey.has(key)) return true;
+      }
+    }
+    return false;
+  }
+
+  private usableCoords(c: ResolveInput['coords'], explicit: CountryCode | undefined): { point?: Point; note?: string } {
+    if (!c) return {};
+    const { lat, lng } = c;
+    if (!Number.isFinite(lat) || !Number.isFinite(lng) || Math.abs(lat) > 90 || Math.abs(lng) > 180) return { note: 'coordinates are not valid numbers' };
+    if (Math.abs(lat) < 1e-6 && Math.abs(lng) < 1e-6) return { note: 'coordinates 0,0 ignored (no location)' };
+    const boxes = explicit ? [explicit] : COUNTRIES;
+    if (!boxes.some((k) => inBox({ lat, lng }, k))) return { note: `coordinates ${lat},${lng} lie outside ${explicit ?? 'the covered countries'}` };
+    const centroid = this.gazetteer.cityCentres.find((cc) => (!explicit || cc.country === explicit) && haversineKm(cc.point, { lat, lng }) <= CITY_CENTROID_KM);
+    if (centroid) return { note: 'coordinates are the city centre (a geocoded city name), not a delivery point' };
+    return { point: { lat, lng } };
+  }
+
+  private countriesFor(explicit: CountryCode | undefined, mentions: { name: BlockedName }[], point: Point | undefined): CountryIndex[] {
+    const all = [...this.gazetteer.countries.values()];
+    if (explicit) return all.filter((c) => c.country === explicit);
+    const named = new Set(mentions.map((m) => m.name.country));
+    if (named.size === 1) return all.filter((c) => named.has(c.country));
+    if (named.size === 0 && point) {
+      const boxed = all.filter((c) => inBox(point, c.country));
+      if (boxed.length === 1) return boxed;
+    }
+    return all;
+  }
+
+  private compiledAliases(aliases: Record<string, string>): CompiledAlias[] {
+    let compiled = this.aliasCache.get(aliases);
+    if (!compiled) {
+      compiled = Object.entries(aliases)
+        .map(([text, canonical]) => ({ tokens: normaliseTokens(text), text, canonical }))
+        .filter((a) => a.tokens.length > 0)
+        .sort((a, b) => b.tokens.length - a.tokens.length);
+      this.aliasCache.set(aliases, compiled);
+    }
+    return compiled;
+  }
+
+  /** A merchant alias found in the address wins over everything else, once its target is checked. */
+  private aliasResolution(
+    aliases: Record<string, string> | undefined,
+    segments: FieldSegment[],
+    countries: CountryIndex[],
+    explicit: CountryCode | undefined,
+  ): { ok: true; place: Place; evidence: MatchEvidence } | { ok: false; reason: string; candidates: [] } | undefined {
+    if (!aliases) return undefined;
+    const hits: { alias: CompiledAlias; field: keyof AddressFields; text: string }[] = [];
+    for (const alias of this.compiledAliases(aliases)) {
+      for (const { field, segment } of segments) {
+        const tokens = segment.tokens;
+        const n = alias.tokens.length;
+        for (let i = 0; i + n <= tokens.length; i++) {
+          if (alias.tokens.every((t, k) => tokens[i + k]!.text === t)) {
+            hits.push({ alias, field, text: segment.rawWords.slice(tokens[i]!.raw, tokens[i + n - 1]!.raw + 1).join(' ') });
+            break;
+          }
+        }
+      }
+    }
+    if (hits.length === 0) return undefined;
+    const longest = hits.filter((h) => h.alias.tokens.length === hits[0]!.alias.tokens.length);
+    const targets = new Map<string, { hit: (typeof hits)[number]; places: Place[] }>();
+    for (const hit of longest) {
+      const key = normaliseTokens(hit.alias.canonical).join(' ');
+      const places = [
+        ...new Set(
+          countries.flatMap((c) => (c.byKey.get(key) ?? []).map((h) => h.place)).filter((p) => explicit !== undefined || !p.onlyWithCountry),
+        ),
+      ];
+      if (places.length === 0) {
+        return {
+          ok: false,
+          reason: `the alias '${hit.alias.text}' points to '${hit.alias.canonical}', which is not a neighbourhood in the gazetteer${explicit ? ` for ${explicit}` : ''}: correct the alias to a listed neighbourhood name`,
+          candidates: [],
+        };
+      }
+      targets.set(places.map((p) => p.id).join(','), { hit, places });
+    }
+    if (targets.size > 1) {
+      return {
+        ok: false,
+        reason: `the aliases ${[...targets.values()].map((t) => `'${t.hit.alias.text}' → '${t.hit.alias.canonical}'`).join(' and ')} disagree for this address: remove one or correct the address`,
+        candidates: [],
+      };
+    }
+    const [{ hit, places }] = [...targets.values()] as [{ hit: (typeof hits)[number]; places: Place[] }];
+    if (places.length > 1) {
+      return {
+        ok: false,
+        reason: `the alias '${hit.alias.text}' points to '${hit.alias.canonical}', which exists in ${places.map((p) => p.country).join(' and ')}: set the shop's country`,
+        candidates: [],
+      };
+    }
+    return { ok: true, place: places[0]!, evidence: { field: 'alias', text: `${hit.alias.text} (in ${hit.field})`, via: 'alias', score: VIA_SCORE.alias } };
+  }
+
+  private expand(segment: Segment, country: CountryCode): Token[] {
+    const src = segment.tokens;
+    const out: Token[] = [];
+    const rules = ABBREVIATIONS[country];
+    for (let i = 0; i < src.length; ) {
+      const rule = rules.find(
+        (r) => r.from.every((t, k) => src[i + k]?.text === t) && (!r.beforeNumber || isNumberToken(src[i + r.from.length]?.text ?? '')),
+      );
+      if (rule) {
+        for (const t of rule.to) out.push({ text: t, raw: src[i]!.raw, expanded: true });
+        i += rule.from.length;
+      } else {
+        out.push({ text: src[i]!.text, raw: src[i]!.raw, expanded: false });
+        i++;
+      }
+    }
+    return out;
+  }
+
+  private textCandidates(segments: FieldSegment[], countries: CountryIndex[], explicit: CountryCode | undefined): Candidate[] {
+    const byPlace = new Map<Place, Candidate>();
+    for (const index of countries) {
+      for (const fs of segments) {
+        const tokens = this.expand(fs.segment, index.country);
+        const rawText = (start: number, end: number) =>
+          fs.segment.rawWords.slice(tokens[start]!.raw, tokens[end - 1]!.raw + 1).join(' ');
+        const exact = this.exactMatches(index, fs, tokens, rawText);
+        const covered = new Array<boolean>(tokens.length).fill(false);
+        for (const m of exact) for (let k = m.start; k < m.end; k++) covered[k] = true;
+        const matches = this.withNumberedFallback(subsumed([...exact, ...this.fuzzyMatches(index, fs, tokens, covered, rawText)]), tokens, rawText);
+        for (const m of matches) {
+          if (m.place.onlyWithCountry && explicit === undefined) continue;
+          if (this.afterStreetWord(tokens, m.start)) m.score *= STREET_CONTEXT;
+          m.score *= FIELD_WEIGHT[m.field] * m.place.typeFactor;
+          const c = byPlace.get(m.place) ?? { place: m.place, matches: [], score: 0, confidence: 0 };
+          c.matches.push(m);
+          byPlace.set(m.place, c);
+        }
+      }
+    }
+    for (const c of byPlace.values()) {
+      c.matches.sort((a, b) => b.score - a.score);
+      const fields = new Set(c.matches.map((m) => m.field)).size;
+      c.score = c.matches[0]!.score + MULTI_FIELD_BONUS * Math.min(2, fields - 1) + (c.place.specificity === 3 ? LISTED_QUARTIER_BONUS : 0);
+      c.score = Math.min(MAX_CONFIDENCE, c.score);
+    }
+    return [...byPlace.values()];
+  }
+
+  private exactMatches(index: CountryIndex, fs: FieldSegment, tokens: Token[], rawText: (s: number, e: number) => string): Match[] {
+    const found: Match[] = [];
+    const texts = tokens.map((t) => t.text);
+    for (let n = Math.min(index.maxKeyTokens, texts.length); n >= 1; n--) {
+      for (let i = 0; i + n <= texts.length; i++) {
+        const key = texts.slice(i, i + n).join(' ');
+        const hits = index.byKey.get(key) ?? [];
+        const compactHits = index.byCompact.get(key.replaceAll(' ', '')) ?? [];
+        const seen = new Set<Place>();
+        const expanded = tokens.slice(i, i + n).some((t) => t.expanded);
+        for (const [hit, viaCompact] of [...hits.map((h) => [h, false] as const), ...compactHits.map((h) => [h, true] as const)]) {
+          if (seen.has(hit.place)) continue;
+          seen.add(hit.place);
+          const kind = expanded ? 'abbreviation' : viaCompact && hit.kind === 'exact' ? 'alt_name' : hit.kind;
+          found.push({ place: hit.place, field: fs.field, segment: fs.id, start: i, end: i + n, via: kind, score: VIA_SCORE[kind], text: rawText(i, i + n) });
+        }
+      }
+    }
+    return subsumed(found);
+  }
+
+  /** "Liberté 6" where only "Liberté" is listed: the base name, with less confidence. */
+  private withNumberedFallback(matches: Match[], tokens: Token[], rawText: (s: number, e: number) => string): Match[] {
+    for (const m of matches) {
+      if (m.end < tokens.length && isNumberToken(tokens[m.end]!.text) && !matches.some((o) => o.start <= m.start && o.end > m.end)) {
+        m.via = 'numbered';
+        m.score *= NUMBERED_FALLBACK;
+        m.text = rawText(m.start, m.end + 1);
+      }
+    }
+    return matches;
+  }
+
+  private editable(t: Token): boolean {
+    return !t.expanded && t.text.length >= 5 && !isNumberToken(t.text) && !NOISE_WORDS.has(t.text) && !this.nearBlocked(t.text);
+  }
+
+  private nearBlocked(word: string): boolean {
+    const max = allowedEdits(word.length);
+    for (const b of this.gazetteer.blockedWords) {
+      if (boundedEditDistance(word, b, max) <= max) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Typos, token by token: short words, numbers, address words and words already matched exactly must be
+   * equal; the others may differ within allowedEdits ("Mermoz Baobab" → "Mermoz Boabab").
+   */
+  private fuzzyMatches(
+    index: CountryIndex, fs: FieldSegment, tokens: Token[], covered: boolean[], rawText: (s: number, e: number) => string,
+  ): Match[] {
+    const editable = tokens.map((t) => this.editable(t));
+    const found: Match[] = [];
+    const editableHere = editable.map((e, k) => e && !covered[k]);
+    for (let n = Math.min(MAX_FUZZY_TOKENS, tokens.length); n >= 1; n--) {
+      const keys = index.fuzzyByLength.get(n);
+      if (!keys) continue;
+      for (let i = 0; i + n <= tokens.length; i++) {
+        let anyEditable = false;
+        let candidateLength = 0;
+        for (let k = i; k < i + n; k++) {
+          if (editableHere[k]) anyEditable = true;
+          candidateLength += tokens[k]!.text.length;
+        }
+        if (!anyEditable) continue;
+        const totalBudget = allowedEdits(candidateLength);
+        for (const fk of keys) {
+          let edits = 0;
+          let ok = true;
+          let keyLength = 0;
+          for (let k = 0; k < n && ok; k++) {
+            const cand = tokens[i + k]!;
+            const want = fk.tokens[k]!;
+            keyLength += want.length;
+            if (cand.text === want) continue;
+            if (!editableHere[i + k]) {
+              ok = false;
+              break;
+            }
+            const max = Math.min(allowedEdits(Math.min(cand.text.length, want.length)), totalBudget - edits);
+            const d = max <= 0 ? 1 : boundedEditDistance(cand.text, want, max);
+            if (d > max) ok = false;
+            else edits += d;
+          }
+          if (!ok || edits === 0) continue;
+          const score = FUZZY_BASE - (FUZZY_SLOPE * edits) / keyLength;
+          found.push({ place: fk.hit.place, field: fs.field, segment: fs.id, start: i, end: i + n, via: 'fuzzy', score, text: rawText(i, i + n) });
+        }
+      }
+    }
+    return found;
+  }
+
+  private afterStreetWord(tokens: Token[], start: number): boolean {
+    let skipped = 0;
+    for (let k = start - 1; k >= 0 && skipped <= 3; k--) {
+      const t = tokens[k]!.text;
+      if (STREET_OR_LANDMARK_WORDS.has(t)) return true;
+      if (!LINKING_WORDS.has(t)) return false;
+      skipped++;
+    }
+    return false;
+  }
+
+  /** Coordinates near a place the words named confirm it. */
+  private applyCoords(candidates: Candidate[], point: Point): void {
+    for (const c of candidates) {
+      const d = placeDistanceKm(c.place, point);
+      if (d === undefined || d > COORDS_RADIUS_KM) continue;
+      c.coordsKm = d;
+      c.score = Math.min(MAX_CONFIDENCE, c.score + (d <= COORDS_NEAR_KM ? COORDS_BOOST_NEAR : COORDS_BOOST_FAR));
+    }
+  }
+
+  /** No words matched: the nearest known quartier point, if near enough and clearly the nearest. */
+  private nearestCandidates(point: Point, countries: CountryIndex[], explicit: CountryCode | undefined): Candidate[] {
+    const near: { place: Place; km: number }[] = [];
+    for (const index of countries) {
+      for (const place of index.places) {
+        if (place.specificity === 1 || (place.onlyWithCountry && explicit === undefined)) continue;
+        const km = placeDistanceKm(place, point);
+        if (km !== undefined && km <= COORDS_RADIUS_KM) near.push({ place, km });
+      }
+    }
+    near.sort((a, b) => a.km - b.km);
+    return near.slice(0, 5).map(({ place, km }, i) => {
+      const rival = near.find((o, j) => j !== i && o.place.name !== place.name && !related(o.place, place));
+      const crowded = rival !== undefined && rival.km < Math.max(km, 0.05) * COORDS_CLEARLY_NEARER;
+      const score = (COORDS_BASE - (COORDS_DISTANCE_SLOPE * km) / COORDS_RADIUS_KM - (crowded ? COORDS_CROWDED : 0)) * place.typeFactor;
+      return { place, matches: [], coordsKm: km, score, confidence: score };
+    });
+  }
+
+  /** Confidence = score, less a penalty when an unrelated place scores close to it. */
+  private scoreAmbiguity(candidates: Candidate[]): void {
+    for (const c of candidates) {
+      let rival = -Infinity;
+      for (const o of candidates) {
+        if (o === c || related(o.place, c.place)) continue;
+        if (o.place.name === c.place.name && o.place.country === c.place.country) continue;
+        rival = Math.max(rival, o.score);
+      }
+      const gap = c.score - rival;
+      c.confidence = Math.max(0, c.score - Math.max(0, AMBIGUITY_WINDOW - gap));
+    }
+  }
+
+  private reasonFor(
+    address: string,
+    top: Candidate[],
+    mentions: { name: BlockedName }[],
+    coords: { point?: Point; note?: string },
+  ): string {
+    const quoted = `'${address || '(empty address)'}'`;
+    const notes: string[] = [];
+    const names = [...new Set(mentions.map((m) => m.name.display))];
+    if (names.length === 1) {
+      const kind = mentions[0]!.name.kind;
+      notes.push(`'${names[0]}' is a ${kind}, not a neighbourhood`);
+    } else if (names.length > 1) {
+      notes.push(`${names.map((n) => `'${n}'`).join(', ')} are city, region or country names, not neighbourhoods`);
+    }
+    if (coords.note) notes.push(coords.note);
+    else if (coords.point && top.length === 0) notes.push(`no known neighbourhood within ${COORDS_RADIUS_KM} km of the coordinates`);
+    const suffix = notes.length > 0 ? ` (${notes.join('; ')})` : '';
+    if (top.length === 0) return `no neighbourhood found in ${quoted}${suffix}: add an alias or correct the address`;
+    const list = top.slice(0, 3).map((c) => `${c.place.name} ${round2(c.confidence).toFixed(2)}`).join(', ');
+    const ambiguous = top.length > 1 && top[0]!.score >= this.minConfidence;
+    const what = ambiguous ? `${quoted} names several neighbourhoods` : `neighbourhood unclear in ${quoted}`;
+    return `${what}: ${list}, below ${this.minConfidence}${suffix}: add an alias or correct the address`;
+  }
+}
