@@ -20,6 +20,7 @@ import {
   type DispatchEmulator,
   type DispatchEmulatorOptions,
 } from '../../src/emulators/dispatch/index.js';
+import { parseCsvRecords } from '../../src/emulators/dispatch/csv.js';
 import { createLogger } from '../../src/log.js';
 
 const STEP_MS = 60_000;
@@ -315,6 +316,17 @@ describe('pricing', () => {
       expect([again.pickup_zone, again.dropoff_zone, again.total]).toEqual([reference.pickup_zone, reference.dropoff_zone, reference.total]);
     }
     expect((await priceOf('Les Almadies', 'Plateau')).pickup_zone).toBe((await priceOf('Almadies', 'Plateau')).pickup_zone);
+  });
+
+  it('reads quoted CSV fields whole, so names from the official lists are zones too', async () => {
+    const records = parseCsvRecords('country,city,name,note\r\nSN,Dakar,"Mermoz-Sacré-Cœur","coords, from ""wiki""\nsecond line"\nSN,Dakar,Ngor,\n');
+    expect(records).toEqual([
+      { country: 'SN', city: 'Dakar', name: 'Mermoz-Sacré-Cœur', note: 'coords, from "wiki"\nsecond line' },
+      { country: 'SN', city: 'Dakar', name: 'Ngor', note: '' },
+    ]);
+    // "Unité 12" (Parcelles Assainies) exists only in official-lists.csv, which quotes its notes.
+    expect((await priceOf('Unité 12', 'Plateau')).pickup_zone).toMatch(/^SN-DAKAR-Z\d$/);
+    expect((await priceOf('Mermoz Sacre Coeur', 'Plateau')).pickup_zone).toMatch(/^SN-DAKAR-Z\d$/);
   });
 
   it('prices by real distance when both ends carry coordinates', async () => {
@@ -766,6 +778,21 @@ describe('fault injection', () => {
     expect(listed.body.shipments).toEqual([expect.objectContaining({ shipment_id: shipment.shipment_id, status: 'ASSIGNED' })]);
     const calls = await call<{ calls: { operation: string }[] }>(`${e.baseUrl}/_emulator/calls`);
     expect(calls.body.calls.map((c) => c.operation)).not.toContain('unknown');
+
+    const claim = await call<ClaimBody>(`${e.baseUrl}/v1/shipments/${shipment.shipment_id}/open-dispute`, {
+      key: keyA,
+      body: { reason: 'lost', description: 'never arrived', claimant_id: 'usr_1', claimant_type: 'buyer' },
+    });
+    const decideUrl = `${e.baseUrl}/_emulator/disputes/${claim.body.claim_id}/decide`;
+    const decided = await call<ClaimBody>(decideUrl, { body: { status: 'REJECTED', outcome: 'signature on file' } });
+    expect(decided.body).toMatchObject({ status: 'REJECTED', outcome: 'signature on file', claimant_type: 'buyer' });
+    expectError(await call(decideUrl, { body: { status: 'COMPENSATED', outcome: 'twice' } }), 409, ErrorCode.INVALID_STATE);
+
+    const receiver = await startReceiver();
+    const put = await call(`${e.baseUrl}/_emulator/organisations/${ORG_A}/webhook`, { method: 'PUT', body: { url: receiver.url, secret: 'x' } });
+    expect(put.status).toBe(204);
+    await call(`${e.baseUrl}/_emulator/advance`, { body: { ms: STEP_MS } });
+    expect(receiver.received.map((d) => (JSON.parse(d.body) as { status: string }).status)).toEqual(['PICKED_UP']);
   });
 });
 
