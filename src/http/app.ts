@@ -4,6 +4,7 @@
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../log.js';
+import { dispatchWebhookRoutes } from './routes/dispatch-webhooks.js';
 import { webhookRoutes, type WebhookDeps } from './routes/webhooks.js';
 
 export const MAX_BODY_BYTES = 512 * 1024;
@@ -30,6 +31,7 @@ export function createApp(deps: AppDeps): express.Express {
   });
 
   app.use(webhookRoutes(deps));
+  app.use(dispatchWebhookRoutes(deps));
 
   app.use((_req: Request, res: Response) => {
     res.status(404).json({ error: 'not_found' });

@@ -3,6 +3,9 @@
  *
  *   shop-events   one job per shop webhook delivery (deduplicated): normalise, record, decide
  *   dispatch      one job per order and generation: quote → shipment → ready, resumable
+ *   deliveries    `sync`: re-read a shipment and write its state into the shop; `cancel`: a shop
+ *                 cancellation carried to the service
+ *   maintenance   repeatable jobs: the polling fallback for lost delivery webhooks
  *
  * Job data never carries a secret: jobs name a shop by id and the worker looks its credentials up in
  * the registry. Retention is bounded by age and count so Redis memory stays flat under volume; the
@@ -12,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { Queue, type ConnectionOptions, type DefaultJobOptions, type JobsOptions } from 'bullmq';
 import type { Platform } from '../domain/order.js';
 
-export const QUEUE = { shopEvents: 'shop-events', dispatch: 'dispatch' } as const;
+export const QUEUE = { shopEvents: 'shop-events', dispatch: 'dispatch', deliveries: 'deliveries', maintenance: 'maintenance' } as const;
 
 export interface ShopEventJob {
   shopId: string;
@@ -30,6 +33,18 @@ export interface DispatchJob {
   generation: number;
   /** Why the job exists: a shop event, an operator's replay, reconciliation. */
   trigger: string;
+}
+
+export interface DeliveryJob {
+  shopId: string;
+  /** At least one of the two: the webhook may carry either. */
+  shipmentId?: string;
+  externalOrderId?: string;
+  trigger: string;
+}
+
+export interface MaintenanceJob {
+  task: 'poll-deliveries';
 }
 
 /** Retries: exponential from 2 s, capped by the custom strategy, which honours Retry-After. */
@@ -53,6 +68,8 @@ export function dispatchJobOptions(job: DispatchJob): JobsOptions {
 export interface RelaisQueues {
   shopEvents: Queue<ShopEventJob>;
   dispatch: Queue<DispatchJob>;
+  deliveries: Queue<DeliveryJob>;
+  maintenance: Queue<MaintenanceJob>;
   all(): Queue[];
   close(): Promise<void>;
 }
@@ -60,12 +77,19 @@ export interface RelaisQueues {
 export function createQueues(connection: ConnectionOptions, prefix: string): RelaisQueues {
   const shopEvents = new Queue<ShopEventJob>(QUEUE.shopEvents, { connection, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
   const dispatch = new Queue<DispatchJob>(QUEUE.dispatch, { connection, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+  const deliveries = new Queue<DeliveryJob>(QUEUE.deliveries, { connection, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+  const maintenance = new Queue<MaintenanceJob>(QUEUE.maintenance, {
+    connection, prefix, defaultJobOptions: { ...DEFAULT_JOB_OPTIONS, attempts: 1, removeOnComplete: { count: 50 }, removeOnFail: { count: 50 } },
+  });
+  const all = [shopEvents, dispatch, deliveries, maintenance];
   return {
     shopEvents,
     dispatch,
-    all: () => [shopEvents, dispatch],
+    deliveries,
+    maintenance,
+    all: () => all,
     close: async () => {
-      await Promise.all([shopEvents.close(), dispatch.close()]);
+      await Promise.all(all.map((q) => q.close()));
     },
   };
 }

@@ -10,11 +10,13 @@
  *                                    writers of different fields never overwrite each other
  *   <p>:orders:<shopId>               sorted set of external ids by first-seen time
  *   <p>:held                          sorted set of held external ids by hold time
+ *   <p>:in-flight                     sorted set of orders with a live shipment (for the polling fallback)
  *   <p>:timeline:<externalOrderId>   capped list of calls made for the order (newest first)
  * Finished orders expire after `retentionDays` so memory stays bounded as volume grows.
  */
 import type { Redis } from 'ioredis';
 import type { HoldReason, Platform, StoreOrder } from '../domain/order.js';
+import type { DeliveryStep } from '../domain/shipment-status.js';
 
 export type OrderState =
   | 'received' // acknowledged, not yet evaluated
@@ -49,6 +51,22 @@ export interface ShipmentProgress {
   createdAt: string;
 }
 
+/** Where the parcel is, and what has been written into the shop about it (each write once). */
+export interface DeliveryProgress {
+  step: DeliveryStep;
+  serviceStatus: string;
+  updatedAt: string;
+  written: {
+    dispatch?: string;
+    steps: Partial<Record<DeliveryStep, string>>;
+    paid?: string;
+  };
+  /** Service states the state table does not know yet, as seen (reported, never a crash). */
+  unknownStates?: string[];
+  /** The last problem written on the order (refused cancellation, failed delivery). */
+  problem?: string;
+}
+
 export interface OrderMeta {
   externalOrderId: string;
   shopId: string;
@@ -71,6 +89,7 @@ export interface OrderRecord {
   neighbourhood?: { name: string; confidence: number };
   quote?: QuoteProgress;
   shipment?: ShipmentProgress;
+  delivery?: DeliveryProgress;
 }
 
 export interface TimelineEntry {
@@ -83,7 +102,7 @@ export interface TimelineEntry {
   detail?: string;
 }
 
-type Field = 'meta' | 'state' | 'hold' | 'order' | 'payload' | 'neighbourhood' | 'quote' | 'shipment';
+type Field = 'meta' | 'state' | 'hold' | 'order' | 'payload' | 'neighbourhood' | 'quote' | 'shipment' | 'delivery';
 
 export class OrderLedger {
   constructor(
@@ -104,6 +123,9 @@ export class OrderLedger {
   private get heldKey(): string {
     return `${this.prefix}:held`;
   }
+  private get inFlightKey(): string {
+    return `${this.prefix}:in-flight`;
+  }
 
   async get(externalOrderId: string): Promise<OrderRecord | undefined> {
     const raw = await this.redis.hgetall(this.orderKey(externalOrderId));
@@ -120,6 +142,7 @@ export class OrderLedger {
       neighbourhood: parse('neighbourhood'),
       quote: parse('quote'),
       shipment: parse('shipment'),
+      delivery: parse('delivery'),
     };
   }
 
@@ -148,6 +171,7 @@ export class OrderLedger {
     const multi = this.redis.multi().hset(key, 'state', JSON.stringify({ value: state, at: now.toISOString() }));
     if (state !== 'held') multi.hdel(key, 'hold').zrem(this.heldKey, externalOrderId);
     if (FINAL_STATES.has(state)) {
+      multi.zrem(this.inFlightKey, externalOrderId);
       multi.expire(key, this.options.retentionDays * 86_400).expire(this.timelineKey(externalOrderId), this.options.retentionDays * 86_400);
     }
     await multi.exec();
@@ -163,7 +187,20 @@ export class OrderLedger {
   }
 
   async save(externalOrderId: string, field: Exclude<Field, 'meta' | 'state' | 'hold'>, value: unknown): Promise<void> {
-    await this.redis.hset(this.orderKey(externalOrderId), field, JSON.stringify(value));
+    const multi = this.redis.multi().hset(this.orderKey(externalOrderId), field, JSON.stringify(value));
+    // An order with a shipment is followed until it is final (polling fallback for lost webhooks).
+    if (field === 'shipment') multi.zadd(this.inFlightKey, 'NX', Date.now(), externalOrderId);
+    await multi.exec();
+  }
+
+  /** Orders with a live shipment, oldest first (the polling fallback walks them at a bounded rate). */
+  async listInFlight(limit: number): Promise<string[]> {
+    return this.redis.zrange(this.inFlightKey, 0, limit - 1);
+  }
+
+  /** Moves an order to the back of the polling line once it has been polled. */
+  async touchInFlight(externalOrderId: string, now: Date): Promise<void> {
+    await this.redis.zadd(this.inFlightKey, 'XX', now.getTime(), externalOrderId);
   }
 
   /** Starts a new generation for a replay; returns it. */

@@ -10,6 +10,8 @@ import { AliasStore } from '../ledger/alias-store.js';
 import { OrderLedger } from '../ledger/order-ledger.js';
 import { createQueues, type RelaisQueues } from '../jobs/queues.js';
 import type { Logger } from '../log.js';
+import { createShopWriter } from '../stores/index.js';
+import type { ShopWriter } from '../stores/writer.js';
 
 export interface RuntimeOptions {
   redisUrl: string;
@@ -30,6 +32,8 @@ export interface Runtime {
   aliases: AliasStore;
   now(): Date;
   dispatchClientFor(shop: ShopConfig): DispatchClient;
+  /** The shop's write-back client, or undefined when none can be built for it. */
+  writerFor(shop: ShopConfig): ShopWriter | undefined;
   close(): Promise<void>;
 }
 
@@ -42,6 +46,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const queues = createQueues(producer, options.prefix);
   const ledger = new OrderLedger(redis, options.prefix);
   const clients = new Map<string, DispatchClient>();
+  const writers = new Map<string, ShopWriter | undefined>();
   return {
     options,
     producer,
@@ -63,6 +68,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         clients.set(shop.id, client);
       }
       return client;
+    },
+    writerFor(shop) {
+      if (!writers.has(shop.id)) writers.set(shop.id, createShopWriter(shop, { redis, prefix: options.prefix, logger: options.logger }));
+      return writers.get(shop.id);
     },
     async close() {
       await queues.close();

@@ -8,7 +8,8 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { NeighbourhoodResolver } from '../geo/resolver.js';
 import { dispatchOrder, type DispatchOutcome } from '../jobs/dispatch-order.js';
-import { QUEUE, retryDelayMs, type DispatchJob, type ShopEventJob } from '../jobs/queues.js';
+import { QUEUE, retryDelayMs, stableJobId, type DeliveryJob, type DispatchJob, type MaintenanceJob, type ShopEventJob } from '../jobs/queues.js';
+import { cancelDelivery, syncDelivery, type CancelOutcome, type DeliveryDeps, type DeliveryOutcome } from '../jobs/sync-delivery.js';
 import { handleShopEvent, type ShopEventOutcome } from '../jobs/shop-event.js';
 import { DispatchError } from '../dispatch/errors.js';
 import { createRuntime, type Runtime, type RuntimeOptions } from './runtime.js';
@@ -18,6 +19,9 @@ export interface WorkerOptions extends RuntimeOptions {
   concurrency?: number;
   /** BullMQ lockDuration and stalledInterval: how soon a job of a dead worker is taken over. */
   lockMs?: number;
+  /** Polling fallback for lost delivery webhooks: how often, and how many shipments per round. */
+  pollIntervalMs?: number;
+  pollBatch?: number;
 }
 
 export interface RunningWorker {
@@ -38,6 +42,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       handleShopEvent(job.data, {
         ledger: runtime.ledger, shops: options.shops, dispatchQueue: runtime.queues.dispatch, redis: runtime.redis,
         prefix: options.prefix, now: runtime.now, logger: logger.child({ shop: job.data.shopId, job: job.id }),
+        onCancelled: async (shop, externalOrderId) => {
+          await runtime.queues.deliveries.add('cancel', { shopId: shop.id, externalOrderId, trigger: job.data.topic });
+        },
       }),
     { connection, prefix: options.prefix, concurrency: options.concurrency ?? 10, settings, lockDuration: options.lockMs ?? 30_000, stalledInterval: options.lockMs ?? 30_000 },
   );
@@ -46,11 +53,16 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     QUEUE.dispatch,
     async (job) => {
       try {
-        return await dispatchOrder(job.data, {
+        const outcome = await dispatchOrder(job.data, {
           ledger: runtime.ledger, shops: options.shops, dispatchClientFor: runtime.dispatchClientFor, resolver: options.resolver, aliases: runtime.aliases,
           redis: runtime.redis, prefix: options.prefix, now: runtime.now,
           logger: logger.child({ shop: job.data.shopId, job: job.id }),
         });
+        if (outcome.kind === 'ready') {
+          // Write the tracking link into the shop now rather than at the first delivery webhook.
+          await runtime.queues.deliveries.add('sync', { shopId: job.data.shopId, shipmentId: outcome.shipmentId, trigger: 'ready' });
+        }
+        return outcome;
       } catch (error) {
         if (error instanceof DispatchError && !error.retryable) throw new UnrecoverableError(error.message);
         throw error;
@@ -58,6 +70,47 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     },
     { connection, prefix: options.prefix, concurrency: options.concurrency ?? 10, settings, lockDuration: options.lockMs ?? 30_000, stalledInterval: options.lockMs ?? 30_000 },
   );
+
+  const deliveryDeps = (job: Job<DeliveryJob>): DeliveryDeps => ({
+    ledger: runtime.ledger, shops: options.shops, dispatchClientFor: runtime.dispatchClientFor, writerFor: runtime.writerFor,
+    redis: runtime.redis, prefix: options.prefix, now: runtime.now, logger: logger.child({ shop: job.data.shopId, job: job.id }),
+  });
+  const deliveries = new Worker<DeliveryJob, DeliveryOutcome | CancelOutcome>(
+    QUEUE.deliveries,
+    async (job) => {
+      try {
+        return job.name === 'cancel' ? await cancelDelivery(job.data, deliveryDeps(job)) : await syncDelivery(job.data, deliveryDeps(job));
+      } catch (error) {
+        if (error instanceof DispatchError && !error.retryable) throw new UnrecoverableError(error.message);
+        throw error;
+      }
+    },
+    { connection, prefix: options.prefix, concurrency: options.concurrency ?? 10, settings, lockDuration: options.lockMs ?? 30_000, stalledInterval: options.lockMs ?? 30_000 },
+  );
+
+  // The polling fallback: a delivery whose webhooks never arrive still ends right in the shop.
+  const pollBatch = options.pollBatch ?? 100;
+  const maintenance = new Worker<MaintenanceJob>(
+    QUEUE.maintenance,
+    async () => {
+      const ids = await runtime.ledger.listInFlight(pollBatch);
+      for (const externalOrderId of ids) {
+        const record = await runtime.ledger.get(externalOrderId);
+        if (!record?.shipment) continue;
+        await runtime.queues.deliveries.add(
+          'sync',
+          { shopId: record.meta.shopId, shipmentId: record.shipment.shipmentId, externalOrderId, trigger: 'poll' },
+          { jobId: stableJobId('poll', externalOrderId, Math.floor(runtime.now().getTime() / 60_000)) },
+        );
+        await runtime.ledger.touchInFlight(externalOrderId, runtime.now());
+      }
+      return { polled: ids.length };
+    },
+    { connection, prefix: options.prefix, concurrency: 1 },
+  );
+  await runtime.queues.maintenance.upsertJobScheduler('poll-deliveries', { every: options.pollIntervalMs ?? 5 * 60_000 }, {
+    name: 'poll-deliveries', data: { task: 'poll-deliveries' },
+  });
 
   dispatch.on('failed', (job: Job<DispatchJob> | undefined, error: Error) => {
     if (!job) return;
@@ -74,18 +127,19 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       );
     }
   });
-  for (const worker of [shopEvents, dispatch]) {
+  const all = [shopEvents, dispatch, deliveries, maintenance];
+  for (const worker of all) {
     worker.on('error', (error: Error) => logger.error({ err: error.message, queue: worker.name }, 'worker error'));
   }
-  await Promise.all([shopEvents.waitUntilReady(), dispatch.waitUntilReady()]);
-  logger.info({ queues: [QUEUE.shopEvents, QUEUE.dispatch], concurrency: options.concurrency ?? 10 }, 'worker started');
+  await Promise.all(all.map((w) => w.waitUntilReady()));
+  logger.info({ queues: all.map((w) => w.name), concurrency: options.concurrency ?? 10 }, 'worker started');
 
   return {
     runtime,
-    workers: [shopEvents, dispatch],
+    workers: all,
     async close() {
       // Worker.close() waits for active jobs to finish before resolving.
-      await Promise.all([shopEvents.close(), dispatch.close()]);
+      await Promise.all(all.map((w) => w.close()));
       await runtime.close();
     },
   };

@@ -2,7 +2,10 @@
  * The one door into the stores: platform payloads go in, StoreOrders (or a hold reason) come out.
  * Nothing outside src/stores/ imports a platform module directly.
  */
+import type { Redis } from 'ioredis';
 import type { ShopConfig } from '../config/shops.js';
+import type { Logger } from '../log.js';
+import type { ShopWriter } from './writer.js';
 import { normaliseShopifyOrder } from './shopify/normalise.js';
 import { normaliseWooOrder } from './woocommerce/normalise.js';
 import type { NormaliseContext, NormaliseResult } from './shopify/normalise.js';
@@ -31,5 +34,16 @@ export function orderIdOf(payload: unknown): string | undefined {
   if (typeof id === 'string' && /^\d+$/.test(id)) return id;
   const gid = (payload as { admin_graphql_api_id?: unknown }).admin_graphql_api_id;
   if (typeof gid === 'string') return /\/(\d+)$/.exec(gid)?.[1];
+  return undefined;
+}
+
+export interface WriterDeps {
+  redis: Redis;
+  prefix: string;
+  logger: Logger;
+}
+
+/** The write-back client for a shop. Until the platform writers land, nothing is written back. */
+export function createShopWriter(_shop: ShopConfig, _deps: WriterDeps): ShopWriter | undefined {
   return undefined;
 }

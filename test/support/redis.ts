@@ -39,6 +39,7 @@ export async function startRedis(options: { extraArgs?: string[] } = {}): Promis
   const clients: Redis[] = [];
   const makeClient = (url: string) => () => {
     const c = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: false });
+    c.on('error', () => undefined); // a test that stops Redis on purpose sees errors through its commands
     clients.push(c);
     return c;
   };
@@ -62,6 +63,8 @@ export async function startRedis(options: { extraArgs?: string[] } = {}): Promis
   child.stderr?.on('data', (d: Buffer) => { output += d.toString(); });
   const url = `redis://127.0.0.1:${port}`;
   const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  // Refused connections are expected while the server starts; they are retried below.
+  probe.on('error', () => undefined);
   const deadline = Date.now() + 10_000;
   for (;;) {
     try {

@@ -28,6 +28,9 @@ export interface TestSecrets {
 
 export interface TestRelais {
   redis: TestRedis;
+  /** Secret references resolved for child processes: pass as their environment. */
+  env: Record<string, string>;
+  registryDocument: unknown;
   emulator: DispatchEmulator;
   shops: ShopRegistry;
   secrets: TestSecrets;
@@ -112,7 +115,9 @@ export function secretEnv(secrets: TestSecrets): Record<string, string> {
   };
 }
 
-export async function startTestRelais(options: { policy?: Record<string, unknown>; quoteTtlMs?: number; wooUrl?: string; lockMs?: number } = {}): Promise<TestRelais> {
+export async function startTestRelais(
+  options: { policy?: Record<string, unknown>; quoteTtlMs?: number; wooUrl?: string; lockMs?: number; inProcessWorker?: boolean } = {},
+): Promise<TestRelais> {
   const redis = await startRedis();
   const secrets = makeSecrets();
   const logger = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
@@ -121,19 +126,18 @@ export async function startTestRelais(options: { policy?: Record<string, unknown
     quoteTtlMs: options.quoteTtlMs,
   });
   const env = secretEnv(secrets);
-  const shops = buildShopRegistry(
-    registryDocument({ dispatchBaseUrl: emulator.baseUrl, trackingUrl: emulator.trackingUrl, wooUrl: options.wooUrl, policy: options.policy }),
-    (ref) => ('env' in ref ? env[ref.env] : undefined),
-  );
+  const document = registryDocument({ dispatchBaseUrl: emulator.baseUrl, trackingUrl: emulator.trackingUrl, wooUrl: options.wooUrl, policy: options.policy });
+  const shops = buildShopRegistry(document, (ref) => ('env' in ref ? env[ref.env] : undefined));
   const prefix = `{${redis.prefix}}`;
   const resolver = NeighbourhoodResolver.load();
   const base = { redisUrl: redis.url, prefix, shops, logger };
   const web = await startWeb({ ...base, port: 0 });
   const launchWorker = () => startWorker({ ...base, resolver, concurrency: 4, lockMs: options.lockMs });
-  const worker = await launchWorker();
-  const started: RunningWorker[] = [worker];
+  const started: RunningWorker[] = [];
+  const worker = options.inProcessWorker === false ? (undefined as unknown as RunningWorker) : await launchWorker();
+  if (worker) started.push(worker);
   return {
-    redis, emulator, shops, secrets, web, worker, prefix, logger,
+    redis, env, registryDocument: document, emulator, shops, secrets, web, worker, prefix, logger,
     async startWorker() {
       const w = await launchWorker();
       started.push(w);

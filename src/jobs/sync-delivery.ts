@@ -1,0 +1,209 @@
+/**
+ * Follows a parcel and writes each step into the shop.
+ *
+ * A delivery webhook (or the polling fallback, or the dispatch job once a shipment is ready) only says
+ * "look at this shipment". The job reads the shipment with getShipment: that read, not the payload,
+ * decides the state. The step moves forward only (duplicates and out-of-order events change nothing);
+ * an unknown state is recorded and reported, never a crash. Each write into the shop is recorded in
+ * the ledger once done, so a retry continues where the last attempt stopped.
+ */
+import type { Redis } from 'ioredis';
+import type { ShopConfig, ShopRegistry } from '../config/shops.js';
+import { FINAL_STEPS, movesForward, stepOfServiceState, type DeliveryStep } from '../domain/shipment-status.js';
+import type { DispatchClient } from '../dispatch/client.js';
+import { DispatchError } from '../dispatch/errors.js';
+import { ErrorCode, type WireShipment } from '../dispatch/wire.js';
+import type { DeliveryProgress, OrderLedger, OrderRecord, OrderState } from '../ledger/order-ledger.js';
+import type { Logger } from '../log.js';
+import type { DispatchInfo, ShopOrderRef, ShopWriter } from '../stores/writer.js';
+import { collectsCash } from '../dispatch/requests.js';
+import { withOrderLock } from './order-lock.js';
+import type { DeliveryJob } from './queues.js';
+
+export interface DeliveryDeps {
+  ledger: OrderLedger;
+  shops: ShopRegistry;
+  dispatchClientFor(shop: ShopConfig): Pick<DispatchClient, 'getShipment' | 'getShipmentByExternalOrder' | 'cancelShipment'>;
+  /** The shop writer; undefined when the shop has no write access configured (nothing is written). */
+  writerFor(shop: ShopConfig): ShopWriter | undefined;
+  redis: Redis;
+  prefix: string;
+  now(): Date;
+  logger: Logger;
+  /** Called when a state the table does not know shows up (metrics, alerts). */
+  onUnknownState?(shopId: string, state: string): void;
+}
+
+export type DeliveryOutcome =
+  | { kind: 'synced'; step: DeliveryStep; moved: boolean; wrote: string[] }
+  | { kind: 'unknown_state'; state: string }
+  | { kind: 'ignored'; why: string };
+
+const STATE_OF_STEP: Record<DeliveryStep, OrderState> = {
+  created: 'awaiting_ready',
+  ready: 'ready',
+  assigned: 'in_delivery',
+  picked_up: 'in_delivery',
+  in_transit: 'in_delivery',
+  out_for_delivery: 'in_delivery',
+  delivery_failed: 'delivery_failed',
+  delivered: 'delivered',
+  returned: 'returned',
+  cancelled: 'cancelled',
+};
+
+/** Steps worth a line in the shop (assignment is internal to the service). */
+const STEPS_WRITTEN: ReadonlySet<DeliveryStep> = new Set([
+  'picked_up', 'in_transit', 'out_for_delivery', 'delivery_failed', 'delivered', 'returned', 'cancelled',
+]);
+
+export async function syncDelivery(job: DeliveryJob, deps: DeliveryDeps): Promise<DeliveryOutcome> {
+  const shop = deps.shops.get(job.shopId);
+  if (!shop) return { kind: 'ignored', why: `unknown shop ${job.shopId}` };
+  const client = deps.dispatchClientFor(shop);
+
+  let shipment: WireShipment | undefined;
+  try {
+    if (job.shipmentId) shipment = await client.getShipment(job.shipmentId);
+    else if (job.externalOrderId) shipment = await client.getShipmentByExternalOrder(job.externalOrderId);
+  } catch (error) {
+    if (error instanceof DispatchError && error.status === 404) return { kind: 'ignored', why: 'no such shipment for this organisation' };
+    throw error;
+  }
+  if (!shipment) return { kind: 'ignored', why: 'no shipment id or external order id found' };
+  const extId = shipment.externalOrderId ?? job.externalOrderId;
+  if (!extId) return { kind: 'ignored', why: 'the shipment carries no external order id' };
+
+  return withOrderLock(deps.redis, deps.prefix, extId, async () => {
+    const record = await deps.ledger.get(extId);
+    if (!record) return { kind: 'ignored', why: `order ${extId} is not in the ledger` };
+    if (record.meta.shopId !== shop.id) {
+      deps.logger.warn({ shop: shop.id, owner: record.meta.shopId }, 'delivery webhook for another shop\'s order ignored');
+      return { kind: 'ignored', why: 'shipment belongs to another shop' };
+    }
+    return applyShipment(deps, shop, record, shipment);
+  });
+}
+
+async function applyShipment(deps: DeliveryDeps, shop: ShopConfig, record: OrderRecord, shipment: WireShipment): Promise<DeliveryOutcome> {
+  const extId = record.meta.externalOrderId;
+  const now = deps.now().toISOString();
+  const step = stepOfServiceState(shipment.status);
+  const previous: DeliveryProgress = record.delivery ?? { step: 'created', serviceStatus: 'CREATED', updatedAt: now, written: { steps: {} } };
+
+  if (!step) {
+    const unknownStates = [...new Set([...(previous.unknownStates ?? []), shipment.status])];
+    await deps.ledger.save(extId, 'delivery', { ...previous, unknownStates });
+    await deps.ledger.appendTimeline(extId, { at: now, system: 'dispatch', operation: 'getShipment', outcome: 'unknown_state', detail: shipment.status });
+    deps.logger.warn({ shop: shop.id, order: record.meta.orderName, state: shipment.status }, 'unknown shipment state recorded; the order does not move');
+    deps.onUnknownState?.(shop.id, shipment.status);
+    return { kind: 'unknown_state', state: shipment.status };
+  }
+
+  const moved = record.delivery === undefined || movesForward(previous.step, step);
+  let progress: DeliveryProgress = moved ? { ...previous, step, serviceStatus: shipment.status, updatedAt: now } : previous;
+  if (moved) {
+    await deps.ledger.save(extId, 'delivery', progress);
+    await deps.ledger.save(extId, 'shipment', {
+      ...(record.shipment ?? { shipmentId: shipment.shipmentId, createdAt: now }),
+      status: shipment.status,
+      trackingCode: shipment.trackingCode ?? record.shipment?.trackingCode,
+      publicTrackingUrl: shipment.publicTrackingUrl ?? record.shipment?.publicTrackingUrl,
+    });
+    if (record.state !== 'cancel_refused' || FINAL_STEPS.has(step)) await deps.ledger.setState(extId, STATE_OF_STEP[step], deps.now());
+  }
+
+  const writer = deps.writerFor(shop);
+  const wrote: string[] = [];
+  if (writer && record.order) {
+    const ref: ShopOrderRef = { shopId: shop.id, orderId: record.meta.orderId, orderName: record.meta.orderName, externalOrderId: extId };
+    const info: DispatchInfo = {
+      shipmentId: shipment.shipmentId,
+      trackingCode: shipment.trackingCode ?? record.shipment?.trackingCode,
+      publicTrackingUrl: shipment.publicTrackingUrl ?? record.shipment?.publicTrackingUrl,
+      amountToCollect: record.order.amountToCollect,
+      cashOnDelivery: collectsCash(record.order.paymentFamily),
+      neighbourhood: record.neighbourhood?.name,
+      quote: record.quote ? { quoteId: record.quote.quoteId, total: record.quote.total, breakdown: record.quote.breakdown } : undefined,
+      carrierName: 'Relais',
+      notifyCustomer: shop.policy.notifyCustomer,
+    };
+    const track = async (operation: string, write: () => Promise<void>, mark: (p: DeliveryProgress) => DeliveryProgress) => {
+      const started = Date.now();
+      try {
+        await write();
+      } catch (error) {
+        await deps.ledger.appendTimeline(extId, {
+          at: deps.now().toISOString(), system: 'shop', operation, outcome: 'error', ms: Date.now() - started, detail: (error as Error).message,
+        });
+        throw error;
+      }
+      progress = mark(progress);
+      await deps.ledger.save(extId, 'delivery', progress);
+      await deps.ledger.appendTimeline(extId, { at: deps.now().toISOString(), system: 'shop', operation, outcome: 'ok', ms: Date.now() - started });
+      wrote.push(operation);
+    };
+
+    // The tracking link goes out as soon as the shipment is ready, before any step is written.
+    if (!progress.written.dispatch && step !== 'created' && step !== 'cancelled') {
+      await track('recordDispatch', () => writer.recordDispatch(ref, info), (p) => ({ ...p, written: { ...p.written, dispatch: now } }));
+    }
+    if (STEPS_WRITTEN.has(progress.step) && !progress.written.steps[progress.step]) {
+      const current = progress.step;
+      await track(`recordStep ${current}`, () => writer.recordStep(ref, current, now, info), (p) => ({
+        ...p, written: { ...p.written, steps: { ...p.written.steps, [current]: now } },
+      }));
+    }
+    // Paid only once delivered and collected; never for a failed or returned delivery.
+    if (progress.step === 'delivered' && info.cashOnDelivery && !progress.written.paid) {
+      await track('markPaid', () => writer.markPaid(ref, info), (p) => ({ ...p, written: { ...p.written, paid: now } }));
+    }
+  }
+  return { kind: 'synced', step: progress.step, moved, wrote };
+}
+
+export type CancelOutcome = { kind: 'cancelled' } | { kind: 'refused'; message: string } | { kind: 'ignored'; why: string };
+
+/**
+ * The shop cancelled the order: cancel the shipment while the service allows it. Once the parcel is
+ * picked up the service refuses; the refusal is written on the order and shows in reconciliation.
+ */
+export async function cancelDelivery(job: DeliveryJob, deps: DeliveryDeps): Promise<CancelOutcome> {
+  const shop = deps.shops.get(job.shopId);
+  if (!shop || !job.externalOrderId) return { kind: 'ignored', why: 'unknown shop or order' };
+  const extId = job.externalOrderId;
+  return withOrderLock(deps.redis, deps.prefix, extId, async () => {
+    const record = await deps.ledger.get(extId);
+    if (!record?.shipment) return { kind: 'ignored', why: 'no shipment to cancel' };
+    if (record.state === 'cancelled') return { kind: 'cancelled' };
+    const client = deps.dispatchClientFor(shop);
+    const started = Date.now();
+    try {
+      const cancelled = await client.cancelShipment(record.shipment.shipmentId, {
+        reason: `order ${record.meta.orderName} cancelled in the shop`,
+        by: `Relais for ${shop.name}`,
+      });
+      await deps.ledger.appendTimeline(extId, { at: deps.now().toISOString(), system: 'dispatch', operation: 'cancelShipment', outcome: 'ok', ms: Date.now() - started });
+      await deps.ledger.save(extId, 'shipment', { ...record.shipment, status: cancelled.status });
+      await deps.ledger.setState(extId, 'cancelled', deps.now());
+      return { kind: 'cancelled' };
+    } catch (error) {
+      if (!(error instanceof DispatchError) || error.retryable) throw error;
+      await deps.ledger.appendTimeline(extId, {
+        at: deps.now().toISOString(), system: 'dispatch', operation: 'cancelShipment', outcome: error.code ?? String(error.status), ms: Date.now() - started, detail: error.message,
+      });
+      const pickedUp = error.code === ErrorCode.CANCEL_NOT_ALLOWED || error.status === 409;
+      const message = pickedUp
+        ? `The order was cancelled in the shop, but the delivery service refused to cancel shipment ${record.shipment.shipmentId}: the parcel has already been picked up. Contact the courier service to stop or return it.`
+        : `The order was cancelled in the shop, but the delivery service refused to cancel shipment ${record.shipment.shipmentId} (${error.code ?? error.status}): ${error.message}`;
+      await deps.ledger.setState(extId, 'cancel_refused', deps.now());
+      const delivery: DeliveryProgress = record.delivery ?? { step: 'created', serviceStatus: record.shipment.status, updatedAt: deps.now().toISOString(), written: { steps: {} } };
+      await deps.ledger.save(extId, 'delivery', { ...delivery, problem: message });
+      const writer = deps.writerFor(shop);
+      if (writer) {
+        await writer.recordProblem({ shopId: shop.id, orderId: record.meta.orderId, orderName: record.meta.orderName, externalOrderId: extId }, message);
+      }
+      return { kind: 'refused', message };
+    }
+  });
+}

@@ -1,0 +1,73 @@
+/**
+ * Sending signed shop webhooks to a running Relais, and reading what became of the order.
+ */
+import { shopifyWebhookHeaders, wooWebhookHeaders } from '../support/factories.js';
+import { SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, WOO_SHOP_ID, waitFor, type TestRelais } from '../support/relais.js';
+import type { OrderRecord } from '../../src/ledger/order-ledger.js';
+
+export async function postShopify(
+  relais: TestRelais,
+  topic: string,
+  payload: unknown,
+  options: { eventId?: string; secret?: string; headers?: Record<string, string | undefined>; rawBody?: string } = {},
+): Promise<{ status: number; body: unknown }> {
+  const body = options.rawBody ?? JSON.stringify(payload);
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    ...shopifyWebhookHeaders({ topic, shopDomain: SHOPIFY_DOMAIN, body, secret: options.secret ?? relais.secrets.shopifyClientSecret, eventId: options.eventId }),
+  };
+  for (const [name, value] of Object.entries(options.headers ?? {})) {
+    for (const existing of Object.keys(headers)) if (existing.toLowerCase() === name.toLowerCase()) delete headers[existing];
+    if (value !== undefined) headers[name] = value;
+  }
+  const response = await fetch(`${relais.web.url}/webhooks/shopify`, { method: 'POST', headers, body });
+  return { status: response.status, body: await response.json().catch(() => undefined) };
+}
+
+export async function postWoo(
+  relais: TestRelais,
+  topic: string,
+  payload: unknown,
+  options: { secret?: string; shopId?: string } = {},
+): Promise<{ status: number; body: unknown }> {
+  const body = JSON.stringify(payload);
+  const headers = {
+    'content-type': 'application/json',
+    ...wooWebhookHeaders({ topic, body, secret: options.secret ?? relais.secrets.wooWebhookSecret }),
+  };
+  const response = await fetch(`${relais.web.url}/webhooks/woocommerce/${options.shopId ?? WOO_SHOP_ID}`, { method: 'POST', headers, body });
+  return { status: response.status, body: await response.json().catch(() => undefined) };
+}
+
+export function shopifyExternalId(orderId: number | string): string {
+  return `${SHOPIFY_SHOP_ID}:${String(orderId)}`;
+}
+export function wooExternalId(orderId: number | string): string {
+  return `${WOO_SHOP_ID}:${String(orderId)}`;
+}
+
+export async function waitForState(relais: TestRelais, externalOrderId: string, states: string[], timeoutMs = 10_000): Promise<OrderRecord> {
+  return waitFor(
+    async () => {
+      const record = await relais.worker.runtime.ledger.get(externalOrderId);
+      return record && states.includes(record.state) ? record : undefined;
+    },
+    { timeoutMs, what: `order ${externalOrderId} to reach ${states.join(' or ')}` },
+  );
+}
+
+/** Waits until the work queues are empty (nothing waiting, active or delayed). The maintenance queue always holds its next scheduled poll. */
+export async function waitForIdle(relais: TestRelais, timeoutMs = 10_000): Promise<void> {
+  await waitFor(
+    async () => {
+      const { shopEvents, dispatch, deliveries } = relais.web.runtime.queues;
+      const counts = await Promise.all([shopEvents, dispatch, deliveries].map((q) => q.getJobCounts('waiting', 'active', 'delayed', 'prioritized')));
+      return counts.every((c) => Object.values(c).every((n) => n === 0));
+    },
+    { timeoutMs, what: 'the queues to drain' },
+  );
+}
+
+export function shipmentsFor(relais: TestRelais, externalOrderId: string) {
+  return relais.emulator.shipments().filter((s) => s.external_order_id === externalOrderId);
+}

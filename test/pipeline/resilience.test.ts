@@ -1,0 +1,103 @@
+/**
+ * Crashes and lost answers between the dispatch calls never lose an order nor double a shipment.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { shopifyOrderPayload } from '../support/factories.js';
+import { startTestRelais, waitFor, type TestRelais } from '../support/relais.js';
+import { spawnWorker } from '../support/worker-process.js';
+import { postShopify, shipmentsFor, shopifyExternalId, waitForIdle, waitForState } from './helpers.js';
+
+describe('with the worker in process', () => {
+  let relais: TestRelais;
+  beforeAll(async () => {
+    relais = await startTestRelais({ quoteTtlMs: 5 * 60_000 });
+  });
+  afterAll(async () => {
+    await relais?.stop();
+  });
+  afterEach(() => relais.emulator.faults.clear());
+
+  it('a response dropped after createShipment committed still leaves exactly one shipment, marked ready', async () => {
+    relais.emulator.faults.add({ operation: 'createShipment', times: 1, fault: { kind: 'commit_then_drop' } });
+    const payload = shopifyOrderPayload();
+    await postShopify(relais, 'orders/create', payload);
+    const extId = shopifyExternalId(payload.id);
+    await waitForState(relais, extId, ['ready'], 20_000);
+    await waitForIdle(relais);
+    const shipments = shipmentsFor(relais, extId);
+    expect(shipments).toHaveLength(1);
+    expect(shipments[0]!.status).toBe('READY');
+    const timeline = await relais.worker.runtime.ledger.timeline(extId);
+    expect(timeline.some((e) => e.operation === 'createShipment' && e.outcome !== 'ok')).toBe(true);
+  });
+
+  it('a quote that expires between steps is replaced by a fresh one before the shipment is created', async () => {
+    // The first createShipment fails with a retryable 503; while the job waits to retry, the service's
+    // clock passes the quote's expiry, so the saved quote is stale when the retry comes.
+    relais.emulator.faults.add({ operation: 'createShipment', times: 1, fault: { kind: 'status', status: 503 } });
+    const payload = shopifyOrderPayload();
+    await postShopify(relais, 'orders/create', payload);
+    const extId = shopifyExternalId(payload.id);
+    await waitFor(async () => relais.emulator.calls().some((c) => c.operation === 'createShipment' && c.status === 503), { what: 'the 503' });
+    await relais.emulator.advance(10 * 60_000);
+    const record = await waitForState(relais, extId, ['ready'], 20_000);
+    const quotes = relais.emulator.calls().filter((c) => c.operation === 'createQuote');
+    expect(quotes.length).toBeGreaterThanOrEqual(2);
+    const shipments = shipmentsFor(relais, extId);
+    expect(shipments).toHaveLength(1);
+    expect(shipments[0]!.quote_id).toBe(record.quote?.quoteId);
+  });
+
+  it('a 429 with Retry-After is retried after the delay the service asked for', async () => {
+    relais.emulator.faults.add({ operation: 'createQuote', times: 1, fault: { kind: 'rate_limit', retryAfterSeconds: 1 } });
+    const payload = shopifyOrderPayload();
+    await postShopify(relais, 'orders/create', payload);
+    const extId = shopifyExternalId(payload.id);
+    await waitForState(relais, extId, ['ready'], 20_000);
+    const quoteCalls = relais.emulator.calls().filter((c) => c.operation === 'createQuote' && c.path);
+    const limited = quoteCalls.findIndex((c) => c.status === 429);
+    expect(limited).toBeGreaterThanOrEqual(0);
+    expect(shipmentsFor(relais, extId)).toHaveLength(1);
+  });
+});
+
+describe('with the worker as a separate process', () => {
+  let relais: TestRelais;
+  beforeAll(async () => {
+    relais = await startTestRelais({ inProcessWorker: false });
+  });
+  afterAll(async () => {
+    await relais?.stop();
+  });
+
+  it('a worker killed after createShipment and before markReady: the restarted worker marks the same shipment ready', async () => {
+    // markReady hangs long enough for the kill to land between the two calls.
+    relais.emulator.faults.add({ operation: 'markReady', times: 1, fault: { kind: 'timeout' } });
+    const first = await spawnWorker(relais, { lockMs: 2_000 });
+    const payload = shopifyOrderPayload();
+    await postShopify(relais, 'orders/create', payload);
+    const extId = shopifyExternalId(payload.id);
+    await waitFor(async () => (await relais.web.runtime.ledger.get(extId))?.shipment, { what: 'the shipment to be saved', timeoutMs: 20_000 });
+    await waitFor(async () => relais.emulator.calls().some((c) => c.operation === 'markReady'), { what: 'markReady to be sent', timeoutMs: 20_000 });
+    await first.kill('SIGKILL');
+    expect(shipmentsFor(relais, extId)[0]!.status).toBe('CREATED');
+    relais.emulator.faults.clear();
+
+    const second = await spawnWorker(relais, { lockMs: 2_000 });
+    try {
+      const record = await waitFor(
+        async () => {
+          const r = await relais.web.runtime.ledger.get(extId);
+          return r?.state === 'ready' ? r : undefined;
+        },
+        { what: 'the order to be ready after restart', timeoutMs: 30_000 },
+      );
+      const shipments = shipmentsFor(relais, extId);
+      expect(shipments).toHaveLength(1);
+      expect(shipments[0]!.status).toBe('READY');
+      expect(record.shipment?.shipmentId).toBe(shipments[0]!.shipment_id);
+    } finally {
+      await second.kill('SIGTERM');
+    }
+  }, 60_000);
+});

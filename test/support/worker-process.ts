@@ -1,0 +1,54 @@
+/**
+ * The worker as a real child process (`relais worker`), so a test can kill it with SIGKILL at the
+ * worst moment, as a crash or an OOM kill would.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestRelais } from './relais.js';
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  output(): string;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export async function spawnWorker(relais: TestRelais, options: { lockMs?: number } = {}): Promise<WorkerProcess> {
+  const dir = mkdtempSync(join(tmpdir(), 'relais-worker-'));
+  const registry = join(dir, 'shops.json');
+  writeFileSync(registry, JSON.stringify(relais.registryDocument));
+  const child = spawn(join(process.cwd(), 'node_modules/.bin/tsx'), ['src/main/cli.ts', 'worker'], {
+    cwd: process.cwd(),
+    env: {
+      PATH: `${join(process.cwd(), 'node_modules/.bin')}:${process.env.PATH ?? ''}`,
+      ...relais.env,
+      REDIS_URL: relais.redis.url,
+      RELAIS_SHOPS_FILE: registry,
+      RELAIS_REDIS_PREFIX: relais.prefix,
+      RELAIS_WORKER_LOCK_MS: String(options.lockMs ?? 2_000),
+      WORKER_CONCURRENCY: '4',
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (d: Buffer) => { output += d.toString(); });
+  child.stderr?.on('data', (d: Buffer) => { output += d.toString(); });
+  const deadline = Date.now() + 20_000;
+  while (!output.includes('worker started')) {
+    if (child.exitCode !== null) throw new Error(`worker exited early: ${output}`);
+    if (Date.now() > deadline) throw new Error(`worker did not start: ${output}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    child,
+    output: () => output,
+    async kill(signal = 'SIGKILL') {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill(signal);
+      await exited;
+    },
+  };
+}
