@@ -3,8 +3,8 @@
  * 2026-10 schema, per-shop access tokens, Shopify's cost-based throttling, an order store with fulfillment
  * orders, fulfillments, events, tags and metafields, and signed webhooks.
  *
- *   POST /admin/api/{version}/graphql.json                  shop chosen by the Host header
- *   POST /shops/{domain}/admin/api/{version}/graphql.json   shop chosen by the path (what `fetch` uses)
+ *   POST /shops/{domain}/admin/api/{version}/graphql.json   shop chosen by the path (what `fetch` and adminUrl use)
+ *   POST /admin/api/{version}/graphql.json                  shop chosen by the Host header (or the only shop)
  *   /_emulator/...                                          control routes for demos (see handleControl)
  *
  * Only the configured API version is served; any other answers 404, so a client built for another version
@@ -126,6 +126,8 @@ export interface ShopifyEmulator {
    * globalThis.fetch when done if other code in the process talks to the real Shopify.
    */
   readonly fetch: FetchFunction;
+  /** http://127.0.0.1:port/shops/{domain}: the origin to use instead of https://{domain} (append /admin/api/...). */
+  adminUrl(domain: string): string;
   /** http://127.0.0.1:port/shops/{domain}/admin/api/{version}/graphql.json */
   graphqlUrl(domain: string): string;
   createOrder(domain: string, input?: CreateOrderInput, options?: { webhooks?: boolean }): RestOrder;
@@ -290,20 +292,19 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
     }
     const { operation } = endpoint.describe(parsedBody);
     const rootFields = operation ? operation.selectionSet.selections.flatMap((s) => (s.kind === 'Field' ? [s.name.value] : [])) : [];
-    const delay = faults.take(domain, rootFields, ['delay']);
-    if (delay) await new Promise((resolve) => setTimeout(resolve, delay.delayMs ?? 1000));
-    const statusFault = faults.take(domain, rootFields, ['status']);
-    if (statusFault) {
-      const status = statusFault.status ?? 500;
+    const fault = faults.take(domain, rootFields);
+    if (fault?.kind === 'delay') await new Promise((resolve) => setTimeout(resolve, fault.delayMs ?? 1000));
+    if (fault?.kind === 'status') {
+      const status = fault.status ?? 500;
       const body = { errors: STATUS_CODES[status] ?? 'Error' };
       const headers: Record<string, string> = {};
-      if (statusFault.retryAfterSeconds !== undefined) headers['Retry-After'] = String(statusFault.retryAfterSeconds);
+      if (fault.retryAfterSeconds !== undefined) headers['Retry-After'] = String(fault.retryAfterSeconds);
       else if (status === 429) headers['Retry-After'] = '2.0';
       record({ domain, httpStatus: status, outcome: 'fault', ...blank, operationType: operation?.operation ?? null, rootFields, query: parsedBody.query, variables: parsedBody.variables ?? null, response: body });
       send(res, status, body, headers);
       return;
     }
-    const forceThrottle = faults.take(domain, rootFields, ['throttle']) !== undefined;
+    const forceThrottle = fault?.kind === 'throttle';
     const answer = await endpoint.answer(parsedBody, rt.store, rt.bucket, { forceThrottle });
     record({
       domain,
@@ -361,6 +362,18 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
     }
   }
 
+  /**
+   * Without a path prefix: the Host header (what a client calling https://{shop} sends), then the
+   * X-Shopify-Shop-Domain header, then the only shop when there is just one (a client pointed at the
+   * emulator's bare URL).
+   */
+  const shopOfRequest = (req: IncomingMessage): ShopRuntime | undefined => {
+    const host = (req.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
+    const header = req.headers['x-shopify-shop-domain'];
+    const named = typeof header === 'string' ? header.toLowerCase() : undefined;
+    return shops.get(host) ?? (named ? shops.get(named) : undefined) ?? (shops.size === 1 ? [...shops.values()][0] : undefined);
+  };
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://emulator.invalid');
     let path = url.pathname;
@@ -368,15 +381,14 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
       await handleControl(req, res, path);
       return;
     }
-    let domain: string | undefined;
+    let rt: ShopRuntime | undefined;
     const prefixed = /^\/shops\/([^/]+)(\/.*)$/.exec(path);
     if (prefixed?.[1] && prefixed[2]) {
-      domain = decodeURIComponent(prefixed[1]).toLowerCase();
+      rt = shops.get(decodeURIComponent(prefixed[1]).toLowerCase());
       path = prefixed[2];
     } else {
-      domain = (req.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
+      rt = shopOfRequest(req);
     }
-    const rt = shops.get(domain);
     const graphql = /^\/admin\/api\/([^/]+)\/graphql\.json$/.exec(path);
     if (!rt || !graphql?.[1]) {
       send(res, 404, { errors: 'Not Found' });
@@ -425,6 +437,7 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
     apiVersion,
     schemaLoad: admin.loadTimings,
     fetch: emulatorFetch,
+    adminUrl: (domain) => `${base}/shops/${runtime(domain).shop.domain}`,
     graphqlUrl: (domain) => `${base}/shops/${runtime(domain).shop.domain}/admin/api/${apiVersion}/graphql.json`,
 
     createOrder(domain, input = {}, createOptions = {}) {

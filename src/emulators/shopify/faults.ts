@@ -4,6 +4,7 @@
  *  - `status`: an HTTP error (500, 502, 503, 429...) with Shopify's JSON error body and, for 429 and 503,
  *    a Retry-After header;
  *  - `delay`: the request is held `delayMs` before being answered normally (for client timeouts).
+ * One request consumes at most one fault.
  * `operation` restricts a fault to requests whose root fields include it (e.g. "fulfillmentCreate"),
  * `domain` to one shop. Faults are consumed in the order they were added.
  */
@@ -50,11 +51,10 @@ export class FaultPlan {
     return this.faults.map((fault) => ({ ...fault }));
   }
 
-  /** Uses one occurrence of the first fault matching this request, if any. */
-  take(domain: string, rootFields: string[], kinds: FaultSpec['kind'][]): FaultSpec | undefined {
+  /** Uses one occurrence of the first fault (in the order they were added) matching this request, if any. */
+  take(domain: string, rootFields: string[]): FaultSpec | undefined {
     const fault = this.faults.find(
       (candidate) =>
-        kinds.includes(candidate.kind) &&
         (candidate.spec.domain === undefined || candidate.spec.domain === domain) &&
         (candidate.spec.operation === undefined || rootFields.includes(candidate.spec.operation)),
     );
