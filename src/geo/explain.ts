@@ -2,6 +2,7 @@
  * Human text for `relais resolve "<address>" --country SN` and the held-order view: what was found,
  * how sure, from which words, what else it could be, and, when not resolved, the alias that would fix it.
  */
+import { normaliseText } from './normalise.js';
 import { DEFAULT_MIN_CONFIDENCE, type MatchEvidence, type Resolution, type ResolveInput } from './types.js';
 
 const VIA_LABEL: Record<MatchEvidence['via'], string> = {
@@ -46,7 +47,11 @@ export function explainResolution(input: ResolveInput, r: Resolution): string {
   lines.push(...evidence.map(describe));
   lines.push(`Candidates: ${r.candidates.length > 0 ? r.candidates.map((c) => `${c.name} ${c.confidence.toFixed(2)}`).join(', ') : 'none'}`);
   const top = r.candidates[0];
-  const words = evidence.find((e) => e.field !== 'coords' && e.field !== 'alias')?.text;
+  const matched = evidence.find((e) => e.field !== 'coords' && e.field !== 'alias');
+  // An alias equal to the name would change nothing (the name is already known but contradicted):
+  // then the alias to suggest is the customer's whole line ("Mermoz, Ouakam" → "Mermoz").
+  const line = matched ? input.fields[matched.field as keyof typeof input.fields]?.trim() : undefined;
+  const words = matched && normaliseText(matched.text) !== normaliseText(top?.name ?? '') ? matched.text : line;
   if (top && words) {
     lines.push(`To fix: if "${words}" means ${top.name} for this shop, add the alias "${words}" → "${top.name}"; otherwise correct the address.`);
   } else if (top) {

@@ -105,30 +105,33 @@ const coordinate = (min: number, max: number) =>
     }
     return n;
   });
-const pipeList = z.string().transform((s) => s.split('|').map((x) => x.trim()).filter((x) => x !== ''));
+// Names go on the wire as the dispatch service's neighbourhood: no non-breaking or doubled spaces.
+const cleanName = (s: string): string => s.replace(/\s+/gu, ' ').trim();
+const name = z.string().transform(cleanName).pipe(z.string().min(1));
+const pipeList = z.string().transform((s) => s.split('|').map(cleanName).filter((x) => x !== ''));
 const countryCode = z.string().trim().refine(isCountryCode, 'unknown country code');
 
 const CityRow = z.object({
   country: countryCode,
-  city: z.string().trim().min(1),
-  neighbourhood: z.string().trim().min(1),
+  city: name,
+  neighbourhood: name,
   lat: coordinate(-90, 90),
   lng: coordinate(-180, 180),
   alt_names: pipeList,
-  admin2: z.string().trim(),
-  place_type: z.string().trim().min(1),
+  admin2: z.string().transform(cleanName),
+  place_type: name,
 });
 type CityRow = z.infer<typeof CityRow>;
 
 const OfficialRow = z.object({
   country: countryCode,
-  city: z.string().trim().min(1),
-  name: z.string().trim().min(1),
+  city: name,
+  name,
   lat: coordinate(-90, 90),
   lng: coordinate(-180, 180),
   alt_names: pipeList,
-  level: z.string().trim().min(1),
-  parent: z.string().trim(),
+  level: name,
+  parent: z.string().transform(cleanName),
 });
 type OfficialRow = z.infer<typeof OfficialRow>;
 

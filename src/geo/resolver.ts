@@ -10,7 +10,8 @@
  *    abbreviation 0.90, numbered part missing from the gazetteer ×0.90, typo 0.92 − 0.4 × edits/length;
  *  - times the field's weight (province 0.95, zip 0.9, company 0.85) and the kind of place (a whole
  *    commune 0.9, a village 0.93, a hamlet 0.9), ×0.75 right after a street or landmark word ("Route de");
- *  - plus small bonuses: the same place in several fields, a numbered/listed quartier, coordinates within 2.5 km;
+ *  - plus small bonuses: the same place in several fields (+0.02 each), a numbered/listed quartier (+0.01),
+ *    coordinates near it (+0.08 × (1 − distance/2.5 km));
  *  - minus an ambiguity penalty when another, unrelated place scores within 0.25 (max(0, 0.25 − gap));
  *  - coordinates alone (no words matched): 0.9 − 0.2 × distance/2.5 km, −0.15 unless the nearest quartier
  *    point is 1.3 times nearer than any other. Below 0.75: not resolved.
@@ -51,20 +52,20 @@ const LISTED_QUARTIER_BONUS = 0.01;
 const AMBIGUITY_WINDOW = 0.25;
 const MAX_CONFIDENCE = 0.99;
 const MAX_FUZZY_TOKENS = 4;
-const COORDS_NEAR_KM = 1;
+const COORDS_BOOST = 0.08;
 const COORDS_BASE = 0.9;
 const COORDS_DISTANCE_SLOPE = 0.2;
 /** The nearest point must be this many times nearer than the next unrelated one, or it is a coin toss. */
 const COORDS_CLEARLY_NEARER = 1.3;
 const COORDS_CROWDED = 0.15;
-const COORDS_BOOST_NEAR = 0.05;
-const COORDS_BOOST_FAR = 0.03;
 /**
  * A commune and a quartier this close are one address written twice ("Sogefiha, Cocody"): Abidjan's
  * communes and Dakar's départements span 5–10 km; Dakar's communes d'arrondissement 1–3 km.
  */
 const COMMUNE_REACH_KM = 6;
 const COMMUNE_ARRONDISSEMENT_REACH_KM = 2;
+/** Two quartier points this close are one neighbourhood seen by two sources, or its immediate neighbour. */
+const ADJACENT_KM = 1.2;
 /** Coordinates this close to a city's own point are a geocoder's centroid for the bare city name. */
 const CITY_CENTROID_KM = 0.5;
 
@@ -117,6 +118,16 @@ function placeDistanceKm(place: Place, p: Point): number | undefined {
   return best;
 }
 
+/** The closest two sourced points of two places (a quartier described twice has two points). */
+function placesDistanceKm(a: Place, b: Place): number | undefined {
+  let best: number | undefined;
+  for (const p of a.points.length > 0 ? a.points : a.coords ? [a.coords] : []) {
+    const d = placeDistanceKm(b, p);
+    if (d !== undefined && (best === undefined || d < best)) best = d;
+  }
+  return best;
+}
+
 function inBox(p: Point, c: CountryCode): boolean {
   const [s, w, n, e] = COUNTRY_BOXES[c];
   return p.lat >= s && p.lat <= n && p.lng >= w && p.lng <= e;
@@ -140,21 +151,30 @@ function isAncestor(parent: Place, child: Place): boolean {
 
 /**
  * Two places an address may both mention without contradiction: one inside the other (official parent,
- * "HLM" / "HLM 5", "Cocody" / "Cocody Danga"), or a commune and a quartier a few kilometres apart.
+ * "HLM" / "HLM 5", "Cocody" / "Cocody Danga"), neighbours ("Angré 8e tranche"), or a commune and a
+ * quartier a few kilometres apart. Anything else ("Mermoz, Ouakam": 2.2 km, neither holds the other) is
+ * a contradiction and costs confidence.
  */
 function related(a: Place, b: Place): boolean {
   if (a === b) return true;
   if (a.country !== b.country) return false;
   if (isAncestor(a, b) || isAncestor(b, a)) return true;
   if (contains(a.tokens, b.tokens) || contains(b.tokens, a.tokens)) return true;
+  const km = placesDistanceKm(a, b);
+  if (km === undefined) return false;
+  if (km <= ADJACENT_KM) return true;
   const reach = Math.max(reachKm(a), reachKm(b));
-  if (reachKm(a) !== reachKm(b) && reach > 0 && a.coords && b.coords) return haversineKm(a.coords, b.coords) <= reach;
-  return false;
+  return reachKm(a) !== reachKm(b) && km <= reach;
 }
 
 /** How far from its point a place may hold the quartiers an address names beside it. */
 function reachKm(p: Place): number {
   return p.specificity === 1 ? COMMUNE_REACH_KM : p.commune ? COMMUNE_ARRONDISSEMENT_REACH_KM : 0;
+}
+
+/** How many words of the address the candidate's best match used: more words, more detail. */
+function spanOf(c: Candidate): number {
+  return Math.max(0, ...c.matches.map((m) => m.end - m.start));
 }
 
 /** A name inside a longer name is part of it: "Grand Yoff" in "HLM Grand Yoff". */
@@ -186,6 +206,13 @@ function defaultDataDir(): string {
     dir = dirname(dir);
   }
   throw new Error('data/neighbourhoods not found above src/geo: pass the gazetteer directory to NeighbourhoodResolver.load()');
+}
+
+/** A city, region or country name written in the address. */
+interface Mention {
+  name: BlockedName;
+  field: keyof AddressFields;
+  text: string;
 }
 
 interface CompiledAlias {
@@ -253,7 +280,7 @@ export class NeighbourhoodResolver {
     candidates.sort(
       (a, b) =>
         b.confidence - a.confidence || b.place.specificity - a.place.specificity || Number(a.place.commune) - Number(b.place.commune) ||
-        b.score - a.score || a.place.name.localeCompare(b.place.name),
+        b.score - a.score || spanOf(b) - spanOf(a) || a.place.name.localeCompare(b.place.name),
     );
 
     const best = candidates[0];
@@ -297,15 +324,17 @@ export class NeighbourhoodResolver {
   }
 
   /** City, region and country names written in the address: never answers, but they tell the country. */
-  private blockedMentions(segments: FieldSegment[]): { name: BlockedName; field: keyof AddressFields }[] {
-    const found: { name: BlockedName; field: keyof AddressFields }[] = [];
+  private blockedMentions(segments: FieldSegment[]): Mention[] {
+    const found: Mention[] = [];
     for (const { field, segment } of segments) {
       const tokens = segment.tokens.map((t) => t.text);
       for (let i = 0; i < tokens.length; i++) {
         for (const b of this.gazetteer.blockedByFirstToken.get(tokens[i]!) ?? []) {
           // "Grand Dakar", "Dakar-Plateau", "Pointe de Dakar" are places, not the city.
-          if (b.tokens.every((t, k) => tokens[i + k] === t) && !this.insideLongerName(tokens, i, i + b.tokens.length)) {
-            found.push({ name: b, field });
+          const end = i + b.tokens.length;
+          if (b.tokens.every((t, k) => tokens[i + k] === t) && !this.insideLongerName(tokens, i, end)) {
+            const text = segment.rawWords.slice(segment.tokens[i]!.raw, segment.tokens[end - 1]!.raw + 1).join(' ');
+            found.push({ name: b, field, text });
           }
         }
       }
@@ -368,14 +397,16 @@ export class NeighbourhoodResolver {
     explicit: CountryCode | undefined,
   ): { ok: true; place: Place; evidence: MatchEvidence } | { ok: false; reason: string; candidates: [] } | undefined {
     if (!aliases) return undefined;
-    const hits: { alias: CompiledAlias; field: keyof AddressFields; text: string }[] = [];
+    // An alias may span commas ("Mermoz, Ouakam" → "Mermoz"): it is matched against each whole field.
+    const byField = new Map<keyof AddressFields, string[]>();
+    for (const { field, segment } of segments) byField.set(field, [...(byField.get(field) ?? []), ...segment.tokens.map((t) => t.text)]);
+    const hits: { alias: CompiledAlias; field: keyof AddressFields }[] = [];
     for (const alias of this.compiledAliases(aliases)) {
-      for (const { field, segment } of segments) {
-        const tokens = segment.tokens;
-        const n = alias.tokens.length;
+      const n = alias.tokens.length;
+      for (const [field, tokens] of byField) {
         for (let i = 0; i + n <= tokens.length; i++) {
-          if (alias.tokens.every((t, k) => tokens[i + k]!.text === t)) {
-            hits.push({ alias, field, text: segment.rawWords.slice(tokens[i]!.raw, tokens[i + n - 1]!.raw + 1).join(' ') });
+          if (alias.tokens.every((t, k) => tokens[i + k] === t)) {
+            hits.push({ alias, field });
             break;
           }
         }
@@ -461,8 +492,8 @@ export class NeighbourhoodResolver {
     for (const c of byPlace.values()) {
       c.matches.sort((a, b) => b.score - a.score);
       const fields = new Set(c.matches.map((m) => m.field)).size;
+      // Not capped yet: bonuses still separate two strong candidates; the cap applies to the confidence.
       c.score = c.matches[0]!.score + MULTI_FIELD_BONUS * Math.min(2, fields - 1) + (c.place.specificity === 3 ? LISTED_QUARTIER_BONUS : 0);
-      c.score = Math.min(MAX_CONFIDENCE, c.score);
     }
     return [...byPlace.values()];
   }
@@ -491,7 +522,9 @@ export class NeighbourhoodResolver {
   /** "Liberté 6" where only "Liberté" is listed: the base name, with less confidence. */
   private withNumberedFallback(matches: Match[], tokens: Token[], rawText: (s: number, e: number) => string): Match[] {
     for (const m of matches) {
-      if (m.end < tokens.length && isNumberToken(tokens[m.end]!.text) && !matches.some((o) => o.start <= m.start && o.end > m.end)) {
+      const numberFollows = m.end < tokens.length && isNumberToken(tokens[m.end]!.text);
+      // "Angré 8e tranche": the number opens another name, it does not number this one.
+      if (numberFollows && !matches.some((o) => (o.start <= m.start && o.end > m.end) || o.start === m.end)) {
         m.via = 'numbered';
         m.score *= NUMBERED_FALLBACK;
         m.text = rawText(m.start, m.end + 1);
@@ -572,13 +605,16 @@ export class NeighbourhoodResolver {
     return false;
   }
 
-  /** Coordinates near a place the words named confirm it. */
+  /**
+   * Coordinates near a place the words named confirm it, the more the nearer: between two named
+   * quartiers, the one the customer stands in pulls ahead ("Mermoz, Ouakam" at Ouakam's point).
+   */
   private applyCoords(candidates: Candidate[], point: Point): void {
     for (const c of candidates) {
       const d = placeDistanceKm(c.place, point);
       if (d === undefined || d > COORDS_RADIUS_KM) continue;
       c.coordsKm = d;
-      c.score = Math.min(MAX_CONFIDENCE, c.score + (d <= COORDS_NEAR_KM ? COORDS_BOOST_NEAR : COORDS_BOOST_FAR));
+      c.score += COORDS_BOOST * (1 - d / COORDS_RADIUS_KM);
     }
   }
 
@@ -611,19 +647,21 @@ export class NeighbourhoodResolver {
         rival = Math.max(rival, o.score);
       }
       const gap = c.score - rival;
-      c.confidence = Math.max(0, c.score - Math.max(0, AMBIGUITY_WINDOW - gap));
+      c.confidence = Math.min(MAX_CONFIDENCE, Math.max(0, c.score - Math.max(0, AMBIGUITY_WINDOW - gap)));
     }
   }
 
   private reasonFor(
     address: string,
     top: Candidate[],
-    mentions: { name: BlockedName }[],
+    mentions: Mention[],
     coords: { point?: Point; note?: string },
   ): string {
     const quoted = `'${address || '(empty address)'}'`;
     const notes: string[] = [];
-    const names = [...new Set(mentions.map((m) => m.name.display))];
+    const byKey = new Map<string, string>();
+    for (const m of mentions) if (!byKey.has(m.name.key)) byKey.set(m.name.key, m.text);
+    const names = [...new Set(byKey.values())];
     if (names.length === 1) {
       const kind = mentions[0]!.name.kind;
       notes.push(`'${names[0]}' is a ${kind}, not a neighbourhood`);
