@@ -9,6 +9,7 @@ import { externalOrderId } from '../domain/ids.js';
 import type { OrderLedger, OrderState } from '../ledger/order-ledger.js';
 import type { Logger } from '../log.js';
 import { normaliseOrder, orderIdOf } from '../stores/index.js';
+import { COMPLIANCE_TOPICS, handleCompliance, type ComplianceOutcome } from './compliance.js';
 import { withOrderLock } from './order-lock.js';
 import { decideEligibility } from './policy.js';
 import { dispatchJobOptions, type DispatchJob, type ShopEventJob } from './queues.js';
@@ -18,6 +19,7 @@ export interface ShopEventDeps {
   ledger: OrderLedger;
   shops: ShopRegistry;
   dispatchQueue: Queue<DispatchJob>;
+  shopEventQueue: Queue<ShopEventJob>;
   redis: Redis;
   prefix: string;
   now(): Date;
@@ -31,6 +33,7 @@ export type ShopEventOutcome =
   | { kind: 'waiting'; externalOrderId: string; why: string }
   | { kind: 'held'; externalOrderId: string; code: string }
   | { kind: 'cancelled'; externalOrderId: string }
+  | { kind: 'compliance'; result: ComplianceOutcome }
   | { kind: 'ignored'; why: string };
 
 /** States in which a new shop event may (re)start dispatch. */
@@ -39,6 +42,10 @@ const BEFORE_DISPATCH: ReadonlySet<OrderState> = new Set(['received', 'waiting',
 export async function handleShopEvent(event: ShopEventJob, deps: ShopEventDeps): Promise<ShopEventOutcome> {
   const shop = deps.shops.get(event.shopId);
   if (!shop) return { kind: 'ignored', why: `shop "${event.shopId}" is not in the registry` };
+  if (COMPLIANCE_TOPICS.has(event.topic)) {
+    const result = await handleCompliance(shop.id, event.topic, event.payload, { ledger: deps.ledger, shopEvents: deps.shopEventQueue, logger: deps.logger });
+    return { kind: 'compliance', result };
+  }
   const orderId = orderIdOf(event.payload);
   if (!orderId) {
     deps.logger.error({ shop: shop.id, topic: event.topic }, 'order webhook without an order id; nothing to record');

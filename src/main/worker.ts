@@ -40,7 +40,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     QUEUE.shopEvents,
     async (job) =>
       handleShopEvent(job.data, {
-        ledger: runtime.ledger, shops: options.shops, dispatchQueue: runtime.queues.dispatch, redis: runtime.redis,
+        ledger: runtime.ledger, shops: options.shops, dispatchQueue: runtime.queues.dispatch, shopEventQueue: runtime.queues.shopEvents, redis: runtime.redis,
         prefix: options.prefix, now: runtime.now, logger: logger.child({ shop: job.data.shopId, job: job.id }),
         onCancelled: async (shop, externalOrderId) => {
           await runtime.queues.deliveries.add('cancel', { shopId: shop.id, externalOrderId, trigger: job.data.topic });

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shopifyOrderPayload, wooOrderPayload, wooPingBody } from '../support/factories.js';
-import { startTestRelais, WOO_SHOP_ID, type TestRelais } from '../support/relais.js';
+import { startTestRelais, waitFor, WOO_SHOP_ID, type TestRelais } from '../support/relais.js';
 import { postShopify, postWoo, shipmentsFor, shopifyExternalId, waitForIdle, waitForState, wooExternalId } from './helpers.js';
 
 let relais: TestRelais;
@@ -153,5 +153,29 @@ describe('Redis unreachable', () => {
     expect(retry.status).toBe(200);
     await waitForState(relais, shopifyExternalId(payload.id), ['ready'], 15_000);
     expect(shipmentsFor(relais, shopifyExternalId(payload.id))).toHaveLength(1);
+  });
+});
+
+describe("Shopify's compliance webhooks are acted on", () => {
+  it('customers/redact erases the personal data Relais keeps for the listed orders, and keeps the shipment', async () => {
+    const payload = shopifyOrderPayload();
+    await postShopify(relais, 'orders/create', payload);
+    const extId = shopifyExternalId(payload.id);
+    await waitForState(relais, extId, ['ready']);
+    const before = await relais.worker.runtime.ledger.get(extId);
+    expect(JSON.stringify(before?.order)).toContain(String(payload.shipping_address?.phone ?? payload.phone ?? ''));
+
+    const redact = { shop_id: 1, shop_domain: 'dakar-mode.myshopify.com', customer: { id: 1, email: 'x@example.com', phone: '+221770000000' }, orders_to_redact: [payload.id] };
+    expect((await postShopify(relais, 'customers/redact', redact)).status).toBe(200);
+    const after = await waitFor(async () => {
+      const r = await relais.worker.runtime.ledger.get(extId);
+      return r && r.order === undefined && r.payload === undefined ? r : undefined;
+    }, { what: 'the order to be redacted' });
+    expect(after.shipment?.shipmentId).toBe(before?.shipment?.shipmentId);
+    // The job data of the original webhook no longer carries the customer's address either.
+    await waitForIdle(relais);
+    const jobs = await relais.web.runtime.queues.shopEvents.getJobs(['completed']);
+    const original = jobs.find((j) => j && (j.data.payload as { id?: unknown }).id === payload.id && j.data.topic === 'orders/create');
+    expect(original?.data.payload).toEqual({ id: payload.id, redacted: true });
   });
 });

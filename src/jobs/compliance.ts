@@ -1,0 +1,65 @@
+/**
+ * Shopify's mandatory compliance topics, acted on rather than just acknowledged.
+ *
+ *   customers/redact   erase the personal data Relais keeps for the listed orders
+ *   shop/redact        erase it for every order of the shop (48 h after uninstall)
+ *   customers/data_request   report what Relais holds for the customer, for the merchant to pass on
+ *
+ * What Relais keeps: the shop payload and the normalised order in the ledger, and the payload in
+ * shop-event job data. Both are erased here; shipment ids, states and amounts stay (no personal data,
+ * and the merchant's accounting needs them). Logs never carry names, phones or addresses.
+ */
+import type { Queue } from 'bullmq';
+import { externalOrderId } from '../domain/ids.js';
+import type { OrderLedger } from '../ledger/order-ledger.js';
+import type { Logger } from '../log.js';
+import type { ShopEventJob } from './queues.js';
+
+export const COMPLIANCE_TOPICS = new Set(['customers/data_request', 'customers/redact', 'shop/redact']);
+
+export interface ComplianceDeps {
+  ledger: OrderLedger;
+  shopEvents: Queue<ShopEventJob>;
+  logger: Logger;
+}
+
+export type ComplianceOutcome = { kind: 'redacted'; orders: number; jobs: number } | { kind: 'data_request'; orders: string[] };
+
+export async function handleCompliance(shopId: string, topic: string, payload: unknown, deps: ComplianceDeps): Promise<ComplianceOutcome> {
+  const body = (payload ?? {}) as { orders_to_redact?: unknown; orders_requested?: unknown };
+  if (topic === 'customers/data_request') {
+    const ids = numericIds(body.orders_requested).map((id) => externalOrderId(shopId, id));
+    const held: string[] = [];
+    for (const id of ids) if (await deps.ledger.get(id)) held.push(id);
+    deps.logger.info({ shop: shopId, orders: held }, 'customer data request: Relais holds delivery data for these orders');
+    return { kind: 'data_request', orders: held };
+  }
+  const orderIds =
+    topic === 'shop/redact'
+      ? (await deps.ledger.listShopOrders(shopId)).map((ext) => ext.slice(ext.indexOf(':') + 1))
+      : numericIds(body.orders_to_redact);
+  const externalIds = orderIds.map((id) => externalOrderId(shopId, id));
+  const orders = await deps.ledger.redactOrders(externalIds);
+  const jobs = await redactJobs(deps.shopEvents, shopId, new Set(orderIds), topic === 'shop/redact');
+  deps.logger.info({ shop: shopId, topic, orders, jobs }, 'personal data erased');
+  return { kind: 'redacted', orders, jobs };
+}
+
+/** Replaces the payload of every kept shop-event job about these orders (or the whole shop). */
+async function redactJobs(queue: Queue<ShopEventJob>, shopId: string, orderIds: Set<string>, wholeShop: boolean): Promise<number> {
+  let count = 0;
+  const jobs = await queue.getJobs(['completed', 'failed', 'delayed', 'waiting', 'paused']);
+  for (const job of jobs) {
+    if (!job || job.data.shopId !== shopId || COMPLIANCE_TOPICS.has(job.data.topic)) continue;
+    const id = (job.data.payload as { id?: unknown } | null)?.id;
+    if (!wholeShop && !orderIds.has(String(id))) continue;
+    await job.updateData({ ...job.data, payload: { id, redacted: true } });
+    count += 1;
+  }
+  return count;
+}
+
+function numericIds(value: unknown): string[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter((v) => (typeof v === 'number' && Number.isSafeInteger(v)) || (typeof v === 'string' && /^\d+$/.test(v))).map(String);
+}
