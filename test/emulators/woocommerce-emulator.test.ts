@@ -268,6 +268,8 @@ describe('orders', () => {
     await emulator.updateOrder(shopId, old.id as number, { status: 'on-hold' });
     const onHold = await client.get('orders', { status: 'on-hold' });
     expect((onHold.data as { id: number }[]).map((order) => order.id)).toEqual([old.id]);
+    const either = await client.get('orders', { status: ['on-hold', 'completed'], per_page: 100 });
+    expect((either.data as { id: number }[]).map((order) => order.id)).toEqual([old.id]);
 
     const modified = await client.get('orders', { modified_after: since });
     expect((modified.data as { id: number; date_modified_gmt: string }[]).map((order) => order.id)).toEqual([old.id]);
@@ -576,6 +578,40 @@ describe('webhooks', () => {
       await emulator.updateOrder(shop.id, order.id as number, { customer_note: 'b4' });
       expect(emulator.webhooks(shop.id)[0]).toMatchObject({ status: 'disabled' });
       expect(emulator.deliveries().at(-1)).toMatchObject({ status: null, ok: false, webhookStatusAfter: 'disabled' });
+    } finally {
+      await emulator.close();
+      await receiver.close();
+    }
+  });
+
+  it('pings again after each delivery until a ping gets a 200, and skips paused webhooks', async () => {
+    let answer = 500;
+    const receiver = await startReceiver(() => answer);
+    const shop = { id: 'reping', consumerKey: newKey(), consumerSecret: newSecret() };
+    const emulator = await startWooEmulator({ shops: [shop] });
+    const client = new Client({ url: emulator.siteUrl(shop.id), consumerKey: shop.consumerKey, consumerSecret: shop.consumerSecret, version: 'wc/v3' });
+    const kinds = () => receiver.received.map((request) => (request.headers['x-wc-webhook-topic'] === undefined ? 'ping' : 'event'));
+    try {
+      const order = await emulator.createOrder(shop.id);
+      // Core answers 201 whatever the ping got; the webhook stays "pending delivery".
+      const created = await client.post('webhooks', { topic: 'order.updated', delivery_url: receiver.url, secret: 's' });
+      expect(created.status).toBe(201);
+      const id = (created.data as { id: number }).id;
+      expect(emulator.webhooks(shop.id)[0]).toMatchObject({ pendingDelivery: true });
+
+      await emulator.updateOrder(shop.id, order.id as number, { customer_note: 'one' });
+      expect(kinds()).toEqual(['ping', 'event', 'ping']);
+      answer = 200;
+      await emulator.updateOrder(shop.id, order.id as number, { customer_note: 'two' });
+      expect(kinds()).toEqual(['ping', 'event', 'ping', 'event', 'ping']);
+      await emulator.updateOrder(shop.id, order.id as number, { customer_note: 'three' });
+      expect(kinds()).toEqual(['ping', 'event', 'ping', 'event', 'ping', 'event']);
+      expect(emulator.webhooks(shop.id)[0]).toMatchObject({ pendingDelivery: false, failureCount: 0 });
+
+      const paused = await client.put(`webhooks/${String(id)}`, { status: 'paused' });
+      expect(paused.data).toMatchObject({ status: 'paused' });
+      await emulator.updateOrder(shop.id, order.id as number, { customer_note: 'four' });
+      expect(receiver.received).toHaveLength(6);
     } finally {
       await emulator.close();
       await receiver.close();

@@ -732,7 +732,7 @@ export async function startWooEmulator(options: WooEmulatorOptions): Promise<Woo
     const rawPath = queryAt === -1 ? rawUrl : rawUrl.slice(0, queryAt);
     const rawQuery = queryAt === -1 ? '' : rawUrl.slice(queryAt + 1);
     const site = /^\/shops\/([^/?#]+)(\/.*)?$/.exec(rawPath);
-    const shop = site?.[1] ? shops.get(decodeURIComponent(site[1])) : undefined;
+    const shop = site?.[1] ? shops.get(safeDecode(site[1])) : undefined;
     if (!site || !shop) {
       sendText(res, 404, 'Not Found');
       return;
@@ -743,7 +743,7 @@ export async function startWooEmulator(options: WooEmulatorOptions): Promise<Woo
       sendText(res, 404, 'Not Found');
       return;
     }
-    const route = decodeURIComponent((restMatch[1] ?? '/').replace(/\/+$/, '')) || '/';
+    const route = safeDecode((restMatch[1] ?? '/').replace(/\/+$/, '')) || '/';
 
     let bodyText: string;
     try {
@@ -1190,6 +1190,14 @@ function isValidDeliveryUrl(url: string): boolean {
     return (parsedUrl.protocol === 'http:' || parsedUrl.protocol === 'https:') && parsedUrl.hostname !== '';
   } catch {
     return false;
+  }
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
   }
 }
 
