@@ -340,6 +340,43 @@ describe('fulfillment, events and payment write-back', () => {
   });
 });
 
+describe('REST order reads', () => {
+  const rest = (path: string, token = accessToken) =>
+    fetch(`${emulator.adminUrl(SHOP)}/admin/api/${emulator.apiVersion}${path}`, { headers: { 'X-Shopify-Access-Token': token } });
+
+  it('reads one order wrapped in "order", and 404s an unknown one, reporting the REST call limit', async () => {
+    const order = emulator.createOrder(SHOP, {}, { webhooks: false });
+    const found = await rest(`/orders/${order.id}.json`);
+    expect(found.status).toBe(200);
+    expect(found.headers.get('x-shopify-shop-api-call-limit')).toMatch(/^\d+\/40$/);
+    expect(await found.json()).toEqual({ order: emulator.order(SHOP, order.id) });
+    const missing = await rest('/orders/1.json');
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual({ errors: 'Not Found' });
+    const unauthorized = await rest(`/orders/${order.id}.json`, `shpat_${randomHex()}`);
+    expect(unauthorized.status).toBe(401);
+    await unauthorized.body?.cancel();
+  });
+
+  it('lists orders newest first, following the Link header page by page', async () => {
+    const ids = [1, 2, 3].map(() => emulator.createOrder(SHOP, {}, { webhooks: false }).id);
+    emulator.cancelOrder(SHOP, ids[0] ?? 0);
+    const seen: number[] = [];
+    let next: string | null = `/orders.json?status=any&limit=2&fields=id,name&ids=${ids.join(',')}`;
+    while (next) {
+      const response = await rest(next);
+      expect(response.status).toBe(200);
+      const body = (await response.json()) as { orders: { id: number; name: string }[] };
+      seen.push(...body.orders.map((order) => order.id));
+      const link = response.headers.get('link');
+      next = link ? new URL(/<([^>]+)>; rel="next"/.exec(link)?.[1] ?? '').search.replace(/^/, '/orders.json') : null;
+    }
+    expect(seen).toEqual([...ids].reverse());
+    const open = (await (await rest(`/orders.json?ids=${ids.join(',')}`)).json()) as { orders: { id: number }[] };
+    expect(open.orders.map((order) => order.id)).toEqual([ids[2], ids[1]]);
+  });
+});
+
 describe('throttling', () => {
   it('answers THROTTLED with the cost figures when the bucket is empty, and serves again once it has refilled', async () => {
     let now = Date.parse('2026-11-22T08:00:00Z');
@@ -464,6 +501,25 @@ describe('webhooks', () => {
       rawResponse: {},
     });
     expect(check).toMatchObject({ valid: true, topic: 'ORDERS_PAID', domain: SHOP });
+  });
+
+  it('announces a fulfillment made through GraphQL to subscribers, one event id per topic, after answering', async () => {
+    emulator.subscribe(SHOP, 'fulfillments/create', `${receiver.url}/fulfillments`);
+    emulator.subscribe(SHOP, 'ORDERS_FULFILLED', `${receiver.url}/fulfilled`, { includeFields: ['id', 'fulfillment_status'] });
+    const order = emulator.createOrder(SHOP, {}, { webhooks: false });
+    const fulfillmentOrderId = await fulfillmentOrderOf(order.admin_graphql_api_id);
+    const { body } = await graphql(FULFILL, {
+      fulfillment: { lineItemsByFulfillmentOrder: [{ fulfillmentOrderId }], trackingInfo: { company: 'Relais Express', number: 'SHP_77' } },
+    });
+    expect(at(body.data, 'fulfillmentCreate', 'userErrors')).toEqual([]);
+    await emulator.webhooksSettled();
+    const created = receiver.deliveries.find((d) => d.request.url === '/fulfillments' && JSON.parse(d.rawBody.toString('utf8')).order_id === order.id);
+    const fulfilled = receiver.deliveries.find((d) => d.request.url === '/fulfilled' && JSON.parse(d.rawBody.toString('utf8')).id === order.id);
+    expect(created?.headers['x-shopify-topic']).toBe('fulfillments/create');
+    expect(JSON.parse(created?.rawBody.toString('utf8') ?? '{}')).toMatchObject({ status: 'success', tracking_company: 'Relais Express', tracking_number: 'SHP_77' });
+    expect(fulfilled?.headers['x-shopify-topic']).toBe('orders/fulfilled');
+    expect(JSON.parse(fulfilled?.rawBody.toString('utf8') ?? '{}')).toEqual({ id: order.id, fulfillment_status: 'fulfilled' });
+    expect(created?.headers['x-shopify-event-id']).not.toBe(fulfilled?.headers['x-shopify-event-id']);
   });
 
   it('replays a delivery with the same event id and a new webhook id, and reports the receiver status', async () => {

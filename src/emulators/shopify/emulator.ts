@@ -5,6 +5,7 @@
  *
  *   POST /shops/{domain}/admin/api/{version}/graphql.json   shop chosen by the path (what `fetch` and adminUrl use)
  *   POST /admin/api/{version}/graphql.json                  shop chosen by the Host header (or the only shop)
+ *   GET  .../admin/api/{version}/orders/{id}.json and orders.json   REST reads (rest-api.ts)
  *   /_emulator/...                                          control routes for demos (see handleControl)
  *
  * Only the configured API version is served; any other answers 404, so a client built for another version
@@ -17,6 +18,7 @@ import { z } from 'zod';
 import type { Logger } from '../../log.js';
 import { FaultPlan, type ActiveFault, type FaultSpec } from './faults.js';
 import { parseGid } from './format.js';
+import { answerRest, restBucket } from './rest-api.js';
 import { GraphqlEndpoint, graphqlBodySchema, type CostExtension, type GraphqlBody } from './graphql/endpoint.js';
 import type { ShopEvent, StoredOrder } from './model.js';
 import type { CreateOrderInput } from './orders-input.js';
@@ -73,8 +75,12 @@ export type FetchFunction = (input: Parameters<typeof fetch>[0], init?: Paramete
 /** A numeric order id, its string, or its gid. */
 export type OrderRef = number | string;
 
+/** One Admin API request as the emulator saw it (GraphQL, or one of the REST order reads). */
 export interface GraphqlCallRecord {
   at: string;
+  kind: 'graphql' | 'rest';
+  /** e.g. POST /admin/api/2026-10/graphql.json, GET /admin/api/2026-10/orders.json?status=any */
+  request: string;
   domain: string;
   apiVersion: string;
   httpStatus: number;
@@ -161,6 +167,7 @@ interface ShopRuntime {
   shop: ResolvedShop;
   store: ShopStore;
   bucket: CostBucket;
+  restBucket: CostBucket;
 }
 
 const optionsSchema = z.object({
@@ -207,7 +214,12 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
       accessToken: config.accessToken,
       clientSecret: config.clientSecret,
     };
-    shops.set(domain, { shop, store: new ShopStore(shop, ids, clock), bucket: new CostBucket(options.throttle ?? DEFAULT_THROTTLE, clock) });
+    shops.set(domain, {
+      shop,
+      store: new ShopStore(shop, ids, clock),
+      bucket: new CostBucket(options.throttle ?? DEFAULT_THROTTLE, clock),
+      restBucket: restBucket(clock),
+    });
   }
 
   const runtime = (domain: string): ShopRuntime => {
@@ -252,41 +264,72 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
     res.end(text);
   };
 
-  const record = (entry: Omit<GraphqlCallRecord, 'at' | 'apiVersion'>) => {
-    calls.push({ at: new Date(clock()).toISOString(), apiVersion, ...entry });
+  const record = (req: IncomingMessage, entry: Omit<GraphqlCallRecord, 'at' | 'apiVersion' | 'kind' | 'request'>) => {
+    const request = `${req.method ?? 'GET'} ${(req.url ?? '/').replace(/^\/shops\/[^/]+/, '')}`;
+    calls.push({ at: new Date(clock()).toISOString(), kind: request.includes('/graphql.json') ? 'graphql' : 'rest', request, apiVersion, ...entry });
   };
+
+  const blank: Pick<GraphqlCallRecord, 'operationType' | 'operationName' | 'rootFields' | 'query' | 'variables' | 'cost'> = {
+    operationType: null,
+    operationName: null,
+    rootFields: [],
+    query: null,
+    variables: null,
+    cost: null,
+  };
+
+  /** Version and access token, checked the same way for GraphQL and REST. False when already answered. */
+  function admit(req: IncomingMessage, res: ServerResponse, rt: ShopRuntime, version: string): boolean {
+    if (version !== apiVersion) {
+      logger?.warn({ shop: rt.shop.domain, requested: version, served: apiVersion }, 'shopify emulator: API version not served');
+      send(res, 404, { errors: 'Not Found' });
+      return false;
+    }
+    if (req.headers['x-shopify-access-token'] !== rt.shop.accessToken) {
+      const body = { errors: INVALID_TOKEN };
+      record(req, { domain: rt.shop.domain, httpStatus: 401, outcome: 'unauthorized', ...blank, response: body });
+      send(res, 401, body);
+      return false;
+    }
+    return true;
+  }
+
+  function answerStatusFault(req: IncomingMessage, res: ServerResponse, domain: string, fault: FaultSpec, details: Partial<GraphqlCallRecord>): void {
+    const status = fault.status ?? 500;
+    const body = { errors: STATUS_CODES[status] ?? 'Error' };
+    const headers: Record<string, string> = {};
+    if (fault.retryAfterSeconds !== undefined) headers['Retry-After'] = String(fault.retryAfterSeconds);
+    else if (status === 429) headers['Retry-After'] = '2.0';
+    record(req, { domain, httpStatus: status, outcome: 'fault', ...blank, ...details, response: body });
+    send(res, status, body, headers);
+  }
+
+  async function handleRest(req: IncomingMessage, res: ServerResponse, rt: ShopRuntime, version: string, path: string, query: URLSearchParams): Promise<void> {
+    if (!admit(req, res, rt, version)) return;
+    const fault = faults.take(rt.shop.domain, ['rest']);
+    if (fault?.kind === 'delay') await new Promise((resolve) => setTimeout(resolve, fault.delayMs ?? 1000));
+    if (fault?.kind === 'status' || fault?.kind === 'throttle') {
+      // A REST "throttle" is a 429, which is how Shopify throttles REST calls.
+      answerStatusFault(req, res, rt.shop.domain, fault.kind === 'throttle' ? { ...fault, status: 429 } : fault, { rootFields: ['rest'] });
+      return;
+    }
+    const answer = answerRest(req.method ?? 'GET', path, query, rt.store, rt.restBucket, apiVersion);
+    record(req, { domain: rt.shop.domain, httpStatus: answer.status, outcome: answer.status === 429 ? 'throttled' : 'ok', ...blank, rootFields: ['rest'], response: answer.body });
+    send(res, answer.status, answer.body, answer.headers);
+  }
 
   async function handleGraphql(req: IncomingMessage, res: ServerResponse, rt: ShopRuntime, version: string): Promise<void> {
     const domain = rt.shop.domain;
-    const blank: Pick<GraphqlCallRecord, 'operationType' | 'operationName' | 'rootFields' | 'query' | 'variables' | 'cost'> = {
-      operationType: null,
-      operationName: null,
-      rootFields: [],
-      query: null,
-      variables: null,
-      cost: null,
-    };
-    if (version !== apiVersion) {
-      logger?.warn({ shop: domain, requested: version, served: apiVersion }, 'shopify emulator: API version not served');
-      send(res, 404, { errors: 'Not Found' });
-      return;
-    }
+    if (!admit(req, res, rt, version)) return;
     if (req.method !== 'POST') {
       send(res, 405, { errors: 'Method Not Allowed' }, { Allow: 'POST' });
-      return;
-    }
-    const token = req.headers['x-shopify-access-token'];
-    if (token !== rt.shop.accessToken) {
-      const body = { errors: INVALID_TOKEN };
-      record({ domain, httpStatus: 401, outcome: 'unauthorized', ...blank, response: body });
-      send(res, 401, body);
       return;
     }
     const raw = await readBody(req);
     const parsedBody = raw === undefined ? undefined : parseGraphqlBody(raw, req.headers['content-type']);
     if (!parsedBody) {
       const body = { errors: { query: 'Required parameter missing or invalid' } };
-      record({ domain, httpStatus: 400, outcome: 'bad_request', ...blank, response: body });
+      record(req, { domain, httpStatus: 400, outcome: 'bad_request', ...blank, response: body });
       send(res, 400, body);
       return;
     }
@@ -295,18 +338,17 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
     const fault = faults.take(domain, rootFields);
     if (fault?.kind === 'delay') await new Promise((resolve) => setTimeout(resolve, fault.delayMs ?? 1000));
     if (fault?.kind === 'status') {
-      const status = fault.status ?? 500;
-      const body = { errors: STATUS_CODES[status] ?? 'Error' };
-      const headers: Record<string, string> = {};
-      if (fault.retryAfterSeconds !== undefined) headers['Retry-After'] = String(fault.retryAfterSeconds);
-      else if (status === 429) headers['Retry-After'] = '2.0';
-      record({ domain, httpStatus: status, outcome: 'fault', ...blank, operationType: operation?.operation ?? null, rootFields, query: parsedBody.query, variables: parsedBody.variables ?? null, response: body });
-      send(res, status, body, headers);
+      answerStatusFault(req, res, domain, fault, {
+        operationType: operation?.operation ?? null,
+        rootFields,
+        query: parsedBody.query,
+        variables: parsedBody.variables ?? null,
+      });
       return;
     }
     const forceThrottle = fault?.kind === 'throttle';
     const answer = await endpoint.answer(parsedBody, rt.store, rt.bucket, { forceThrottle });
-    record({
+    record(req, {
       domain,
       httpStatus: answer.status,
       outcome: answer.outcome,
@@ -389,12 +431,13 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
     } else {
       rt = shopOfRequest(req);
     }
-    const graphql = /^\/admin\/api\/([^/]+)\/graphql\.json$/.exec(path);
-    if (!rt || !graphql?.[1]) {
+    const admin = /^\/admin\/api\/([^/]+)(\/.+)$/.exec(path);
+    if (!rt || !admin?.[1] || !admin[2]) {
       send(res, 404, { errors: 'Not Found' });
       return;
     }
-    await handleGraphql(req, res, rt, graphql[1]);
+    if (admin[2] === '/graphql.json') await handleGraphql(req, res, rt, admin[1]);
+    else await handleRest(req, res, rt, admin[1], admin[2], url.searchParams);
   }
 
   const server: Server = createServer((req, res) => {

@@ -5,8 +5,9 @@
  *    a Retry-After header;
  *  - `delay`: the request is held `delayMs` before being answered normally (for client timeouts).
  * One request consumes at most one fault.
- * `operation` restricts a fault to requests whose root fields include it (e.g. "fulfillmentCreate"),
- * `domain` to one shop. Faults are consumed in the order they were added.
+ * `operation` restricts a fault to requests whose root fields include it (e.g. "fulfillmentCreate"; "rest"
+ * for the REST order reads, where `throttle` means a 429), `domain` to one shop. Faults are consumed in
+ * the order they were added.
  */
 export interface FaultSpec {
   kind: 'throttle' | 'status' | 'delay';
