@@ -23,6 +23,47 @@ const coords = z.object({ lat: z.number().min(-90).max(90), lng: z.number().min(
 
 const DEFAULT_COD_GATEWAYS = ['Cash on Delivery (COD)', 'cod', 'cash_on_delivery', 'Paiement à la livraison'];
 
+/**
+ * Delivery prices at checkout (src/checkout): what the Shopify carrier service and the WooCommerce rates
+ * endpoint answer for this shop.
+ *  - enabled: false makes both endpoints answer 404, so Shopify shows its backup rates and the WooCommerce
+ *    plugin adds nothing.
+ *  - serviceName: the rate's name the customer sees at checkout (Shopify `service_name`, WooCommerce label);
+ *    also the name under which `relais doctor --fix` registers the Shopify carrier service.
+ *  - serviceCode: Shopify `service_code` / WooCommerce rate id. Shopify requires it to be stable across
+ *    requests: never put anything dynamic in it, and do not change it once merchants' shipping rules use it.
+ *  - budgetMs: the whole answer (Redis, resolution, simulatePrice) is given within this time. Shopify's own limit
+ *    drops to 3 s under load, so the default leaves 500 ms for the network between Shopify and Relais.
+ *  - fallback: what to answer when the delivery service is slow or down. `{ mode: 'rate', amountXof }` shows a
+ *    fixed price (flagged in the description as a flat rate); `{ mode: 'none' }` answers 503, so Shopify shows
+ *    the shop's backup rates and WooCommerce shows its other methods. Never used for an address whose
+ *    neighbourhood is unknown: that gets no rate at all.
+ *  - cacheTtlSeconds: how long a price is kept in Redis per (pickup, destination neighbourhood, weight band).
+ *    15 minutes by default, the time Shopify itself keeps an answer.
+ *  - deliveryDays: when set, every rate carries min/max delivery dates this many days from now (Shopify
+ *    `min_delivery_date` / `max_delivery_date`); the delivery service does not say, so only the merchant knows.
+ */
+const checkoutRatesSchema = z
+  .object({
+    enabled: z.boolean().default(true),
+    serviceName: z.string().trim().min(1).max(100).default('Relais — livraison'),
+    serviceCode: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and - (stable: never dynamic)').default('RELAIS_STANDARD'),
+    budgetMs: z.number().int().min(100).max(9_000).default(2_500),
+    fallback: z
+      .discriminatedUnion('mode', [
+        z.object({ mode: z.literal('rate'), amountXof: z.number().int().positive() }).strict(),
+        z.object({ mode: z.literal('none') }).strict(),
+      ])
+      .default({ mode: 'none' }),
+    cacheTtlSeconds: z.number().int().min(1).max(86_400).default(900),
+    deliveryDays: z
+      .object({ min: z.number().int().min(0).max(60), max: z.number().int().min(0).max(60) })
+      .strict()
+      .refine((d) => d.min <= d.max, 'deliveryDays.min must not exceed deliveryDays.max')
+      .optional(),
+  })
+  .strict();
+
 const policySchema = z
   .object({
     /** Shopify: cash-on-delivery orders are dispatched when created; prepaid ones once paid. */
@@ -40,6 +81,8 @@ const policySchema = z
     notifyCustomer: z.boolean().default(true),
     /** Bound after which a shipment left unready is reported (minutes). */
     unreadyAlertMinutes: z.number().int().positive().default(30),
+    /** Delivery prices at checkout; every field is described above checkoutRatesSchema. */
+    checkoutRates: checkoutRatesSchema.default(checkoutRatesSchema.parse({})),
   })
   .strict();
 
