@@ -534,6 +534,54 @@ describe('webhooks', () => {
   });
 });
 
+describe('carrier service and control routes', () => {
+  let receiver: Receiver;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await receiver.close();
+  });
+
+  it('sends a signed rate request to the carrier service registered through GraphQL and returns its rates', async () => {
+    const created = await graphql(
+      `mutation Carrier($input: DeliveryCarrierServiceCreateInput!) { carrierServiceCreate(input: $input) { carrierService { id name active } userErrors { field message } } }`,
+      { input: { name: 'Relais', callbackUrl: `${receiver.url}/rates`, active: true, supportsServiceDiscovery: true } },
+    );
+    expect(at(created.body.data, 'carrierServiceCreate', 'userErrors')).toEqual([]);
+    const duplicate = await graphql(
+      `mutation { carrierServiceCreate(input: { name: "Relais", callbackUrl: "${receiver.url}/rates", active: true, supportsServiceDiscovery: true }) { carrierService { id } userErrors { field message } } }`,
+    );
+    expect(at(duplicate.body.data, 'carrierServiceCreate', 'userErrors')).toHaveLength(1);
+
+    const rate = { rate: { origin: { country: 'SN', city: 'Dakar' }, destination: { country: 'SN', city: 'Dakar', address1: 'Sicap Liberté 2' }, items: [], currency: 'XOF', locale: 'fr' } };
+    const answer = await emulator.requestShippingRates(SHOP, rate);
+    expect(answer).toMatchObject({ status: 200, body: { rates: [{ service_code: 'RELAIS', total_price: '250000' }] } });
+    const request = receiver.deliveries.find((d) => d.request.url === '/rates');
+    expect(request?.headers['x-shopify-shop-domain']).toBe(SHOP);
+    expect(request?.headers['x-shopify-hmac-sha256']).toBe(createHmac('sha256', clientSecret).update(request?.rawBody ?? '').digest('base64'));
+  });
+
+  it('lets a demo create, read and mark orders paid over plain HTTP', async () => {
+    const created = await fetch(`${emulator.url}/_emulator/shops/${SHOP}/orders`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ lineItems: [{ title: 'Pagne wax', price: '8000' }], shippingLines: [] }),
+    });
+    expect(created.status).toBe(201);
+    const order = (await created.json()) as { id: number; total_price: string };
+    expect(order.total_price).toBe('8000.00');
+    const paid = await fetch(`${emulator.url}/_emulator/shops/${SHOP}/orders/${order.id}/mark-paid`, { method: 'POST' });
+    expect(paid.status).toBe(200);
+    await paid.body?.cancel();
+    const snapshot = (await (await fetch(`${emulator.url}/_emulator/shops/${SHOP}/orders/${order.id}`)).json()) as { financialStatus: string };
+    expect(snapshot.financialStatus).toBe('PAID');
+    const invalid = await fetch(`${emulator.url}/_emulator/shops/${SHOP}/orders`, { method: 'POST', body: JSON.stringify({ lineItems: [] }) });
+    expect(invalid.status).toBe(400);
+    await invalid.body?.cancel();
+  });
+});
+
 describe('@shopify/shopify-api through emulator.fetch', () => {
   afterEach(() => {
     // The library's fetch is process-global: give it back so nothing else in this process is redirected.
@@ -589,6 +637,11 @@ async function startReceiver(): Promise<Receiver> {
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       deliveries.push({ headers: req.headers, rawBody: Buffer.concat(chunks), request: { method: req.method ?? 'POST', url: req.url ?? '/', headers: req.headers } });
+      if (req.url === '/rates') {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ rates: [{ service_name: 'Relais Dakar', service_code: 'RELAIS', total_price: '250000', currency: 'XOF', description: 'Livraison en 24 h' }] }));
+        return;
+      }
       res.writeHead(req.url === '/refuse' ? 500 : 200).end();
     });
   });
