@@ -8,199 +8,28 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
-import { silentLogger, type Logger } from '../../log.js';
-import { NonceStore, authenticate, type ApiKey, type AuthMethod, type WpError } from './auth.js';
-import {
-  ShopState,
-  isValidWebhookTopic,
-  newWebhookSecret,
-  toSeconds,
-  type Order,
-  type Product,
-  type Variation,
-  type Webhook,
-  type WebhookStatus,
-  type WeightUnit,
-  WEBHOOK_STATUSES,
-} from './model.js';
-import {
-  OrderWriteError,
-  addOrderNote,
-  createOrderViaCheckout,
-  createOrderViaRest,
-  noteJson,
-  orderJson,
-  queryOrders,
-  updateOrderViaRest,
-  type OrderEnv,
-  type OrderEvent,
-} from './orders.js';
+import { silentLogger } from '../../log.js';
+import { NonceStore, authenticate, type ApiKey, type WpError } from './auth.js';
+import { ShopState, isValidWebhookTopic, toSeconds, type Order, type Product, type Variation } from './model.js';
+import { createOrderViaCheckout, orderJson, updateOrderViaRest, type OrderEnv, type OrderEvent } from './orders.js';
 import { parseStr, phpArrayToPlain, phpJsonEncode } from './php.js';
-import { productJson, settingJson, settingOptions, variationJson, webhookJson } from './resources.js';
 import {
-  contextSchema,
-  deleteSchema,
-  noteCreateSchema,
-  noteListSchema,
-  orderListSchema,
-  orderWriteSchema,
-  parseParams,
-  webhookCreateSchema,
-  webhookListSchema,
-  webhookUpdateSchema,
-  type OrderWriteInput,
-} from './schemas.js';
-import { WebhookDeliverer, type DeliveryRecord, type PingResult } from './webhooks.js';
+  NO_ROUTE,
+  createRoutes,
+  createWebhookRecord,
+  isCredentialParam,
+  isValidDeliveryUrl,
+  updateWebhookRecord,
+  webhookInfo,
+  wpErrorBody,
+} from './routes.js';
+import { orderWriteSchema, type OrderWriteInput } from './schemas.js';
+import type { ApiCall, FaultMatch, FaultSpec, WooEmulator, WooEmulatorOptions } from './types.js';
+import { WebhookDeliverer } from './webhooks.js';
 
+export type * from './types.js';
 export type { DeliveryRecord, PingResult } from './webhooks.js';
 export type { OrderWriteInput } from './schemas.js';
-
-// ---------------------------------------------------------------------------------------------------------
-// Public API
-// ---------------------------------------------------------------------------------------------------------
-
-export interface EmulatedWooShop {
-  /** URL-safe shop id: the site lives at `/shops/{id}`. */
-  id: string;
-  consumerKey: string;
-  consumerSecret: string;
-  weightUnit?: WeightUnit;
-  /** ISO 4217 code; default XOF. */
-  currency?: string;
-  /** `woocommerce_price_num_decimals`; default 2, WooCommerce's default ("15000.00"). */
-  priceDecimals?: number;
-  /** Site timezone offset from UTC in minutes; default 0 (Dakar, Abidjan). */
-  utcOffsetMinutes?: number;
-  /** The API key's permissions; default read_write. */
-  permissions?: ApiKey['permissions'];
-}
-
-export interface WooEmulatorOptions {
-  shops: EmulatedWooShop[];
-  /** Default 0 (an ephemeral port). */
-  port?: number;
-  /** Default 127.0.0.1. */
-  host?: string;
-  /** The consecutive failed delivery that disables a webhook. Default 6: core disables when a failure comes after five recorded ones (`$failures > 5`). */
-  disableAfterFailures?: number;
-  /** Default 60 000 ms, core's `MINUTE_IN_SECONDS` delivery timeout. */
-  deliveryTimeoutMs?: number;
-  /** Core sends order.updated right after order.created for a new order (woocommerce/woocommerce#43019). Default true. */
-  orderUpdatedOnCreate?: boolean;
-  /** Clock for order, note and webhook dates (not for OAuth timestamps). Default: the system clock. */
-  now?: () => Date;
-  wooVersion?: string;
-  wordpressVersion?: string;
-  /** Author stored on system notes; core stores "WooCommerce" (notes stored as "woocommerce" read "system"). */
-  systemNoteAuthor?: string;
-  logger?: Logger;
-}
-
-export interface ProductInput {
-  name: string;
-  /** In the shop's weight unit; "" or absent means no weight. */
-  weight?: string;
-  /** Regular price as WooCommerce stores it, e.g. "12500"; default "10000". */
-  price?: string;
-  sku?: string;
-  variations?: { weight?: string; price?: string; sku?: string; option?: string }[];
-}
-
-export interface EmulatedProduct {
-  id: number;
-  variationIds: number[];
-}
-
-export interface WebhookInput {
-  topic: string;
-  deliveryUrl: string;
-  secret: string;
-  name?: string;
-}
-
-export interface WebhookInfo {
-  id: number;
-  name: string;
-  topic: string;
-  status: WebhookStatus;
-  deliveryUrl: string;
-  failureCount: number;
-  pendingDelivery: boolean;
-}
-
-export interface OrderSnapshot {
-  id: number;
-  status: string;
-  total: string;
-  payment_method: string;
-  transaction_id: string;
-  meta_data: { id: number; key: string; value: unknown }[];
-  /** Oldest first. */
-  notes: { id: number; note: string; customer_note: boolean; author: string; date_created_gmt: string }[];
-  date_paid_gmt: string | null;
-  date_completed_gmt: string | null;
-  date_modified_gmt: string;
-  /** True when any create or update request carried `set_paid: true` (WooCommerce itself does not store it). */
-  set_paid: boolean;
-}
-
-export interface ApiCall {
-  shopId: string;
-  method: string;
-  /** REST route, e.g. `/wc/v3/orders/123`. */
-  route: string;
-  /** Query parameters without credentials and OAuth parameters. */
-  query: Record<string, unknown>;
-  body: unknown;
-  status: number;
-  auth: AuthMethod;
-  /** Set when an injected fault answered instead of the emulator. */
-  fault?: 'status';
-  at: Date;
-}
-
-interface FaultMatch {
-  shopId?: string;
-  method?: string;
-  /** Substring of the REST route, or a pattern. */
-  route?: string | RegExp;
-}
-
-export type FaultSpec =
-  | ({ kind: 'status'; status: number; times?: number } & FaultMatch)
-  | ({ kind: 'latency'; ms: number; times?: number } & FaultMatch);
-
-export interface FaultControls {
-  /** `status`: answer the next `times` (default 1) matching requests with that status. `latency`: delay matching requests (default: all of them). */
-  add(fault: FaultSpec): void;
-  clear(): void;
-  active(): readonly FaultSpec[];
-}
-
-export interface WooEmulator {
-  readonly port: number;
-  /** `http://127.0.0.1:PORT/shops/{id}`: what a merchant types as the store URL. */
-  siteUrl(shopId: string): string;
-  createProduct(shopId: string, input: ProductInput): Promise<EmulatedProduct>;
-  /** Places an order as the storefront checkout does (order.created, then order.updated); resolves once its webhooks were attempted. */
-  createOrder(shopId: string, overrides?: Partial<OrderWriteInput>): Promise<Record<string, unknown>>;
-  /** Changes an order as PUT /orders/{id} does (order.updated); resolves once its webhooks were attempted. */
-  updateOrder(shopId: string, id: number, patch: Partial<OrderWriteInput>): Promise<Record<string, unknown>>;
-  /** GET /orders/{id} as a client would see it. */
-  getOrder(shopId: string, id: number): Record<string, unknown>;
-  /** Registers a webhook as POST /webhooks does and waits for its ping. */
-  addWebhook(shopId: string, input: WebhookInput): Promise<WebhookInfo & { ping: PingResult }>;
-  /** Changes a webhook as PUT /webhooks/{id} does (a save may ping). */
-  updateWebhook(shopId: string, id: number, patch: { status?: WebhookStatus; deliveryUrl?: string; secret?: string }): Promise<WebhookInfo>;
-  webhooks(shopId: string): WebhookInfo[];
-  orderSnapshot(shopId: string, id: number): OrderSnapshot;
-  calls(): readonly ApiCall[];
-  deliveries(): readonly DeliveryRecord[];
-  /** Resolves once every queued webhook delivery has been attempted. */
-  settled(): Promise<void>;
-  readonly faults: FaultControls;
-  close(): Promise<void>;
-}
 
 const shopOptionSchema = z.object({
   id: z.string().regex(/^[A-Za-z0-9_-]+$/, 'shop ids are used in URLs: letters, digits, - and _ only'),
@@ -226,44 +55,10 @@ const optionsSchema = z.object({
 });
 
 const BODY_LIMIT_BYTES = 2 * 1024 * 1024;
-const NO_ROUTE: WpError = { code: 'rest_no_route', message: 'No route was found matching the URL and request method.', status: 404 };
 
 // ---------------------------------------------------------------------------------------------------------
 // Server
 // ---------------------------------------------------------------------------------------------------------
-
-interface RestRequest {
-  shop: ShopState;
-  method: string;
-  route: string;
-  params: Record<string, unknown>;
-  authenticated: boolean;
-}
-
-interface RestResponse {
-  status: number;
-  body: unknown;
-  headers?: Record<string, string>;
-  /** Runs before the answer is sent (core pings a new webhook before answering). */
-  beforeSend?: () => Promise<void>;
-  /** Order events to turn into webhook deliveries once the answer is on its way. */
-  events?: { orderId: number; events: readonly OrderEvent[] };
-}
-
-type RouteHandler = (req: RestRequest, match: RegExpExecArray) => RestResponse | Promise<RestResponse>;
-
-interface Route {
-  pattern: RegExp;
-  methods: Record<string, { handler: RouteHandler; anonymous: WpError | 'lookup' }>;
-}
-
-const cannot = {
-  list: { code: 'woocommerce_rest_cannot_view', message: 'Sorry, you cannot list resources.', status: 401 },
-  view: { code: 'woocommerce_rest_cannot_view', message: 'Sorry, you cannot view this resource.', status: 401 },
-  create: { code: 'woocommerce_rest_cannot_create', message: 'Sorry, you are not allowed to create resources.', status: 401 },
-  edit: { code: 'woocommerce_rest_cannot_edit', message: 'Sorry, you are not allowed to edit this resource.', status: 401 },
-  delete: { code: 'woocommerce_rest_cannot_delete', message: 'Sorry, you are not allowed to delete this resource.', status: 401 },
-} satisfies Record<string, WpError>;
 
 export async function startWooEmulator(options: WooEmulatorOptions): Promise<WooEmulator> {
   const parsed = optionsSchema.parse(options);
@@ -331,400 +126,13 @@ export async function startWooEmulator(options: WooEmulatorOptions): Promise<Woo
     return order;
   };
 
-  // ------------------------------------------------------------------ webhooks (shared by REST and helpers)
+  const createWebhook = (shop: ShopState, input: { name?: string; topic: string; deliveryUrl: string; secret?: string }) =>
+    createWebhookRecord(shop, input, now());
 
-  const createWebhook = (shop: ShopState, input: { name?: string; topic: string; deliveryUrl: string; secret?: string }): Webhook => {
-    const created = toSeconds(now());
-    const webhook: Webhook = {
-      id: shop.newWebhookId(),
-      name: input.name ?? `Webhook created on ${strftimeWebhookDate(created, shop.settings.utcOffsetMinutes)}`,
-      status: 'active',
-      topic: input.topic.toLowerCase(),
-      deliveryUrl: input.deliveryUrl,
-      secret: input.secret !== undefined && input.secret !== '' ? input.secret : newWebhookSecret(),
-      apiVersion: 3,
-      failureCount: 0,
-      pendingDelivery: true,
-      dateCreated: created,
-      dateModified: null,
-    };
-    shop.webhooks.set(webhook.id, webhook);
-    return webhook;
-  };
+  const creationEvents = (events: readonly OrderEvent[]): OrderEvent[] =>
+    orderUpdatedOnCreate ? [...events] : events.filter((event) => event === 'created');
 
-  const webhookInfo = (webhook: Webhook): WebhookInfo => ({
-    id: webhook.id,
-    name: webhook.name,
-    topic: webhook.topic,
-    status: webhook.status,
-    deliveryUrl: webhook.deliveryUrl,
-    failureCount: webhook.failureCount,
-    pendingDelivery: webhook.pendingDelivery,
-  });
-
-  // ------------------------------------------------------------------ routes
-
-  const orderIdOf = (match: RegExpExecArray, index = 1) => Number(match[index]);
-
-  const routes: Route[] = [
-    {
-      pattern: /^\/wc\/v3\/orders$/,
-      methods: {
-        GET: { anonymous: cannot.list, handler: listOrders },
-        POST: { anonymous: cannot.create, handler: createOrderRoute },
-      },
-    },
-    {
-      pattern: /^\/wc\/v3\/orders\/(\d+)$/,
-      methods: {
-        GET: { anonymous: cannot.view, handler: getOrderRoute },
-        POST: { anonymous: cannot.edit, handler: updateOrderRoute },
-        PUT: { anonymous: cannot.edit, handler: updateOrderRoute },
-        PATCH: { anonymous: cannot.edit, handler: updateOrderRoute },
-      },
-    },
-    {
-      pattern: /^\/wc\/v3\/orders\/(\d+)\/notes$/,
-      methods: {
-        GET: { anonymous: cannot.list, handler: listNotes },
-        POST: { anonymous: cannot.create, handler: createNote },
-      },
-    },
-    {
-      pattern: /^\/wc\/v3\/orders\/(\d+)\/notes\/(\d+)$/,
-      methods: { GET: { anonymous: cannot.view, handler: getNote } },
-    },
-    {
-      pattern: /^\/wc\/v3\/products\/(\d+)$/,
-      methods: { GET: { anonymous: 'lookup', handler: getProduct } },
-    },
-    {
-      pattern: /^\/wc\/v3\/products\/(\d+)\/variations$/,
-      methods: { GET: { anonymous: cannot.list, handler: listVariations } },
-    },
-    {
-      pattern: /^\/wc\/v3\/products\/(\d+)\/variations\/(\d+)$/,
-      methods: { GET: { anonymous: 'lookup', handler: getVariation } },
-    },
-    {
-      pattern: /^\/wc\/v3\/settings\/([\w-]+)$/,
-      methods: { GET: { anonymous: cannot.list, handler: listSettings } },
-    },
-    {
-      pattern: /^\/wc\/v3\/settings\/([\w-]+)\/([\w-]+)$/,
-      methods: { GET: { anonymous: cannot.list, handler: getSetting } },
-    },
-    {
-      pattern: /^\/wc\/v3\/webhooks$/,
-      methods: {
-        GET: { anonymous: cannot.list, handler: listWebhooks },
-        POST: { anonymous: cannot.create, handler: createWebhookRoute },
-      },
-    },
-    {
-      pattern: /^\/wc\/v3\/webhooks\/(\d+)$/,
-      methods: {
-        GET: { anonymous: cannot.view, handler: getWebhookRoute },
-        POST: { anonymous: cannot.edit, handler: updateWebhookRoute },
-        PUT: { anonymous: cannot.edit, handler: updateWebhookRoute },
-        PATCH: { anonymous: cannot.edit, handler: updateWebhookRoute },
-        DELETE: { anonymous: cannot.delete, handler: deleteWebhookRoute },
-      },
-    },
-  ];
-
-  function listOrders(req: RestRequest): RestResponse {
-    const parsedParams = parseParams(orderListSchema, req.params);
-    if (!parsedParams.ok) return errorResponse(parsedParams.error);
-    const params = parsedParams.value;
-    const env = envFor(req.shop);
-    const all = queryOrders(env, params);
-    const perPage = params.per_page ?? 10;
-    const page = params.page ?? 1;
-    const start = params.offset ?? (page - 1) * perPage;
-    const slice = all.slice(start, start + perPage);
-    const totalPages = Math.ceil(all.length / perPage);
-    const home = homeUrl(req.shop);
-    return {
-      status: 200,
-      body: slice.map((order) => orderJson(env, order, home, params.dp)),
-      headers: pagingHeaders(`${home}/wp-json${req.route}`, req.params, page, all.length, totalPages),
-    };
-  }
-
-  function getOrderRoute(req: RestRequest, match: RegExpExecArray): RestResponse {
-    const order = req.shop.orders.get(orderIdOf(match));
-    if (!order) return errorResponse({ code: 'woocommerce_rest_shop_order_invalid_id', message: 'Invalid ID.', status: 404 });
-    const context = parseParams(contextSchema, req.params);
-    if (!context.ok) return errorResponse(context.error);
-    return { status: 200, body: orderJson(envFor(req.shop), order, homeUrl(req.shop), context.value.dp) };
-  }
-
-  function createOrderRoute(req: RestRequest): RestResponse {
-    if (req.params.id !== undefined && req.params.id !== null && req.params.id !== 0 && req.params.id !== '') {
-      return errorResponse({ code: 'woocommerce_rest_shop_order_exists', message: 'Cannot create existing shop_order.', status: 400 });
-    }
-    const input = parseParams(orderWriteSchema, req.params);
-    if (!input.ok) return errorResponse(input.error);
-    try {
-      const { order, events } = createOrderViaRest(envFor(req.shop), input.value);
-      const home = homeUrl(req.shop);
-      return {
-        status: 201,
-        body: orderJson(envFor(req.shop), order, home),
-        headers: { Location: `${home}/wp-json/wc/v3/orders/${order.id}` },
-        events: { orderId: order.id, events: creationEvents(events) },
-      };
-    } catch (error) {
-      if (error instanceof OrderWriteError) return errorResponse(error.wpError);
-      throw error;
-    }
-  }
-
-  function updateOrderRoute(req: RestRequest, match: RegExpExecArray): RestResponse {
-    const order = req.shop.orders.get(orderIdOf(match));
-    if (!order) return errorResponse({ code: 'woocommerce_rest_shop_order_invalid_id', message: 'Invalid ID.', status: 400 });
-    const input = parseParams(orderWriteSchema, req.params);
-    if (!input.ok) return errorResponse(input.error);
-    try {
-      const { events } = updateOrderViaRest(envFor(req.shop), order, input.value);
-      return {
-        status: 200,
-        body: orderJson(envFor(req.shop), order, homeUrl(req.shop)),
-        events: { orderId: order.id, events },
-      };
-    } catch (error) {
-      if (error instanceof OrderWriteError) return errorResponse(error.wpError);
-      throw error;
-    }
-  }
-
-  function listNotes(req: RestRequest, match: RegExpExecArray): RestResponse {
-    const order = req.shop.orders.get(orderIdOf(match));
-    if (!order) return errorResponse({ code: 'woocommerce_rest_shop_order_invalid_id', message: 'Invalid order ID.', status: 404 });
-    const params = parseParams(noteListSchema, req.params);
-    if (!params.ok) return errorResponse(params.error);
-    const type = params.value.type ?? 'any';
-    const notes = order.notes
-      .filter((note) => type === 'any' || (type === 'customer') === note.customerNote)
-      // get_comments(): newest first, ties broken by comment id.
-      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || b.id - a.id);
-    const home = homeUrl(req.shop);
-    return { status: 200, body: notes.map((note) => noteJson(envFor(req.shop), order, note, home)) };
-  }
-
-  function createNote(req: RestRequest, match: RegExpExecArray): RestResponse {
-    const params = parseParams(noteCreateSchema, req.params, ['note']);
-    if (!params.ok) return errorResponse(params.error);
-    const order = req.shop.orders.get(orderIdOf(match));
-    if (!order) return errorResponse({ code: 'woocommerce_rest_order_invalid_id', message: 'Invalid order ID.', status: 404 });
-    if (params.value.note === '') {
-      return errorResponse({ code: 'woocommerce_api_cannot_create_order_note', message: 'Cannot create order note, please try again.', status: 500 });
-    }
-    const env = envFor(req.shop);
-    const note = addOrderNote(env, order, params.value.note, params.value.customer_note ?? false, params.value.added_by_user ?? false);
-    const home = homeUrl(req.shop);
-    return {
-      status: 201,
-      body: noteJson(env, order, note, home),
-      headers: { Location: `${home}/wp-json/wc/v3/orders/${order.id}/notes/${note.id}` },
-    };
-  }
-
-  function getNote(req: RestRequest, match: RegExpExecArray): RestResponse {
-    const order = req.shop.orders.get(orderIdOf(match));
-    if (!order) return errorResponse({ code: 'woocommerce_rest_order_invalid_id', message: 'Invalid order ID.', status: 404 });
-    const note = order.notes.find((candidate) => candidate.id === Number(match[2]));
-    if (!note) return errorResponse({ code: 'woocommerce_rest_invalid_id', message: 'Invalid resource ID.', status: 404 });
-    return { status: 200, body: noteJson(envFor(req.shop), order, note, homeUrl(req.shop)) };
-  }
-
-  function getProduct(req: RestRequest, match: RegExpExecArray): RestResponse {
-    const product = req.shop.products.get(Number(match[1]));
-    if (!product) return errorResponse({ code: 'woocommerce_rest_product_invalid_id', message: 'Invalid ID.', status: 404 });
-    if (!req.authenticated) return errorResponse(cannot.view);
-    return { status: 200, body: productJson(req.shop, product, homeUrl(req.shop)) };
-  }
-
-  function listVariations(req: RestRequest, match: RegExpExecArray): RestResponse {
-    const product = req.shop.products.get(Number(match[1]));
-    const variations = product ? product.variationIds.flatMap((id) => req.shop.variations.get(id) ?? []) : [];
-    const home = homeUrl(req.shop);
-    return {
-      status: 200,
-      body: product ? variations.map((variation) => variationJson(req.shop, variation, product, home)) : [],
-      headers: { 'X-WP-Total': String(variations.length), 'X-WP-TotalPages': variations.length > 0 ? '1' : '0' },
-    };
-  }
-
-  function getVariation(req: RestRequest, match: RegExpExecArray): RestResponse {
-    const variation = req.shop.variations.get(Number(match[2]));
-    const parent = variation ? req.shop.products.get(variation.parentId) : undefined;
-    if (!variation || !parent || parent.id !== Number(match[1])) {
-      return errorResponse({ code: 'woocommerce_rest_product_variation_invalid_id', message: 'Invalid ID.', status: 404 });
-    }
-    if (!req.authenticated) return errorResponse(cannot.view);
-    return { status: 200, body: variationJson(req.shop, variation, parent, homeUrl(req.shop)) };
-  }
-
-  function listSettings(req: RestRequest, match: RegExpExecArray): RestResponse {
-    const group = match[1] ?? '';
-    const options = settingOptions(req.shop)[group];
-    if (!options) return errorResponse({ code: 'rest_setting_setting_group_invalid', message: 'Invalid setting group.', status: 404 });
-    const home = homeUrl(req.shop);
-    return { status: 200, body: options.map((option) => settingJson(group, option, home)) };
-  }
-
-  function getSetting(req: RestRequest, match: RegExpExecArray): RestResponse {
-    const group = match[1] ?? '';
-    const options = settingOptions(req.shop)[group];
-    if (!options) return errorResponse({ code: 'rest_setting_setting_group_invalid', message: 'Invalid setting group.', status: 404 });
-    const option = options.find((candidate) => candidate.id === match[2]);
-    if (!option) return errorResponse({ code: 'rest_setting_setting_invalid', message: 'Invalid setting.', status: 404 });
-    return { status: 200, body: settingJson(group, option, homeUrl(req.shop)) };
-  }
-
-  function listWebhooks(req: RestRequest): RestResponse {
-    const params = parseParams(webhookListSchema, req.params);
-    if (!params.ok) return errorResponse(params.error);
-    const { status = 'all', order = 'desc', orderby = 'date', per_page: perPage = 10, page = 1 } = params.value;
-    const direction = order === 'asc' ? 1 : -1;
-    const all = [...req.shop.webhooks.values()]
-      .filter((webhook) => status === 'all' || webhook.status === status)
-      .sort((a, b) => {
-        const primary = orderby === 'title' ? a.name.localeCompare(b.name)
-          : orderby === 'id' ? a.id - b.id
-            : a.dateCreated.getTime() - b.dateCreated.getTime();
-        return direction * (primary !== 0 ? primary : a.id - b.id);
-      });
-    const slice = all.slice((page - 1) * perPage, page * perPage);
-    const home = homeUrl(req.shop);
-    return {
-      status: 200,
-      body: slice.map((webhook) => webhookJson(req.shop, webhook, home, 'view')),
-      headers: pagingHeaders(`${home}/wp-json${req.route}`, req.params, page, all.length, perPage > 1 ? Math.ceil(all.length / perPage) : 1),
-    };
-  }
-
-  function createWebhookRoute(req: RestRequest): RestResponse {
-    const params = parseParams(webhookCreateSchema, req.params, ['topic', 'delivery_url']);
-    if (!params.ok) return errorResponse(params.error);
-    if (req.params.id !== undefined && req.params.id !== null && req.params.id !== 0 && req.params.id !== '') {
-      return errorResponse({ code: 'woocommerce_rest_shop_webhook_exists', message: 'Cannot create existing shop_webhook.', status: 400 });
-    }
-    const { topic, delivery_url: deliveryUrl, secret, name } = params.value;
-    if (topic === '' || !isValidWebhookTopic(topic.toLowerCase())) {
-      return errorResponse({ code: 'woocommerce_rest_shop_webhook_invalid_topic', message: 'Webhook topic is required and must be valid.', status: 400 });
-    }
-    if (!isValidDeliveryUrl(deliveryUrl)) {
-      return errorResponse({
-        code: 'woocommerce_rest_shop_webhook_invalid_delivery_url',
-        message: 'Webhook delivery URL must be a valid URL starting with http:// or https://.',
-        status: 400,
-      });
-    }
-    // Core ignores a posted status here: a webhook created through the API is always active.
-    const webhook = createWebhook(req.shop, { topic, deliveryUrl, ...(secret !== undefined ? { secret } : {}), ...(name ? { name } : {}) });
-    const home = homeUrl(req.shop);
-    return {
-      status: 201,
-      body: webhookJson(req.shop, webhook, home, 'edit'),
-      headers: { Location: `${home}/wp-json/wc/v3/webhooks/${webhook.id}` },
-      beforeSend: async () => {
-        await deliverer.ping(req.shop, webhook);
-      },
-    };
-  }
-
-  function getWebhookRoute(req: RestRequest, match: RegExpExecArray): RestResponse {
-    const webhook = req.shop.webhooks.get(Number(match[1]));
-    if (!webhook) return errorResponse({ code: 'woocommerce_rest_shop_webhook_invalid_id', message: 'ID is invalid.', status: 400 });
-    return { status: 200, body: webhookJson(req.shop, webhook, homeUrl(req.shop), 'view') };
-  }
-
-  async function updateWebhookRoute(req: RestRequest, match: RegExpExecArray): Promise<RestResponse> {
-    const webhook = req.shop.webhooks.get(Number(match[1]));
-    if (!webhook) return errorResponse({ code: 'woocommerce_rest_shop_webhook_invalid_id', message: 'ID is invalid.', status: 400 });
-    const params = parseParams(webhookUpdateSchema, req.params);
-    if (!params.ok) return errorResponse(params.error);
-    const result = await applyWebhookUpdate(req.shop, webhook, params.value);
-    if (!result.ok) return errorResponse(result.error);
-    return { status: 200, body: webhookJson(req.shop, webhook, homeUrl(req.shop), 'edit') };
-  }
-
-  function deleteWebhookRoute(req: RestRequest, match: RegExpExecArray): RestResponse {
-    const params = parseParams(deleteSchema, req.params);
-    if (!params.ok) return errorResponse(params.error);
-    if (params.value.force !== true) {
-      return errorResponse({ code: 'woocommerce_rest_trash_not_supported', message: 'Webhooks do not support trashing.', status: 501 });
-    }
-    const webhook = req.shop.webhooks.get(Number(match[1]));
-    if (!webhook) return errorResponse({ code: 'woocommerce_rest_shop_webhook_invalid_id', message: 'Invalid ID.', status: 404 });
-    const body = webhookJson(req.shop, webhook, homeUrl(req.shop), 'edit');
-    req.shop.webhooks.delete(webhook.id);
-    return { status: 200, body };
-  }
-
-  /** `WC_REST_Webhooks_V1_Controller::update_item` then `save()`. */
-  async function applyWebhookUpdate(
-    shop: ShopState,
-    webhook: Webhook,
-    patch: { name?: string; status?: string; topic?: string; delivery_url?: string; secret?: string },
-  ): Promise<{ ok: true } | { ok: false; error: WpError }> {
-    const next = { ...webhook };
-    if (patch.topic) {
-      if (!isValidWebhookTopic(patch.topic.toLowerCase())) {
-        return { ok: false, error: { code: 'woocommerce_rest_shop_webhook_invalid_topic', message: 'Webhook topic must be valid.', status: 400 } };
-      }
-      next.topic = patch.topic.toLowerCase();
-    }
-    if (patch.delivery_url) {
-      if (!isValidDeliveryUrl(patch.delivery_url)) {
-        return {
-          ok: false,
-          error: {
-            code: 'woocommerce_rest_shop_webhook_invalid_delivery_url',
-            message: 'Webhook delivery URL must be a valid URL starting with http:// or https://.',
-            status: 400,
-          },
-        };
-      }
-      next.deliveryUrl = patch.delivery_url;
-    }
-    if (patch.secret) next.secret = patch.secret;
-    if (patch.status) {
-      const status = patch.status.toLowerCase();
-      if (!(WEBHOOK_STATUSES as readonly string[]).includes(status)) {
-        return { ok: false, error: { code: 'woocommerce_rest_shop_webhook_invalid_status', message: 'Webhook status must be valid.', status: 400 } };
-      }
-      next.status = status as WebhookStatus;
-    }
-    if (patch.name) next.name = patch.name;
-    const deliveryUrlChanged = next.deliveryUrl !== webhook.deliveryUrl;
-    Object.assign(webhook, next);
-    await deliverer.afterSave(shop, webhook, deliveryUrlChanged);
-    return { ok: true };
-  }
-
-  // ------------------------------------------------------------------ HTTP plumbing
-
-  function pagingHeaders(base: string, params: Record<string, unknown>, page: number, total: number, totalPages: number): Record<string, string> {
-    const headers: Record<string, string> = { 'X-WP-Total': String(total), 'X-WP-TotalPages': String(totalPages) };
-    const links: string[] = [];
-    const linkTo = (target: number) => {
-      const url = new URL(base);
-      for (const [key, value] of Object.entries(params)) {
-        if (isCredentialParam(key) || typeof value !== 'string') continue;
-        url.searchParams.set(key, value);
-      }
-      url.searchParams.set('page', String(target));
-      return url.toString();
-    };
-    if (page > 1) links.push(`<${linkTo(Math.min(page - 1, Math.max(totalPages, 1)))}>; rel="prev"`);
-    if (totalPages > page) links.push(`<${linkTo(page + 1)}>; rel="next"`);
-    if (links.length > 0) headers.Link = links.join(', ');
-    return headers;
-  }
+  const routes = createRoutes({ homeUrl, envFor, now, deliverer, creationEvents });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const rawUrl = req.url ?? '/';
@@ -1012,7 +420,7 @@ export async function startWooEmulator(options: WooEmulatorOptions): Promise<Woo
       const shop = requireShop(shopId);
       const webhook = shop.webhooks.get(id);
       if (!webhook) throw new Error(`shop "${shopId}" has no webhook ${id}`);
-      const result = await applyWebhookUpdate(shop, webhook, {
+      const result = await updateWebhookRecord(deliverer, shop, webhook, {
         ...(patch.status !== undefined ? { status: patch.status } : {}),
         ...(patch.deliveryUrl !== undefined ? { delivery_url: patch.deliveryUrl } : {}),
         ...(patch.secret !== undefined ? { secret: patch.secret } : {}),
@@ -1116,10 +524,6 @@ export async function startWooEmulator(options: WooEmulatorOptions): Promise<Woo
     return input;
   }
 
-  function creationEvents(events: readonly OrderEvent[]): OrderEvent[] {
-    return orderUpdatedOnCreate ? [...events] : events.filter((event) => event === 'created');
-  }
-
   return emulator;
 }
 
@@ -1140,13 +544,7 @@ const ProductInputSchema = z.object({
   })).optional(),
 });
 
-function wpErrorBody(error: WpError): Record<string, unknown> {
-  return { code: error.code, message: error.message, data: { status: error.status, ...error.data } };
-}
 
-function errorResponse(error: WpError): RestResponse {
-  return { status: error.status, body: wpErrorBody(error), ...(error.headers ? { headers: error.headers } : {}) };
-}
 
 /** `check_permissions()`: read keys may only GET, write keys only write. */
 function keyPermissionError(key: ApiKey, method: string): WpError | undefined {
@@ -1166,9 +564,6 @@ function keyPermissionError(key: ApiKey, method: string): WpError | undefined {
   return { code: 'woocommerce_rest_authentication_error', message: 'Unknown request method.', status: 401 };
 }
 
-function isCredentialParam(key: string): boolean {
-  return key.startsWith('oauth_') || key === 'consumer_key' || key === 'consumer_secret';
-}
 
 function withoutCredentials(params: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(params).filter(([key]) => !isCredentialParam(key)));
@@ -1183,15 +578,6 @@ function faultMatches(fault: FaultMatch, shopId: string, method: string, route: 
   return true;
 }
 
-/** `wc_is_valid_url()` as the webhook controller uses it: http(s) scheme and a host. */
-function isValidDeliveryUrl(url: string): boolean {
-  try {
-    const parsedUrl = new URL(url);
-    return (parsedUrl.protocol === 'http:' || parsedUrl.protocol === 'https:') && parsedUrl.hostname !== '';
-  } catch {
-    return false;
-  }
-}
 
 function safeDecode(text: string): string {
   try {
@@ -1233,13 +619,4 @@ function slugify(name: string): string {
     .replace(/^-+|-+$/g, '') || 'product';
 }
 
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
-/** strftime('%b %d, %Y @ %I:%M %p') in the site's timezone, as core names webhooks created without a name. */
-function strftimeWebhookDate(date: Date, utcOffsetMinutes: number): string {
-  const local = new Date(date.getTime() + utcOffsetMinutes * 60_000);
-  const hours = local.getUTCHours();
-  const twelve = hours % 12 === 0 ? 12 : hours % 12;
-  const pad = (value: number) => String(value).padStart(2, '0');
-  return `${MONTHS[local.getUTCMonth()]} ${pad(local.getUTCDate())}, ${local.getUTCFullYear()} @ ${pad(twelve)}:${pad(local.getUTCMinutes())} ${hours < 12 ? 'AM' : 'PM'}`;
-}
