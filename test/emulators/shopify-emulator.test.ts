@@ -126,6 +126,14 @@ describe('Admin GraphQL validation against the real 2026-10 schema', () => {
     expect(body.errors).toMatchObject([{ message: expect.stringContaining('"tracking"'), extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }]);
     expect(emulator.graphqlCalls().slice(before)).toMatchObject([{ outcome: 'invalid', cost: null }]);
   });
+  it('refuses a malformed DateTime while coercing variables, before any resolver runs', async () => {
+    const { body } = await graphql(
+      `mutation Event($event: FulfillmentEventInput!) { fulfillmentEventCreate(fulfillmentEvent: $event) { userErrors { message } } }`,
+      { event: { fulfillmentId: 'gid://shopify/Fulfillment/1', status: 'DELIVERED', happenedAt: 'hier soir' } },
+    );
+    expect(body.data).toBeUndefined();
+    expect(body.errors).toMatchObject([{ message: expect.stringContaining('happenedAt') }]);
+  });
 });
 
 describe('orders', () => {
@@ -579,6 +587,34 @@ describe('carrier service and control routes', () => {
     const invalid = await fetch(`${emulator.url}/_emulator/shops/${SHOP}/orders`, { method: 'POST', body: JSON.stringify({ lineItems: [] }) });
     expect(invalid.status).toBe(400);
     await invalid.body?.cancel();
+  });
+});
+
+describe('webhook retries', () => {
+  it('retries a failed delivery with the same event id and a new webhook id until the receiver accepts it', async () => {
+    const attempts: IncomingHttpHeaders[] = [];
+    const flaky = createServer((req, res) => {
+      attempts.push(req.headers);
+      req.resume();
+      req.on('end', () => res.writeHead(attempts.length < 3 ? 503 : 200).end());
+    });
+    await new Promise<void>((resolve) => flaky.listen(0, '127.0.0.1', resolve));
+    const retrying = await startShopifyEmulator({ shops: [{ domain: SHOP, accessToken, clientSecret }], webhooks: { retryDelaysMs: [10, 10, 10] } });
+    try {
+      retrying.subscribe(SHOP, 'orders/create', `http://127.0.0.1:${(flaky.address() as AddressInfo).port}/hook`);
+      retrying.createOrder(SHOP);
+      await retrying.webhooksSettled();
+      expect(attempts).toHaveLength(3);
+      expect(new Set(attempts.map((h) => h['x-shopify-event-id'])).size).toBe(1);
+      expect(new Set(attempts.map((h) => h['x-shopify-webhook-id'])).size).toBe(3);
+      expect(retrying.webhookDeliveries().map((d) => [d.attempt, d.status])).toEqual([[1, 503], [2, 503], [3, 200]]);
+    } finally {
+      await retrying.close();
+      await new Promise<void>((resolve) => {
+        flaky.close(() => resolve());
+        flaky.closeAllConnections();
+      });
+    }
   });
 });
 
