@@ -59,6 +59,8 @@ export interface KeyHit {
 
 export interface FuzzyKey {
   tokens: string[];
+  /** Letters without spaces: a candidate whose length differs by more than its edit budget is skipped. */
+  length: number;
   hit: KeyHit;
 }
 
@@ -67,9 +69,10 @@ export interface CountryIndex {
   places: Place[];
   byKey: Map<string, KeyHit[]>;
   byCompact: Map<string, KeyHit[]>;
-  /** Names and alternate names by number of tokens (typo matching compares token by token). */
-  fuzzyByLength: Map<number, FuzzyKey[]>;
-  maxKeyTokens: number;
+  /** Every leading run of tokens of every key: an n-gram is extended only while it can still become a key. */
+  prefixes: Set<string>;
+  /** Names and alternate names by number of tokens, then by letter count (typos compare token by token). */
+  fuzzyByLength: Map<number, Map<number, FuzzyKey[]>>;
 }
 
 export type BlockedKind = 'city' | 'region' | 'country';
@@ -178,7 +181,13 @@ interface Draft {
   parents: string[][];
 }
 
-const keyOf = (s: string): string => normaliseTokens(s).join(' ');
+// Loading folds the same names many times (each alternate name is compared at several steps).
+const folded = new Map<string, string>();
+const keyOf = (s: string): string => {
+  let key = folded.get(s);
+  if (key === undefined) folded.set(s, (key = normaliseTokens(s).join(' ')));
+  return key;
+};
 const compactOf = (key: string): string => key.replaceAll(' ', '');
 
 function blockedNames(cityRows: CityRow[]): BlockedName[] {
@@ -308,7 +317,7 @@ export function loadGazetteer(dataDir: string): Gazetteer {
   for (const [country, drafts] of draftsByCountry) {
     const blockedHere = ownBlocked.get(country)!;
     const foreign = foreignCities.get(country)!;
-    const index: CountryIndex = { country, places: [], byKey: new Map(), byCompact: new Map(), fuzzyByLength: new Map(), maxKeyTokens: 1 };
+    const index: CountryIndex = { country, places: [], byKey: new Map(), byCompact: new Map(), prefixes: new Set(), fuzzyByLength: new Map() };
     const addKey = (key: string, hit: KeyHit, fuzzy: boolean) => {
       if (key === '' || blockedHere.has(key) || hit.place.keys.has(key)) return;
       hit.place.keys.add(key);
@@ -322,11 +331,13 @@ export function loadGazetteer(dataDir: string): Gazetteer {
         index.byCompact.set(compact, clist);
       }
       const tokens = key.split(' ');
-      index.maxKeyTokens = Math.max(index.maxKeyTokens, tokens.length);
+      for (let n = 1; n <= tokens.length; n++) index.prefixes.add(tokens.slice(0, n).join(' '));
       if (fuzzy) {
-        const flist = index.fuzzyByLength.get(tokens.length) ?? [];
-        flist.push({ tokens, hit });
-        index.fuzzyByLength.set(tokens.length, flist);
+        const byLetters = index.fuzzyByLength.get(tokens.length) ?? new Map<number, FuzzyKey[]>();
+        const flist = byLetters.get(compact.length) ?? [];
+        flist.push({ tokens, length: compact.length, hit });
+        byLetters.set(compact.length, flist);
+        index.fuzzyByLength.set(tokens.length, byLetters);
       }
     };
 

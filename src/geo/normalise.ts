@@ -152,21 +152,21 @@ export function segmentsOf(field: string): Segment[] {
 export function boundedEditDistance(a: string, b: string, max: number): number {
   if (a === b) return 0;
   if (Math.abs(a.length - b.length) > max) return max + 1;
+  // Cheap lower bound first: letters one word has and the other lacks each need an edit.
+  if (letterDifference(a, b) > 2 * max) return max + 1;
   const n = b.length;
-  let prevPrev = new Array<number>(n + 1).fill(0);
-  let prev = Array.from({ length: n + 1 }, (_, j) => j);
-  let cur = new Array<number>(n + 1).fill(0);
+  let prevPrev = rowBuffer(0, n);
+  let prev = rowBuffer(1, n);
+  let cur = rowBuffer(2, n);
+  for (let j = 0; j <= n; j++) prev[j] = j;
   for (let i = 1; i <= a.length; i++) {
     cur[0] = i;
-    let rowMin = cur[0];
+    let rowMin = i;
     const ca = a.charCodeAt(i - 1);
     for (let j = 1; j <= n; j++) {
       const cb = b.charCodeAt(j - 1);
-      const cost = ca === cb ? 0 : 1;
-      let v = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + cost);
-      if (i > 1 && j > 1 && ca === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === cb) {
-        v = Math.min(v, prevPrev[j - 2]! + 1);
-      }
+      let v = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (ca === cb ? 0 : 1));
+      if (i > 1 && j > 1 && ca === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === cb) v = Math.min(v, prevPrev[j - 2]! + 1);
       cur[j] = v;
       if (v < rowMin) rowMin = v;
     }
@@ -175,6 +175,32 @@ export function boundedEditDistance(a: string, b: string, max: number): number {
   }
   const d = prev[n]!;
   return d > max ? max + 1 : d;
+}
+
+// Reused rows: resolve() calls this thousands of times per address; allocating rows dominated its cost.
+const ROWS: Int32Array[] = [new Int32Array(64), new Int32Array(64), new Int32Array(64)];
+function rowBuffer(k: 0 | 1 | 2, n: number): Int32Array {
+  if (ROWS[k]!.length <= n) ROWS[k] = new Int32Array(n * 2 + 2);
+  return ROWS[k]!;
+}
+
+const HISTOGRAM = new Int16Array(128);
+/** Sum over characters of |count in a − count in b| (ASCII; folded text is a–z, 0–9). */
+function letterDifference(a: string, b: string): number {
+  for (let i = 0; i < a.length; i++) HISTOGRAM[a.charCodeAt(i) & 127]!++;
+  for (let i = 0; i < b.length; i++) HISTOGRAM[b.charCodeAt(i) & 127]!--;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) {
+    const c = a.charCodeAt(i) & 127;
+    diff += Math.abs(HISTOGRAM[c]!);
+    HISTOGRAM[c] = 0;
+  }
+  for (let i = 0; i < b.length; i++) {
+    const c = b.charCodeAt(i) & 127;
+    diff += Math.abs(HISTOGRAM[c]!);
+    HISTOGRAM[c] = 0;
+  }
+  return diff;
 }
 
 /**

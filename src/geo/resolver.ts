@@ -19,7 +19,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadGazetteer, type BlockedName, type CountryIndex, type Gazetteer, type Place, type Point } from './gazetteer.js';
+import { loadGazetteer, type BlockedName, type CountryIndex, type Gazetteer, type KeyHit, type Place, type Point } from './gazetteer.js';
 import {
   ABBREVIATIONS, COUNTRIES, COUNTRY_BOXES, isCountryCode, LINKING_WORDS, NOISE_WORDS, STREET_OR_LANDMARK_WORDS,
   type CountryCode,
@@ -52,6 +52,9 @@ const LISTED_QUARTIER_BONUS = 0.01;
 const AMBIGUITY_WINDOW = 0.25;
 const MAX_CONFIDENCE = 0.99;
 const MAX_FUZZY_TOKENS = 4;
+const EDITABLE_CACHE_SIZE = 10_000;
+/** "Sacrecoeur" is two tokens run together; compact lookups stop at this many typed tokens. */
+const MAX_COMPACT_TOKENS = 4;
 const COORDS_BOOST = 0.08;
 const COORDS_BASE = 0.9;
 const COORDS_DISTANCE_SLOPE = 0.2;
@@ -226,6 +229,7 @@ const loaded = new Map<string, NeighbourhoodResolver>();
 export class NeighbourhoodResolver {
   readonly minConfidence: number = DEFAULT_MIN_CONFIDENCE;
   private readonly aliasCache = new WeakMap<Record<string, string>, CompiledAlias[]>();
+  private readonly editableWords = new Map<string, boolean>();
 
   private constructor(private readonly gazetteer: Gazetteer) {}
 
@@ -470,6 +474,7 @@ export class NeighbourhoodResolver {
 
   private textCandidates(segments: FieldSegment[], countries: CountryIndex[], explicit: CountryCode | undefined): Candidate[] {
     const byPlace = new Map<Place, Candidate>();
+    const isEditable = (t: Token) => !t.expanded && this.editable(t.text);
     for (const index of countries) {
       for (const fs of segments) {
         const tokens = this.expand(fs.segment, index.country);
@@ -478,7 +483,7 @@ export class NeighbourhoodResolver {
         const exact = this.exactMatches(index, fs, tokens, rawText);
         const covered = new Array<boolean>(tokens.length).fill(false);
         for (const m of exact) for (let k = m.start; k < m.end; k++) covered[k] = true;
-        const matches = this.withNumberedFallback(subsumed([...exact, ...this.fuzzyMatches(index, fs, tokens, covered, rawText)]), tokens, rawText);
+        const matches = this.withNumberedFallback(subsumed([...exact, ...this.fuzzyMatches(index, fs, tokens, covered, rawText, tokens.map(isEditable))]), tokens, rawText);
         for (const m of matches) {
           if (m.place.onlyWithCountry && explicit === undefined) continue;
           if (this.afterStreetWord(tokens, m.start)) m.score *= STREET_CONTEXT;
@@ -501,19 +506,31 @@ export class NeighbourhoodResolver {
   private exactMatches(index: CountryIndex, fs: FieldSegment, tokens: Token[], rawText: (s: number, e: number) => string): Match[] {
     const found: Match[] = [];
     const texts = tokens.map((t) => t.text);
-    for (let n = Math.min(index.maxKeyTokens, texts.length); n >= 1; n--) {
-      for (let i = 0; i + n <= texts.length; i++) {
-        const key = texts.slice(i, i + n).join(' ');
-        const hits = index.byKey.get(key) ?? [];
-        const compactHits = index.byCompact.get(key.replaceAll(' ', '')) ?? [];
-        const seen = new Set<Place>();
-        const expanded = tokens.slice(i, i + n).some((t) => t.expanded);
-        for (const [hit, viaCompact] of [...hits.map((h) => [h, false] as const), ...compactHits.map((h) => [h, true] as const)]) {
-          if (seen.has(hit.place)) continue;
-          seen.add(hit.place);
-          const kind = expanded ? 'abbreviation' : viaCompact && hit.kind === 'exact' ? 'alt_name' : hit.kind;
-          found.push({ place: hit.place, field: fs.field, segment: fs.id, start: i, end: i + n, via: kind, score: VIA_SCORE[kind], text: rawText(i, i + n) });
+    for (let i = 0; i < texts.length; i++) {
+      let key = '';
+      let compact = '';
+      let expanded = false;
+      for (let end = i + 1; end <= texts.length; end++) {
+        const n = end - i;
+        key = n === 1 ? texts[i]! : `${key} ${texts[end - 1]!}`;
+        compact += texts[end - 1]!;
+        expanded ||= tokens[end - 1]!.expanded;
+        const extendable = index.prefixes.has(key);
+        // A name written without its spaces ("Sacrecoeur", "Keurmassar") is found by its compact form.
+        const compactHits = n <= MAX_COMPACT_TOKENS ? index.byCompact.get(compact) : undefined;
+        if (!extendable && compactHits === undefined) {
+          if (n >= MAX_COMPACT_TOKENS) break;
+          continue;
         }
+        const seen = new Set<Place>();
+        const add = (hit: KeyHit, viaCompact: boolean) => {
+          if (seen.has(hit.place)) return;
+          seen.add(hit.place);
+          const via = expanded ? 'abbreviation' : viaCompact && hit.kind === 'exact' ? 'alt_name' : hit.kind;
+          found.push({ place: hit.place, field: fs.field, segment: fs.id, start: i, end, via, score: VIA_SCORE[via], text: rawText(i, end) });
+        };
+        for (const hit of (extendable && index.byKey.get(key)) || []) add(hit, false);
+        for (const hit of compactHits ?? []) add(hit, true);
       }
     }
     return subsumed(found);
@@ -533,14 +550,22 @@ export class NeighbourhoodResolver {
     return matches;
   }
 
-  private editable(t: Token): boolean {
-    return !t.expanded && t.text.length >= 5 && !isNumberToken(t.text) && !NOISE_WORDS.has(t.text) && !this.nearBlocked(t.text);
+  /** May this word carry a typo? Not a short word, a number, an address word, or (nearly) a city name. */
+  private editable(word: string): boolean {
+    if (word.length < 5 || isNumberToken(word) || NOISE_WORDS.has(word)) return false;
+    let e = this.editableWords.get(word);
+    if (e === undefined) {
+      // Customers' words repeat from order to order; the cache is bounded, not an unbounded memo.
+      if (this.editableWords.size >= EDITABLE_CACHE_SIZE) this.editableWords.clear();
+      this.editableWords.set(word, (e = !this.nearBlocked(word)));
+    }
+    return e;
   }
 
   private nearBlocked(word: string): boolean {
     const max = allowedEdits(word.length);
     for (const b of this.gazetteer.blockedWords) {
-      if (boundedEditDistance(word, b, max) <= max) return true;
+      if (Math.abs(b.length - word.length) <= max && boundedEditDistance(word, b, max) <= max) return true;
     }
     return false;
   }
@@ -551,13 +576,13 @@ export class NeighbourhoodResolver {
    */
   private fuzzyMatches(
     index: CountryIndex, fs: FieldSegment, tokens: Token[], covered: boolean[], rawText: (s: number, e: number) => string,
+    editable: boolean[],
   ): Match[] {
-    const editable = tokens.map((t) => this.editable(t));
     const found: Match[] = [];
     const editableHere = editable.map((e, k) => e && !covered[k]);
     for (let n = Math.min(MAX_FUZZY_TOKENS, tokens.length); n >= 1; n--) {
-      const keys = index.fuzzyByLength.get(n);
-      if (!keys) continue;
+      const byLetters = index.fuzzyByLength.get(n);
+      if (!byLetters) continue;
       for (let i = 0; i + n <= tokens.length; i++) {
         let anyEditable = false;
         let candidateLength = 0;
@@ -566,32 +591,38 @@ export class NeighbourhoodResolver {
           candidateLength += tokens[k]!.text.length;
         }
         if (!anyEditable) continue;
-        const totalBudget = allowedEdits(candidateLength);
-        for (const fk of keys) {
-          let edits = 0;
-          let ok = true;
-          let keyLength = 0;
-          for (let k = 0; k < n && ok; k++) {
-            const cand = tokens[i + k]!;
-            const want = fk.tokens[k]!;
-            keyLength += want.length;
-            if (cand.text === want) continue;
-            if (!editableHere[i + k]) {
-              ok = false;
-              break;
-            }
-            const max = Math.min(allowedEdits(Math.min(cand.text.length, want.length)), totalBudget - edits);
-            const d = max <= 0 ? 1 : boundedEditDistance(cand.text, want, max);
-            if (d > max) ok = false;
-            else edits += d;
+        const budget = allowedEdits(candidateLength);
+        for (let letters = candidateLength - budget; letters <= candidateLength + budget; letters++) {
+          for (const fk of byLetters.get(letters) ?? []) {
+            const edits = this.tokenEdits(tokens, i, fk.tokens, editableHere, budget);
+            if (edits === undefined || edits === 0) continue;
+            const score = FUZZY_BASE - (FUZZY_SLOPE * edits) / fk.length;
+            found.push({ place: fk.hit.place, field: fs.field, segment: fs.id, start: i, end: i + n, via: 'fuzzy', score, text: rawText(i, i + n) });
           }
-          if (!ok || edits === 0) continue;
-          const score = FUZZY_BASE - (FUZZY_SLOPE * edits) / keyLength;
-          found.push({ place: fk.hit.place, field: fs.field, segment: fs.id, start: i, end: i + n, via: 'fuzzy', score, text: rawText(i, i + n) });
         }
       }
     }
     return found;
+  }
+
+  /** Edits needed to turn tokens[i..] into `want`, or undefined beyond the budget or on a frozen word. */
+  private tokenEdits(tokens: Token[], i: number, want: string[], editableHere: boolean[], budget: number): number | undefined {
+    // Frozen words (numbers, short or address words, words already matched) first: cheapest to refute.
+    for (let k = 0; k < want.length; k++) {
+      if (!editableHere[i + k] && tokens[i + k]!.text !== want[k]) return undefined;
+    }
+    let edits = 0;
+    for (let k = 0; k < want.length; k++) {
+      const have = tokens[i + k]!.text;
+      const w = want[k]!;
+      if (have === w) continue;
+      const max = Math.min(allowedEdits(Math.min(have.length, w.length)), budget - edits);
+      if (max <= 0) return undefined;
+      const d = boundedEditDistance(have, w, max);
+      if (d > max) return undefined;
+      edits += d;
+    }
+    return edits;
   }
 
   private afterStreetWord(tokens: Token[], start: number): boolean {
