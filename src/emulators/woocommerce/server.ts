@@ -451,9 +451,9 @@ export async function startWooEmulator(options: WooEmulatorOptions): Promise<Woo
             author: note.author,
             date_created_gmt: note.createdAt.toISOString().slice(0, 19),
           })),
-        date_paid_gmt: order.datePaid ? order.datePaid.toISOString().slice(0, 19) : null,
-        date_completed_gmt: order.dateCompleted ? order.dateCompleted.toISOString().slice(0, 19) : null,
-        date_modified_gmt: order.dateModified.toISOString().slice(0, 19),
+        date_paid: order.datePaid ? order.datePaid.toISOString().slice(0, 19) : null,
+        date_completed: order.dateCompleted ? order.dateCompleted.toISOString().slice(0, 19) : null,
+        date_modified: order.dateModified.toISOString().slice(0, 19),
         set_paid: order.setPaidRequested,
       };
     },

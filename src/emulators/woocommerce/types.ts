@@ -85,9 +85,12 @@ export interface OrderSnapshot {
   meta_data: { id: number; key: string; value: unknown }[];
   /** Oldest first. */
   notes: { id: number; note: string; customer_note: boolean; author: string; date_created_gmt: string }[];
-  date_paid_gmt: string | null;
-  date_completed_gmt: string | null;
-  date_modified_gmt: string;
+  /** GMT, formatted as the API's `date_paid_gmt`; null until paid (for COD: until completed). */
+  date_paid: string | null;
+  /** GMT, as `date_completed_gmt`. */
+  date_completed: string | null;
+  /** GMT, as `date_modified_gmt`. */
+  date_modified: string;
   /** True when any create or update request carried `set_paid: true` (WooCommerce itself does not store it). */
   set_paid: boolean;
 }
