@@ -52,7 +52,9 @@ export function explainResolution(input: ResolveInput, r: Resolution): string {
   // then the alias to suggest is the customer's whole line ("Mermoz, Ouakam" → "Mermoz").
   const line = matched ? input.fields[matched.field as keyof typeof input.fields]?.trim() : undefined;
   const words = matched && normaliseText(matched.text) !== normaliseText(top?.name ?? '') ? matched.text : line;
-  if (top && words) {
+  if (top && words && normaliseText(words) === normaliseText(top.name)) {
+    lines.push(`To fix: the address names ${top.name} but not clearly enough; correct the address (or set the shop's country if it is missing).`);
+  } else if (top && words) {
     lines.push(`To fix: if "${words}" means ${top.name} for this shop, add the alias "${words}" → "${top.name}"; otherwise correct the address.`);
   } else if (top) {
     lines.push(`To fix: add an alias from the words this customer uses for the quartier to "${top.name}" (or another listed name), or correct the address.`);

@@ -264,6 +264,8 @@ export class NeighbourhoodResolver {
     const candidates = this.textCandidates(segments, countries, explicit);
     if (aliasOutcome) {
       if (!aliasOutcome.ok) return aliasOutcome;
+      this.scoreAmbiguity(candidates);
+      candidates.sort((a, b) => b.confidence - a.confidence);
       const others = candidates.filter((c) => c.place !== aliasOutcome.place).slice(0, 4);
       return {
         ok: true,
@@ -311,7 +313,7 @@ export class NeighbourhoodResolver {
     const top = distinct(candidates).slice(0, 5);
     return {
       ok: false,
-      reason: this.reasonFor(address, top, mentions, coords),
+      reason: this.reasonFor(address, top, candidates, mentions, coords),
       candidates: top.map((c) => ({ name: c.place.name, confidence: round2(c.confidence) })),
       evidence: top.flatMap(evidenceOf),
     };
@@ -685,6 +687,7 @@ export class NeighbourhoodResolver {
   private reasonFor(
     address: string,
     top: Candidate[],
+    all: Candidate[],
     mentions: Mention[],
     coords: { point?: Point; note?: string },
   ): string {
@@ -703,6 +706,11 @@ export class NeighbourhoodResolver {
     else if (coords.point && top.length === 0) notes.push(`no known neighbourhood within ${COORDS_RADIUS_KM} km of the coordinates`);
     const suffix = notes.length > 0 ? ` (${notes.join('; ')})` : '';
     if (top.length === 0) return `no neighbourhood found in ${quoted}${suffix}: add an alias or correct the address`;
+    const best = top[0]?.confidence ?? 0;
+    const countriesNamed = [...new Set(all.filter((c) => c.confidence >= best - 0.05).map((c) => c.place.country))].sort();
+    if (countriesNamed.length > 1) {
+      return `${quoted} names neighbourhoods in several countries (${countriesNamed.join(', ')})${suffix}: set the shop's country, add an alias or correct the address`;
+    }
     const list = top.slice(0, 3).map((c) => `${c.place.name} ${round2(c.confidence).toFixed(2)}`).join(', ');
     const ambiguous = top.length > 1 && top[0]!.score >= this.minConfidence;
     const what = ambiguous ? `${quoted} names several neighbourhoods` : `neighbourhood unclear in ${quoted}`;
