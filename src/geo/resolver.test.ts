@@ -267,7 +267,7 @@ describe('NeighbourhoodResolver', () => {
       const input: ResolveInput = { country: 'SN', fields: { address1: 'Route de Ouakam', city: 'Dakar' } };
       const text = explainResolution(input, resolver.resolve(input));
       expect(text).toContain('Not resolved:');
-      expect(text).toContain('"Ouakam" (address1): exact name, score 0.73');
+      expect(text).toContain('"Ouakam" (address1): exact name, score 0.72');
       expect(text).toContain('add the alias "Route de Ouakam" → "Ouakam"');
       const nothing: ResolveInput = { country: 'SN', fields: { address1: 'Rue 10', city: 'Dakar' } };
       expect(explainResolution(nothing, resolver.resolve(nothing))).toContain('To fix: correct the address');

@@ -25,7 +25,6 @@ import {
   type CountryCode,
 } from './names.js';
 import { allowedEdits, boundedEditDistance, isNumberToken, normaliseTokens, segmentsOf, type Segment } from './normalise.js';
-
 import {
   COORDS_RADIUS_KM, DEFAULT_MIN_CONFIDENCE, type AddressFields, type MatchEvidence, type Neighbourhood, type Resolution,
   type ResolveInput,
@@ -81,7 +80,6 @@ interface Token {
 interface Match {
   place: Place;
   field: keyof AddressFields;
-  segment: number;
   start: number;
   end: number;
   via: MatchEvidence['via'];
@@ -99,7 +97,6 @@ interface Candidate {
 
 interface FieldSegment {
   field: keyof AddressFields;
-  id: number;
   segment: Segment;
 }
 
@@ -136,7 +133,8 @@ function inBox(p: Point, c: CountryCode): boolean {
   return p.lat >= s && p.lat <= n && p.lng >= w && p.lng <= e;
 }
 
-const round2 = (n: number) => Math.round(n * 100) / 100;
+/** Two decimals, rounded down: a confidence shown as 0.75 is never really 0.749. */
+const round2 = (n: number) => Math.floor(n * 100 + 1e-9) / 100;
 
 function meaningfulTokens(tokens: string[]): string[] {
   return tokens.filter((t) => !LINKING_WORDS.has(t));
@@ -324,7 +322,7 @@ export class NeighbourhoodResolver {
     for (const field of FIELD_ORDER) {
       const value = fields[field];
       if (typeof value !== 'string' || value.trim() === '') continue;
-      for (const segment of segmentsOf(value)) out.push({ field, id: out.length, segment });
+      for (const segment of segmentsOf(value)) out.push({ field, segment });
     }
     return out;
   }
@@ -529,7 +527,7 @@ export class NeighbourhoodResolver {
           if (seen.has(hit.place)) return;
           seen.add(hit.place);
           const via = expanded ? 'abbreviation' : viaCompact && hit.kind === 'exact' ? 'alt_name' : hit.kind;
-          found.push({ place: hit.place, field: fs.field, segment: fs.id, start: i, end, via, score: VIA_SCORE[via], text: rawText(i, end) });
+          found.push({ place: hit.place, field: fs.field, start: i, end, via, score: VIA_SCORE[via], text: rawText(i, end) });
         };
         for (const hit of (extendable && index.byKey.get(key)) || []) add(hit, false);
         for (const hit of compactHits ?? []) add(hit, true);
@@ -599,7 +597,7 @@ export class NeighbourhoodResolver {
             const edits = this.tokenEdits(tokens, i, fk.tokens, editableHere, budget);
             if (edits === undefined || edits === 0) continue;
             const score = FUZZY_BASE - (FUZZY_SLOPE * edits) / fk.length;
-            found.push({ place: fk.hit.place, field: fs.field, segment: fs.id, start: i, end: i + n, via: 'fuzzy', score, text: rawText(i, i + n) });
+            found.push({ place: fk.hit.place, field: fs.field, start: i, end: i + n, via: 'fuzzy', score, text: rawText(i, i + n) });
           }
         }
       }
