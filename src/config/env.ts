@@ -41,3 +41,11 @@ export function lookupEnv(name: string, source: NodeJS.ProcessEnv = process.env)
   const value = source[name];
   return value === undefined || value === '' ? undefined : value;
 }
+
+/**
+ * The whole environment, for the few loaders that take secret references by variable name (the
+ * emulators' config files). Kept here so that this file stays the only reader of process.env.
+ */
+export function rawEnvironment(): Readonly<Record<string, string | undefined>> {
+  return process.env;
+}

@@ -9,6 +9,7 @@ import { loadShopRegistry } from '../config/shops.js';
 import { explainResolution, NeighbourhoodResolver } from '../geo/resolver.js';
 import { replayOrder } from '../jobs/replay.js';
 import { createLogger } from '../log.js';
+import { emulateDispatch, emulateShopify, emulateWooCommerce, type EmulateOptions } from './emulate.js';
 import { createRuntime } from './runtime.js';
 import { startWeb } from './web.js';
 import { startWorker } from './worker.js';
@@ -53,6 +54,31 @@ program
     const base = baseOptions();
     const worker = await startWorker({ ...base, resolver: NeighbourhoodResolver.load(), concurrency: base.env.WORKER_CONCURRENCY, lockMs: base.env.RELAIS_WORKER_LOCK_MS });
     onShutdown(() => worker.close(), base.logger);
+  });
+
+program
+  .command('emulate')
+  .description('Run a local emulator of a remote service: dispatch (the delivery service), shopify or woocommerce')
+  .argument('<service>', 'dispatch | shopify | woocommerce')
+  .option('--config <file>', 'JSON config (organisations or shops, keys referenced by environment variable)')
+  .option('--host <host>', 'address to bind', '127.0.0.1')
+  .option('--port <port>', 'port (dispatch default 4010, shopify 4020, woocommerce 4030)', (v) => Number.parseInt(v, 10))
+  .option('--tracking-port <port>', 'dispatch: serve public tracking on its own port', (v) => Number.parseInt(v, 10))
+  .option('--manual-clock', 'dispatch: couriers move only when told (POST /_emulator/advance)')
+  .option('--step-ms <ms>', 'dispatch: time between courier stages in real-time mode (default 5000)', (v) => Number.parseInt(v, 10))
+  .action(async (service: string, options: { config?: string; host: string; port?: number; trackingPort?: number; manualClock?: boolean; stepMs?: number }) => {
+    const env = readEnv();
+    const logger = createLogger({ level: env.LOG_LEVEL, name: `emulate-${service}` });
+    const print = (line: string) => process.stdout.write(`${line}\n`);
+    const defaults: Record<string, number> = { dispatch: 4010, shopify: 4020, woocommerce: 4030 };
+    const common: EmulateOptions = {
+      config: options.config, host: options.host, port: options.port ?? defaults[service] ?? 0,
+      trackingPort: options.trackingPort, realtime: !options.manualClock, stepMs: options.stepMs,
+    };
+    const start = { dispatch: emulateDispatch, shopify: emulateShopify, woocommerce: emulateWooCommerce }[service];
+    if (!start) throw new Error(`unknown service "${service}": dispatch, shopify or woocommerce`);
+    const running = await start(common, logger, print);
+    onShutdown(() => running.close(), logger);
   });
 
 program

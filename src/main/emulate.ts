@@ -1,0 +1,107 @@
+/**
+ * `relais emulate dispatch|shopify|woocommerce`: the local stand-ins for the remote services, as
+ * processes. The dispatch service has no test keys, so its emulator is the only safe place for a
+ * merchant to try the flow; the shop emulators let the whole pipeline run with no shop at all.
+ *
+ * Keys: from a config file that references environment variables, or generated for this run and
+ * printed once on stdout (they open nothing but this local emulator).
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { rawEnvironment } from '../config/env.js';
+import { loadEmulatorConfig, startDispatchEmulator, type DispatchEmulatorOptions } from '../emulators/dispatch/index.js';
+import { startShopifyEmulator } from '../emulators/shopify/index.js';
+import { startWooEmulator } from '../emulators/woocommerce/index.js';
+import type { Logger } from '../log.js';
+
+export interface EmulateOptions {
+  config?: string;
+  host: string;
+  port: number;
+  trackingPort?: number;
+  realtime?: boolean;
+  stepMs?: number;
+}
+
+export interface RunningEmulator {
+  describe: string;
+  close(): Promise<void>;
+}
+
+export async function emulateDispatch(options: EmulateOptions, logger: Logger, print: (line: string) => void): Promise<RunningEmulator> {
+  let config: DispatchEmulatorOptions;
+  let generatedKey: string | undefined;
+  if (options.config) {
+    config = await loadEmulatorConfig(options.config, rawEnvironment());
+  } else {
+    generatedKey = rawEnvironment().DISPATCH_EMULATOR_API_KEY ?? `pk_live_${randomBytes(16).toString('hex')}`;
+    config = { organisations: [{ id: 'org_demo', name: 'Demo organisation', apiKeys: [generatedKey] }] };
+  }
+  const emulator = await startDispatchEmulator({
+    ...config,
+    host: options.host,
+    port: options.port,
+    ...(options.trackingPort !== undefined ? { trackingPort: options.trackingPort } : {}),
+    clock: options.realtime === false ? 'manual' : 'realtime',
+    courierStepMs: options.stepMs ?? config.courierStepMs ?? 5_000,
+    logger,
+  });
+  print(`dispatch emulator on ${emulator.baseUrl} (public tracking on ${emulator.trackingUrl})`);
+  if (generatedKey) print(`organisation org_demo, API key for this run: ${generatedKey}`);
+  return { describe: emulator.baseUrl, close: () => emulator.close() };
+}
+
+const shopifyConfig = z.object({
+  shops: z.array(z.object({ domain: z.string(), accessTokenEnv: z.string(), clientSecretEnv: z.string(), currency: z.string().optional() })).min(1),
+});
+
+export async function emulateShopify(options: EmulateOptions, logger: Logger, print: (line: string) => void): Promise<RunningEmulator> {
+  const env = rawEnvironment();
+  const shops = options.config
+    ? shopifyConfig.parse(JSON.parse(readFileSync(options.config, 'utf8'))).shops.map((s) => ({
+        domain: s.domain,
+        accessToken: required(env, s.accessTokenEnv),
+        clientSecret: required(env, s.clientSecretEnv),
+        currency: s.currency,
+      }))
+    : [{ domain: 'demo-shop.myshopify.com', accessToken: `shpat_${randomBytes(16).toString('hex')}`, clientSecret: randomBytes(16).toString('hex') }];
+  const emulator = await startShopifyEmulator({ shops, host: options.host, port: options.port, logger });
+  print(`Shopify emulator on ${emulator.url}`);
+  for (const shop of shops) {
+    print(`  shop ${shop.domain}: Admin API at ${emulator.adminUrl(shop.domain)}`);
+    if (!options.config) print(`  access token for this run: ${shop.accessToken}; client secret: ${shop.clientSecret}`);
+  }
+  return { describe: emulator.url, close: () => emulator.close() };
+}
+
+const wooConfig = z.object({
+  shops: z
+    .array(z.object({ id: z.string(), consumerKeyEnv: z.string(), consumerSecretEnv: z.string(), weightUnit: z.enum(['kg', 'g', 'lbs', 'oz']).optional() }))
+    .min(1),
+});
+
+export async function emulateWooCommerce(options: EmulateOptions, logger: Logger, print: (line: string) => void): Promise<RunningEmulator> {
+  const env = rawEnvironment();
+  const shops = options.config
+    ? wooConfig.parse(JSON.parse(readFileSync(options.config, 'utf8'))).shops.map((s) => ({
+        id: s.id,
+        consumerKey: required(env, s.consumerKeyEnv),
+        consumerSecret: required(env, s.consumerSecretEnv),
+        weightUnit: s.weightUnit,
+      }))
+    : [{ id: 'demo-shop', consumerKey: `ck_${randomBytes(20).toString('hex')}`, consumerSecret: `cs_${randomBytes(20).toString('hex')}` }];
+  const emulator = await startWooEmulator({ shops, host: options.host, port: options.port, logger });
+  print(`WooCommerce emulator on port ${emulator.port}`);
+  for (const shop of shops) {
+    print(`  shop ${shop.id}: ${emulator.siteUrl(shop.id)}`);
+    if (!options.config) print(`  consumer key for this run: ${shop.consumerKey}; consumer secret: ${shop.consumerSecret}`);
+  }
+  return { describe: emulator.siteUrl(shops[0]!.id), close: () => emulator.close() };
+}
+
+function required(env: Record<string, string | undefined>, name: string): string {
+  const value = env[name];
+  if (!value) throw new Error(`environment variable ${name} is not set`);
+  return value;
+}
