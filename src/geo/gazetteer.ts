@@ -371,6 +371,18 @@ export function loadGazetteer(dataDir: string): Gazetteer {
         if (m?.[1] && m[1].length >= 4 && !index.byKey.has(m[1])) addKey(m[1], { place, kind: 'alt_name' }, false);
       }
     }
+    // "Quai Nord (Q1-Q5)", "Village des Technologies … (VITIB)": the name before the bracket and a
+    // one-word bracket are how people write them, when no other place shares them.
+    const bracketed = index.places
+      .map((place) => ({ place, m: /^(.*?)\s*\(([^)]*)\)\s*$/.exec(place.name) }))
+      .filter((b): b is { place: Place; m: RegExpExecArray } => b.m !== null);
+    for (const { place, m } of bracketed) {
+      const before = keyOf(m[1] ?? '');
+      const inside = keyOf(m[2] ?? '');
+      const shared = bracketed.filter((b) => keyOf(b.m[1] ?? '') === before).length > 1;
+      if (before.length >= 6 && !shared && !index.byKey.has(before)) addKey(before, { place, kind: 'abbreviation' }, false);
+      if (/^[a-z]{4,}$/.test(inside) && !index.byKey.has(inside)) addKey(inside, { place, kind: 'abbreviation' }, false);
+    }
     for (const place of index.places) {
       for (const k of [...place.keys]) {
         const m = /^(?:cite|quartier) (.+)$/.exec(k);

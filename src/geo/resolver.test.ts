@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { loadGazetteer } from './gazetteer.js';
 import { COUNTRIES, COUNTRY_NAMES, REGION_NAMES } from './names.js';
 import {
   explainResolution, normaliseText, NeighbourhoodResolver, type AddressFields, type Resolution, type ResolveInput,
@@ -73,6 +74,10 @@ const RESOLVED: [string, AddressFields, string][] = [
   ['BJ', { address1: 'Carré 120, Cadjehoun', city: 'Cotonou' }, 'Cadjehoun'],
   ['ML', { address1: 'ACI 2000', city: 'Bamako' }, 'ACI 2000'],
   ['ML', { address1: 'Badalabougou', city: 'Bamako' }, 'Badalabougou'],
+  ['CI', { address1: 'Niangon Sud - Sicogi', city: 'Yopougon' }, 'Niangon Sud - Sicogi'],
+  ['CI', { address1: 'VITIB, Grand-Bassam road' }, 'Village des Technologies de l’Information et de la Biotechnologie (VITIB)'],
+  ['BF', { address1: 'Ouaga 2000', city: 'Ouagadougou' }, 'Ouaga 2000'],
+  ['BF', { address1: 'Tang Sega', city: 'Ouagadougou' }, 'Tang-Séga'],
 ];
 
 // Addresses that must be held for the merchant, with words the reason must carry.
@@ -101,6 +106,17 @@ describe('NeighbourhoodResolver', () => {
     const r = held(resolver.resolve(country === undefined ? { fields } : { country, fields }));
     expect(r.reason).toContain(words);
     expect(r.reason).toContain('add an alias or correct the address');
+  });
+
+  it('resolves every listed place, typed as the gazetteer spells it, to itself', () => {
+    const wrong: string[] = [];
+    for (const [country, index] of loadGazetteer(resolver.dataDir).countries) {
+      for (const place of index.places) {
+        const r = resolver.resolve({ country, fields: { address1: place.name } });
+        if (!r.ok || r.neighbourhood.name !== place.name) wrong.push(`${country} ${place.name}`);
+      }
+    }
+    expect(wrong).toEqual([]);
   });
 
   it('never sends the city for a bare city address, and says the city is not a neighbourhood', () => {

@@ -24,7 +24,7 @@ import {
   ABBREVIATIONS, COUNTRIES, COUNTRY_BOXES, isCountryCode, LINKING_WORDS, NOISE_WORDS, STREET_OR_LANDMARK_WORDS,
   type CountryCode,
 } from './names.js';
-import { allowedEdits, boundedEditDistance, isNumberToken, normaliseTokens, segmentsOf, type Segment } from './normalise.js';
+import { allowedEdits, boundedEditDistance, isNumberToken, normaliseTokens, segmentsOf } from './normalise.js';
 import {
   COORDS_RADIUS_KM, DEFAULT_MIN_CONFIDENCE, type AddressFields, type MatchEvidence, type Neighbourhood, type Resolution,
   type ResolveInput,
@@ -73,7 +73,10 @@ const CITY_CENTROID_KM = 0.5;
 
 interface Token {
   text: string;
+  /** Index of the raw word in its field. */
   raw: number;
+  /** Which comma-separated part of the field the word is in. */
+  seg: number;
   expanded: boolean;
 }
 
@@ -95,9 +98,14 @@ interface Candidate {
   confidence: number;
 }
 
-interface FieldSegment {
+/**
+ * One address field, tokenised. Names are looked for within one comma-separated part, except a listed
+ * name that itself contains a separator ("Niangon Sud - Sicogi"), matched whole across it.
+ */
+interface FieldText {
   field: keyof AddressFields;
-  segment: Segment;
+  rawWords: string[];
+  tokens: Token[];
 }
 
 function haversineKm(a: Point, b: Point): number {
@@ -231,6 +239,11 @@ export class NeighbourhoodResolver {
 
   private constructor(private readonly gazetteer: Gazetteer) {}
 
+  /** The directory the gazetteer was read from. */
+  get dataDir(): string {
+    return this.gazetteer.dataDir;
+  }
+
   /** Reads the gazetteer once per directory (default: <project>/data/neighbourhoods) and indexes it. */
   static load(dataDir?: string): NeighbourhoodResolver {
     const dir = resolvePath(dataDir ?? defaultDataDir());
@@ -252,14 +265,14 @@ export class NeighbourhoodResolver {
       };
     }
     const explicit = requested !== undefined && requested !== '' ? (requested as CountryCode) : undefined;
-    const segments = this.segments(input.fields);
-    const mentions = this.blockedMentions(segments);
+    const fields = this.fieldTexts(input.fields);
+    const mentions = this.blockedMentions(fields);
     const coords = this.usableCoords(input.coords, explicit);
     const countries = this.countriesFor(explicit, mentions, coords.point);
     const address = addressText(input.fields);
 
-    const aliasOutcome = this.aliasResolution(input.aliases, segments, countries, explicit);
-    const candidates = this.textCandidates(segments, countries, explicit);
+    const aliasOutcome = this.aliasResolution(input.aliases, fields, countries, explicit);
+    const candidates = this.textCandidates(fields, countries, explicit);
     if (aliasOutcome) {
       if (!aliasOutcome.ok) return aliasOutcome;
       this.scoreAmbiguity(candidates);
@@ -317,27 +330,34 @@ export class NeighbourhoodResolver {
     };
   }
 
-  private segments(fields: AddressFields): FieldSegment[] {
-    const out: FieldSegment[] = [];
+  private fieldTexts(fields: AddressFields): FieldText[] {
+    const out: FieldText[] = [];
     for (const field of FIELD_ORDER) {
       const value = fields[field];
       if (typeof value !== 'string' || value.trim() === '') continue;
-      for (const segment of segmentsOf(value)) out.push({ field, segment });
+      const text: FieldText = { field, rawWords: [], tokens: [] };
+      segmentsOf(value).forEach((segment, seg) => {
+        const offset = text.rawWords.length;
+        text.rawWords.push(...segment.rawWords);
+        for (const t of segment.tokens) text.tokens.push({ text: t.text, raw: t.raw + offset, seg, expanded: false });
+      });
+      if (text.tokens.length > 0) out.push(text);
     }
     return out;
   }
 
   /** City, region and country names written in the address: never answers, but they tell the country. */
-  private blockedMentions(segments: FieldSegment[]): Mention[] {
+  private blockedMentions(fields: FieldText[]): Mention[] {
     const found: Mention[] = [];
-    for (const { field, segment } of segments) {
-      const tokens = segment.tokens.map((t) => t.text);
+    for (const { field, rawWords, tokens: fieldTokens } of fields) {
+      const tokens = fieldTokens.map((t) => t.text);
       for (let i = 0; i < tokens.length; i++) {
         for (const b of this.gazetteer.blockedByFirstToken.get(tokens[i]!) ?? []) {
           // "Grand Dakar", "Dakar-Plateau", "Pointe de Dakar" are places, not the city.
           const end = i + b.tokens.length;
+          if (end > tokens.length || fieldTokens[end - 1]!.seg !== fieldTokens[i]!.seg) continue;
           if (b.tokens.every((t, k) => tokens[i + k] === t) && !this.insideLongerName(tokens, i, end)) {
-            const text = segment.rawWords.slice(segment.tokens[i]!.raw, segment.tokens[end - 1]!.raw + 1).join(' ');
+            const text = rawWords.slice(fieldTokens[i]!.raw, fieldTokens[end - 1]!.raw + 1).join(' ');
             found.push({ name: b, field, text });
           }
         }
@@ -396,20 +416,18 @@ export class NeighbourhoodResolver {
   /** A merchant alias found in the address wins over everything else, once its target is checked. */
   private aliasResolution(
     aliases: Record<string, string> | undefined,
-    segments: FieldSegment[],
+    fields: FieldText[],
     countries: CountryIndex[],
     explicit: CountryCode | undefined,
   ): { ok: true; place: Place; evidence: MatchEvidence } | { ok: false; reason: string; candidates: [] } | undefined {
     if (!aliases) return undefined;
-    // An alias may span commas ("Mermoz, Ouakam" → "Mermoz"): it is matched against each whole field.
-    const byField = new Map<keyof AddressFields, string[]>();
-    for (const { field, segment } of segments) byField.set(field, [...(byField.get(field) ?? []), ...segment.tokens.map((t) => t.text)]);
     const hits: { alias: CompiledAlias; field: keyof AddressFields }[] = [];
     for (const alias of this.compiledAliases(aliases)) {
       const n = alias.tokens.length;
-      for (const [field, tokens] of byField) {
+      // An alias may span commas ("Mermoz, Ouakam" → "Mermoz"): it is matched against each whole field.
+      for (const { field, tokens } of fields) {
         for (let i = 0; i + n <= tokens.length; i++) {
-          if (alias.tokens.every((t, k) => tokens[i + k] === t)) {
+          if (alias.tokens.every((t, k) => tokens[i + k]!.text === t)) {
             hits.push({ alias, field });
             break;
           }
@@ -453,33 +471,35 @@ export class NeighbourhoodResolver {
     return { ok: true, place: places[0]!, evidence: { field: 'alias', text: `${hit.alias.text} (in ${hit.field})`, via: 'alias', score: VIA_SCORE.alias } };
   }
 
-  private expand(segment: Segment, country: CountryCode): Token[] {
-    const src = segment.tokens;
+  /** The country's abbreviations written out ("PA U17" → "parcelles assainies unite 17"), within one part. */
+  private expand(src: Token[], country: CountryCode): Token[] {
     const out: Token[] = [];
     const rules = ABBREVIATIONS[country];
+    const inPart = (i: number, k: number) => src[i + k] !== undefined && src[i + k]!.seg === src[i]!.seg;
     for (let i = 0; i < src.length; ) {
       const rule = rules.find(
-        (r) => r.from.every((t, k) => src[i + k]?.text === t) && (!r.beforeNumber || isNumberToken(src[i + r.from.length]?.text ?? '')),
+        (r) =>
+          r.from.every((t, k) => inPart(i, k) && src[i + k]!.text === t) &&
+          (!r.beforeNumber || (inPart(i, r.from.length) && isNumberToken(src[i + r.from.length]!.text))),
       );
       if (rule) {
-        for (const t of rule.to) out.push({ text: t, raw: src[i]!.raw, expanded: true });
+        for (const t of rule.to) out.push({ text: t, raw: src[i]!.raw, seg: src[i]!.seg, expanded: true });
         i += rule.from.length;
       } else {
-        out.push({ text: src[i]!.text, raw: src[i]!.raw, expanded: false });
+        out.push(src[i]!);
         i++;
       }
     }
     return out;
   }
 
-  private textCandidates(segments: FieldSegment[], countries: CountryIndex[], explicit: CountryCode | undefined): Candidate[] {
+  private textCandidates(fields: FieldText[], countries: CountryIndex[], explicit: CountryCode | undefined): Candidate[] {
     const byPlace = new Map<Place, Candidate>();
     const isEditable = (t: Token) => !t.expanded && this.editable(t.text);
     for (const index of countries) {
-      for (const fs of segments) {
-        const tokens = this.expand(fs.segment, index.country);
-        const rawText = (start: number, end: number) =>
-          fs.segment.rawWords.slice(tokens[start]!.raw, tokens[end - 1]!.raw + 1).join(' ');
+      for (const fs of fields) {
+        const tokens = this.expand(fs.tokens, index.country);
+        const rawText = (start: number, end: number) => fs.rawWords.slice(tokens[start]!.raw, tokens[end - 1]!.raw + 1).join(' ');
         const exact = this.exactMatches(index, fs, tokens, rawText);
         const covered = new Array<boolean>(tokens.length).fill(false);
         for (const m of exact) for (let k = m.start; k < m.end; k++) covered[k] = true;
@@ -503,7 +523,7 @@ export class NeighbourhoodResolver {
     return [...byPlace.values()];
   }
 
-  private exactMatches(index: CountryIndex, fs: FieldSegment, tokens: Token[], rawText: (s: number, e: number) => string): Match[] {
+  private exactMatches(index: CountryIndex, fs: FieldText, tokens: Token[], rawText: (s: number, e: number) => string): Match[] {
     const found: Match[] = [];
     const texts = tokens.map((t) => t.text);
     for (let i = 0; i < texts.length; i++) {
@@ -516,8 +536,10 @@ export class NeighbourhoodResolver {
         compact += texts[end - 1]!;
         expanded ||= tokens[end - 1]!.expanded;
         const extendable = index.prefixes.has(key);
-        // A name written without its spaces ("Sacrecoeur", "Keurmassar") is found by its compact form.
-        const compactHits = n <= MAX_COMPACT_TOKENS ? index.byCompact.get(compact) : undefined;
+        const onePart = tokens[end - 1]!.seg === tokens[i]!.seg;
+        // A name written without its spaces ("Sacrecoeur", "Keurmassar") is found by its compact form,
+        // unless the words as typed already name a place ("Tang Sega" is not "Tangséga", 25 km away).
+        const compactHits = onePart && n <= MAX_COMPACT_TOKENS && !index.byKey.has(key) ? index.byCompact.get(compact) : undefined;
         if (!extendable && compactHits === undefined) {
           if (n >= MAX_COMPACT_TOKENS) break;
           continue;
@@ -539,7 +561,7 @@ export class NeighbourhoodResolver {
   /** "Liberté 6" where only "Liberté" is listed: the base name, with less confidence. */
   private withNumberedFallback(matches: Match[], tokens: Token[], rawText: (s: number, e: number) => string): Match[] {
     for (const m of matches) {
-      const numberFollows = m.end < tokens.length && isNumberToken(tokens[m.end]!.text);
+      const numberFollows = m.end < tokens.length && tokens[m.end]!.seg === tokens[m.end - 1]!.seg && isNumberToken(tokens[m.end]!.text);
       // "Angré 8e tranche": the number opens another name, it does not number this one.
       if (numberFollows && !matches.some((o) => (o.start <= m.start && o.end > m.end) || o.start === m.end)) {
         m.via = 'numbered';
@@ -575,7 +597,7 @@ export class NeighbourhoodResolver {
    * equal; the others may differ within allowedEdits ("Mermoz Baobab" → "Mermoz Boabab").
    */
   private fuzzyMatches(
-    index: CountryIndex, fs: FieldSegment, tokens: Token[], covered: boolean[], rawText: (s: number, e: number) => string,
+    index: CountryIndex, fs: FieldText, tokens: Token[], covered: boolean[], rawText: (s: number, e: number) => string,
     editable: boolean[],
   ): Match[] {
     const found: Match[] = [];
@@ -584,6 +606,7 @@ export class NeighbourhoodResolver {
       const byLetters = index.fuzzyByLength.get(n);
       if (!byLetters) continue;
       for (let i = 0; i + n <= tokens.length; i++) {
+        if (tokens[i + n - 1]!.seg !== tokens[i]!.seg) continue;
         let anyEditable = false;
         let candidateLength = 0;
         for (let k = i; k < i + n; k++) {
@@ -627,7 +650,7 @@ export class NeighbourhoodResolver {
 
   private afterStreetWord(tokens: Token[], start: number): boolean {
     let skipped = 0;
-    for (let k = start - 1; k >= 0 && skipped <= 3; k--) {
+    for (let k = start - 1; k >= 0 && skipped <= 3 && tokens[k]!.seg === tokens[start]!.seg; k--) {
       const t = tokens[k]!.text;
       if (STREET_OR_LANDMARK_WORDS.has(t)) return true;
       if (!LINKING_WORDS.has(t)) return false;
