@@ -263,6 +263,11 @@ describe('NeighbourhoodResolver', () => {
       expect(city.reason).toContain("points to 'Dakar'");
     });
 
+    it('pointing to a name listed in several countries ask for the country', () => {
+      const r = held(resolver.resolve({ fields: { address1: 'chez Awa' }, aliases: { 'chez awa': 'Plateau' } }));
+      expect(r.reason).toContain("set the shop's country");
+    });
+
     it('that are absent from the address change nothing', () => {
       const r = resolved(resolver.resolve({ country: 'SN', fields: { address1: 'Ouakam' }, aliases: { 'chez awa': 'Mermoz' } }));
       expect(r.neighbourhood.name).toBe('Ouakam');
@@ -328,6 +333,28 @@ describe('NeighbourhoodResolver', () => {
         { numRuns: 2000 },
       );
     });
+  });
+
+  it('answers any text, coordinates and aliases without throwing, within its own bounds', () => {
+    const text = fc.option(fc.string({ unit: 'binary', maxLength: 60 }), { nil: undefined });
+    const coord = fc.option(fc.record({ lat: fc.double({ min: -100, max: 100 }), lng: fc.double({ min: -200, max: 200 }) }), { nil: undefined });
+    fc.assert(
+      fc.property(fc.constantFrom(undefined, 'SN', 'CI', 'ne', 'XX'), text, text, text, coord, (country, address1, address2, city, coords) => {
+        const fields: AddressFields = {};
+        if (address1 !== undefined) fields.address1 = address1;
+        if (address2 !== undefined) fields.address2 = address2;
+        if (city !== undefined) fields.city = city;
+        const input: ResolveInput = { fields, aliases: { [address2 ?? 'x']: 'Mermoz' } };
+        if (country !== undefined) input.country = country;
+        if (coords !== undefined) input.coords = coords;
+        const r = resolver.resolve(input);
+        expect(explainResolution(input, r).length).toBeGreaterThan(0);
+        if (r.ok) expect(r.confidence).toBeGreaterThanOrEqual(resolver.minConfidence);
+        else expect(r.reason.length).toBeGreaterThan(0);
+        for (const c of r.ok ? r.alternatives : r.candidates) expect(c.confidence).toBeLessThanOrEqual(0.99);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('resolves in well under a millisecond', () => {
