@@ -77,11 +77,14 @@ export async function syncDelivery(job: DeliveryJob, deps: DeliveryDeps): Promis
   return withOrderLock(deps.redis, deps.prefix, extId, async () => {
     const record = await deps.ledger.get(extId);
     if (!record) return { kind: 'ignored', why: `order ${extId} is not in the ledger` };
-    if (record.meta.shopId !== shop.id) {
-      deps.logger.warn({ shop: shop.id, owner: record.meta.shopId }, 'delivery webhook for another shop\'s order ignored');
-      return { kind: 'ignored', why: 'shipment belongs to another shop' };
+    // Several shops may share one dispatch organisation, whose webhooks go to a single URL: the order
+    // then belongs to another shop of the same organisation (same key). Any other shop's order is refused.
+    const owner = record.meta.shopId === shop.id ? shop : deps.shops.get(record.meta.shopId);
+    if (!owner || owner.dispatch.apiKey.reveal() !== shop.dispatch.apiKey.reveal()) {
+      deps.logger.warn({ shop: shop.id, owner: record.meta.shopId }, 'delivery webhook for an order of another organisation ignored');
+      return { kind: 'ignored', why: 'shipment belongs to another organisation' };
     }
-    return applyShipment(deps, shop, record, shipment);
+    return applyShipment(deps, owner, record, shipment);
   });
 }
 

@@ -4,11 +4,12 @@
  * environment (config/env.ts), builds what it needs, runs, and shuts down cleanly on SIGTERM/SIGINT.
  */
 import { Command } from 'commander';
-import { readEnv } from '../config/env.js';
+import { rawEnvironment, readEnv } from '../config/env.js';
 import { loadShopRegistry } from '../config/shops.js';
 import { explainResolution, NeighbourhoodResolver } from '../geo/resolver.js';
 import { replayOrder } from '../jobs/replay.js';
 import { createLogger } from '../log.js';
+import { runDemo } from './demo.js';
 import { emulateDispatch, emulateShopify, emulateWooCommerce, type EmulateOptions } from './emulate.js';
 import { createRuntime } from './runtime.js';
 import { startWeb } from './web.js';
@@ -79,6 +80,22 @@ program
     if (!start) throw new Error(`unknown service "${service}": dispatch, shopify or woocommerce`);
     const running = await start(common, logger, print);
     onShutdown(() => running.close(), logger);
+  });
+
+program
+  .command('demo')
+  .description('Run Relais end to end on this machine: emulated shops and courier, sample orders, a table of outcomes')
+  .option('--once', 'stop after the outcome table')
+  .option('--port <port>', 'port of the web process (default: any free port)', (v) => Number.parseInt(v, 10))
+  .action(async (options: { once?: boolean; port?: number }) => {
+    const env = readEnv();
+    const demo = await runDemo({ redisUrl: rawEnvironment().REDIS_URL === undefined ? undefined : env.REDIS_URL, port: options.port, once: options.once, logLevel: env.LOG_LEVEL === 'info' ? 'warn' : env.LOG_LEVEL });
+    if (options.once) {
+      await demo.stop();
+      process.exit(0);
+    }
+    process.stdout.write('Relais keeps running; Ctrl-C to stop.\n');
+    onShutdown(() => demo.stop(), { info: () => undefined });
   });
 
 program

@@ -1,0 +1,26 @@
+/**
+ * The README's first command, `npm run demo`, keeps working: every sample order ends as a merchant
+ * would expect (delivered, held with a reason, returned after a failed delivery).
+ */
+import { describe, expect, it } from 'vitest';
+import { runDemo } from '../src/main/demo.js';
+
+describe('npm run demo', () => {
+  it('ends with each sample order in the outcome its scenario calls for', async () => {
+    const lines: string[] = [];
+    const demo = await runDemo({ once: true, stepMs: 250, print: (l) => lines.push(l), logLevel: 'silent', redisUrl: process.env.REDIS_URL });
+    try {
+      const byScenario = Object.fromEntries(demo.outcomes.map((o) => [o.scenario, o]));
+      expect(byScenario['Shopify, cash on delivery']?.state).toBe('delivered');
+      expect(byScenario['Shopify, cash on delivery']?.detail).toMatch(/collect 17000 XOF/);
+      expect(byScenario['Shopify, prepaid (paid a moment later)']?.state).toBe('delivered');
+      expect(byScenario['Shopify, address without a neighbourhood']?.state).toBe('held');
+      expect(byScenario['Shopify, address without a neighbourhood']?.detail).toMatch(/Rue 10/);
+      expect(byScenario['Shopify, cash on delivery, courier cannot deliver']?.state).toBe('returned');
+      expect(byScenario['WooCommerce, cash on delivery']?.state).toBe('delivered');
+      expect(lines.join('\n')).toMatch(/order\s+scenario\s+outcome/);
+    } finally {
+      await demo.stop();
+    }
+  }, 120_000);
+});
