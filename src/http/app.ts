@@ -4,6 +4,7 @@
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../log.js';
+import { checkoutRoutes } from '../checkout/routes.js';
 import { dispatchWebhookRoutes } from './routes/dispatch-webhooks.js';
 import { webhookRoutes, type WebhookDeps } from './routes/webhooks.js';
 
@@ -32,6 +33,7 @@ export function createApp(deps: AppDeps): express.Express {
 
   app.use(webhookRoutes(deps));
   app.use(dispatchWebhookRoutes(deps));
+  app.use(checkoutRoutes(deps));
 
   app.use((_req: Request, res: Response) => {
     res.status(404).json({ error: 'not_found' });

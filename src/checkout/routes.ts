@@ -1,0 +1,165 @@
+/**
+ * Delivery prices at checkout, over HTTP:
+ *   POST /checkout/shopify/:shopId/rates       Shopify CarrierService callback (X-Shopify-Hmac-Sha256)
+ *   POST /checkout/woocommerce/:shopId/rates   the WooCommerce plugin's endpoint (X-Relais-Signature)
+ *
+ * Bodies are read raw here (the signature covers the exact bytes) and bounded. Answers:
+ *   200  a rate, or `{ rates: [] }` when Relais cannot price the address (Shopify: "cannot handle this request")
+ *   503  `{ rates: [] }`: the delivery service is slow or down and the shop has no flat fallback
+ *        (Shopify then shows the shop's backup rates; the plugin adds nothing)
+ *   400  a body that is not a rate request · 401 missing or wrong signature · 404 unknown shop, or prices disabled
+ *   500  `{ rates: [] }`: a bug; Shopify shows backup rates
+ *
+ * Mounted by createApp, which passes its own dependencies; the routes build the rest themselves (resolver,
+ * alias store, cache, their own dispatch clients for the public simulatePrice) and close their clients when the
+ * web process closes its Redis connection, the last thing it does on shutdown.
+ */
+import { performance } from 'node:perf_hooks';
+import express, { Router, type NextFunction, type Request, type Response } from 'express';
+import type { Redis } from 'ioredis';
+import type { z } from 'zod';
+import type { ShopConfig, ShopRegistry } from '../config/shops.js';
+import type { Xof } from '../domain/money.js';
+import { NeighbourhoodResolver } from '../geo/resolver.js';
+import { AliasStore } from '../ledger/alias-store.js';
+import type { Logger } from '../log.js';
+import { priceAtCheckout, type CheckoutRateOutcome, type CheckoutRateRequest, type CheckoutRatesDeps } from './checkout-rates.js';
+import { DispatchPriceSource, type PriceSource } from './price-source.js';
+import { RateCache, SingleFlight } from './rate-cache.js';
+import { fromShopifyRateRequest, shopifyRateRequestSchema, toShopifyAnswer } from './shopify-rates.js';
+import { checkBodySignature, RELAIS_SIGNATURE_HEADER, SHOPIFY_HMAC_HEADER, SHOPIFY_SHOP_DOMAIN_HEADER } from './signature.js';
+import { fromWooRateRequest, toWooAnswer, wooRateRequestSchema } from './woocommerce-rates.js';
+
+/** A rate request lists the basket's items; a thousand lines fit well below this. */
+export const MAX_RATE_REQUEST_BYTES = 1024 * 1024;
+
+export const SHOPIFY_RATES_PATH = '/checkout/shopify/:shopId/rates';
+export const WOO_RATES_PATH = '/checkout/woocommerce/:shopId/rates';
+
+export interface CheckoutRouteDeps {
+  shops: ShopRegistry;
+  /** The web process's fail-fast connection: a Redis that cannot answer makes a cache miss, not a wait. */
+  redis: Redis;
+  prefix: string;
+  logger: Logger;
+  now?(): Date;
+  /** Defaults to the gazetteer in data/neighbourhoods. */
+  resolver?: NeighbourhoodResolver;
+  /** Defaults to one dispatch client per shop, owned (and closed) by these routes. */
+  prices?: PriceSource;
+}
+
+interface Platform<Parsed> {
+  name: 'shopify' | 'woocommerce';
+  schema: z.ZodType<Parsed>;
+  secretOf(shop: ShopConfig): string | undefined;
+  signatureHeader: string;
+  /** A reason to refuse an authenticated request that is not meant for this shop. */
+  mismatch?(shop: ShopConfig, req: Request): string | undefined;
+  toRequest(parsed: Parsed): CheckoutRateRequest;
+  answer(shop: ShopConfig, outcome: CheckoutRateOutcome, now: Date): { status: number; body: unknown };
+}
+
+const shopify: Platform<z.output<typeof shopifyRateRequestSchema>> = {
+  name: 'shopify',
+  schema: shopifyRateRequestSchema,
+  secretOf: (shop) => (shop.platform === 'shopify' ? shop.shopify.webhookSecret.reveal() : undefined),
+  signatureHeader: SHOPIFY_HMAC_HEADER,
+  // The client secret is the app's, shared by every shop that installed it: a request signed for another shop
+  // would pass the HMAC, so the shop domain Shopify names must be this one (when it names one).
+  mismatch: (shop, req) => {
+    const domain = headerOf(req, SHOPIFY_SHOP_DOMAIN_HEADER)?.toLowerCase();
+    return shop.platform === 'shopify' && domain !== undefined && domain !== shop.shopify.domain ? 'shop_domain_mismatch' : undefined;
+  },
+  toRequest: fromShopifyRateRequest,
+  answer: toShopifyAnswer,
+};
+
+const woocommerce: Platform<z.output<typeof wooRateRequestSchema>> = {
+  name: 'woocommerce',
+  schema: wooRateRequestSchema,
+  secretOf: (shop) => (shop.platform === 'woocommerce' ? shop.woocommerce.webhookSecret.reveal() : undefined),
+  signatureHeader: RELAIS_SIGNATURE_HEADER,
+  toRequest: fromWooRateRequest,
+  answer: (shop, outcome) => toWooAnswer(shop, outcome),
+};
+
+export function checkoutRoutes(deps: CheckoutRouteDeps): Router {
+  const logger = deps.logger.child({ component: 'checkout-rates' });
+  const now = (): Date => (deps.now ? deps.now() : new Date());
+  let prices = deps.prices;
+  if (!prices) {
+    const owned = new DispatchPriceSource(deps.logger);
+    deps.redis.once('end', () => void owned.close());
+    prices = owned;
+  }
+  const rates: CheckoutRatesDeps = {
+    resolver: deps.resolver ?? NeighbourhoodResolver.load(),
+    aliases: new AliasStore(deps.redis, deps.prefix),
+    cache: new RateCache(deps.redis, deps.prefix),
+    prices,
+    flights: new SingleFlight<Xof>(),
+    logger: deps.logger,
+  };
+
+  const router = Router();
+  // The budget counts from arrival, before the body is read.
+  const arrival = (_req: Request, res: Response, next: NextFunction) => {
+    res.locals.startedAt = performance.now();
+    next();
+  };
+  const raw = express.raw({ type: () => true, limit: MAX_RATE_REQUEST_BYTES });
+  router.post(SHOPIFY_RATES_PATH, arrival, raw, (req, res) => handle(shopify, req, res));
+  router.post(WOO_RATES_PATH, arrival, raw, (req, res) => handle(woocommerce, req, res));
+  return router;
+
+  async function handle<Parsed>(platform: Platform<Parsed>, req: Request, res: Response): Promise<void> {
+    const startedAt = typeof res.locals.startedAt === 'number' ? res.locals.startedAt : performance.now();
+    const shopId = String(req.params.shopId);
+    const shop = deps.shops.get(shopId);
+    const secret = shop ? platform.secretOf(shop) : undefined;
+    if (!shop || secret === undefined) {
+      res.status(404).json({ error: 'unknown_shop', message: `no ${platform.name} shop "${shopId}" in the Relais registry` });
+      return;
+    }
+    const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const signature = checkBodySignature(rawBody, headerOf(req, platform.signatureHeader), secret);
+    if (!signature.ok) {
+      logger.warn({ shop: shop.id, platform: platform.name, reason: signature.reason }, 'rejected a checkout rate request');
+      res.status(401).json({ error: signature.reason });
+      return;
+    }
+    const mismatch = platform.mismatch?.(shop, req);
+    if (mismatch) {
+      logger.warn({ shop: shop.id, platform: platform.name, reason: mismatch }, 'rejected a checkout rate request');
+      res.status(401).json({ error: mismatch });
+      return;
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(rawBody.toString('utf8'));
+    } catch {
+      res.status(400).json({ error: 'malformed_body', message: 'the body is not JSON' });
+      return;
+    }
+    const parsed = platform.schema.safeParse(json);
+    if (!parsed.success) {
+      const problems = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
+      res.status(400).json({ error: 'malformed_rate_request', problems });
+      return;
+    }
+    try {
+      const outcome = await priceAtCheckout(shop, platform.toRequest(parsed.data), rates, startedAt);
+      const answer = platform.answer(shop, outcome, now());
+      res.status(answer.status).json(answer.body);
+    } catch (error) {
+      logger.error({ shop: shop.id, platform: platform.name, err: error instanceof Error ? error.message : String(error) }, 'checkout rate request failed');
+      res.status(500).json({ rates: [] });
+    }
+  }
+}
+
+function headerOf(req: Request, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}

@@ -1,0 +1,145 @@
+/**
+ * The stack the checkout-price tests drive: a private redis-server, the dispatch emulator, and the real web
+ * process (createApp, so the checkout routes are mounted exactly as in production), with a shop registry built
+ * from the test harness's two shops plus variants that differ only by their checkoutRates policy. Log lines are
+ * kept so tests can read what a merchant would read.
+ */
+import { Writable } from 'node:stream';
+import { buildShopRegistry, type ShopRegistry } from '../../src/config/shops.js';
+import { startDispatchEmulator, type DispatchEmulator } from '../../src/emulators/dispatch/index.js';
+import { createLogger } from '../../src/log.js';
+import { startWeb, type RunningWeb } from '../../src/main/web.js';
+import { startRedis, type TestRedis } from '../support/redis.js';
+import { makeSecrets, registryDocument, secretEnv, SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, WOO_SHOP_ID, type TestSecrets } from '../support/relais.js';
+import { signShopify, signWoo } from '../support/factories.js';
+
+export { SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, WOO_SHOP_ID };
+
+/** Small budgets keep the slow-service tests short; the dispatch client's own timeout is 2 s in the harness. */
+export const TEST_BUDGET_MS = 400;
+export const FLAT_RATE_XOF = 2_000;
+
+export const SHOPIFY_FLAT_SHOP_ID = 'dakar-flat';
+export const SHOPIFY_FLAT_DOMAIN = 'dakar-flat.myshopify.com';
+export const SHOPIFY_OFF_SHOP_ID = 'dakar-off';
+export const WOO_FLAT_SHOP_ID = 'abidjan-flat';
+
+export interface LogLine {
+  level: number;
+  msg: string;
+  [key: string]: unknown;
+}
+
+export interface CheckoutStack {
+  redis: TestRedis;
+  emulator: DispatchEmulator;
+  shops: ShopRegistry;
+  secrets: TestSecrets;
+  web: RunningWeb;
+  prefix: string;
+  logs: LogLine[];
+  /** POSTs a Shopify rate request, signed as Shopify signs it (or with the given headers). */
+  shopifyRates(shopId: string, body: unknown, options?: { secret?: string; headers?: Record<string, string | null> }): Promise<Answer>;
+  wooRates(shopId: string, body: unknown, options?: { secret?: string; headers?: Record<string, string | null> }): Promise<Answer>;
+  /** How many simulatePrice calls the emulator has received so far. */
+  simulateCalls(): number;
+  stop(): Promise<void>;
+}
+
+export interface Answer {
+  status: number;
+  body: unknown;
+  ms: number;
+}
+
+export async function startCheckoutStack(): Promise<CheckoutStack> {
+  const redis = await startRedis();
+  const secrets = makeSecrets();
+  const emulator = await startDispatchEmulator({ organisations: [{ id: 'org_relais', name: 'Relais test org', apiKeys: [secrets.dispatchApiKey] }] });
+  const base = registryDocument({
+    dispatchBaseUrl: emulator.baseUrl,
+    trackingUrl: emulator.trackingUrl,
+    policy: { checkoutRates: { budgetMs: TEST_BUDGET_MS } },
+  }) as { shops: Record<string, unknown>[] };
+  const [shopifyShop, wooShop] = base.shops as [Record<string, unknown>, Record<string, unknown>];
+  const variant = (shop: Record<string, unknown>, id: string, checkoutRates: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+    ...structuredClone(shop),
+    id,
+    ...extra,
+    policy: { checkoutRates: { budgetMs: TEST_BUDGET_MS, ...checkoutRates } },
+  });
+  const document = {
+    shops: [
+      shopifyShop,
+      variant(shopifyShop, SHOPIFY_FLAT_SHOP_ID, { fallback: { mode: 'rate', amountXof: FLAT_RATE_XOF }, deliveryDays: { min: 0, max: 1 } }, {
+        shopify: { ...(shopifyShop.shopify as Record<string, unknown>), domain: SHOPIFY_FLAT_DOMAIN },
+      }),
+      variant(shopifyShop, SHOPIFY_OFF_SHOP_ID, { enabled: false }, {
+        shopify: { ...(shopifyShop.shopify as Record<string, unknown>), domain: 'dakar-off.myshopify.com' },
+      }),
+      wooShop,
+      variant(wooShop, WOO_FLAT_SHOP_ID, { fallback: { mode: 'rate', amountXof: FLAT_RATE_XOF } }),
+    ],
+  };
+  const env = secretEnv(secrets);
+  const shops = buildShopRegistry(document, (ref) => ('env' in ref ? env[ref.env] : undefined));
+  const logs: LogLine[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) logs.push(JSON.parse(line) as LogLine);
+      done();
+    },
+  });
+  const logger = createLogger({ level: 'info', destination: sink });
+  const prefix = `{${redis.prefix}}`;
+  const web = await startWeb({ redisUrl: redis.url, prefix, shops, logger, port: 0 });
+
+  const post = async (path: string, body: unknown, headerName: string, sign: (raw: string) => string, headers: Record<string, string | null> = {}): Promise<Answer> => {
+    const raw = typeof body === 'string' ? body : JSON.stringify(body);
+    const all: Record<string, string | null> = { 'Content-Type': 'application/json', [headerName]: sign(raw), ...headers };
+    const started = performance.now();
+    const response = await fetch(`${web.url}${path}`, {
+      method: 'POST',
+      headers: Object.fromEntries(Object.entries(all).filter((e): e is [string, string] => e[1] !== null)),
+      body: raw,
+    });
+    const text = await response.text();
+    const ms = performance.now() - started;
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // keep the text
+    }
+    return { status: response.status, body: parsed, ms };
+  };
+
+  return {
+    redis, emulator, shops, secrets, web, prefix, logs,
+    shopifyRates: (shopId, body, options = {}) => {
+      const shop = shops.get(shopId);
+      const domain = shop?.platform === 'shopify' ? shop.shopify.domain : SHOPIFY_DOMAIN;
+      return post(`/checkout/shopify/${shopId}/rates`, body, 'X-Shopify-Hmac-Sha256', (raw) => signShopify(raw, options.secret ?? secrets.shopifyClientSecret), {
+        'X-Shopify-Shop-Domain': domain,
+        ...options.headers,
+      });
+    },
+    wooRates: (shopId, body, options = {}) =>
+      post(`/checkout/woocommerce/${shopId}/rates`, body, 'X-Relais-Signature', (raw) => signWoo(raw, options.secret ?? secrets.wooWebhookSecret), options.headers),
+    simulateCalls: () => emulator.calls().filter((c) => c.operation === 'simulatePrice').length,
+    async stop() {
+      await web.close().catch(() => undefined);
+      await emulator.close();
+      await redis.stop();
+    },
+  };
+}
+
+/** Waits until `check` holds, polling; fails with `what` after `timeoutMs`. */
+export async function eventually(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
