@@ -41,6 +41,12 @@ export interface PipelineDeps {
   prefix: string;
   now(): Date;
   logger: Logger;
+  /**
+   * Fills the weights a platform leaves off its orders (WooCommerce reads them from its products) before
+   * a quote; undefined when the platform's orders already carry them (Shopify).
+   * A retryable failure throws (the job retries); see src/stores/woocommerce/weights.ts.
+   */
+  weightsFor?(shop: ShopConfig): ((order: StoreOrder) => Promise<StoreOrder>) | undefined;
 }
 
 export type DispatchOutcome =
@@ -107,7 +113,11 @@ async function dispatchLocked(job: DispatchJob, deps: PipelineDeps): Promise<Dis
 
     const saved = record.quote;
     const savedIsFirm = saved !== undefined && Date.parse(saved.expiresAt) - deps.now().getTime() > QUOTE_SAFETY_MARGIN_MS;
-    let quote = savedIsFirm ? saved : await newQuote(deps, shop, order, neighbourhood.name, client, call);
+    // Weight hook: WooCommerce orders get their parcel weight from the shop's products, only when a quote is due.
+    const fillWeights = deps.weightsFor?.(shop);
+    let weighed: StoreOrder | undefined;
+    const quoted = async () => (weighed ??= fillWeights ? await fillWeights(order) : order);
+    let quote = savedIsFirm ? saved : await newQuote(deps, shop, await quoted(), neighbourhood.name, client, call);
 
     let created: WireShipment;
     try {
@@ -116,7 +126,7 @@ async function dispatchLocked(job: DispatchJob, deps: PipelineDeps): Promise<Dis
       if (!isStaleQuote(error)) throw error;
       // The quote expired between steps (or the service forgot it): a fresh quote, once.
       log.info({ quote: quote.quoteId }, 'quote went stale before createShipment; re-quoting');
-      quote = await newQuote(deps, shop, order, neighbourhood.name, client, call);
+      quote = await newQuote(deps, shop, await quoted(), neighbourhood.name, client, call);
       created = await call('createShipment', () => client.createShipment(buildCreateShipmentRequest(order, quote.quoteId)));
     }
     shipment = await saveShipment(deps, order.externalOrderId, created);

@@ -10,7 +10,7 @@ import { AliasStore } from '../ledger/alias-store.js';
 import { OrderLedger } from '../ledger/order-ledger.js';
 import { createQueues, type RelaisQueues } from '../jobs/queues.js';
 import type { Logger } from '../log.js';
-import { createShopWriter } from '../stores/index.js';
+import { createShopWriter, createWeightFiller, type WeightFiller } from '../stores/index.js';
 import type { ShopWriter } from '../stores/writer.js';
 
 export interface RuntimeOptions {
@@ -34,6 +34,8 @@ export interface Runtime {
   dispatchClientFor(shop: ShopConfig): DispatchClient;
   /** The shop's write-back client, or undefined when none can be built for it. */
   writerFor(shop: ShopConfig): ShopWriter | undefined;
+  /** Fills the weights the shop's platform leaves off its orders (WooCommerce); undefined when not needed. */
+  weightsFor(shop: ShopConfig): WeightFiller | undefined;
   close(): Promise<void>;
 }
 
@@ -47,6 +49,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const ledger = new OrderLedger(redis, options.prefix);
   const clients = new Map<string, DispatchClient>();
   const writers = new Map<string, ShopWriter | undefined>();
+  const weightFillers = new Map<string, WeightFiller | undefined>();
   return {
     options,
     producer,
@@ -72,6 +75,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     writerFor(shop) {
       if (!writers.has(shop.id)) writers.set(shop.id, createShopWriter(shop, { redis, prefix: options.prefix, logger: options.logger }));
       return writers.get(shop.id);
+    },
+    weightsFor(shop) {
+      if (!weightFillers.has(shop.id)) weightFillers.set(shop.id, createWeightFiller(shop, { redis, prefix: options.prefix, logger: options.logger }));
+      return weightFillers.get(shop.id);
     },
     async close() {
       await queues.close();

@@ -55,7 +55,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       try {
         const outcome = await dispatchOrder(job.data, {
           ledger: runtime.ledger, shops: options.shops, dispatchClientFor: runtime.dispatchClientFor, resolver: options.resolver, aliases: runtime.aliases,
-          redis: runtime.redis, prefix: options.prefix, now: runtime.now,
+          redis: runtime.redis, prefix: options.prefix, now: runtime.now, weightsFor: runtime.weightsFor,
           logger: logger.child({ shop: job.data.shopId, job: job.id }),
         });
         if (outcome.kind === 'ready') {

@@ -7,7 +7,11 @@ import type { ShopConfig } from '../config/shops.js';
 import type { Logger } from '../log.js';
 import type { ShopWriter } from './writer.js';
 import { normaliseShopifyOrder } from './shopify/normalise.js';
+import { createShopifyWriter } from './shopify/writer.js';
 import { normaliseWooOrder } from './woocommerce/normalise.js';
+import { fillWooWeights } from './woocommerce/weights.js';
+import { createWooWriter, wooRestFor } from './woocommerce/writer.js';
+import type { StoreOrder } from '../domain/order.js';
 import type { NormaliseContext, NormaliseResult } from './shopify/normalise.js';
 
 export type { NormaliseResult };
@@ -43,7 +47,24 @@ export interface WriterDeps {
   logger: Logger;
 }
 
-/** The write-back client for a shop. Until the platform writers land, nothing is written back. */
-export function createShopWriter(_shop: ShopConfig, _deps: WriterDeps): ShopWriter | undefined {
-  return undefined;
+/** The write-back client for a shop; undefined for a platform whose writer has not landed (nothing is written back). */
+export function createShopWriter(shop: ShopConfig, deps: WriterDeps): ShopWriter | undefined {
+  switch (shop.platform) {
+    case 'shopify': return createShopifyWriter(shop, deps);
+    case 'woocommerce': return createWooWriter(shop, deps);
+  }
+}
+
+/** Fills in the weights a platform leaves off its orders; undefined when the orders already carry them. */
+export type WeightFiller = (order: StoreOrder) => Promise<StoreOrder>;
+
+/**
+ * WooCommerce line items carry no weight: this reads it from the shop's products (cached in Redis).
+ * Shopify orders carry grams already, so nothing is needed for them.
+ */
+export function createWeightFiller(shop: ShopConfig, deps: WriterDeps): WeightFiller | undefined {
+  if (shop.platform !== 'woocommerce') return undefined;
+  const logger = deps.logger.child({ shop: shop.id });
+  const rest = wooRestFor(shop, logger);
+  return (order) => fillWooWeights(order, { rest, redis: deps.redis, prefix: deps.prefix, logger });
 }

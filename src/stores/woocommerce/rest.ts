@@ -1,0 +1,334 @@
+/**
+ * The WooCommerce REST client Relais uses (wc/v3): orders, order notes, products, variations and the
+ * weight-unit setting, on top of @woocommerce/woocommerce-rest-api.
+ *
+ * Why a wrapper:
+ *  - One private request path maps every failure to a WooApiError that answers the job's one question,
+ *    "can a retry help?": 429, 408 and 5xx and network failures are retryable (with Retry-After when the
+ *    shop sent one); any other 4xx is not, and carries WooCommerce's own `{code, message}`.
+ *  - Credentials never leak. Over http the library signs with OAuth 1.0a in the query string, over https
+ *    it sends Basic auth, and the axios errors it throws carry the whole request config (URL with
+ *    `oauth_consumer_key`/`oauth_signature`, or `auth.password`). So axios is told never to throw on a
+ *    status (`validateStatus`), network errors are rebuilt from their code alone, and every text kept
+ *    from the shop or the network is scrubbed of the key, the secret and any OAuth/credential parameter.
+ *    No error keeps the axios error as its cause.
+ *  - Every answer is read with zod: a 200 whose body is not the resource asked for is an error, not a
+ *    silent `undefined`.
+ *
+ * The library is CommonJS only: it is loaded with a dynamic import, once, on the first call.
+ */
+import { z } from 'zod';
+import type { Secret } from '../../config/secret.js';
+import { parseRetryAfter } from '../../dispatch/errors.js';
+import { silentLogger, type Logger } from '../../log.js';
+
+export type WooErrorKind = 'network' | 'timeout' | 'http' | 'invalid_response';
+
+export interface WooApiErrorInit {
+  method: string;
+  /** The endpoint without query string, e.g. `orders/123/notes`. */
+  endpoint: string;
+  kind: WooErrorKind;
+  message: string;
+  retryable: boolean;
+  status?: number;
+  code?: string;
+  retryAfterMs?: number;
+}
+
+export class WooApiError extends Error {
+  override readonly name = 'WooApiError';
+  readonly method: string;
+  readonly endpoint: string;
+  readonly kind: WooErrorKind;
+  readonly retryable: boolean;
+  readonly status?: number;
+  /** WooCommerce's error code, e.g. `woocommerce_rest_product_invalid_id`. */
+  readonly code?: string;
+  /** From Retry-After, when the shop (or the proxy in front of it) sent one. Read by the job backoff. */
+  readonly retryAfterMs?: number;
+
+  constructor(init: WooApiErrorInit) {
+    super(init.message);
+    this.method = init.method;
+    this.endpoint = init.endpoint;
+    this.kind = init.kind;
+    this.retryable = init.retryable;
+    if (init.status !== undefined) this.status = init.status;
+    if (init.code !== undefined) this.code = init.code;
+    if (init.retryAfterMs !== undefined) this.retryAfterMs = init.retryAfterMs;
+  }
+
+  /** True when WooCommerce says the resource does not exist (a deleted product or order). */
+  get notFound(): boolean {
+    return this.status === 404 || (this.status === 400 && /invalid_id$/.test(this.code ?? ''));
+  }
+
+  toJSON(): Record<string, unknown> {
+    return {
+      name: this.name, message: this.message, method: this.method, endpoint: this.endpoint, kind: this.kind,
+      status: this.status, code: this.code, retryable: this.retryable, retryAfterMs: this.retryAfterMs,
+    };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// What Relais reads (unknown fields ignored)
+
+const metaEntrySchema = z.object({ id: z.number().optional(), key: z.string(), value: z.unknown() }).loose();
+
+const orderSchema = z
+  .object({
+    id: z.number().int(),
+    status: z.string(),
+    meta_data: z.array(metaEntrySchema).default([]),
+  })
+  .loose();
+export type WooOrderView = z.infer<typeof orderSchema>;
+
+const noteSchema = z
+  .object({
+    id: z.number().int(),
+    note: z.string(),
+    customer_note: z.boolean(),
+  })
+  .loose();
+export type WooNoteView = z.infer<typeof noteSchema>;
+
+/** Products and variations: `weight` is a string in the shop's unit, "" when unset. */
+const productSchema = z
+  .object({
+    id: z.number().int(),
+    weight: z.string().nullish().transform((w) => w ?? ''),
+    virtual: z.boolean().optional(),
+  })
+  .loose();
+export type WooProductView = z.infer<typeof productSchema>;
+
+const settingSchema = z.object({ id: z.string(), value: z.unknown() }).loose();
+
+const wooErrorBodySchema = z.object({ code: z.string(), message: z.string() }).loose();
+
+export interface WooOrderPatch {
+  status?: string;
+  set_paid?: boolean;
+  /** With only `key`, WooCommerce updates the first row with that key (and drops its duplicates). */
+  meta_data?: { key: string; value: string }[];
+}
+
+/** The calls Relais makes to a WooCommerce shop. */
+export interface WooRest {
+  getOrder(orderId: string): Promise<WooOrderView>;
+  updateOrder(orderId: string, patch: WooOrderPatch): Promise<WooOrderView>;
+  /** Every note of the order (the endpoint is not paged), newest first as WooCommerce lists them. */
+  listOrderNotes(orderId: string): Promise<WooNoteView[]>;
+  /** `customerNote: true` makes WooCommerce e-mail the note to the customer. */
+  addOrderNote(orderId: string, note: string, customerNote: boolean): Promise<WooNoteView>;
+  getProduct(productId: string): Promise<WooProductView>;
+  getVariation(productId: string, variationId: string): Promise<WooProductView>;
+  /** `woocommerce_weight_unit`: kg, g, lbs or oz. */
+  getWeightUnit(): Promise<string>;
+}
+
+export interface WooRestOptions {
+  /** The store URL as the merchant types it (`https://shop.example`); http means OAuth 1.0a, https Basic auth. */
+  url: string;
+  consumerKey: Secret;
+  consumerSecret: Secret;
+  /** Per request; default 10 s. */
+  timeoutMs?: number;
+  logger?: Logger;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The library, typed as far as we use it
+
+interface LibResponse {
+  status: number;
+  headers: Record<string, unknown>;
+  data: unknown;
+}
+interface LibClient {
+  get(endpoint: string, params?: Record<string, string>): Promise<LibResponse>;
+  put(endpoint: string, data: unknown): Promise<LibResponse>;
+  post(endpoint: string, data: unknown): Promise<LibResponse>;
+}
+type LibConstructor = new (options: {
+  url: string;
+  consumerKey: string;
+  consumerSecret: string;
+  version: 'wc/v3';
+  timeout: number;
+  axiosConfig: Record<string, unknown>;
+}) => LibClient;
+
+let libClass: Promise<LibConstructor> | undefined;
+
+/** The package is CommonJS with `exports.default`: depending on the loader the class sits one level deeper. */
+function loadLibrary(): Promise<LibConstructor> {
+  libClass ??= import('@woocommerce/woocommerce-rest-api').then((mod: { default: unknown }) => {
+    const outer = mod.default;
+    const candidate = typeof outer === 'function' ? outer : (outer as { default?: unknown } | undefined)?.default;
+    if (typeof candidate !== 'function') throw new Error('@woocommerce/woocommerce-rest-api exports no client class');
+    return candidate as LibConstructor;
+  });
+  return libClass;
+}
+
+const NUMERIC_ID = /^\d+$/;
+
+function idOf(value: string, what: string): string {
+  if (!NUMERIC_ID.test(value)) throw new TypeError(`${what} must be a numeric WooCommerce id, got "${value}"`);
+  return value;
+}
+
+/** Statuses a retry can help: the shop (or its proxy) saying "not now". */
+export function isRetryableWooStatus(status: number): boolean {
+  return status >= 500 || status === 429 || status === 408;
+}
+
+export function createWooRest(options: WooRestOptions): WooRest {
+  return new WooRestClient(options);
+}
+
+class WooRestClient implements WooRest {
+  readonly #options: WooRestOptions;
+  readonly #logger: Logger;
+  #client: Promise<LibClient> | undefined;
+
+  constructor(options: WooRestOptions) {
+    this.#options = options;
+    this.#logger = (options.logger ?? silentLogger).child({ component: 'woocommerce-rest' });
+  }
+
+  getOrder(orderId: string): Promise<WooOrderView> {
+    return this.#request('GET', `orders/${idOf(orderId, 'orderId')}`, orderSchema);
+  }
+
+  updateOrder(orderId: string, patch: WooOrderPatch): Promise<WooOrderView> {
+    return this.#request('PUT', `orders/${idOf(orderId, 'orderId')}`, orderSchema, patch);
+  }
+
+  listOrderNotes(orderId: string): Promise<WooNoteView[]> {
+    return this.#request('GET', `orders/${idOf(orderId, 'orderId')}/notes`, z.array(noteSchema));
+  }
+
+  addOrderNote(orderId: string, note: string, customerNote: boolean): Promise<WooNoteView> {
+    return this.#request('POST', `orders/${idOf(orderId, 'orderId')}/notes`, noteSchema, { note, customer_note: customerNote });
+  }
+
+  getProduct(productId: string): Promise<WooProductView> {
+    return this.#request('GET', `products/${idOf(productId, 'productId')}`, productSchema);
+  }
+
+  getVariation(productId: string, variationId: string): Promise<WooProductView> {
+    return this.#request('GET', `products/${idOf(productId, 'productId')}/variations/${idOf(variationId, 'variationId')}`, productSchema);
+  }
+
+  async getWeightUnit(): Promise<string> {
+    const setting = await this.#request('GET', 'settings/products/woocommerce_weight_unit', settingSchema);
+    if (typeof setting.value !== 'string') {
+      throw new WooApiError({
+        method: 'GET', endpoint: 'settings/products/woocommerce_weight_unit', kind: 'invalid_response', retryable: false,
+        message: 'WooCommerce GET settings/products/woocommerce_weight_unit: the setting has no text value',
+      });
+    }
+    return setting.value;
+  }
+
+  /** The keys are revealed here only, to build the library's client. */
+  #libClient(): Promise<LibClient> {
+    this.#client ??= loadLibrary().then(
+      (Lib) =>
+        new Lib({
+          url: this.#options.url,
+          consumerKey: this.#options.consumerKey.reveal(),
+          consumerSecret: this.#options.consumerSecret.reveal(),
+          version: 'wc/v3',
+          timeout: this.#options.timeoutMs ?? 10_000,
+          // Spread last over the library's own options: only keys it does not set (never url, params, headers).
+          axiosConfig: {
+            // Every status resolves: the mapping below decides, and no axios error (with the signed URL) is thrown.
+            validateStatus: () => true,
+            // A redirect would be followed with a signature made for the first URL; report it instead.
+            maxRedirects: 0,
+          },
+        }),
+    );
+    return this.#client;
+  }
+
+  async #request<T>(method: 'GET' | 'PUT' | 'POST', endpoint: string, schema: z.ZodType<T>, body?: unknown): Promise<T> {
+    const started = Date.now();
+    const where = `WooCommerce ${method} ${endpoint}`;
+    const client = await this.#libClient();
+    let response: LibResponse;
+    try {
+      response = method === 'GET' ? await client.get(endpoint) : method === 'PUT' ? await client.put(endpoint, body) : await client.post(endpoint, body);
+    } catch (error) {
+      const failure = this.#networkError(method, endpoint, error);
+      this.#logger.warn({ method, endpoint, kind: failure.kind, ms: Date.now() - started }, failure.message);
+      throw failure;
+    }
+    const { status } = response;
+    this.#logger.debug({ method, endpoint, status, ms: Date.now() - started }, 'woocommerce call');
+
+    if (status >= 200 && status < 300) {
+      const parsed = schema.safeParse(response.data);
+      if (parsed.success) return parsed.data;
+      throw new WooApiError({
+        method, endpoint, kind: 'invalid_response', retryable: false, status,
+        message: `${where}: answered ${status} with a body that is not the expected resource (${parsed.error.issues[0]?.message ?? 'unreadable'})`,
+      });
+    }
+
+    const wooError = wooErrorBodySchema.safeParse(response.data);
+    const code = wooError.success ? this.#scrub(wooError.data.code) : undefined;
+    const detail = wooError.success ? this.#scrub(stripTags(wooError.data.message)) : status >= 300 && status < 400 ? 'a redirect (check the store URL: http or https, www or not)' : 'no WooCommerce error body';
+    const retryable = isRetryableWooStatus(status);
+    const retryAfterMs = retryable ? parseRetryAfter(headerText(response.headers['retry-after'])) : undefined;
+    const failure = new WooApiError({
+      method, endpoint, kind: 'http', status, retryable,
+      message: `${where}: answered ${status}${code ? ` ${code}` : ''}: ${detail}`,
+      ...(code === undefined ? {} : { code }),
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    });
+    this.#logger.warn({ method, endpoint, status, code, retryable }, failure.message);
+    throw failure;
+  }
+
+  #networkError(method: string, endpoint: string, error: unknown): WooApiError {
+    const code = (error as { code?: unknown } | undefined)?.code;
+    const codeText = typeof code === 'string' && /^[A-Z_]+$/.test(code) ? code : 'unknown';
+    const timedOut = codeText === 'ECONNABORTED' || codeText === 'ETIMEDOUT';
+    // Built from the error code only: axios messages and configs may carry the signed URL.
+    return new WooApiError({
+      method, endpoint, kind: timedOut ? 'timeout' : 'network', retryable: true,
+      message: timedOut
+        ? `WooCommerce ${method} ${endpoint}: no answer within ${this.#options.timeoutMs ?? 10_000} ms`
+        : `WooCommerce ${method} ${endpoint}: network error (${codeText})`,
+    });
+  }
+
+  /** Removes the key, the secret and any credential parameter from a text the shop or the network gave us. */
+  #scrub(text: string): string {
+    return scrubCredentials(text, [this.#options.consumerKey.reveal(), this.#options.consumerSecret.reveal()]);
+  }
+}
+
+/** Credential query parameters (OAuth 1.0a and WooCommerce's query-string auth) and the given secret values, replaced. */
+export function scrubCredentials(text: string, secrets: readonly string[]): string {
+  let out = text.replace(/((?:oauth_[a-z_]+|consumer_key|consumer_secret)=)[^&\s"'<>]*/gi, '$1[redacted]');
+  for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join('[redacted]');
+  return out;
+}
+
+function stripTags(text: string): string {
+  return text.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim();
+}
+
+function headerText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value) && typeof value[0] === 'string') return value[0];
+  return undefined;
+}
