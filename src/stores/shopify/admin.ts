@@ -1,0 +1,522 @@
+/**
+ * The Shopify Admin GraphQL client Relais writes back with: @shopify/shopify-api's own GraphQL client, one per
+ * shop, behind a single private `request()` that decides what a failed call means.
+ *
+ *  - userErrors: every mutation payload is checked; any userError becomes a non-retryable ShopifyWriteError
+ *    carrying them (the writer catches the few cases that only mean "already done", see writer.ts).
+ *  - THROTTLED (HTTP 200, `errors[].extensions.code`): the request was not executed. We wait exactly what the
+ *    cost figures say, (requestedQueryCost - currentlyAvailable) / restoreRate seconds, and try again.
+ *  - 429 and 5xx (Retry-After when given), network errors and timeouts: backed off and tried again.
+ *  - A bounded number of attempts in process, each wait bounded too; past that a retryable ShopifyWriteError
+ *    (`retryable: true`, `retryAfterMs`) lets the BullMQ job retry later instead of holding a worker slot.
+ *
+ * A mutation that got a 5xx or no answer may have been applied. Only operations safe to repeat blindly
+ * (queries, and mutations marked `repeatable`) are retried in process after such a failure; the others fail
+ * as retryable at once, so the job runs again and the writer reads the shop before writing anything.
+ *
+ * Routing to a local emulator: the library always calls https://{shop}/admin/api/..., through a fetch that is
+ * process-global (`setAbstractFetchFunc`, read when a client is built). One routing fetch is installed when
+ * this module loads; it rewrites only the hosts of shops registered with an `adminUrl` and passes every other
+ * request to the real global fetch untouched, so a shop without adminUrl still reaches the real Shopify.
+ *
+ * The access token is a Secret: revealed once, into the library's session, and never logged (the library's
+ * logger is silenced; our log lines carry the shop domain and the operation only).
+ */
+import '@shopify/shopify-api/adapters/node';
+import {
+  ApiVersion,
+  GraphqlQueryError,
+  HttpRequestError,
+  HttpResponseError,
+  HttpRetriableError,
+  HttpThrottlingError,
+  LogSeverity,
+  Session,
+  shopifyApi,
+  type GraphqlClient,
+} from '@shopify/shopify-api';
+import { setAbstractFetchFunc } from '@shopify/shopify-api/runtime';
+import { z } from 'zod';
+import type { Secret } from '../../config/secret.js';
+import type { Logger } from '../../log.js';
+
+// ---- routing to an emulator ---------------------------------------------------------------------------
+
+/** host (myshopify domain) → base URL to use instead of https://{host}. */
+const adminUrlByHost = new Map<string, string>();
+
+async function routingFetch(input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]): Promise<Response> {
+  const url = new URL(input instanceof Request ? input.url : String(input));
+  const base = url.protocol === 'https:' ? adminUrlByHost.get(url.hostname.toLowerCase()) : undefined;
+  if (base === undefined) return globalThis.fetch(input, init);
+  const target = `${base}${url.pathname}${url.search}`;
+  if (!(input instanceof Request)) return globalThis.fetch(target, init);
+  const request = new Request(input, init);
+  const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer();
+  return globalThis.fetch(target, { method: request.method, headers: request.headers, body, signal: request.signal, redirect: 'manual' });
+}
+
+// Installed once, when the module loads (after the node adapter above has set its own default).
+setAbstractFetchFunc(routingFetch);
+
+/** Sends this shop's Admin API calls to `adminUrl` (a local emulator), or, without one, to the real Shopify. */
+export function routeShopAdmin(domain: string, adminUrl: string | undefined): void {
+  if (adminUrl === undefined) adminUrlByHost.delete(domain.toLowerCase());
+  else adminUrlByHost.set(domain.toLowerCase(), adminUrl.replace(/\/+$/, ''));
+}
+
+// ---- errors ---------------------------------------------------------------------------------------------
+
+export interface ShopifyUserError {
+  field: string[] | null;
+  message: string;
+  code?: string | null;
+}
+
+export interface ShopifyWriteErrorInit {
+  operation: string;
+  message: string;
+  retryable: boolean;
+  retryAfterMs?: number;
+  status?: number;
+  userErrors?: ShopifyUserError[];
+  cause?: unknown;
+}
+
+/**
+ * What a failed Admin API call means for the job: `retryable` (try the whole job again later, after
+ * `retryAfterMs` when known) or not (the shop refused: userErrors, an invalid document, a revoked token).
+ * Messages name the operation and Shopify's own error messages; never a token or a header.
+ */
+export class ShopifyWriteError extends Error {
+  override readonly name = 'ShopifyWriteError';
+  readonly operation: string;
+  readonly retryable: boolean;
+  readonly retryAfterMs?: number;
+  readonly status?: number;
+  readonly userErrors: ShopifyUserError[];
+
+  constructor(init: ShopifyWriteErrorInit) {
+    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.operation = init.operation;
+    this.retryable = init.retryable;
+    this.userErrors = init.userErrors ?? [];
+    if (init.retryAfterMs !== undefined) this.retryAfterMs = init.retryAfterMs;
+    if (init.status !== undefined) this.status = init.status;
+  }
+}
+
+// ---- the documents Relais sends ----------------------------------------------------------------------
+
+/**
+ * Every GraphQL document Relais sends to Shopify, in one place so tests can validate each one against the
+ * real Admin schema. Sizes are chosen to stay far below the single-query cost limit (1000).
+ */
+export const ADMIN_DOCUMENTS = {
+  orderState: `query RelaisOrderState($id: ID!) {
+  order(id: $id) {
+    id
+    name
+    tags
+    note
+    cancelledAt
+    displayFinancialStatus
+    metafields(first: 20, namespace: "relais") { nodes { namespace key type value } }
+    fulfillmentOrders(first: 5) {
+      nodes { id status lineItems(first: 50) { nodes { id remainingQuantity } } }
+    }
+    fulfillments(first: 10) {
+      id
+      status
+      trackingInfo(first: 5) { company number url }
+      events(first: 25) { nodes { status happenedAt } }
+    }
+  }
+}`,
+  metafieldsSet: `mutation RelaisMetafieldsSet($metafields: [MetafieldsSetInput!]!) {
+  metafieldsSet(metafields: $metafields) {
+    metafields { namespace key }
+    userErrors { field message code }
+  }
+}`,
+  tagsAdd: `mutation RelaisTagsAdd($id: ID!, $tags: [String!]!) {
+  tagsAdd(id: $id, tags: $tags) {
+    node { id }
+    userErrors { field message }
+  }
+}`,
+  fulfillmentCreate: `mutation RelaisFulfillmentCreate($fulfillment: FulfillmentInput!) {
+  fulfillmentCreate(fulfillment: $fulfillment) {
+    fulfillment { id status trackingInfo(first: 5) { company number url } }
+    userErrors { field message }
+  }
+}`,
+  fulfillmentEventCreate: `mutation RelaisFulfillmentEventCreate($fulfillmentEvent: FulfillmentEventInput!) {
+  fulfillmentEventCreate(fulfillmentEvent: $fulfillmentEvent) {
+    fulfillmentEvent { id status happenedAt }
+    userErrors { field message }
+  }
+}`,
+  orderMarkAsPaid: `mutation RelaisOrderMarkAsPaid($input: OrderMarkAsPaidInput!) {
+  orderMarkAsPaid(input: $input) {
+    order { id displayFinancialStatus }
+    userErrors { field message }
+  }
+}`,
+  orderUpdateNote: `mutation RelaisOrderUpdateNote($input: OrderInput!) {
+  orderUpdate(input: $input) {
+    order { id note }
+    userErrors { field message }
+  }
+}`,
+} as const;
+
+/** The fulfillment event statuses of Admin API 2026-10 (enum FulfillmentEventStatus). */
+export type FulfillmentEventStatus =
+  | 'ATTEMPTED_DELIVERY'
+  | 'CARRIER_PICKED_UP'
+  | 'CONFIRMED'
+  | 'DELAYED'
+  | 'DELIVERED'
+  | 'FAILURE'
+  | 'IN_TRANSIT'
+  | 'LABEL_PRINTED'
+  | 'LABEL_PURCHASED'
+  | 'OUT_FOR_DELIVERY'
+  | 'READY_FOR_PICKUP';
+
+// ---- what we read back -------------------------------------------------------------------------------
+
+const orderStateSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  tags: z.array(z.string()),
+  note: z.string().nullable(),
+  cancelledAt: z.string().nullable(),
+  displayFinancialStatus: z.string().nullable(),
+  metafields: z.object({ nodes: z.array(z.object({ namespace: z.string(), key: z.string(), type: z.string(), value: z.string() })) }),
+  fulfillmentOrders: z.object({
+    nodes: z.array(
+      z.object({
+        id: z.string(),
+        status: z.string(),
+        lineItems: z.object({ nodes: z.array(z.object({ id: z.string(), remainingQuantity: z.number().int() })) }),
+      }),
+    ),
+  }),
+  fulfillments: z.array(
+    z.object({
+      id: z.string(),
+      status: z.string(),
+      trackingInfo: z.array(z.object({ company: z.string().nullable(), number: z.string().nullable(), url: z.string().nullable() })),
+      events: z.object({ nodes: z.array(z.object({ status: z.string(), happenedAt: z.string() })) }),
+    }),
+  ),
+});
+
+/** The order as the writer needs to see it before writing. */
+export type ShopifyOrderState = z.infer<typeof orderStateSchema>;
+
+const fulfillmentCreated = z.object({ fulfillmentCreate: z.object({ fulfillment: z.object({ id: z.string() }) }) });
+
+// ---- the client --------------------------------------------------------------------------------------
+
+export interface ShopifyAdminOptions {
+  /** The shop's myshopify domain. */
+  domain: string;
+  accessToken: Secret;
+  /** The app's client secret; the library requires one, Admin calls do not use it. */
+  clientSecret: Secret;
+  /** Admin API version, e.g. "2026-10" (the registry's shopify.apiVersion). */
+  apiVersion?: string;
+  /** Base URL replacing https://{domain}: a local emulator. */
+  adminUrl?: string;
+  logger: Logger;
+  /** In-process retries before handing the job back to the queue. */
+  maxAttempts?: number;
+  /** Longest single wait in process; a longer one is handed to the queue as retryAfterMs. */
+  maxWaitMs?: number;
+  /** Time budget of one HTTP call. */
+  timeoutMs?: number;
+  /** For tests: how to wait. */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export const DEFAULT_ADMIN_API_VERSION = '2026-10';
+const DEFAULT_MAX_ATTEMPTS = 4;
+const DEFAULT_MAX_WAIT_MS = 5_000;
+const DEFAULT_TIMEOUT_MS = 15_000;
+/** Shopify sends Retry-After: 2.0 on REST 429s; the same default serves a GraphQL 429 without the header. */
+const DEFAULT_RETRY_AFTER_MS = 2_000;
+const MIN_WAIT_MS = 100;
+
+const KNOWN_VERSIONS: ReadonlySet<string> = new Set(Object.values(ApiVersion));
+
+interface RequestOptions {
+  /** A name for logs and errors (the GraphQL operation). */
+  operation: string;
+  /** True when sending it twice has the same effect as once (queries; setting a value). */
+  repeatable: boolean;
+}
+
+type Attempt = { ok: true; data: unknown } | { ok: false; error: ShopifyWriteError; waitMs?: number; executed: 'no' | 'maybe' };
+
+const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export class ShopifyAdminClient {
+  readonly domain: string;
+  readonly apiVersion: string;
+  readonly #client: GraphqlClient;
+  readonly #logger: Logger;
+  readonly #maxAttempts: number;
+  readonly #maxWaitMs: number;
+  readonly #timeoutMs: number;
+  readonly #sleep: (ms: number) => Promise<void>;
+
+  constructor(options: ShopifyAdminOptions) {
+    this.domain = options.domain.toLowerCase();
+    this.apiVersion = options.apiVersion ?? DEFAULT_ADMIN_API_VERSION;
+    if (!/^\d{4}-\d{2}$/.test(this.apiVersion) && this.apiVersion !== 'unstable') {
+      throw new Error(`Shopify API version "${this.apiVersion}" is not a version like 2026-10`);
+    }
+    this.#logger = options.logger;
+    this.#maxAttempts = Math.max(1, options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS);
+    this.#maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#sleep = options.sleep ?? sleepFor;
+    routeShopAdmin(this.domain, options.adminUrl);
+    if (!KNOWN_VERSIONS.has(this.apiVersion)) {
+      this.#logger.warn({ shop: this.domain, apiVersion: this.apiVersion }, '@shopify/shopify-api does not list this Admin API version; using it as given');
+    }
+    const shopify = shopifyApi({
+      apiKey: 'relais',
+      apiSecretKey: options.clientSecret.reveal(),
+      hostName: 'relais.local',
+      // The registry validates the format; the library passes the string through to the URL.
+      apiVersion: this.apiVersion as ApiVersion,
+      isEmbeddedApp: false,
+      // Relais logs through pino; the library's console logger would print outside our redaction.
+      logger: { level: LogSeverity.Error, log: () => undefined, httpRequests: false },
+    });
+    // A custom app's offline session: the shop and its Admin API access token, nothing else.
+    const session = new Session({ id: `offline_${this.domain}`, shop: this.domain, state: '', isOnline: false, accessToken: options.accessToken.reveal() });
+    this.#client = new shopify.clients.Graphql({ session });
+  }
+
+  // ---- typed operations (what the writer calls) -------------------------------------------------------
+
+  /** The order's write-back state, or undefined when the shop has no such order. */
+  async orderState(orderGid: string): Promise<ShopifyOrderState | undefined> {
+    const data = await this.request(ADMIN_DOCUMENTS.orderState, { id: orderGid }, { operation: 'orderState', repeatable: true });
+    const parsed = z.object({ order: orderStateSchema.nullable() }).safeParse(data);
+    if (!parsed.success) throw this.unexpected('orderState', parsed.error);
+    return parsed.data.order ?? undefined;
+  }
+
+  async setMetafields(metafields: { ownerId: string; namespace: string; key: string; type: string; value: string }[]): Promise<void> {
+    await this.request(ADMIN_DOCUMENTS.metafieldsSet, { metafields }, { operation: 'metafieldsSet', repeatable: true });
+  }
+
+  async addTags(id: string, tags: string[]): Promise<void> {
+    await this.request(ADMIN_DOCUMENTS.tagsAdd, { id, tags }, { operation: 'tagsAdd', repeatable: true });
+  }
+
+  /** Creates a fulfillment; returns its id. Not repeated blindly: a lost answer may hide a created fulfillment. */
+  async createFulfillment(fulfillment: {
+    lineItemsByFulfillmentOrder: { fulfillmentOrderId: string; fulfillmentOrderLineItems: { id: string; quantity: number }[] }[];
+    trackingInfo: { company: string; number?: string; url?: string };
+    notifyCustomer: boolean;
+  }): Promise<string> {
+    const data = await this.request(ADMIN_DOCUMENTS.fulfillmentCreate, { fulfillment }, { operation: 'fulfillmentCreate', repeatable: false });
+    const parsed = fulfillmentCreated.safeParse(data);
+    if (!parsed.success) throw this.unexpected('fulfillmentCreate', parsed.error);
+    return parsed.data.fulfillmentCreate.fulfillment.id;
+  }
+
+  /** Adds an event to a fulfillment. Not repeated blindly: a second call would add a second event. */
+  async createFulfillmentEvent(event: { fulfillmentId: string; status: FulfillmentEventStatus; happenedAt: string; message?: string }): Promise<void> {
+    await this.request(ADMIN_DOCUMENTS.fulfillmentEventCreate, { fulfillmentEvent: event }, { operation: 'fulfillmentEventCreate', repeatable: false });
+  }
+
+  /** Marks the order paid. Repeating it only answers a userError, which the writer reads as "already paid". */
+  async markAsPaid(orderGid: string): Promise<void> {
+    await this.request(ADMIN_DOCUMENTS.orderMarkAsPaid, { input: { id: orderGid } }, { operation: 'orderMarkAsPaid', repeatable: false });
+  }
+
+  /** Replaces the order note (the writer computes it from the note it just read). */
+  async updateNote(orderGid: string, note: string): Promise<void> {
+    await this.request(ADMIN_DOCUMENTS.orderUpdateNote, { input: { id: orderGid, note } }, { operation: 'orderUpdate', repeatable: true });
+  }
+
+  // ---- the one request path ---------------------------------------------------------------------------
+
+  private async request(query: string, variables: Record<string, unknown>, options: RequestOptions): Promise<unknown> {
+    for (let attempt = 1; ; attempt += 1) {
+      const result = await this.attempt(query, variables, options.operation);
+      if (result.ok) return result.data;
+      const { error } = result;
+      if (!error.retryable) throw error;
+      const waitMs = result.waitMs ?? backoffMs(attempt);
+      const safeToRepeat = result.executed === 'no' || options.repeatable;
+      const lastAttempt = attempt >= this.#maxAttempts;
+      if (!safeToRepeat || lastAttempt || waitMs > this.#maxWaitMs) {
+        this.#logger.warn(
+          { shop: this.domain, operation: options.operation, attempt, retryAfterMs: waitMs, err: error.message },
+          'Shopify call handed back to the queue for a later retry',
+        );
+        throw new ShopifyWriteError({
+          operation: options.operation,
+          message: error.message,
+          retryable: true,
+          retryAfterMs: waitMs,
+          ...(error.status === undefined ? {} : { status: error.status }),
+          cause: error.cause,
+        });
+      }
+      this.#logger.info({ shop: this.domain, operation: options.operation, attempt, waitMs, err: error.message }, 'Shopify call retried');
+      await this.#sleep(waitMs);
+    }
+  }
+
+  private async attempt(query: string, variables: Record<string, unknown>, operation: string): Promise<Attempt> {
+    let response: { data?: unknown };
+    try {
+      response = await this.#client.request(query, { variables, retries: 0, signal: AbortSignal.timeout(this.#timeoutMs) });
+    } catch (error) {
+      return this.classify(operation, error);
+    }
+    const data = response.data;
+    if (data === undefined || data === null) {
+      return { ok: false, executed: 'maybe', error: new ShopifyWriteError({ operation, message: `${operation}: Shopify answered without data`, retryable: true }) };
+    }
+    const userErrors = collectUserErrors(data);
+    if (userErrors.length > 0) {
+      return {
+        ok: false,
+        executed: 'maybe',
+        error: new ShopifyWriteError({
+          operation,
+          message: `${operation} refused by Shopify: ${userErrors.map(describeUserError).join('; ')}`,
+          retryable: false,
+          userErrors,
+        }),
+      };
+    }
+    return { ok: true, data };
+  }
+
+  /** What a thrown library error means: throttled, worth retrying, or refused. */
+  private classify(operation: string, error: unknown): Attempt {
+    if (error instanceof GraphqlQueryError) {
+      const body = graphqlErrorBody.safeParse(error.body);
+      const errors = body.success ? body.data.errors.graphQLErrors : [];
+      const codes = errors.map((e) => e.extensions?.code);
+      const messages = errors.map((e) => e.message).join('; ') || error.message;
+      if (codes.includes('THROTTLED')) {
+        const cost = body.success ? body.data.extensions?.cost : undefined;
+        return {
+          ok: false,
+          executed: 'no',
+          waitMs: throttleWaitMs(cost),
+          error: new ShopifyWriteError({ operation, message: `${operation}: throttled by Shopify (THROTTLED)`, retryable: true, cause: error }),
+        };
+      }
+      if (codes.includes('INTERNAL_SERVER_ERROR')) {
+        return { ok: false, executed: 'maybe', error: new ShopifyWriteError({ operation, message: `${operation}: ${messages}`, retryable: true, cause: error }) };
+      }
+      // Validation errors, MAX_COST_EXCEEDED, ACCESS_DENIED...: sending the same document again cannot help.
+      return { ok: false, executed: 'no', error: new ShopifyWriteError({ operation, message: `${operation} rejected by Shopify: ${messages}`, retryable: false, cause: error }) };
+    }
+    if (error instanceof HttpThrottlingError) {
+      const retryAfter = error.response.retryAfter;
+      return {
+        ok: false,
+        executed: 'no',
+        waitMs: retryAfter !== undefined && Number.isFinite(retryAfter) ? Math.max(MIN_WAIT_MS, Math.ceil(retryAfter * 1000)) : DEFAULT_RETRY_AFTER_MS,
+        error: new ShopifyWriteError({ operation, message: `${operation}: HTTP 429 from Shopify`, retryable: true, status: 429, cause: error }),
+      };
+    }
+    if (error instanceof HttpRetriableError) {
+      const status = error.response.code;
+      const retryAfter = retryAfterMsOf(error.response.headers);
+      return {
+        ok: false,
+        executed: 'maybe',
+        ...(retryAfter === undefined ? {} : { waitMs: retryAfter }),
+        error: new ShopifyWriteError({ operation, message: `${operation}: HTTP ${status} from Shopify`, retryable: true, status, cause: error }),
+      };
+    }
+    if (error instanceof HttpResponseError) {
+      // 401 (token revoked), 402 (shop frozen), 403 (scope missing), 404 (shop gone), 423 (shop locked)...
+      const status = error.response.code;
+      return { ok: false, executed: 'no', error: new ShopifyWriteError({ operation, message: `${operation}: HTTP ${status} from Shopify`, retryable: false, status, cause: error }) };
+    }
+    if (error instanceof HttpRequestError) {
+      // No answer at all: refused, reset, timed out. The mutation may or may not have been applied.
+      return { ok: false, executed: 'maybe', error: new ShopifyWriteError({ operation, message: `${operation}: no answer from Shopify`, retryable: true, cause: error }) };
+    }
+    return {
+      ok: false,
+      executed: 'maybe',
+      error: new ShopifyWriteError({ operation, message: `${operation}: ${error instanceof Error ? error.message : String(error)}`, retryable: true, cause: error }),
+    };
+  }
+
+  private unexpected(operation: string, problem: z.ZodError): ShopifyWriteError {
+    return new ShopifyWriteError({ operation, message: `${operation}: unexpected answer from Shopify (${z.prettifyError(problem)})`, retryable: false });
+  }
+}
+
+// ---- helpers -----------------------------------------------------------------------------------------
+
+const throttleStatusSchema = z.object({ maximumAvailable: z.number(), currentlyAvailable: z.number(), restoreRate: z.number() });
+const costSchema = z.object({ requestedQueryCost: z.number(), throttleStatus: throttleStatusSchema });
+
+const graphqlErrorBody = z.object({
+  errors: z.object({
+    graphQLErrors: z.array(z.object({ message: z.string(), extensions: z.object({ code: z.string().optional() }).loose().optional() }).loose()).default([]),
+  }),
+  extensions: z.object({ cost: costSchema.optional() }).loose().optional(),
+});
+
+/** (requested - available) / restoreRate seconds: exactly when the bucket will hold enough points again. */
+export function throttleWaitMs(cost: z.infer<typeof costSchema> | undefined): number {
+  if (!cost || cost.throttleStatus.restoreRate <= 0) return DEFAULT_RETRY_AFTER_MS;
+  const missing = cost.requestedQueryCost - cost.throttleStatus.currentlyAvailable;
+  return Math.max(MIN_WAIT_MS, Math.ceil((missing / cost.throttleStatus.restoreRate) * 1000));
+}
+
+function backoffMs(attempt: number): number {
+  return Math.min(250 * 2 ** (attempt - 1), 4_000);
+}
+
+/** Retry-After (seconds) from the library's canonicalised headers ({ 'Retry-After': ['2.0'] }). */
+function retryAfterMsOf(headers: Record<string, unknown> | undefined): number | undefined {
+  if (!headers) return undefined;
+  for (const [name, value] of Object.entries(headers)) {
+    if (name.toLowerCase() !== 'retry-after') continue;
+    const raw = Array.isArray(value) ? value[0] : value;
+    const seconds = typeof raw === 'string' || typeof raw === 'number' ? Number(raw) : Number.NaN;
+    if (Number.isFinite(seconds) && seconds >= 0) return Math.max(MIN_WAIT_MS, Math.ceil(seconds * 1000));
+  }
+  return undefined;
+}
+
+const userErrorSchema = z.object({ field: z.array(z.string()).nullable().optional(), message: z.string(), code: z.string().nullable().optional() });
+
+/** Every userErrors list of every mutation field in the answer. */
+function collectUserErrors(data: unknown): ShopifyUserError[] {
+  if (typeof data !== 'object' || data === null) return [];
+  const found: ShopifyUserError[] = [];
+  for (const payload of Object.values(data)) {
+    if (typeof payload !== 'object' || payload === null || !('userErrors' in payload)) continue;
+    const parsed = z.array(userErrorSchema).safeParse((payload as { userErrors: unknown }).userErrors);
+    if (!parsed.success) continue;
+    for (const e of parsed.data) found.push({ field: e.field ?? null, message: e.message, ...(e.code ? { code: e.code } : {}) });
+  }
+  return found;
+}
+
+function describeUserError(error: ShopifyUserError): string {
+  return error.field && error.field.length > 0 ? `${error.field.join('.')}: ${error.message}` : error.message;
+}
