@@ -1,0 +1,182 @@
+<?php
+/**
+ * Runs plugins/woocommerce-relais-rates/relais-rates.php outside WordPress, for the tests: the few WordPress and
+ * WooCommerce functions the plugin calls are defined here with their documented behaviour, and wp_remote_post
+ * makes a real HTTP request (PHP streams) to the Relais under test.
+ *
+ * Input (JSON on stdin): { "plugin": path, "settings": {...instance settings}, "currency": "XOF",
+ *   "weight_unit": "kg"|"g"|"lbs"|"oz", "instance_id": 3,
+ *   "package": { "destination": {...}, "contents": [ { "weight": "400", "quantity": 2, "needs_shipping": true } ] } }
+ * Output (JSON on stdout): { "rates": [ added rates, without the package ], "requests": [ what was posted ], "logs": [ ... ] }
+ */
+
+define( 'ABSPATH', __DIR__ . '/' );
+
+$input = json_decode( stream_get_contents( STDIN ), true );
+$GLOBALS['relais_hooks']    = array();
+$GLOBALS['relais_requests'] = array();
+$GLOBALS['relais_logs']     = array();
+
+function add_action( $hook, $callback ) {
+	$GLOBALS['relais_hooks'][ $hook ][] = $callback;
+}
+function add_filter( $hook, $callback ) {
+	$GLOBALS['relais_hooks'][ $hook ][] = $callback;
+}
+function __( $text, $domain = 'default' ) {
+	return $text;
+}
+function absint( $value ) {
+	return abs( (int) $value );
+}
+function wp_json_encode( $value ) {
+	return json_encode( $value );
+}
+/** WordPress: lowercase, then keep a-z, 0-9, _ and -. */
+function sanitize_key( $key ) {
+	return preg_replace( '/[^a-z0-9_\-]/', '', strtolower( $key ) );
+}
+function get_woocommerce_currency() {
+	return $GLOBALS['relais_input']['currency'];
+}
+/** WooCommerce: converts from the store's unit (woocommerce_weight_unit) to $to_unit. */
+function wc_get_weight( $weight, $to_unit, $from_unit = '' ) {
+	$from  = '' !== $from_unit ? $from_unit : $GLOBALS['relais_input']['weight_unit'];
+	$in_kg = array( 'kg' => 1.0, 'g' => 0.001, 'lbs' => 0.45359237, 'oz' => 0.028349523125 );
+	return (float) $weight * $in_kg[ $from ] / $in_kg[ $to_unit ];
+}
+class WP_Error {
+	private $message;
+	public function __construct( $code = '', $message = '' ) {
+		$this->message = $message;
+	}
+	public function get_error_message() {
+		return $this->message;
+	}
+}
+function is_wp_error( $thing ) {
+	return $thing instanceof WP_Error;
+}
+function wp_remote_post( $url, $args ) {
+	$GLOBALS['relais_requests'][] = array( 'url' => $url, 'headers' => $args['headers'], 'body' => $args['body'], 'timeout' => $args['timeout'] );
+	$header_lines = '';
+	foreach ( $args['headers'] as $name => $value ) {
+		$header_lines .= $name . ': ' . $value . "\r\n";
+	}
+	$context = stream_context_create(
+		array(
+			'http' => array(
+				'method'          => 'POST',
+				'header'          => $header_lines,
+				'content'         => $args['body'],
+				'timeout'         => (float) $args['timeout'],
+				'ignore_errors'   => true,
+				'follow_location' => 0,
+			),
+		)
+	);
+	$body = @file_get_contents( $url, false, $context );
+	if ( false === $body || empty( $http_response_header ) ) {
+		return new WP_Error( 'http_request_failed', 'no answer from ' . $url );
+	}
+	preg_match( '#^HTTP/\S+\s+(\d{3})#', $http_response_header[0], $status );
+	return array( 'response' => array( 'code' => (int) $status[1] ), 'body' => $body );
+}
+function wp_remote_retrieve_response_code( $response ) {
+	return $response['response']['code'];
+}
+function wp_remote_retrieve_body( $response ) {
+	return $response['body'];
+}
+class Relais_Test_Logger {
+	public function warning( $message, $context = array() ) {
+		$GLOBALS['relais_logs'][] = array( 'level' => 'warning', 'message' => $message, 'source' => $context['source'] ?? '' );
+	}
+}
+function wc_get_logger() {
+	return new Relais_Test_Logger();
+}
+
+/** The part of WC_Shipping_Method the plugin uses, as WooCommerce defines it. */
+abstract class WC_Shipping_Method {
+	public $id                   = '';
+	public $instance_id          = 0;
+	public $method_title         = '';
+	public $method_description   = '';
+	public $supports             = array();
+	public $title                = '';
+	public $instance_form_fields = array();
+	public $instance_settings    = array();
+	public $rates                = array();
+
+	public function get_option( $key, $empty_value = null ) {
+		if ( array_key_exists( $key, $this->instance_settings ) ) {
+			return $this->instance_settings[ $key ];
+		}
+		if ( isset( $this->instance_form_fields[ $key ]['default'] ) ) {
+			return $this->instance_form_fields[ $key ]['default'];
+		}
+		return $empty_value;
+	}
+	public function get_rate_id( $suffix = '' ) {
+		$parts = array( $this->id );
+		if ( $this->instance_id ) {
+			$parts[] = $this->instance_id;
+		}
+		if ( '' !== $suffix ) {
+			$parts[] = $suffix;
+		}
+		return implode( ':', $parts );
+	}
+	public function add_rate( $args = array() ) {
+		$this->rates[] = $args;
+	}
+	public function process_admin_options() {
+	}
+}
+
+class Relais_Test_Product {
+	private $weight;
+	private $ships;
+	public function __construct( $weight, $ships ) {
+		$this->weight = $weight;
+		$this->ships  = $ships;
+	}
+	public function get_weight() {
+		return $this->weight;
+	}
+	public function needs_shipping() {
+		return $this->ships;
+	}
+}
+
+$GLOBALS['relais_input'] = $input;
+require $input['plugin'];
+
+foreach ( $GLOBALS['relais_hooks']['woocommerce_shipping_init'] ?? array() as $init ) {
+	call_user_func( $init );
+}
+$methods = array();
+foreach ( $GLOBALS['relais_hooks']['woocommerce_shipping_methods'] ?? array() as $filter ) {
+	$methods = call_user_func( $filter, $methods );
+}
+$class  = $methods['relais_rates'];
+$method = new $class( $input['instance_id'] );
+$method->instance_settings = $input['settings'];
+
+$package = $input['package'];
+$contents = array();
+foreach ( $package['contents'] as $key => $line ) {
+	$contents[ 'line' . $key ] = array( 'data' => new Relais_Test_Product( $line['weight'], $line['needs_shipping'] ), 'quantity' => $line['quantity'] );
+}
+$package['contents'] = $contents;
+$method->calculate_shipping( $package );
+
+$rates = array_map(
+	function ( $rate ) {
+		unset( $rate['package'] );
+		return $rate;
+	},
+	$method->rates
+);
+echo json_encode( array( 'class' => $class, 'supports' => $method->supports, 'rates' => $rates, 'requests' => $GLOBALS['relais_requests'], 'logs' => $GLOBALS['relais_logs'] ) );
