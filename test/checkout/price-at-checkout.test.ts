@@ -1,0 +1,97 @@
+/**
+ * The pieces under the checkout endpoints: weight bands, signatures, the single flight, and priceAtCheckout when
+ * Redis is gone (a real ioredis client aimed at a port nobody listens on; the dispatch emulator answers prices).
+ */
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { priceAtCheckout, type CheckoutRatesDeps } from '../../src/checkout/checkout-rates.js';
+import { DispatchPriceSource } from '../../src/checkout/price-source.js';
+import { RateCache, SingleFlight } from '../../src/checkout/rate-cache.js';
+import { checkBodySignature, signBody } from '../../src/checkout/signature.js';
+import { weightBand } from '../../src/checkout/weight.js';
+import { buildShopRegistry, type ShopConfig } from '../../src/config/shops.js';
+import type { Xof } from '../../src/domain/money.js';
+import { startDispatchEmulator, type DispatchEmulator } from '../../src/emulators/dispatch/index.js';
+import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
+import { AliasStore } from '../../src/ledger/alias-store.js';
+import { silentLogger } from '../../src/log.js';
+import { freePort } from '../support/redis.js';
+import { makeSecrets, registryDocument, secretEnv, SHOPIFY_SHOP_ID } from '../support/relais.js';
+
+describe('weight bands', () => {
+  it('prices a basket at the upper bound of its band, so a cached price is never below the firm quote', () => {
+    expect(weightBand(0)).toEqual({ key: 'std' });
+    expect(weightBand(1)).toEqual({ key: 'le0.5', priceAtKg: 0.5 });
+    expect(weightBand(1000)).toEqual({ key: 'le1', priceAtKg: 1 });
+    expect(weightBand(1001)).toEqual({ key: 'le2', priceAtKg: 2 });
+    expect(weightBand(50_000)).toEqual({ key: 'le50', priceAtKg: 50 });
+    expect(weightBand(50_001)).toEqual({ key: 'kg51', priceAtKg: 51 });
+    expect(() => weightBand(-1)).toThrow(RangeError);
+  });
+});
+
+describe('body signatures', () => {
+  const secret = 'a-secret-generated-for-this-test';
+  const body = Buffer.from('{"rate":{}}');
+
+  it('accepts the base64 HMAC-SHA256 of the exact bytes and nothing else', () => {
+    expect(checkBodySignature(body, signBody(body, secret), secret)).toEqual({ ok: true });
+    expect(checkBodySignature(Buffer.from('{"rate": {}}'), signBody(body, secret), secret)).toEqual({ ok: false, reason: 'invalid_signature' });
+    expect(checkBodySignature(body, signBody(body, secret).slice(0, 20), secret)).toEqual({ ok: false, reason: 'invalid_signature' });
+    expect(checkBodySignature(body, 'not base64!', secret)).toEqual({ ok: false, reason: 'invalid_signature' });
+    expect(checkBodySignature(body, undefined, secret)).toEqual({ ok: false, reason: 'missing_signature' });
+  });
+});
+
+describe('single flight', () => {
+  it('shares one running call between callers of the same key, and starts afresh once it ended', async () => {
+    const flights = new SingleFlight<number>();
+    let calls = 0;
+    const work = () => new Promise<number>((resolve) => setTimeout(() => resolve(++calls), 20));
+    const together = await Promise.all([flights.run('k', work), flights.run('k', work), flights.run('other', work)]);
+    expect(together.slice(0, 2)).toEqual([together[0], together[0]]);
+    expect(calls).toBe(2);
+    expect(flights.size).toBe(0);
+    await flights.run('k', work);
+    expect(calls).toBe(3);
+  });
+});
+
+describe('priceAtCheckout without Redis', () => {
+  let emulator: DispatchEmulator;
+  let redis: Redis;
+  let prices: DispatchPriceSource;
+  let shop: ShopConfig;
+
+  beforeAll(async () => {
+    const secrets = makeSecrets();
+    emulator = await startDispatchEmulator({ organisations: [{ id: 'org', name: 'org', apiKeys: [secrets.dispatchApiKey] }] });
+    const env = secretEnv(secrets);
+    const registry = buildShopRegistry(registryDocument({ dispatchBaseUrl: emulator.baseUrl }), (ref) => ('env' in ref ? env[ref.env] : undefined));
+    shop = registry.get(SHOPIFY_SHOP_ID)!;
+    // The web process's settings: fail fast rather than queue commands while Redis is away.
+    redis = new Redis(`redis://127.0.0.1:${String(await freePort())}`, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: true, retryStrategy: () => null });
+    redis.on('error', () => undefined);
+    prices = new DispatchPriceSource(silentLogger);
+  });
+  afterAll(async () => {
+    await prices?.close();
+    redis?.disconnect();
+    await emulator?.close();
+  });
+
+  it('still gives the live price, within the budget, when Redis cannot answer', async () => {
+    const deps: CheckoutRatesDeps = {
+      resolver: NeighbourhoodResolver.load(),
+      aliases: new AliasStore(redis, '{t}'),
+      cache: new RateCache(redis, '{t}'),
+      prices,
+      flights: new SingleFlight<Xof>(),
+      logger: silentLogger,
+    };
+    const started = performance.now();
+    const outcome = await priceAtCheckout(shop, { destination: { country: 'SN', fields: { address1: 'Villa 5, Almadies', city: 'Dakar' } }, weightGrams: 2000 }, deps);
+    expect(outcome).toEqual({ kind: 'rate', basis: 'live', amountXof: 2300, neighbourhood: 'Almadies' });
+    expect(performance.now() - started).toBeLessThan(shop.policy.checkoutRates.budgetMs);
+  });
+});
