@@ -201,27 +201,27 @@ class WooRestClient implements WooRest {
     this.#logger = (options.logger ?? silentLogger).child({ component: 'woocommerce-rest' });
   }
 
-  getOrder(orderId: string): Promise<WooOrderView> {
+  async getOrder(orderId: string): Promise<WooOrderView> {
     return this.#request('GET', `orders/${idOf(orderId, 'orderId')}`, orderSchema);
   }
 
-  updateOrder(orderId: string, patch: WooOrderPatch): Promise<WooOrderView> {
+  async updateOrder(orderId: string, patch: WooOrderPatch): Promise<WooOrderView> {
     return this.#request('PUT', `orders/${idOf(orderId, 'orderId')}`, orderSchema, patch);
   }
 
-  listOrderNotes(orderId: string): Promise<WooNoteView[]> {
+  async listOrderNotes(orderId: string): Promise<WooNoteView[]> {
     return this.#request('GET', `orders/${idOf(orderId, 'orderId')}/notes`, z.array(noteSchema));
   }
 
-  addOrderNote(orderId: string, note: string, customerNote: boolean): Promise<WooNoteView> {
+  async addOrderNote(orderId: string, note: string, customerNote: boolean): Promise<WooNoteView> {
     return this.#request('POST', `orders/${idOf(orderId, 'orderId')}/notes`, noteSchema, { note, customer_note: customerNote });
   }
 
-  getProduct(productId: string): Promise<WooProductView> {
+  async getProduct(productId: string): Promise<WooProductView> {
     return this.#request('GET', `products/${idOf(productId, 'productId')}`, productSchema);
   }
 
-  getVariation(productId: string, variationId: string): Promise<WooProductView> {
+  async getVariation(productId: string, variationId: string): Promise<WooProductView> {
     return this.#request('GET', `products/${idOf(productId, 'productId')}/variations/${idOf(variationId, 'variationId')}`, productSchema);
   }
 
