@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { buildShopRegistry, type ShopRegistry } from '../../src/config/shops.js';
-import { startDispatchEmulator, type DispatchEmulator } from '../../src/emulators/dispatch/index.js';
+import { startDispatchEmulator, type DispatchEmulator, type DispatchEmulatorOptions } from '../../src/emulators/dispatch/index.js';
 import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import { startWeb, type RunningWeb } from '../../src/main/web.js';
@@ -115,24 +115,41 @@ export function secretEnv(secrets: TestSecrets): Record<string, string> {
   };
 }
 
-export async function startTestRelais(
-  options: { policy?: Record<string, unknown>; quoteTtlMs?: number; wooUrl?: string; lockMs?: number; inProcessWorker?: boolean } = {},
-): Promise<TestRelais> {
+export interface TestRelaisOptions {
+  policy?: Record<string, unknown>;
+  quoteTtlMs?: number;
+  wooUrl?: string;
+  /** Admin API base URL for the Shopify shop (a Shopify emulator's adminUrl(SHOPIFY_DOMAIN)). */
+  shopifyAdminUrl?: string;
+  lockMs?: number;
+  inProcessWorker?: boolean;
+  /** Secrets generated beforehand, e.g. to start a shop emulator with the same token and client secret. */
+  secrets?: TestSecrets;
+  /** The worker's polling fallback interval (default: the worker's own). */
+  pollIntervalMs?: number;
+  /** The dispatch emulator's courier outcome, per shipment (default: delivered). */
+  deliveryOutcome?: DispatchEmulatorOptions['deliveryOutcome'];
+}
+
+export async function startTestRelais(options: TestRelaisOptions = {}): Promise<TestRelais> {
   const redis = await startRedis();
-  const secrets = makeSecrets();
+  const secrets = options.secrets ?? makeSecrets();
   const logger = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const emulator = await startDispatchEmulator({
     organisations: [{ id: 'org_relais', name: 'Relais test org', apiKeys: [secrets.dispatchApiKey] }],
     quoteTtlMs: options.quoteTtlMs,
+    ...(options.deliveryOutcome ? { deliveryOutcome: options.deliveryOutcome } : {}),
   });
   const env = secretEnv(secrets);
-  const document = registryDocument({ dispatchBaseUrl: emulator.baseUrl, trackingUrl: emulator.trackingUrl, wooUrl: options.wooUrl, policy: options.policy });
+  const document = registryDocument({
+    dispatchBaseUrl: emulator.baseUrl, trackingUrl: emulator.trackingUrl, wooUrl: options.wooUrl, shopifyAdminUrl: options.shopifyAdminUrl, policy: options.policy,
+  });
   const shops = buildShopRegistry(document, (ref) => ('env' in ref ? env[ref.env] : undefined));
   const prefix = `{${redis.prefix}}`;
   const resolver = NeighbourhoodResolver.load();
   const base = { redisUrl: redis.url, prefix, shops, logger };
   const web = await startWeb({ ...base, port: 0 });
-  const launchWorker = () => startWorker({ ...base, resolver, concurrency: 4, lockMs: options.lockMs });
+  const launchWorker = () => startWorker({ ...base, resolver, concurrency: 4, lockMs: options.lockMs, pollIntervalMs: options.pollIntervalMs });
   const started: RunningWorker[] = [];
   const worker = options.inProcessWorker === false ? (undefined as unknown as RunningWorker) : await launchWorker();
   if (worker) started.push(worker);
