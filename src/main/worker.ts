@@ -82,6 +82,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         return job.name === 'cancel' ? await cancelDelivery(job.data, deliveryDeps(job)) : await syncDelivery(job.data, deliveryDeps(job));
       } catch (error) {
         if (error instanceof DispatchError && !error.retryable) throw new UnrecoverableError(error.message);
+        // A shop that refused a write (userErrors, an order that is gone) answers the same on every retry.
+        if (error instanceof Error && (error as { retryable?: unknown }).retryable === false) throw new UnrecoverableError(error.message);
         throw error;
       }
     },
@@ -90,6 +92,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
 
   // The polling fallback: a delivery whose webhooks never arrive still ends right in the shop.
   const pollBatch = options.pollBatch ?? 100;
+  const pollEveryMs = options.pollIntervalMs ?? 5 * 60_000;
   const maintenance = new Worker<MaintenanceJob>(
     QUEUE.maintenance,
     async () => {
@@ -100,7 +103,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         await runtime.queues.deliveries.add(
           'sync',
           { shopId: record.meta.shopId, shipmentId: record.shipment.shipmentId, externalOrderId, trigger: 'poll' },
-          { jobId: stableJobId('poll', externalOrderId, Math.floor(runtime.now().getTime() / 60_000)) },
+          // One read per order and polling round: the id repeats within a round, so overlapping rounds collapse.
+          { jobId: stableJobId('poll', externalOrderId, Math.floor(runtime.now().getTime() / pollEveryMs)) },
         );
         await runtime.ledger.touchInFlight(externalOrderId, runtime.now());
       }
@@ -108,7 +112,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     },
     { connection, prefix: options.prefix, concurrency: 1 },
   );
-  await runtime.queues.maintenance.upsertJobScheduler('poll-deliveries', { every: options.pollIntervalMs ?? 5 * 60_000 }, {
+  await runtime.queues.maintenance.upsertJobScheduler('poll-deliveries', { every: pollEveryMs }, {
     name: 'poll-deliveries', data: { task: 'poll-deliveries' },
   });
 
