@@ -153,7 +153,7 @@ async function applyShipment(deps: DeliveryDeps, shop: ShopConfig, record: Order
     }
     if (STEPS_WRITTEN.has(progress.step) && !progress.written.steps[progress.step]) {
       const current = progress.step;
-      await track(`recordStep ${current}`, () => writer.recordStep(ref, current, now, info), (p) => ({
+      await track(`recordStep ${current}`, () => writer.recordStep(ref, current, stepTime(shipment, current, now), info), (p) => ({
         ...p, written: { ...p.written, steps: { ...p.written.steps, [current]: now } },
       }));
     }
@@ -163,6 +163,12 @@ async function applyShipment(deps: DeliveryDeps, shop: ShopConfig, record: Order
     }
   }
   return { kind: 'synced', step: progress.step, moved, wrote };
+}
+
+/** When the service says the step happened (its status history), so a late write (a poll) keeps the real time. */
+function stepTime(shipment: WireShipment, step: DeliveryStep, fallback: string): string {
+  const at = shipment.statusHistory?.filter((h) => stepOfServiceState(h.status) === step).at(-1)?.at;
+  return at !== undefined && !Number.isNaN(Date.parse(at)) ? new Date(at).toISOString() : fallback;
 }
 
 export type CancelOutcome = { kind: 'cancelled' } | { kind: 'refused'; message: string } | { kind: 'ignored'; why: string };
