@@ -51,7 +51,8 @@ export type CheckoutRateOutcome =
 export type UnavailableWhy = 'slow' | 'error';
 
 export interface CheckoutRatesDeps {
-  resolver: NeighbourhoodResolver;
+  /** The resolver, or a ResolutionMemo in front of it. */
+  resolver: Pick<NeighbourhoodResolver, 'resolve'>;
   aliases: Pick<AliasStore, 'list'>;
   cache: RateCache;
   prices: PriceSource;
@@ -76,12 +77,14 @@ export async function priceAtCheckout(
   const policy = shop.policy.checkoutRates;
   if (!policy.enabled) return { kind: 'disabled' };
   const deadline = startedAt + policy.budgetMs - ANSWER_MARGIN_MS;
-  const log = deps.logger.child({ shop: shop.id, component: 'checkout-rates' });
+  // Built on first use: a cache hit logs nothing, and a child logger per request is not free.
+  let child: Logger | undefined;
+  const log = (): Logger => (child ??= deps.logger.child({ shop: shop.id, component: 'checkout-rates' }));
   const address = addressLine(request.destination.fields);
 
   const country = request.destination.country?.trim().toUpperCase() || shop.country;
   if (country !== shop.country) {
-    log.info({ country }, 'no delivery price at checkout: destination outside the shop\'s country');
+    log().info({ country }, 'no delivery price at checkout: destination outside the shop\'s country');
     return { kind: 'no_rate', why: 'outside_delivery_area', detail: `destination country ${country}, shop delivers in ${shop.country}` };
   }
 
@@ -90,7 +93,7 @@ export async function priceAtCheckout(
   if (!resolution.ok) {
     const aliasText = aliasTextFor(request.destination.fields);
     const target = resolution.candidates[0]?.name ?? '<neighbourhood>';
-    log.warn(
+    log().warn(
       {
         address,
         candidates: resolution.candidates.map((c) => c.name),
@@ -106,7 +109,7 @@ export async function priceAtCheckout(
 
   const cached = await beforeDeadline(deps.cache.get(key), deadline).catch((error: unknown) => {
     // A cache that cannot answer is a miss, not a failure: the price can still be asked for.
-    log.warn({ err: errorText(error) }, 'checkout price cache unreadable; asking the delivery service');
+    log().warn({ err: errorText(error) }, 'checkout price cache unreadable; asking the delivery service');
     return undefined;
   });
   if (cached !== undefined) return { kind: 'rate', basis: 'cache', amountXof: cached, neighbourhood: neighbourhood.name };
@@ -121,7 +124,7 @@ export async function priceAtCheckout(
     const amount = xof(simulation.total);
     if (amount <= 0) throw new Error(`simulatePrice answered a total of ${String(amount)}`);
     await deps.cache.set(key, amount, policy.cacheTtlSeconds).catch((error: unknown) => {
-      log.warn({ err: errorText(error) }, 'could not store a checkout price in Redis');
+      log().warn({ err: errorText(error) }, 'could not store a checkout price in Redis');
     });
     return amount;
   });
@@ -132,11 +135,11 @@ export async function priceAtCheckout(
   } catch (error) {
     if (error instanceof DispatchError && !error.retryable && error.kind === 'http') {
       // The service understood and said no (a weight it does not carry, a name it refuses): no price to show.
-      log.warn({ err: error.toJSON(), neighbourhood: neighbourhood.name, band: band.key }, 'no delivery price at checkout: the delivery service refused the price request');
+      log().warn({ err: error.toJSON(), neighbourhood: neighbourhood.name, band: band.key }, 'no delivery price at checkout: the delivery service refused the price request');
       return { kind: 'no_rate', why: 'refused_by_service', detail: error.message };
     }
     const why: UnavailableWhy = error instanceof OutOfTime ? 'slow' : 'error';
-    log.warn(
+    log().warn(
       { why, err: errorText(error), budgetMs: policy.budgetMs, fallback: policy.fallback.mode },
       why === 'slow' ? 'delivery service too slow for the checkout time budget' : 'delivery service unavailable for a checkout price',
     );
@@ -148,11 +151,11 @@ export async function priceAtCheckout(
 }
 
 /** The operator's run-time aliases (Redis); without them in time, the registry's still apply. */
-async function runtimeAliases(shop: ShopConfig, deps: CheckoutRatesDeps, deadline: number, log: Logger): Promise<Record<string, string>> {
+async function runtimeAliases(shop: ShopConfig, deps: CheckoutRatesDeps, deadline: number, log: () => Logger): Promise<Record<string, string>> {
   try {
     return await beforeDeadline(deps.aliases.list(shop.id), deadline);
   } catch (error) {
-    log.warn({ err: errorText(error) }, 'run-time neighbourhood aliases unreadable; using the registry\'s only');
+    log().warn({ err: errorText(error) }, 'run-time neighbourhood aliases unreadable; using the registry\'s only');
     return {};
   }
 }

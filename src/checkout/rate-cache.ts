@@ -23,13 +23,20 @@ export interface RateKeyParts {
 const WHOLE_FRANCS = /^\d{1,15}$/;
 
 export class RateCache {
+  /** Hashes of the few price sources (one per dispatch host), computed once. */
+  readonly #sources = new Map<string, string>();
+
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
   ) {}
 
   key(parts: RateKeyParts): string {
-    const source = createHash('sha256').update(parts.source).digest('hex').slice(0, 12);
+    let source = this.#sources.get(parts.source);
+    if (source === undefined) {
+      source = createHash('sha256').update(parts.source).digest('hex').slice(0, 12);
+      this.#sources.set(parts.source, source);
+    }
     const part = (text: string) => encodeURIComponent(text.normalize('NFC').trim().toLowerCase());
     const dropoff = `${parts.dropoff.country}/${part(parts.dropoff.city)}/${part(parts.dropoff.name)}`;
     return `${this.prefix}:checkout-rate:v1:${source}:${part(parts.pickup)}:${dropoff}:${parts.band}`;

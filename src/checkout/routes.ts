@@ -26,6 +26,7 @@ import type { Logger } from '../log.js';
 import { priceAtCheckout, type CheckoutRateOutcome, type CheckoutRateRequest, type CheckoutRatesDeps } from './checkout-rates.js';
 import { DispatchPriceSource, type PriceSource } from './price-source.js';
 import { RateCache, SingleFlight } from './rate-cache.js';
+import { ResolutionMemo } from './resolution-memo.js';
 import { fromShopifyRateRequest, shopifyRateRequestSchema, toShopifyAnswer } from './shopify-rates.js';
 import { checkBodySignature, RELAIS_SIGNATURE_HEADER, SHOPIFY_HMAC_HEADER, SHOPIFY_SHOP_DOMAIN_HEADER } from './signature.js';
 import { fromWooRateRequest, toWooAnswer, wooRateRequestSchema } from './woocommerce-rates.js';
@@ -94,7 +95,7 @@ export function checkoutRoutes(deps: CheckoutRouteDeps): Router {
     prices = owned;
   }
   const rates: CheckoutRatesDeps = {
-    resolver: deps.resolver ?? NeighbourhoodResolver.load(),
+    resolver: new ResolutionMemo(deps.resolver ?? NeighbourhoodResolver.load()),
     aliases: new AliasStore(deps.redis, deps.prefix),
     cache: new RateCache(deps.redis, deps.prefix),
     prices,

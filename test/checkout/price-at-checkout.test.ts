@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { priceAtCheckout, type CheckoutRatesDeps } from '../../src/checkout/checkout-rates.js';
 import { DispatchPriceSource } from '../../src/checkout/price-source.js';
 import { RateCache, SingleFlight } from '../../src/checkout/rate-cache.js';
+import { ResolutionMemo } from '../../src/checkout/resolution-memo.js';
 import { checkBodySignature, signBody } from '../../src/checkout/signature.js';
 import { weightBand } from '../../src/checkout/weight.js';
 import { buildShopRegistry, type ShopConfig } from '../../src/config/shops.js';
@@ -54,6 +55,26 @@ describe('single flight', () => {
     expect(flights.size).toBe(0);
     await flights.run('k', work);
     expect(calls).toBe(3);
+  });
+});
+
+describe('resolution memo', () => {
+  it('answers a repeated address without resolving it again, sees a new alias at once, and stays bounded', () => {
+    const resolver = NeighbourhoodResolver.load();
+    let resolved = 0;
+    const counting = { resolve: (input: Parameters<typeof resolver.resolve>[0]) => (resolved++, resolver.resolve(input)) };
+    const memo = new ResolutionMemo(counting, 2);
+    const address = { country: 'SN', fields: { address1: '3 rue Carnot', city: 'Dakar' } };
+    expect(memo.resolve(address).ok).toBe(false);
+    expect(memo.resolve(address).ok).toBe(false);
+    expect(resolved).toBe(1);
+    const aliased = memo.resolve({ ...address, aliases: { 'rue Carnot': 'Point E' } });
+    expect(aliased.ok && aliased.neighbourhood.name).toBe('Point E');
+    expect(resolved).toBe(2);
+    memo.resolve({ country: 'SN', fields: { address1: 'Villa 5, Almadies' } });
+    expect(memo.size).toBe(2);
+    memo.resolve(address); // the oldest entry was dropped: resolved again
+    expect(resolved).toBe(4);
   });
 });
 
