@@ -348,6 +348,15 @@ export class ShopifyAdminClient {
     await this.request(ADMIN_DOCUMENTS.orderUpdateNote, { input: { id: orderGid, note } }, { operation: 'orderUpdate', repeatable: true });
   }
 
+  /**
+   * A read-only query whose document lives with the module that owns it (orders.ts: reconciliation's order
+   * listing), through the same request path: THROTTLED waits by cost, 429/5xx retries, the same errors.
+   * Only queries: a query is always safe to repeat, so it is sent as `repeatable`.
+   */
+  async query(document: string, variables: Record<string, unknown>, operation: string): Promise<unknown> {
+    return this.request(document, variables, { operation, repeatable: true });
+  }
+
   // ---- the one request path ---------------------------------------------------------------------------
 
   private async request(query: string, variables: Record<string, unknown>, options: RequestOptions): Promise<unknown> {

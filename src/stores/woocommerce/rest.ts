@@ -128,6 +128,25 @@ export interface WooRest {
   getVariation(productId: string, variationId: string): Promise<WooProductView>;
   /** `woocommerce_weight_unit`: kg, g, lbs or oz. */
   getWeightUnit(): Promise<string>;
+  /** One page of orders, as the raw REST bodies, and X-WP-TotalPages (reconciliation: woocommerce/orders.ts). */
+  listOrders(query: WooOrderListQuery): Promise<WooOrderListPage>;
+}
+
+/** GET /orders parameters reconciliation uses (wc/v3 names in the comments). */
+export interface WooOrderListQuery {
+  /** `page`, from 1. */
+  page: number;
+  /** `per_page`, 1..100. */
+  perPage: number;
+  /** `modified_after`, with `dates_are_gmt=true`: an ISO 8601 instant. */
+  modifiedAfter?: Date;
+}
+
+export interface WooOrderListPage {
+  /** Each a REST order body (the shape `order.*` webhooks carry); normalised by the caller. */
+  orders: unknown[];
+  /** X-WP-TotalPages; 0 when nothing matched. */
+  totalPages: number;
 }
 
 export interface WooRestOptions {
@@ -225,6 +244,20 @@ class WooRestClient implements WooRest {
     return this.#request('GET', `products/${idOf(productId, 'productId')}/variations/${idOf(variationId, 'variationId')}`, productSchema);
   }
 
+  async listOrders(query: WooOrderListQuery): Promise<WooOrderListPage> {
+    if (!Number.isInteger(query.page) || query.page < 1) throw new RangeError('page must be a whole number from 1');
+    if (!Number.isInteger(query.perPage) || query.perPage < 1 || query.perPage > 100) throw new RangeError('perPage must be a whole number from 1 to 100');
+    // Ascending ids: orders created while paging land after the last page instead of shifting earlier ones.
+    const params: Record<string, string> = { page: String(query.page), per_page: String(query.perPage), orderby: 'id', order: 'asc' };
+    if (query.modifiedAfter) {
+      params.modified_after = query.modifiedAfter.toISOString().replace(/\.\d{3}Z$/, '');
+      params.dates_are_gmt = 'true';
+    }
+    const { data, headers } = await this.#exchange('GET', 'orders', z.array(z.unknown()), undefined, params);
+    const totalPages = Number.parseInt(headerText(headers['x-wp-totalpages']) ?? '', 10);
+    return { orders: data, totalPages: Number.isSafeInteger(totalPages) && totalPages >= 0 ? totalPages : data.length > 0 ? query.page : 0 };
+  }
+
   async getWeightUnit(): Promise<string> {
     const setting = await this.#request('GET', 'settings/products/woocommerce_weight_unit', settingSchema);
     if (typeof setting.value !== 'string') {
@@ -259,12 +292,19 @@ class WooRestClient implements WooRest {
   }
 
   async #request<T>(method: 'GET' | 'PUT' | 'POST', endpoint: string, schema: z.ZodType<T>, body?: unknown): Promise<T> {
+    return (await this.#exchange(method, endpoint, schema, body)).data;
+  }
+
+  /** The one request path; also gives the answer's headers (listOrders reads X-WP-TotalPages) and sends query parameters. */
+  async #exchange<T>(
+    method: 'GET' | 'PUT' | 'POST', endpoint: string, schema: z.ZodType<T>, body?: unknown, params?: Record<string, string>,
+  ): Promise<{ data: T; headers: Record<string, unknown> }> {
     const started = Date.now();
     const where = `WooCommerce ${method} ${endpoint}`;
     const client = await this.#libClient();
     let response: LibResponse;
     try {
-      response = method === 'GET' ? await client.get(endpoint) : method === 'PUT' ? await client.put(endpoint, body) : await client.post(endpoint, body);
+      response = method === 'GET' ? await client.get(endpoint, params) : method === 'PUT' ? await client.put(endpoint, body) : await client.post(endpoint, body);
     } catch (error) {
       const failure = this.#networkError(method, endpoint, error);
       this.#logger.warn({ method, endpoint, kind: failure.kind, ms: Date.now() - started }, failure.message);
@@ -275,7 +315,7 @@ class WooRestClient implements WooRest {
 
     if (status >= 200 && status < 300) {
       const parsed = schema.safeParse(response.data);
-      if (parsed.success) return parsed.data;
+      if (parsed.success) return { data: parsed.data, headers: response.headers };
       throw new WooApiError({
         method, endpoint, kind: 'invalid_response', retryable: false, status,
         message: `${where}: answered ${status} with a body that is not the expected resource (${parsed.error.issues[0]?.message ?? 'unreadable'})`,
