@@ -100,7 +100,11 @@ export class ShopifyWriter implements ShopWriter {
       if (!(error instanceof ShopifyWriteError) || error.userErrors.length === 0) throw error;
       const again = await this.read(order, 'recordDispatch');
       if (ourFulfillment(again, info) || openLineItems(again).length === 0) return;
-      throw error;
+      // Refused for another reason (fulfillment orders at several locations, a hold...). Failing here would
+      // fail every later sync too, and with it each step and the payment; the tracking link is already in the
+      // metafields, so the refusal goes on the order for the merchant and the delivery carries on.
+      this.logger.warn({ shop: order.shopId, order: order.orderName, err: error.message }, 'Shopify refused the fulfillment; written on the order as a problem');
+      await this.writeProblem(again, `the tracking of shipment ${info.shipmentId} could not be added as a fulfillment (${error.userErrors.map((e) => e.message).join('; ')}); fulfil the order by hand with tracking number ${info.trackingCode ?? '-'}.`);
     }
   }
 
