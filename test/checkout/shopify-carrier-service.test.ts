@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AliasStore } from '../../src/ledger/alias-store.js';
 import {
-  eventually, FLAT_RATE_XOF, SHOPIFY_FLAT_SHOP_ID, SHOPIFY_OFF_SHOP_ID, SHOPIFY_SHOP_ID, startCheckoutStack, TEST_BUDGET_MS,
+  ANSWER_MARGIN_MS, eventually, FLAT_RATE_XOF, SHOPIFY_FLAT_SHOP_ID, SHOPIFY_OFF_SHOP_ID, SHOPIFY_SHOP_ID, SLOW_SERVICE_MS, startCheckoutStack, TEST_BUDGET_MS,
   type CheckoutStack,
 } from './stack.js';
 
@@ -134,11 +134,11 @@ describe('Shopify carrier service: when the delivery service is slow or down', (
   });
 
   it('answers within the time budget when the service is slower than the budget, and the late price serves the next customer', async () => {
-    stack.emulator.faults.add({ operation: 'simulatePrice', times: 1, fault: { kind: 'latency', ms: 1_200 } });
+    stack.emulator.faults.add({ operation: 'simulatePrice', times: 1, fault: { kind: 'latency', ms: SLOW_SERVICE_MS } });
     const request = dakarRateRequest({ address1: 'Villa 9, Almadies' }, [{ grams: 4000, quantity: 1 }]);
     const slow = await stack.shopifyRates(SHOPIFY_SHOP_ID, request);
     expect(slow).toMatchObject({ status: 503, body: { rates: [] } });
-    expect(slow.ms).toBeLessThan(TEST_BUDGET_MS + 150);
+    expect(slow.ms).toBeLessThan(TEST_BUDGET_MS + ANSWER_MARGIN_MS);
     expect(stack.logs.some((l) => l.msg === 'delivery service too slow for the checkout time budget')).toBe(true);
     const calls = stack.simulateCalls();
     // The call that outlived the budget goes on and stores its price: the next identical checkout is a cache hit.
@@ -149,11 +149,11 @@ describe('Shopify carrier service: when the delivery service is slow or down', (
   });
 
   it('answers the flat rate within the budget when the service is slower than the budget', async () => {
-    stack.emulator.faults.add({ operation: 'simulatePrice', times: 1, fault: { kind: 'latency', ms: 1_200 } });
+    stack.emulator.faults.add({ operation: 'simulatePrice', times: 1, fault: { kind: 'latency', ms: SLOW_SERVICE_MS } });
     const answer = await stack.shopifyRates(SHOPIFY_FLAT_SHOP_ID, dakarRateRequest({ address1: 'Villa 2, Almadies' }, [{ grams: 9000, quantity: 1 }]));
     expect(answer.status).toBe(200);
     expect((answer.body as Rates).rates[0]).toMatchObject({ total_price: String(FLAT_RATE_XOF * 100) });
-    expect(answer.ms).toBeLessThan(TEST_BUDGET_MS + 150);
+    expect(answer.ms).toBeLessThan(TEST_BUDGET_MS + ANSWER_MARGIN_MS);
   });
 });
 

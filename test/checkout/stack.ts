@@ -15,8 +15,17 @@ import { signShopify, signWoo } from '../support/factories.js';
 
 export { SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, WOO_SHOP_ID };
 
-/** Small budgets keep the slow-service tests short; the dispatch client's own timeout is 2 s in the harness. */
-export const TEST_BUDGET_MS = 400;
+/** Small budgets keep the slow-service tests short. */
+export const TEST_BUDGET_MS = 500;
+/** The dispatch client's timeout here: a call that outlives the budget has time to finish and warm the cache. */
+export const DISPATCH_TIMEOUT_MS = 5_000;
+/**
+ * An answer must come within the budget plus this: the time to write it and cross loopback, with room for a busy
+ * shared machine. Far below SLOW_SERVICE_MS, so an answer that waited for the slow service cannot pass.
+ */
+export const ANSWER_MARGIN_MS = 300;
+/** The emulator's latency in the slow-service tests: three times the budget, well within the dispatch timeout. */
+export const SLOW_SERVICE_MS = 1_500;
 export const FLAT_RATE_XOF = 2_000;
 
 export const SHOPIFY_FLAT_SHOP_ID = 'dakar-flat';
@@ -61,6 +70,7 @@ export async function startCheckoutStack(): Promise<CheckoutStack> {
     trackingUrl: emulator.trackingUrl,
     policy: { checkoutRates: { budgetMs: TEST_BUDGET_MS } },
   }) as { shops: Record<string, unknown>[] };
+  for (const shop of base.shops) shop.dispatch = { ...(shop.dispatch as Record<string, unknown>), timeoutMs: DISPATCH_TIMEOUT_MS };
   const [shopifyShop, wooShop] = base.shops as [Record<string, unknown>, Record<string, unknown>];
   const variant = (shop: Record<string, unknown>, id: string, checkoutRates: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
     ...structuredClone(shop),

@@ -4,7 +4,7 @@
  * ≤ 1 kg adds nothing, 1–5 kg adds 300.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { FLAT_RATE_XOF, startCheckoutStack, TEST_BUDGET_MS, WOO_FLAT_SHOP_ID, WOO_SHOP_ID, type CheckoutStack } from './stack.js';
+import { ANSWER_MARGIN_MS, FLAT_RATE_XOF, SLOW_SERVICE_MS, startCheckoutStack, TEST_BUDGET_MS, WOO_FLAT_SHOP_ID, WOO_SHOP_ID, type CheckoutStack } from './stack.js';
 
 /** A WooCommerce shipping package's destination, as the plugin forwards it. */
 function abidjanRequest(address: { address_1: string; address_2?: string }, weight: { items?: { weight_kg: number; quantity: number }[]; total_weight_kg?: number } = { items: [{ weight_kg: 0.4, quantity: 2 }] }) {
@@ -60,13 +60,13 @@ describe('WooCommerce rates endpoint', () => {
   });
 
   it('answers the merchant\'s flat rate within the budget when the service is slower than the budget', async () => {
-    stack.emulator.faults.add({ operation: 'simulatePrice', times: 1, fault: { kind: 'latency', ms: 1_200 } });
+    stack.emulator.faults.add({ operation: 'simulatePrice', times: 1, fault: { kind: 'latency', ms: SLOW_SERVICE_MS } });
     const answer = await stack.wooRates(WOO_FLAT_SHOP_ID, abidjanRequest({ address_1: 'Yopougon Niangon' }, { total_weight_kg: 12 }));
     expect(answer.status).toBe(200);
     const rate = (answer.body as Rates).rates[0]!;
     expect(rate).toMatchObject({ cost: FLAT_RATE_XOF, currency: 'XOF' });
     expect(rate.description).toMatch(/tarif forfaitaire/);
-    expect(answer.ms).toBeLessThan(TEST_BUDGET_MS + 150);
+    expect(answer.ms).toBeLessThan(TEST_BUDGET_MS + ANSWER_MARGIN_MS);
   });
 
   it('gives no rate, never the flat rate, to an address whose neighbourhood is unknown', async () => {
