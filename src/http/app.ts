@@ -5,6 +5,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../log.js';
 import { checkoutRoutes } from '../checkout/routes.js';
+import { dashboardRoutes, type DashboardDeps } from '../dashboard/index.js';
 import { dispatchWebhookRoutes } from './routes/dispatch-webhooks.js';
 import { webhookRoutes, type WebhookDeps } from './routes/webhooks.js';
 
@@ -12,6 +13,8 @@ export const MAX_BODY_BYTES = 512 * 1024;
 
 export interface AppDeps extends WebhookDeps {
   logger: Logger;
+  /** The operator dashboard (src/dashboard). Absent: /dashboard only says how to enable it (RELAIS_DASHBOARD_TOKEN). */
+  dashboard?: DashboardDeps;
 }
 
 export function createApp(deps: AppDeps): express.Express {
@@ -34,6 +37,8 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(webhookRoutes(deps));
   app.use(dispatchWebhookRoutes(deps));
   app.use(checkoutRoutes(deps));
+  // The operator dashboard: its own auth, HTML pages and bull-board under /dashboard (src/dashboard/router.ts).
+  app.use('/dashboard', dashboardRoutes(deps.dashboard));
 
   app.use((_req: Request, res: Response) => {
     res.status(404).json({ error: 'not_found' });

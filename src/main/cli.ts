@@ -44,7 +44,7 @@ program
   .description('Receive shop webhooks (Express) and enqueue them')
   .action(async () => {
     const base = baseOptions();
-    const web = await startWeb({ ...base, host: base.env.RELAIS_HOST, port: base.env.PORT });
+    const web = await startWeb({ ...base, host: base.env.RELAIS_HOST, port: base.env.PORT, dashboardToken: base.env.RELAIS_DASHBOARD_TOKEN });
     onShutdown(() => web.close(), base.logger);
   });
 

@@ -129,6 +129,8 @@ export interface TestRelaisOptions {
   pollIntervalMs?: number;
   /** The dispatch emulator's courier outcome, per shipment (default: delivered). */
   deliveryOutcome?: DispatchEmulatorOptions['deliveryOutcome'];
+  /** Serves the dashboard (RELAIS_DASHBOARD_TOKEN) from the web process. */
+  dashboardToken?: string;
 }
 
 export async function startTestRelais(options: TestRelaisOptions = {}): Promise<TestRelais> {
@@ -148,7 +150,7 @@ export async function startTestRelais(options: TestRelaisOptions = {}): Promise<
   const prefix = `{${redis.prefix}}`;
   const resolver = NeighbourhoodResolver.load();
   const base = { redisUrl: redis.url, prefix, shops, logger };
-  const web = await startWeb({ ...base, port: 0 });
+  const web = await startWeb({ ...base, port: 0, dashboardToken: options.dashboardToken });
   const launchWorker = () => startWorker({ ...base, resolver, concurrency: 4, lockMs: options.lockMs, pollIntervalMs: options.pollIntervalMs });
   const started: RunningWorker[] = [];
   const worker = options.inProcessWorker === false ? (undefined as unknown as RunningWorker) : await launchWorker();

@@ -89,8 +89,10 @@ export function webhookRoutes(deps: WebhookDeps): Router {
       return void res.status(400).json({ error: 'malformed_body', message: 'the body is not a JSON object' });
     }
     // WooCommerce's delivery id changes on every delivery; the order's modification date does not.
-    const p = payload as { id?: unknown; date_modified_gmt?: unknown; date_modified?: unknown };
-    const eventKey = `${verification.topic}|${String(p.id)}|${String(p.date_modified_gmt ?? p.date_modified ?? '')}`;
+    // date_modified has one-second precision: two saves in the same second (Relais's own write-back, then
+    // the merchant cancelling) differ by their status, so it is part of the key.
+    const p = payload as { id?: unknown; date_modified_gmt?: unknown; date_modified?: unknown; status?: unknown };
+    const eventKey = `${verification.topic}|${String(p.id)}|${String(p.date_modified_gmt ?? p.date_modified ?? '')}|${String(p.status ?? '')}`;
     await enqueue(deps, res, { shopId: shop.id, platform: 'woocommerce', topic: verification.topic, receivedAt: deps.now().toISOString(), payload }, eventKey);
   });
 
