@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { buildShopRegistry, type ShopRegistry } from '../../src/config/shops.js';
 import { startDispatchEmulator, type DispatchEmulator, type DispatchEmulatorOptions } from '../../src/emulators/dispatch/index.js';
+import { startWooEmulator, type WooEmulator } from '../../src/emulators/woocommerce/index.js';
 import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import { startWeb, type RunningWeb } from '../../src/main/web.js';
@@ -32,6 +33,8 @@ export interface TestRelais {
   env: Record<string, string>;
   registryDocument: unknown;
   emulator: DispatchEmulator;
+  /** The WooCommerce shop's emulator, started with the generated keys when the test gave no wooUrl. */
+  woo?: WooEmulator;
   shops: ShopRegistry;
   secrets: TestSecrets;
   web: RunningWeb;
@@ -142,9 +145,14 @@ export async function startTestRelais(options: TestRelaisOptions = {}): Promise<
     quoteTtlMs: options.quoteTtlMs,
     ...(options.deliveryOutcome ? { deliveryOutcome: options.deliveryOutcome } : {}),
   });
+  // Relais reads WooCommerce products (weights) and writes orders back: without a wooUrl of its own, the
+  // test's WooCommerce shop gets an emulated REST API (unknown orders and products answer 404 there).
+  const woo = options.wooUrl
+    ? undefined
+    : await startWooEmulator({ shops: [{ id: WOO_SHOP_ID, consumerKey: secrets.wooConsumerKey, consumerSecret: secrets.wooConsumerSecret }] });
   const env = secretEnv(secrets);
   const document = registryDocument({
-    dispatchBaseUrl: emulator.baseUrl, trackingUrl: emulator.trackingUrl, wooUrl: options.wooUrl, shopifyAdminUrl: options.shopifyAdminUrl, policy: options.policy,
+    dispatchBaseUrl: emulator.baseUrl, trackingUrl: emulator.trackingUrl, wooUrl: options.wooUrl ?? woo?.siteUrl(WOO_SHOP_ID), shopifyAdminUrl: options.shopifyAdminUrl, policy: options.policy,
   });
   const shops = buildShopRegistry(document, (ref) => ('env' in ref ? env[ref.env] : undefined));
   const prefix = `{${redis.prefix}}`;
@@ -156,7 +164,7 @@ export async function startTestRelais(options: TestRelaisOptions = {}): Promise<
   const worker = options.inProcessWorker === false ? (undefined as unknown as RunningWorker) : await launchWorker();
   if (worker) started.push(worker);
   return {
-    redis, env, registryDocument: document, emulator, shops, secrets, web, worker, prefix, logger,
+    redis, env, registryDocument: document, emulator, woo, shops, secrets, web, worker, prefix, logger,
     async startWorker() {
       const w = await launchWorker();
       started.push(w);
@@ -166,6 +174,7 @@ export async function startTestRelais(options: TestRelaisOptions = {}): Promise<
       await Promise.allSettled(started.map((w) => w.close()));
       await web.close().catch(() => undefined);
       await emulator.close();
+      await woo?.close();
       await redis.stop();
     },
   };
