@@ -101,6 +101,15 @@ describe('delivery steps, payment and problems', () => {
     expect(writesTo(ref).filter((c) => c.method === 'PUT')).toHaveLength(1);
   });
 
+  it('completes a prepaid order once delivered, without asking to mark it paid again', async () => {
+    const ref = await newOrder({ payment_method: 'bacs', payment_method_title: 'Virement bancaire', status: 'processing' });
+    await writer.recordStep(ref, 'delivered', new Date().toISOString(), info({ cashOnDelivery: false, amountToCollect: 0 }));
+    await writer.recordStep(ref, 'delivered', new Date().toISOString(), info({ cashOnDelivery: false, amountToCollect: 0 }));
+    expect(woo.orderSnapshot(SHOP, Number(ref.orderId))).toMatchObject({ status: 'completed', set_paid: false });
+    expect(relaisNotes(ref)).toHaveLength(1);
+    expect(writesTo(ref).filter((c) => c.method === 'PUT')).toHaveLength(1);
+  });
+
   it('never completes an order the merchant cancelled meanwhile: it says so in a note instead', async () => {
     const ref = await newOrder();
     await woo.updateOrder(SHOP, Number(ref.orderId), { status: 'cancelled' });

@@ -4,7 +4,7 @@
  *    the leading underscore keeps them out of the customer's view and the custom-fields box) and one
  *    customer note with the tracking link (WooCommerce e-mails a customer note to the customer; when the
  *    merchant chose not to notify customers, the same note is written private);
- *  - each delivery step: a private order note;
+ *  - each delivery step: a private order note; a prepaid order delivered becomes `completed`;
  *  - delivered and cash collected: `completed` with `set_paid`, and a private note of the amount;
  *  - a problem (a refused cancellation): a private note.
  *
@@ -97,6 +97,15 @@ export class WooWriter implements ShopWriter {
     const text = stepNoteText(step, info.shipmentId);
     if (text === undefined) return;
     await this.#privateNoteOnce(order, text);
+    // A prepaid order is done once delivered: `completed` is WooCommerce's "fulfilled". A COD order is
+    // completed by markPaid, together with the payment.
+    if (step === 'delivered' && !info.cashOnDelivery) {
+      const current = await this.#rest.getOrder(order.orderId);
+      if (current.status !== 'completed' && !CLOSED_BY_MERCHANT.has(current.status)) {
+        await this.#rest.updateOrder(order.orderId, { status: 'completed' });
+        this.#log(order).info({ from: current.status }, 'prepaid WooCommerce order completed on delivery');
+      }
+    }
   }
 
   async markPaid(order: ShopOrderRef, info: DispatchInfo): Promise<void> {
