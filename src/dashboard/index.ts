@@ -1,0 +1,6 @@
+/** The dashboard's public surface: the router createApp mounts, and what the web process wires into it. */
+export { dashboardRoutes } from './router.js';
+export { RedisSessionRevocations } from './auth.js';
+export type {
+  DashboardDeps, ReconciliationDay, ReconciliationShopSummary, ReconciliationSummary, ReconciliationSummaryStore, SessionRevocations,
+} from './ports.js';

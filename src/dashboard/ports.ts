@@ -1,0 +1,71 @@
+/**
+ * What the dashboard reads and does, as narrow interfaces. The web process passes the real objects
+ * (the ledger, the alias store, the queues, the registry, the resolver, replayOrder); the dashboard
+ * never builds its own connections, so it sees exactly what the worker sees.
+ */
+import type { Queue } from 'bullmq';
+import type { ShopRegistry } from '../config/shops.js';
+import type { NeighbourhoodResolver } from '../geo/resolver.js';
+import type { ReplayResult } from '../jobs/replay.js';
+import type { AliasStore } from '../ledger/alias-store.js';
+import type { OrderLedger } from '../ledger/order-ledger.js';
+import type { Logger } from '../log.js';
+
+/**
+ * The latest reconciliation run, as the reconciliation job (src/reconcile) records it. The dashboard
+ * only reads it; until a run has been recorded the page says so instead of showing made-up figures.
+ */
+export interface ReconciliationSummary {
+  /** When the run finished (ISO instant). */
+  runAt: string;
+  /** The window of shop orders it compared (ISO instants). */
+  window: { from: string; to: string };
+  shops: ReconciliationShopSummary[];
+  /** Figures per day (YYYY-MM-DD, UTC), all in francs. */
+  days: ReconciliationDay[];
+}
+
+export interface ReconciliationShopSummary {
+  shopId: string;
+  ordersChecked: number;
+  shipmentsChecked: number;
+  /** One line per kind of discrepancy found (missing_shipment, never_ready, status_drift, cod_mismatch, ...). */
+  findings: { kind: string; count: number; repaired: number; note?: string }[];
+}
+
+export interface ReconciliationDay {
+  day: string;
+  codExpectedXof: number;
+  codCollectedXof: number;
+  heldInDisputeXof: number;
+}
+
+export interface ReconciliationSummaryStore {
+  latestSummary(): Promise<ReconciliationSummary | undefined>;
+}
+
+/** Logged-out sessions, remembered until they would have expired anyway (shared by every web process). */
+export interface SessionRevocations {
+  revoke(sessionId: string, expiresAtMs: number): Promise<void>;
+  isRevoked(sessionId: string): Promise<boolean>;
+}
+
+export interface DashboardDeps {
+  /** RELAIS_DASHBOARD_TOKEN: what an operator types to log in, and what scripts send as a bearer token. */
+  token: string;
+  ledger: Pick<OrderLedger, 'get' | 'listShopOrders' | 'listHeld' | 'timeline'>;
+  aliases: Pick<AliasStore, 'add' | 'list'>;
+  /** Every queue, for bull-board. */
+  queues: { all(): Queue[] };
+  shops: ShopRegistry;
+  resolver: Pick<NeighbourhoodResolver, 'resolve'>;
+  /** src/jobs/replay.ts replayOrder, bound to the runtime. */
+  replay(externalOrderId: string): Promise<ReplayResult>;
+  now(): Date;
+  revocations: SessionRevocations;
+  /** Absent until the reconciliation job is wired in: the page then says no run has happened yet. */
+  reconciliation?: ReconciliationSummaryStore;
+  logger: Logger;
+  /** How long a login lasts (default 8 hours). */
+  sessionTtlMs?: number;
+}

@@ -1,0 +1,36 @@
+/**
+ * The queues page: bull-board over every Relais queue. It sits behind the dashboard's authentication
+ * (the router mounts it after the auth check). Job data holds shop ids and, for shop events, the shop's
+ * order payload (personal data, never a credential: see src/jobs/queues.ts), so nothing secret is shown.
+ */
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { ExpressAdapter } from '@bull-board/express';
+import type { Queue } from 'bullmq';
+import type { RequestHandler } from 'express';
+
+export const QUEUES_BASE_PATH = '/dashboard/queues';
+
+/**
+ * @bull-board/express 9.10.1 pins its own @bull-board/api 9.10.1 while the project has api 9.10.2: the
+ * adapter's types then come from two copies that TypeScript will not unify, although the interface is
+ * the same. Remove this alias once both packages are on the same version in package.json.
+ */
+type ServerAdapter = Parameters<typeof createBullBoard>[0]['serverAdapter'];
+
+export function queuesBoard(queues: readonly Queue[]): RequestHandler {
+  const serverAdapter = new ExpressAdapter();
+  serverAdapter.setBasePath(QUEUES_BASE_PATH);
+  createBullBoard({
+    queues: queues.map((queue) => new BullMQAdapter(queue)),
+    serverAdapter: serverAdapter as unknown as ServerAdapter,
+    options: {
+      uiConfig: {
+        boardTitle: 'Relais queues',
+        hideDocsLink: true,
+        miscLinks: [{ text: 'Back to the dashboard', url: '/dashboard/orders' }],
+      },
+    },
+  });
+  return serverAdapter.getRouter() as RequestHandler;
+}

@@ -1,0 +1,367 @@
+/**
+ * The dashboard, mounted at /dashboard by createApp. Without a token it only says how to enable it.
+ *
+ * Request flow: security headers → login/logout (public) → authentication (session cookie or bearer
+ * token) → CSRF check on every state-changing request → pages, actions, bull-board.
+ */
+import express, { Router, type NextFunction, type Request, type Response } from 'express';
+import { z } from 'zod';
+import type { OrderRecord, OrderState } from '../ledger/order-ledger.js';
+import {
+  bearerToken, clearCookie, DEFAULT_SESSION_TTL_MS, FLASH_COOKIE, isCrossSite, LoginThrottle, readCookie, secretsEqual,
+  SESSION_COOKIE, SessionSigner, setCookie, type Flash, type Session,
+} from './auth.js';
+import { codFigures, listOrders, loadRecords, SCAN_LIMIT } from './data.js';
+import { disabledPage, loginPage, page, PAGE_CSP, QUEUES_CSP, securityHeaders, type PageContext } from './layout.js';
+import {
+  heldBody, moneyBody, notFoundBody, ORDER_STATES, orderDetailBody, orderHref, ordersBody, TRANSIENT_STATES, type ShopChoice,
+} from './pages.js';
+import type { DashboardDeps } from './ports.js';
+import { queuesBoard } from './queues.js';
+
+type Viewer = { kind: 'session'; session: Session; csrf: string } | { kind: 'bearer' };
+
+const ORDERS_PAGE_SIZE = 100;
+const HELD_PAGE_SIZE = 200;
+
+const aliasForm = z.object({
+  _csrf: z.string().optional(),
+  text: z.string().trim().min(1, 'say what customers write').max(120),
+  neighbourhood: z.string().trim().min(1, 'name the neighbourhood').max(120),
+});
+
+/** Only paths inside the dashboard are followed after login: never an open redirect. */
+function safeNext(candidate: unknown): string {
+  if (typeof candidate !== 'string') return '/dashboard/orders';
+  if (!/^\/dashboard(\/[A-Za-z0-9\-._~%:/?=&+]*)?$/.test(candidate) || candidate.includes('//') || /^\/dashboard\/(login|logout)/.test(candidate)) return '/dashboard/orders';
+  return candidate;
+}
+
+function pick<T>(schema: z.ZodType<T>, value: unknown, fallback: T): T {
+  const parsed = schema.safeParse(value);
+  return parsed.success ? parsed.data : fallback;
+}
+
+export function dashboardRoutes(deps: DashboardDeps | undefined): Router {
+  const router = Router();
+  if (!deps) {
+    // Never open: with no token configured there is nothing to log in with, so say how to enable it.
+    router.use((_req, res) => {
+      securityHeaders(res, PAGE_CSP);
+      res.status(404).type('html').send(disabledPage());
+    });
+    return router;
+  }
+
+  const signer = new SessionSigner(deps.token);
+  const throttle = new LoginThrottle();
+  const ttlMs = deps.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS;
+  const viewers = new WeakMap<Request, Viewer>();
+  const nowMs = () => deps.now().getTime();
+  const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 });
+  const shopChoices: ShopChoice[] = deps.shops.all().map((s) => ({ id: s.id, name: s.name, platform: s.platform }));
+  const shopName = (id: string) => deps.shops.get(id)?.name ?? id;
+
+  router.use((req, res, next) => {
+    securityHeaders(res, req.path === '/queues' || req.path.startsWith('/queues/') ? QUEUES_CSP : PAGE_CSP);
+    next();
+  });
+
+  async function sessionOf(req: Request): Promise<Session | undefined> {
+    const session = signer.verify(readCookie(req, SESSION_COOKIE), nowMs());
+    if (!session || (await deps!.revocations.isRevoked(session.id))) return undefined;
+    return session;
+  }
+
+  // ------------------------------------------------------------------------------- login, logout
+  router.get('/login', async (req, res) => {
+    if (await sessionOf(req)) {
+      res.redirect(303, safeNext(req.query.next));
+      return;
+    }
+    res.type('html').send(loginPage({ next: safeNext(req.query.next), notice: req.query.bye === '1' ? 'You are logged out.' : undefined }));
+  });
+
+  router.post('/login', form, async (req: Request, res: Response) => {
+    const client = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+    const next = safeNext((req.body as Record<string, unknown> | undefined)?.next);
+    if (isCrossSite(req)) {
+      res.status(403).type('html').send(loginPage({ next, error: 'Log in from the dashboard itself.' }));
+      return;
+    }
+    if (throttle.blocked(client, nowMs())) {
+      res.status(429).type('html').send(loginPage({ next, error: 'Too many wrong tokens from this address: wait 15 minutes.' }));
+      return;
+    }
+    const candidate = (req.body as Record<string, unknown> | undefined)?.token;
+    if (typeof candidate !== 'string' || !secretsEqual(candidate, deps.token)) {
+      throttle.fail(client, nowMs());
+      deps.logger.warn({ client }, 'dashboard login with a wrong token');
+      res.status(401).type('html').send(loginPage({ next, error: 'Wrong token.' }));
+      return;
+    }
+    throttle.succeed(client);
+    const { cookieValue } = signer.issue(nowMs(), ttlMs);
+    setCookie(req, res, SESSION_COOKIE, cookieValue, ttlMs);
+    deps.logger.info({ client }, 'dashboard login');
+    res.redirect(303, next);
+  });
+
+  // ---------------------------------------------------------------------------- authentication
+  router.use(async (req, res, next) => {
+    const bearer = bearerToken(req);
+    if (bearer !== undefined) {
+      if (bearer !== '' && secretsEqual(bearer, deps.token)) {
+        viewers.set(req, { kind: 'bearer' });
+        next();
+        return;
+      }
+      res.status(401).set('WWW-Authenticate', 'Bearer realm="relais-dashboard"').type('text/plain').send('wrong dashboard token\n');
+      return;
+    }
+    const session = await sessionOf(req);
+    if (session) {
+      viewers.set(req, { kind: 'session', session, csrf: signer.csrfToken(session) });
+      next();
+      return;
+    }
+    if (readCookie(req, SESSION_COOKIE) !== undefined) clearCookie(req, res, SESSION_COOKIE);
+    if (req.method === 'GET' || req.method === 'HEAD') {
+      res.redirect(303, `/dashboard/login?next=${encodeURIComponent(safeNext(req.originalUrl))}`);
+      return;
+    }
+    res.status(401).set('WWW-Authenticate', 'Bearer realm="relais-dashboard"').type('text/plain').send('log in to the dashboard first\n');
+  });
+
+  const viewerOf = (req: Request): Viewer => {
+    const viewer = viewers.get(req);
+    if (!viewer) throw new Error('dashboard route reached without authentication');
+    return viewer;
+  };
+
+  /**
+   * State-changing requests: never from another site, and from a browser session only with the CSRF token
+   * of that session. Bearer requests come from scripts: a browser never adds that header on its own.
+   */
+  const csrf = (req: Request, res: Response, next: NextFunction) => {
+    const viewer = viewerOf(req);
+    if (isCrossSite(req)) {
+      res.status(403).type('text/plain').send('cross-site request refused\n');
+      return;
+    }
+    if (viewer.kind === 'session') {
+      const candidate = (req.body as Record<string, unknown> | undefined)?._csrf ?? req.get('x-csrf-token');
+      if (!signer.csrfValid(viewer.session, candidate)) {
+        res.status(403).type('text/plain').send('missing or wrong CSRF token: reload the page and try again\n');
+        return;
+      }
+    }
+    next();
+  };
+
+  router.post('/logout', form, csrf, async (req, res) => {
+    const viewer = viewerOf(req);
+    if (viewer.kind === 'session') await deps.revocations.revoke(viewer.session.id, viewer.session.expiresAtMs);
+    clearCookie(req, res, SESSION_COOKIE);
+    res.redirect(303, '/dashboard/login?bye=1');
+  });
+
+  // ------------------------------------------------------------------------------------- pages
+  function takeFlash(req: Request, res: Response): Flash | undefined {
+    const raw = readCookie(req, FLASH_COOKIE);
+    if (raw === undefined) return undefined;
+    clearCookie(req, res, FLASH_COOKIE);
+    return signer.readFlash(raw, nowMs());
+  }
+
+  function redirectWithFlash(req: Request, res: Response, to: string, flash: Flash): void {
+    setCookie(req, res, FLASH_COOKIE, signer.flashCookie(flash, nowMs()), 60_000);
+    res.redirect(303, to);
+  }
+
+  function send(req: Request, res: Response, ctx: Omit<PageContext, 'csrf' | 'flash'>, body: Parameters<typeof page>[1], status = 200): void {
+    const viewer = viewerOf(req);
+    res.status(status).type('html').send(page({ ...ctx, csrf: viewer.kind === 'session' ? viewer.csrf : undefined, flash: takeFlash(req, res) }, body));
+  }
+
+  const csrfOf = (req: Request): string | undefined => {
+    const viewer = viewerOf(req);
+    return viewer.kind === 'session' ? viewer.csrf : undefined;
+  };
+
+  /** Neighbourhoods the order's address comes closest to, as suggestions for an alias. */
+  async function suggestionsFor(record: OrderRecord): Promise<string[]> {
+    const shop = deps!.shops.get(record.meta.shopId);
+    const d = record.order?.dropoff;
+    if (!shop || !d) return [];
+    const aliases = { ...shop.policy.neighbourhoodAliases, ...(await deps!.aliases.list(shop.id)) };
+    const resolution = deps!.resolver.resolve({
+      country: d.countryCode ?? shop.country,
+      fields: { address1: d.address1, address2: d.address2, city: d.city, province: d.province, zip: d.zip, company: d.company },
+      coords: d.coords,
+      aliases,
+    });
+    return resolution.ok ? [resolution.neighbourhood.name] : resolution.candidates.map((c) => c.name);
+  }
+
+  router.get('/', (_req, res) => {
+    res.redirect(303, '/dashboard/orders');
+  });
+
+  const daysParam = (allowed: number[], fallback: number) => z.coerce.number().int().refine((d) => allowed.includes(d)).catch(fallback);
+
+  router.get('/orders', async (req, res) => {
+    const fallbackShop = shopChoices[0]?.id ?? '';
+    const shopId = pick(z.string().refine((id) => deps.shops.get(id) !== undefined), req.query.shop, fallbackShop);
+    const state = pick(z.enum(ORDER_STATES as [OrderState, ...OrderState[]]).optional(), req.query.state || undefined, undefined);
+    const days = daysParam([1, 7, 30, 90], 30).parse(req.query.days ?? 30);
+    const since = new Date(nowMs() - days * 86_400_000);
+    const listing = shopId ? await listOrders(deps.ledger, { shopId, since, state, limit: ORDERS_PAGE_SIZE }) : { records: [], inWindow: 0, truncated: false };
+    send(req, res, { section: 'orders', title: 'Orders' }, ordersBody({ shops: shopChoices, shopId, state, days, listing }));
+  });
+
+  router.get('/orders/:id', async (req, res) => {
+    const record = await deps.ledger.get(req.params.id);
+    if (!record) {
+      send(req, res, { section: 'orders', title: 'Not found' }, notFoundBody('No order with this id in the ledger (finished orders are kept 90 days).'), 404);
+      return;
+    }
+    const [timeline, suggestions] = await Promise.all([
+      deps.ledger.timeline(record.meta.externalOrderId),
+      record.state === 'held' ? suggestionsFor(record) : Promise.resolve([]),
+    ]);
+    send(
+      req, res,
+      { section: 'orders', title: record.meta.orderName, refreshSeconds: TRANSIENT_STATES.has(record.state) ? 2 : undefined },
+      orderDetailBody({ record, shopName: shopName(record.meta.shopId), timeline, csrf: csrfOf(req), suggestions }),
+    );
+  });
+
+  router.get('/held', async (req, res) => {
+    const records = (await deps.ledger.listHeld(HELD_PAGE_SIZE)).reverse();
+    const held = await Promise.all(records.map(async (record) => ({ record, shopName: shopName(record.meta.shopId), suggestions: await suggestionsFor(record) })));
+    send(req, res, { section: 'held', title: 'Held orders', heldCount: held.length }, heldBody({ held, csrf: csrfOf(req) }));
+  });
+
+  router.get('/money', async (req, res) => {
+    const fallbackShop = shopChoices[0]?.id ?? '';
+    const shopId = pick(z.string().refine((id) => deps.shops.get(id) !== undefined), req.query.shop, fallbackShop);
+    const days = daysParam([7, 30, 90], 30).parse(req.query.days ?? 30);
+    const since = new Date(nowMs() - days * 86_400_000);
+    const ids = shopId ? await deps.ledger.listShopOrders(shopId, { since, limit: SCAN_LIMIT }) : [];
+    const [records, reconciliation] = await Promise.all([loadRecords(deps.ledger, ids), deps.reconciliation?.latestSummary() ?? Promise.resolve(undefined)]);
+    send(req, res, { section: 'money', title: 'Cash & reconciliation' }, moneyBody({
+      shops: shopChoices, shopId, days, cod: codFigures(records), reconciliation, reconciliationWired: deps.reconciliation !== undefined,
+    }));
+  });
+
+  // ----------------------------------------------------------------------------------- actions
+  /** The held order an action names, or a redirect back to the held list saying why not. */
+  async function heldOrder(req: Request, res: Response): Promise<OrderRecord | undefined> {
+    const id = String(req.params.id);
+    const record = await deps!.ledger.get(id);
+    if (!record) {
+      redirectWithFlash(req, res, '/dashboard/held', { kind: 'error', message: `No order ${id} in the ledger.` });
+      return undefined;
+    }
+    if (record.state !== 'held') {
+      redirectWithFlash(req, res, orderHref(id), { kind: 'error', message: `${record.meta.orderName} is ${record.state.replace(/_/g, ' ')}, not held: nothing to replay.` });
+      return undefined;
+    }
+    return record;
+  }
+
+  async function replayAndReport(req: Request, res: Response, record: OrderRecord, done: string): Promise<void> {
+    const result = await deps!.replay(record.meta.externalOrderId);
+    deps!.logger.info({ order: record.meta.externalOrderId, ok: result.ok }, 'dashboard replay');
+    redirectWithFlash(req, res, orderHref(record.meta.externalOrderId), result.ok
+      ? { kind: 'ok', message: `${done}${record.meta.orderName} replayed: it is being dispatched now.` }
+      : { kind: 'error', message: `${done}${record.meta.orderName} was not replayed: ${result.why}.` });
+  }
+
+  router.post('/held/:id/alias', form, csrf, async (req, res) => {
+    const record = await heldOrder(req, res);
+    if (!record) return;
+    const back = `/dashboard/held`;
+    const shop = deps.shops.get(record.meta.shopId);
+    if (!shop) {
+      redirectWithFlash(req, res, back, { kind: 'error', message: `The shop ${record.meta.shopId} is no longer in the registry.` });
+      return;
+    }
+    const parsed = aliasForm.safeParse(req.body);
+    if (!parsed.success) {
+      redirectWithFlash(req, res, back, { kind: 'error', message: `Alias not added: ${parsed.error.issues.map((i) => i.message).join('; ')}.` });
+      return;
+    }
+    const { text, neighbourhood } = parsed.data;
+    // The target must be a neighbourhood of the shop's own country, spelled as the gazetteer spells it.
+    const target = deps.resolver.resolve({ country: shop.country, fields: { city: neighbourhood } });
+    if (!target.ok || target.neighbourhood.country !== shop.country) {
+      redirectWithFlash(req, res, back, {
+        kind: 'error',
+        message: `Alias not added: "${neighbourhood}" is not a known neighbourhood in ${shop.country}${target.ok ? '' : ` (${target.reason})`}.`,
+      });
+      return;
+    }
+    await deps.aliases.add(shop.id, text, target.neighbourhood.name);
+    const added = `Alias "${text}" → ${target.neighbourhood.name} added for ${shop.name}. `;
+    // Replaying an order whose address still does not resolve would only hold it again: say so instead.
+    const suggestions = await suggestionsFor(record);
+    const d = record.order?.dropoff;
+    if (d) {
+      const aliases = { ...shop.policy.neighbourhoodAliases, ...(await deps.aliases.list(shop.id)) };
+      const check = deps.resolver.resolve({
+        country: d.countryCode ?? shop.country,
+        fields: { address1: d.address1, address2: d.address2, city: d.city, province: d.province, zip: d.zip, company: d.company },
+        coords: d.coords,
+        aliases,
+      });
+      if (!check.ok) {
+        redirectWithFlash(req, res, back, {
+          kind: 'error',
+          message: `${added}But the address of ${record.meta.orderName} still does not resolve (${check.reason}${suggestions.length ? `; closest: ${suggestions.join(', ')}` : ''}), so it was not replayed.`,
+        });
+        return;
+      }
+    }
+    await replayAndReport(req, res, record, added);
+  });
+
+  router.post('/held/:id/replay', form, csrf, async (req, res) => {
+    const record = await heldOrder(req, res);
+    if (record) await replayAndReport(req, res, record, '');
+  });
+
+  // ------------------------------------------------------------------------------------ queues
+  const board = queuesBoard(deps.queues.all());
+  router.use('/queues', (req, res, next) => {
+    if (req.method === 'GET' || req.method === 'HEAD') {
+      next();
+      return;
+    }
+    // bull-board's own page cannot send our CSRF token; its fetch calls carry Sec-Fetch-Site/Origin,
+    // which a cross-site page cannot fake, so a session's mutation must prove it came from this origin.
+    const viewer = viewerOf(req);
+    const sameOrigin = req.get('sec-fetch-site') === 'same-origin' || (req.get('origin') !== undefined && !isCrossSite(req));
+    if (isCrossSite(req) || (viewer.kind === 'session' && !sameOrigin)) {
+      res.status(403).type('text/plain').send('cross-site request refused\n');
+      return;
+    }
+    next();
+  }, board);
+
+  // ------------------------------------------------------------------------------ not found, errors
+  router.use((req, res) => {
+    send(req, res, { section: 'none', title: 'Not found' }, notFoundBody('There is no such dashboard page.'), 404);
+  });
+
+  router.use((error: Error & { status?: number; type?: string }, req: Request, res: Response, _next: NextFunction) => {
+    const status = error.status && error.status >= 400 && error.status < 500 ? error.status : 500;
+    if (status === 500) deps.logger.error({ err: error.message, path: req.path }, 'dashboard error');
+    if (res.headersSent) return;
+    res.status(status).type('text/plain').send(status === 500 ? 'internal error (see the web process log)\n' : `${error.message}\n`);
+  });
+
+  return router;
+}
+

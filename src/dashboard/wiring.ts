@@ -1,0 +1,34 @@
+/**
+ * Builds the dashboard's dependencies from the web process's runtime: the same ledger, alias store and
+ * queues the worker uses, replayOrder bound to them, sessions revoked in the same Redis.
+ */
+import { NeighbourhoodResolver } from '../geo/resolver.js';
+import { replayOrder } from '../jobs/replay.js';
+import type { Runtime } from '../main/runtime.js';
+import { RedisSessionRevocations } from './auth.js';
+import type { DashboardDeps, ReconciliationSummaryStore } from './ports.js';
+
+export interface DashboardWiring {
+  token: string;
+  /** Defaults to the bundled gazetteer (the worker's own). */
+  resolver?: Pick<NeighbourhoodResolver, 'resolve'>;
+  reconciliation?: ReconciliationSummaryStore;
+  sessionTtlMs?: number;
+}
+
+export function dashboardDepsFor(runtime: Runtime, wiring: DashboardWiring): DashboardDeps {
+  return {
+    token: wiring.token,
+    ledger: runtime.ledger,
+    aliases: runtime.aliases,
+    queues: runtime.queues,
+    shops: runtime.options.shops,
+    resolver: wiring.resolver ?? NeighbourhoodResolver.load(),
+    replay: (externalOrderId) => replayOrder(runtime, externalOrderId),
+    now: () => runtime.now(),
+    revocations: new RedisSessionRevocations(runtime.redis, runtime.options.prefix),
+    reconciliation: wiring.reconciliation,
+    logger: runtime.options.logger.child({ component: 'dashboard' }),
+    sessionTtlMs: wiring.sessionTtlMs,
+  };
+}
