@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { buildShopRegistry, type ShopRegistry } from '../../src/config/shops.js';
 import { startDispatchEmulator, type DispatchEmulator, type DispatchEmulatorOptions } from '../../src/emulators/dispatch/index.js';
+import { startShopifyEmulator, type ShopifyEmulator } from '../../src/emulators/shopify/index.js';
 import { startWooEmulator, type WooEmulator } from '../../src/emulators/woocommerce/index.js';
 import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
 import { createLogger, type Logger } from '../../src/log.js';
@@ -35,6 +36,8 @@ export interface TestRelais {
   emulator: DispatchEmulator;
   /** The WooCommerce shop's emulator, started with the generated keys when the test gave no wooUrl. */
   woo?: WooEmulator;
+  /** The Shopify shop's Admin API emulator, started with the generated token when the test gave no shopifyAdminUrl. */
+  shopify?: ShopifyEmulator;
   shops: ShopRegistry;
   secrets: TestSecrets;
   web: RunningWeb;
@@ -150,9 +153,16 @@ export async function startTestRelais(options: TestRelaisOptions = {}): Promise<
   const woo = options.wooUrl
     ? undefined
     : await startWooEmulator({ shops: [{ id: WOO_SHOP_ID, consumerKey: secrets.wooConsumerKey, consumerSecret: secrets.wooConsumerSecret }] });
+  // Relais writes delivery status back into Shopify: without an adminUrl of its own, the test's Shopify shop
+  // gets the Admin API emulator (an order it never created reads as null there, a write-back refused for good),
+  // never the real https://{shop}.
+  const shopify = options.shopifyAdminUrl
+    ? undefined
+    : await startShopifyEmulator({ shops: [{ domain: SHOPIFY_DOMAIN, accessToken: secrets.shopifyAccessToken, clientSecret: secrets.shopifyClientSecret }] });
   const env = secretEnv(secrets);
   const document = registryDocument({
-    dispatchBaseUrl: emulator.baseUrl, trackingUrl: emulator.trackingUrl, wooUrl: options.wooUrl ?? woo?.siteUrl(WOO_SHOP_ID), shopifyAdminUrl: options.shopifyAdminUrl, policy: options.policy,
+    dispatchBaseUrl: emulator.baseUrl, trackingUrl: emulator.trackingUrl, wooUrl: options.wooUrl ?? woo?.siteUrl(WOO_SHOP_ID),
+    shopifyAdminUrl: options.shopifyAdminUrl ?? shopify?.adminUrl(SHOPIFY_DOMAIN), policy: options.policy,
   });
   const shops = buildShopRegistry(document, (ref) => ('env' in ref ? env[ref.env] : undefined));
   const prefix = `{${redis.prefix}}`;
@@ -164,7 +174,7 @@ export async function startTestRelais(options: TestRelaisOptions = {}): Promise<
   const worker = options.inProcessWorker === false ? (undefined as unknown as RunningWorker) : await launchWorker();
   if (worker) started.push(worker);
   return {
-    redis, env, registryDocument: document, emulator, woo, shops, secrets, web, worker, prefix, logger,
+    redis, env, registryDocument: document, emulator, woo, shopify, shops, secrets, web, worker, prefix, logger,
     async startWorker() {
       const w = await launchWorker();
       started.push(w);
@@ -175,6 +185,7 @@ export async function startTestRelais(options: TestRelaisOptions = {}): Promise<
       await web.close().catch(() => undefined);
       await emulator.close();
       await woo?.close();
+      await shopify?.close();
       await redis.stop();
     },
   };
