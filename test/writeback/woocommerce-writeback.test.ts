@@ -179,6 +179,18 @@ describe('a WooCommerce COD order, from checkout to cash collected', () => {
   });
 });
 
+describe('reading the weight', () => {
+  it('a product read answering 503 delays the quote (Retry-After honoured) instead of quoting without the weight', async () => {
+    const fridge = await woo.createProduct(WOO_SHOP_ID, { name: 'Mini-frigo', weight: '14.5', price: '95000' });
+    woo.faults.add({ kind: 'status', status: 503, route: `/products/${fridge.id}` });
+    const order = await placeOrder({ lines: [{ product_id: fridge.id, quantity: 1 }] });
+    await waitForState(relais, order.extId, ['ready'], 15_000);
+    const productReads = woo.calls().filter((c) => c.route === `/wc/v3/products/${fridge.id}`);
+    expect(productReads.map((c) => c.status)).toEqual([503, 200]);
+    expect(await quotedWeightKg(shipmentOf(order.extId).quote_id)).toBe(14.5);
+  });
+});
+
 describe('a delivery that fails', () => {
   it('is never completed nor paid, and the merchant reads why on the order', async () => {
     const order = await placeCodOrder();
