@@ -11,6 +11,8 @@ import { createShopifyWriter } from './shopify/writer.js';
 import { normaliseWooOrder } from './woocommerce/normalise.js';
 import { fillWooWeights } from './woocommerce/weights.js';
 import { createWooWriter, wooRestFor } from './woocommerce/writer.js';
+import { createShopifyOrderLister } from './shopify/orders.js';
+import { createWooOrderLister } from './woocommerce/orders.js';
 import type { StoreOrder } from '../domain/order.js';
 import type { NormaliseContext, NormaliseResult } from './shopify/normalise.js';
 
@@ -67,4 +69,29 @@ export function createWeightFiller(shop: ShopConfig, deps: WriterDeps): WeightFi
   const logger = deps.logger.child({ shop: shop.id });
   const rest = wooRestFor(shop, logger);
   return (order) => fillWooWeights(order, { rest, redis: deps.redis, prefix: deps.prefix, logger });
+}
+
+// ---- reading a shop's orders (reconciliation, src/reconcile) -------------------------------------------
+
+/** Which orders to read: those created or changed since this instant. */
+export interface OrderWindow {
+  updatedSince: Date;
+}
+
+export interface ShopOrderPage {
+  /** Each the order as the shop's webhooks carry it (give it to normaliseOrder, or replay it as a shop event). */
+  payloads: unknown[];
+  /** Opaque: pass it back to page() for the next page; absent on the last one. */
+  next?: string;
+}
+
+/** A shop's orders, page by page, in the platform's own paging (Shopify cursors, WooCommerce page numbers). */
+export interface ShopOrderLister {
+  page(window: OrderWindow, next?: string): Promise<ShopOrderPage>;
+  /** One order in full, as a webhook would carry it; undefined when the shop has no such order. */
+  order(orderId: string): Promise<unknown>;
+}
+
+export function createOrderLister(shop: ShopConfig, deps: { logger: Logger }): ShopOrderLister {
+  return shop.platform === 'shopify' ? createShopifyOrderLister(shop, deps) : createWooOrderLister(shop, deps);
 }

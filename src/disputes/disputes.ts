@@ -1,0 +1,231 @@
+/**
+ * Disputes (claims) on an order's shipment: open one, list them, and keep every decided claim's outcome in
+ * the order's history.
+ *
+ * - The order is named by its external_order_id; its shop comes from the ledger (or the id itself), its
+ *   shipment from the ledger (or getShipmentByExternalOrder, for a shipment Relais did not record).
+ * - Every call is appended to the order's timeline (what, when, how long, how it ended).
+ * - Claims seen are kept per order in Redis (`<prefix>:disputes:<externalOrderId>`, 400 days), so a decided
+ *   claim's outcome stays readable after the capped timeline has moved on; a decision is written on the
+ *   timeline once, the first time Relais sees it (here, or in a reconciliation run).
+ * - Business refusals come back as `{ ok: false, why }`; so does an unreachable service (retryable: true),
+ *   because the callers are a person at a terminal or a page, not a queue.
+ * - Only the reason goes on the timeline: the description is the merchant's free text and stays with the claim.
+ */
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import type { ShopConfig, ShopRegistry } from '../config/shops.js';
+import { parseExternalOrderId } from '../domain/ids.js';
+import type { DispatchClient } from '../dispatch/client.js';
+import { DispatchError } from '../dispatch/errors.js';
+import type { WireClaim } from '../dispatch/wire.js';
+import type { OrderLedger } from '../ledger/order-ledger.js';
+
+/** What the dispute functions need; a Runtime (src/main/runtime.ts) is one. */
+export interface DisputeRuntime {
+  options: { shops: ShopRegistry; prefix: string };
+  redis: Redis;
+  ledger: Pick<OrderLedger, 'get' | 'appendTimeline'>;
+  now(): Date;
+  dispatchClientFor(shop: ShopConfig): Pick<DispatchClient, 'getShipmentByExternalOrder' | 'openDispute' | 'listShipmentDisputes'>;
+}
+
+export const DEFAULT_CLAIMANT_TYPE = 'seller';
+
+export const openDisputeInputSchema = z.object({
+  reason: z.string().trim().min(1, 'a reason is required (damaged, lost, never delivered...)').max(200),
+  description: z.string().trim().min(1, 'a description is required').max(4000),
+  claimantId: z.string().trim().min(1, 'a claimant id is required (who reports, on the merchant\'s side)').max(200),
+  claimantType: z.string().trim().min(1).max(100).optional(),
+});
+export type OpenDisputeInput = z.input<typeof openDisputeInputSchema>;
+
+/** A claim as Relais shows and keeps it. */
+export interface DisputeView {
+  claimId?: string;
+  shipmentId: string;
+  reason: string;
+  description?: string;
+  claimantId?: string;
+  claimantType?: string;
+  /** OPEN until decided (the service's names; COMPENSATED or REJECTED in the emulator). */
+  status: string;
+  outcome?: string;
+  createdAt?: string;
+  decidedAt?: string;
+}
+
+export type OpenDisputeResult =
+  | { ok: true; externalOrderId: string; shipmentId: string; claim: DisputeView }
+  | { ok: false; externalOrderId: string; why: string; retryable: boolean };
+
+export type ListDisputesResult =
+  | { ok: true; externalOrderId: string; shipmentId: string; claims: DisputeView[] }
+  | { ok: false; externalOrderId: string; why: string; retryable: boolean };
+
+const DISPUTE_RETENTION_SECONDS = 400 * 86_400;
+
+export function disputeView(claim: WireClaim, shipmentId: string): DisputeView {
+  const view: DisputeView = { shipmentId: claim.shipmentId ?? shipmentId, reason: claim.reason, status: claim.status ?? 'OPEN' };
+  if (claim.claimId !== undefined) view.claimId = claim.claimId;
+  if (claim.description !== undefined) view.description = claim.description;
+  if (claim.claimantId !== undefined) view.claimantId = claim.claimantId;
+  if (claim.claimantType !== undefined) view.claimantType = claim.claimantType;
+  if (claim.outcome !== undefined) view.outcome = claim.outcome;
+  if (claim.createdAt !== undefined) view.createdAt = claim.createdAt;
+  if (claim.decidedAt !== undefined) view.decidedAt = claim.decidedAt;
+  return view;
+}
+
+const isDecided = (view: DisputeView): boolean => view.status.toUpperCase() !== 'OPEN';
+
+function disputesKey(prefix: string, externalOrderId: string): string {
+  return `${prefix}:disputes:${externalOrderId}`;
+}
+
+/** The claims Relais has seen for the order, decided ones included, oldest first. */
+export async function knownDisputes(deps: { redis: Redis; prefix: string }, externalOrderId: string): Promise<DisputeView[]> {
+  const raw = await deps.redis.hvals(disputesKey(deps.prefix, externalOrderId));
+  return raw.map((text) => JSON.parse(text) as DisputeView).sort((a, b) => (a.createdAt ?? '').localeCompare(b.createdAt ?? ''));
+}
+
+/**
+ * Keeps the claims read from the service, and writes each newly decided one on the order's timeline (once:
+ * the stored copy says whether its decision was already seen). Returns the claims decided since last seen.
+ */
+export async function recordClaims(
+  deps: { redis: Redis; prefix: string; ledger: Pick<OrderLedger, 'appendTimeline'>; now(): Date },
+  externalOrderId: string,
+  claims: readonly DisputeView[],
+): Promise<DisputeView[]> {
+  const key = disputesKey(deps.prefix, externalOrderId);
+  const newlyDecided: DisputeView[] = [];
+  for (const claim of claims) {
+    const field = claim.claimId ?? `${claim.shipmentId}:${claim.createdAt ?? claim.reason}`;
+    const before = await deps.redis.hget(key, field);
+    const previous = before === null ? undefined : (JSON.parse(before) as DisputeView);
+    if (isDecided(claim) && (previous === undefined || !isDecided(previous))) newlyDecided.push(claim);
+    if (before !== JSON.stringify(claim)) await deps.redis.hset(key, field, JSON.stringify(claim));
+  }
+  if (claims.length > 0) await deps.redis.expire(key, DISPUTE_RETENTION_SECONDS);
+  for (const claim of newlyDecided) {
+    await deps.ledger.appendTimeline(externalOrderId, {
+      at: deps.now().toISOString(),
+      system: 'dispatch',
+      operation: 'dispute decided',
+      outcome: claim.status,
+      detail: `claim ${claim.claimId ?? '?'} on ${claim.shipmentId} (${claim.reason}): ${claim.outcome ?? 'no outcome given'}`,
+    });
+  }
+  return newlyDecided;
+}
+
+function historyDeps(runtime: DisputeRuntime) {
+  return { redis: runtime.redis, prefix: runtime.options.prefix, ledger: runtime.ledger, now: () => runtime.now() };
+}
+
+type Located = { ok: true; shop: ShopConfig; shipmentId: string } | { ok: false; why: string; retryable: boolean };
+
+/** The order's shop and shipment: the ledger's, else the id's shop and the service's lookup. */
+async function locate(runtime: DisputeRuntime, externalOrderId: string): Promise<Located> {
+  const record = await runtime.ledger.get(externalOrderId);
+  const shopId = record?.meta.shopId ?? parseExternalOrderId(externalOrderId)?.shopId;
+  if (shopId === undefined) return { ok: false, why: `"${externalOrderId}" is not an external order id (shop-id:order-id)`, retryable: false };
+  const shop = runtime.options.shops.get(shopId);
+  if (!shop) return { ok: false, why: `shop "${shopId}" is not in the shop registry`, retryable: false };
+  if (record?.shipment) return { ok: true, shop, shipmentId: record.shipment.shipmentId };
+  try {
+    const shipment = await tracked(runtime, externalOrderId, 'getShipmentByExternalOrder', () =>
+      runtime.dispatchClientFor(shop).getShipmentByExternalOrder(externalOrderId));
+    if (!shipment) return { ok: false, why: `order ${externalOrderId} has no shipment: there is nothing to dispute`, retryable: false };
+    return { ok: true, shop, shipmentId: shipment.shipmentId };
+  } catch (error) {
+    return refusal(error, 'getShipmentByExternalOrder');
+  }
+}
+
+export async function openDisputeForOrder(runtime: DisputeRuntime, externalOrderId: string, input: OpenDisputeInput): Promise<OpenDisputeResult> {
+  const parsed = openDisputeInputSchema.safeParse(input);
+  if (!parsed.success) {
+    return { ok: false, externalOrderId, why: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '), retryable: false };
+  }
+  const located = await locate(runtime, externalOrderId);
+  if (!located.ok) return { ...located, externalOrderId };
+  const { reason, description, claimantId } = parsed.data;
+  const claimantType = parsed.data.claimantType ?? DEFAULT_CLAIMANT_TYPE;
+  try {
+    const claim = await tracked(
+      runtime, externalOrderId, 'openDispute',
+      () => runtime.dispatchClientFor(located.shop).openDispute(located.shipmentId, { reason, description, claimant_id: claimantId, claimant_type: claimantType }),
+      (c) => `claim ${c.claimId ?? '?'} on ${located.shipmentId}: ${reason} (by ${claimantType})`,
+    );
+    const view = disputeView(claim, located.shipmentId);
+    await recordClaims(historyDeps(runtime), externalOrderId, [view]);
+    return { ok: true, externalOrderId, shipmentId: located.shipmentId, claim: view };
+  } catch (error) {
+    return { ...refusal(error, 'openDispute'), externalOrderId };
+  }
+}
+
+/**
+ * The order's claims as the service lists them now, with any claim Relais saw before and the service no
+ * longer lists (a decided claim stays readable either way).
+ */
+export async function listDisputesForOrder(runtime: DisputeRuntime, externalOrderId: string): Promise<ListDisputesResult> {
+  const located = await locate(runtime, externalOrderId);
+  if (!located.ok) return { ...located, externalOrderId };
+  const deps = historyDeps(runtime);
+  try {
+    const claims = await tracked(
+      runtime, externalOrderId, 'listShipmentDisputes',
+      () => runtime.dispatchClientFor(located.shop).listShipmentDisputes(located.shipmentId),
+      (list) => `${list.length} claim(s) on ${located.shipmentId}`,
+    );
+    const views = claims.map((c) => disputeView(c, located.shipmentId));
+    await recordClaims(deps, externalOrderId, views);
+    const listed = new Set(views.map((v) => v.claimId).filter((id) => id !== undefined));
+    const earlier = (await knownDisputes(deps, externalOrderId)).filter((v) => v.claimId === undefined || !listed.has(v.claimId));
+    return { ok: true, externalOrderId, shipmentId: located.shipmentId, claims: [...earlier, ...views] };
+  } catch (error) {
+    return { ...refusal(error, 'listShipmentDisputes'), externalOrderId };
+  }
+}
+
+/** Runs one dispatch call and writes it on the order's timeline, however it ends. */
+async function tracked<T>(
+  runtime: Pick<DisputeRuntime, 'ledger' | 'now'>,
+  externalOrderId: string,
+  operation: string,
+  call: () => Promise<T>,
+  describe?: (result: T) => string,
+): Promise<T> {
+  const started = Date.now();
+  try {
+    const result = await call();
+    await runtime.ledger.appendTimeline(externalOrderId, {
+      at: runtime.now().toISOString(), system: 'dispatch', operation, outcome: 'ok', ms: Date.now() - started,
+      ...(describe ? { detail: describe(result) } : {}),
+    });
+    return result;
+  } catch (error) {
+    await runtime.ledger.appendTimeline(externalOrderId, {
+      at: runtime.now().toISOString(), system: 'dispatch', operation,
+      outcome: error instanceof DispatchError ? (error.code ?? error.kind) : 'error',
+      ms: Date.now() - started, detail: error instanceof Error ? error.message : String(error),
+    });
+    throw error;
+  }
+}
+
+function refusal(error: unknown, operation: string): { ok: false; why: string; retryable: boolean } {
+  if (error instanceof DispatchError) {
+    return {
+      ok: false,
+      retryable: error.retryable,
+      why: error.retryable
+        ? `the delivery service is unavailable for ${operation} (${error.message}); try again later`
+        : `the delivery service refused ${operation}: ${error.message}`,
+    };
+  }
+  throw error;
+}

@@ -1,0 +1,292 @@
+/**
+ * The rules of reconciliation, as pure functions: one order of a shop (what the shop says, what the ledger
+ * says, every shipment carrying its external_order_id, their claims) in, findings out, each with the repair
+ * that would fix it. Nothing here calls anything: run.ts gathers the facts and carries the repairs out.
+ */
+import type { ShopConfig } from '../config/shops.js';
+import type { StoreOrder } from '../domain/order.js';
+import { FINAL_STEPS, movesForward, stepOfServiceState, type DeliveryStep } from '../domain/shipment-status.js';
+import { collectsCash } from '../dispatch/requests.js';
+import type { WireClaim, WireShipment } from '../dispatch/wire.js';
+import { decideEligibility } from '../jobs/policy.js';
+import type { OrderRecord } from '../ledger/order-ledger.js';
+import type { FindingKind } from './types.js';
+
+/** What run.ts can do about a finding. */
+export type Repair =
+  /** Fetch the order from the shop and enqueue it as a shop event, the path a webhook takes. */
+  | { type: 'enqueue_order'; orderId: string }
+  | { type: 'mark_ready'; shipmentId: string }
+  /** A `sync` delivery job: re-read the shipment, move the ledger, write the shop. */
+  | { type: 'sync'; shipmentId: string; status: string }
+  /** A `cancel` delivery job, as for a shop cancellation webhook. */
+  | { type: 'cancel'; shipmentId: string };
+
+export interface Assessment {
+  kind: FindingKind;
+  detail: string;
+  advice?: string;
+  shipment?: WireShipment;
+  amountXof?: number;
+  /** Set when Relais can fix it; otherwise `severity` says whether a person must look. */
+  repair?: Repair;
+  severity: 'alert' | 'info';
+}
+
+/** What the shop said about the order this run, when it was read. */
+export type ShopSide =
+  | { kind: 'order'; order: StoreOrder }
+  /** Read, but it cannot be shipped as it is (normalise.ts's reason). */
+  | { kind: 'unreadable'; code: string; message: string }
+  /** Not in the window's listing and not looked up. */
+  | { kind: 'not_read' }
+  /** Looked up: the shop has no such order. */
+  | { kind: 'missing' };
+
+export interface OrderCase {
+  shop: ShopConfig;
+  externalOrderId: string;
+  /** The platform's order id, for a replay. */
+  orderId?: string;
+  shopSide: ShopSide;
+  record?: OrderRecord;
+  /** Every shipment carrying this external_order_id (duplicates included). */
+  shipments: WireShipment[];
+  /** Claims by shipment id, for the shipments whose claims were read. */
+  claims: ReadonlyMap<string, WireClaim[]>;
+  now: Date;
+}
+
+const stepOf = (shipment: WireShipment): DeliveryStep | undefined => stepOfServiceState(shipment.status);
+
+/** A shipment whose run can still happen or is happening (unknown states count as live: never assume an end). */
+export function isLive(shipment: WireShipment): boolean {
+  const step = stepOf(shipment);
+  return step === undefined || !FINAL_STEPS.has(step);
+}
+
+/**
+ * The shipment that stands for the order: the ledger's own, else the newest live one, else the newest.
+ * The service may hold several for one reference (it does not refuse duplicates).
+ */
+export function primaryShipment(shipments: readonly WireShipment[], record: OrderRecord | undefined): WireShipment | undefined {
+  const ours = record?.shipment ? shipments.find((s) => s.shipmentId === record.shipment?.shipmentId) : undefined;
+  if (ours) return ours;
+  const newestFirst = [...shipments].sort((a, b) => (b.createdAt ?? '').localeCompare(a.createdAt ?? ''));
+  return newestFirst.find(isLive) ?? newestFirst[0];
+}
+
+/** When the shipment was created: the service's date, else what the ledger recorded. */
+function createdAtOf(shipment: WireShipment, record: OrderRecord | undefined): number | undefined {
+  const candidates = [shipment.createdAt, record?.shipment?.shipmentId === shipment.shipmentId ? record.shipment.createdAt : undefined];
+  for (const text of candidates) {
+    const at = text === undefined ? Number.NaN : Date.parse(text);
+    if (!Number.isNaN(at)) return at;
+  }
+  return undefined;
+}
+
+/** The cash the shipment carries: its orderAmountXof, else the amount owed when Relais shipped it, else now. */
+export function codAmountOf(shipment: WireShipment | undefined, record: OrderRecord | undefined, order: StoreOrder | undefined): number {
+  return shipment?.orderAmountXof ?? record?.order?.amountToCollect ?? order?.amountToCollect ?? 0;
+}
+
+export function isCashOnDelivery(order: StoreOrder | undefined, shipment: WireShipment | undefined): boolean {
+  return (order !== undefined && collectsCash(order.paymentFamily)) || (shipment?.orderAmountXof ?? 0) > 0;
+}
+
+/**
+ * Ledger states a shop event can still move to dispatch (shop-event.ts). A held order is reported as held;
+ * one being dispatched is the dispatch job's (which holds it if it gives up); the others have moved on.
+ */
+const REPLAYABLE = new Set(['received', 'waiting']);
+
+export function assessOrder(c: OrderCase): Assessment[] {
+  const found: Assessment[] = [];
+  const { record, shop } = c;
+  const primary = primaryShipment(c.shipments, record);
+  const order = c.shopSide.kind === 'order' ? c.shopSide.order : undefined;
+  const cancelledInShop = order?.cancelled === true;
+
+  if (record?.state === 'held') {
+    found.push({
+      kind: 'held',
+      severity: 'alert',
+      detail: `held since ${record.hold?.at ?? record.stateChangedAt}: [${record.hold?.code ?? 'unknown'}] ${record.hold?.message ?? 'no reason recorded'}`,
+      advice: `fix the cause, then: relais replay ${c.externalOrderId}`,
+    });
+  }
+
+  const live = c.shipments.filter(isLive);
+  if (live.length > 1) {
+    const extra = live.filter((s) => s !== primary).map((s) => s.shipmentId);
+    found.push({
+      kind: 'duplicate_shipment',
+      severity: 'alert',
+      shipment: primary,
+      detail: `${live.length} live shipments carry this order: ${live.map((s) => `${s.shipmentId} (${s.status})`).join(', ')}`,
+      advice: `cancel ${extra.join(', ')} with the delivery service before pickup, so the customer gets one parcel`,
+    });
+  }
+
+  // A missed webhook: the shop says ship it, nothing was shipped, and Relais is not in the middle of it.
+  if (!primary) {
+    if (c.shopSide.kind === 'order' && decideEligibility(c.shopSide.order, shop).decision === 'dispatch' && c.orderId !== undefined) {
+      if (!record || REPLAYABLE.has(record.state)) {
+        found.push({
+          kind: 'missed_webhook',
+          severity: 'alert',
+          detail: record
+            ? `the shop says ship it (${describeShopStatus(c.shopSide.order)}) but Relais has it ${record.state} and no shipment exists`
+            : `the shop says ship it (${describeShopStatus(c.shopSide.order)}) but Relais never received the order and no shipment exists`,
+          repair: { type: 'enqueue_order', orderId: c.orderId },
+          ...(isCashOnDelivery(c.shopSide.order, undefined) ? { amountXof: c.shopSide.order.amountToCollect } : {}),
+        });
+      }
+    } else if (c.shopSide.kind === 'unreadable' && !record && c.orderId !== undefined) {
+      // Never recorded at all: replaying it records it, held with this reason, where a person will see it.
+      found.push({
+        kind: 'missed_webhook',
+        severity: 'alert',
+        detail: `Relais never received the order; it cannot be shipped as it is: [${c.shopSide.code}] ${c.shopSide.message}`,
+        advice: 'replayed, it will be held with this reason; fix the order in the shop',
+        repair: { type: 'enqueue_order', orderId: c.orderId },
+      });
+    }
+    return found;
+  }
+
+  const step = stepOf(primary);
+
+  // Cancelled in the shop, still running at the service.
+  if (cancelledInShop && isLive(primary)) {
+    if (record?.state === 'cancel_refused') {
+      found.push({
+        kind: 'cancelled_with_live_shipment',
+        severity: 'alert',
+        shipment: primary,
+        detail: record.delivery?.problem ?? `the delivery service refused to cancel ${primary.shipmentId}`,
+        advice: 'the parcel was picked up: ask the courier service to stop or return it',
+      });
+    } else if (record?.shipment?.shipmentId === primary.shipmentId) {
+      found.push({
+        kind: 'cancelled_with_live_shipment',
+        severity: 'alert',
+        shipment: primary,
+        detail: `cancelled in the shop, shipment ${primary.shipmentId} is still ${primary.status}`,
+        repair: { type: 'cancel', shipmentId: primary.shipmentId },
+      });
+    } else {
+      found.push({
+        kind: 'cancelled_with_live_shipment',
+        severity: 'alert',
+        shipment: primary,
+        detail: `cancelled in the shop, shipment ${primary.shipmentId} is still ${primary.status}, and Relais's ledger does not follow it`,
+        advice: `cancel ${primary.shipmentId} with the delivery service before pickup`,
+      });
+    }
+  }
+
+  // Created and never marked ready past the shop's bound.
+  if (step === 'created' && !cancelledInShop && c.shopSide.kind !== 'missing') {
+    const createdAt = createdAtOf(primary, record);
+    const boundMs = shop.policy.unreadyAlertMinutes * 60_000;
+    const ageMs = createdAt === undefined ? undefined : c.now.getTime() - createdAt;
+    if (ageMs === undefined || ageMs >= boundMs) {
+      const since = createdAt === undefined ? 'for an unknown time' : `for ${Math.floor(ageMs! / 60_000)} min`;
+      if (shop.policy.markReady === 'immediately') {
+        found.push({
+          kind: 'never_ready',
+          severity: 'alert',
+          shipment: primary,
+          detail: `created and not marked ready ${since} (bound ${shop.policy.unreadyAlertMinutes} min): no courier is offered it`,
+          repair: { type: 'mark_ready', shipmentId: primary.shipmentId },
+        });
+      } else {
+        found.push({
+          kind: 'never_ready',
+          severity: 'alert',
+          shipment: primary,
+          detail: `created and not marked ready ${since} (bound ${shop.policy.unreadyAlertMinutes} min); this shop marks ready on its own signal`,
+          advice: 'give the shop\'s ready signal (the relais-ready tag) once the parcel is packed, or mark it ready with the delivery service',
+        });
+      }
+    }
+  }
+
+  // The courier collects what the customer owes, until the cash is in.
+  if (order && !order.cancelled && step !== undefined && !FINAL_STEPS.has(step)) {
+    const carried = primary.orderAmountXof;
+    if (collectsCash(order.paymentFamily)) {
+      if (carried !== order.amountToCollect) {
+        found.push({
+          kind: 'cod_mismatch',
+          severity: 'alert',
+          shipment: primary,
+          amountXof: order.amountToCollect,
+          detail: `the customer owes ${order.amountToCollect} XOF; the shipment carries ${carried === undefined ? 'no amount' : `${carried} XOF`}`,
+          advice: 'cancel the shipment before pickup and replay the order, or settle the difference with the customer',
+        });
+      }
+    } else if (carried !== undefined && carried > 0) {
+      found.push({
+        kind: 'cod_mismatch',
+        severity: 'alert',
+        shipment: primary,
+        amountXof: carried,
+        detail: `the order is ${order.paymentFamily.replace(/_/g, ' ')} but the shipment has the courier collect ${carried} XOF`,
+        advice: 'cancel the shipment before pickup and replay the order, or tell the courier service not to collect',
+      });
+    }
+  }
+
+  // The service moved on and the ledger (hence the shop) did not hear of it.
+  if (record && record.shipment?.shipmentId === primary.shipmentId && step !== undefined) {
+    const known = record.delivery?.step;
+    const behind = known === undefined ? step !== 'created' : movesForward(known, step);
+    if (behind) {
+      found.push({
+        kind: 'status_drift',
+        severity: 'alert',
+        shipment: primary,
+        detail: `the service says ${primary.status}; Relais (and the shop) last saw ${known ?? 'nothing since the shipment was created'}`,
+        repair: { type: 'sync', shipmentId: primary.shipmentId, status: primary.status },
+      });
+    }
+  }
+
+  for (const shipment of c.shipments) {
+    for (const claim of c.claims.get(shipment.shipmentId) ?? []) {
+      const amount = isCashOnDelivery(order, shipment) ? codAmountOf(shipment, record, order) : undefined;
+      if (isOpenClaim(claim)) {
+        found.push({
+          kind: 'dispute_open',
+          severity: 'info',
+          shipment,
+          ...(amount === undefined ? {} : { amountXof: amount }),
+          detail: `claim ${claim.claimId ?? '?'} (${claim.reason}) is open since ${claim.createdAt ?? '?'}: the settlement of ${shipment.shipmentId} is held until it is decided`,
+        });
+      } else {
+        found.push({
+          kind: 'dispute_decided',
+          severity: 'info',
+          shipment,
+          ...(amount === undefined ? {} : { amountXof: amount }),
+          detail: `claim ${claim.claimId ?? '?'} (${claim.reason}) ${claim.status ?? 'decided'}${claim.decidedAt ? ` on ${claim.decidedAt}` : ''}: ${claim.outcome ?? 'no outcome given'}`,
+        });
+      }
+    }
+  }
+  return found;
+}
+
+/** A claim with no status, or OPEN, is treated as open: the settlement stays held until the service says otherwise. */
+export function isOpenClaim(claim: WireClaim): boolean {
+  return claim.status === undefined || claim.status.toUpperCase() === 'OPEN';
+}
+
+function describeShopStatus(order: StoreOrder): string {
+  return order.platform === 'woocommerce'
+    ? `status ${order.platformStatus}`
+    : `${order.paymentFamily.replace(/_/g, ' ')}, ${order.financialStatus}`;
+}

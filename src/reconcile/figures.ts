@@ -1,0 +1,65 @@
+/**
+ * Cash figures per day, by the order's creation date (UTC), in whole francs: sums of integers, no division.
+ *
+ *  - COD expected: the cash carried by shipped cash-on-delivery orders (shipments not cancelled): the amount
+ *    on the shipment (orderAmountXof), else what the customer owed when Relais shipped it.
+ *  - collected: the same amounts, for delivered shipments.
+ *  - held in dispute: the same amounts, for shipments with an open claim (settlement held until decided).
+ */
+import { stepOfServiceState } from '../domain/shipment-status.js';
+import type { StoreOrder } from '../domain/order.js';
+import type { WireShipment } from '../dispatch/wire.js';
+import type { OrderRecord } from '../ledger/order-ledger.js';
+import { codAmountOf, isCashOnDelivery } from './assess.js';
+import type { DayFigures } from './types.js';
+
+export interface FigureInput {
+  order: StoreOrder;
+  record?: OrderRecord;
+  /** The shipment standing for the order (assess.ts primaryShipment), if any. */
+  shipment?: WireShipment;
+  openClaims: number;
+}
+
+export function emptyDay(day: string): DayFigures {
+  return { day, orders: 0, shipped: 0, delivered: 0, codOrders: 0, codExpectedXof: 0, codCollectedXof: 0, heldInDisputeXof: 0, openDisputes: 0 };
+}
+
+/** YYYY-MM-DD of an instant, in UTC (the zone of most XOF countries; Benin and Niger are one hour ahead). */
+export function dayOf(instant: string | Date): string | undefined {
+  const at = instant instanceof Date ? instant.getTime() : Date.parse(instant);
+  return Number.isNaN(at) ? undefined : new Date(at).toISOString().slice(0, 10);
+}
+
+/** Days in [from, until), ascending, each with its figures; days without orders are left out. */
+export function figuresByDay(inputs: readonly FigureInput[], window: { from: Date; until: Date }): DayFigures[] {
+  const firstDay = dayOf(window.from) ?? '';
+  const days = new Map<string, DayFigures>();
+  for (const input of inputs) {
+    const created = Date.parse(input.order.createdAt);
+    const day = dayOf(input.order.createdAt);
+    // Whole days only from the window's first day on, so each day shown counts every order created on it.
+    if (day === undefined || day < firstDay || created >= window.until.getTime()) continue;
+    const figures = days.get(day) ?? emptyDay(day);
+    days.set(day, figures);
+    add(figures, input);
+  }
+  return [...days.values()].sort((a, b) => a.day.localeCompare(b.day));
+}
+
+function add(figures: DayFigures, { order, record, shipment, openClaims }: FigureInput): void {
+  figures.orders += 1;
+  const step = shipment ? stepOfServiceState(shipment.status) : undefined;
+  const shipped = shipment !== undefined && step !== 'cancelled';
+  const delivered = step === 'delivered';
+  const cod = isCashOnDelivery(order, shipment);
+  const amount = codAmountOf(shipment, record, order);
+  if (shipped) figures.shipped += 1;
+  if (delivered) figures.delivered += 1;
+  if (openClaims > 0) figures.openDisputes += 1;
+  if (!cod) return;
+  figures.codOrders += 1;
+  if (shipped) figures.codExpectedXof += amount;
+  if (delivered) figures.codCollectedXof += amount;
+  if (shipped && openClaims > 0) figures.heldInDisputeXof += amount;
+}
