@@ -1,0 +1,91 @@
+/**
+ * The operator's command line, run as a real process against a running Relais: how an address
+ * resolves, which orders are held and why, an alias added, and the held order replayed to one shipment.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { shopifyOrderPayload } from './support/factories.js';
+import { startTestRelais, type TestRelais } from './support/relais.js';
+import { postShopify, shipmentsFor, shopifyExternalId, waitForIdle, waitForState } from './pipeline/helpers.js';
+
+const run = promisify(execFile);
+let relais: TestRelais;
+let env: NodeJS.ProcessEnv;
+
+async function relaisCli(...args: string[]): Promise<{ stdout: string; code: number }> {
+  try {
+    const { stdout } = await run(join(process.cwd(), 'node_modules/.bin/tsx'), ['src/main/cli.ts', ...args], { env, cwd: process.cwd() });
+    return { stdout, code: 0 };
+  } catch (error) {
+    const e = error as { stdout?: string; code?: number };
+    return { stdout: e.stdout ?? '', code: e.code ?? 1 };
+  }
+}
+
+beforeAll(async () => {
+  relais = await startTestRelais();
+  const registry = join(mkdtempSync(join(tmpdir(), 'relais-cli-')), 'shops.json');
+  writeFileSync(registry, JSON.stringify(relais.registryDocument));
+  env = {
+    PATH: `${join(process.cwd(), 'node_modules/.bin')}:${process.env.PATH ?? ''}`,
+    ...relais.env,
+    REDIS_URL: relais.redis.url,
+    RELAIS_REDIS_PREFIX: relais.prefix,
+    RELAIS_SHOPS_FILE: registry,
+    LOG_LEVEL: 'silent',
+  };
+});
+afterAll(async () => {
+  await relais?.stop();
+});
+
+describe('relais resolve', () => {
+  it('shows the neighbourhood, the confidence and the words that matched', async () => {
+    const { stdout, code } = await relaisCli('resolve', 'Villa 12, Sacre Coeur 3, Dakar', '--country', 'SN');
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/Neighbourhood: Sacré-Cœur 3/);
+    expect(stdout).toMatch(/Confidence: 0\.\d+/);
+    expect(stdout).toMatch(/"Sacre Coeur 3"/);
+  });
+
+  it('says why a city name alone is not enough, and exits non-zero', async () => {
+    const { stdout, code } = await relaisCli('resolve', 'Rue 10, Dakar', '--country', 'SN');
+    expect(code).toBe(2);
+    expect(stdout).toMatch(/'Dakar' is a city, not a neighbourhood/);
+    expect(stdout).toMatch(/alias/);
+  });
+});
+
+describe('relais held, alias and replay', () => {
+  it('lists a held order with its reason, and replays it after an alias is added: one shipment', async () => {
+    const payload = shopifyOrderPayload({ shipping_address: { address1: 'Derrière la pharmacie Guigon', address2: '', city: 'Dakar', latitude: null, longitude: null } });
+    await postShopify(relais, 'orders/create', payload);
+    const extId = shopifyExternalId(payload.id);
+    await waitForState(relais, extId, ['held']);
+
+    const held = await relaisCli('held', '--json');
+    const rows = JSON.parse(held.stdout) as { externalOrderId: string; code: string; reason: string }[];
+    const row = rows.find((r) => r.externalOrderId === extId);
+    expect(row?.code).toBe('neighbourhood_not_found');
+    expect(row?.reason).toMatch(/Guigon/);
+
+    const alias = await relaisCli('alias', 'add', 'dakar-mode', 'pharmacie Guigon', 'Médina');
+    expect(alias.code).toBe(0);
+    expect(alias.stdout).toMatch(/alias added/);
+
+    const replay = await relaisCli('replay', '--all');
+    expect(replay.stdout).toContain(`replayed ${extId}`);
+    const record = await waitForState(relais, extId, ['ready']);
+    expect(record.neighbourhood?.name).toMatch(/M[ée]dina/);
+    await waitForIdle(relais);
+    expect(shipmentsFor(relais, extId)).toHaveLength(1);
+
+    const after = await relaisCli('replay', extId);
+    expect(after.code).toBe(1);
+    expect(after.stdout).toMatch(/not held/);
+  }, 60_000);
+});
