@@ -25,12 +25,14 @@ h1{font-size:20px;margin:0 0 14px}
 h2{font-size:16px;margin:22px 0 10px}
 a{color:var(--info)}
 .card{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:14px 16px;margin-bottom:14px}
+.card>h2:first-child{margin-top:0}
 table{border-collapse:collapse;width:100%;background:var(--card);border:1px solid var(--line);border-radius:8px}
 th,td{text-align:left;padding:7px 10px;border-bottom:1px solid var(--line);vertical-align:top}
 th{font-weight:600;color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.04em;background:#fafbfc}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 tr:last-child td{border-bottom:0}
 .muted{color:var(--muted)}
+.nowrap{white-space:nowrap}
 .mono{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12.5px}
 .badge{display:inline-block;padding:1px 8px;border-radius:999px;font-size:12px;font-weight:600;background:#eef1f6;color:var(--muted);white-space:nowrap}
 .badge.ok{background:#e3f4ec;color:var(--accent)}
@@ -117,6 +119,7 @@ export function page(ctx: PageContext, body: SafeHtml): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
+<link rel="icon" href="data:,">
 ${ctx.refreshSeconds ? html`<meta http-equiv="refresh" content="${ctx.refreshSeconds}">` : ''}
 <title>${ctx.title} · Relais</title>
 ${STYLE_TAG}
@@ -148,6 +151,7 @@ export function loginPage(options: { next: string; error?: string; notice?: stri
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
+<link rel="icon" href="data:,">
 <title>Log in · Relais</title>
 ${STYLE_TAG}
 </head>

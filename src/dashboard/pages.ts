@@ -61,7 +61,7 @@ export function ordersBody(view: OrdersView): SafeHtml {
   const rows = listing.records.map(
     (r) => html`<tr>
       <td><a href="${orderHref(r.meta.externalOrderId)}">${r.meta.orderName}</a><div class="muted mono">${r.meta.externalOrderId}</div></td>
-      <td class="muted">${formatTime(r.meta.firstSeenAt)}</td>
+      <td class="muted nowrap">${formatTime(r.meta.firstSeenAt)}</td>
       <td>${stateBadge(r.state)}</td>
       <td>${r.neighbourhood?.name ?? html`<span class="muted">—</span>`}</td>
       <td class="num">${formatXof(amountToCollect(r))}</td>
@@ -117,8 +117,11 @@ export function fixForms(record: OrderRecord, csrf: string | undefined, suggesti
 function dropoffLines(record: OrderRecord): SafeHtml | undefined {
   const d = record.order?.dropoff;
   if (!d) return undefined;
-  const parts = [d.name, d.company, d.address1, d.address2, d.city, d.province, d.countryCode].filter((p): p is string => Boolean(p && p.trim()));
-  return html`${parts.map((p, i) => html`${i > 0 ? html`<br>` : ''}${p}`)}`;
+  const present = (p: string | undefined): p is string => Boolean(p && p.trim());
+  const who = [d.name, d.company].filter(present);
+  // City and province are often the same word ("Dakar, Dakar"): said once.
+  const where = [d.address1, d.address2, d.city, d.province, d.countryCode].filter(present).filter((p, i, all) => all.indexOf(p) === i);
+  return html`${who.join(', ')}${who.length > 0 && where.length > 0 ? html`<br>` : ''}${where.join(', ')}`;
 }
 
 export function orderDetailBody(view: OrderDetailView): SafeHtml {
@@ -171,7 +174,7 @@ export function orderDetailBody(view: OrderDetailView): SafeHtml {
     <thead><tr><th>Time</th><th>System</th><th>Operation</th><th>Outcome</th><th class="num">ms</th><th>Detail</th></tr></thead>
     <tbody>${view.timeline.length > 0
       ? view.timeline.map((t) => html`<tr>
-          <td class="muted mono">${formatTime(t.at)}</td><td>${t.system}</td><td class="mono">${t.operation}</td>
+          <td class="muted mono nowrap">${formatTime(t.at)}</td><td>${t.system}</td><td class="mono">${t.operation}</td>
           <td><span class="badge ${OUTCOME_TONE(t.outcome)}">${t.outcome}</span></td>
           <td class="num">${t.ms ?? ''}</td><td>${t.detail ?? ''}</td></tr>`)
       : html`<tr><td colspan="6" class="empty">No call made for this order yet.</td></tr>`}</tbody>
@@ -227,7 +230,7 @@ export function moneyBody(view: MoneyView): SafeHtml {
     <button class="secondary" type="submit">Show</button>
   </form>
   <h2>Cash on delivery, from the ledger</h2>
-  <p class="muted">Collected: delivered orders, by delivery day. Expected: parcels with the couriers, by day received. Not dispatched: received or held orders. Returned: parcels that came back, cash not collected. Days in UTC; ${cod.ordersRead} orders read.</p>
+  <p class="muted">Collected: delivered orders, by delivery day. Expected: parcels with the couriers, by day received. Not dispatched: received or held orders. Returned: parcels that came back, cash not collected. Days in UTC; ${cod.ordersRead} order${cod.ordersRead === 1 ? '' : 's'} read.</p>
   <table>
     <thead><tr><th>Day</th><th class="num">Collected</th><th class="num">Expected</th><th class="num">Not dispatched</th><th class="num">Returned</th></tr></thead>
     <tbody>${cod.days.length > 0

@@ -220,6 +220,18 @@ export function dashboardRoutes(deps: DashboardDeps | undefined): Router {
     send(req, res, { section: 'orders', title: 'Orders' }, ordersBody({ shops: shopChoices, shopId, state, days, listing }));
   });
 
+  /**
+   * Whether the order page should reload itself: the order is between two steps of the pipeline, or a replay
+   * was just queued and the worker has not taken it yet (still held, by the hold from before the replay).
+   * `replayed` (the replay's time, from the redirect) only ever makes the page reload, for a minute at most.
+   */
+  function stillMoving(record: OrderRecord, replayed: unknown): boolean {
+    if (TRANSIENT_STATES.has(record.state)) return true;
+    const replayedAt = typeof replayed === 'string' && /^\d{1,15}$/.test(replayed) ? Number(replayed) : undefined;
+    if (record.state !== 'held' || replayedAt === undefined || !record.hold || nowMs() - replayedAt > 60_000) return false;
+    return Date.parse(record.hold.at) < replayedAt;
+  }
+
   router.get('/orders/:id', async (req, res) => {
     const record = await deps.ledger.get(req.params.id);
     if (!record) {
@@ -232,7 +244,7 @@ export function dashboardRoutes(deps: DashboardDeps | undefined): Router {
     ]);
     send(
       req, res,
-      { section: 'orders', title: record.meta.orderName, refreshSeconds: TRANSIENT_STATES.has(record.state) ? 2 : undefined },
+      { section: 'orders', title: record.meta.orderName, refreshSeconds: stillMoving(record, req.query.replayed) ? 2 : undefined },
       orderDetailBody({ record, shopName: shopName(record.meta.shopId), timeline, csrf: csrfOf(req), suggestions }),
     );
   });
@@ -274,7 +286,8 @@ export function dashboardRoutes(deps: DashboardDeps | undefined): Router {
   async function replayAndReport(req: Request, res: Response, record: OrderRecord, done: string): Promise<void> {
     const result = await deps!.replay(record.meta.externalOrderId);
     deps!.logger.info({ order: record.meta.externalOrderId, ok: result.ok }, 'dashboard replay');
-    redirectWithFlash(req, res, orderHref(record.meta.externalOrderId), result.ok
+    const to = result.ok ? `${orderHref(record.meta.externalOrderId)}?replayed=${String(nowMs())}` : orderHref(record.meta.externalOrderId);
+    redirectWithFlash(req, res, to, result.ok
       ? { kind: 'ok', message: `${done}${record.meta.orderName} replayed: it is being dispatched now.` }
       : { kind: 'error', message: `${done}${record.meta.orderName} was not replayed: ${result.why}.` });
   }
