@@ -1,0 +1,43 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRedis, type TestRedis } from '../../test/support/redis.js';
+import { ShopRateLimited, ShopRateLimiter } from './rate-limit.js';
+
+let redis: TestRedis;
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await redis.stop();
+});
+
+describe('per-shop dispatch call pacing', () => {
+  it('lets a shop make its calls per second, then makes the next one wait for the next second', async () => {
+    const limiter = new ShopRateLimiter(redis.client(), `{${redis.prefix}a}`, { maxWaitMs: 3_000 });
+    const started = Date.now();
+    const windows = new Set<number>();
+    for (let i = 0; i < 6; i++) {
+      await limiter.acquire('dakar-mode', 3);
+      windows.add(Math.floor(Date.now() / 1000));
+    }
+    // Six calls at three per second cannot all fit in one second.
+    expect(windows.size).toBeGreaterThanOrEqual(2);
+    expect(Date.now() - started).toBeLessThan(3_500);
+  });
+
+  it('keeps shops apart: one shop at its limit does not slow another', async () => {
+    // A frozen clock: both calls fall in the same one-second window whatever the real time.
+    const limiter = new ShopRateLimiter(redis.client(), `{${redis.prefix}b}`, { maxWaitMs: 0, now: () => 1_800_000_000_500 });
+    await limiter.acquire('busy-shop', 1);
+    await expect(limiter.acquire('busy-shop', 1)).rejects.toBeInstanceOf(ShopRateLimited);
+    await expect(limiter.acquire('quiet-shop', 1)).resolves.toBeUndefined();
+  });
+
+  it('gives up with a retryable error carrying when to retry, rather than holding a worker', async () => {
+    const limiter = new ShopRateLimiter(redis.client(), `{${redis.prefix}c}`, { maxWaitMs: 0, now: () => 1_800_000_000_500 });
+    await limiter.acquire('s', 1);
+    const error = await limiter.acquire('s', 1).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ShopRateLimited);
+    expect((error as ShopRateLimited).retryable).toBe(true);
+    expect((error as ShopRateLimited).retryAfterMs).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,44 @@
+/**
+ * Per-shop pacing of calls to the dispatch service, shared by every worker process through Redis.
+ *
+ * The service's rate limits are "not shown" (spec section 8), and one merchant's flash sale must not
+ * eat the organisation's budget for the others, so each shop gets its own calls-per-second window
+ * (policy.dispatchCallsPerSecond). A call over the limit waits for the next window, briefly; past
+ * `maxWaitMs` it gives up with a retryable error so the job backs off instead of holding a worker.
+ * A 429 from the service is handled separately (Retry-After, see jobs/queues.ts).
+ */
+import type { Redis } from 'ioredis';
+
+export class ShopRateLimited extends Error {
+  override readonly name = 'ShopRateLimited';
+  readonly retryable = true;
+  constructor(
+    readonly shopId: string,
+    readonly retryAfterMs: number,
+  ) {
+    super(`shop ${shopId} is over its dispatch call rate; retrying in ${retryAfterMs} ms`);
+  }
+}
+
+export class ShopRateLimiter {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    private readonly options: { maxWaitMs: number; now?: () => number } = { maxWaitMs: 3_000 },
+  ) {}
+
+  /** Resolves when the shop may make one more call; throws ShopRateLimited after maxWaitMs. */
+  async acquire(shopId: string, callsPerSecond: number): Promise<void> {
+    const now = this.options.now ?? Date.now;
+    const deadline = now() + this.options.maxWaitMs;
+    for (;;) {
+      const second = Math.floor(now() / 1000);
+      const key = `${this.prefix}:rate:${shopId}:${second}`;
+      const [[, count]] = (await this.redis.multi().incr(key).expire(key, 2).exec()) as [[Error | null, number], unknown];
+      if (count <= callsPerSecond) return;
+      const nextWindow = (second + 1) * 1000 - now();
+      if (now() + nextWindow > deadline) throw new ShopRateLimited(shopId, nextWindow + 250);
+      await new Promise((resolve) => setTimeout(resolve, nextWindow + Math.floor(Math.random() * 20)));
+    }
+  }
+}
