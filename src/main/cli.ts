@@ -9,6 +9,7 @@ import { loadShopRegistry } from '../config/shops.js';
 import { explainResolution, NeighbourhoodResolver } from '../geo/resolver.js';
 import { replayOrder } from '../jobs/replay.js';
 import { createLogger } from '../log.js';
+import { renderReport, reportJson, runDoctor } from '../ops/doctor.js';
 import { runDemo } from './demo.js';
 import { emulateDispatch, emulateShopify, emulateWooCommerce, type EmulateOptions } from './emulate.js';
 import { createRuntime } from './runtime.js';
@@ -189,6 +190,18 @@ program
     } finally {
       await runtime.close();
     }
+  });
+
+// ---- operations: relais doctor (src/ops/doctor.ts) ----
+program
+  .command('doctor')
+  .description('Check the configuration, Redis, dispatch keys, shop credentials and webhooks; say plainly what is wrong')
+  .option('--fix', 're-register missing webhooks, re-activate disabled ones, register the Shopify carrier service')
+  .option('--json', 'print the report as JSON')
+  .action(async (options: { fix?: boolean; json?: boolean }) => {
+    const report = await runDoctor({ env: rawEnvironment(), fix: options.fix === true });
+    // Exit once the report is written (a pipe may be slow); 1 when anything is wrong, so scripts can gate on it.
+    process.stdout.write(options.json ? `${reportJson(report)}\n` : renderReport(report), () => process.exit(report.ok ? 0 : 1));
   });
 
 program.parseAsync(process.argv).catch((error: unknown) => {

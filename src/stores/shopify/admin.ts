@@ -357,6 +357,15 @@ export class ShopifyAdminClient {
     return this.request(document, variables, { operation, repeatable: true });
   }
 
+  /**
+   * A mutation whose document lives with the module that owns it (`relais doctor --fix`: webhook subscriptions,
+   * the carrier service), through the same request path. Never repeated blindly after a lost answer (it may have
+   * been applied); userErrors throw a ShopifyWriteError carrying them, as for every mutation here.
+   */
+  async mutate(document: string, variables: Record<string, unknown>, operation: string): Promise<unknown> {
+    return this.request(document, variables, { operation, repeatable: false });
+  }
+
   // ---- the one request path ---------------------------------------------------------------------------
 
   private async request(query: string, variables: Record<string, unknown>, options: RequestOptions): Promise<unknown> {

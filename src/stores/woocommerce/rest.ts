@@ -132,6 +132,25 @@ export interface WooRest {
   listOrders(query: WooOrderListQuery): Promise<WooOrderListPage>;
 }
 
+// ---- for `relais doctor`: the shop's settings and webhooks (src/ops/doctor.ts) --------------------------
+
+/** Unknown keys are dropped: the answer to a create or update carries the webhook's `secret`. */
+const webhookSchema = z.object({ id: z.number().int(), name: z.string().optional(), status: z.string(), topic: z.string(), delivery_url: z.string() });
+export type WooWebhookView = z.infer<typeof webhookSchema>;
+export type WooSettingView = z.infer<typeof settingSchema>;
+
+/** What an operator tool reads and repairs in a shop; kept apart from the order calls above. */
+export interface WooOperatorRest {
+  /** One setting, e.g. ('general', 'woocommerce_currency'). */
+  getSetting(group: string, id: string): Promise<WooSettingView>;
+  /** Every webhook of the shop, whatever its status. */
+  listWebhooks(): Promise<WooWebhookView[]>;
+  /** POST /webhooks. The secret is the one Relais verifies X-WC-Webhook-Signature with. */
+  createWebhook(input: { name: string; topic: string; delivery_url: string; secret: string }): Promise<WooWebhookView>;
+  /** PUT /webhooks/{id}, e.g. `{ status: 'active' }` for a webhook WooCommerce disabled after failed deliveries. */
+  updateWebhook(id: number, patch: { status?: 'active' | 'paused' | 'disabled'; delivery_url?: string }): Promise<WooWebhookView>;
+}
+
 /** GET /orders parameters reconciliation uses (wc/v3 names in the comments). */
 export interface WooOrderListQuery {
   /** `page`, from 1. */
@@ -210,7 +229,18 @@ export function createWooRest(options: WooRestOptions): WooRest {
   return new WooRestClient(options);
 }
 
-class WooRestClient implements WooRest {
+/** The settings and webhook calls `relais doctor` makes, on the same request path (errors mapped and scrubbed). */
+export function createWooOperatorRest(options: WooRestOptions): WooOperatorRest {
+  return new WooRestClient(options);
+}
+
+/** A settings group or option id: letters, digits, _ and - only, so nothing else reaches the path. */
+const SETTING_PART = /^[A-Za-z0-9_-]+$/;
+/** WooCommerce's largest page; more webhooks than pages × this is far beyond what any shop registers. */
+const WEBHOOK_PAGE_SIZE = 100;
+const MAX_WEBHOOK_PAGES = 10;
+
+class WooRestClient implements WooRest, WooOperatorRest {
   readonly #options: WooRestOptions;
   readonly #logger: Logger;
   #client: Promise<LibClient> | undefined;
@@ -267,6 +297,31 @@ class WooRestClient implements WooRest {
       });
     }
     return setting.value;
+  }
+
+  async getSetting(group: string, id: string): Promise<WooSettingView> {
+    if (!SETTING_PART.test(group) || !SETTING_PART.test(id)) return Promise.reject(new TypeError(`not a WooCommerce setting: "${group}/${id}"`));
+    return this.#request('GET', `settings/${group}/${id}`, settingSchema);
+  }
+
+  async listWebhooks(): Promise<WooWebhookView[]> {
+    const all: WooWebhookView[] = [];
+    for (let page = 1; page <= MAX_WEBHOOK_PAGES; page++) {
+      const params = { status: 'all', per_page: String(WEBHOOK_PAGE_SIZE), page: String(page), orderby: 'id', order: 'asc' };
+      const { data } = await this.#exchange('GET', 'webhooks', z.array(webhookSchema), undefined, params);
+      all.push(...data);
+      if (data.length < WEBHOOK_PAGE_SIZE) break;
+    }
+    return all;
+  }
+
+  async createWebhook(input: { name: string; topic: string; delivery_url: string; secret: string }): Promise<WooWebhookView> {
+    return this.#request('POST', 'webhooks', webhookSchema, input);
+  }
+
+  async updateWebhook(id: number, patch: { status?: 'active' | 'paused' | 'disabled'; delivery_url?: string }): Promise<WooWebhookView> {
+    if (!Number.isSafeInteger(id) || id < 1) return Promise.reject(new TypeError(`webhook id must be a positive whole number, got ${id}`));
+    return this.#request('PUT', `webhooks/${id}`, webhookSchema, patch);
   }
 
   /** The keys are revealed here only, to build the library's client. */
