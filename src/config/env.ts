@@ -19,6 +19,8 @@ const envSchema = z.object({
   RELAIS_WORKER_LOCK_MS: z.coerce.number().int().min(1000).default(30_000),
   /** Bearer token for the dashboard and operator API. Unset: the dashboard is disabled. */
   RELAIS_DASHBOARD_TOKEN: z.string().min(16).optional(),
+  /** Reconciliation (src/reconcile): how often the worker compares shop orders with shipments and repairs; 0 turns it off. */
+  RELAIS_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(3_600_000),
 });
 
 export type RelaisEnv = z.output<typeof envSchema>;

@@ -5,7 +5,7 @@
  *   dispatch      one job per order and generation: quote → shipment → ready, resumable
  *   deliveries    `sync`: re-read a shipment and write its state into the shop; `cancel`: a shop
  *                 cancellation carried to the service
- *   maintenance   repeatable jobs: the polling fallback for lost delivery webhooks
+ *   maintenance   repeatable jobs: the polling fallback for lost delivery webhooks; reconciliation
  *
  * Job data never carries a secret: jobs name a shop by id and the worker looks its credentials up in
  * the registry. Retention is bounded by age and count so Redis memory stays flat under volume; the
@@ -44,7 +44,8 @@ export interface DeliveryJob {
 }
 
 export interface MaintenanceJob {
-  task: 'poll-deliveries';
+  /** 'reconcile': shop orders against shipments, with repairs (src/reconcile). */
+  task: 'poll-deliveries' | 'reconcile';
 }
 
 /** Retries: exponential from 2 s, capped by the custom strategy, which honours Retry-After. */

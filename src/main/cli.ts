@@ -9,6 +9,8 @@ import { loadShopRegistry } from '../config/shops.js';
 import { explainResolution, NeighbourhoodResolver } from '../geo/resolver.js';
 import { replayOrder } from '../jobs/replay.js';
 import { createLogger } from '../log.js';
+import { runDisputeList, runDisputeOpen } from '../disputes/command.js';
+import { runReconcileCommand } from '../reconcile/command.js';
 import { renderReport, reportJson, runDoctor } from '../ops/doctor.js';
 import { runDemo } from './demo.js';
 import { emulateDispatch, emulateShopify, emulateWooCommerce, type EmulateOptions } from './emulate.js';
@@ -54,7 +56,7 @@ program
   .description('Process shop events and dispatch orders (BullMQ worker)')
   .action(async () => {
     const base = baseOptions();
-    const worker = await startWorker({ ...base, resolver: NeighbourhoodResolver.load(), concurrency: base.env.WORKER_CONCURRENCY, lockMs: base.env.RELAIS_WORKER_LOCK_MS });
+    const worker = await startWorker({ ...base, resolver: NeighbourhoodResolver.load(), concurrency: base.env.WORKER_CONCURRENCY, lockMs: base.env.RELAIS_WORKER_LOCK_MS, reconcileIntervalMs: base.env.RELAIS_RECONCILE_INTERVAL_MS });
     onShutdown(() => worker.close(), base.logger);
   });
 
@@ -202,6 +204,58 @@ program
     const report = await runDoctor({ env: rawEnvironment(), fix: options.fix === true });
     // Exit once the report is written (a pipe may be slow); 1 when anything is wrong, so scripts can gate on it.
     process.stdout.write(options.json ? `${reportJson(report)}\n` : renderReport(report), () => process.exit(report.ok ? 0 : 1));
+  });
+
+// ---- reconciliation and disputes (src/reconcile, src/disputes) ----
+program
+  .command('reconcile')
+  .description('Compare shop orders with shipments by external order id: missed webhooks, unready shipments, drift, COD mismatches, cancellations, disputes; figures per day')
+  .option('--shop <id>', 'only this shop (repeat for several)', (value: string, previous: string[] = []) => [...previous, value])
+  .option('--since <date>', 'orders created or changed from this day (YYYY-MM-DD) or instant; default 3 days ago')
+  .option('--until <date>', 'orders created before this instant, or up to and including this day (YYYY-MM-DD); default now')
+  .option('--json', 'print the report as JSON')
+  .option('--csv', 'print findings and figures per day as CSV')
+  .option('--repair', 'repair what Relais can (replay missed orders, mark ready, sync, cancel); a running worker processes the jobs')
+  .action(async (options: { shop?: string[]; since?: string; until?: string; json?: boolean; csv?: boolean; repair?: boolean }) => {
+    const base = baseOptions();
+    const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
+    try {
+      process.exitCode = await runReconcileCommand(runtime, options, { stdout: process.stdout, stderr: process.stderr });
+    } finally {
+      await runtime.close();
+    }
+  });
+
+const dispute = program.command('dispute').description('Open and list disputes (claims) on an order\'s shipment; decided outcomes stay in the order\'s history');
+dispute
+  .command('open')
+  .argument('<externalOrderId>', 'the order, e.g. dakar-mode:5923711254')
+  .requiredOption('--reason <text>', 'what happened: damaged, lost, never delivered...')
+  .requiredOption('--description <text>', 'a free description')
+  .requiredOption('--claimant-id <id>', 'who reports, on the merchant\'s side')
+  .option('--claimant-type <type>', 'role of the reporter', 'seller')
+  .option('--json', 'print the claim as JSON')
+  .action(async (externalOrderId: string, options: { reason: string; description: string; claimantId: string; claimantType?: string; json?: boolean }) => {
+    const base = baseOptions();
+    const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
+    try {
+      process.exitCode = await runDisputeOpen(runtime, externalOrderId, options, { stdout: process.stdout, stderr: process.stderr });
+    } finally {
+      await runtime.close();
+    }
+  });
+dispute
+  .command('list')
+  .argument('<externalOrderId>', 'the order, e.g. dakar-mode:5923711254')
+  .option('--json', 'print the claims as JSON')
+  .action(async (externalOrderId: string, options: { json?: boolean }) => {
+    const base = baseOptions();
+    const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
+    try {
+      process.exitCode = await runDisputeList(runtime, externalOrderId, options, { stdout: process.stdout, stderr: process.stderr });
+    } finally {
+      await runtime.close();
+    }
   });
 
 program.parseAsync(process.argv).catch((error: unknown) => {

@@ -13,6 +13,7 @@ import { cancelDelivery, syncDelivery, type CancelOutcome, type DeliveryDeps, ty
 import { handleShopEvent, type ShopEventOutcome } from '../jobs/shop-event.js';
 import { DispatchError } from '../dispatch/errors.js';
 import { createRuntime, type Runtime, type RuntimeOptions } from './runtime.js';
+import { runScheduledReconciliation } from '../reconcile/index.js';
 
 export interface WorkerOptions extends RuntimeOptions {
   resolver: NeighbourhoodResolver;
@@ -22,6 +23,8 @@ export interface WorkerOptions extends RuntimeOptions {
   /** Polling fallback for lost delivery webhooks: how often, and how many shipments per round. */
   pollIntervalMs?: number;
   pollBatch?: number;
+  /** Reconciliation (src/reconcile) every this many ms, repairing; absent or 0: not scheduled (and an earlier schedule is removed). */
+  reconcileIntervalMs?: number;
 }
 
 export interface RunningWorker {
@@ -95,7 +98,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const pollEveryMs = options.pollIntervalMs ?? 5 * 60_000;
   const maintenance = new Worker<MaintenanceJob>(
     QUEUE.maintenance,
-    async () => {
+    async (job) => {
+      if (job.data.task === 'reconcile') return runScheduledReconciliation(runtime);
       const ids = await runtime.ledger.listInFlight(pollBatch);
       for (const externalOrderId of ids) {
         const record = await runtime.ledger.get(externalOrderId);
@@ -110,11 +114,18 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       }
       return { polled: ids.length };
     },
-    { connection, prefix: options.prefix, concurrency: 1 },
+    // Two at a time: a long reconciliation run must not hold the polling fallback back (runs never overlap: see reconcile/index.ts).
+    { connection, prefix: options.prefix, concurrency: 2 },
   );
   await runtime.queues.maintenance.upsertJobScheduler('poll-deliveries', { every: pollEveryMs }, {
     name: 'poll-deliveries', data: { task: 'poll-deliveries' },
   });
+  // Reconciliation: shop orders of the last days against shipments, repairing what a lost webhook left undone.
+  if (options.reconcileIntervalMs) {
+    await runtime.queues.maintenance.upsertJobScheduler('reconcile', { every: options.reconcileIntervalMs }, { name: 'reconcile', data: { task: 'reconcile' } });
+  } else {
+    await runtime.queues.maintenance.removeJobScheduler('reconcile');
+  }
 
   dispatch.on('failed', (job: Job<DispatchJob> | undefined, error: Error) => {
     if (!job) return;

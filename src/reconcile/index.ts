@@ -2,6 +2,7 @@
  * Reconciliation, wired to a Relais runtime: the `relais reconcile` command and the repeatable job of the
  * maintenance queue (every RELAIS_RECONCILE_INTERVAL_MS, the last SCHEDULED_WINDOW_DAYS days, repairing).
  */
+import { randomUUID } from 'node:crypto';
 import type { ShopConfig } from '../config/shops.js';
 import type { Runtime } from '../main/runtime.js';
 import { createOrderLister, type ShopOrderLister } from '../stores/index.js';
@@ -53,8 +54,30 @@ export function reconcileDepsFor(
   };
 }
 
-/** The repeatable job: every shop, the last days, repairing (as a webhook would have). */
-export async function runScheduledReconciliation(runtime: Runtime): Promise<{ shops: number; findings: number; repaired: number; failedShops: string[] }> {
+/** How long a run may hold the reconciliation lock before another may start (a crashed run frees it by itself). */
+const RUN_LOCK_MS = 30 * 60_000;
+const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
+
+export type ScheduledRunResult =
+  | { skipped: true; why: string }
+  | { skipped?: false; shops: number; findings: number; repaired: number; failedShops: string[] };
+
+/**
+ * The repeatable job: every shop, the last days, repairing (as a webhook would have). Runs never overlap, in one
+ * worker or across several: a run that finds another one going skips its turn.
+ */
+export async function runScheduledReconciliation(runtime: Runtime): Promise<ScheduledRunResult> {
+  const lockKey = `${runtime.options.prefix}:lock:reconcile`;
+  const token = randomUUID();
+  if ((await runtime.redis.set(lockKey, token, 'PX', RUN_LOCK_MS, 'NX')) !== 'OK') return { skipped: true, why: 'another reconciliation run is going' };
+  try {
+    return await scheduledRun(runtime);
+  } finally {
+    await runtime.redis.eval(RELEASE, 1, lockKey, token);
+  }
+}
+
+async function scheduledRun(runtime: Runtime): Promise<ScheduledRunResult> {
   const now = runtime.now();
   const report: ReconciliationReport = await reconcile(reconcileDepsFor(runtime), {
     since: new Date(now.getTime() - SCHEDULED_WINDOW_DAYS * 86_400_000),
