@@ -253,7 +253,7 @@ function reconciliationBody(summary: ReconciliationSummary): SafeHtml {
   ${summary.days.length > 0
     ? html`<h2>Per day (reconciliation)</h2><table>
       <thead><tr><th>Day</th><th class="num">COD expected</th><th class="num">Collected</th><th class="num">Held in dispute</th></tr></thead>
-      <tbody>${summary.days.map((d) => html`<tr><td class="mono">${d.day}</td><td class="num">${formatXof(d.codExpectedXof)}</td><td class="num">${formatXof(d.codCollectedXof)}</td><td class="num">${formatXof(d.heldInDisputeXof)}</td></tr>`)}</tbody></table>`
+      <tbody>${[...summary.days].sort((a, b) => b.day.localeCompare(a.day)).map((d) => html`<tr><td class="mono">${d.day}</td><td class="num">${formatXof(d.codExpectedXof)}</td><td class="num">${formatXof(d.codCollectedXof)}</td><td class="num">${formatXof(d.heldInDisputeXof)}</td></tr>`)}</tbody></table>`
     : ''}`;
 }
 

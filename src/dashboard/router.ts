@@ -43,16 +43,16 @@ function pick<T>(schema: z.ZodType<T>, value: unknown, fallback: T): T {
 }
 
 export function dashboardRoutes(deps: DashboardDeps | undefined): Router {
-  const router = Router();
-  if (!deps) {
-    // Never open: with no token configured there is nothing to log in with, so say how to enable it.
-    router.use((_req, res) => {
-      securityHeaders(res, PAGE_CSP);
-      res.status(404).type('html').send(disabledPage());
-    });
-    return router;
-  }
+  if (deps) return enabledDashboard(deps);
+  // Never open: with no token configured there is nothing to log in with, so say how to enable it.
+  return Router().use((_req, res) => {
+    securityHeaders(res, PAGE_CSP);
+    res.status(404).type('html').send(disabledPage());
+  });
+}
 
+function enabledDashboard(deps: DashboardDeps): Router {
+  const router = Router();
   const signer = new SessionSigner(deps.token);
   const throttle = new LoginThrottle();
   const ttlMs = deps.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS;
@@ -69,7 +69,7 @@ export function dashboardRoutes(deps: DashboardDeps | undefined): Router {
 
   async function sessionOf(req: Request): Promise<Session | undefined> {
     const session = signer.verify(readCookie(req, SESSION_COOKIE), nowMs());
-    if (!session || (await deps!.revocations.isRevoked(session.id))) return undefined;
+    if (!session || (await deps.revocations.isRevoked(session.id))) return undefined;
     return session;
   }
 
@@ -111,11 +111,18 @@ export function dashboardRoutes(deps: DashboardDeps | undefined): Router {
   router.use(async (req, res, next) => {
     const bearer = bearerToken(req);
     if (bearer !== undefined) {
+      // Wrong bearer tokens count against the same per-address budget as wrong logins.
+      const client = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+      if (throttle.blocked(client, nowMs())) {
+        res.status(429).type('text/plain').send('too many wrong tokens from this address: wait 15 minutes\n');
+        return;
+      }
       if (bearer !== '' && secretsEqual(bearer, deps.token)) {
         viewers.set(req, { kind: 'bearer' });
         next();
         return;
       }
+      throttle.fail(client, nowMs());
       res.status(401).set('WWW-Authenticate', 'Bearer realm="relais-dashboard"').type('text/plain').send('wrong dashboard token\n');
       return;
     }
@@ -175,7 +182,9 @@ export function dashboardRoutes(deps: DashboardDeps | undefined): Router {
   }
 
   function redirectWithFlash(req: Request, res: Response, to: string, flash: Flash): void {
-    setCookie(req, res, FLASH_COOKIE, signer.flashCookie(flash, nowMs()), 60_000);
+    // A cookie holds about 4 kB: a long resolver explanation is cut rather than silently dropped.
+    const message = flash.message.length > 800 ? `${flash.message.slice(0, 799)}…` : flash.message;
+    setCookie(req, res, FLASH_COOKIE, signer.flashCookie({ ...flash, message }, nowMs()), 60_000);
     res.redirect(303, to);
   }
 
@@ -191,11 +200,11 @@ export function dashboardRoutes(deps: DashboardDeps | undefined): Router {
 
   /** Neighbourhoods the order's address comes closest to, as suggestions for an alias. */
   async function suggestionsFor(record: OrderRecord): Promise<string[]> {
-    const shop = deps!.shops.get(record.meta.shopId);
+    const shop = deps.shops.get(record.meta.shopId);
     const d = record.order?.dropoff;
     if (!shop || !d) return [];
-    const aliases = { ...shop.policy.neighbourhoodAliases, ...(await deps!.aliases.list(shop.id)) };
-    const resolution = deps!.resolver.resolve({
+    const aliases = { ...shop.policy.neighbourhoodAliases, ...(await deps.aliases.list(shop.id)) };
+    const resolution = deps.resolver.resolve({
       country: d.countryCode ?? shop.country,
       fields: { address1: d.address1, address2: d.address2, city: d.city, province: d.province, zip: d.zip, company: d.company },
       coords: d.coords,
@@ -271,7 +280,7 @@ export function dashboardRoutes(deps: DashboardDeps | undefined): Router {
   /** The held order an action names, or a redirect back to the held list saying why not. */
   async function heldOrder(req: Request, res: Response): Promise<OrderRecord | undefined> {
     const id = String(req.params.id);
-    const record = await deps!.ledger.get(id);
+    const record = await deps.ledger.get(id);
     if (!record) {
       redirectWithFlash(req, res, '/dashboard/held', { kind: 'error', message: `No order ${id} in the ledger.` });
       return undefined;
@@ -284,8 +293,8 @@ export function dashboardRoutes(deps: DashboardDeps | undefined): Router {
   }
 
   async function replayAndReport(req: Request, res: Response, record: OrderRecord, done: string): Promise<void> {
-    const result = await deps!.replay(record.meta.externalOrderId);
-    deps!.logger.info({ order: record.meta.externalOrderId, ok: result.ok }, 'dashboard replay');
+    const result = await deps.replay(record.meta.externalOrderId);
+    deps.logger.info({ order: record.meta.externalOrderId, ok: result.ok }, 'dashboard replay');
     const to = result.ok ? `${orderHref(record.meta.externalOrderId)}?replayed=${String(nowMs())}` : orderHref(record.meta.externalOrderId);
     redirectWithFlash(req, res, to, result.ok
       ? { kind: 'ok', message: `${done}${record.meta.orderName} replayed: it is being dispatched now.` }

@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { LoginThrottle, secretsEqual, SessionSigner } from '../../src/dashboard/auth.js';
 import { codFigures } from '../../src/dashboard/data.js';
 import { escapeHtml, formatXof, html, safeHref } from '../../src/dashboard/html.js';
+import { moneyBody } from '../../src/dashboard/pages.js';
+import type { ReconciliationSummary } from '../../src/dashboard/ports.js';
 import type { OrderRecord, OrderState } from '../../src/ledger/order-ledger.js';
 import type { PaymentFamily, StoreOrder } from '../../src/domain/order.js';
 import type { Xof } from '../../src/domain/money.js';
@@ -124,5 +126,37 @@ describe('cash-on-delivery figures', () => {
     expect(may3).toMatchObject({ notDispatched: { orders: 1, xof: 9_000 }, returned: { orders: 1, xof: 4_000 } });
     expect(figures.totals.collected).toEqual({ orders: 2, xof: 20_000 });
     expect(figures.ordersRead).toBe(6);
+  });
+});
+
+describe('the reconciliation section', () => {
+  const view = (reconciliation: ReconciliationSummary | undefined, wired = true) =>
+    moneyBody({ shops: [], shopId: 'dakar-mode', days: 30, cod: codFigures([]), reconciliation, reconciliationWired: wired }).value;
+
+  it('says no run has happened yet rather than showing figures', () => {
+    expect(view(undefined)).toContain('No reconciliation run yet.');
+    expect(view(undefined, false)).toContain('Run relais reconcile');
+  });
+
+  it('shows the latest run: findings per shop, repaired or not, and figures per day, newest first', () => {
+    const page = view({
+      runAt: '2026-05-04T06:00:00Z',
+      window: { from: '2026-05-01T00:00:00Z', to: '2026-05-04T06:00:00Z' },
+      shops: [
+        { shopId: 'dakar-mode', ordersChecked: 42, shipmentsChecked: 40, findings: [{ kind: 'missed_webhook', count: 2, repaired: 2 }, { kind: 'cod_mismatch', count: 1, repaired: 0, note: '<b>15 000</b> owed' }] },
+        { shopId: 'abidjan-tech', ordersChecked: 3, shipmentsChecked: 3, findings: [] },
+      ],
+      days: [
+        { day: '2026-05-02', codExpectedXof: 20_000, codCollectedXof: 15_000, heldInDisputeXof: 0 },
+        { day: '2026-05-03', codExpectedXof: 9_000, codCollectedXof: 0, heldInDisputeXof: 9_000 },
+      ],
+    });
+    expect(page).toContain('Last run 2026-05-04 06:00:00 UTC');
+    expect(page).toContain('<span class="badge ok">missed webhook</span> 2 found, 2 repaired');
+    expect(page).toContain('<span class="badge warn">cod mismatch</span> 1 found, 0 repaired');
+    expect(page).toContain('&lt;b&gt;15 000&lt;/b&gt; owed');
+    expect(page).toContain('<span class="badge ok">all matched</span>');
+    expect(page.indexOf('2026-05-03')).toBeLessThan(page.indexOf('2026-05-02'));
+    expect(page).toContain(formatXof(9_000));
   });
 });

@@ -294,3 +294,26 @@ describe('without a token', () => {
     }
   });
 });
+
+describe('guessing the token', () => {
+  let web: RunningWeb;
+  beforeAll(async () => {
+    // A web process of its own: its throttle must not lock the other tests out.
+    web = await startWeb({ redisUrl: relais.redis.url, prefix: relais.prefix, shops: relais.shops, logger: relais.logger, dashboardToken: TOKEN });
+  });
+  afterAll(async () => {
+    await web?.close();
+  });
+
+  it('is cut short after ten wrong tokens from one address, even when the next guess is right', async () => {
+    const session = new DashboardSession(web.url);
+    for (let i = 0; i < 5; i++) expect((await session.login(`wrong-guess-number-${i}`)).status).toBe(401);
+    for (let i = 0; i < 5; i++) {
+      const response = await fetch(`${web.url}/dashboard/orders`, { headers: { authorization: `Bearer wrong-guess-${i}` }, redirect: 'manual' });
+      expect(response.status).toBe(401);
+    }
+    expect((await session.login(TOKEN)).status).toBe(429);
+    expect((await fetch(`${web.url}/dashboard/orders`, { headers: { authorization: `Bearer ${TOKEN}` }, redirect: 'manual' })).status).toBe(429);
+    expect(session.cookies.size).toBe(0);
+  });
+});
