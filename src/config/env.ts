@@ -21,6 +21,11 @@ const envSchema = z.object({
   RELAIS_DASHBOARD_TOKEN: z.string().min(16).optional(),
   /** Reconciliation (src/reconcile): how often the worker compares shop orders with shipments and repairs; 0 turns it off. */
   RELAIS_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(3_600_000),
+  // ---- operations (src/observability, relais doctor) ----
+  /** The worker's own HTTP server for /metrics, /healthz and /readyz (bound to RELAIS_HOST); 0 picks a free port. */
+  RELAIS_WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  /** When set, GET /metrics (web and worker) requires `Authorization: Bearer <token>`. */
+  RELAIS_METRICS_TOKEN: z.string().min(16).optional(),
 });
 
 export type RelaisEnv = z.output<typeof envSchema>;

@@ -1,18 +1,29 @@
 /**
- * The web process's Express application: shop webhooks, health. Bodies are read raw (signatures are
- * computed over the exact bytes) and bounded; every error answers JSON, never an HTML stack trace.
+ * The web process's Express application: shop webhooks, health (/healthz, /readyz), metrics (/metrics).
+ * Bodies are read raw (signatures are computed over the exact bytes) and bounded; every error answers JSON,
+ * never an HTML stack trace.
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../log.js';
 import { checkoutRoutes } from '../checkout/routes.js';
 import { dashboardRoutes, type DashboardDeps } from '../dashboard/index.js';
 import { dispatchWebhookRoutes } from './routes/dispatch-webhooks.js';
-import { webhookRoutes, type WebhookDeps } from './routes/webhooks.js';
+import { SHOPIFY_ORDER_TOPICS, webhookRoutes, type WebhookDeps } from './routes/webhooks.js';
+import type { ShopEventJob } from '../jobs/queues.js';
+import { checkReadiness, queuesProbe, readinessBody, redisProbe, writeMetrics } from '../observability/health.js';
+import { webhookAckTimer, type RelaisMetrics } from '../observability/metrics.js';
 
 export const MAX_BODY_BYTES = 512 * 1024;
 
 export interface AppDeps extends WebhookDeps {
   logger: Logger;
+  // ---- operations (src/observability); optional, so tools and tests may build the app without them ----
+  /** Served on GET /metrics; webhook answers are timed and accepted order events counted. */
+  metrics?: RelaisMetrics;
+  /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
+  metricsToken?: string;
+  /** True once SIGTERM arrived: /readyz answers 503 so load balancers stop sending new work. */
+  shuttingDown?(): boolean;
   /** The operator dashboard (src/dashboard). Absent: /dashboard only says how to enable it (RELAIS_DASHBOARD_TOKEN). */
   dashboard?: DashboardDeps;
 }
@@ -20,21 +31,41 @@ export interface AppDeps extends WebhookDeps {
 export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
+  const { metrics } = deps;
+  // While draining after SIGTERM, answers carry `Connection: close` so keep-alive clients open a new socket elsewhere.
+  if (deps.shuttingDown) {
+    const draining = deps.shuttingDown;
+    app.use((_req, res, next) => {
+      if (draining()) res.setHeader('Connection', 'close');
+      next();
+    });
+  }
+  // Operations: the ack timer sits before the body parser so reading a slow body counts too.
+  if (metrics) app.use('/webhooks', webhookAckTimer(metrics));
   app.use('/webhooks', express.raw({ type: () => true, limit: MAX_BODY_BYTES }));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
+  // Ready when Redis answers PING and the queues answer, each within a short bound; 503 with the reasons otherwise.
   app.get('/readyz', async (_req, res) => {
-    try {
-      await deps.redis.ping();
-      res.json({ status: 'ready', redis: 'ok' });
-    } catch (error) {
-      res.status(503).json({ status: 'not_ready', redis: (error as Error).message });
-    }
+    const readiness = await checkReadiness([redisProbe(deps.redis), queuesProbe(deps.queues.all())], { shuttingDown: deps.shuttingDown?.() });
+    const { status, body } = readinessBody(readiness);
+    res.status(status).json(body);
   });
+  if (metrics) {
+    app.get('/metrics', async (req, res) => {
+      await writeMetrics(metrics, req, res, deps.metricsToken);
+    });
+  }
 
-  app.use(webhookRoutes(deps));
+  const countReceived = metrics
+    ? (job: ShopEventJob) => {
+        if (SHOPIFY_ORDER_TOPICS.has(job.topic) || job.topic.startsWith('order.')) metrics.orderReceived(job.shopId, job.platform);
+        deps.onEnqueued?.(job);
+      }
+    : deps.onEnqueued;
+  app.use(webhookRoutes({ ...deps, onEnqueued: countReceived }));
   app.use(dispatchWebhookRoutes(deps));
   app.use(checkoutRoutes(deps));
   // The operator dashboard: its own auth, HTML pages and bull-board under /dashboard (src/dashboard/router.ts).

@@ -47,6 +47,8 @@ export interface PipelineDeps {
    * A retryable failure throws (the job retries); see src/stores/woocommerce/weights.ts.
    */
   weightsFor?(shop: ShopConfig): ((order: StoreOrder) => Promise<StoreOrder>) | undefined;
+  /** Told of every dispatch call the pipeline makes, as timed for the timeline (metrics: latency, errors by code). */
+  onDispatchCall?(call: { operation: string; ms: number; error?: unknown }): void;
 }
 
 export type DispatchOutcome =
@@ -230,19 +232,22 @@ type Tracker = <T>(operation: string, fn: () => Promise<T>) => Promise<T>;
 function tracker(deps: PipelineDeps, externalOrderId: string): Tracker {
   return async (operation, fn) => {
     const started = Date.now();
+    let result: Awaited<ReturnType<typeof fn>>;
     try {
-      const result = await fn();
-      await deps.ledger.appendTimeline(externalOrderId, {
-        at: deps.now().toISOString(), system: 'dispatch', operation, outcome: 'ok', ms: Date.now() - started,
-      });
-      return result;
+      result = await fn();
     } catch (error) {
+      const ms = Date.now() - started;
+      deps.onDispatchCall?.({ operation, ms, error });
       const outcome = error instanceof DispatchError ? (error.code ?? error.kind) : 'error';
       await deps.ledger.appendTimeline(externalOrderId, {
-        at: deps.now().toISOString(), system: 'dispatch', operation, outcome, ms: Date.now() - started,
+        at: deps.now().toISOString(), system: 'dispatch', operation, outcome, ms,
         detail: error instanceof Error ? error.message : String(error),
       });
       throw error;
     }
+    const ms = Date.now() - started;
+    deps.onDispatchCall?.({ operation, ms });
+    await deps.ledger.appendTimeline(externalOrderId, { at: deps.now().toISOString(), system: 'dispatch', operation, outcome: 'ok', ms });
+    return result;
   };
 }

@@ -32,6 +32,8 @@ export interface DeliveryDeps {
   logger: Logger;
   /** Called when a state the table does not know shows up (metrics, alerts). */
   onUnknownState?(shopId: string, state: string): void;
+  /** Called once when an order moves to a new delivery step, as soon as the ledger holds it (metrics: delivered). */
+  onStep?(shopId: string, step: DeliveryStep): void;
 }
 
 export type DeliveryOutcome =
@@ -114,6 +116,7 @@ async function applyShipment(deps: DeliveryDeps, shop: ShopConfig, record: Order
       publicTrackingUrl: shipment.publicTrackingUrl ?? record.shipment?.publicTrackingUrl,
     });
     if (record.state !== 'cancel_refused' || FINAL_STEPS.has(step)) await deps.ledger.setState(extId, STATE_OF_STEP[step], deps.now());
+    deps.onStep?.(shop.id, step);
   }
 
   const writer = deps.writerFor(shop);

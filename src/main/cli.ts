@@ -47,7 +47,10 @@ program
   .description('Receive shop webhooks (Express) and enqueue them')
   .action(async () => {
     const base = baseOptions();
-    const web = await startWeb({ ...base, host: base.env.RELAIS_HOST, port: base.env.PORT, dashboardToken: base.env.RELAIS_DASHBOARD_TOKEN });
+    const web = await startWeb({
+      ...base, host: base.env.RELAIS_HOST, port: base.env.PORT, dashboardToken: base.env.RELAIS_DASHBOARD_TOKEN,
+      metricsToken: base.env.RELAIS_METRICS_TOKEN, // operations: /metrics behind a bearer token when set
+    });
     onShutdown(() => web.close(), base.logger);
   });
 
@@ -56,7 +59,11 @@ program
   .description('Process shop events and dispatch orders (BullMQ worker)')
   .action(async () => {
     const base = baseOptions();
-    const worker = await startWorker({ ...base, resolver: NeighbourhoodResolver.load(), concurrency: base.env.WORKER_CONCURRENCY, lockMs: base.env.RELAIS_WORKER_LOCK_MS, reconcileIntervalMs: base.env.RELAIS_RECONCILE_INTERVAL_MS });
+    const worker = await startWorker({
+      ...base, resolver: NeighbourhoodResolver.load(), concurrency: base.env.WORKER_CONCURRENCY, lockMs: base.env.RELAIS_WORKER_LOCK_MS, reconcileIntervalMs: base.env.RELAIS_RECONCILE_INTERVAL_MS,
+      // operations: /metrics, /healthz, /readyz on the worker's own port
+      metricsPort: base.env.RELAIS_WORKER_METRICS_PORT, metricsHost: base.env.RELAIS_HOST, metricsToken: base.env.RELAIS_METRICS_TOKEN,
+    });
     onShutdown(() => worker.close(), base.logger);
   });
 

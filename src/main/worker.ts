@@ -4,6 +4,7 @@
  * - Retryable failures are thrown and retried with backoff (Retry-After honoured); when the attempts
  *   run out, the order is held with a reason instead of vanishing into the failed set.
  * - SIGTERM/SIGINT: stop taking jobs, let active ones finish, then close connections.
+ * - With metricsPort, a small HTTP server answers /metrics, /healthz and /readyz (src/observability).
  */
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { NeighbourhoodResolver } from '../geo/resolver.js';
@@ -12,6 +13,8 @@ import { QUEUE, retryDelayMs, stableJobId, type DeliveryJob, type DispatchJob, t
 import { cancelDelivery, syncDelivery, type CancelOutcome, type DeliveryDeps, type DeliveryOutcome } from '../jobs/sync-delivery.js';
 import { handleShopEvent, type ShopEventOutcome } from '../jobs/shop-event.js';
 import { DispatchError } from '../dispatch/errors.js';
+import { checkReadiness, redisProbe, startOpsServer, workersProbe } from '../observability/health.js';
+import { instrumentWorkers, RelaisMetrics } from '../observability/metrics.js';
 import { createRuntime, type Runtime, type RuntimeOptions } from './runtime.js';
 import { runScheduledReconciliation } from '../reconcile/index.js';
 
@@ -25,17 +28,30 @@ export interface WorkerOptions extends RuntimeOptions {
   pollBatch?: number;
   /** Reconciliation (src/reconcile) every this many ms, repairing; absent or 0: not scheduled (and an earlier schedule is removed). */
   reconcileIntervalMs?: number;
+  // ---- operations (src/observability) ----
+  /** Serve /metrics, /healthz and /readyz on this port (0: any free port); undefined: no HTTP server (tests). */
+  metricsPort?: number;
+  /** Where that server listens; default 127.0.0.1. */
+  metricsHost?: string;
+  /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
+  metricsToken?: string;
 }
 
 export interface RunningWorker {
   runtime: Runtime;
   workers: Worker[];
+  /** This process's metrics (outcomes, dispatch calls, queue depths). */
+  metrics: RelaisMetrics;
+  /** The URL of the /metrics, /healthz, /readyz server, when one was asked for. */
+  opsUrl?: string;
   close(): Promise<void>;
 }
 
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const runtime = createRuntime(options);
   const { logger } = options;
+  const metrics = new RelaisMetrics();
+  metrics.watchQueues(runtime.queues.all());
   const settings = { backoffStrategy: (attemptsMade: number, _type?: string, error?: Error) => retryDelayMs(attemptsMade, error) };
   const connection = { url: options.redisUrl, maxRetriesPerRequest: null };
 
@@ -60,6 +76,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           ledger: runtime.ledger, shops: options.shops, dispatchClientFor: runtime.dispatchClientFor, resolver: options.resolver, aliases: runtime.aliases,
           redis: runtime.redis, prefix: options.prefix, now: runtime.now, weightsFor: runtime.weightsFor,
           logger: logger.child({ shop: job.data.shopId, job: job.id }),
+          onDispatchCall: (call) => metrics.observeDispatchCall(call),
         });
         if (outcome.kind === 'ready') {
           // Write the tracking link into the shop now rather than at the first delivery webhook.
@@ -77,6 +94,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const deliveryDeps = (job: Job<DeliveryJob>): DeliveryDeps => ({
     ledger: runtime.ledger, shops: options.shops, dispatchClientFor: runtime.dispatchClientFor, writerFor: runtime.writerFor,
     redis: runtime.redis, prefix: options.prefix, now: runtime.now, logger: logger.child({ shop: job.data.shopId, job: job.id }),
+    onStep: (shopId, step) => metrics.deliveryStep(shopId, step),
   });
   const deliveries = new Worker<DeliveryJob, DeliveryOutcome | CancelOutcome>(
     QUEUE.deliveries,
@@ -146,15 +164,32 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   for (const worker of all) {
     worker.on('error', (error: Error) => logger.error({ err: error.message, queue: worker.name }, 'worker error'));
   }
+  // Operations: outcomes counted where BullMQ reports them (see observability/metrics.ts).
+  instrumentWorkers(metrics, {
+    shopEvents, dispatch, now: runtime.now,
+    firstSeenAt: async (externalOrderId) => (await runtime.ledger.get(externalOrderId))?.meta.firstSeenAt,
+  });
   await Promise.all(all.map((w) => w.waitUntilReady()));
-  logger.info({ queues: all.map((w) => w.name), concurrency: options.concurrency ?? 10 }, 'worker started');
+  let closing = false;
+  const ops = options.metricsPort === undefined
+    ? undefined
+    : await startOpsServer({
+      host: options.metricsHost ?? '127.0.0.1', port: options.metricsPort, metrics, metricsToken: options.metricsToken, logger,
+      readiness: () => checkReadiness([redisProbe(runtime.redis), workersProbe(all)], { shuttingDown: closing }),
+    });
+  logger.info({ queues: all.map((w) => w.name), concurrency: options.concurrency ?? 10, ops: ops?.url }, 'worker started');
 
   return {
     runtime,
     workers: all,
+    metrics,
+    ...(ops ? { opsUrl: ops.url } : {}),
     async close() {
-      // Worker.close() waits for active jobs to finish before resolving.
+      closing = true;
+      // Worker.close() stops taking jobs and waits for the active ones to finish (their locks still renewed),
+      // so a SIGTERM never abandons a job half done; only then do the connections close.
       await Promise.all(all.map((w) => w.close()));
+      await ops?.close();
       await runtime.close();
     },
   };

@@ -11,6 +11,8 @@ import type { TestRelais } from './relais.js';
 export interface WorkerProcess {
   child: ChildProcess;
   output(): string;
+  /** The worker's /metrics, /healthz, /readyz server, as its start-up log line gives it. */
+  opsUrl: string | undefined;
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
@@ -28,6 +30,8 @@ export async function spawnWorker(relais: TestRelais, options: { lockMs?: number
       RELAIS_REDIS_PREFIX: relais.prefix,
       RELAIS_WORKER_LOCK_MS: String(options.lockMs ?? 2_000),
       WORKER_CONCURRENCY: '4',
+      // Any free port for /metrics, /healthz, /readyz: test files run side by side.
+      RELAIS_WORKER_METRICS_PORT: '0',
       LOG_LEVEL: 'info',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -44,6 +48,7 @@ export async function spawnWorker(relais: TestRelais, options: { lockMs?: number
   return {
     child,
     output: () => output,
+    opsUrl: /"ops":"(http:\/\/[^"]+)"/.exec(output)?.[1],
     async kill(signal = 'SIGKILL') {
       if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((r) => child.once('exit', r));

@@ -38,6 +38,8 @@ export interface WebhookDeps {
   prefix: string;
   logger: Logger;
   now(): Date;
+  /** Told of each event durably enqueued (not duplicates): the web process counts received orders with it (metrics). */
+  onEnqueued?(job: ShopEventJob): void;
 }
 
 class RedisUnavailable extends Error {}
@@ -109,6 +111,7 @@ async function enqueue(deps: WebhookDeps, res: Response, job: ShopEventJob, even
       await deps.redis.set(seenKey, '1', 'EX', DEDUPE_TTL_SECONDS);
       return 'enqueued' as const;
     });
+    if (outcome === 'enqueued') deps.onEnqueued?.(job);
     res.status(200).json({ status: outcome });
   } catch (error) {
     deps.logger.error({ shop: job.shopId, topic: job.topic, err: (error as Error).message }, 'could not enqueue a webhook: answering 503');
