@@ -11,19 +11,12 @@ import type { RequestHandler } from 'express';
 
 export const QUEUES_BASE_PATH = '/dashboard/queues';
 
-/**
- * @bull-board/express 9.10.1 pins its own @bull-board/api 9.10.1 while the project has api 9.10.2: the
- * adapter's types then come from two copies that TypeScript will not unify, although the interface is
- * the same. Remove this alias once both packages are on the same version in package.json.
- */
-type ServerAdapter = Parameters<typeof createBullBoard>[0]['serverAdapter'];
-
 export function queuesBoard(queues: readonly Queue[]): RequestHandler {
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath(QUEUES_BASE_PATH);
   createBullBoard({
     queues: queues.map((queue) => new BullMQAdapter(queue)),
-    serverAdapter: serverAdapter as unknown as ServerAdapter,
+    serverAdapter,
     options: {
       uiConfig: {
         boardTitle: 'Relais queues',
