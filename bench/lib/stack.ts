@@ -1,0 +1,195 @@
+/**
+ * What every benchmark shares: its command-line flags, a private redis-server on 127.0.0.1, the
+ * dispatch emulator with one organisation for Relais and one for the baseline, the shop registry,
+ * the versions and machine conditions printed with every result, and a log directory.
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { performance } from 'node:perf_hooks';
+import { Queue, QueueEvents } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { startDispatchEmulator, type DispatchEmulator } from '../../src/emulators/dispatch/index.js';
+import { startRedis, type TestRedis } from '../../test/support/redis.js';
+import { makeSecrets, randomHex, registryDocument, secretEnv, type TestSecrets } from '../../test/support/relais.js';
+
+export const RELAIS_ORG = 'org_relais';
+export const BARE_ORG = 'org_bare';
+
+export interface BenchFlags {
+  quick: boolean;
+  rounds: number | undefined;
+  orders: number | undefined;
+  latencyMs: number | undefined;
+}
+
+/** --quick (a smoke run: small counts, few rounds), --rounds N, --orders N, --latency MS. */
+export function benchFlags(): BenchFlags {
+  const { values } = parseArgs({
+    options: { quick: { type: 'boolean', default: false }, rounds: { type: 'string' }, orders: { type: 'string' }, latency: { type: 'string' } },
+    strict: true,
+  });
+  const int = (s: string | undefined, name: string) => {
+    if (s === undefined) return undefined;
+    const n = Number(s);
+    if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a whole number, got "${s}"`);
+    return n;
+  };
+  return { quick: values.quick ?? false, rounds: int(values.rounds, 'rounds'), orders: int(values.orders, 'orders'), latencyMs: int(values.latency, 'latency') };
+}
+
+export interface BenchStack {
+  redis: TestRedis;
+  admin: Redis;
+  emulator: DispatchEmulator;
+  secrets: TestSecrets;
+  bareApiKey: string;
+  /** Environment for child processes: the registry's secret references, and the baseline's key. */
+  childSecrets: Record<string, string>;
+  /** Registry document with the Shopify shop (and the WooCommerce one of the test harness). */
+  registry: unknown;
+  prefix: string;
+  logDir: string;
+  versions: { node: string; bullmq: string; redis: string };
+  stop(): Promise<void>;
+}
+
+/**
+ * A private Redis (never REDIS_URL: a bench must not touch a shared server), configured as DESIGN.md
+ * asks for production (noeviction), and the dispatch emulator on a manual clock (no courier moves, so
+ * the only traffic is what the bench sends).
+ */
+export async function startStack(options: { shopifyAdminUrl?: string } = {}): Promise<BenchStack> {
+  const redis = await startRedis({ extraArgs: ['--maxmemory-policy', 'noeviction'] });
+  const admin = redis.client();
+  const secrets = makeSecrets();
+  const bareApiKey = `pk_live_${randomHex()}`;
+  const emulator = await startDispatchEmulator({
+    organisations: [
+      { id: RELAIS_ORG, name: 'Relais bench org', apiKeys: [secrets.dispatchApiKey] },
+      { id: BARE_ORG, name: 'Baseline bench org', apiKeys: [bareApiKey] },
+    ],
+  });
+  const registry = registryDocument({ dispatchBaseUrl: emulator.baseUrl, trackingUrl: emulator.trackingUrl, ...(options.shopifyAdminUrl ? { shopifyAdminUrl: options.shopifyAdminUrl } : {}) });
+  const info = (await admin.info('server')).match(/redis_version:(\S+)/)?.[1] ?? 'unknown';
+  const bullmq = (JSON.parse(readFileSync(new URL('../../node_modules/bullmq/package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  return {
+    redis,
+    admin,
+    emulator,
+    secrets,
+    bareApiKey,
+    childSecrets: { ...secretEnv(secrets), T_BARE_DISPATCH_API_KEY: bareApiKey },
+    registry,
+    prefix: `{${redis.prefix}}`,
+    logDir: mkdtempSync(join(tmpdir(), 'relais-bench-')),
+    versions: { node: process.version, bullmq, redis: info },
+    async stop() {
+      await emulator.close();
+      await redis.stop();
+    },
+  };
+}
+
+/** The lines every result starts with: what ran, where, on what, under which load. */
+export function header(title: string, stack: BenchStack, settings: Record<string, string | number | boolean>): string {
+  const [one, five] = loadavg();
+  return [
+    `# ${title}`,
+    `date ${new Date().toISOString()}  machine ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB (${(freemem() / 2 ** 30).toFixed(1)} free), load average ${one?.toFixed(2)} / ${five?.toFixed(2)} (1 / 5 min) at start`,
+    `Node ${stack.versions.node}, BullMQ ${stack.versions.bullmq}, Redis ${stack.versions.redis} (private, 127.0.0.1)`,
+    `settings ${Object.entries(settings).map(([k, v]) => `${k}=${String(v)}`).join(' ')}`,
+    `child process logs: ${stack.logDir}`,
+  ].join('\n');
+}
+
+/** Counts BullMQ 'completed' events of one queue as they happen (one XREAD stream, no polling of job lists). */
+export class CompletionCounter {
+  readonly #events: QueueEvents;
+  #count = 0;
+  #failed = 0;
+  #lastAt = 0;
+  #waiters: { target: number; resolve: () => void }[] = [];
+
+  constructor(queue: string, options: { redisUrl: string; prefix: string; accept?: (returnvalue: unknown) => boolean }) {
+    this.#events = new QueueEvents(queue, { connection: { url: options.redisUrl, maxRetriesPerRequest: null }, prefix: options.prefix });
+    this.#events.on('completed', ({ returnvalue }) => {
+      if (options.accept && !options.accept(returnvalue)) return;
+      this.#count += 1;
+      this.#lastAt = performance.now();
+      this.#waiters = this.#waiters.filter((w) => (this.#count >= w.target ? (w.resolve(), false) : true));
+    });
+    this.#events.on('failed', () => {
+      this.#failed += 1;
+    });
+  }
+
+  async ready(): Promise<void> {
+    await this.#events.waitUntilReady();
+  }
+
+  get count(): number {
+    return this.#count;
+  }
+
+  get failed(): number {
+    return this.#failed;
+  }
+
+  /** performance.now() of the last accepted completion. */
+  get lastAt(): number {
+    return this.#lastAt;
+  }
+
+  /** Resolves when `target` completions have been counted in total; rejects after `timeoutMs`. */
+  async reach(target: number, timeoutMs: number): Promise<void> {
+    if (this.#count >= target) return;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`only ${this.#count} of ${target} jobs completed within ${timeoutMs} ms (${this.#failed} failed attempts)`)), timeoutMs);
+      this.#waiters.push({ target, resolve: () => (clearTimeout(timer), resolve()) });
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.#events.close();
+  }
+}
+
+/** A Queue handle for control from the bench process (pause, drain, counts). */
+export function controlQueue(name: string, stack: BenchStack, prefix = stack.prefix): Queue {
+  return new Queue(name, { connection: { url: stack.redis.url, maxRetriesPerRequest: null }, prefix });
+}
+
+/** Shipments per external order id at the emulator, for the given ids: how many have none, and how many have more than one. */
+export function shipmentCensus(emulator: DispatchEmulator, orgId: string, externalIds: Iterable<string>): { missing: number; duplicated: number; notReady: number; total: number } {
+  const byExternal = new Map<string, { count: number; ready: boolean }>();
+  for (const s of emulator.shipments(orgId)) {
+    const entry = byExternal.get(s.external_order_id) ?? { count: 0, ready: false };
+    entry.count += 1;
+    entry.ready ||= s.status === 'READY' || s.status_history.some((h) => h.status === 'READY');
+    byExternal.set(s.external_order_id, entry);
+  }
+  let missing = 0;
+  let duplicated = 0;
+  let notReady = 0;
+  let total = 0;
+  for (const id of externalIds) {
+    total += 1;
+    const entry = byExternal.get(id);
+    if (!entry) missing += 1;
+    else {
+      if (entry.count > 1) duplicated += 1;
+      if (!entry.ready) notReady += 1;
+    }
+  }
+  return { missing, duplicated, notReady, total };
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+export function mib(bytes: number): string {
+  return `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+}

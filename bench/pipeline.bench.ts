@@ -1,0 +1,188 @@
+/**
+ * Pipeline: orders per second from the shop's webhook to markReady at the dispatch service.
+ *
+ *   relais       relais web + relais worker (startWeb / startWorker, concurrency 10): intake job, ledger,
+ *                order lock, neighbourhood resolution, lookup by external id, createQuote, createShipment,
+ *                markReady, timeline. The write-back queue (deliveries) is paused: it comes after markReady
+ *                and the baselines write nothing to a shop.
+ *   baseline-3   bare receiver + a bare BullMQ worker (concurrency 10) making the three calls the issue
+ *                names, createQuote → createShipment → markReady, with Relais's own DispatchClient
+ *   baseline-4   the same plus the getShipmentByExternalOrder lookup Relais makes first: the same calls
+ *
+ * All against the same dispatch emulator with the same injected latency on every call (default 20 ms),
+ * the same signed ~30 kB order webhooks, one private Redis; each side in its own processes, rounds
+ * alternating. A round ends when the last order's dispatch job completes; every order is then checked at
+ * the emulator (one shipment per order, marked ready).
+ *
+ * Then without latency, CPU time per order of each worker process and web process (process.cpuUsage),
+ * against a no-op BullMQ job behind the same bare receiver.
+ *
+ * Target (issue 7): relais / baseline-3 ≥ 0.85.
+ * Run: npx tsx bench/pipeline.bench.ts [--quick] [--rounds N] [--orders N] [--latency MS]
+ */
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { QUEUE } from '../src/jobs/queues.js';
+import { closedLoop, HttpLoad } from './lib/load.js';
+import { ShopifyOrderStream } from './lib/orders.js';
+import { cpuMsBetween, startProcess, type BenchProcess } from './lib/processes.js';
+import { BARE_ORG, benchFlags, CompletionCounter, controlQueue, header, RELAIS_ORG, shipmentCensus, startStack } from './lib/stack.js';
+import { fmt, formatSpread, median, spread, table, verdict } from './lib/stats.js';
+import type { Role } from './lib/child.js';
+
+const BARE_PREFIX = '{bench-bare}';
+const CONCURRENCY = 10;
+const POST_CONCURRENCY = 16;
+
+type SideName = 'relais' | 'baseline-3' | 'baseline-4' | 'noop';
+
+interface Side {
+  name: SideName;
+  web: BenchProcess;
+  worker: BenchProcess;
+  load: HttpLoad;
+  completions: CompletionCounter;
+  externalIds: string[];
+}
+
+async function main(): Promise<void> {
+  const flags = benchFlags();
+  const rounds = flags.rounds ?? (flags.quick ? 2 : 5);
+  const perRound = flags.orders ?? (flags.quick ? 100 : 500);
+  const latencyMs = flags.latencyMs ?? 20;
+  const stack = await startStack();
+  console.log(header('Pipeline: webhook → markReady, Relais vs bare BullMQ jobs making the same HTTP calls', stack, {
+    rounds, ordersPerRound: perRound, latencyMsPerCall: latencyMs, workerConcurrency: CONCURRENCY, postConcurrency: POST_CONCURRENCY, quick: flags.quick,
+  }));
+
+  const started: BenchProcess[] = [];
+  const sides = new Map<SideName, Side>();
+  const deliveries = controlQueue(QUEUE.deliveries, stack);
+  const orders = new ShopifyOrderStream(stack.secrets.shopifyClientSecret);
+  let sequence = 0;
+  try {
+    await deliveries.pause();
+    const spawn = async (name: string, role: Role, extra: { prefix: string; bareQueue?: string }) => {
+      const child = await startProcess(name, {
+        role, redisUrl: stack.redis.url, registry: stack.registry, concurrency: CONCURRENCY, dispatchBaseUrl: stack.emulator.baseUrl, ...extra,
+      }, { secrets: stack.childSecrets, logFile: join(stack.logDir, `${name}.log`) });
+      started.push(child);
+      return child;
+    };
+    const addSide = async (name: SideName, web: BenchProcess, worker: BenchProcess, completions: CompletionCounter) => {
+      await completions.ready();
+      sides.set(name, { name, web, worker, load: new HttpLoad(web.url ?? '', { maxSockets: POST_CONCURRENCY }), completions, externalIds: [] });
+    };
+    const relaisWeb = await spawn('relais-web', 'relais-web', { prefix: stack.prefix });
+    const relaisWorker = await spawn('relais-worker', 'relais-worker', { prefix: stack.prefix });
+    await addSide('relais', relaisWeb, relaisWorker, new CompletionCounter(QUEUE.dispatch, {
+      redisUrl: stack.redis.url, prefix: stack.prefix, accept: (value) => (value as { kind?: unknown } | null)?.kind === 'ready',
+    }));
+    for (const [name, role] of [['baseline-3', 'bare-worker'], ['baseline-4', 'bare-worker-4-calls'], ['noop', 'noop-worker']] as const) {
+      const bareQueue = `bare-orders-${name}`;
+      const web = await spawn(`${name}-receiver`, 'bare-receiver', { prefix: BARE_PREFIX, bareQueue });
+      const worker = await spawn(`${name}-worker`, role, { prefix: BARE_PREFIX, bareQueue });
+      await addSide(name, web, worker, new CompletionCounter(bareQueue, { redisUrl: stack.redis.url, prefix: BARE_PREFIX }));
+    }
+
+    /** Posts `count` orders to a side and waits until the last one is marked ready; returns orders per second and CPU. */
+    const run = async (side: Side, count: number) => {
+      const target = side.completions.count + count;
+      const [web0, worker0] = await Promise.all([side.web.stats(), side.worker.stats()]);
+      const first = sequence;
+      sequence += count;
+      const t0 = performance.now();
+      const posted = await closedLoop(side.load, { total: count, concurrency: POST_CONCURRENCY, make: (i) => orders.request(first + i) });
+      if (posted.ok !== count) throw new Error(`${side.name}: ${posted.ok}/${count} webhooks accepted (${JSON.stringify(posted.statuses)} ${posted.firstError ?? ''})`);
+      await side.completions.reach(target, Math.max(120_000, count * 500));
+      const seconds = (side.completions.lastAt - t0) / 1000;
+      const [web1, worker1] = await Promise.all([side.web.stats(), side.worker.stats()]);
+      for (let i = first; i < first + count; i++) side.externalIds.push(side.name === 'relais' ? orders.externalOrderId(i) : `bare:${orders.orderId(i)}`);
+      return { ordersPerSecond: count / seconds, workerCpuMs: cpuMsBetween(worker0, worker1) / count, webCpuMs: cpuMsBetween(web0, web1) / count };
+    };
+    const rotate = <T>(items: T[], round: number): T[] => items.map((_, i) => items[(i + round) % items.length]!);
+
+    // Phase 1: throughput with latency on every dispatch call.
+    stack.emulator.faults.add({ operation: '*', fault: { kind: 'latency', ms: latencyMs } });
+    const withLatency: SideName[] = ['baseline-3', 'relais', 'baseline-4'];
+    for (const name of withLatency) await run(sides.get(name)!, Math.min(50, perRound)); // warm-up
+    const rate: Record<SideName, number[]> = { relais: [], 'baseline-3': [], 'baseline-4': [], noop: [] };
+    const ratio3: number[] = [];
+    const ratio4: number[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const got = new Map<SideName, number>();
+      for (const name of rotate(withLatency, round)) {
+        const { ordersPerSecond } = await run(sides.get(name)!, perRound);
+        got.set(name, ordersPerSecond);
+        rate[name].push(ordersPerSecond);
+      }
+      ratio3.push(got.get('relais')! / got.get('baseline-3')!);
+      ratio4.push(got.get('relais')! / got.get('baseline-4')!);
+      console.log(`round ${round + 1}/${rounds} (latency ${latencyMs} ms): ${withLatency.map((n) => `${n} ${fmt(got.get(n)!, 1)}/s`).join(' | ')}`);
+    }
+
+    // Phase 2: no latency: CPU per order, and the CPU-bound throughput.
+    stack.emulator.faults.clear();
+    const cpuSides: SideName[] = ['noop', 'baseline-3', 'relais'];
+    for (const name of cpuSides) await run(sides.get(name)!, Math.min(50, perRound));
+    const cpu: Record<SideName, { worker: number[]; web: number[]; rate: number[] }> = {
+      relais: { worker: [], web: [], rate: [] }, 'baseline-3': { worker: [], web: [], rate: [] }, 'baseline-4': { worker: [], web: [], rate: [] }, noop: { worker: [], web: [], rate: [] },
+    };
+    const ratioNoLatency: number[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const got = new Map<SideName, number>();
+      for (const name of rotate(cpuSides, round)) {
+        const result = await run(sides.get(name)!, perRound);
+        cpu[name].worker.push(result.workerCpuMs);
+        cpu[name].web.push(result.webCpuMs);
+        cpu[name].rate.push(result.ordersPerSecond);
+        got.set(name, result.ordersPerSecond);
+      }
+      ratioNoLatency.push(got.get('relais')! / got.get('baseline-3')!);
+      console.log(`round ${round + 1}/${rounds} (no latency): ${cpuSides.map((n) => `${n} ${fmt(got.get(n)!, 1)}/s, worker ${fmt(cpu[n].worker.at(-1)!, 2)} ms CPU/order`).join(' | ')}`);
+    }
+
+    // Every order of every side: exactly one shipment, marked ready.
+    const census = {
+      relais: shipmentCensus(stack.emulator, RELAIS_ORG, sides.get('relais')!.externalIds),
+      bare: shipmentCensus(stack.emulator, BARE_ORG, [...sides.get('baseline-3')!.externalIds, ...sides.get('baseline-4')!.externalIds]),
+    };
+    const failedAttempts = [...sides.values()].map((s) => `${s.name} ${s.completions.failed}`).join(', ');
+
+    console.log('');
+    console.log(table([
+      ['side', `orders/s, ${latencyMs} ms per call (median)`, 'orders/s, no latency', 'worker CPU ms/order', 'web CPU ms/order'],
+      ...(['relais', 'baseline-3', 'baseline-4', 'noop'] as const).map((n) => [
+        n,
+        rate[n].length ? fmt(median(rate[n]), 1) : '-',
+        cpu[n].rate.length ? fmt(median(cpu[n].rate), 1) : '-',
+        cpu[n].worker.length ? fmt(median(cpu[n].worker), 3) : '-',
+        cpu[n].web.length ? fmt(median(cpu[n].web), 3) : '-',
+      ]),
+    ]));
+    console.log('');
+    const r3 = spread(ratio3);
+    console.log(`orders/s ratio relais/baseline-3 (the three calls), ${latencyMs} ms latency: ${formatSpread(r3)}  → ${verdict(r3.median, { atLeast: 0.85 })}`);
+    console.log(`orders/s ratio relais/baseline-4 (the same four calls), ${latencyMs} ms latency: ${formatSpread(spread(ratio4))}`);
+    console.log(`orders/s ratio relais/baseline-3, no latency (CPU-bound): ${formatSpread(spread(ratioNoLatency))}`);
+    const relaisCpu = median(cpu.relais.worker);
+    console.log(`worker CPU per order, no latency: relais ${fmt(relaisCpu, 2)} ms, baseline-3 ${fmt(median(cpu['baseline-3'].worker), 2)} ms, no-op job ${fmt(median(cpu.noop.worker), 2)} ms (relais = ${fmt(relaisCpu / median(cpu.noop.worker), 1)}× the no-op job)`);
+    console.log(`shipments at the emulator: relais ${JSON.stringify(census.relais)}; baselines ${JSON.stringify(census.bare)}`);
+    console.log(`failed job attempts: ${failedAttempts}; write-back jobs waiting (deliveries paused): ${await deliveries.getWaitingCount()}`);
+    if (census.relais.missing + census.relais.duplicated + census.relais.notReady > 0) process.exitCode = 1;
+  } finally {
+    for (const side of sides.values()) {
+      side.load.close();
+      await side.completions.close();
+    }
+    await deliveries.close();
+    for (const child of started) await child.stop();
+    await stack.stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
+

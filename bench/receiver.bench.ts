@@ -1,0 +1,148 @@
+/**
+ * Receiver: Relais's Shopify webhook endpoint (startWeb: verify with @shopify/shopify-api, de-duplicate,
+ * enqueue, answer) against a bare Express app (express.raw + HMAC + `queue.add`) on the same Redis, with
+ * the same signed ~30 kB order bodies, each in its own process, measured from this process over keep-alive
+ * connections.
+ *
+ *   1. maximum rate: closed loop, rounds alternating baseline and Relais → throughput and p99 ratios
+ *   2. acknowledgement at half the baseline's maximum rate: open loop at a fixed rate → p99 of each
+ *
+ * Targets (issue 7): throughput ratio ≥ 0.8, p99 ratio ≤ 1.5, p99 at half the baseline's rate < 250 ms.
+ * Run: npx tsx bench/receiver.bench.ts [--quick] [--rounds N] [--orders N (requests per round)]
+ */
+import { join } from 'node:path';
+import type { Queue } from 'bullmq';
+import { QUEUE } from '../src/jobs/queues.js';
+import { closedLoop, HttpLoad, openLoop, type LoadResult, type RequestSpec } from './lib/load.js';
+import { ShopifyOrderStream } from './lib/orders.js';
+import { cpuMsBetween, startProcess, type BenchProcess } from './lib/processes.js';
+import { benchFlags, controlQueue, header, startStack, type BenchStack } from './lib/stack.js';
+import { fmt, formatSpread, median, percentile, spread, table, verdict } from './lib/stats.js';
+
+const BARE_PREFIX = '{bench-bare}';
+
+interface Side {
+  name: 'baseline' | 'relais';
+  process: BenchProcess;
+  queue: Queue;
+  load: HttpLoad;
+}
+
+async function main(): Promise<void> {
+  const flags = benchFlags();
+  const rounds = flags.rounds ?? (flags.quick ? 2 : 5);
+  const perRound = flags.orders ?? (flags.quick ? 400 : 3000);
+  const concurrency = 32;
+  const openLoopMs = flags.quick ? 3_000 : 10_000;
+  const stack = await startStack();
+  console.log(header('Receiver: Relais webhook endpoint vs bare Express + HMAC + queue.add', stack, { rounds, requestsPerRound: perRound, concurrency, openLoopMs, quick: flags.quick }));
+
+  const sides: Side[] = [];
+  const started: BenchProcess[] = [];
+  try {
+    const secrets = { secrets: stack.childSecrets };
+    const relais = await startProcess('relais-web', { role: 'relais-web', redisUrl: stack.redis.url, prefix: stack.prefix, registry: stack.registry }, { ...secrets, logFile: join(stack.logDir, 'relais-web.log') });
+    started.push(relais);
+    const bare = await startProcess('bare-receiver', { role: 'bare-receiver', redisUrl: stack.redis.url, prefix: BARE_PREFIX }, { ...secrets, logFile: join(stack.logDir, 'bare-receiver.log') });
+    started.push(bare);
+    sides.push(
+      { name: 'baseline', process: bare, queue: controlQueue('bare-orders', stack, BARE_PREFIX), load: new HttpLoad(bare.url ?? '', { maxSockets: concurrency }) },
+      { name: 'relais', process: relais, queue: controlQueue(QUEUE.shopEvents, stack), load: new HttpLoad(relais.url ?? '', { maxSockets: concurrency }) },
+    );
+    const orders = new ShopifyOrderStream(stack.secrets.shopifyClientSecret);
+    let sequence = 0;
+    const make = (): RequestSpec => orders.request(sequence++);
+
+    // Warm-up: JIT, connection pools, Redis scripts loaded; not measured.
+    for (const side of sides) await closedLoop(side.load, { total: Math.min(300, perRound), concurrency, make });
+    await drain(sides);
+
+    const maxRate: Record<Side['name'], LoadResult[]> = { baseline: [], relais: [] };
+    const cpuPerRequest: Record<Side['name'], number[]> = { baseline: [], relais: [] };
+    const throughputRatios: number[] = [];
+    const p99Ratios: number[] = [];
+    for (let round = 0; round < rounds; round++) {
+      // Alternate who goes first, so a drift in machine load does not favour one side.
+      const order = round % 2 === 0 ? sides : [...sides].reverse();
+      const results = new Map<Side['name'], LoadResult>();
+      for (const side of order) {
+        const before = await side.process.stats();
+        const result = await closedLoop(side.load, { total: perRound, concurrency, make, maxDurationMs: 120_000 });
+        const after = await side.process.stats();
+        if (result.ok !== perRound) throw new Error(`${side.name}: ${result.ok}/${perRound} answered 2xx (${JSON.stringify(result.statuses)}; ${result.firstError ?? ''})`);
+        results.set(side.name, result);
+        maxRate[side.name].push(result);
+        cpuPerRequest[side.name].push(cpuMsBetween(before, after) / perRound);
+        await drain(sides);
+      }
+      const b = results.get('baseline');
+      const r = results.get('relais');
+      if (!b || !r) throw new Error('a side did not run');
+      throughputRatios.push(r.throughput / b.throughput);
+      p99Ratios.push(percentile(r.latenciesMs, 99) / percentile(b.latenciesMs, 99));
+      console.log(
+        `round ${round + 1}/${rounds}: baseline ${fmt(b.throughput, 0)} req/s p99 ${fmt(percentile(b.latenciesMs, 99), 1)} ms | relais ${fmt(r.throughput, 0)} req/s p99 ${fmt(percentile(r.latenciesMs, 99), 1)} ms`,
+      );
+    }
+
+    // Open loop at half the baseline's maximum rate (its median over the rounds).
+    const baselineMax = median(maxRate.baseline.map((r) => r.throughput));
+    const rate = Math.max(1, Math.round(baselineMax / 2));
+    const ackP99: Record<Side['name'], number[]> = { baseline: [], relais: [] };
+    const ackP50: Record<Side['name'], number[]> = { baseline: [], relais: [] };
+    const skipped: Record<Side['name'], number> = { baseline: 0, relais: 0 };
+    const openRounds = Math.max(1, Math.ceil(rounds / 2));
+    for (let round = 0; round < openRounds; round++) {
+      const order = round % 2 === 0 ? [...sides].reverse() : sides;
+      for (const side of order) {
+        const result = await openLoop(side.load, { ratePerSecond: rate, durationMs: openLoopMs, make, maxInFlight: 512 });
+        if (result.ok + result.skipped !== Math.floor((openLoopMs / 1000) * rate)) {
+          throw new Error(`${side.name}: open loop answered ${JSON.stringify(result.statuses)}; ${result.firstError ?? ''}`);
+        }
+        ackP99[side.name].push(percentile(result.latenciesMs, 99));
+        ackP50[side.name].push(percentile(result.latenciesMs, 50));
+        skipped[side.name] += result.skipped;
+        await drain(sides);
+      }
+    }
+
+    const tp = spread(throughputRatios);
+    const p99 = spread(p99Ratios);
+    const relaisAck = spread(ackP99.relais);
+    console.log('');
+    console.log(
+      table([
+        ['side', 'max req/s (median)', 'p50 ms', 'p99 ms', 'CPU ms/request', `ack p50 / p99 ms at ${rate} req/s`],
+        ...sides.map((s) => [
+          s.name,
+          fmt(median(maxRate[s.name].map((r) => r.throughput)), 0),
+          fmt(median(maxRate[s.name].map((r) => percentile(r.latenciesMs, 50))), 1),
+          fmt(median(maxRate[s.name].map((r) => percentile(r.latenciesMs, 99))), 1),
+          fmt(median(cpuPerRequest[s.name]), 3),
+          `${fmt(median(ackP50[s.name]), 1)} / ${fmt(median(ackP99[s.name]), 1)}${skipped[s.name] ? ` (${skipped[s.name]} skipped: over 512 in flight)` : ''}`,
+        ]),
+      ]),
+    );
+    console.log('');
+    console.log(`throughput ratio relais/baseline: ${formatSpread(tp)}  → ${verdict(tp.median, { atLeast: 0.8 })}`);
+    console.log(`p99 latency ratio relais/baseline: ${formatSpread(p99)}  → ${verdict(p99.median, { atMost: 1.5 })}`);
+    console.log(`relais p99 acknowledgement at ${rate} req/s (half the baseline's max): ${formatSpread(relaisAck, 1, ' ms')}  → ${verdict(relaisAck.median, { below: 250 })}`);
+  } finally {
+    for (const side of sides) {
+      side.load.close();
+      await side.queue.close();
+    }
+    for (const child of started) await child.stop();
+    await stack.stop();
+  }
+}
+
+/** Nothing consumes the queues here: empty them between runs so Redis holds the same amount for each side. */
+async function drain(sides: Side[]): Promise<void> {
+  for (const side of sides) await side.queue.drain(true);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
