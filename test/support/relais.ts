@@ -137,10 +137,15 @@ export interface TestRelaisOptions {
   deliveryOutcome?: DispatchEmulatorOptions['deliveryOutcome'];
   /** Serves the dashboard (RELAIS_DASHBOARD_TOKEN) from the web process. */
   dashboardToken?: string;
+  // ---- chaos suite (test/chaos): additive ----
+  /** A Redis the test started itself (AOF on, a memory limit, restarted on its port); default: a private one. */
+  redis?: TestRedis;
+  /** Where the web process and the in-process worker reach Redis, e.g. a fault proxy in front of it; default: redis.url. */
+  redisUrl?: string;
 }
 
 export async function startTestRelais(options: TestRelaisOptions = {}): Promise<TestRelais> {
-  const redis = await startRedis();
+  const redis = options.redis ?? (await startRedis());
   const secrets = options.secrets ?? makeSecrets();
   const logger = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const emulator = await startDispatchEmulator({
@@ -167,7 +172,7 @@ export async function startTestRelais(options: TestRelaisOptions = {}): Promise<
   const shops = buildShopRegistry(document, (ref) => ('env' in ref ? env[ref.env] : undefined));
   const prefix = `{${redis.prefix}}`;
   const resolver = NeighbourhoodResolver.load();
-  const base = { redisUrl: redis.url, prefix, shops, logger };
+  const base = { redisUrl: options.redisUrl ?? redis.url, prefix, shops, logger };
   const web = await startWeb({ ...base, port: 0, dashboardToken: options.dashboardToken });
   const launchWorker = () => startWorker({ ...base, resolver, concurrency: 4, lockMs: options.lockMs, pollIntervalMs: options.pollIntervalMs });
   const started: RunningWorker[] = [];
