@@ -16,7 +16,7 @@ import { QUEUE } from '../src/jobs/queues.js';
 import { closedLoop, HttpLoad, openLoop, type LoadResult, type RequestSpec } from './lib/load.js';
 import { ShopifyOrderStream } from './lib/orders.js';
 import { cpuMsBetween, startProcess, type BenchProcess } from './lib/processes.js';
-import { benchFlags, controlQueue, header, startStack, type BenchStack } from './lib/stack.js';
+import { benchFlags, controlQueue, header, startStack } from './lib/stack.js';
 import { fmt, formatSpread, median, percentile, spread, table, verdict } from './lib/stats.js';
 
 const BARE_PREFIX = '{bench-bare}';
