@@ -486,7 +486,7 @@ function sendDocument(admin: ShopifyAdminClient, document: string, variables: Re
 
 // ---- WooCommerce ---------------------------------------------------------------------------------------------
 
-export function wooRestFor(shop: WooShopConfig, options: { timeoutMs?: number; logger?: Logger } = {}): WooOperatorRest {
+export function wooOperatorRestFor(shop: WooShopConfig, options: { timeoutMs?: number; logger?: Logger } = {}): WooOperatorRest {
   return createWooOperatorRest({
     url: shop.woocommerce.url, consumerKey: shop.woocommerce.consumerKey, consumerSecret: shop.woocommerce.consumerSecret,
     timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS, logger: options.logger ?? silentLogger,
@@ -630,7 +630,7 @@ async function checkShop(
       if (shop.policy.checkoutRates.enabled) results.push(await checkShopifyCarrierService(shop, admin, context.publicUrl, context.fix));
     }
   } else {
-    const rest = wooRestFor(shop, clientOptions);
+    const rest = wooOperatorRestFor(shop, clientOptions);
     const credentials = await checkWooShop(shop, rest);
     results.push(...credentials);
     if (credentials[0]?.status !== 'ok') return results;
