@@ -57,6 +57,9 @@ export interface OrderCase {
   now: Date;
 }
 
+/** Ledger states that are an end, as the step the service shows for it. */
+const FINAL_STATE_STEP: Partial<Record<OrderRecord['state'], DeliveryStep>> = { cancelled: 'cancelled', delivered: 'delivered', returned: 'returned' };
+
 const stepOf = (shipment: WireShipment): DeliveryStep | undefined => stepOfServiceState(shipment.status);
 
 /** A shipment whose run can still happen or is happening (unknown states count as live: never assume an end). */
@@ -243,7 +246,9 @@ export function assessOrder(c: OrderCase): Assessment[] {
   // The service moved on and the ledger (hence the shop) did not hear of it.
   if (record && record.shipment?.shipmentId === primary.shipmentId && step !== undefined) {
     const known = record.delivery?.step;
-    const behind = known === undefined ? step !== 'created' : movesForward(known, step);
+    // A cancellation Relais made itself ends the order (state `cancelled`) without a delivery step: not drift.
+    const endedAlike = FINAL_STATE_STEP[record.state] === step;
+    const behind = !endedAlike && (known === undefined ? step !== 'created' : movesForward(known, step));
     if (behind) {
       found.push({
         kind: 'status_drift',

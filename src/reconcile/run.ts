@@ -227,10 +227,13 @@ class Run {
 
     const figureInputs: FigureInput[] = [];
     for (const c of cases) {
-      if (c.shopSide.kind !== 'order') continue;
+      // A delivered cash-on-delivery order, once marked paid, no longer reads as one to ship (nothing left to
+      // collect): its figures come from the order as Relais shipped it.
+      const order = c.shopSide.kind === 'order' ? c.shopSide.order : c.shopSide.kind === 'unreadable' ? c.record?.order : undefined;
+      if (!order) continue;
       const shipment = primaryShipment(c.shipments, c.record);
       const openClaims = shipment ? (c.claims.get(shipment.shipmentId) ?? []).filter(isOpenClaim).length : 0;
-      figureInputs.push({ order: c.shopSide.order, ...(c.record ? { record: c.record } : {}), ...(shipment ? { shipment } : {}), openClaims });
+      figureInputs.push({ order, ...(c.record ? { record: c.record } : {}), ...(shipment ? { shipment } : {}), openClaims });
     }
     const shipmentsChecked = new Set(cases.flatMap((c) => c.shipments.map((s) => s.shipmentId))).size;
     deps.progress?.(`${shop.id}: done, ${findings.length} finding(s)`);
