@@ -1,7 +1,7 @@
 /**
  * Checkout prices against the ceiling of the same stack, as ratios measured in one run.
  *
- *   npx tsx bench/checkout-rates.bench.ts [--rounds 5] [--concurrency 16] [--hits 600] [--misses 300]
+ *   npx tsx bench/checkout-rates.bench.ts [--rounds 5] [--concurrency 16] [--hits 2000] [--misses 600]
  *
  * Everything on 127.0.0.1: a private redis-server, the dispatch emulator, the real Relais web process (createApp,
  * so the checkout routes are mounted as in production) and two bare Express baselines, all in this process; the
@@ -37,14 +37,16 @@ const args = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ''), process.argv[i + 1] ?? '');
 const ROUNDS = Number(args.get('rounds') ?? 5);
 const CONCURRENCY = Number(args.get('concurrency') ?? 16);
-const HITS = Number(args.get('hits') ?? 600);
-const MISSES = Number(args.get('misses') ?? 300);
+const HITS = Number(args.get('hits') ?? 2000);
+const MISSES = Number(args.get('misses') ?? 600);
 
 interface Signed {
   body: string;
   signature: string;
 }
 interface RunResult {
+  /** CPU time of this process (the servers) per request, in µs: steadier than wall time on a shared machine. */
+  cpuUs: number;
   requests: number;
   seconds: number;
   rps: number;
@@ -76,6 +78,7 @@ function one(r) {
     req.end(r.body);
   });
 }
+process.stdout.write('R\\n');
 const began = performance.now();
 await Promise.all(Array.from({ length: concurrency }, async () => { while (next < requests.length) await one(requests[next++]); }));
 const seconds = (performance.now() - began) / 1000;
@@ -89,9 +92,19 @@ function load(url: string, requests: Signed[], extraHeaders: Record<string, stri
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--input-type=module', '-e', LOADER], { stdio: ['pipe', 'pipe', 'inherit'] });
     let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    let cpuAtStart: NodeJS.CpuUsage | undefined;
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      // The child says R once it has read its requests: CPU counts from there (not the cost of sending them).
+      if (cpuAtStart === undefined && out.startsWith('R\n')) cpuAtStart = process.cpuUsage();
+    });
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as RunResult) : reject(new Error(`load generator exited ${String(code)}`))));
+    child.on('close', (code) => {
+      if (code !== 0 || cpuAtStart === undefined) return reject(new Error(`load generator exited ${String(code)}`));
+      const cpu = process.cpuUsage(cpuAtStart);
+      const result = JSON.parse(out.slice(2)) as Omit<RunResult, 'cpuUs'>;
+      resolve({ ...result, cpuUs: (cpu.user + cpu.system) / result.requests });
+    });
     child.stdin.end(JSON.stringify({ url, headerName: 'x-shopify-hmac-sha256', requests, concurrency: CONCURRENCY, extraHeaders }));
   });
 }
@@ -160,7 +173,7 @@ async function main(): Promise<void> {
       const r = resolver.resolve({ country: 'SN', fields: { address1: n, city: 'Dakar' } });
       return r.ok && r.neighbourhood.name === n;
     })
-    .slice(0, 40);
+    .slice(0, 60);
   const GRAMS = [300, 800, 1500, 2500, 4000, 6000, 9000, 12_000, 18_000, 25_000, 35_000, 45_000];
   const sign = (destination: string, grams: number): Signed => {
     const body = structuredClone(published);
@@ -206,18 +219,26 @@ async function main(): Promise<void> {
 
   const redisVersion = /redis_version:(\S+)/.exec(await baselineRedis.info('server'))?.[1] ?? '?';
   console.log(`checkout-rates bench: Node ${process.version}, Redis ${redisVersion}, ${String(ROUNDS)} rounds (+1 warm-up), concurrency ${String(CONCURRENCY)}, ${String(HITS)} hit / ${String(misses.length)} miss requests per run, ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  console.log('\nscenario        req/s median (spread)     p99 ms median (spread)');
+  console.log('\nscenario        req/s median (spread)     p99 ms median (spread)    server CPU µs/request median (spread)');
   for (const [name, runs] of Object.entries(results)) {
     const rps = runs.map((r) => r.rps);
     const p99 = runs.map((r) => r.p99);
-    console.log(`${name.padEnd(15)} ${median(rps).toFixed(0).padStart(6)} (${spread(rps, 0)})`.padEnd(42) + `${median(p99).toFixed(1).padStart(6)} (${spread(p99, 1)})`);
+    const cpu = runs.map((r) => r.cpuUs);
+    console.log(
+      `${name.padEnd(15)} ${median(rps).toFixed(0).padStart(6)} (${spread(rps, 0)})`.padEnd(42) +
+        `${median(p99).toFixed(1).padStart(6)} (${spread(p99, 1)})`.padEnd(26) +
+        `${median(cpu).toFixed(0).padStart(6)} (${spread(cpu, 0)})`,
+    );
   }
-  const ratio = (a: string, b: string, field: 'rps' | 'p99') => results[a]!.map((r, i) => r[field] / results[b]![i]![field]);
+  const ratio = (a: string, b: string, field: 'rps' | 'p99' | 'cpuUs') => results[a]!.map((r, i) => r[field] / results[b]![i]![field]);
   console.log('\nratio (per round, then median and spread)');
   for (const [a, b] of [['relais hit', 'baseline'], ['relais miss', 'baseline'], ['relais miss', 'baseline miss']] as const) {
     const t = ratio(a, b, 'rps');
     const p = ratio(a, b, 'p99');
-    console.log(`${`${a} / ${b}`.padEnd(30)} throughput ${median(t).toFixed(2)} (${spread(t, 2)})   p99 ${median(p).toFixed(2)} (${spread(p, 2)})`);
+    const c = ratio(a, b, 'cpuUs');
+    console.log(
+      `${`${a} / ${b}`.padEnd(30)} throughput ${median(t).toFixed(2)} (${spread(t, 2)})   p99 ${median(p).toFixed(2)} (${spread(p, 2)})   CPU/request ${median(c).toFixed(2)} (${spread(c, 2)})`,
+    );
   }
 
   await new Promise<void>((resolve) => baseline.server.close(() => resolve()));
