@@ -79,6 +79,8 @@ const policySchema = z
     neighbourhoodAliases: z.record(z.string(), z.string()).default({}),
     /** Let Shopify e-mail the customer the tracking link when the fulfillment is created. */
     notifyCustomer: z.boolean().default(true),
+    /** Dispatch calls per second for this shop, across every worker (the service's own limits are not shown). */
+    dispatchCallsPerSecond: z.number().int().min(1).max(1000).default(20),
     /** Bound after which a shipment left unready is reported (minutes). */
     unreadyAlertMinutes: z.number().int().positive().default(30),
     /** Delivery prices at checkout; every field is described above checkoutRatesSchema. */

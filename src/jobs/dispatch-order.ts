@@ -24,6 +24,7 @@ import type { OrderLedger, OrderRecord, OrderState, ShipmentProgress } from '../
 import type { Logger } from '../log.js';
 import type { DispatchJob } from './queues.js';
 import { withOrderLock } from './order-lock.js';
+import type { ShopRateLimiter } from './rate-limit.js';
 
 export type DispatchClientLike = Pick<
   DispatchClient,
@@ -49,6 +50,8 @@ export interface PipelineDeps {
   weightsFor?(shop: ShopConfig): ((order: StoreOrder) => Promise<StoreOrder>) | undefined;
   /** Told of every dispatch call the pipeline makes, as timed for the timeline (metrics: latency, errors by code). */
   onDispatchCall?(call: { operation: string; ms: number; error?: unknown }): void;
+  /** Paces this shop's dispatch calls (policy.dispatchCallsPerSecond) across every worker; absent: unpaced. */
+  rateLimiter?: ShopRateLimiter;
 }
 
 export type DispatchOutcome =
@@ -91,7 +94,7 @@ async function dispatchLocked(job: DispatchJob, deps: PipelineDeps): Promise<Dis
 
   const log = deps.logger.child({ shop: shop.id, order: order.orderName, externalOrderId: order.externalOrderId });
   const client = deps.dispatchClientFor(shop);
-  const call = tracker(deps, order.externalOrderId);
+  const call = tracker(deps, order.externalOrderId, shop);
 
   try {
     let shipment = record.shipment;
@@ -229,8 +232,10 @@ async function hold(deps: PipelineDeps, record: OrderRecord, reason: HoldReason)
 type Tracker = <T>(operation: string, fn: () => Promise<T>) => Promise<T>;
 
 /** Records every dispatch call on the order's timeline: what, when, how long, how it ended. */
-function tracker(deps: PipelineDeps, externalOrderId: string): Tracker {
+function tracker(deps: PipelineDeps, externalOrderId: string, shop: ShopConfig): Tracker {
   return async (operation, fn) => {
+    // Waiting for the shop's pacing window is not part of the call's latency.
+    await deps.rateLimiter?.acquire(shop.id, shop.policy.dispatchCallsPerSecond);
     const started = Date.now();
     let result: Awaited<ReturnType<typeof fn>>;
     try {

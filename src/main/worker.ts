@@ -8,6 +8,7 @@
  */
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { NeighbourhoodResolver } from '../geo/resolver.js';
+import { ShopRateLimiter } from '../jobs/rate-limit.js';
 import { dispatchOrder, type DispatchOutcome } from '../jobs/dispatch-order.js';
 import { QUEUE, retryDelayMs, stableJobId, type DeliveryJob, type DispatchJob, type MaintenanceJob, type ShopEventJob } from '../jobs/queues.js';
 import { cancelDelivery, syncDelivery, type CancelOutcome, type DeliveryDeps, type DeliveryOutcome } from '../jobs/sync-delivery.js';
@@ -49,6 +50,7 @@ export interface RunningWorker {
 
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const runtime = createRuntime(options);
+  const rateLimiter = new ShopRateLimiter(runtime.redis, options.prefix);
   const { logger } = options;
   const metrics = new RelaisMetrics();
   metrics.watchQueues(runtime.queues.all());
@@ -77,6 +79,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           redis: runtime.redis, prefix: options.prefix, now: runtime.now, weightsFor: runtime.weightsFor,
           logger: logger.child({ shop: job.data.shopId, job: job.id }),
           onDispatchCall: (call) => metrics.observeDispatchCall(call),
+          rateLimiter,
         });
         if (outcome.kind === 'ready') {
           // Write the tracking link into the shop now rather than at the first delivery webhook.

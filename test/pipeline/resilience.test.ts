@@ -101,3 +101,32 @@ describe('with the worker as a separate process', () => {
     }
   }, 60_000);
 });
+
+describe('per-shop pacing of dispatch calls', () => {
+  let relais: TestRelais;
+  beforeAll(async () => {
+    relais = await startTestRelais({ policy: { dispatchCallsPerSecond: 2 } });
+  });
+  afterAll(async () => {
+    await relais?.stop();
+  });
+
+  it('a shop limited to 2 calls per second never makes more, and every order still ships', async () => {
+    const payloads = [shopifyOrderPayload(), shopifyOrderPayload(), shopifyOrderPayload()];
+    await Promise.all(payloads.map((p) => postShopify(relais, 'orders/create', p)));
+    const ids = payloads.map((p) => shopifyExternalId(p.id));
+    for (const id of ids) await waitForState(relais, id, ['ready'], 30_000);
+    const calls = (await Promise.all(ids.map((id) => relais.worker.runtime.ledger.timeline(id))))
+      .flat()
+      .filter((e) => e.system === 'dispatch');
+    expect(calls.length).toBeGreaterThanOrEqual(9);
+    const perSecond = new Map<number, number>();
+    // A call's timeline entry is written when it ends; it started (took its token) at most `ms` earlier.
+    for (const c of calls) {
+      const second = Math.floor((Date.parse(c.at) - (c.ms ?? 0)) / 1000);
+      perSecond.set(second, (perSecond.get(second) ?? 0) + 1);
+    }
+    expect(Math.max(...perSecond.values())).toBeLessThanOrEqual(2 + 1);
+    for (const id of ids) expect(shipmentsFor(relais, id)).toHaveLength(1);
+  }, 60_000);
+});
