@@ -5,6 +5,7 @@
 import { NeighbourhoodResolver } from '../geo/resolver.js';
 import { replayOrder } from '../jobs/replay.js';
 import type { Runtime } from '../main/runtime.js';
+import { reconciliationSummaries } from '../reconcile/index.js';
 import { RedisSessionRevocations } from './auth.js';
 import type { DashboardDeps, ReconciliationSummaryStore } from './ports.js';
 
@@ -27,7 +28,8 @@ export function dashboardDepsFor(runtime: Runtime, wiring: DashboardWiring): Das
     replay: (externalOrderId) => replayOrder(runtime, externalOrderId),
     now: () => runtime.now(),
     revocations: new RedisSessionRevocations(runtime.redis, runtime.options.prefix),
-    reconciliation: wiring.reconciliation,
+    // The latest reconciliation run of each shop, as src/reconcile stores it (undefined until one has run).
+    reconciliation: wiring.reconciliation ?? reconciliationSummaries(runtime),
     logger: runtime.options.logger.child({ component: 'dashboard' }),
     sessionTtlMs: wiring.sessionTtlMs,
   };

@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startShopifyEmulator, type ShopifyEmulator } from '../../src/emulators/shopify/index.js';
 import { startWooEmulator, type WooEmulator } from '../../src/emulators/woocommerce/index.js';
+import { dashboardDepsFor } from '../../src/dashboard/wiring.js';
 import { listDisputesForOrder, openDisputeForOrder } from '../../src/disputes/disputes.js';
 import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
 import { startWorker } from '../../src/main/worker.js';
@@ -340,6 +341,9 @@ describe('outputs and the command line', () => {
     expect(summary?.days.find((d) => d.day === dayIso(-2))).toEqual({ day: dayIso(-2), codExpectedXof: 44_000, codCollectedXof: 17_000, heldInDisputeXof: 0 });
     const shopify = summary?.shops.find((s) => s.shopId === SHOPIFY_SHOP_ID);
     expect(shopify?.findings).toEqual(expect.arrayContaining([expect.objectContaining({ kind: 'cod_mismatch', count: 1, repaired: 0 })]));
+    // The dashboard's port, as the web process wires it.
+    const port = dashboardDepsFor(runtime(), { token: 'a'.repeat(32), resolver: NeighbourhoodResolver.load() }).reconciliation;
+    expect(await port?.latestSummary()).toEqual(summary);
   });
 
   it('runs as a repeatable job of the maintenance queue, repairing, and a later run repairs nothing new', async () => {
