@@ -13,12 +13,18 @@ describe('npm run demo', () => {
       const byScenario = Object.fromEntries(demo.outcomes.map((o) => [o.scenario, o]));
       expect(byScenario['Shopify, cash on delivery']?.state).toBe('delivered');
       expect(byScenario['Shopify, cash on delivery']?.detail).toMatch(/collect 17000 XOF/);
+      expect(byScenario['Shopify, cash on delivery']?.inShop).toBe('tracking link + 4 steps + paid');
+      expect(byScenario['Shopify, cash on delivery, courier cannot deliver']?.inShop).not.toMatch(/paid/);
+      expect(byScenario['WooCommerce, cash on delivery']?.inShop).toMatch(/paid$/);
       expect(byScenario['Shopify, prepaid (paid a moment later)']?.state).toBe('delivered');
       expect(byScenario['Shopify, address without a neighbourhood']?.state).toBe('held');
       expect(byScenario['Shopify, address without a neighbourhood']?.detail).toMatch(/Rue 10/);
       expect(byScenario['Shopify, cash on delivery, courier cannot deliver']?.state).toBe('returned');
       expect(byScenario['WooCommerce, cash on delivery']?.state).toBe('delivered');
       expect(lines.join('\n')).toMatch(/order\s+scenario\s+outcome/);
+      // The dashboard is served, and its token is not printed.
+      expect(lines.join('\n')).toContain(`Dashboard: ${demo.dashboardUrl}`);
+      expect((await fetch(`${demo.dashboardUrl}/login`)).status).toBe(200);
     } finally {
       await demo.stop();
     }

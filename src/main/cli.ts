@@ -99,7 +99,7 @@ program
   .option('--port <port>', 'port of the web process (default: any free port)', (v) => Number.parseInt(v, 10))
   .action(async (options: { once?: boolean; port?: number }) => {
     const env = readEnv();
-    const demo = await runDemo({ redisUrl: rawEnvironment().REDIS_URL === undefined ? undefined : env.REDIS_URL, port: options.port, once: options.once, logLevel: env.LOG_LEVEL === 'info' ? 'warn' : env.LOG_LEVEL });
+    const demo = await runDemo({ redisUrl: rawEnvironment().REDIS_URL === undefined ? undefined : env.REDIS_URL, port: options.port, once: options.once, logLevel: env.LOG_LEVEL === 'info' ? 'warn' : env.LOG_LEVEL, dashboardToken: env.RELAIS_DASHBOARD_TOKEN });
     if (options.once) {
       await demo.stop();
       process.exit(0);

@@ -11,7 +11,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { buildShopRegistry } from '../config/shops.js';
 import { startDispatchEmulator, type DispatchEmulator } from '../emulators/dispatch/index.js';
@@ -32,6 +35,8 @@ export interface DemoOptions {
   stepMs?: number;
   print?: (line: string) => void;
   logLevel?: string;
+  /** The dashboard's token; generated for the run when absent (written to a private file, never printed). */
+  dashboardToken?: string;
 }
 
 export interface DemoOutcome {
@@ -39,13 +44,17 @@ export interface DemoOutcome {
   order: string;
   scenario: string;
   state: string;
+  /** Where it goes and what the courier collects, or why it is held. */
   detail: string;
+  /** What Relais wrote into the shop: tracking link, delivery steps, paid. */
+  inShop: string;
+  trackingUrl?: string;
 }
 
 const SHOPIFY_DOMAIN = 'dakar-mode.myshopify.com';
 const WOO_SHOP = 'abidjan-tech';
 
-export async function runDemo(options: DemoOptions = {}): Promise<{ outcomes: DemoOutcome[]; stop(): Promise<void> }> {
+export async function runDemo(options: DemoOptions = {}): Promise<{ outcomes: DemoOutcome[]; dashboardUrl: string; stop(): Promise<void> }> {
   const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
   const logger = createLogger({ level: options.logLevel ?? 'warn', name: 'demo' });
   const stops: (() => Promise<void>)[] = [];
@@ -106,7 +115,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<{ outcomes: De
     );
     const prefix = `{relais-demo-${randomBytes(3).toString('hex')}}`;
     const base = { redisUrl: redis.url, prefix, shops, logger };
-    const web: RunningWeb = await startWeb({ ...base, port: options.port ?? 0 });
+    const dashboardToken = options.dashboardToken ?? randomBytes(24).toString('base64url');
+    const web: RunningWeb = await startWeb({ ...base, port: options.port ?? 0, dashboardToken });
     stops.push(() => web.close());
     const worker: RunningWorker = await startWorker({ ...base, resolver: NeighbourhoodResolver.load(), concurrency: 5, pollIntervalMs: 5_000 });
     stops.push(() => worker.close());
@@ -168,16 +178,26 @@ export async function runDemo(options: DemoOptions = {}): Promise<{ outcomes: De
     const records = await Promise.all(tracked.map((t) => worker.runtime.ledger.get(t.ext)));
     const outcomes: DemoOutcome[] = tracked.map((t, i) => ({
       shop: t.shop, order: t.order, scenario: t.scenario, state: records[i]?.state ?? 'not received', detail: records[i] ? detail(records[i]) : '',
+      inShop: records[i] ? writtenInShop(records[i]) : '', trackingUrl: records[i]?.shipment?.publicTrackingUrl,
     }));
     print('');
     print(table(outcomes));
     print('');
     print(`Held orders: npm run relais -- held   (with REDIS_URL=${redis.url} RELAIS_REDIS_PREFIX=${prefix})`);
-    return { outcomes, stop };
+    print(`Dashboard: ${web.url}/dashboard  (token: ${options.dashboardToken ? 'your RELAIS_DASHBOARD_TOKEN' : `in ${writeTokenFile(dashboardToken)}`})`);
+    return { outcomes, dashboardUrl: `${web.url}/dashboard`, stop };
   } catch (error) {
     await stop();
     throw error;
   }
+}
+
+/** The generated dashboard token goes to a file only its owner can read, not to the terminal or a log. */
+function writeTokenFile(token: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'relais-demo-'));
+  const file = join(dir, 'dashboard-token');
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  return file;
 }
 
 function address(name: string, address1: string, city: string) {
@@ -193,17 +213,30 @@ function describe(r: OrderRecord): string {
 
 function detail(r: OrderRecord): string {
   if (r.state === 'held') return r.hold?.message ?? '';
-  const parts = [r.neighbourhood ? `→ ${r.neighbourhood.name}` : '', r.shipment?.orderAmountXof ? `collect ${r.shipment.orderAmountXof} XOF` : 'prepaid', r.shipment?.publicTrackingUrl ?? ''];
-  if (r.delivery?.written.paid) parts.push('marked paid in the shop');
-  return parts.filter(Boolean).join(', ');
+  const collect = r.shipment?.orderAmountXof ? `collect ${r.shipment.orderAmountXof} XOF` : 'prepaid';
+  return [r.neighbourhood ? `→ ${r.neighbourhood.name}` : '', collect].filter(Boolean).join(', ');
+}
+
+function writtenInShop(r: OrderRecord): string {
+  const written = r.delivery?.written;
+  if (!written) return r.state === 'held' ? 'nothing (held)' : '';
+  const steps = Object.keys(written.steps).length;
+  return [written.dispatch ? 'tracking link' : '', steps ? `${steps} step${steps > 1 ? 's' : ''}` : '', written.paid ? 'paid' : '']
+    .filter(Boolean)
+    .join(' + ');
 }
 
 function table(rows: DemoOutcome[]): string {
-  const head = ['order', 'scenario', 'outcome', 'detail'];
-  const cells = rows.map((r) => [r.order, r.scenario, r.state, r.detail]);
-  const widths = head.map((h, i) => Math.min(70, Math.max(h.length, ...cells.map((c) => c[i]!.length))));
-  const fmt = (c: string[]) => c.map((v, i) => v.slice(0, widths[i]).padEnd(widths[i]!)).join('  ');
-  return [fmt(head), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.map(fmt)].join('\n');
+  const head = ['order', 'scenario', 'outcome', 'neighbourhood and cash', 'written in the shop'];
+  const cells = rows.map((r) => [r.order, r.scenario, r.state, r.state === 'held' ? 'see below' : r.detail, r.inShop]);
+  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  const fmt = (c: string[]) => c.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd();
+  const lines = [fmt(head), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.map(fmt), ''];
+  for (const r of rows) {
+    if (r.state === 'held') lines.push(`${r.order} held: ${r.detail}`);
+    else if (r.trackingUrl) lines.push(`${r.order} public tracking: ${r.trackingUrl}`);
+  }
+  return lines.join('\n');
 }
 
 async function demoRedis(url: string | undefined, print: (line: string) => void): Promise<{ url: string; describe: string; stop(): Promise<void> }> {
