@@ -200,6 +200,14 @@ class Run {
       cases.push({ shop, externalOrderId: extId, ...(orderId === undefined ? {} : { orderId }), shopSide: side, record, shipments, claims: new Map(), now });
     }
 
+    // Held orders the window did not bring up (the shop has not changed them since): still waiting for a person.
+    const covered = new Set(cases.map((c) => c.externalOrderId));
+    for (const record of await deps.ledger.listHeld()) {
+      const extId = record.meta.externalOrderId;
+      if (record.meta.shopId !== shop.id || covered.has(extId)) continue;
+      cases.push({ shop, externalOrderId: extId, orderId: record.meta.orderId, shopSide: { kind: 'not_read' }, record, shipments: byExt.get(extId) ?? [], claims: new Map(), now });
+    }
+
     await this.readClaims(cases);
 
     const findings: Finding[] = [];

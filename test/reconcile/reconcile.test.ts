@@ -231,6 +231,21 @@ describe('orders whose webhook never arrived', () => {
   });
 });
 
+describe('held orders', () => {
+  it('reports a held order with its reason, even one the shop has not changed within the window', async () => {
+    const order = shopify.createOrder(SHOPIFY_DOMAIN, {
+      createdAt: at(-20), updatedAt: at(-20),
+      shippingAddress: { first_name: 'Awa', last_name: 'Diop', address1: 'Rue 10', city: 'Dakar', province: 'Dakar', country_code: 'SN', phone: '+221 77 123 45 67' },
+    });
+    const extId = shopifyExternalId(order.id);
+    await waitForState(relais, extId, ['held']);
+    const report = await run({ repair: true });
+    expect(findingsFor(report, extId)).toEqual([
+      expect.objectContaining({ kind: 'held', action: 'alert', detail: expect.stringContaining('neighbourhood_not_found'), advice: `fix the cause, then: relais replay ${extId}` }),
+    ]);
+  });
+});
+
 // ---- shipments made or left behind Relais's back ----------------------------------------------------------------
 
 describe('shipments that need a look', () => {
