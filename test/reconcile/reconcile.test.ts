@@ -59,8 +59,8 @@ afterAll(async () => {
 const runtime = () => relais.worker.runtime;
 
 /** A run as `relais reconcile` makes it; `clockAheadMs` makes Relais's clock later than the emulators'. */
-async function run(options: { repair: boolean; since?: Date; clockAheadMs?: number }): Promise<ReconciliationReport> {
-  const deps = reconcileDepsFor(runtime());
+async function run(options: { repair: boolean; since?: Date; clockAheadMs?: number; sleep?: (ms: number) => Promise<void> }): Promise<ReconciliationReport> {
+  const deps = reconcileDepsFor(runtime(), options.sleep ? { sleep: options.sleep } : {});
   const ahead = options.clockAheadMs ?? 0;
   return reconcile({ ...deps, now: () => new Date(Date.now() + ahead) }, { since: options.since ?? new Date(Date.now() - 3 * DAY_MS), repair: options.repair });
 }
@@ -300,6 +300,19 @@ describe('shipments that need a look', () => {
 });
 
 // ---- outputs, the command line, the dashboard's summary, the scheduled job ----------------------------------------
+
+describe('within the services\' limits', () => {
+  it('waits out a rate limit exactly as the dispatch service asks, then goes on', async () => {
+    relais.emulator.faults.add({ operation: 'listShipments', times: 2, fault: { kind: 'rate_limit', retryAfterSeconds: 7 } });
+    const waits: number[] = [];
+    const report = await run({ repair: false, sleep: async (ms) => { waits.push(ms); } });
+    expect(report.shops.every((s) => s.error === undefined)).toBe(true);
+    expect(waits).toEqual([7_000, 7_000]);
+    const lists = relais.emulator.calls().filter((c) => c.operation === 'listShipments');
+    expect(lists.filter((c) => c.status === 429)).toHaveLength(2);
+    expect(lists.at(-1)?.status).toBe(200);
+  });
+});
 
 describe('outputs and the command line', () => {
   it('prints JSON and CSV that parse, with the same findings and days', async () => {
