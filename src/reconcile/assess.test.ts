@@ -85,6 +85,12 @@ describe('a shipment created and never marked ready', () => {
     expect(kinds(assess({ side: { kind: 'order', order: cancelled }, shipments: [created] }))).toEqual(['cancelled_with_live_shipment']);
   });
 
+  it('is an alert, not a repair, when the shop\'s order cannot be read to confirm it still stands', () => {
+    const [found] = assess({ side: { kind: 'unreadable', code: 'no_phone', message: 'no phone' }, shipments: [created] });
+    expect(found).toMatchObject({ kind: 'never_ready', severity: 'alert', advice: expect.stringContaining('check the order') });
+    expect(found?.repair).toBeUndefined();
+  });
+
   it('is not marked ready when the shop no longer has the order', () => {
     expect(assess({ side: { kind: 'missing' }, shipments: [created] })).toEqual([]);
   });

@@ -197,13 +197,22 @@ export function assessOrder(c: OrderCase): Assessment[] {
     const ageMs = createdAt === undefined ? undefined : c.now.getTime() - createdAt;
     if (ageMs === undefined || ageMs >= boundMs) {
       const since = createdAt === undefined ? 'for an unknown time' : `for ${Math.floor(ageMs! / 60_000)} min`;
-      if (shop.policy.markReady === 'immediately') {
+      // Only for an order the shop shows as standing: never start a courier run on an order Relais could not read.
+      if (shop.policy.markReady === 'immediately' && c.shopSide.kind === 'order') {
         found.push({
           kind: 'never_ready',
           severity: 'alert',
           shipment: primary,
           detail: `created and not marked ready ${since} (bound ${shop.policy.unreadyAlertMinutes} min): no courier is offered it`,
           repair: { type: 'mark_ready', shipmentId: primary.shipmentId },
+        });
+      } else if (shop.policy.markReady === 'immediately') {
+        found.push({
+          kind: 'never_ready',
+          severity: 'alert',
+          shipment: primary,
+          detail: `created and not marked ready ${since} (bound ${shop.policy.unreadyAlertMinutes} min); the shop's order could not be read to confirm it still stands`,
+          advice: 'check the order in the shop, then mark the shipment ready with the delivery service (or cancel it)',
         });
       } else {
         found.push({

@@ -114,6 +114,13 @@ interface Window {
   runAt: Date;
 }
 
+/** A case as the run builds it: claims filled in as they are read, and the listed order's version. */
+interface RunCase extends OrderCase {
+  claims: Map<string, WireClaim[]>;
+  /** A digest of the order as the shop listed it: changes whenever the order does (replay job ids). */
+  version?: string;
+}
+
 interface ListedOrder {
   externalOrderId: string;
   orderId: string;
@@ -173,7 +180,7 @@ class Run {
     const byExt = org.byShop.get(shop.id) ?? new Map<string, WireShipment[]>();
     deps.progress?.(`${shop.id}: ${listed.size} orders, ${countShipments(byExt)} shipments; matching`);
 
-    const cases: OrderCase[] = [];
+    const cases: RunCase[] = [];
     const now = deps.now();
     for (const order of listed.values()) {
       const record = await deps.ledger.get(order.externalOrderId);
@@ -183,7 +190,10 @@ class Run {
         const found = await this.call('getShipmentByExternalOrder', () => client.getShipmentByExternalOrder(order.externalOrderId));
         if (found) shipments = [found];
       }
-      cases.push({ shop, externalOrderId: order.externalOrderId, orderId: order.orderId, shopSide: order.side, record, shipments, claims: new Map(), now });
+      cases.push({
+        shop, externalOrderId: order.externalOrderId, orderId: order.orderId, shopSide: order.side, record, shipments, claims: new Map(), now,
+        version: createHash('sha256').update(JSON.stringify(order.payload)).digest('hex'),
+      });
     }
 
     // Shipments of this shop created in the window whose order the listing did not show (not changed since).
@@ -319,8 +329,8 @@ class Run {
   }
 
   /** Claims of the shipments where a claim matters: finished runs, held settlements, claims Relais opened. */
-  private async readClaims(cases: OrderCase[]): Promise<void> {
-    const wanted: { c: OrderCase; shipment: WireShipment }[] = [];
+  private async readClaims(cases: RunCase[]): Promise<void> {
+    const wanted: { c: RunCase; shipment: WireShipment }[] = [];
     for (const c of cases) {
       const known = await this.deps.redis.exists(`${this.deps.prefix}:disputes:${c.externalOrderId}`);
       for (const shipment of c.shipments) {
@@ -331,7 +341,7 @@ class Run {
     await mapLimit(wanted, CLAIM_READS_AT_ONCE, async ({ c, shipment }) => {
       const client = this.deps.dispatchClientFor(c.shop);
       const claims: WireClaim[] = await this.call('listShipmentDisputes', () => client.listShipmentDisputes(shipment.shipmentId));
-      (c.claims as Map<string, WireClaim[]>).set(shipment.shipmentId, claims);
+      c.claims.set(shipment.shipmentId, claims);
       // A decided claim's outcome goes into the order's history the first time any run sees it.
       if (claims.length > 0) {
         await recordClaims(this.deps, c.externalOrderId, claims.map((claim) => disputeView(claim, shipment.shipmentId)));
@@ -340,13 +350,13 @@ class Run {
   }
 
   /** Turns an assessment into a finding, carrying out its repair when the run repairs. */
-  private async settle(shop: ShopConfig, lister: ShopOrderLister, c: OrderCase, a: Assessment): Promise<Finding> {
-    const order = c.shopSide.kind === 'order' ? c.shopSide.order : undefined;
+  private async settle(shop: ShopConfig, lister: ShopOrderLister, c: RunCase, a: Assessment): Promise<Finding> {
+    const orderName = c.shopSide.kind === 'order' ? c.shopSide.order.orderName : c.record?.meta.orderName;
     const finding: Finding = {
       kind: a.kind,
       shopId: shop.id,
       externalOrderId: c.externalOrderId,
-      ...(order?.orderName ?? c.record?.meta.orderName ? { orderName: order?.orderName ?? c.record?.meta.orderName } : {}),
+      ...(orderName === undefined ? {} : { orderName }),
       ...(a.shipment ? { shipmentId: a.shipment.shipmentId, shipmentStatus: a.shipment.status } : {}),
       ...(a.amountXof === undefined ? {} : { amountXof: a.amountXof }),
       action: a.severity,
@@ -367,7 +377,7 @@ class Run {
     }
   }
 
-  private async carryOut(shop: ShopConfig, lister: ShopOrderLister, c: OrderCase, repair: Repair): Promise<{ action: FindingAction; note: string }> {
+  private async carryOut(shop: ShopConfig, lister: ShopOrderLister, c: RunCase, repair: Repair): Promise<{ action: FindingAction; note: string }> {
     const { deps } = this;
     const extId = c.externalOrderId;
     switch (repair.type) {
@@ -375,8 +385,8 @@ class Run {
         // The whole order (Shopify line items are not in the listing), as its webhook would have carried it.
         const payload = await this.call('shop order', () => lister.order(repair.orderId));
         if (payload === undefined) return { action: 'alert', note: 'the shop no longer has the order; nothing replayed' };
-        const updatedAt = c.shopSide.kind === 'order' ? c.shopSide.order.updatedAt : this.window.runAt.toISOString();
-        const jobId = stableJobId('reconcile', extId, updatedAt);
+        // One replay per version of the order: a second run finds this job instead of adding one.
+        const jobId = stableJobId('reconcile', extId, c.version ?? 'unlisted');
         if (await deps.queues.shopEvents.getJob(jobId)) return { action: 'already_requested', note: 'an earlier run already replayed it' };
         await deps.queues.shopEvents.add(
           RECONCILE_TOPIC,
