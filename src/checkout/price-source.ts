@@ -6,7 +6,8 @@
  * the registry guarantees) and close them when the web process closes its Redis connection (see routes.ts).
  */
 import type { ShopConfig } from '../config/shops.js';
-import { DispatchClient, type CallOptions } from '../dispatch/client.js';
+import type { CallOptions, DispatchClient } from '../dispatch/client.js';
+import { dispatchClientForShop } from '../dispatch/for-shop.js';
 import type { WirePriceSimulation, WireSimulatePriceRequest } from '../dispatch/wire.js';
 import type { Logger } from '../log.js';
 
@@ -34,14 +35,7 @@ export class DispatchPriceSource implements PriceSource {
     if (this.#closed) throw new Error('checkout prices: the price source is closed');
     let client = this.#clients.get(shop.id);
     if (!client) {
-      client = new DispatchClient({
-        baseUrl: shop.dispatch.baseUrl,
-        trackingUrl: shop.dispatch.trackingUrl,
-        apiKey: shop.dispatch.apiKey.reveal(),
-        timeoutMs: shop.dispatch.timeoutMs,
-        logger: this.logger.child({ shop: shop.id, component: 'checkout-rates' }),
-        userAgent: 'relais-checkout-rates/0.1',
-      });
+      client = dispatchClientForShop(shop, this.logger.child({ shop: shop.id, component: 'checkout-rates' }), 'relais-checkout-rates/0.1');
       this.#clients.set(shop.id, client);
     }
     return client;

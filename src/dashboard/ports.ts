@@ -54,7 +54,7 @@ export interface DashboardDeps {
   /** RELAIS_DASHBOARD_TOKEN: what an operator types to log in, and what scripts send as a bearer token. */
   token: string;
   ledger: Pick<OrderLedger, 'get' | 'listShopOrders' | 'listHeld' | 'timeline'>;
-  aliases: Pick<AliasStore, 'add' | 'list'>;
+  aliases: Pick<AliasStore, 'add' | 'list' | 'forShop'>;
   /** Every queue, for bull-board. */
   queues: { all(): Queue[] };
   shops: ShopRegistry;

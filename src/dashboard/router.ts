@@ -4,6 +4,7 @@
  * Request flow: security headers → login/logout (public) → authentication (session cookie or bearer
  * token) → CSRF check on every state-changing request → pages, actions, bull-board.
  */
+import { resolveDeliveryAddress } from '../geo/order-address.js';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { OrderRecord, OrderState } from '../ledger/order-ledger.js';
@@ -203,13 +204,7 @@ function enabledDashboard(deps: DashboardDeps): Router {
     const shop = deps.shops.get(record.meta.shopId);
     const d = record.order?.dropoff;
     if (!shop || !d) return [];
-    const aliases = { ...shop.policy.neighbourhoodAliases, ...(await deps.aliases.list(shop.id)) };
-    const resolution = deps.resolver.resolve({
-      country: d.countryCode ?? shop.country,
-      fields: { address1: d.address1, address2: d.address2, city: d.city, province: d.province, zip: d.zip, company: d.company },
-      coords: d.coords,
-      aliases,
-    });
+    const resolution = resolveDeliveryAddress(deps.resolver, d, { country: shop.country, aliases: await deps.aliases.forShop(shop) });
     return resolution.ok ? [resolution.neighbourhood.name] : resolution.candidates.map((c) => c.name);
   }
 
@@ -331,13 +326,7 @@ function enabledDashboard(deps: DashboardDeps): Router {
     const suggestions = await suggestionsFor(record);
     const d = record.order?.dropoff;
     if (d) {
-      const aliases = { ...shop.policy.neighbourhoodAliases, ...(await deps.aliases.list(shop.id)) };
-      const check = deps.resolver.resolve({
-        country: d.countryCode ?? shop.country,
-        fields: { address1: d.address1, address2: d.address2, city: d.city, province: d.province, zip: d.zip, company: d.company },
-        coords: d.coords,
-        aliases,
-      });
+      const check = resolveDeliveryAddress(deps.resolver, d, { country: shop.country, aliases: await deps.aliases.forShop(shop) });
       if (!check.ok) {
         redirectWithFlash(req, res, back, {
           kind: 'error',

@@ -18,6 +18,7 @@ import type { DispatchClient } from '../dispatch/client.js';
 import { DispatchError } from '../dispatch/errors.js';
 import { buildCreateShipmentRequest, buildQuoteRequest, collectsCash } from '../dispatch/requests.js';
 import { ErrorCode, type WireQuote, type WireShipment } from '../dispatch/wire.js';
+import { resolveDeliveryAddress } from '../geo/order-address.js';
 import type { NeighbourhoodResolver } from '../geo/resolver.js';
 import type { AliasStore } from '../ledger/alias-store.js';
 import type { OrderLedger, OrderRecord, OrderState, ShipmentProgress } from '../ledger/order-ledger.js';
@@ -172,14 +173,7 @@ async function finishReady(
 }
 
 async function resolveDropoff(deps: PipelineDeps, shop: ShopConfig, order: StoreOrder): Promise<{ name: string; confidence: number } | HoldReason> {
-  const d = order.dropoff;
-  const aliases = { ...shop.policy.neighbourhoodAliases, ...(await deps.aliases.list(shop.id)) };
-  const resolution = deps.resolver.resolve({
-    country: d.countryCode ?? shop.country,
-    fields: { address1: d.address1, address2: d.address2, city: d.city, province: d.province, zip: d.zip, company: d.company },
-    coords: d.coords,
-    aliases,
-  });
+  const resolution = resolveDeliveryAddress(deps.resolver, order.dropoff, { country: shop.country, aliases: await deps.aliases.forShop(shop) });
   if (!resolution.ok) return { code: 'neighbourhood_not_found', message: resolution.reason };
   return { name: resolution.neighbourhood.name, confidence: resolution.confidence };
 }

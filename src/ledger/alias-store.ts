@@ -26,4 +26,9 @@ export class AliasStore {
   async list(shopId: string): Promise<Record<string, string>> {
     return this.redis.hgetall(this.key(shopId));
   }
+
+  /** Every alias in force for a shop: the registry's, overridden by those added at run time. */
+  async forShop(shop: { id: string; policy: { neighbourhoodAliases: Record<string, string> } }): Promise<Record<string, string>> {
+    return { ...shop.policy.neighbourhoodAliases, ...(await this.list(shop.id)) };
+  }
 }

@@ -5,7 +5,8 @@
  */
 import { Redis } from 'ioredis';
 import type { ShopConfig, ShopRegistry } from '../config/shops.js';
-import { DispatchClient } from '../dispatch/client.js';
+import type { DispatchClient } from '../dispatch/client.js';
+import { dispatchClientForShop } from '../dispatch/for-shop.js';
 import { AliasStore } from '../ledger/alias-store.js';
 import { OrderLedger } from '../ledger/order-ledger.js';
 import { createQueues, type RelaisQueues } from '../jobs/queues.js';
@@ -61,13 +62,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     dispatchClientFor(shop) {
       let client = clients.get(shop.id);
       if (!client) {
-        client = new DispatchClient({
-          baseUrl: shop.dispatch.baseUrl,
-          trackingUrl: shop.dispatch.trackingUrl,
-          apiKey: shop.dispatch.apiKey.reveal(),
-          timeoutMs: shop.dispatch.timeoutMs,
-          logger: options.logger.child({ shop: shop.id }),
-        });
+        client = dispatchClientForShop(shop, options.logger.child({ shop: shop.id }));
         clients.set(shop.id, client);
       }
       return client;

@@ -1,0 +1,23 @@
+/**
+ * Resolving a shop order's delivery address: the one way the pipeline, the dashboard and the
+ * operator's tools ask "which neighbourhood is this?", so they can never disagree.
+ */
+import type { StoreAddress } from '../domain/order.js';
+import type { NeighbourhoodResolver, Resolution } from './resolver.js';
+
+export function resolveDeliveryAddress(
+  resolver: Pick<NeighbourhoodResolver, 'resolve'>,
+  address: StoreAddress,
+  context: { country: string; aliases: Record<string, string> },
+): Resolution {
+  return resolver.resolve({
+    // The address's own country wins: a shop may deliver beyond its home country.
+    country: address.countryCode ?? context.country,
+    fields: {
+      address1: address.address1, address2: address.address2, city: address.city,
+      province: address.province, zip: address.zip, company: address.company,
+    },
+    coords: address.coords,
+    aliases: context.aliases,
+  });
+}
