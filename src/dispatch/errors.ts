@@ -6,23 +6,10 @@
  * Nothing in an error ever carries the API key: messages are built from the operation, the status and the
  * service's code, and a service message is scrubbed of the key before it is kept (see http.ts).
  */
+import type { OperationName } from './wire.js';
 
-/** The twelve operations of the dispatch service (spec section 4). */
-export const DISPATCH_OPERATIONS = [
-  'createQuote',
-  'getQuote',
-  'createShipment',
-  'getShipment',
-  'listShipments',
-  'getShipmentByExternalOrder',
-  'markReady',
-  'cancelShipment',
-  'openDispute',
-  'listShipmentDisputes',
-  'trackByCode',
-  'simulatePrice',
-] as const;
-export type OperationName = (typeof DISPATCH_OPERATIONS)[number];
+/** The twelve operations of the dispatch service (spec section 4); the list lives with the wire names. */
+export { OPERATIONS as DISPATCH_OPERATIONS, type OperationName } from './wire.js';
 
 /**
  * - `network`: no answer (refused, reset, dropped mid-answer, aborted by the caller). The operation MAY have

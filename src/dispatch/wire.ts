@@ -32,6 +32,23 @@ export const paths = {
   simulatePrice: `${API_PREFIX}/tracking/simulate-price`,
 } as const;
 
+/** The twelve operations of the service (spec section 4), by the names the client and the emulator share. */
+export const OPERATIONS = [
+  'createQuote',
+  'getQuote',
+  'createShipment',
+  'getShipment',
+  'listShipments',
+  'getShipmentByExternalOrder',
+  'markReady',
+  'cancelShipment',
+  'openDispute',
+  'listShipmentDisputes',
+  'trackByCode',
+  'simulatePrice',
+] as const;
+export type OperationName = (typeof OPERATIONS)[number];
+
 /** Spec section 5. */
 export const API_KEY_HEADER = 'X-Api-Key';
 export const LIVE_KEY_PREFIX = 'pk_live_';

@@ -1,7 +1,7 @@
 /**
  * Dispatch emulator: a faithful, standalone, in-memory server of the dispatch service described in
  * shared/spec/dispatch-api-spec.md, for tests, demos and merchants who want to try Relais safely
- * (the real service has no test keys). Agreed API: team/dispatch-contract.md, section "Emulator".
+ * (the real service has no test keys). Its programmatic API is the DispatchEmulator interface in types.ts.
  *
  *   startDispatchEmulator(options: DispatchEmulatorOptions): Promise<DispatchEmulator>
  *     Starts the service on 127.0.0.1 (random port by default) and resolves once it listens.

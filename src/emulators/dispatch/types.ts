@@ -1,8 +1,9 @@
 /**
- * Public types of the dispatch emulator, exactly as agreed in team/dispatch-contract.md ("Emulator"),
+ * Public types of the dispatch emulator: what tests, the demo and `relais emulate dispatch` program against,
  * plus a few optional, additive extras marked "extra".
  */
 import type { Logger } from '../../log.js';
+import type { OperationName } from '../../dispatch/wire.js';
 
 export interface EmulatedOrganisation {
   id: string;
@@ -12,21 +13,8 @@ export interface EmulatedOrganisation {
   webhookSecret?: string;
 }
 
-export const OPERATION_NAMES = [
-  'createQuote',
-  'getQuote',
-  'createShipment',
-  'getShipment',
-  'listShipments',
-  'getShipmentByExternalOrder',
-  'markReady',
-  'cancelShipment',
-  'openDispute',
-  'listShipmentDisputes',
-  'trackByCode',
-  'simulatePrice',
-] as const;
-export type OperationName = (typeof OPERATION_NAMES)[number];
+/** The spec's twelve operations, named as in src/dispatch/wire.ts (one list for the client and the emulator). */
+export { OPERATIONS as OPERATION_NAMES, type OperationName } from '../../dispatch/wire.js';
 
 export type FaultKind =
   | { kind: 'latency'; ms: number } // delay, then answer normally
