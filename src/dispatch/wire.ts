@@ -1,7 +1,7 @@
 /**
  * Every wire name of the dispatch service, in one module.
  *
- * The spec (shared/spec/dispatch-api-spec.md) names some fields and leaves the rest "not shown". It also
+ * The spec (docs/dispatch-api-spec.md) names some fields and leaves the rest "not shown". It also
  * contradicts itself: it says every body is snake_case, yet names `expiresAt`, `publicTrackingUrl` and
  * `orderAmountXof`. The rule we follow:
  *   - when WRITING, use the spelling the spec names (`orderAmountXof`, `quote_id`, `external_order_id`, ...);

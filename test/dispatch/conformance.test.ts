@@ -1,6 +1,6 @@
 /**
  * Conformance of the dispatch client and the dispatch emulator to the dispatch spec
- * (shared/spec/dispatch-api-spec.md), section by section: one test named after each rule.
+ * (docs/dispatch-api-spec.md), section by section: one test named after each rule.
  *
  * The client drives the emulator through real HTTP on 127.0.0.1. Time is the emulator's manual clock:
  * couriers and quote expiry move only when a test calls advance()/runUntilIdle(). Raw HTTP (fetch) is used

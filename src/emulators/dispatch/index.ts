@@ -1,6 +1,6 @@
 /**
  * Dispatch emulator: a faithful, standalone, in-memory server of the dispatch service described in
- * shared/spec/dispatch-api-spec.md, for tests, demos and merchants who want to try Relais safely
+ * docs/dispatch-api-spec.md, for tests, demos and merchants who want to try Relais safely
  * (the real service has no test keys). Its programmatic API is the DispatchEmulator interface in types.ts.
  *
  *   startDispatchEmulator(options: DispatchEmulatorOptions): Promise<DispatchEmulator>
