@@ -65,7 +65,7 @@ describe('relais held, alias and replay', () => {
     const payload = shopifyOrderPayload({ shipping_address: { address1: 'Derrière la pharmacie Guigon', address2: '', city: 'Dakar', latitude: null, longitude: null } });
     await postShopify(relais, 'orders/create', payload);
     const extId = shopifyExternalId(payload.id);
-    await waitForState(relais, extId, ['held']);
+    await waitForState(relais, extId, ['held'], 30_000);
 
     const held = await relaisCli('held', '--json');
     const rows = JSON.parse(held.stdout) as { externalOrderId: string; code: string; reason: string }[];
@@ -79,13 +79,13 @@ describe('relais held, alias and replay', () => {
 
     const replay = await relaisCli('replay', '--all');
     expect(replay.stdout).toContain(`replayed ${extId}`);
-    const record = await waitForState(relais, extId, ['ready']);
+    const record = await waitForState(relais, extId, ['ready'], 30_000);
     expect(record.neighbourhood?.name).toMatch(/M[ée]dina/);
-    await waitForIdle(relais);
+    await waitForIdle(relais, 30_000);
     expect(shipmentsFor(relais, extId)).toHaveLength(1);
 
     const after = await relaisCli('replay', extId);
     expect(after.code).toBe(1);
     expect(after.stdout).toMatch(/not held/);
-  }, 60_000);
+  }, 120_000);
 });
