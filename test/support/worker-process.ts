@@ -20,7 +20,9 @@ export async function spawnWorker(relais: TestRelais, options: { lockMs?: number
   const dir = mkdtempSync(join(tmpdir(), 'relais-worker-'));
   const registry = join(dir, 'shops.json');
   writeFileSync(registry, JSON.stringify(relais.registryDocument));
-  const child = spawn(join(process.cwd(), 'node_modules/.bin/tsx'), ['src/main/cli.ts', 'worker'], {
+  // Node itself with tsx's loader, not the `tsx` command: the command runs the script in a second process and
+  // cannot pass on a SIGKILL or SIGSTOP, so the real worker would outlive the crash the test means to cause.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/cli.ts', 'worker'], {
     cwd: process.cwd(),
     env: {
       PATH: `${join(process.cwd(), 'node_modules/.bin')}:${process.env.PATH ?? ''}`,
