@@ -3,6 +3,11 @@
  * event and the dispatch job, or two workers) never interleave their read-modify-write of the ledger.
  * The lock expires by itself if its holder dies; a job that cannot take it throws a retryable error
  * and BullMQ tries again after a backoff.
+ *
+ * The lock is a lease: short, and renewed while the work runs. A live holder keeps it however long its
+ * calls take; a holder that crashed (SIGKILL, OOM) loses it within ORDER_LOCK_TTL_MS. A long fixed TTL
+ * made the job taken over from a crashed worker spend all its attempts on "order busy" and end held as
+ * "dispatch unavailable" (found by test/chaos/worker-kill.test.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -12,7 +17,11 @@ export class OrderBusyError extends Error {
   readonly retryAfterMs = 1_000;
 }
 
+/** How long the lock outlives a holder that stopped renewing it (crashed, or frozen longer than this). */
+export const ORDER_LOCK_TTL_MS = 10_000;
+
 const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
+const RENEW = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
 
 export async function withOrderLock<T>(
   redis: Redis,
@@ -23,16 +32,22 @@ export async function withOrderLock<T>(
 ): Promise<T> {
   const key = `${prefix}:lock:order:${externalOrderId}`;
   const token = randomUUID();
+  const ttlMs = options.ttlMs ?? ORDER_LOCK_TTL_MS;
   const deadline = Date.now() + (options.waitMs ?? 2_000);
   for (;;) {
-    const taken = await redis.set(key, token, 'PX', options.ttlMs ?? 60_000, 'NX');
+    const taken = await redis.set(key, token, 'PX', ttlMs, 'NX');
     if (taken === 'OK') break;
     if (Date.now() >= deadline) throw new OrderBusyError(`order ${externalOrderId} is being processed by another job`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+  // Renewed three times per TTL, so one slow round trip never lets a live holder's lease lapse.
+  const renewal = setInterval(() => {
+    redis.eval(RENEW, 1, key, token, String(ttlMs)).catch(() => undefined);
+  }, Math.max(100, Math.floor(ttlMs / 3)));
   try {
     return await work();
   } finally {
+    clearInterval(renewal);
     await redis.eval(RELEASE, 1, key, token);
   }
 }

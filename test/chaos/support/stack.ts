@@ -1,0 +1,247 @@
+/**
+ * A chaos scenario's world: Relais (startTestRelais: web, worker, the dispatch, Shopify and WooCommerce
+ * emulators on one private Redis) plus the history recorder, and the moves every scenario makes:
+ * place orders in the shops, deliver their webhooks as the platform would (retrying what was not answered
+ * 200), drive the courier to the end, wait for Relais to settle, then check the history.
+ */
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { expect } from 'vitest';
+import { DEFAULT_COURIER_STEP_MS, type EmulatedShipmentSnapshot } from '../../../src/emulators/dispatch/index.js';
+import type { ShopifyEmulator } from '../../../src/emulators/shopify/index.js';
+import type { WooEmulator } from '../../../src/emulators/woocommerce/index.js';
+import { createQueues, type RelaisQueues } from '../../../src/jobs/queues.js';
+import { OrderLedger } from '../../../src/ledger/order-ledger.js';
+import { shopifyWebhookHeaders, wooWebhookHeaders } from '../../support/factories.js';
+import {
+  SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, startTestRelais, waitFor, WOO_SHOP_ID, type TestRelais, type TestRelaisOptions,
+} from '../../support/relais.js';
+import { checkHistory, describeReport, FINAL_STATUSES, type CheckReport } from './checker.js';
+import { HistoryRecorder, type History, type PlacedOrder, type SentWebhook } from './history.js';
+
+/** CHAOS_LONG=1: more orders and more rounds per scenario (npm run chaos). */
+export const LONG = process.env.CHAOS_LONG === '1';
+/** `short` orders in CI, `long` with CHAOS_LONG=1. */
+export function scale(short: number, long: number): number {
+  return LONG ? long : short;
+}
+
+/** Abidjan: the WooCommerce shop is in Côte d'Ivoire (pickup in Marcory). */
+const ABIDJAN = {
+  first_name: 'Aya', last_name: 'Kouassi', company: '', address_1: 'Cocody Angré 7e tranche', address_2: '', city: 'Abidjan',
+  state: '', postcode: '', country: 'CI',
+};
+
+export interface ChaosOrder extends PlacedOrder {
+  /** The body the platform sends (Shopify: the REST order; WooCommerce: the order as its API shows it). */
+  payload: Record<string, unknown>;
+}
+
+export interface SendOptions {
+  topic?: string;
+  /** Shopify: the event id; a retry of the same delivery reuses it. Default: a new one per call. */
+  eventId?: string;
+  /** Keep retrying (as the platform does) until answered 200; default true. */
+  untilAccepted?: boolean;
+  /** Where the platform sends; default the in-process web. */
+  webUrl?: string;
+  /** Gives up retrying after this long. */
+  timeoutMs?: number;
+}
+
+export interface ChaosStack {
+  relais: TestRelais;
+  shopify: ShopifyEmulator;
+  woo: WooEmulator;
+  recorder: HistoryRecorder;
+  /** The ledger through a direct connection (never through a fault proxy). */
+  ledger: OrderLedger;
+  /** The queues through a direct connection. */
+  queues: RelaisQueues;
+  /** External order ids whose courier fails to deliver (the parcel goes back). */
+  failing: Set<string>;
+  placeShopify(options?: { fail?: boolean; prepaid?: boolean }): ChaosOrder;
+  placeWoo(options?: { fail?: boolean }): Promise<ChaosOrder>;
+  /** `count` orders, alternating Shopify and WooCommerce; every fourth one's delivery fails. */
+  placeMany(count: number): Promise<ChaosOrder[]>;
+  /** Delivers the order webhook, retrying until 200 unless told otherwise; returns every attempt. */
+  send(order: ChaosOrder, options?: SendOptions): Promise<SentWebhook[]>;
+  /** Waits until every order is marked ready (or held, when `allowHeld`). */
+  waitDispatched(orders: ChaosOrder[], options?: { timeoutMs?: number; allowHeld?: boolean }): Promise<void>;
+  /** Moves the courier stage by stage until every ready shipment of the scenario is final, letting Relais settle after each. */
+  driveCourier(): Promise<void>;
+  /** Waits until no job is waiting, active or delayed (twice in a row). */
+  settle(timeoutMs?: number): Promise<void>;
+  /** Settles, waits for write-backs to catch up (bounded), collects the history and checks it. */
+  finish(options?: { timeoutMs?: number }): Promise<{ history: History; report: CheckReport }>;
+  stop(): Promise<void>;
+}
+
+export async function startChaosStack(options: TestRelaisOptions & { sampleEveryMs?: number } = {}): Promise<ChaosStack> {
+  const failing = new Set<string>();
+  const relais = await startTestRelais({
+    quoteTtlMs: 30 * 60_000,
+    // The polling fallback: a delivery webhook lost to a fault is still read back within a second.
+    pollIntervalMs: 1_000,
+    deliveryOutcome: ({ externalOrderId }) => (failing.has(externalOrderId) ? 'fail' : 'deliver'),
+    ...options,
+  });
+  const shopify = relais.shopify;
+  const woo = relais.woo;
+  if (!shopify || !woo) throw new Error('the chaos stack needs the harness to start the Shopify and WooCommerce emulators');
+  // Every shop shares one dispatch organisation (one key): one delivery webhook URL serves both.
+  relais.emulator.setOrganisationWebhook('org_relais', `${relais.web.url}/webhooks/dispatch/${SHOPIFY_SHOP_ID}/${relais.secrets.dispatchWebhookToken}`);
+  const direct: Redis = new Redis(relais.redis.url, { maxRetriesPerRequest: null });
+  direct.on('error', () => undefined); // scenarios that stop Redis: reads wait for it to come back
+  const ledger = new OrderLedger(direct, relais.prefix);
+  const queues = createQueues(direct, relais.prefix);
+  const recorder = new HistoryRecorder({
+    dispatch: relais.emulator, shopify, shopifyDomain: SHOPIFY_DOMAIN, woo, wooShopId: WOO_SHOP_ID, ledger, redisUrl: relais.redis.url, prefix: relais.prefix,
+  });
+  recorder.startSampling(options.sampleEveryMs ?? (LONG ? 250 : 100));
+  const product = await woo.createProduct(WOO_SHOP_ID, { name: 'Boubou wax', price: '12500', weight: '0.8' });
+  let placed = 0;
+
+  const settle = async (timeoutMs = 30_000) => {
+    const idle = async () => {
+      const counts = await Promise.all(
+        [queues.shopEvents, queues.dispatch, queues.deliveries].map((q) => q.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused')),
+      );
+      return counts.every((c) => Object.values(c).every((n) => n === 0));
+    };
+    await waitFor(async () => (await idle()) && (await new Promise((r) => setTimeout(r, 150)), await idle()), { timeoutMs, what: 'the queues to drain' });
+  };
+
+  const ours = (): EmulatedShipmentSnapshot[] => {
+    const ids = new Set(recorder.orders.map((o) => o.externalOrderId));
+    return relais.emulator.shipments().filter((s) => ids.has(s.external_order_id));
+  };
+
+  const stack: ChaosStack = {
+    relais, shopify, woo, recorder, ledger, queues, failing,
+
+    placeShopify({ fail = false, prepaid = false } = {}) {
+      const order = shopify.createOrder(SHOPIFY_DOMAIN, prepaid ? { gateway: 'shopify_payments', financialStatus: 'paid' } : {}, { webhooks: false });
+      const externalOrderId = `${SHOPIFY_SHOP_ID}:${order.id}`;
+      if (fail) failing.add(externalOrderId);
+      placed += 1;
+      recorder.placed({ externalOrderId, platform: 'shopify', shopOrderId: order.id, cashOnDelivery: !prepaid });
+      return { externalOrderId, platform: 'shopify', shopOrderId: order.id, cashOnDelivery: !prepaid, payload: order as unknown as Record<string, unknown> };
+    },
+
+    async placeWoo({ fail = false } = {}) {
+      const json = await woo.createOrder(WOO_SHOP_ID, {
+        line_items: [{ product_id: product.id, quantity: 1 }],
+        payment_method: 'cod', payment_method_title: 'Paiement à la livraison',
+        billing: { ...ABIDJAN, email: 'aya.kouassi@example.com', phone: '+225 07 07 12 34 56' },
+        shipping: { ...ABIDJAN, phone: '' },
+      });
+      const id = Number(json.id);
+      const externalOrderId = `${WOO_SHOP_ID}:${id}`;
+      if (fail) failing.add(externalOrderId);
+      placed += 1;
+      recorder.placed({ externalOrderId, platform: 'woocommerce', shopOrderId: id, cashOnDelivery: true });
+      return { externalOrderId, platform: 'woocommerce', shopOrderId: id, cashOnDelivery: true, payload: json };
+    },
+
+    async placeMany(count) {
+      const orders: ChaosOrder[] = [];
+      for (let i = 0; i < count; i++) {
+        const fail = (placed + 1) % 4 === 0;
+        orders.push(placed % 2 === 0 ? stack.placeShopify({ fail }) : await stack.placeWoo({ fail }));
+      }
+      return orders;
+    },
+
+    async send(order, sendOptions = {}) {
+      const untilAccepted = sendOptions.untilAccepted ?? true;
+      const deadline = Date.now() + (sendOptions.timeoutMs ?? 60_000);
+      const base = sendOptions.webUrl ?? relais.web.url;
+      const body = JSON.stringify(order.payload);
+      const attempts: SentWebhook[] = [];
+      const eventId = sendOptions.eventId ?? randomUUID();
+      const topic = sendOptions.topic ?? (order.platform === 'shopify' ? 'orders/create' : 'order.created');
+      const p = order.payload as { id?: unknown; date_modified_gmt?: unknown; status?: unknown };
+      const deliveryKey = order.platform === 'shopify' ? `${topic}|${eventId}` : `${topic}|${String(p.id)}|${String(p.date_modified_gmt)}|${String(p.status)}`;
+      for (let attempt = 1; ; attempt++) {
+        const [url, headers] = order.platform === 'shopify'
+          ? [`${base}/webhooks/shopify`, shopifyWebhookHeaders({ topic, shopDomain: SHOPIFY_DOMAIN, body, secret: relais.secrets.shopifyClientSecret, eventId })]
+          : [`${base}/webhooks/woocommerce/${WOO_SHOP_ID}`, wooWebhookHeaders({ topic, body, secret: relais.secrets.wooWebhookSecret })];
+        let status = 0;
+        let error: string | undefined;
+        try {
+          const response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(10_000) });
+          status = response.status;
+          await response.arrayBuffer();
+        } catch (failure) {
+          error = failure instanceof Error ? `${failure.message}${failure.cause instanceof Error ? `: ${failure.cause.message}` : ''}` : String(failure);
+        }
+        attempts.push(recorder.sent({ from: order.platform, topic, externalOrderId: order.externalOrderId, deliveryKey, attempt, status, ...(error ? { error } : {}) }));
+        if (status === 200 || !untilAccepted || Date.now() > deadline) return attempts;
+        // Platforms back off for minutes; the scenario compresses that.
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    },
+
+    async waitDispatched(orders, { timeoutMs = 30_000, allowHeld = false } = {}) {
+      const done = new Set(['ready', 'in_delivery', 'delivery_failed', 'delivered', 'returned', ...(allowHeld ? ['held'] : [])]);
+      await waitFor(
+        async () => {
+          const states = await Promise.all(orders.map(async (o) => (await ledger.get(o.externalOrderId))?.state));
+          return states.every((s) => s !== undefined && done.has(s));
+        },
+        { timeoutMs, what: `${orders.length} orders to be marked ready` },
+      ).catch(async (error: unknown) => {
+        const states = await Promise.all(orders.map(async (o) => `${o.externalOrderId}=${(await ledger.get(o.externalOrderId))?.state ?? '-'}`));
+        throw new Error(`${(error as Error).message}: ${states.join(', ')}`);
+      });
+    },
+
+    async driveCourier() {
+      for (let round = 0; round < 12; round++) {
+        const moving = ours().filter((s) => s.status_history.some((h) => h.status === 'READY') && !FINAL_STATUSES.has(s.status));
+        if (moving.length === 0) return;
+        await relais.emulator.advance(DEFAULT_COURIER_STEP_MS);
+        await settle();
+      }
+      throw new Error('the courier did not bring every shipment to a final status in 12 stages');
+    },
+
+    settle,
+
+    async finish({ timeoutMs = 20_000 } = {}) {
+      // Write-backs may trail the queues by a polling round: wait (bounded) until the shop and the ledger
+      // show each shipment's final state, then judge. What is still stale after that is reported.
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        await settle();
+        const interim = checkHistory(await recorder.collect({ keepSampling: true }));
+        if (interim.stale.length === 0 || Date.now() > deadline) break;
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      // The sampler keeps running: a file may run several scenarios on one stack, each judged on everything so far.
+      const history = await recorder.collect({ keepSampling: true });
+      return { history, report: checkHistory(history) };
+    },
+
+    async stop() {
+      await recorder.stopSampling();
+      await queues.close();
+      direct.disconnect();
+      await relais.stop();
+    },
+  };
+  return stack;
+}
+
+/** The scenario's verdict: zero lost, duplicated, regressed and stale orders; every order acknowledged; held only where expected. */
+export function expectNoAnomaly(report: CheckReport, options: { held?: number } = {}): void {
+  // CHAOS_VERBOSE=1 prints every verdict (orders, acknowledged, shipped, held, anomalies).
+  if (process.env.CHAOS_VERBOSE === '1') process.stdout.write(`[chaos] ${describeReport(report)}\n`);
+  const counts = {
+    lost: report.lost.length, duplicated: report.duplicated.length, regressed: report.regressed.length, stale: report.stale.length,
+    unacknowledged: report.unacknowledged.length, held: report.held.length,
+  };
+  expect(counts, describeReport(report)).toEqual({ lost: 0, duplicated: 0, regressed: 0, stale: 0, unacknowledged: 0, held: options.held ?? 0 });
+  expect(report.shipped + report.held.length, describeReport(report)).toBe(report.orders);
+}
