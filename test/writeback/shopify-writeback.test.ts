@@ -276,4 +276,19 @@ describe('an order cancelled in Shopify', () => {
     expect(record?.state).toBe('cancel_refused');
     expect(record?.delivery?.problem).toContain('already been picked up');
   });
+
+  it('a shipment cancelled on the service side (by the courier company) is reflected in the shop', async () => {
+    const { order, extId } = placeOrder();
+    await dispatched(extId);
+    const shipmentId = shipmentsFor(relais, extId)[0]!.shipment_id;
+    // Not Relais: the courier company's operator cancels in its own console; its webhook tells Relais.
+    const client = relais.worker.runtime.dispatchClientFor(relais.shops.get(SHOPIFY_SHOP_ID)!);
+    await client.cancelShipment(shipmentId, { reason: 'no courier available in the area', by: 'dispatch operator' });
+    await waitForState(relais, extId, ['cancelled']);
+    await waitFor(async () => (await delivery(extId))?.written.steps.cancelled, { what: 'the cancellation written into Shopify' });
+    const after = snapshot(order.id);
+    expect(after.cancelled).toBe(false);
+    expect(after.fulfillments[0]!.events.map((e) => [e.status, e.message])).toEqual([['FAILURE', 'shipment cancelled']]);
+    expect(after.displayFinancialStatus).not.toBe('PAID');
+  });
 });
