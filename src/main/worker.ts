@@ -156,8 +156,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       void runtime.ledger.hold(
         job.data.externalOrderId,
         {
+          // The last error says which service failed (the delivery service, or the shop when reading weights).
           code: 'dispatch_unavailable',
-          message: `the delivery service could not be reached after ${job.attemptsMade} attempts (${error.message}); replay the order once it is back`,
+          message: `the order could not be dispatched after ${job.attemptsMade} attempts (last error: ${error.message}); replay it once the service is back`,
         },
         runtime.now(),
       );
