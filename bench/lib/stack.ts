@@ -15,6 +15,13 @@ import { startRedis, type TestRedis } from '../../test/support/redis.js';
 import { makeSecrets, randomHex, registryDocument, secretEnv, type TestSecrets } from '../../test/support/relais.js';
 
 export const RELAIS_ORG = 'org_relais';
+
+/**
+ * The shop's dispatch pacing raised to its maximum: the benches measure what the pipeline can do, not the
+ * pacing a merchant configures (policy.dispatchCallsPerSecond, default 20 calls/s = 5 orders/s per shop,
+ * shared by every worker). The pacing itself still runs (one Redis INCR per call).
+ */
+export const BENCH_POLICY = { dispatchCallsPerSecond: 1000 };
 export const BARE_ORG = 'org_bare';
 
 export interface BenchFlags {
@@ -71,7 +78,7 @@ export async function startStack(options: { shopifyAdminUrl?: string } = {}): Pr
       { id: BARE_ORG, name: 'Baseline bench org', apiKeys: [bareApiKey] },
     ],
   });
-  const registry = registryDocument({ dispatchBaseUrl: emulator.baseUrl, trackingUrl: emulator.trackingUrl, ...(options.shopifyAdminUrl ? { shopifyAdminUrl: options.shopifyAdminUrl } : {}) });
+  const registry = registryDocument({ dispatchBaseUrl: emulator.baseUrl, trackingUrl: emulator.trackingUrl, policy: BENCH_POLICY, ...(options.shopifyAdminUrl ? { shopifyAdminUrl: options.shopifyAdminUrl } : {}) });
   const info = (await admin.info('server')).match(/redis_version:(\S+)/)?.[1] ?? 'unknown';
   const bullmq = (JSON.parse(readFileSync(new URL('../../node_modules/bullmq/package.json', import.meta.url), 'utf8')) as { version: string }).version;
   return {
@@ -99,7 +106,7 @@ export function header(title: string, stack: BenchStack, settings: Record<string
     `# ${title}`,
     `date ${new Date().toISOString()}  machine ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB (${(freemem() / 2 ** 30).toFixed(1)} free), load average ${one?.toFixed(2)} / ${five?.toFixed(2)} (1 / 5 min) at start`,
     `Node ${stack.versions.node}, BullMQ ${stack.versions.bullmq}, Redis ${stack.versions.redis} (private, 127.0.0.1)`,
-    `settings ${Object.entries(settings).map(([k, v]) => `${k}=${String(v)}`).join(' ')}`,
+    `settings ${Object.entries({ ...settings, dispatchCallsPerSecond: BENCH_POLICY.dispatchCallsPerSecond }).map(([k, v]) => `${k}=${String(v)}`).join(' ')}`,
     `child process logs: ${stack.logDir}`,
   ].join('\n');
 }
@@ -184,6 +191,13 @@ export function shipmentCensus(emulator: DispatchEmulator, orgId: string, extern
     }
   }
   return { missing, duplicated, notReady, total };
+}
+
+/** Calls the emulator answered, by operation (one pass over its call log). */
+export function callsByOperation(emulator: DispatchEmulator): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const call of emulator.calls()) out[call.operation] = (out[call.operation] ?? 0) + 1;
+  return out;
 }
 
 export function sleep(ms: number): Promise<void> {

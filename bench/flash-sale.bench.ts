@@ -1,0 +1,195 @@
+/**
+ * Flash sale: a burst of orders, all at once, through Relais's web process and worker, and what it leaves
+ * behind.
+ *
+ *   - the first block (10,000 orders; --quick: 1,000) is posted as fast as the web process takes it; the
+ *     bench waits until every queue is empty (intake, dispatch, write-back) and checks at the dispatch
+ *     emulator that every order has exactly one shipment, marked ready (no duplicate, none missing);
+ *   - further blocks follow until 100,000 orders (--quick: 5,000), each drained before the next;
+ *   - after each block: Redis INFO used_memory, and the worker's and web process's RSS and heap (sampled
+ *     every 2 s during the run as well); after the first and the last block, Redis memory by key family
+ *     (SCAN + MEMORY USAGE), to show which keys grow with volume.
+ *
+ * The write-back runs (to a stateless Shopify Admin stand-in, bench/lib/shop-admin-stub.ts), so the
+ * deliveries queue drains too. The dispatch emulator's courier does not move (manual clock): orders stay
+ * "ready", as they would in the minutes after a sale.
+ *
+ * Target (issue 7): used_memory after 100,000 orders within 1.2× of that after 10,000; worker memory flat.
+ * Run: npx tsx bench/flash-sale.bench.ts [--quick] [--orders TOTAL] [--latency MS]
+ */
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { QUEUE } from '../src/jobs/queues.js';
+import { closedLoop, HttpLoad } from './lib/load.js';
+import { ShopifyOrderStream } from './lib/orders.js';
+import { startProcess, type BenchProcess } from './lib/processes.js';
+import { startShopAdminStub } from './lib/shop-admin-stub.js';
+import { benchFlags, callsByOperation, CompletionCounter, controlQueue, header, mib, RELAIS_ORG, shipmentCensus, sleep, startStack, type BenchStack } from './lib/stack.js';
+import { fmt, table } from './lib/stats.js';
+import type { ChildStats } from './lib/child.js';
+
+const CONCURRENCY = 10;
+const POST_CONCURRENCY = 32;
+
+interface Sample {
+  at: number;
+  orders: number;
+  worker: ChildStats;
+  web: ChildStats;
+}
+
+async function main(): Promise<void> {
+  const flags = benchFlags();
+  const block = flags.quick ? 1_000 : 10_000;
+  const total = flags.orders ?? (flags.quick ? 5_000 : 100_000);
+  if (total < block) throw new Error(`--orders must be at least one block (${block})`);
+  const stub = await startShopAdminStub();
+  const stack = await startStack({ shopifyAdminUrl: stub.url });
+  console.log(header('Flash sale: a burst of orders drains, no duplicate, bounded memory', stack, {
+    firstBurst: block, totalOrders: total, blocks: Math.ceil(total / block), latencyMsPerCall: flags.latencyMs ?? 0, workerConcurrency: CONCURRENCY, postConcurrency: POST_CONCURRENCY, quick: flags.quick,
+  }));
+  if (flags.latencyMs) stack.emulator.faults.add({ operation: '*', fault: { kind: 'latency', ms: flags.latencyMs } });
+
+  const started: BenchProcess[] = [];
+  const queues = [QUEUE.shopEvents, QUEUE.dispatch, QUEUE.deliveries].map((name) => controlQueue(name, stack));
+  const readyCount = new CompletionCounter(QUEUE.dispatch, { redisUrl: stack.redis.url, prefix: stack.prefix, accept: (v) => (v as { kind?: unknown } | null)?.kind === 'ready' });
+  const syncCount = new CompletionCounter(QUEUE.deliveries, { redisUrl: stack.redis.url, prefix: stack.prefix });
+  let sampler: NodeJS.Timeout | undefined;
+  let load: HttpLoad | undefined;
+  try {
+    await Promise.all([readyCount.ready(), syncCount.ready()]);
+    const spawn = async (name: string, role: 'relais-web' | 'relais-worker') => {
+      const child = await startProcess(name, { role, redisUrl: stack.redis.url, prefix: stack.prefix, registry: stack.registry, concurrency: CONCURRENCY }, { secrets: stack.childSecrets, logFile: join(stack.logDir, `${name}.log`) });
+      started.push(child);
+      return child;
+    };
+    const web = await spawn('relais-web', 'relais-web');
+    const worker = await spawn('relais-worker', 'relais-worker');
+    load = new HttpLoad(web.url ?? '', { maxSockets: POST_CONCURRENCY });
+    const orders = new ShopifyOrderStream(stack.secrets.shopifyClientSecret);
+    const externalIds: string[] = [];
+
+    const samples: Sample[] = [];
+    let posted = 0;
+    const t0 = performance.now();
+    const sample = async () => {
+      const [w, s] = await Promise.all([worker.stats(), web.stats()]);
+      samples.push({ at: performance.now() - t0, orders: posted, worker: w, web: s });
+    };
+    await sample();
+    sampler = setInterval(() => void sample().catch(() => undefined), 2_000);
+
+    const usedMemory = async () => Number((await stack.admin.info('memory')).match(/used_memory:(\d+)/)?.[1] ?? Number.NaN);
+    const memoryBefore = await usedMemory();
+    const rows: string[][] = [['orders', 'posted in', 'intake /s', 'drained in', 'orders/s (post → drained)', 'Redis used_memory', 'worker RSS', 'worker heap used']];
+    const memoryAt = new Map<number, number>();
+    const breakdowns = new Map<number, Map<string, { keys: number; bytes: number }>>();
+    let burstCensus: ReturnType<typeof shipmentCensus> | undefined;
+
+    for (let first = 0; first < total; first += block) {
+      const count = Math.min(block, total - first);
+      const blockStart = performance.now();
+      const result = await closedLoop(load, { total: count, concurrency: POST_CONCURRENCY, make: (i) => orders.request(first + i), maxDurationMs: 30 * 60_000 });
+      if (result.ok !== count) throw new Error(`${result.ok}/${count} webhooks accepted (${JSON.stringify(result.statuses)} ${result.firstError ?? ''})`);
+      posted = first + count;
+      for (let i = first; i < first + count; i++) externalIds.push(orders.externalOrderId(i));
+      const postedIn = (performance.now() - blockStart) / 1000;
+      // Drained: every order marked ready and written back, then every queue empty.
+      await readyCount.reach(posted, Math.max(10 * 60_000, count * 200));
+      await syncCount.reach(posted, Math.max(10 * 60_000, count * 200));
+      await waitEmpty(stack, queues);
+      const drainedIn = (performance.now() - blockStart) / 1000;
+      await sample();
+      const memory = await usedMemory();
+      memoryAt.set(posted, memory);
+      const last = samples.at(-1)!;
+      rows.push([String(posted), `${fmt(postedIn, 1)} s`, fmt(count / postedIn, 0), `${fmt(drainedIn, 1)} s`, fmt(count / drainedIn, 1), mib(memory), mib(last.worker.rss), mib(last.worker.heapUsed)]);
+      console.log(`${posted} orders: posted in ${fmt(postedIn, 1)} s, drained in ${fmt(drainedIn, 1)} s, used_memory ${mib(memory)}, worker RSS ${mib(last.worker.rss)} heap ${mib(last.worker.heapUsed)}`);
+      if (first === 0) {
+        burstCensus = shipmentCensus(stack.emulator, RELAIS_ORG, externalIds);
+        console.log(`first burst at the emulator: ${JSON.stringify(burstCensus)}`);
+        breakdowns.set(posted, await memoryByFamily(stack));
+      }
+    }
+    clearInterval(sampler);
+    sampler = undefined;
+    breakdowns.set(posted, await memoryByFamily(stack));
+    const census = shipmentCensus(stack.emulator, RELAIS_ORG, externalIds);
+    const counts = await Promise.all(queues.map(async (q) => [q.name, await q.getJobCounts()] as const));
+
+    console.log('');
+    console.log(table(rows));
+    console.log('');
+    const firstMemory = memoryAt.get(Math.min(block, total))!;
+    const lastMemory = memoryAt.get(total)!;
+    const growth = (lastMemory - memoryBefore) / (firstMemory - memoryBefore);
+    console.log(`Redis used_memory: empty ${mib(memoryBefore)}, after ${Math.min(block, total)} orders ${mib(firstMemory)}, after ${total} orders ${mib(lastMemory)}: ratio ${fmt(lastMemory / firstMemory, 2)} (target ≤ 1.2; growth over the empty server ${fmt(growth, 2)}× for ${fmt(total / Math.min(block, total), 0)}× the orders)`);
+    const families = [...new Set([...breakdowns.values()].flatMap((m) => [...m.keys()]))].sort();
+    const points = [...breakdowns.keys()].sort((a, b) => a - b);
+    console.log(table([
+      ['key family', ...points.flatMap((p) => [`keys @${p}`, `bytes @${p}`]), 'bytes per order (last)'],
+      ...families.map((f) => [
+        f,
+        ...points.flatMap((p) => [String(breakdowns.get(p)?.get(f)?.keys ?? 0), mib(breakdowns.get(p)?.get(f)?.bytes ?? 0)]),
+        fmt((breakdowns.get(points.at(-1)!)?.get(f)?.bytes ?? 0) / total, 0),
+      ]),
+    ]));
+    const rssOf = (from: number, to: number) => samples.filter((s) => s.orders > from && s.orders <= to);
+    const firstBlock = rssOf(0, Math.min(block, total));
+    const lastBlock = rssOf(Math.max(0, total - block), total);
+    const range = (xs: Sample[], pick: (s: Sample) => number) => (xs.length ? `${mib(Math.min(...xs.map(pick)))} – ${mib(Math.max(...xs.map(pick)))}` : '-');
+    console.log(`worker RSS: first block ${range(firstBlock, (s) => s.worker.rss)}, last block ${range(lastBlock, (s) => s.worker.rss)}; heap used: first ${range(firstBlock, (s) => s.worker.heapUsed)}, last ${range(lastBlock, (s) => s.worker.heapUsed)} (${samples.length} samples)`);
+    console.log(`web RSS: first block ${range(firstBlock, (s) => s.web.rss)}, last block ${range(lastBlock, (s) => s.web.rss)}`);
+    console.log(`all ${total} orders at the emulator: ${JSON.stringify(census)}; failed attempts: dispatch ${readyCount.failed}, write-back ${syncCount.failed}`);
+    console.log(`queues at the end: ${counts.map(([name, c]) => `${name} ${JSON.stringify(c)}`).join('; ')}`);
+    console.log(`shop stand-in calls: ${JSON.stringify(stub.calls())}`);
+    console.log(`dispatch calls by operation: ${JSON.stringify(callsByOperation(stack.emulator))}`);
+    if (census.missing + census.duplicated + census.notReady > 0 || (burstCensus && burstCensus.missing + burstCensus.duplicated > 0)) process.exitCode = 1;
+  } finally {
+    if (sampler) clearInterval(sampler);
+    load?.close();
+    await readyCount.close();
+    await syncCount.close();
+    for (const q of queues) await q.close();
+    for (const child of started) await child.stop();
+    await stack.stop();
+    await stub.close();
+  }
+}
+
+async function waitEmpty(stack: BenchStack, queues: ReturnType<typeof controlQueue>[]): Promise<void> {
+  for (;;) {
+    const counts = await Promise.all(queues.map((q) => q.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused', 'waiting-children')));
+    if (counts.every((c) => Object.values(c).every((n) => n === 0))) return;
+    await sleep(200);
+  }
+}
+
+/** Bytes Redis reports for every key, grouped by what the key is for (the first segment after the prefix). */
+async function memoryByFamily(stack: BenchStack): Promise<Map<string, { keys: number; bytes: number }>> {
+  const out = new Map<string, { keys: number; bytes: number }>();
+  const queueNames = new Set<string>(Object.values(QUEUE));
+  let cursor = '0';
+  do {
+    const [next, keys] = await stack.admin.scan(cursor, 'COUNT', 2000);
+    cursor = next;
+    const pipeline = stack.admin.pipeline();
+    for (const key of keys) pipeline.memory('USAGE', key, 'SAMPLES', '0');
+    const sizes = (await pipeline.exec()) ?? [];
+    keys.forEach((key, i) => {
+      const rest = key.startsWith(`${stack.prefix}:`) ? key.slice(stack.prefix.length + 1) : key;
+      const head = rest.split(':', 1)[0] ?? rest;
+      const family = queueNames.has(head) ? `queue ${head}` : head;
+      const entry = out.get(family) ?? { keys: 0, bytes: 0 };
+      entry.keys += 1;
+      entry.bytes += Number(sizes[i]?.[1] ?? 0);
+      out.set(family, entry);
+    });
+  } while (cursor !== '0');
+  return out;
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
