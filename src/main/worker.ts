@@ -161,7 +161,10 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           message: `the order could not be dispatched after ${job.attemptsMade} attempts (last error: ${error.message}); replay it once the service is back`,
         },
         runtime.now(),
-      );
+      ).catch((holdError: unknown) => {
+        // Not lost either way: reconciliation finds an eligible order without a shipment and enqueues it again.
+        logger.error({ job: job.id, err: (holdError as Error).message }, 'could not record the hold of an order whose dispatch failed');
+      });
     }
   });
   const all = [shopEvents, dispatch, deliveries, maintenance];
