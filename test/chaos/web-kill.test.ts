@@ -45,7 +45,7 @@ function jobIdOf(order: ChaosOrder, eventId: string): string {
   return stableJobId('evt', WOO_SHOP_ID, `order.created|${String(p.id)}|${String(p.date_modified_gmt)}|${String(p.status)}`);
 }
 
-const jobStored = async (jobId: string) => (await stack.relais.redis.client().exists(`${stack.relais.prefix}:shop-events:${jobId}`)) === 1;
+const jobStored = async (jobId: string) => (await stack.queues.shopEvents.getJob(jobId)) !== undefined;
 
 describe('the web process killed with SIGKILL', { timeout: 120_000 }, () => {
   for (const [when, cut] of [['before the event reached Redis', 'request'], ['after the event was stored, before the answer', 'reply']] as const) {
