@@ -129,6 +129,7 @@ async function main(): Promise<void> {
       relais: { worker: [], web: [], rate: [] }, 'baseline-3': { worker: [], web: [], rate: [] }, 'baseline-4': { worker: [], web: [], rate: [] }, noop: { worker: [], web: [], rate: [] },
     };
     const ratioNoLatency: number[] = [];
+    const cpuRatio: number[] = [];
     for (let round = 0; round < rounds; round++) {
       const got = new Map<SideName, number>();
       for (const name of rotate(cpuSides, round)) {
@@ -139,6 +140,7 @@ async function main(): Promise<void> {
         got.set(name, result.ordersPerSecond);
       }
       ratioNoLatency.push(got.get('relais')! / got.get('baseline-3')!);
+      cpuRatio.push(cpu.relais.worker.at(-1)! / cpu['baseline-3'].worker.at(-1)!);
       console.log(`round ${round + 1}/${rounds} (no latency): ${cpuSides.map((n) => `${n} ${fmt(got.get(n)!, 1)}/s, worker ${fmt(cpu[n].worker.at(-1)!, 2)} ms CPU/order`).join(' | ')}`);
     }
 
@@ -167,6 +169,7 @@ async function main(): Promise<void> {
     console.log(`orders/s ratio relais/baseline-3, no latency (CPU-bound): ${formatSpread(spread(ratioNoLatency))}`);
     const relaisCpu = median(cpu.relais.worker);
     console.log(`worker CPU per order, no latency: relais ${fmt(relaisCpu, 2)} ms, baseline-3 ${fmt(median(cpu['baseline-3'].worker), 2)} ms, no-op job ${fmt(median(cpu.noop.worker), 2)} ms (relais = ${fmt(relaisCpu / median(cpu.noop.worker), 1)}× the no-op job)`);
+    console.log(`worker CPU per order ratio relais/baseline-3, per round: ${formatSpread(spread(cpuRatio))}`);
     console.log(`shipments at the emulator: relais ${JSON.stringify(census.relais)}; baselines ${JSON.stringify(census.bare)}`);
     console.log(`failed job attempts: ${failedAttempts}; write-back jobs waiting (deliveries paused): ${await deliveries.getWaitingCount()}`);
     if (census.relais.missing + census.relais.duplicated + census.relais.notReady > 0) process.exitCode = 1;

@@ -61,6 +61,7 @@ async function main(): Promise<void> {
     const cpuPerRequest: Record<Side['name'], number[]> = { baseline: [], relais: [] };
     const throughputRatios: number[] = [];
     const p99Ratios: number[] = [];
+    const cpuRatios: number[] = [];
     for (let round = 0; round < rounds; round++) {
       // Alternate who goes first, so a drift in machine load does not favour one side.
       const order = round % 2 === 0 ? sides : [...sides].reverse();
@@ -80,6 +81,7 @@ async function main(): Promise<void> {
       if (!b || !r) throw new Error('a side did not run');
       throughputRatios.push(r.throughput / b.throughput);
       p99Ratios.push(percentile(r.latenciesMs, 99) / percentile(b.latenciesMs, 99));
+      cpuRatios.push(cpuPerRequest.relais.at(-1)! / cpuPerRequest.baseline.at(-1)!);
       console.log(
         `round ${round + 1}/${rounds}: baseline ${fmt(b.throughput, 0)} req/s p99 ${fmt(percentile(b.latenciesMs, 99), 1)} ms | relais ${fmt(r.throughput, 0)} req/s p99 ${fmt(percentile(r.latenciesMs, 99), 1)} ms`,
       );
@@ -126,6 +128,7 @@ async function main(): Promise<void> {
     console.log('');
     console.log(`throughput ratio relais/baseline: ${formatSpread(tp)}  → ${verdict(tp.median, { atLeast: 0.8 })}`);
     console.log(`p99 latency ratio relais/baseline: ${formatSpread(p99)}  → ${verdict(p99.median, { atMost: 1.5 })}`);
+    console.log(`server CPU per request ratio relais/baseline (steadier than wall time on a shared machine): ${formatSpread(spread(cpuRatios))}`);
     console.log(`relais p99 acknowledgement at ${rate} req/s (half the baseline's max): ${formatSpread(relaisAck, 1, ' ms')}  → ${verdict(relaisAck.median, { below: 250 })}`);
   } finally {
     for (const side of sides) {
