@@ -47,6 +47,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   producer.on('error', (error: Error) => options.logger.debug({ err: error.message }, 'producer redis connection error'));
   redis.on('error', (error: Error) => options.logger.debug({ err: error.message }, 'redis connection error'));
   const queues = createQueues(producer, options.prefix);
+  // Without an 'error' listener BullMQ prints every Redis error raw on stderr (found by test/chaos): into the log instead.
+  for (const queue of queues.all()) queue.on('error', (error: Error) => options.logger.debug({ err: error.message, queue: queue.name }, 'queue redis error'));
   const ledger = new OrderLedger(redis, options.prefix);
   const clients = new Map<string, DispatchClient>();
   const writers = new Map<string, ShopWriter | undefined>();
