@@ -49,6 +49,9 @@ dl.facts dd{margin:0}
 form.inline{display:flex;flex-wrap:wrap;gap:8px;align-items:flex-end;margin:8px 0 0}
 label{display:flex;flex-direction:column;gap:2px;font-size:12px;color:var(--muted)}
 input,select{font:inherit;padding:6px 8px;border:1px solid #c5ccd8;border-radius:6px;min-width:180px;background:#fff}
+textarea{font:inherit;padding:6px 8px;border:1px solid #c5ccd8;border-radius:6px;background:#fff;width:100%;min-height:4.5em;resize:vertical}
+label.wide{flex:1 1 100%}
+.pre{white-space:pre-wrap}
 button.primary,button.secondary{font:inherit;padding:7px 14px;border-radius:6px;cursor:pointer;border:1px solid var(--accent)}
 button.primary{background:var(--accent);color:#fff}
 button.secondary{background:#fff;color:var(--accent)}

@@ -3,6 +3,7 @@
  * request: they only render, so what a page can show is exactly what its view type holds (and no
  * view type holds a Secret or a shop configuration).
  */
+import type { DisputeView } from '../disputes/index.js';
 import type { OrderRecord, OrderState, TimelineEntry } from '../ledger/order-ledger.js';
 import { amountToCollect, type CodFigures, type OrderListing } from './data.js';
 import { formatTime, formatXof, html, safeHref, type SafeHtml } from './html.js';
@@ -91,6 +92,63 @@ export interface OrderDetailView {
   timeline: TimelineEntry[];
   csrf?: string;
   suggestions: string[];
+  /** Present only for an order with a shipment: disputes are opened on a shipment. */
+  disputes?: OrderDisputesView;
+}
+
+export interface OrderDisputesView {
+  claims: DisputeView[];
+  /** Set when the claims are the ones Relais saw last rather than the service's list of now, and why. */
+  notLive?: string;
+}
+
+/** Reasons the spec gives as examples; the operator may write any other. */
+const DISPUTE_REASONS = ['damaged', 'lost', 'never delivered'];
+
+export function disputesPath(externalOrderId: string): string {
+  return `${orderHref(externalOrderId)}/disputes`;
+}
+
+function claimStatusBadge(status: string): SafeHtml {
+  const upper = status.toUpperCase();
+  const tone = upper === 'OPEN' ? 'warn' : upper === 'COMPENSATED' ? 'ok' : upper === 'REJECTED' ? 'bad' : 'info';
+  return html`<span class="badge ${tone}">${status}</span>`;
+}
+
+function claimRow(claim: DisputeView): SafeHtml {
+  const open = claim.status.toUpperCase() === 'OPEN';
+  return html`<tr>
+    <td class="muted mono nowrap">${formatTime(claim.createdAt)}<div>${claim.claimId ?? ''}</div></td>
+    <td><strong>${claim.reason}</strong>${claim.description ? html`<div class="muted pre">${claim.description}</div>` : ''}</td>
+    <td>${claim.claimantId ?? html`<span class="muted">—</span>`}<div class="muted">${claim.claimantType ?? ''}</div></td>
+    <td>${claimStatusBadge(claim.status)}</td>
+    <td>${open
+      ? html`<span class="muted">settlement held until the service decides</span>`
+      : html`${claim.outcome ?? html`<span class="muted">no outcome given</span>`}${claim.decidedAt ? html`<div class="muted nowrap">decided ${formatTime(claim.decidedAt)}</div>` : ''}`}</td>
+  </tr>`;
+}
+
+export function disputesCard(record: OrderRecord, view: OrderDisputesView, csrf: string | undefined): SafeHtml {
+  const id = record.meta.externalOrderId;
+  return html`<div class="card" id="disputes"><h2>Disputes</h2>
+    ${view.notLive ? html`<p class="muted">${view.notLive}</p>` : ''}
+    <table>
+      <thead><tr><th>Opened</th><th>Reason</th><th>Claimant</th><th>Status</th><th>Outcome</th></tr></thead>
+      <tbody>${view.claims.length > 0 ? view.claims.map(claimRow) : html`<tr><td colspan="5" class="empty">No dispute on this shipment.</td></tr>`}</tbody>
+    </table>
+    <h2>Open a dispute</h2>
+    <form class="inline" method="post" action="${disputesPath(id)}">
+      ${csrfField(csrf)}
+      <label>Reason<input name="reason" required maxlength="200" list="dispute-reasons" placeholder="damaged, lost, never delivered…"></label>
+      <datalist id="dispute-reasons">${DISPUTE_REASONS.map((r) => html`<option value="${r}">`)}</datalist>
+      <label>Claimant id<input name="claimantId" required maxlength="200" placeholder="who reports, e.g. a staff id"></label>
+      <label>Claimant type<input name="claimantType" maxlength="100" list="claimant-types" value="seller"></label>
+      <datalist id="claimant-types"><option value="seller"></datalist>
+      <label class="wide">Description<textarea name="description" required maxlength="4000" rows="3" placeholder="What happened, what the customer said, what you expect"></textarea></label>
+      <button class="primary" type="submit">Open dispute</button>
+      <span class="muted">The service holds the shipment's cash settlement until it decides the claim.</span>
+    </form>
+  </div>`;
 }
 
 function fact(label: string, value: SafeHtml | string | number | undefined): SafeHtml {
@@ -169,6 +227,7 @@ export function orderDetailBody(view: OrderDetailView): SafeHtml {
       </dl>`
     : html`<p class="muted">No delivery news yet${shipment ? ': the courier has not moved the parcel' : ''}.</p>`}
   </div>
+  ${view.disputes ? disputesCard(record, view.disputes, view.csrf) : ''}
   <h2>Timeline</h2>
   <table>
     <thead><tr><th>Time</th><th>System</th><th>Operation</th><th>Outcome</th><th class="num">ms</th><th>Detail</th></tr></thead>

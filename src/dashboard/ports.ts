@@ -5,6 +5,7 @@
  */
 import type { Queue } from 'bullmq';
 import type { ShopRegistry } from '../config/shops.js';
+import type { DisputeView, ListDisputesResult, OpenDisputeInput, OpenDisputeResult } from '../disputes/index.js';
 import type { NeighbourhoodResolver } from '../geo/resolver.js';
 import type { ReplayResult } from '../jobs/replay.js';
 import type { AliasStore } from '../ledger/alias-store.js';
@@ -50,6 +51,16 @@ export interface SessionRevocations {
   isRevoked(sessionId: string): Promise<boolean>;
 }
 
+/**
+ * Disputes (claims) on an order's shipment: src/disputes bound to the runtime. Every call to the delivery
+ * service goes on the order's timeline; `lastSeen` reads only what Relais kept, without calling the service.
+ */
+export interface DisputesPort {
+  open(externalOrderId: string, input: OpenDisputeInput): Promise<OpenDisputeResult>;
+  list(externalOrderId: string): Promise<ListDisputesResult>;
+  lastSeen(externalOrderId: string): Promise<DisputeView[]>;
+}
+
 export interface DashboardDeps {
   /** RELAIS_DASHBOARD_TOKEN: what an operator types to log in, and what scripts send as a bearer token. */
   token: string;
@@ -61,6 +72,7 @@ export interface DashboardDeps {
   resolver: Pick<NeighbourhoodResolver, 'resolve'>;
   /** src/jobs/replay.ts replayOrder, bound to the runtime. */
   replay(externalOrderId: string): Promise<ReplayResult>;
+  disputes: DisputesPort;
   now(): Date;
   revocations: SessionRevocations;
   /** Absent until the reconciliation job is wired in: the page then says no run has happened yet. */

@@ -7,15 +7,17 @@
 import { resolveDeliveryAddress } from '../geo/order-address.js';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
+import { openDisputeInputSchema } from '../disputes/disputes.js';
 import type { OrderRecord, OrderState } from '../ledger/order-ledger.js';
 import {
   bearerToken, clearCookie, DEFAULT_SESSION_TTL_MS, FLASH_COOKIE, isCrossSite, LoginThrottle, readCookie, secretsEqual,
   SESSION_COOKIE, SessionSigner, setCookie, type Flash, type Session,
 } from './auth.js';
 import { codFigures, listOrders, loadRecords, SCAN_LIMIT } from './data.js';
+import { formatTime } from './html.js';
 import { disabledPage, loginPage, page, PAGE_CSP, QUEUES_CSP, securityHeaders, type PageContext } from './layout.js';
 import {
-  heldBody, moneyBody, notFoundBody, ORDER_STATES, orderDetailBody, orderHref, ordersBody, TRANSIENT_STATES, type ShopChoice,
+  heldBody, moneyBody, notFoundBody, ORDER_STATES, orderDetailBody, orderHref, ordersBody, TRANSIENT_STATES, type OrderDisputesView, type ShopChoice,
 } from './pages.js';
 import type { DashboardDeps } from './ports.js';
 import { queuesBoard } from './queues.js';
@@ -30,6 +32,18 @@ const aliasForm = z.object({
   text: z.string().trim().min(1, 'say what customers write').max(120),
   neighbourhood: z.string().trim().min(1, 'name the neighbourhood').max(120),
 });
+
+/** How the dispute form's fields are named in messages. */
+const DISPUTE_FIELD_LABELS: Record<string, string> = { reason: 'reason', description: 'description', claimantId: 'claimant id', claimantType: 'claimant type' };
+
+/** The dispute form, read with src/disputes' own schema; an emptied claimant type means the default (seller). */
+function parseDisputeForm(body: unknown) {
+  const fields = (body ?? {}) as Record<string, unknown>;
+  const claimantType = typeof fields.claimantType === 'string' && fields.claimantType.trim() === '' ? undefined : fields.claimantType;
+  return openDisputeInputSchema.safeParse({ reason: fields.reason, description: fields.description, claimantId: fields.claimantId, claimantType });
+}
+
+const sentence = (text: string) => text.trim().replace(/[.\s]+$/, '');
 
 /** Only paths inside the dashboard are followed after login: never an open redirect. */
 function safeNext(candidate: unknown): string {
@@ -60,6 +74,10 @@ function enabledDashboard(deps: DashboardDeps): Router {
   const viewers = new WeakMap<Request, Viewer>();
   const nowMs = () => deps.now().getTime();
   const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 });
+  // A dispute's description may be 4000 characters of accented text: up to 9 bytes each once form-encoded.
+  const disputeForm = express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 20 });
+  /** Orders whose dispute is being opened by this process: a double click must not open two claims. */
+  const openingDisputes = new Set<string>();
   const shopChoices: ShopChoice[] = deps.shops.all().map((s) => ({ id: s.id, name: s.name, platform: s.platform }));
   const shopName = (id: string) => deps.shops.get(id)?.name ?? id;
 
@@ -236,20 +254,41 @@ function enabledDashboard(deps: DashboardDeps): Router {
     return Date.parse(record.hold.at) < replayedAt;
   }
 
+  /**
+   * The claims on the order's shipment. Asked of the service on each view (so a decision shows as soon as it
+   * is made, and goes on the timeline), except while the page reloads itself every two seconds: each call is
+   * a timeline entry, and an order still being dispatched has nothing to dispute yet.
+   */
+  async function disputesOf(record: OrderRecord, reloading: boolean): Promise<OrderDisputesView> {
+    const id = record.meta.externalOrderId;
+    if (reloading) return { claims: await deps.disputes.lastSeen(id), notLive: 'Claims as Relais last saw them: the service is asked again once the order has settled.' };
+    try {
+      const listed = await deps.disputes.list(id);
+      if (listed.ok) return { claims: listed.claims };
+      return { claims: await deps.disputes.lastSeen(id), notLive: `Claims as Relais last saw them: ${sentence(listed.why)}.` };
+    } catch (error) {
+      deps.logger.error({ err: error instanceof Error ? error.message : String(error), order: id }, 'dashboard: listing disputes failed');
+      return { claims: await deps.disputes.lastSeen(id), notLive: 'Claims as Relais last saw them: reading them from the service failed (see the web process log).' };
+    }
+  }
+
   router.get('/orders/:id', async (req, res) => {
     const record = await deps.ledger.get(req.params.id);
     if (!record) {
       send(req, res, { section: 'orders', title: 'Not found' }, notFoundBody('No order with this id in the ledger (finished orders are kept 90 days).'), 404);
       return;
     }
+    const reloading = stillMoving(record, req.query.replayed);
+    // Before the timeline is read: listing the claims writes its call (and any newly decided claim) there.
+    const disputes = record.shipment ? await disputesOf(record, reloading) : undefined;
     const [timeline, suggestions] = await Promise.all([
       deps.ledger.timeline(record.meta.externalOrderId),
       record.state === 'held' ? suggestionsFor(record) : Promise.resolve([]),
     ]);
     send(
       req, res,
-      { section: 'orders', title: record.meta.orderName, refreshSeconds: stillMoving(record, req.query.replayed) ? 2 : undefined },
-      orderDetailBody({ record, shopName: shopName(record.meta.shopId), timeline, csrf: csrfOf(req), suggestions }),
+      { section: 'orders', title: record.meta.orderName, refreshSeconds: reloading ? 2 : undefined },
+      orderDetailBody({ record, shopName: shopName(record.meta.shopId), timeline, csrf: csrfOf(req), suggestions, ...(disputes ? { disputes } : {}) }),
     );
   });
 
@@ -341,6 +380,63 @@ function enabledDashboard(deps: DashboardDeps): Router {
   router.post('/held/:id/replay', form, csrf, async (req, res) => {
     const record = await heldOrder(req, res);
     if (record) await replayAndReport(req, res, record, '');
+  });
+
+  router.post('/orders/:id/disputes', disputeForm, csrf, async (req, res) => {
+    const id = String(req.params.id);
+    const record = await deps.ledger.get(id);
+    if (!record) {
+      redirectWithFlash(req, res, '/dashboard/orders', { kind: 'error', message: `No order ${id} in the ledger: no dispute opened.` });
+      return;
+    }
+    const back = orderHref(id);
+    const name = record.meta.orderName;
+    // Checked here rather than left to the service: the ledger knows, and the page offered no form.
+    if (!record.shipment) {
+      redirectWithFlash(req, res, back, { kind: 'error', message: `Dispute not opened: ${name} has no shipment yet. A dispute is opened on a shipment, once the order is dispatched.` });
+      return;
+    }
+    const parsed = parseDisputeForm(req.body);
+    if (!parsed.success) {
+      const problems = parsed.error.issues.map((i) => `${DISPUTE_FIELD_LABELS[String(i.path[0])] ?? 'form'}: ${i.message}`);
+      redirectWithFlash(req, res, back, { kind: 'error', message: `Dispute not opened for ${name}: ${problems.join('; ')}.` });
+      return;
+    }
+    const input = parsed.data;
+    // The same form sent twice (a double click, or the back button and send again) would open a second claim.
+    const same = (await deps.disputes.lastSeen(id)).find((c) =>
+      c.status.toUpperCase() === 'OPEN' && c.reason === input.reason && c.description === input.description && c.claimantId === input.claimantId);
+    if (same || openingDisputes.has(id)) {
+      redirectWithFlash(req, res, back, {
+        kind: 'error',
+        message: same
+          ? `Dispute not opened twice: ${name} already has this open claim (${same.claimId ?? 'no id'}, opened ${formatTime(same.createdAt)}).`
+          : `A dispute for ${name} is being opened right now: reload this page in a moment to see it.`,
+      });
+      return;
+    }
+    openingDisputes.add(id);
+    try {
+      const result = await deps.disputes.open(id, input);
+      deps.logger.info({ order: id, ok: result.ok, claim: result.ok ? result.claim.claimId : undefined }, 'dashboard dispute');
+      redirectWithFlash(req, res, back, result.ok
+        ? { kind: 'ok', message: `Dispute opened for ${name}: claim ${result.claim.claimId ?? '(the service gave no id)'} on shipment ${result.shipmentId}. The service holds the shipment's settlement until it decides.` }
+        : {
+          kind: 'error',
+          message: result.retryable
+            ? `Dispute not opened for ${name}: ${sentence(result.why)}. Reload this page first: if the service received it without answering, the claim is listed below.`
+            : `Dispute not opened for ${name}: ${sentence(result.why)}.`,
+        });
+    } catch (error) {
+      // Not the service's answer (src/disputes turns those into results): Relais itself failed, maybe after the claim was opened.
+      deps.logger.error({ err: error instanceof Error ? error.message : String(error), order: id }, 'dashboard: opening a dispute failed');
+      redirectWithFlash(req, res, back, {
+        kind: 'error',
+        message: `Dispute for ${name} not confirmed: Relais failed while opening it (see the web process log). Reload this page to see whether the claim was opened before trying again.`,
+      });
+    } finally {
+      openingDisputes.delete(id);
+    }
   });
 
   // ------------------------------------------------------------------------------------ queues

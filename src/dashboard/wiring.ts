@@ -2,6 +2,7 @@
  * Builds the dashboard's dependencies from the web process's runtime: the same ledger, alias store and
  * queues the worker uses, replayOrder bound to them, sessions revoked in the same Redis.
  */
+import { knownDisputes, listDisputesForOrder, openDisputeForOrder } from '../disputes/index.js';
 import { NeighbourhoodResolver } from '../geo/resolver.js';
 import { replayOrder } from '../jobs/replay.js';
 import type { Runtime } from '../main/runtime.js';
@@ -26,6 +27,11 @@ export function dashboardDepsFor(runtime: Runtime, wiring: DashboardWiring): Das
     shops: runtime.options.shops,
     resolver: wiring.resolver ?? NeighbourhoodResolver.load(),
     replay: (externalOrderId) => replayOrder(runtime, externalOrderId),
+    disputes: {
+      open: (externalOrderId, input) => openDisputeForOrder(runtime, externalOrderId, input),
+      list: (externalOrderId) => listDisputesForOrder(runtime, externalOrderId),
+      lastSeen: (externalOrderId) => knownDisputes({ redis: runtime.redis, prefix: runtime.options.prefix }, externalOrderId),
+    },
     now: () => runtime.now(),
     revocations: new RedisSessionRevocations(runtime.redis, runtime.options.prefix),
     // The latest reconciliation run of each shop, as src/reconcile stores it (undefined until one has run).
