@@ -98,8 +98,16 @@ export interface OrderDetailView {
 
 export interface OrderDisputesView {
   claims: DisputeView[];
-  /** Set when the claims are the ones Relais saw last rather than the service's list of now, and why. */
-  notLive?: string;
+  /**
+   * Where the claims come from: the service's list of now; the claims Relais recorded (no call made), with
+   * whether the page may offer to ask the service; or those recorded because asking the service failed.
+   */
+  source: { kind: 'service' } | { kind: 'recorded'; canAsk: boolean } | { kind: 'unavailable'; why: string };
+}
+
+/** The order page, asking the delivery service for the shipment's claims. */
+export function askForClaimsHref(externalOrderId: string): string {
+  return `${orderHref(externalOrderId)}?claims=ask#disputes`;
 }
 
 /** Reasons the spec gives as examples; the operator may write any other. */
@@ -107,6 +115,18 @@ const DISPUTE_REASONS = ['damaged', 'lost', 'never delivered'];
 
 export function disputesPath(externalOrderId: string): string {
   return `${orderHref(externalOrderId)}/disputes`;
+}
+
+function claimsSource(externalOrderId: string, source: OrderDisputesView['source']): SafeHtml {
+  switch (source.kind) {
+    case 'service':
+      return html`<p class="muted">As the delivery service lists them now.</p>`;
+    case 'recorded':
+      return html`<p class="muted">As Relais recorded them: opened from Relais, or seen by a reconciliation run.
+        ${source.canAsk ? html`<a href="${askForClaimsHref(externalOrderId)}">Ask the delivery service now</a>` : 'The service is asked again once the order has settled.'}</p>`;
+    case 'unavailable':
+      return html`<div class="reason">Could not ask the delivery service: ${source.why}. Shown as Relais recorded them.</div>`;
+  }
 }
 
 function claimStatusBadge(status: string): SafeHtml {
@@ -131,7 +151,7 @@ function claimRow(claim: DisputeView): SafeHtml {
 export function disputesCard(record: OrderRecord, view: OrderDisputesView, csrf: string | undefined): SafeHtml {
   const id = record.meta.externalOrderId;
   return html`<div class="card" id="disputes"><h2>Disputes</h2>
-    ${view.notLive ? html`<p class="muted">${view.notLive}</p>` : ''}
+    ${claimsSource(id, view.source)}
     <table>
       <thead><tr><th>Opened</th><th>Reason</th><th>Claimant</th><th>Status</th><th>Outcome</th></tr></thead>
       <tbody>${view.claims.length > 0 ? view.claims.map(claimRow) : html`<tr><td colspan="5" class="empty">No dispute on this shipment.</td></tr>`}</tbody>
@@ -139,7 +159,7 @@ export function disputesCard(record: OrderRecord, view: OrderDisputesView, csrf:
     <h2>Open a dispute</h2>
     <form class="inline" method="post" action="${disputesPath(id)}">
       ${csrfField(csrf)}
-      <label>Reason<input name="reason" required maxlength="200" list="dispute-reasons" placeholder="damaged, lost, never delivered…"></label>
+      <label>Reason<input name="reason" required maxlength="200" list="dispute-reasons" placeholder="e.g. damaged"></label>
       <datalist id="dispute-reasons">${DISPUTE_REASONS.map((r) => html`<option value="${r}">`)}</datalist>
       <label>Claimant id<input name="claimantId" required maxlength="200" placeholder="who reports, e.g. a staff id"></label>
       <label>Claimant type<input name="claimantType" maxlength="100" list="claimant-types" value="seller"></label>

@@ -255,20 +255,22 @@ function enabledDashboard(deps: DashboardDeps): Router {
   }
 
   /**
-   * The claims on the order's shipment. Asked of the service on each view (so a decision shows as soon as it
-   * is made, and goes on the timeline), except while the page reloads itself every two seconds: each call is
-   * a timeline entry, and an order still being dispatched has nothing to dispute yet.
+   * The claims on the order's shipment. The delivery service is asked only when there is news to expect (a
+   * claim still open) or the operator asks: each call goes on the order's timeline, which keeps the last 200
+   * entries, so page views must not push the order's history out. Never while the page reloads itself.
    */
-  async function disputesOf(record: OrderRecord, reloading: boolean): Promise<OrderDisputesView> {
+  async function disputesOf(record: OrderRecord, options: { reloading: boolean; ask: boolean }): Promise<OrderDisputesView> {
     const id = record.meta.externalOrderId;
-    if (reloading) return { claims: await deps.disputes.lastSeen(id), notLive: 'Claims as Relais last saw them: the service is asked again once the order has settled.' };
+    const recorded = await deps.disputes.lastSeen(id);
+    const waiting = recorded.some((c) => c.status.toUpperCase() === 'OPEN');
+    if (options.reloading || !(waiting || options.ask)) return { claims: recorded, source: { kind: 'recorded', canAsk: !options.reloading } };
     try {
       const listed = await deps.disputes.list(id);
-      if (listed.ok) return { claims: listed.claims };
-      return { claims: await deps.disputes.lastSeen(id), notLive: `Claims as Relais last saw them: ${sentence(listed.why)}.` };
+      if (listed.ok) return { claims: listed.claims, source: { kind: 'service' } };
+      return { claims: recorded, source: { kind: 'unavailable', why: sentence(listed.why) } };
     } catch (error) {
       deps.logger.error({ err: error instanceof Error ? error.message : String(error), order: id }, 'dashboard: listing disputes failed');
-      return { claims: await deps.disputes.lastSeen(id), notLive: 'Claims as Relais last saw them: reading them from the service failed (see the web process log).' };
+      return { claims: recorded, source: { kind: 'unavailable', why: 'Relais failed while asking (see the web process log)' } };
     }
   }
 
@@ -280,7 +282,7 @@ function enabledDashboard(deps: DashboardDeps): Router {
     }
     const reloading = stillMoving(record, req.query.replayed);
     // Before the timeline is read: listing the claims writes its call (and any newly decided claim) there.
-    const disputes = record.shipment ? await disputesOf(record, reloading) : undefined;
+    const disputes = record.shipment ? await disputesOf(record, { reloading, ask: req.query.claims === 'ask' }) : undefined;
     const [timeline, suggestions] = await Promise.all([
       deps.ledger.timeline(record.meta.externalOrderId),
       record.state === 'held' ? suggestionsFor(record) : Promise.resolve([]),

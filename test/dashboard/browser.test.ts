@@ -103,6 +103,24 @@ describe('fixing a held order from the dashboard', () => {
     await page.screenshot({ path: join(shotsDir, 'orders.png'), fullPage: true });
   });
 
+  it('opens a dispute on the dispatched order from its page, and lists it as open', async () => {
+    await page.goto(`${relais.web.url}/dashboard/orders/${encodeURIComponent(heldId)}`);
+    const card = page.locator('#disputes');
+    await card.locator('input[name="reason"]').fill('damaged');
+    await card.locator('input[name="claimantId"]').fill('ops-awa');
+    await card.locator('textarea[name="description"]').fill('The box arrived crushed.\nThe customer refused it.');
+    expect(await card.locator('input[name="claimantType"]').inputValue()).toBe('seller');
+    await page.screenshot({ path: join(shotsDir, 'dispute-form.png'), fullPage: true });
+    await Promise.all([page.waitForURL('**/dashboard/orders/**'), card.getByRole('button', { name: 'Open dispute' }).click()]);
+
+    const [claim] = relais.emulator.shipments().find((s) => s.external_order_id === heldId)?.claims ?? [];
+    expect(claim).toMatchObject({ reason: 'damaged', claimant_id: 'ops-awa', claimant_type: 'seller', status: 'OPEN' });
+    expect(await page.locator('.flash.ok').textContent()).toContain(`claim ${claim!.claim_id}`);
+    const row = page.locator('#disputes tr', { hasText: claim!.claim_id });
+    expect(await row.textContent()).toContain('OPEN');
+    await page.screenshot({ path: join(shotsDir, 'dispute-opened.png'), fullPage: true });
+  });
+
   it('shows the queues with bull-board under the dashboard\'s own Content-Security-Policy', async () => {
     await page.goto(`${relais.web.url}/dashboard/queues`);
     // The overview's cards come from bull-board's JSON API, fetched by its scripts: both allowed by the policy.

@@ -18,6 +18,8 @@ let relais: TestRelais;
 let deliveredId: string;
 let deliveredName: string;
 let heldId: string;
+/** A delivered order nobody disputes from Relais: for what the page asks the service, and when. */
+let quietId: string;
 
 const { latitude: _lat, longitude: _lng, ...addressWithoutCoords } = DEFAULT_SHIPPING_ADDRESS;
 
@@ -31,11 +33,15 @@ beforeAll(async () => {
 
   // Dispatched, then carried to the door by the emulated courier.
   const delivered = shopify.createOrder(SHOPIFY_DOMAIN, {});
+  const quiet = shopify.createOrder(SHOPIFY_DOMAIN, {});
   deliveredId = shopifyExternalId(delivered.id);
   deliveredName = delivered.name;
+  quietId = shopifyExternalId(quiet.id);
   await waitForState(relais, deliveredId, ['ready']);
+  await waitForState(relais, quietId, ['ready']);
   await relais.emulator.runUntilIdle();
   await waitForState(relais, deliveredId, ['delivered']);
+  await waitForState(relais, quietId, ['delivered']);
 
   // No neighbourhood anywhere in the address: held, never dispatched.
   const held = shopify.createOrder(SHOPIFY_DOMAIN, { shippingAddress: { ...addressWithoutCoords, address1: 'villa 3', address2: '' } });
@@ -156,6 +162,56 @@ describe('opening a dispute from the order page', () => {
     const { next } = await openDispute(session, deliveredId, fields);
     expect(flash(next.body)).toContain('Dispute not opened twice');
     expect(claimsOnShipment(deliveredId).filter((c) => c.reason === 'wrong item')).toHaveLength(1);
+  });
+});
+
+describe('reading an order\'s claims', () => {
+  it('asks the delivery service only while a claim is open or when the operator asks, so page views do not flood the timeline', async () => {
+    const session = await loggedIn();
+    const timelineBefore = (await relais.worker.runtime.ledger.timeline(quietId)).length;
+    const listsBefore = calls('listShipmentDisputes');
+    const first = await session.request(orderPath(quietId));
+    await session.request(orderPath(quietId));
+    expect(disputesCard(first.body)).toContain('No dispute on this shipment.');
+    expect(disputesCard(first.body)).toContain(`href="${orderPath(quietId)}?claims=ask#disputes"`);
+    expect(calls('listShipmentDisputes')).toBe(listsBefore);
+    expect(await relais.worker.runtime.ledger.timeline(quietId)).toHaveLength(timelineBefore);
+
+    // A claim opened at the service without Relais (its console, another tool): shown once the operator asks.
+    const record = (await relais.worker.runtime.ledger.get(quietId))!;
+    const client = relais.worker.runtime.dispatchClientFor(relais.shops.get(SHOPIFY_SHOP_ID)!);
+    const outside = await client.openDispute(record.shipment!.shipmentId, { reason: 'opened elsewhere', description: 'From the service console.', claimant_id: 'console-user' });
+    expect(disputesCard((await session.request(orderPath(quietId))).body)).not.toContain('opened elsewhere');
+
+    const asked = await session.request(`${orderPath(quietId)}?claims=ask`);
+    const card = disputesCard(asked.body);
+    expect(card).toContain('opened elsewhere');
+    expect(card).toContain(outside.claimId!);
+    expect(card).toContain('<span class="badge warn">OPEN</span>');
+    expect(card).toContain('As the delivery service lists them now.');
+    expect(calls('listShipmentDisputes')).toBe(listsBefore + 1);
+
+    // Now a decision is awaited: each view asks, and shows it as soon as it is made.
+    relais.emulator.decideDispute(outside.claimId!, { status: 'REJECTED', outcome: 'signed proof of delivery' });
+    const decided = await session.request(orderPath(quietId));
+    expect(disputesCard(decided.body)).toContain('<span class="badge bad">REJECTED</span>');
+    expect(disputesCard(decided.body)).toContain('signed proof of delivery');
+    expect(calls('listShipmentDisputes')).toBe(listsBefore + 2);
+
+    // Decided: the outcome stays on the page, read from what Relais recorded, without asking again.
+    const later = await session.request(orderPath(quietId));
+    expect(disputesCard(later.body)).toContain('signed proof of delivery');
+    expect(calls('listShipmentDisputes')).toBe(listsBefore + 2);
+  });
+
+  it('shows the claims Relais recorded, and why, when the service cannot be asked', async () => {
+    const session = await loggedIn();
+    relais.emulator.faults.add({ operation: 'listShipmentDisputes', times: 1, fault: { kind: 'status', status: 503 } });
+    const page = await session.request(`${orderPath(quietId)}?claims=ask`);
+    expect(page.status).toBe(200);
+    const card = disputesCard(page.body);
+    expect(card).toMatch(/Could not ask the delivery service: the delivery service is unavailable for listShipmentDisputes .*; try again later\. Shown as Relais recorded them\./);
+    expect(card).toContain('signed proof of delivery');
   });
 });
 
