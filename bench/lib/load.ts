@@ -39,7 +39,9 @@ export class HttpLoad {
 
   constructor(baseUrl: string, options: { maxSockets: number }) {
     this.#base = new URL(baseUrl);
-    this.#agent = new http.Agent({ keepAlive: true, maxSockets: options.maxSockets, maxFreeSockets: options.maxSockets });
+    // Idle sockets are dropped after 4 s, before the server's 5 s keep-alive timeout closes them under us
+    // (reusing a socket the server is closing fails as "socket hang up").
+    this.#agent = new http.Agent({ keepAlive: true, maxSockets: options.maxSockets, maxFreeSockets: options.maxSockets, timeout: 4_000 });
   }
 
   /** One request; resolves with its status (0 when it got no answer) and never rejects. */
@@ -132,7 +134,9 @@ export async function openLoop(
   while (sent < total) {
     const dueAt = started + sent * intervalMs;
     const wait = dueAt - performance.now();
-    if (wait > 1) await new Promise((r) => setTimeout(r, Math.floor(wait)));
+    // Always yield: at intervals under a millisecond a loop that never awaits would starve the sockets.
+    if (wait >= 1) await new Promise((r) => setTimeout(r, Math.floor(wait)));
+    else await new Promise((r) => setImmediate(r));
     // Everything due by now goes out, in order; a late timer never thins the schedule.
     while (sent < total && started + sent * intervalMs <= performance.now()) {
       const due = started + sent * intervalMs;

@@ -31,9 +31,13 @@ const ROOT = new URL('../../', import.meta.url).pathname;
  * Starts one child with `config`, its secrets in `secrets` (environment), and its output appended to
  * `logFile`. Resolves once it reports ready.
  */
-export async function startProcess(name: string, config: ChildConfig, options: { secrets: Record<string, string>; logFile: string }): Promise<BenchProcess> {
+export async function startProcess(
+  name: string,
+  config: ChildConfig,
+  options: { secrets: Record<string, string>; logFile: string; /** Extra Node flags, e.g. --cpu-prof to see where the time goes. */ nodeArgs?: string[] },
+): Promise<BenchProcess> {
   const log = openSync(options.logFile, 'a');
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/lib/child.ts')], {
+  const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', join(ROOT, 'bench/lib/child.ts')], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.secrets, BENCH_CHILD: JSON.stringify(config) },
     stdio: ['ignore', log, log, 'ipc'],
