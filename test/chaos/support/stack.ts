@@ -81,6 +81,9 @@ export async function startChaosStack(options: TestRelaisOptions & { sampleEvery
   const failing = new Set<string>();
   const relais = await startTestRelais({
     quoteTtlMs: 30 * 60_000,
+    // A job whose worker lost track of it (its moveToActive answered into a partition) waits for its lock to
+    // expire and the next stall check: 5 s instead of the production 30 s keeps scenarios short.
+    lockMs: 5_000,
     // The polling fallback: a delivery webhook lost to a fault is still read back within a second.
     pollIntervalMs: 1_000,
     deliveryOutcome: ({ externalOrderId }) => (failing.has(externalOrderId) ? 'fail' : 'deliver'),
@@ -95,6 +98,7 @@ export async function startChaosStack(options: TestRelaisOptions & { sampleEvery
   direct.on('error', () => undefined); // scenarios that stop Redis: reads wait for it to come back
   const ledger = new OrderLedger(direct, relais.prefix);
   const queues = createQueues(direct, relais.prefix);
+  for (const queue of queues.all()) queue.on('error', () => undefined); // outages are on purpose here
   const recorder = new HistoryRecorder({
     dispatch: relais.emulator, shopify, shopifyDomain: SHOPIFY_DOMAIN, woo, wooShopId: WOO_SHOP_ID, ledger, redisUrl: relais.redis.url, prefix: relais.prefix,
   });
@@ -102,14 +106,15 @@ export async function startChaosStack(options: TestRelaisOptions & { sampleEvery
   const product = await woo.createProduct(WOO_SHOP_ID, { name: 'Boubou wax', price: '12500', weight: '0.8' });
   let placed = 0;
 
+  const counts = () => Promise.all(
+    [queues.shopEvents, queues.dispatch, queues.deliveries].map(async (q) => ({ queue: q.name, ...(await q.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused')) })),
+  );
   const settle = async (timeoutMs = 30_000) => {
-    const idle = async () => {
-      const counts = await Promise.all(
-        [queues.shopEvents, queues.dispatch, queues.deliveries].map((q) => q.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused')),
-      );
-      return counts.every((c) => Object.values(c).every((n) => n === 0));
-    };
-    await waitFor(async () => (await idle()) && (await new Promise((r) => setTimeout(r, 150)), await idle()), { timeoutMs, what: 'the queues to drain' });
+    const idle = async () => (await counts()).every(({ queue: _queue, ...c }) => Object.values(c).every((n) => n === 0));
+    await waitFor(async () => (await idle()) && (await new Promise((r) => setTimeout(r, 150)), await idle()), { timeoutMs, what: 'the queues to drain' })
+      .catch(async (error: unknown) => {
+        throw new Error(`${(error as Error).message}: ${JSON.stringify(await counts())}`);
+      });
   };
 
   const ours = (): EmulatedShipmentSnapshot[] => {
