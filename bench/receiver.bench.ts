@@ -95,7 +95,7 @@ async function main(): Promise<void> {
       { label: "half relais's own max", rate: Math.max(1, Math.round(median(maxRate.relais.map((r) => r.throughput)) / 2)) },
     ];
     const openRounds = Math.max(1, Math.ceil(rounds / 2));
-    const ack = new Map<string, { p50: number[]; p99: number[]; unanswered: number; due: number }>();
+    const ack = new Map<string, { p50: number[]; p99: number[]; unanswered: number; due: number; skipped: number; failed: number; refused: number; firstError?: string }>();
     for (const { rate } of rates) {
       for (let round = 0; round < openRounds; round++) {
         const order = round % 2 === 0 ? [...sides].reverse() : sides;
@@ -104,7 +104,11 @@ async function main(): Promise<void> {
           const unanswered = result.failed + result.skipped + result.refused;
           const all = [...result.latenciesMs, ...Array.from({ length: unanswered }, () => Number.POSITIVE_INFINITY)];
           const key = `${side.name}@${rate}`;
-          const entry = ack.get(key) ?? { p50: [], p99: [], unanswered: 0, due: 0 };
+          const entry = ack.get(key) ?? { p50: [], p99: [], unanswered: 0, due: 0, skipped: 0, failed: 0, refused: 0 };
+          entry.skipped += result.skipped;
+          entry.failed += result.failed;
+          entry.refused += result.refused;
+          entry.firstError ??= result.firstError;
           entry.p50.push(percentile(all, 50));
           entry.p99.push(percentile(all, 99));
           entry.unanswered += unanswered;
@@ -122,7 +126,8 @@ async function main(): Promise<void> {
       const p99 = median(entry.p99);
       const p50 = median(entry.p50);
       const ms = (v: number) => (Number.isFinite(v) ? `${fmt(v, 1)} ms` : '> 10 s');
-      return `${ms(p50)} / ${ms(p99)}${entry.unanswered ? ` (${entry.unanswered} of ${entry.due} not acknowledged within 10 s)` : ''}`;
+      const why = `${entry.skipped} not sent (512 already waiting), ${entry.failed} without answer${entry.firstError ? ` [${entry.firstError}]` : ''}, ${entry.refused} non-2xx`;
+      return `${ms(p50)} / ${ms(p99)}${entry.unanswered ? ` (${entry.unanswered} of ${entry.due} not acknowledged: ${why})` : ''}`;
     };
 
     const tp = spread(throughputRatios);
