@@ -86,9 +86,10 @@ async function main(): Promise<void> {
     }
 
     /** Posts `count` orders to a side and waits until the last one is marked ready; returns orders per second and CPU. */
+    const redisCommands = async () => Number((await stack.admin.info('stats')).match(/total_commands_processed:(\d+)/)?.[1] ?? Number.NaN);
     const run = async (side: Side, count: number) => {
       const target = side.completions.count + count;
-      const [web0, worker0] = await Promise.all([side.web.stats(), side.worker.stats()]);
+      const [web0, worker0, commands0] = await Promise.all([side.web.stats(), side.worker.stats(), redisCommands()]);
       const first = sequence;
       sequence += count;
       const t0 = performance.now();
@@ -96,9 +97,15 @@ async function main(): Promise<void> {
       if (posted.ok !== count) throw new Error(`${side.name}: ${posted.ok}/${count} webhooks accepted (${JSON.stringify(posted.statuses)} ${posted.firstError ?? ''})`);
       await side.completions.reach(target, Math.max(120_000, count * 500));
       const seconds = (side.completions.lastAt - t0) / 1000;
-      const [web1, worker1] = await Promise.all([side.web.stats(), side.worker.stats()]);
+      const [web1, worker1, commands1] = await Promise.all([side.web.stats(), side.worker.stats(), redisCommands()]);
       for (let i = first; i < first + count; i++) side.externalIds.push(side.name === 'relais' ? orders.externalOrderId(i) : `bare:${orders.orderId(i)}`);
-      return { ordersPerSecond: count / seconds, workerCpuMs: cpuMsBetween(worker0, worker1) / count, webCpuMs: cpuMsBetween(web0, web1) / count };
+      return {
+        ordersPerSecond: count / seconds,
+        workerCpuMs: cpuMsBetween(worker0, worker1) / count,
+        webCpuMs: cpuMsBetween(web0, web1) / count,
+        // Only this side runs during its round: every command Redis processed is its own (plus this bench's few reads).
+        redisCommands: (commands1 - commands0) / count,
+      };
     };
     const rotate = <T>(items: T[], round: number): T[] => items.map((_, i) => items[(i + round) % items.length]!);
 
@@ -125,8 +132,11 @@ async function main(): Promise<void> {
     stack.emulator.faults.clear();
     const cpuSides: SideName[] = ['noop', 'baseline-3', 'relais'];
     for (const name of cpuSides) await run(sides.get(name)!, Math.min(50, perRound));
-    const cpu: Record<SideName, { worker: number[]; web: number[]; rate: number[] }> = {
-      relais: { worker: [], web: [], rate: [] }, 'baseline-3': { worker: [], web: [], rate: [] }, 'baseline-4': { worker: [], web: [], rate: [] }, noop: { worker: [], web: [], rate: [] },
+    const cpu: Record<SideName, { worker: number[]; web: number[]; rate: number[]; commands: number[] }> = {
+      relais: { worker: [], web: [], rate: [], commands: [] },
+      'baseline-3': { worker: [], web: [], rate: [], commands: [] },
+      'baseline-4': { worker: [], web: [], rate: [], commands: [] },
+      noop: { worker: [], web: [], rate: [], commands: [] },
     };
     const ratioNoLatency: number[] = [];
     const cpuRatio: number[] = [];
@@ -135,6 +145,7 @@ async function main(): Promise<void> {
       for (const name of rotate(cpuSides, round)) {
         const result = await run(sides.get(name)!, perRound);
         cpu[name].worker.push(result.workerCpuMs);
+        cpu[name].commands.push(result.redisCommands);
         cpu[name].web.push(result.webCpuMs);
         cpu[name].rate.push(result.ordersPerSecond);
         got.set(name, result.ordersPerSecond);
@@ -153,13 +164,14 @@ async function main(): Promise<void> {
 
     console.log('');
     console.log(table([
-      ['side', `orders/s, ${latencyMs} ms per call (median)`, 'orders/s, no latency', 'worker CPU ms/order', 'web CPU ms/order'],
+      ['side', `orders/s, ${latencyMs} ms per call (median)`, 'orders/s, no latency', 'worker CPU ms/order', 'web CPU ms/order', 'Redis commands/order'],
       ...(['relais', 'baseline-3', 'baseline-4', 'noop'] as const).map((n) => [
         n,
         rate[n].length ? fmt(median(rate[n]), 1) : '-',
         cpu[n].rate.length ? fmt(median(cpu[n].rate), 1) : '-',
         cpu[n].worker.length ? fmt(median(cpu[n].worker), 3) : '-',
         cpu[n].web.length ? fmt(median(cpu[n].web), 3) : '-',
+        cpu[n].commands.length ? fmt(median(cpu[n].commands), 0) : '-',
       ]),
     ]));
     console.log('');
