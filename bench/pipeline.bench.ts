@@ -10,7 +10,7 @@
  *   baseline-4   the same plus the getShipmentByExternalOrder lookup Relais makes first: the same calls
  *
  * All against the same dispatch emulator with the same injected latency on every call (default 20 ms),
- * the same signed ~30 kB order webhooks, one private Redis; each side in its own processes, rounds
+ * the same signed ~9 kB order webhooks, one private Redis; each side in its own processes, rounds
  * alternating. A round ends when the last order's dispatch job completes; every order is then checked at
  * the emulator (one shipment per order, marked ready).
  *

@@ -1,7 +1,7 @@
 /**
  * Receiver: Relais's Shopify webhook endpoint (startWeb: verify with @shopify/shopify-api, de-duplicate,
  * enqueue, answer) against a bare Express app (express.raw + HMAC + `queue.add`) on the same Redis, with
- * the same signed ~30 kB order bodies, each in its own process, measured from this process over keep-alive
+ * the same signed ~9 kB order bodies, each in its own process, measured from this process over keep-alive
  * connections.
  *
  *   1. maximum rate: closed loop, rounds alternating baseline and Relais → throughput and p99 ratios

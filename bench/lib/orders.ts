@@ -1,6 +1,6 @@
 /**
  * Signed Shopify `orders/create` webhooks for benchmarks, fast enough that the load generator is never
- * the bottleneck: the body is the test factory's real-sized order (the official example, ~30 kB, in XOF,
+ * the bottleneck: the body is the test factory's real-sized order (the official example, ~9 kB of compact JSON, in XOF,
  * cash on delivery, Sacré-Cœur 3 in Dakar) serialised once, and each request only swaps in a fresh order
  * id and signs the bytes with the shop's client secret, as Shopify does.
  */
