@@ -94,20 +94,16 @@ describe('parseXofDecimal never loses or invents a franc', () => {
     const decimalish = fc
       .tuple(fc.constantFrom('', '-', '+', ' '), digits(0, 22), fc.constantFrom('', '.', ','), digits(0, 4), fc.constantFrom('', ' ', 'F', ' XOF', 'e3'))
       .map((parts) => parts.join(''));
-    const anyText = fc.oneof(decimalish, fc.string({ maxLength: 30 }), fc.string({ unit: 'binary', maxLength: 30 }));
+    // Any code point, lone surrogates included (fast-check's 'binary' unit does the same but builds a table for a second first).
+    const anyCodePoint = fc.integer({ min: 0, max: 0x10ffff }).map((c) => String.fromCodePoint(c));
+    const anyText = fc.oneof(decimalish, fc.string({ maxLength: 30 }), fc.string({ unit: anyCodePoint, maxLength: 30 }));
     fc.assert(
       fc.property(anyText, (text) => {
         const expected = exactFrancs(text);
         const result = outcome(text);
-        if (!result.ok) {
-          expect(result.error).toBeInstanceOf(MoneyError);
-          // Refused only when the text is not a whole, exactly representable amount.
-          expect(typeof expected === 'bigint' && expected >= -MAX_SAFE && expected <= MAX_SAFE).toBe(false);
-          return;
-        }
-        expect(typeof expected).toBe('bigint');
-        expect(Number.isSafeInteger(result.value)).toBe(true);
-        expect(BigInt(result.value)).toBe(expected);
+        // Refused only when the text is not a whole, exactly representable amount, and only with a MoneyError.
+        if (!result.ok) return result.error instanceof MoneyError && !(typeof expected === 'bigint' && expected >= -MAX_SAFE && expected <= MAX_SAFE);
+        return typeof expected === 'bigint' && Number.isSafeInteger(result.value) && BigInt(result.value) === expected;
       }),
       { numRuns: 1500 },
     );

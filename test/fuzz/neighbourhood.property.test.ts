@@ -98,7 +98,7 @@ describe('neighbourhood resolution', () => {
         // An answer is always a place the gazetteer lists, never text lifted from the address.
         expect(listedNames.get(country)?.has(key)).toBe(true);
       }),
-      { numRuns: 1500 },
+      { numRuns: 1000 },
     );
   });
 
