@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SHOPIFY_DOMAIN } from '../support/relais.js';
 import { describeReport } from './support/checker.js';
-import { startChaosStack, type ChaosStack } from './support/stack.js';
+import { SCENARIO_TIMEOUT_MS, startChaosStack, type ChaosStack } from './support/stack.js';
 
 let stack: ChaosStack;
 beforeAll(async () => {
@@ -25,7 +25,7 @@ async function dispatchApi(path: string, body: unknown): Promise<Record<string, 
   return (await response.json()) as Record<string, unknown>;
 }
 
-describe('the history checker on a real run', { timeout: 120_000 }, () => {
+describe('the history checker on a real run', { timeout: SCENARIO_TIMEOUT_MS }, () => {
   it('names the order shipped twice, the acknowledged order lost, the step moved backwards and the returned order marked paid', async () => {
     const lost = await stack.placeWoo();
     const [lostAttempt] = await stack.send(lost);

@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FaultKind, OperationName } from '../../src/emulators/dispatch/index.js';
-import { expectNoAnomaly, scale, startChaosStack, type ChaosStack } from './support/stack.js';
+import { expectNoAnomaly, scale, SCENARIO_TIMEOUT_MS, startChaosStack, type ChaosStack } from './support/stack.js';
 
 let stack: ChaosStack;
 beforeAll(async () => {
@@ -28,7 +28,7 @@ const FAULTS: [string, FaultKind][] = [
   ['success with the answer dropped', { kind: 'commit_then_drop' }],
 ];
 
-describe('dispatch faults', { timeout: 120_000 }, () => {
+describe('dispatch faults', { timeout: SCENARIO_TIMEOUT_MS }, () => {
   for (const [name, fault] of FAULTS) {
     it(`${name} on every dispatch call: ${ORDERS} orders each shipped once, delivered and written once`, async () => {
       // Each call type fails for the first orders that reach it, as many times as there are orders.

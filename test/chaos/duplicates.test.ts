@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { SHOPIFY_DOMAIN, WOO_SHOP_ID } from '../support/relais.js';
-import { expectNoAnomaly, scale, startChaosStack, type ChaosOrder, type ChaosStack } from './support/stack.js';
+import { expectNoAnomaly, scale, SCENARIO_TIMEOUT_MS, startChaosStack, type ChaosOrder, type ChaosStack } from './support/stack.js';
 
 let stack: ChaosStack;
 beforeAll(async () => {
@@ -20,7 +20,7 @@ const ORDERS = scale(4, 24);
 const COPIES = scale(5, 10);
 const updatedTopic = (order: ChaosOrder) => (order.platform === 'shopify' ? 'orders/updated' : 'order.updated');
 
-describe('duplicate deliveries', () => {
+describe('duplicate deliveries', { timeout: SCENARIO_TIMEOUT_MS }, () => {
   it(`the same order webhook ${COPIES} times at once ships each of ${ORDERS} orders once`, async () => {
     const orders = await stack.placeMany(ORDERS);
     await Promise.all(orders.flatMap((order) => {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { waitFor } from '../support/relais.js';
 import { startOwnedRedis, type OwnedRedis } from './support/processes.js';
-import { expectNoAnomaly, scale, startChaosStack, type ChaosStack } from './support/stack.js';
+import { expectNoAnomaly, scale, SCENARIO_TIMEOUT_MS, startChaosStack, type ChaosStack } from './support/stack.js';
 
 let redis: OwnedRedis;
 let stack: ChaosStack;
@@ -64,7 +64,7 @@ async function keyCount(pattern: string): Promise<number> {
   return count;
 }
 
-describe('Redis at its memory limit', { timeout: 120_000 }, () => {
+describe('Redis at its memory limit', { timeout: SCENARIO_TIMEOUT_MS }, () => {
   it(`refuses ${ORDERS} order webhooks with 503 and keeps no trace of them; accepts the retries once memory is freed`, async () => {
     // Warm up: queues, scripts and the ledger exist before the limit is hit.
     const warm = await stack.placeMany(2);

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_COURIER_STEP_MS } from '../../src/emulators/dispatch/index.js';
 import { startOwnedRedis, type OwnedRedis } from './support/processes.js';
-import { expectNoAnomaly, scale, startChaosStack, type ChaosStack } from './support/stack.js';
+import { expectNoAnomaly, scale, SCENARIO_TIMEOUT_MS, startChaosStack, type ChaosStack } from './support/stack.js';
 
 let redis: OwnedRedis;
 let stack: ChaosStack;
@@ -30,7 +30,7 @@ async function crashAndRestart(): Promise<void> {
   await redis.start();
 }
 
-describe('Redis restarted from its AOF', { timeout: 120_000 }, () => {
+describe('Redis restarted from its AOF', { timeout: SCENARIO_TIMEOUT_MS }, () => {
   it(`SIGKILLed mid-burst of ${ORDERS} orders and again mid-delivery: every acknowledged order ships once and ends right in its shop`, async () => {
     const orders = await stack.placeMany(ORDERS);
     const deliveries = Promise.all(orders.map(async (order, i) => {

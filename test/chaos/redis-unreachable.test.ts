@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_COURIER_STEP_MS } from '../../src/emulators/dispatch/index.js';
 import { startOwnedRedis, type OwnedRedis } from './support/processes.js';
-import { expectNoAnomaly, scale, startChaosStack, type ChaosStack } from './support/stack.js';
+import { expectNoAnomaly, scale, SCENARIO_TIMEOUT_MS, startChaosStack, type ChaosStack } from './support/stack.js';
 import { startFaultProxy, type FaultProxy } from './support/tcp-proxy.js';
 
 let redis: OwnedRedis;
@@ -36,7 +36,7 @@ async function outage(): Promise<void> {
   proxy.set({ kind: 'pass' });
 }
 
-describe('Redis unreachable for a while', { timeout: 120_000 }, () => {
+describe('Redis unreachable for a while', { timeout: SCENARIO_TIMEOUT_MS }, () => {
   it(`the web answers 503 during the outage, the platform's retries of ${ORDERS} orders are accepted after it, each ships once`, async () => {
     const orders = await stack.placeMany(ORDERS);
     const before = orders.slice(0, ORDERS / 2);

@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SHOPIFY_SHOP_ID } from '../support/relais.js';
-import { expectNoAnomaly, scale, startChaosStack, type ChaosOrder, type ChaosStack } from './support/stack.js';
+import { expectNoAnomaly, scale, SCENARIO_TIMEOUT_MS, startChaosStack, type ChaosOrder, type ChaosStack } from './support/stack.js';
 
 let stack: ChaosStack;
 let capture: Server;
@@ -46,7 +46,7 @@ async function shipAndDeliver(orders: ChaosOrder[]): Promise<void> {
   await stack.driveCourier();
 }
 
-describe('shop faults during write-back', { timeout: 120_000 }, () => {
+describe('shop faults during write-back', { timeout: SCENARIO_TIMEOUT_MS }, () => {
   it(`Shopify THROTTLED, 5xx and 429 on the Admin API: ${ORDERS} orders written once each, in order, paid once`, async () => {
     const faults = [
       stack.shopify.faults.add({ kind: 'throttle', times: FAULTS }),
@@ -79,7 +79,7 @@ describe('shop faults during write-back', { timeout: 120_000 }, () => {
   });
 });
 
-describe('delivery webhooks out of order', { timeout: 120_000 }, () => {
+describe('delivery webhooks out of order', { timeout: SCENARIO_TIMEOUT_MS }, () => {
   it(`newest first, oldest last, all at once and again one by one: ${ORDERS} orders never move backwards`, async () => {
     const port = (capture.address() as AddressInfo).port;
     const relaisUrl = `${stack.relais.web.url}/webhooks/dispatch/${SHOPIFY_SHOP_ID}/${stack.relais.secrets.dispatchWebhookToken}`;

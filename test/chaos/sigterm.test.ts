@@ -10,7 +10,7 @@ import { freePort } from '../support/redis.js';
 import { waitFor } from '../support/relais.js';
 import { spawnWorker, type WorkerProcess } from '../support/worker-process.js';
 import { spawnWeb, type WebProcess } from './support/processes.js';
-import { expectNoAnomaly, scale, startChaosStack, type ChaosStack } from './support/stack.js';
+import { expectNoAnomaly, scale, SCENARIO_TIMEOUT_MS, startChaosStack, type ChaosStack } from './support/stack.js';
 
 let stack: ChaosStack;
 const workers: WorkerProcess[] = [];
@@ -28,7 +28,7 @@ afterAll(async () => {
 
 const ORDERS = scale(12, 60);
 
-describe('SIGTERM under load', { timeout: 120_000 }, () => {
+describe('SIGTERM under load', { timeout: SCENARIO_TIMEOUT_MS }, () => {
   it(`the worker busy with ${ORDERS} orders finishes its active jobs, exits cleanly, leaves nothing active or stalled`, async () => {
     const first = await spawnWorker(stack.relais, { lockMs: 2_000 });
     workers.push(first);

@@ -11,7 +11,7 @@ import { stableJobId } from '../../src/jobs/queues.js';
 import { freePort } from '../support/redis.js';
 import { SHOPIFY_SHOP_ID, waitFor, WOO_SHOP_ID } from '../support/relais.js';
 import { spawnWeb, type WebProcess } from './support/processes.js';
-import { expectNoAnomaly, scale, startChaosStack, type ChaosOrder, type ChaosStack } from './support/stack.js';
+import { expectNoAnomaly, scale, SCENARIO_TIMEOUT_MS, startChaosStack, type ChaosOrder, type ChaosStack } from './support/stack.js';
 import { startFaultProxy, type FaultProxy } from './support/tcp-proxy.js';
 
 let stack: ChaosStack;
@@ -47,7 +47,7 @@ function jobIdOf(order: ChaosOrder, eventId: string): string {
 
 const jobStored = async (jobId: string) => (await stack.queues.shopEvents.getJob(jobId)) !== undefined;
 
-describe('the web process killed with SIGKILL', { timeout: 120_000 }, () => {
+describe('the web process killed with SIGKILL', { timeout: SCENARIO_TIMEOUT_MS }, () => {
   for (const [when, cut] of [['before the event reached Redis', 'request'], ['after the event was stored, before the answer', 'reply']] as const) {
     it(`${when}: the platform's retry is accepted and each order ships once`, async () => {
       const orders = [stack.placeShopify(), await stack.placeWoo()];

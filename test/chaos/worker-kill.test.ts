@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { FaultRule, OperationName } from '../../src/emulators/dispatch/index.js';
 import { waitFor } from '../support/relais.js';
 import { spawnWorker, type WorkerProcess } from '../support/worker-process.js';
-import { expectNoAnomaly, scale, startChaosStack, type ChaosOrder, type ChaosStack } from './support/stack.js';
+import { expectNoAnomaly, scale, SCENARIO_TIMEOUT_MS, startChaosStack, type ChaosOrder, type ChaosStack } from './support/stack.js';
 
 const LOCK_MS = 2_000;
 /** Long enough for the kill to land first; short enough to be applied before the next worker starts. */
@@ -50,7 +50,7 @@ async function placeAndSend(count: number): Promise<ChaosOrder[]> {
   return orders;
 }
 
-describe('the worker killed with SIGKILL', { timeout: 120_000 }, () => {
+describe('the worker killed with SIGKILL', { timeout: SCENARIO_TIMEOUT_MS }, () => {
   it('after createQuote, after createShipment and after markReady (the next call hangs): the new worker finishes each order once', async () => {
     for (let round = 0; round < ROUNDS; round++) {
       // Three orders race through the pipeline; each rule holds the first order to reach its call.
@@ -114,7 +114,7 @@ describe('the worker killed with SIGKILL', { timeout: 120_000 }, () => {
   });
 });
 
-describe('the worker frozen with SIGSTOP', { timeout: 120_000 }, () => {
+describe('the worker frozen with SIGSTOP', { timeout: SCENARIO_TIMEOUT_MS }, () => {
   for (const [frozenMs, past] of [[5_000, 'its job lock'], [13_000, 'its job lock and its order lease']] as const) {
     it(`past ${past} (${frozenMs / 1000} s) while its createShipment calls are in flight: a second worker takes over, the first resumes, no duplicate`, async () => {
       stack.relais.emulator.faults.add({ operation: 'createShipment', times: 2, fault: { kind: 'latency', ms: 1_000 } });

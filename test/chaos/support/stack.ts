@@ -21,6 +21,10 @@ import { HistoryRecorder, type History, type PlacedOrder, type SentWebhook } fro
 
 /** CHAOS_LONG=1: more orders and more rounds per scenario (npm run chaos). */
 export const LONG = process.env.CHAOS_LONG === '1';
+/** How long one scenario may take: the long version runs many more orders. */
+export const SCENARIO_TIMEOUT_MS = LONG ? 900_000 : 120_000;
+/** Waits scale with the volume: the long version gives every wait five times longer. */
+const patience = (ms: number) => (LONG ? ms * 5 : ms);
 /** `short` orders in CI, `long` with CHAOS_LONG=1. */
 export function scale(short: number, long: number): number {
   return LONG ? long : short;
@@ -111,7 +115,7 @@ export async function startChaosStack(options: TestRelaisOptions & { sampleEvery
   );
   const settle = async (timeoutMs = 30_000) => {
     const idle = async () => (await counts()).every(({ queue: _queue, ...c }) => Object.values(c).every((n) => n === 0));
-    await waitFor(async () => (await idle()) && (await new Promise((r) => setTimeout(r, 150)), await idle()), { timeoutMs, what: 'the queues to drain' })
+    await waitFor(async () => (await idle()) && (await new Promise((r) => setTimeout(r, 150)), await idle()), { timeoutMs: patience(timeoutMs), what: 'the queues to drain' })
       .catch(async (error: unknown) => {
         throw new Error(`${(error as Error).message}: ${JSON.stringify(await counts())}`);
       });
@@ -195,7 +199,7 @@ export async function startChaosStack(options: TestRelaisOptions & { sampleEvery
           const states = await Promise.all(orders.map(async (o) => (await ledger.get(o.externalOrderId))?.state));
           return states.every((s) => s !== undefined && done.has(s));
         },
-        { timeoutMs, what: `${orders.length} orders to be marked ready` },
+        { timeoutMs: patience(timeoutMs), what: `${orders.length} orders to be marked ready` },
       ).catch(async (error: unknown) => {
         const states = await Promise.all(orders.map(async (o) => `${o.externalOrderId}=${(await ledger.get(o.externalOrderId))?.state ?? '-'}`));
         throw new Error(`${(error as Error).message}: ${states.join(', ')}`);
@@ -217,7 +221,7 @@ export async function startChaosStack(options: TestRelaisOptions & { sampleEvery
     async finish({ timeoutMs = 20_000 } = {}) {
       // Write-backs may trail the queues by a polling round: wait (bounded) until the shop and the ledger
       // show each shipment's final state, then judge. What is still stale after that is reported.
-      const deadline = Date.now() + timeoutMs;
+      const deadline = Date.now() + patience(timeoutMs);
       for (;;) {
         await settle();
         const interim = checkHistory(await recorder.collect({ keepSampling: true }));
