@@ -100,14 +100,12 @@ describe('delivery webhooks out of order', { timeout: SCENARIO_TIMEOUT_MS }, () 
     expect(states).toEqual(orders.map(() => 'ready'));
     const ours = captured.filter((body) => [...ids].some((id) => body.includes(`"${id}"`)));
     expect(ours.length).toBeGreaterThanOrEqual(ORDERS * 5);
-    const post = (body: string) => fetch(relaisUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-
-    const answers = await Promise.all([...ours].reverse().map(post));
+    const answers = await Promise.all([...ours].reverse().map((body) => stack.sendDelivery(body)));
     expect(answers.every((a) => a.status === 200)).toBe(true);
     await stack.settle();
-    for (const body of [...ours].reverse()) expect((await post(body)).status).toBe(200);
+    for (const body of [...ours].reverse()) expect((await stack.sendDelivery(body)).status).toBe(200);
     // and a few stale ones long after
-    for (const body of ours.slice(0, ORDERS)) expect((await post(body)).status).toBe(200);
+    for (const body of ours.slice(0, ORDERS)) expect((await stack.sendDelivery(body)).status).toBe(200);
     const { report } = await stack.finish();
     expectNoAnomaly(report);
   });

@@ -143,9 +143,12 @@ export class HistoryRecorder {
     redis.on('error', () => undefined); // a scenario that stops Redis on purpose: rounds are skipped meanwhile
     let running = true;
     let round: Promise<void> = Promise.resolve();
+    let busy = false;
     const timer = setInterval(() => {
-      if (!running) return;
-      round = round.then(() => this.sampleOnce(redis)).catch(() => undefined);
+      // A slow round (Redis restarting) is not queued behind: the next tick simply skips.
+      if (!running || busy) return;
+      busy = true;
+      round = this.sampleOnce(redis).catch(() => undefined).finally(() => { busy = false; });
     }, everyMs);
     this.sampler = {
       stop: async () => {

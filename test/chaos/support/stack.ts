@@ -70,6 +70,8 @@ export interface ChaosStack {
   placeMany(count: number): Promise<ChaosOrder[]>;
   /** Delivers the order webhook, retrying until 200 unless told otherwise; returns every attempt. */
   send(order: ChaosOrder, options?: SendOptions): Promise<SentWebhook[]>;
+  /** Posts a delivery webhook (a body the dispatch service sent) to Relais as the service would, recorded in the history. */
+  sendDelivery(body: string): Promise<SentWebhook>;
   /** Waits until every order is marked ready (or held, when `allowHeld`). */
   waitDispatched(orders: ChaosOrder[], options?: { timeoutMs?: number; allowHeld?: boolean }): Promise<void>;
   /** Moves the courier stage by stage until every ready shipment of the scenario is final, letting Relais settle after each. */
@@ -190,6 +192,25 @@ export async function startChaosStack(options: TestRelaisOptions & { sampleEvery
         // Platforms back off for minutes; the scenario compresses that.
         await new Promise((r) => setTimeout(r, 250));
       }
+    },
+
+    async sendDelivery(body) {
+      const url = `${relais.web.url}/webhooks/dispatch/${SHOPIFY_SHOP_ID}/${relais.secrets.dispatchWebhookToken}`;
+      const parsed = JSON.parse(body) as { status?: unknown; external_order_id?: unknown; shipment_id?: unknown };
+      let status = 0;
+      let error: string | undefined;
+      try {
+        const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(10_000) });
+        status = response.status;
+        await response.arrayBuffer();
+      } catch (failure) {
+        error = failure instanceof Error ? failure.message : String(failure);
+      }
+      return recorder.sent({
+        from: 'dispatch', topic: String(parsed.status ?? 'unknown'), deliveryKey: body, attempt: 1, status,
+        ...(typeof parsed.external_order_id === 'string' ? { externalOrderId: parsed.external_order_id } : {}),
+        ...(error ? { error } : {}),
+      });
     },
 
     async waitDispatched(orders, { timeoutMs = 30_000, allowHeld = false } = {}) {
