@@ -8,7 +8,8 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // Set-up starts Redis servers, emulators and sometimes worker processes: generous on a loaded machine.
+    hookTimeout: 90_000,
     reporters: ['default'],
   },
 });

@@ -41,7 +41,8 @@ export async function spawnWorker(relais: TestRelais, options: { lockMs?: number
   let output = '';
   child.stdout?.on('data', (d: Buffer) => { output += d.toString(); });
   child.stderr?.on('data', (d: Buffer) => { output += d.toString(); });
-  const deadline = Date.now() + 20_000;
+  // Compiling the CLI's whole import graph on a loaded 2-core machine can take well over 20 s.
+  const deadline = Date.now() + 60_000;
   while (!output.includes('worker started')) {
     if (child.exitCode !== null) throw new Error(`worker exited early: ${output}`);
     if (Date.now() > deadline) throw new Error(`worker did not start: ${output}`);
