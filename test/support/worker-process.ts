@@ -45,7 +45,11 @@ export async function spawnWorker(relais: TestRelais, options: { lockMs?: number
   const deadline = Date.now() + 60_000;
   while (!output.includes('worker started')) {
     if (child.exitCode !== null) throw new Error(`worker exited early: ${output}`);
-    if (Date.now() > deadline) throw new Error(`worker did not start: ${output}`);
+    if (Date.now() > deadline) {
+      // Never leave a half-started worker behind: it would outlive the test run.
+      child.kill('SIGKILL');
+      throw new Error(`worker did not start: ${output}`);
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
   return {
