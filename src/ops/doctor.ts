@@ -28,7 +28,7 @@ import { DispatchClient } from '../dispatch/client.js';
 import { DispatchError } from '../dispatch/errors.js';
 import { normaliseText, NeighbourhoodResolver } from '../geo/resolver.js';
 import { silentLogger, type Logger } from '../log.js';
-import { ShopifyAdminClient, ShopifyWriteError } from '../stores/shopify/admin.js';
+import { shopifyAdminClientFor, ShopifyWriteError, type ShopifyAdminClient } from '../stores/shopify/admin.js';
 import { createWooOperatorRest, WooApiError, type WooOperatorRest, type WooWebhookView } from '../stores/woocommerce/rest.js';
 import { z } from 'zod';
 
@@ -327,9 +327,8 @@ function explainDispatchFailure(error: unknown, shown: string, baseUrl: string):
 // ---- Shopify -------------------------------------------------------------------------------------------------
 
 export function shopifyAdminFor(shop: ShopifyShopConfig, options: { timeoutMs?: number; logger?: Logger } = {}): ShopifyAdminClient {
-  return new ShopifyAdminClient({
-    domain: shop.shopify.domain, accessToken: shop.shopify.accessToken, clientSecret: shop.shopify.webhookSecret,
-    apiVersion: shop.shopify.apiVersion, adminUrl: shop.shopify.adminUrl, logger: options.logger ?? silentLogger,
+  return shopifyAdminClientFor(shop, {
+    logger: options.logger ?? silentLogger,
     // A doctor answers fast: one retry, short waits.
     maxAttempts: 2, maxWaitMs: 1_000, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
   });

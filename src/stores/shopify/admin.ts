@@ -22,6 +22,7 @@
  * The access token is a Secret: revealed once, into the library's session, and never logged (the library's
  * logger is silenced; our log lines carry the shop domain and the operation only).
  */
+import type { ShopifyShopConfig } from '../../config/shops.js';
 import '@shopify/shopify-api/adapters/node';
 import {
   ApiVersion,
@@ -240,6 +241,24 @@ export interface ShopifyAdminOptions {
   timeoutMs?: number;
   /** For tests: how to wait. */
   sleep?: (ms: number) => Promise<void>;
+}
+
+/**
+ * The Admin client of a Shopify shop of the registry: its domain, token, client secret, API version and, for a
+ * local emulator, adminUrl. Callers choose only how patient the client is (and where it logs).
+ */
+export function shopifyAdminClientFor(
+  shop: ShopifyShopConfig,
+  options: Pick<ShopifyAdminOptions, 'logger' | 'maxAttempts' | 'maxWaitMs' | 'timeoutMs'>,
+): ShopifyAdminClient {
+  return new ShopifyAdminClient({
+    domain: shop.shopify.domain,
+    accessToken: shop.shopify.accessToken,
+    clientSecret: shop.shopify.webhookSecret,
+    apiVersion: shop.shopify.apiVersion,
+    ...(shop.shopify.adminUrl === undefined ? {} : { adminUrl: shop.shopify.adminUrl }),
+    ...options,
+  });
 }
 
 export const DEFAULT_ADMIN_API_VERSION = '2026-10';

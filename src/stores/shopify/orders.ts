@@ -18,7 +18,7 @@ import { z } from 'zod';
 import type { ShopifyShopConfig } from '../../config/shops.js';
 import type { Logger } from '../../log.js';
 import type { OrderWindow, ShopOrderLister, ShopOrderPage } from '../index.js';
-import { ShopifyAdminClient } from './admin.js';
+import { shopifyAdminClientFor, type ShopifyAdminClient } from './admin.js';
 
 /** Orders per page: see the cost note above. */
 export const SHOPIFY_ORDER_PAGE_SIZE = 100;
@@ -242,12 +242,7 @@ function unexpected(operation: string, error: z.ZodError): Error {
 
 /** The lister of a Shopify shop of the registry; in-process waits are longer than the writer's, nothing waits on a queue here. */
 export function createShopifyOrderLister(shop: ShopifyShopConfig, deps: { logger: Logger }): ShopifyOrderLister {
-  const admin = new ShopifyAdminClient({
-    domain: shop.shopify.domain,
-    accessToken: shop.shopify.accessToken,
-    clientSecret: shop.shopify.webhookSecret,
-    apiVersion: shop.shopify.apiVersion,
-    ...(shop.shopify.adminUrl === undefined ? {} : { adminUrl: shop.shopify.adminUrl }),
+  const admin = shopifyAdminClientFor(shop, {
     logger: deps.logger.child({ shop: shop.id, component: 'shopify-orders' }),
     maxAttempts: 6,
     maxWaitMs: 20_000,

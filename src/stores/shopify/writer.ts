@@ -19,7 +19,7 @@ import type { ShopifyShopConfig } from '../../config/shops.js';
 import type { DeliveryStep } from '../../domain/shipment-status.js';
 import type { Logger } from '../../log.js';
 import type { DispatchInfo, ShopOrderRef, ShopWriter } from '../writer.js';
-import { ShopifyAdminClient, ShopifyWriteError, type FulfillmentEventStatus, type ShopifyOrderState } from './admin.js';
+import { shopifyAdminClientFor, ShopifyWriteError, type ShopifyAdminClient, type FulfillmentEventStatus, type ShopifyOrderState } from './admin.js';
 
 /**
  * Our metafields' namespace. Metafields are private to the Admin API unless a metafield definition grants
@@ -185,15 +185,7 @@ export class ShopifyWriter implements ShopWriter {
 /** The writer for a Shopify shop of the registry (its domain, token, API version and, for an emulator, adminUrl). */
 export function createShopifyWriter(shop: ShopifyShopConfig, deps: { logger: Logger }): ShopifyWriter {
   const logger = deps.logger.child({ shop: shop.id });
-  const admin = new ShopifyAdminClient({
-    domain: shop.shopify.domain,
-    accessToken: shop.shopify.accessToken,
-    clientSecret: shop.shopify.webhookSecret,
-    apiVersion: shop.shopify.apiVersion,
-    ...(shop.shopify.adminUrl === undefined ? {} : { adminUrl: shop.shopify.adminUrl }),
-    logger,
-  });
-  return new ShopifyWriter(admin, logger);
+  return new ShopifyWriter(shopifyAdminClientFor(shop, { logger }), logger);
 }
 
 /** The relais.* metafields for a dispatch: shipment reference, tracking, and the quote (accounting only). */
