@@ -103,7 +103,7 @@ async function dispatchLocked(job: DispatchJob, deps: PipelineDeps): Promise<Dis
       // A previous attempt may have created the shipment and died (or lost the response) before saving it.
       const existing = await call('getShipmentByExternalOrder', () => client.getShipmentByExternalOrder(order.externalOrderId));
       if (existing) {
-        shipment = await saveShipment(deps, order.externalOrderId, existing);
+        shipment = await saveShipment(deps, order.externalOrderId, existing, undefined);
         log.warn({ shipment: existing.shipmentId }, 'adopted a shipment created by an earlier attempt');
         await deps.ledger.setState(order.externalOrderId, 'dispatching', deps.now());
         return await finishReady(deps, shop, order, shipment, call, true);
@@ -135,7 +135,7 @@ async function dispatchLocked(job: DispatchJob, deps: PipelineDeps): Promise<Dis
       quote = await newQuote(deps, shop, await quoted(), neighbourhood.name, client, call);
       created = await call('createShipment', () => client.createShipment(buildCreateShipmentRequest(order, quote.quoteId)));
     }
-    shipment = await saveShipment(deps, order.externalOrderId, created);
+    shipment = await saveShipment(deps, order.externalOrderId, created, undefined);
     log.info({ shipment: created.shipmentId, amount: created.orderAmountXof }, 'shipment created');
     return await finishReady(deps, shop, order, shipment, call, false);
   } catch (error) {
@@ -167,7 +167,7 @@ async function finishReady(
   }
   const client = deps.dispatchClientFor(shop);
   const ready = await call('markReady', () => client.markReady(shipment.shipmentId, `Relais (automatic) for ${shop.name}`));
-  await saveShipment(deps, order.externalOrderId, ready, deps.now().toISOString());
+  await saveShipment(deps, order.externalOrderId, ready, shipment, deps.now().toISOString());
   await deps.ledger.setState(order.externalOrderId, 'ready', deps.now());
   return { kind: 'ready', shipmentId: shipment.shipmentId, adopted };
 }
@@ -192,8 +192,17 @@ async function newQuote(
   return progress;
 }
 
-async function saveShipment(deps: PipelineDeps, externalOrderId: string, s: WireShipment, markedReadyAt?: string): Promise<ShipmentProgress> {
-  const previous = (await deps.ledger.get(externalOrderId))?.shipment;
+/**
+ * Saves what the service said of the shipment over what was saved before. The caller passes the saved
+ * progress it already holds (under the order lock nobody else writes it), so no re-read of the record.
+ */
+async function saveShipment(
+  deps: PipelineDeps,
+  externalOrderId: string,
+  s: WireShipment,
+  previous: ShipmentProgress | undefined,
+  markedReadyAt?: string,
+): Promise<ShipmentProgress> {
   const progress: ShipmentProgress = {
     shipmentId: s.shipmentId,
     status: s.status,
