@@ -18,7 +18,7 @@
  * against a no-op BullMQ job behind the same bare receiver.
  *
  * Target (issue 7): relais / baseline-3 ≥ 0.85.
- * Run: npx tsx bench/pipeline.bench.ts [--quick] [--rounds N] [--orders N] [--latency MS]
+ * Run: npx tsx bench/pipeline.bench.ts [--quick] [--profile] [--rounds N] [--orders N] [--latency MS]
  */
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -26,7 +26,7 @@ import { QUEUE } from '../src/jobs/queues.js';
 import { closedLoop, HttpLoad } from './lib/load.js';
 import { ShopifyOrderStream } from './lib/orders.js';
 import { cpuMsBetween, startProcess, type BenchProcess } from './lib/processes.js';
-import { BARE_ORG, benchFlags, CompletionCounter, controlQueue, header, RELAIS_ORG, shipmentCensus, startStack } from './lib/stack.js';
+import { BARE_ORG, benchFlags, CompletionCounter, controlQueue, header, profileArgs, RELAIS_ORG, shipmentCensus, startStack } from './lib/stack.js';
 import { fmt, formatSpread, median, spread, table, verdict } from './lib/stats.js';
 import type { Role } from './lib/child.js';
 
@@ -65,7 +65,7 @@ async function main(): Promise<void> {
     const spawn = async (name: string, role: Role, extra: { prefix: string; bareQueue?: string }) => {
       const child = await startProcess(name, {
         role, redisUrl: stack.redis.url, registry: stack.registry, concurrency: CONCURRENCY, dispatchBaseUrl: stack.emulator.baseUrl, ...extra,
-      }, { secrets: stack.childSecrets, logFile: join(stack.logDir, `${name}.log`) });
+      }, { secrets: stack.childSecrets, logFile: join(stack.logDir, `${name}.log`), nodeArgs: role.startsWith('relais') ? profileArgs(flags, stack, name) : [] });
       started.push(child);
       return child;
     };

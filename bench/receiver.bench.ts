@@ -8,7 +8,7 @@
  *   2. acknowledgement at half the baseline's maximum rate: open loop at a fixed rate → p99 of each
  *
  * Targets (issue 7): throughput ratio ≥ 0.8, p99 ratio ≤ 1.5, p99 at half the baseline's rate < 250 ms.
- * Run: npx tsx bench/receiver.bench.ts [--quick] [--rounds N] [--orders N (requests per round)]
+ * Run: npx tsx bench/receiver.bench.ts [--quick] [--profile] [--rounds N] [--orders N (requests per round)]
  */
 import { join } from 'node:path';
 import type { Queue } from 'bullmq';
@@ -16,7 +16,7 @@ import { QUEUE } from '../src/jobs/queues.js';
 import { closedLoop, HttpLoad, openLoop, type LoadResult, type RequestSpec } from './lib/load.js';
 import { ShopifyOrderStream } from './lib/orders.js';
 import { cpuMsBetween, startProcess, type BenchProcess } from './lib/processes.js';
-import { benchFlags, controlQueue, header, sleep, startStack } from './lib/stack.js';
+import { benchFlags, controlQueue, header, profileArgs, sleep, startStack } from './lib/stack.js';
 import { fmt, formatSpread, median, percentile, spread, table, verdict } from './lib/stats.js';
 
 const BARE_PREFIX = '{bench-bare}';
@@ -41,7 +41,7 @@ async function main(): Promise<void> {
   const started: BenchProcess[] = [];
   try {
     const secrets = { secrets: stack.childSecrets };
-    const relais = await startProcess('relais-web', { role: 'relais-web', redisUrl: stack.redis.url, prefix: stack.prefix, registry: stack.registry }, { ...secrets, logFile: join(stack.logDir, 'relais-web.log') });
+    const relais = await startProcess('relais-web', { role: 'relais-web', redisUrl: stack.redis.url, prefix: stack.prefix, registry: stack.registry }, { ...secrets, logFile: join(stack.logDir, 'relais-web.log'), nodeArgs: profileArgs(flags, stack, 'relais-web') });
     started.push(relais);
     const bare = await startProcess('bare-receiver', { role: 'bare-receiver', redisUrl: stack.redis.url, prefix: BARE_PREFIX }, { ...secrets, logFile: join(stack.logDir, 'bare-receiver.log') });
     started.push(bare);

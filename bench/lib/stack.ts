@@ -26,15 +26,17 @@ export const BARE_ORG = 'org_bare';
 
 export interface BenchFlags {
   quick: boolean;
+  /** Relais's own processes write a V8 CPU profile (.cpuprofile) into the log directory when they stop. */
+  profile: boolean;
   rounds: number | undefined;
   orders: number | undefined;
   latencyMs: number | undefined;
 }
 
-/** --quick (a smoke run: small counts, few rounds), --rounds N, --orders N, --latency MS. */
+/** --quick (a smoke run: small counts, few rounds), --profile, --rounds N, --orders N, --latency MS. */
 export function benchFlags(): BenchFlags {
   const { values } = parseArgs({
-    options: { quick: { type: 'boolean', default: false }, rounds: { type: 'string' }, orders: { type: 'string' }, latency: { type: 'string' } },
+    options: { quick: { type: 'boolean', default: false }, profile: { type: 'boolean', default: false }, rounds: { type: 'string' }, orders: { type: 'string' }, latency: { type: 'string' } },
     strict: true,
   });
   const int = (s: string | undefined, name: string) => {
@@ -43,7 +45,7 @@ export function benchFlags(): BenchFlags {
     if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a whole number, got "${s}"`);
     return n;
   };
-  return { quick: values.quick ?? false, rounds: int(values.rounds, 'rounds'), orders: int(values.orders, 'orders'), latencyMs: int(values.latency, 'latency') };
+  return { quick: values.quick ?? false, profile: values.profile ?? false, rounds: int(values.rounds, 'rounds'), orders: int(values.orders, 'orders'), latencyMs: int(values.latency, 'latency') };
 }
 
 export interface BenchStack {
@@ -206,4 +208,9 @@ export function sleep(ms: number): Promise<void> {
 
 export function mib(bytes: number): string {
   return `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+}
+
+/** Node flags for one of Relais's processes: a CPU profile in the log directory with --profile. */
+export function profileArgs(flags: BenchFlags, stack: BenchStack, name: string): string[] {
+  return flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${stack.logDir}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
 }

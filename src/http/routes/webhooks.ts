@@ -53,7 +53,7 @@ export function webhookRoutes(deps: WebhookDeps): Router {
     const shop = deps.shops.byShopifyDomain(domain);
     if (!shop) return void res.status(404).json({ error: 'unknown_shop', message: `no shop ${domain} in the Relais registry` });
     const rawBody = rawBodyOf(req);
-    const verification = await verifyShopifyWebhook({ rawBody, headers: req.headers, secret: shop.shopify.webhookSecret.reveal() });
+    const verification = verifyShopifyWebhook({ rawBody, headers: req.headers, secret: shop.shopify.webhookSecret.reveal() });
     if (!verification.ok) {
       const status = verification.reason === 'missing_headers' ? 400 : 401;
       deps.logger.warn({ shop: shop.id, reason: verification.reason }, 'rejected a Shopify webhook');
@@ -108,7 +108,11 @@ async function enqueue(deps: WebhookDeps, res: Response, job: ShopEventJob, even
       if (await deps.redis.exists(seenKey)) return 'duplicate' as const;
       // Same job id for the same event: concurrent duplicates collapse into one job.
       await deps.queues.shopEvents.add(job.topic, job, { jobId: stableJobId('evt', job.shopId, eventKey) });
-      await deps.redis.set(seenKey, '1', 'EX', DEDUPE_TTL_SECONDS);
+      // The event is stored: answer without waiting for the marker. Were it lost, a repeat of the event
+      // would still collapse into the same job (same job id) while BullMQ keeps it.
+      deps.redis.set(seenKey, '1', 'EX', DEDUPE_TTL_SECONDS).catch((error: unknown) => {
+        deps.logger.warn({ shop: job.shopId, topic: job.topic, err: (error as Error).message }, 'could not store the de-duplication marker');
+      });
       return 'enqueued' as const;
     });
     if (outcome === 'enqueued') deps.onEnqueued?.(job);

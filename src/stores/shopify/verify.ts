@@ -1,25 +1,30 @@
 /**
- * Shopify webhook verification, done by Shopify's own library (`shopify.webhooks.validate`), so the header
- * set and the HMAC rule follow Shopify's reference implementation rather than our reading of the docs.
+ * Shopify webhook verification: the rule of @shopify/shopify-api's `webhooks.validate()`
+ * (lib/webhooks/validate.ts and lib/utils/hmac-validator.ts, version 15), done in place with node:crypto.
  *
- * How the library is fed (read in node_modules/@shopify/shopify-api/adapters/node/adapter.ts and
- * lib/webhooks/validate.ts):
- *  - the node adapter turns `rawRequest` into a normalised request by reading only `headers`, `method` and
- *    `originalUrl ?? url`; so a plain object with those three fields is a faithful `rawRequest`, and the
- *    caller (an Express route, a test) does not have to hand us its IncomingMessage;
- *  - `rawBody` must be a string: the library HMACs its UTF-8 encoding. Shopify always sends UTF-8 JSON, so we
- *    decode the raw bytes strictly; bytes that are not valid UTF-8 could not round-trip to the signed bytes
- *    and are refused as `invalid_hmac` (a lenient decode would sign different bytes from those received);
- *  - the HMAC is compared with the library's constant-time `safeCompare`;
- *  - the library checks the HMAC first and the other headers only after a valid HMAC; when the HMAC header
- *    itself is absent it only says `missing_hmac`, so we list every absent required header ourselves.
+ * Why not call the library on each request: it canonicalises every header of the request twice and signs
+ * through WebCrypto, and the receiver benchmark (bench/receiver.bench.ts) showed that cost as the largest
+ * share of the endpoint's CPU. The rule itself is small, and `verify.test.ts` holds this module to the
+ * library's verdict on generated deliveries (a differential property test), so the two cannot drift apart
+ * unnoticed when the library is upgraded.
+ *
+ * The rule, as the library applies it:
+ *  - the newer unprefixed `shopify-*` ("events") headers are used when `shopify-hmac-sha256` is present,
+ *    else the classic `X-Shopify-*` ones; header names compare case-insensitively and the first value of a
+ *    repeated header counts;
+ *  - an empty body is refused first (`missing_body`; Shopify never sends one, so we report it as
+ *    `invalid_hmac`). Bytes that are not valid UTF-8 could not have been signed as sent (the library signs
+ *    the body as a string) and are refused the same way;
+ *  - the HMAC is base64(HMAC-SHA256(secret, body)), compared in constant time;
+ *  - only after a valid HMAC are the other required headers checked (topic, shop domain, API version,
+ *    webhook id), so a sender who cannot sign learns nothing about them. When the HMAC header itself is
+ *    absent the library only says `missing_hmac`; we list every absent required header at once.
  *
  * The result exposes the topic exactly as Shopify sent it (`orders/create`), not the library's storage
  * form (`ORDERS_CREATE`).
  */
-import '@shopify/shopify-api/adapters/node';
-import { ApiVersion, LogSeverity, shopifyApi, type Shopify } from '@shopify/shopify-api';
-import { headerValue, type IncomingHeaders } from '../common.js';
+import { isUtf8 } from 'node:buffer';
+import { hmacSha256Base64, signaturesMatch, type IncomingHeaders } from '../common.js';
 
 export type ShopifyVerification =
   | {
@@ -54,88 +59,43 @@ const EVENTS_HEADER = {
 } as const;
 const REQUIRED = ['hmac', 'topic', 'shopDomain', 'apiVersion', 'webhookId'] as const;
 
-/**
- * The installed @shopify/shopify-api is 13.1.0 (package.json pins ^13.1.0), whose ApiVersion enum stops at
- * October26 and has no October26 (2026-10). `webhooks.validate()` never reads `apiVersion` (it checks the HMAC
- * and headers only), so the newest stable member is used; this instance makes no Admin API call.
- */
-const LIBRARY_API_VERSION = ApiVersion.October26;
+export function verifyShopifyWebhook(input: { rawBody: Buffer; headers: IncomingHeaders; secret: string }): ShopifyVerification {
+  const names = firstHeader(input.headers, EVENTS_HEADER.hmac) !== undefined ? EVENTS_HEADER : HEADER;
+  const read = (key: keyof typeof HEADER) => firstHeader(input.headers, names[key]);
 
-/** A secret maps to one library instance; bounded so a misbehaving registry cannot grow it without end. */
-const MAX_CACHED_INSTANCES = 1000;
-const instances = new Map<string, Shopify>();
-
-function shopifyFor(secret: string): Shopify {
-  const cached = instances.get(secret);
-  if (cached) return cached;
-  const shopify = shopifyApi({
-    apiSecretKey: secret,
-    apiKey: 'relais',
-    scopes: [],
-    hostName: 'relais.local',
-    apiVersion: LIBRARY_API_VERSION,
-    isEmbeddedApp: false,
-    // Relais logs through pino; the library's console logger would print outside our redaction.
-    logger: { level: LogSeverity.Error, log: () => undefined },
-  });
-  if (instances.size >= MAX_CACHED_INSTANCES) {
-    const oldest = instances.keys().next();
-    if (!oldest.done) instances.delete(oldest.value);
-  }
-  instances.set(secret, shopify);
-  return shopify;
-}
-
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
-export async function verifyShopifyWebhook(input: {
-  rawBody: Buffer;
-  headers: IncomingHeaders;
-  secret: string;
-}): Promise<ShopifyVerification> {
-  const names = headerValue(input.headers, EVENTS_HEADER.hmac) !== undefined ? EVENTS_HEADER : HEADER;
-  const read = (key: keyof typeof HEADER) => headerValue(input.headers, names[key]);
+  if (input.rawBody.length === 0 || !isUtf8(input.rawBody)) return { ok: false, reason: 'invalid_hmac' };
+  const hmac = read('hmac');
+  // Without an HMAC header there is nothing to authenticate: report every absent header at once.
+  if (hmac === undefined) return { ok: false, reason: 'missing_headers', missing: REQUIRED.filter((key) => read(key) === undefined).map((key) => names[key]) };
+  if (!signaturesMatch(hmacSha256Base64(input.secret, input.rawBody), hmac)) return { ok: false, reason: 'invalid_hmac' };
 
   const missing = REQUIRED.filter((key) => read(key) === undefined).map((key) => names[key]);
-  // Without an HMAC header there is nothing to authenticate: report every absent header at once.
-  if (read('hmac') === undefined) return { ok: false, reason: 'missing_headers', missing };
-
-  let rawBody: string;
-  try {
-    rawBody = strictUtf8.decode(input.rawBody);
-  } catch {
-    return { ok: false, reason: 'invalid_hmac' };
-  }
-
-  const result = await shopifyFor(input.secret).webhooks.validate({
-    rawBody,
-    rawRequest: { headers: definedHeaders(input.headers), method: 'POST', url: '/' },
-  });
-
-  if (!result.valid) {
-    if (result.reason === 'missing_headers') {
-      return { ok: false, reason: 'missing_headers', missing: 'missingHeaders' in result ? result.missingHeaders : missing };
-    }
-    // invalid_hmac, or missing_body: Shopify never sends an empty body, so an empty one is not authentic.
-    return { ok: false, reason: 'invalid_hmac' };
-  }
-
+  if (missing.length > 0) return { ok: false, reason: 'missing_headers', missing };
   return {
     ok: true,
-    topic: read('topic') ?? result.topic,
-    shopDomain: result.domain,
-    webhookId: result.webhookId,
-    apiVersion: result.apiVersion,
+    topic: read('topic')!,
+    shopDomain: read('shopDomain')!,
+    webhookId: read('webhookId')!,
+    apiVersion: read('apiVersion')!,
     ...optional('eventId', read('eventId')),
     ...optional('triggeredAt', read('triggeredAt')),
   };
 }
 
-/** The library's header canonicaliser does not expect undefined values; Node never produces them, tests may. */
-function definedHeaders(headers: IncomingHeaders): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const [key, value] of Object.entries(headers)) if (value !== undefined) out[key] = value;
-  return out;
+/**
+ * The library's header lookup: the first value of the first header whose name matches case-insensitively;
+ * an empty value counts as absent (the library tests `!value`).
+ */
+function firstHeader(headers: IncomingHeaders, name: string): string | undefined {
+  const wanted = name.toLowerCase();
+  for (const key in headers) {
+    if (key.length !== wanted.length || key.toLowerCase() !== wanted) continue;
+    const value = headers[key];
+    if (value === undefined) continue;
+    const first = Array.isArray(value) ? value[0] : value;
+    return first === '' ? undefined : first;
+  }
+  return undefined;
 }
 
 function optional<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {
