@@ -75,13 +75,33 @@ export async function dispatchOrder(job: DispatchJob, deps: PipelineDeps): Promi
   return withOrderLock(deps.redis, deps.prefix, job.externalOrderId, () => dispatchLocked(job, deps));
 }
 
+/** The calls a first attempt makes: lookup, quote, createShipment, markReady (paced as one batch when the shop's window allows). */
+const CALLS_PER_ORDER = 4;
+
+/** What one attempt at one order works with. */
+interface Attempt {
+  deps: PipelineDeps;
+  shop: ShopConfig;
+  order: StoreOrder;
+  client: DispatchClientLike;
+  call: Tracker;
+  writes: PendingWrites;
+  log: Logger;
+}
+
 async function dispatchLocked(job: DispatchJob, deps: PipelineDeps): Promise<DispatchOutcome> {
   const { ledger } = deps;
-  const record = await ledger.get(job.externalOrderId);
+  const shop = deps.shops.get(job.shopId);
+  // Read together: the record, the shop's run-time aliases, and the shop's pacing for this attempt's calls.
+  const batch = shop ? Math.min(CALLS_PER_ORDER, shop.policy.dispatchCallsPerSecond) : 0;
+  const [record, aliases, paced] = await Promise.all([
+    ledger.get(job.externalOrderId),
+    shop ? deps.aliases.forShop(shop) : undefined,
+    shop && deps.rateLimiter ? deps.rateLimiter.acquire(shop.id, shop.policy.dispatchCallsPerSecond, batch).then(() => batch) : 0,
+  ]);
   if (!record) return { kind: 'skipped', why: 'unknown order' };
   if (record.meta.generation !== job.generation) return { kind: 'skipped', why: 'superseded by a replay' };
   if (ALREADY_DISPATCHED.has(record.state)) return { kind: 'skipped', why: `already ${record.state}` };
-  const shop = deps.shops.get(job.shopId);
   if (!shop) return hold(deps, record, { code: 'unknown_shop', message: `shop "${job.shopId}" is no longer in the shop registry` });
   const order = record.order;
   if (!order) return hold(deps, record, { code: 'no_order_data', message: 'the order data is missing (redacted or never received); replay from the shop' });
@@ -93,52 +113,21 @@ async function dispatchLocked(job: DispatchJob, deps: PipelineDeps): Promise<Dis
     });
   }
 
-  const log = deps.logger.child({ shop: shop.id, order: order.orderName, externalOrderId: order.externalOrderId });
-  const client = deps.dispatchClientFor(shop);
-  const call = tracker(deps, order.externalOrderId, shop);
-
+  const attempt: Attempt = {
+    deps,
+    shop,
+    order,
+    client: deps.dispatchClientFor(shop),
+    call: tracker(deps, order.externalOrderId, shop, paced),
+    writes: new PendingWrites(),
+    log: deps.logger.child({ shop: shop.id, order: order.orderName, externalOrderId: order.externalOrderId }),
+  };
   try {
-    let shipment = record.shipment;
-    if (!shipment) {
-      // A previous attempt may have created the shipment and died (or lost the response) before saving it.
-      const existing = await call('getShipmentByExternalOrder', () => client.getShipmentByExternalOrder(order.externalOrderId));
-      if (existing) {
-        shipment = await saveShipment(deps, order.externalOrderId, existing, undefined);
-        log.warn({ shipment: existing.shipmentId }, 'adopted a shipment created by an earlier attempt');
-        await deps.ledger.setState(order.externalOrderId, 'dispatching', deps.now());
-        return await finishReady(deps, shop, order, shipment, call, true);
-      }
-    } else {
-      return await finishReady(deps, shop, order, shipment, call, false);
-    }
-
-    const neighbourhood = await resolveDropoff(deps, shop, order);
-    if ('code' in neighbourhood) return hold(deps, record, neighbourhood);
-    await ledger.save(order.externalOrderId, 'neighbourhood', neighbourhood);
-    await ledger.setState(order.externalOrderId, 'dispatching', deps.now());
-
-    const saved = record.quote;
-    const savedIsFirm = saved !== undefined && Date.parse(saved.expiresAt) - deps.now().getTime() > QUOTE_SAFETY_MARGIN_MS;
-    // Weight hook: WooCommerce orders get their parcel weight from the shop's products, only when a quote is due.
-    const fillWeights = deps.weightsFor?.(shop);
-    let weighed: StoreOrder | undefined;
-    const quoted = async () => (weighed ??= fillWeights ? await fillWeights(order) : order);
-    let quote = savedIsFirm ? saved : await newQuote(deps, shop, await quoted(), neighbourhood.name, client, call);
-
-    let created: WireShipment;
-    try {
-      created = await call('createShipment', () => client.createShipment(buildCreateShipmentRequest(order, quote.quoteId)));
-    } catch (error) {
-      if (!isStaleQuote(error)) throw error;
-      // The quote expired between steps (or the service forgot it): a fresh quote, once.
-      log.info({ quote: quote.quoteId }, 'quote went stale before createShipment; re-quoting');
-      quote = await newQuote(deps, shop, await quoted(), neighbourhood.name, client, call);
-      created = await call('createShipment', () => client.createShipment(buildCreateShipmentRequest(order, quote.quoteId)));
-    }
-    shipment = await saveShipment(deps, order.externalOrderId, created, undefined);
-    log.info({ shipment: created.shipmentId, amount: created.orderAmountXof }, 'shipment created');
-    return await finishReady(deps, shop, order, shipment, call, false);
+    const outcome = await ship(attempt, record, aliases ?? {});
+    await attempt.writes.settle();
+    return outcome;
   } catch (error) {
+    await attempt.writes.settle().catch(() => undefined);
     if (error instanceof DispatchError && !error.retryable) {
       return hold(deps, record, {
         code: `dispatch_${(error.code ?? `http_${error.status ?? 'error'}`).toLowerCase()}`,
@@ -149,46 +138,87 @@ async function dispatchLocked(job: DispatchJob, deps: PipelineDeps): Promise<Dis
   }
 }
 
-async function finishReady(
-  deps: PipelineDeps,
-  shop: ShopConfig,
-  order: StoreOrder,
-  shipment: ShipmentProgress,
-  call: Tracker,
-  adopted: boolean,
-): Promise<DispatchOutcome> {
+async function ship(attempt: Attempt, record: OrderRecord, aliases: Record<string, string>): Promise<DispatchOutcome> {
+  const { deps, shop, order, client, call, writes, log } = attempt;
+  if (record.shipment) return finishReady(attempt, record.shipment, false);
+
+  // A previous attempt may have created the shipment and died (or lost the response) before saving it:
+  // the lookup by external id must answer before anything is created. It runs beside the quote, which
+  // creates nothing, so a first attempt waits for one call instead of two; a quote made for an order
+  // that turns out to be shipped already is simply not used.
+  const adopt = (existing: WireShipment) => {
+    const shipment = saveShipment(attempt, existing, undefined);
+    log.warn({ shipment: existing.shipmentId }, 'adopted a shipment created by an earlier attempt');
+    writes.add(deps.ledger.setState(order.externalOrderId, 'dispatching', deps.now()));
+    return finishReady(attempt, shipment, true);
+  };
+  const lookUp = () => call('getShipmentByExternalOrder', () => client.getShipmentByExternalOrder(order.externalOrderId));
+
+  const neighbourhood = resolveDropoff(deps, shop, order, aliases);
+  if ('code' in neighbourhood) {
+    const existing = await lookUp();
+    return existing ? adopt(existing) : hold(deps, record, neighbourhood);
+  }
+
+  const saved = record.quote;
+  const savedIsFirm = saved !== undefined && Date.parse(saved.expiresAt) - deps.now().getTime() > QUOTE_SAFETY_MARGIN_MS;
+  // Weight hook: WooCommerce orders get their parcel weight from the shop's products, only when a quote is due.
+  const fillWeights = deps.weightsFor?.(shop);
+  let weighed: StoreOrder | undefined;
+  const quoted = async () => (weighed ??= fillWeights ? await fillWeights(order) : order);
+  const [lookup, firstQuote] = await Promise.allSettled([
+    lookUp(),
+    savedIsFirm ? Promise.resolve(saved) : quoted().then((weighedOrder) => newQuote(attempt, weighedOrder, neighbourhood.name)),
+  ]);
+  if (lookup.status === 'rejected') throw lookup.reason;
+  if (lookup.value) return adopt(lookup.value);
+  if (firstQuote.status === 'rejected') throw firstQuote.reason;
+  let quote = firstQuote.value;
+  writes.add(deps.ledger.save(order.externalOrderId, 'neighbourhood', neighbourhood));
+  writes.add(deps.ledger.setState(order.externalOrderId, 'dispatching', deps.now()));
+
+  let created: WireShipment;
+  try {
+    created = await call('createShipment', () => client.createShipment(buildCreateShipmentRequest(order, quote.quoteId)));
+  } catch (error) {
+    if (!isStaleQuote(error)) throw error;
+    // The quote expired between steps (or the service forgot it): a fresh quote, once.
+    log.info({ quote: quote.quoteId }, 'quote went stale before createShipment; re-quoting');
+    quote = await newQuote(attempt, await quoted(), neighbourhood.name);
+    created = await call('createShipment', () => client.createShipment(buildCreateShipmentRequest(order, quote.quoteId)));
+  }
+  const shipment = saveShipment(attempt, created, undefined);
+  log.info({ shipment: created.shipmentId, amount: created.orderAmountXof }, 'shipment created');
+  return finishReady(attempt, shipment, false);
+}
+
+async function finishReady(attempt: Attempt, shipment: ShipmentProgress, adopted: boolean): Promise<DispatchOutcome> {
+  const { deps, shop, order, client, call, writes } = attempt;
   if (!NEEDS_READY.has(shipment.status)) {
-    await deps.ledger.setState(order.externalOrderId, 'ready', deps.now());
+    writes.add(deps.ledger.setState(order.externalOrderId, 'ready', deps.now()));
     return { kind: 'ready', shipmentId: shipment.shipmentId, adopted };
   }
   if (shop.policy.markReady === 'on_shop_signal') {
-    await deps.ledger.setState(order.externalOrderId, 'awaiting_ready', deps.now());
+    writes.add(deps.ledger.setState(order.externalOrderId, 'awaiting_ready', deps.now()));
     return { kind: 'awaiting_ready', shipmentId: shipment.shipmentId };
   }
-  const client = deps.dispatchClientFor(shop);
   const ready = await call('markReady', () => client.markReady(shipment.shipmentId, `Relais (automatic) for ${shop.name}`));
-  await saveShipment(deps, order.externalOrderId, ready, shipment, deps.now().toISOString());
-  await deps.ledger.setState(order.externalOrderId, 'ready', deps.now());
+  saveShipment(attempt, ready, shipment, deps.now().toISOString());
+  writes.add(deps.ledger.setState(order.externalOrderId, 'ready', deps.now()));
   return { kind: 'ready', shipmentId: shipment.shipmentId, adopted };
 }
 
-async function resolveDropoff(deps: PipelineDeps, shop: ShopConfig, order: StoreOrder): Promise<{ name: string; confidence: number } | HoldReason> {
-  const resolution = resolveDeliveryAddress(deps.resolver, order.dropoff, { country: shop.country, aliases: await deps.aliases.forShop(shop) });
+function resolveDropoff(deps: PipelineDeps, shop: ShopConfig, order: StoreOrder, aliases: Record<string, string>): { name: string; confidence: number } | HoldReason {
+  const resolution = resolveDeliveryAddress(deps.resolver, order.dropoff, { country: shop.country, aliases });
   if (!resolution.ok) return { code: 'neighbourhood_not_found', message: resolution.reason };
   return { name: resolution.neighbourhood.name, confidence: resolution.confidence };
 }
 
-async function newQuote(
-  deps: PipelineDeps,
-  shop: ShopConfig,
-  order: StoreOrder,
-  neighbourhood: string,
-  client: DispatchClientLike,
-  call: Tracker,
-): Promise<NonNullable<OrderRecord['quote']>> {
+async function newQuote(attempt: Attempt, order: StoreOrder, neighbourhood: string): Promise<NonNullable<OrderRecord['quote']>> {
+  const { deps, shop, client, call, writes } = attempt;
   const quote: WireQuote = await call('createQuote', () => client.createQuote(buildQuoteRequest(shop, order, neighbourhood)));
   const progress = { quoteId: quote.quoteId, expiresAt: quote.expiresAt, total: quote.total, breakdown: quote.breakdown };
-  await deps.ledger.save(order.externalOrderId, 'quote', progress);
+  writes.add(deps.ledger.save(order.externalOrderId, 'quote', progress));
   return progress;
 }
 
@@ -196,13 +226,7 @@ async function newQuote(
  * Saves what the service said of the shipment over what was saved before. The caller passes the saved
  * progress it already holds (under the order lock nobody else writes it), so no re-read of the record.
  */
-async function saveShipment(
-  deps: PipelineDeps,
-  externalOrderId: string,
-  s: WireShipment,
-  previous: ShipmentProgress | undefined,
-  markedReadyAt?: string,
-): Promise<ShipmentProgress> {
+function saveShipment(attempt: Attempt, s: WireShipment, previous: ShipmentProgress | undefined, markedReadyAt?: string): ShipmentProgress {
   const progress: ShipmentProgress = {
     shipmentId: s.shipmentId,
     status: s.status,
@@ -210,10 +234,31 @@ async function saveShipment(
     publicTrackingUrl: s.publicTrackingUrl ?? previous?.publicTrackingUrl,
     orderAmountXof: s.orderAmountXof ?? previous?.orderAmountXof,
     markedReadyAt: markedReadyAt ?? previous?.markedReadyAt,
-    createdAt: previous?.createdAt ?? s.createdAt ?? deps.now().toISOString(),
+    createdAt: previous?.createdAt ?? s.createdAt ?? attempt.deps.now().toISOString(),
   };
-  await deps.ledger.save(externalOrderId, 'shipment', progress);
+  attempt.writes.add(attempt.deps.ledger.save(attempt.order.externalOrderId, 'shipment', progress));
   return progress;
+}
+
+/**
+ * Ledger writes of one attempt, sent as soon as each step has its answer but not waited for one by one:
+ * they share the ledger's connection, so Redis applies them in order, and the attempt waits for all of
+ * them before it reports its outcome (a failed write fails the attempt, and BullMQ retries it).
+ * Recording progress is an optimisation of the retry, never what prevents a duplicate: a retry that finds
+ * no saved shipment still looks the shipment up by external id before creating one.
+ */
+class PendingWrites {
+  private readonly writes: Promise<unknown>[] = [];
+
+  add(write: Promise<unknown>): void {
+    write.catch(() => undefined); // awaited in settle(); this only keeps Node from calling it unhandled meanwhile
+    this.writes.push(write);
+  }
+
+  async settle(): Promise<void> {
+    const failed = (await Promise.allSettled(this.writes)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
 }
 
 function isStaleQuote(error: unknown): boolean {
@@ -234,11 +279,16 @@ async function hold(deps: PipelineDeps, record: OrderRecord, reason: HoldReason)
 
 type Tracker = <T>(operation: string, fn: () => Promise<T>) => Promise<T>;
 
-/** Records every dispatch call on the order's timeline: what, when, how long, how it ended. */
-function tracker(deps: PipelineDeps, externalOrderId: string, shop: ShopConfig): Tracker {
+/**
+ * Paces and records every dispatch call on the order's timeline: what, when, how long, how it ended.
+ * `paced` calls were already taken from the shop's pacing window by the caller; the rest wait their turn.
+ */
+function tracker(deps: PipelineDeps, externalOrderId: string, shop: ShopConfig, paced: number): Tracker {
+  let prepaid = paced;
   return async (operation, fn) => {
     // Waiting for the shop's pacing window is not part of the call's latency.
-    await deps.rateLimiter?.acquire(shop.id, shop.policy.dispatchCallsPerSecond);
+    if (prepaid > 0) prepaid -= 1;
+    else await deps.rateLimiter?.acquire(shop.id, shop.policy.dispatchCallsPerSecond);
     const started = Date.now();
     let result: Awaited<ReturnType<typeof fn>>;
     try {
@@ -247,15 +297,23 @@ function tracker(deps: PipelineDeps, externalOrderId: string, shop: ShopConfig):
       const ms = Date.now() - started;
       deps.onDispatchCall?.({ operation, ms, error });
       const outcome = error instanceof DispatchError ? (error.code ?? error.kind) : 'error';
-      await deps.ledger.appendTimeline(externalOrderId, {
-        at: deps.now().toISOString(), system: 'dispatch', operation, outcome, ms,
-        detail: error instanceof Error ? error.message : String(error),
-      });
+      note({ at: deps.now().toISOString(), system: 'dispatch', operation, outcome, ms, detail: error instanceof Error ? error.message : String(error) });
       throw error;
     }
     const ms = Date.now() - started;
     deps.onDispatchCall?.({ operation, ms });
-    await deps.ledger.appendTimeline(externalOrderId, { at: deps.now().toISOString(), system: 'dispatch', operation, outcome: 'ok', ms });
+    note({ at: deps.now().toISOString(), system: 'dispatch', operation, outcome: 'ok', ms });
     return result;
   };
+
+  /**
+   * The timeline line is sent without waiting for its answer: it is an account of the call, not progress
+   * a retry depends on. It goes out on the ledger's connection ahead of the job's next command, and the
+   * job ends by releasing the order lock on that connection, so by then Redis has applied it.
+   */
+  function note(entry: Parameters<OrderLedger['appendTimeline']>[1]): void {
+    deps.ledger.appendTimeline(externalOrderId, entry).catch((error: unknown) => {
+      deps.logger.warn({ externalOrderId, operation: entry.operation, err: (error as Error).message }, 'could not note a dispatch call on the timeline');
+    });
+  }
 }

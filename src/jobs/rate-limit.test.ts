@@ -40,4 +40,12 @@ describe('per-shop dispatch call pacing', () => {
     expect((error as ShopRateLimited).retryable).toBe(true);
     expect((error as ShopRateLimited).retryAfterMs).toBeGreaterThan(0);
   });
+
+  it('takes several calls at once, counted against the same window as single ones', async () => {
+    const limiter = new ShopRateLimiter(redis.client(), `{${redis.prefix}d}`, { maxWaitMs: 0, now: () => 1_800_000_000_500 });
+    await limiter.acquire('s', 5, 4);
+    await limiter.acquire('s', 5);
+    await expect(limiter.acquire('s', 5)).rejects.toBeInstanceOf(ShopRateLimited);
+    await expect(limiter.acquire('t', 3, 4)).rejects.toBeInstanceOf(RangeError);
+  });
 });

@@ -27,14 +27,18 @@ export class ShopRateLimiter {
     private readonly options: { maxWaitMs: number; now?: () => number } = { maxWaitMs: 3_000 },
   ) {}
 
-  /** Resolves when the shop may make one more call; throws ShopRateLimited after maxWaitMs. */
-  async acquire(shopId: string, callsPerSecond: number): Promise<void> {
+  /**
+   * Resolves when the shop may make `calls` more calls (default one); throws ShopRateLimited after
+   * maxWaitMs. Taking a job's expected calls at once costs one round trip instead of one per call.
+   */
+  async acquire(shopId: string, callsPerSecond: number, calls = 1): Promise<void> {
+    if (calls > callsPerSecond) throw new RangeError(`cannot take ${calls} calls at once from a window of ${callsPerSecond} per second`);
     const now = this.options.now ?? Date.now;
     const deadline = now() + this.options.maxWaitMs;
     for (;;) {
       const second = Math.floor(now() / 1000);
       const key = `${this.prefix}:rate:${shopId}:${second}`;
-      const [[, count]] = (await this.redis.multi().incr(key).expire(key, 2).exec()) as [[Error | null, number], unknown];
+      const [[, count]] = (await this.redis.multi().incrby(key, calls).expire(key, 2).exec()) as [[Error | null, number], unknown];
       if (count <= callsPerSecond) return;
       const nextWindow = (second + 1) * 1000 - now();
       if (now() + nextWindow > deadline) throw new ShopRateLimited(shopId, nextWindow + 250);

@@ -16,7 +16,8 @@ export async function replayOrder(
   const record = await deps.ledger.get(externalOrderId);
   if (!record) return { ok: false, externalOrderId, why: 'no such order in the ledger' };
   if (record.state !== 'held') return { ok: false, externalOrderId, why: `the order is ${record.state}, not held` };
-  if (record.payload === undefined) {
+  const payload = await deps.ledger.payload(externalOrderId);
+  if (payload === undefined) {
     return { ok: false, externalOrderId, why: 'the shop payload is gone (redacted or expired); re-send the order from the shop' };
   }
   await deps.queues.shopEvents.add('relais/replay', {
@@ -24,7 +25,7 @@ export async function replayOrder(
     platform: record.meta.platform,
     topic: 'relais/replay',
     receivedAt: deps.now().toISOString(),
-    payload: record.payload,
+    payload,
   });
   return { ok: true, externalOrderId };
 }

@@ -52,46 +52,57 @@ export async function handleShopEvent(event: ShopEventJob, deps: ShopEventDeps):
     return { kind: 'ignored', why: 'payload has no order id' };
   }
   const extId = externalOrderId(shop.id, orderId);
-  return withOrderLock(deps.redis, deps.prefix, extId, async () => {
-    const normalised = normaliseOrder(shop, event.payload);
-    const orderName = normalised.ok ? normalised.order.orderName : (normalised.orderName ?? `#${orderId}`);
-    const now = deps.now();
-    const record = await deps.ledger.recordEvent({
-      meta: { externalOrderId: extId, shopId: shop.id, platform: shop.platform, orderId, orderName },
-      payload: event.payload,
-      order: normalised.ok ? normalised.order : undefined,
-      now,
-    });
-    await deps.ledger.appendTimeline(extId, {
-      at: now.toISOString(), system: 'shop', operation: `webhook ${event.topic}`, outcome: normalised.ok ? 'received' : normalised.hold.code,
-    });
+  const decided = await withOrderLock(deps.redis, deps.prefix, extId, (): Promise<ShopEventOutcome | { kind: 'dispatch'; job: DispatchJob }> => recordAndDecide(event, shop, orderId, extId, deps));
+  if (decided.kind !== 'dispatch') return decided;
+  // Enqueued once the order lock is released: the dispatch job starts by taking the same lock, and would
+  // otherwise wait out a retry interval behind this job. A crash before this line leaves the event job
+  // unfinished; BullMQ runs it again, and the order is still before dispatch, so it lands here again.
+  const { job } = decided;
+  await deps.dispatchQueue.add('dispatch', job, dispatchJobOptions(job));
+  return { kind: 'dispatch_enqueued', externalOrderId: extId, generation: job.generation };
+}
 
-    if (!normalised.ok) {
-      if (!BEFORE_DISPATCH.has(record.state)) return { kind: 'ignored', why: `already ${record.state}` };
-      await deps.ledger.hold(extId, normalised.hold, now);
-      deps.logger.warn({ shop: shop.id, order: orderName, code: normalised.hold.code }, `order held: ${normalised.hold.message}`);
-      return { kind: 'held', externalOrderId: extId, code: normalised.hold.code };
-    }
-
-    const eligibility = decideEligibility(normalised.order, shop);
-    if (eligibility.decision === 'cancel') {
-      if (record.shipment && deps.onCancelled) {
-        await deps.onCancelled(shop, extId);
-      } else if (!record.shipment) {
-        await deps.ledger.setState(extId, 'cancelled', now);
-      }
-      return { kind: 'cancelled', externalOrderId: extId };
-    }
-    if (!BEFORE_DISPATCH.has(record.state)) return { kind: 'ignored', why: `already ${record.state}` };
-    if (eligibility.decision === 'wait') {
-      await deps.ledger.setState(extId, 'waiting', now);
-      return { kind: 'waiting', externalOrderId: extId, why: eligibility.why };
-    }
-    // A held order that receives a fresh event (the merchant corrected it in the shop) starts a new generation.
-    const generation = record.state === 'held' ? await deps.ledger.bumpGeneration(extId) : record.meta.generation;
-    if (record.state === 'held') await deps.ledger.setState(extId, 'received', now);
-    const job: DispatchJob = { shopId: shop.id, externalOrderId: extId, generation, trigger: event.topic };
-    await deps.dispatchQueue.add('dispatch', job, dispatchJobOptions(job));
-    return { kind: 'dispatch_enqueued', externalOrderId: extId, generation };
+async function recordAndDecide(
+  event: ShopEventJob,
+  shop: ShopConfig,
+  orderId: string,
+  extId: string,
+  deps: ShopEventDeps,
+): Promise<ShopEventOutcome | { kind: 'dispatch'; job: DispatchJob }> {
+  const normalised = normaliseOrder(shop, event.payload);
+  const orderName = normalised.ok ? normalised.order.orderName : (normalised.orderName ?? `#${orderId}`);
+  const now = deps.now();
+  const record = await deps.ledger.recordEvent({
+    meta: { externalOrderId: extId, shopId: shop.id, platform: shop.platform, orderId, orderName },
+    payload: event.payload,
+    order: normalised.ok ? normalised.order : undefined,
+    now,
+    timeline: { at: now.toISOString(), system: 'shop', operation: `webhook ${event.topic}`, outcome: normalised.ok ? 'received' : normalised.hold.code },
   });
+
+  if (!normalised.ok) {
+    if (!BEFORE_DISPATCH.has(record.state)) return { kind: 'ignored', why: `already ${record.state}` };
+    await deps.ledger.hold(extId, normalised.hold, now);
+    deps.logger.warn({ shop: shop.id, order: orderName, code: normalised.hold.code }, `order held: ${normalised.hold.message}`);
+    return { kind: 'held', externalOrderId: extId, code: normalised.hold.code };
+  }
+
+  const eligibility = decideEligibility(normalised.order, shop);
+  if (eligibility.decision === 'cancel') {
+    if (record.shipment && deps.onCancelled) {
+      await deps.onCancelled(shop, extId);
+    } else if (!record.shipment) {
+      await deps.ledger.setState(extId, 'cancelled', now);
+    }
+    return { kind: 'cancelled', externalOrderId: extId };
+  }
+  if (!BEFORE_DISPATCH.has(record.state)) return { kind: 'ignored', why: `already ${record.state}` };
+  if (eligibility.decision === 'wait') {
+    await deps.ledger.setState(extId, 'waiting', now);
+    return { kind: 'waiting', externalOrderId: extId, why: eligibility.why };
+  }
+  // A held order that receives a fresh event (the merchant corrected it in the shop) starts a new generation.
+  const generation = record.state === 'held' ? await deps.ledger.bumpGeneration(extId) : record.meta.generation;
+  if (record.state === 'held') await deps.ledger.setState(extId, 'received', now);
+  return { kind: 'dispatch', job: { shopId: shop.id, externalOrderId: extId, generation, trigger: event.topic } };
 }

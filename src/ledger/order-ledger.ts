@@ -13,6 +13,10 @@
  *   <p>:in-flight                     sorted set of orders with a live shipment (for the polling fallback)
  *   <p>:timeline:<externalOrderId>   capped list of calls made for the order (newest first)
  * Finished orders expire after `retentionDays` so memory stays bounded as volume grows.
+ *
+ * The raw shop payload (most of a record's size: a Shopify order is about 9 kB of JSON) is kept only while
+ * the order may still need a replay: until it has a shipment marked ready, or is cancelled. After that the
+ * normalised order, the shipment and the delivery progress are all the later steps read.
  */
 import type { Redis } from 'ioredis';
 import type { HoldReason, Platform, StoreOrder } from '../domain/order.js';
@@ -33,6 +37,9 @@ export type OrderState =
   | 'cancel_refused'; // the shop cancelled, the service refused (parcel picked up)
 
 export const FINAL_STATES: ReadonlySet<OrderState> = new Set(['delivered', 'returned', 'cancelled']);
+
+/** States in which the raw payload is still kept: a replay may need it (see `replay.ts`). */
+export const PAYLOAD_KEPT_STATES: ReadonlySet<OrderState> = new Set(['received', 'waiting', 'held', 'dispatching']);
 
 export interface QuoteProgress {
   quoteId: string;
@@ -84,8 +91,6 @@ export interface OrderRecord {
   stateChangedAt: string;
   hold?: HoldReason & { at: string };
   order?: StoreOrder;
-  /** The last raw shop payload, kept so a held order can be replayed after its cause is fixed. */
-  payload?: unknown;
   neighbourhood?: { name: string; confidence: number };
   quote?: QuoteProgress;
   shipment?: ShipmentProgress;
@@ -103,6 +108,32 @@ export interface TimelineEntry {
 }
 
 type Field = 'meta' | 'state' | 'hold' | 'order' | 'payload' | 'neighbourhood' | 'quote' | 'shipment' | 'delivery';
+
+/** Every field `get` reads: all but the payload, which only a replay needs (`payload()`). */
+const RECORD_FIELDS = ['meta', 'state', 'hold', 'order', 'neighbourhood', 'quote', 'shipment', 'delivery'] as const;
+
+/**
+ * recordEvent in one round trip: create the record on first sight, keep the payload only while the order
+ * is before dispatch, refresh the normalised order, index it, note the event on the timeline, and answer
+ * the record's fields (RECORD_FIELDS order).
+ * KEYS: order hash, shop index, timeline. ARGV: meta, state, payload, order ('' for none), score,
+ * external id, timeline entry ('' for none), timeline length, then the payload-kept states.
+ */
+const RECORD_EVENT_SCRIPT = `
+redis.call('HSETNX', KEYS[1], 'meta', ARGV[1])
+redis.call('HSETNX', KEYS[1], 'state', ARGV[2])
+local state = cjson.decode(redis.call('HGET', KEYS[1], 'state'))['value']
+for i = 9, #ARGV do
+  if ARGV[i] == state then redis.call('HSET', KEYS[1], 'payload', ARGV[3]) break end
+end
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'order', ARGV[4]) end
+redis.call('ZADD', KEYS[2], 'NX', ARGV[5], ARGV[6])
+if ARGV[7] ~= '' then
+  redis.call('LPUSH', KEYS[3], ARGV[7])
+  redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[8]) - 1)
+end
+return redis.call('HMGET', KEYS[1], ${RECORD_FIELDS.map((f) => `'${f}'`).join(', ')})
+`;
 
 export class OrderLedger {
   constructor(
@@ -127,49 +158,55 @@ export class OrderLedger {
     return `${this.prefix}:in-flight`;
   }
 
+  /** The order's record without its raw payload (see `payload`), or undefined for an unknown order. */
   async get(externalOrderId: string): Promise<OrderRecord | undefined> {
-    const raw = await this.redis.hgetall(this.orderKey(externalOrderId));
-    if (!raw.meta || !raw.state) return undefined;
-    const parse = <T>(field: string): T | undefined => (raw[field] ? (JSON.parse(raw[field]) as T) : undefined);
-    const state = parse<{ value: OrderState; at: string }>('state');
-    return {
-      meta: parse<OrderMeta>('meta')!,
-      state: state!.value,
-      stateChangedAt: state!.at,
-      hold: parse('hold'),
-      order: parse('order'),
-      payload: parse('payload'),
-      neighbourhood: parse('neighbourhood'),
-      quote: parse('quote'),
-      shipment: parse('shipment'),
-      delivery: parse('delivery'),
-    };
+    return parseRecord(await this.redis.hmget(this.orderKey(externalOrderId), ...RECORD_FIELDS));
   }
 
-  /** Creates the record on first sight; later calls refresh the payload and normalised order only. */
+  /** The last raw shop payload, while the order is before dispatch (undefined after, or once redacted). */
+  async payload(externalOrderId: string): Promise<unknown> {
+    const raw = await this.redis.hget(this.orderKey(externalOrderId), 'payload');
+    return raw === null ? undefined : (JSON.parse(raw) as unknown);
+  }
+
+  /**
+   * Creates the record on first sight; later calls refresh the normalised order, and the payload while the
+   * order is before dispatch. `timeline`, when given, is noted in the same round trip.
+   */
   async recordEvent(input: {
     meta: Omit<OrderMeta, 'firstSeenAt' | 'generation'>;
     payload: unknown;
     order?: StoreOrder;
     now: Date;
+    timeline?: TimelineEntry;
   }): Promise<OrderRecord> {
-    const key = this.orderKey(input.meta.externalOrderId);
+    const id = input.meta.externalOrderId;
     const at = input.now.toISOString();
     const meta: OrderMeta = { ...input.meta, firstSeenAt: at, generation: 0 };
-    const multi = this.redis.multi();
-    multi.hsetnx(key, 'meta', JSON.stringify(meta));
-    multi.hsetnx(key, 'state', JSON.stringify({ value: 'received', at }));
-    multi.hset(key, 'payload', JSON.stringify(input.payload));
-    if (input.order) multi.hset(key, 'order', JSON.stringify(input.order));
-    multi.zadd(this.shopIndexKey(input.meta.shopId), 'NX', input.now.getTime(), input.meta.externalOrderId);
-    await multi.exec();
-    return (await this.get(input.meta.externalOrderId))!;
+    const fields = (await this.redis.eval(
+      RECORD_EVENT_SCRIPT,
+      3,
+      this.orderKey(id),
+      this.shopIndexKey(input.meta.shopId),
+      this.timelineKey(id),
+      JSON.stringify(meta),
+      JSON.stringify({ value: 'received', at }),
+      JSON.stringify(input.payload),
+      input.order ? JSON.stringify(input.order) : '',
+      String(input.now.getTime()),
+      id,
+      input.timeline ? JSON.stringify(input.timeline) : '',
+      String(this.options.timelineLength),
+      ...PAYLOAD_KEPT_STATES,
+    )) as (string | null)[];
+    return parseRecord(fields)!;
   }
 
   async setState(externalOrderId: string, state: OrderState, now: Date): Promise<void> {
     const key = this.orderKey(externalOrderId);
     const multi = this.redis.multi().hset(key, 'state', JSON.stringify({ value: state, at: now.toISOString() }));
     if (state !== 'held') multi.hdel(key, 'hold').zrem(this.heldKey, externalOrderId);
+    if (!PAYLOAD_KEPT_STATES.has(state)) multi.hdel(key, 'payload');
     if (FINAL_STATES.has(state)) {
       multi.zrem(this.inFlightKey, externalOrderId);
       multi.expire(key, this.options.retentionDays * 86_400).expire(this.timelineKey(externalOrderId), this.options.retentionDays * 86_400);
@@ -252,4 +289,23 @@ export class OrderLedger {
     }
     return count;
   }
+}
+
+/** A record from its fields as HMGET answers them (RECORD_FIELDS order). */
+function parseRecord(values: (string | null)[]): OrderRecord | undefined {
+  const raw = Object.fromEntries(RECORD_FIELDS.map((field, i) => [field, values[i] ?? null])) as Record<(typeof RECORD_FIELDS)[number], string | null>;
+  if (!raw.meta || !raw.state) return undefined;
+  const parse = <T>(field: (typeof RECORD_FIELDS)[number]): T | undefined => (raw[field] ? (JSON.parse(raw[field]) as T) : undefined);
+  const state = parse<{ value: OrderState; at: string }>('state')!;
+  return {
+    meta: parse<OrderMeta>('meta')!,
+    state: state.value,
+    stateChangedAt: state.at,
+    hold: parse('hold'),
+    order: parse('order'),
+    neighbourhood: parse('neighbourhood'),
+    quote: parse('quote'),
+    shipment: parse('shipment'),
+    delivery: parse('delivery'),
+  };
 }

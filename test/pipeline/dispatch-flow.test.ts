@@ -100,3 +100,25 @@ describe('duplicates never make a second shipment', () => {
     expect(shipmentsFor(relais, extId)).toHaveLength(1);
   });
 });
+
+describe('the ledger keeps the raw shop payload only while a replay may need it', () => {
+  it('a held order keeps it; once shipped it is dropped, and a later orders/updated does not bring it back', async () => {
+    const held = shopifyOrderPayload({ shipping_address: { address1: 'Rue 10', address2: '', city: 'Dakar', latitude: null, longitude: null } });
+    await postShopify(relais, 'orders/create', held);
+    const heldId = shopifyExternalId(held.id);
+    await waitForState(relais, heldId, ['held']);
+    expect(await relais.worker.runtime.ledger.payload(heldId)).toMatchObject({ id: held.id });
+
+    const shipped = shopifyOrderPayload();
+    await postShopify(relais, 'orders/create', shipped);
+    const shippedId = shopifyExternalId(shipped.id);
+    const record = await waitForState(relais, shippedId, ['ready']);
+    expect(record.order?.amountToCollect).toBeGreaterThan(0);
+    expect(await relais.worker.runtime.ledger.payload(shippedId)).toBeUndefined();
+
+    await postShopify(relais, 'orders/updated', { ...shipped, note: 'Appeler avant de livrer' });
+    await waitForIdle(relais);
+    expect(await relais.worker.runtime.ledger.payload(shippedId)).toBeUndefined();
+    expect((await relais.worker.runtime.ledger.timeline(shippedId)).map((e) => e.operation)).toContain('webhook orders/updated');
+  });
+});
