@@ -72,7 +72,19 @@ const ALREADY_DISPATCHED: ReadonlySet<OrderState> = new Set([
 const NEEDS_READY = new Set(['CREATED']);
 
 export async function dispatchOrder(job: DispatchJob, deps: PipelineDeps): Promise<DispatchOutcome> {
-  return withOrderLock(deps.redis, deps.prefix, job.externalOrderId, () => dispatchLocked(job, deps));
+  // The attempt's ledger writes are waited for after the lock is released: the release goes out behind
+  // them on the same connection, so whoever takes the lock next sees them applied, and the job saves a
+  // round trip. A write that failed still fails the job.
+  const writes = new PendingWrites();
+  let outcome: DispatchOutcome;
+  try {
+    outcome = await withOrderLock(deps.redis, deps.prefix, job.externalOrderId, () => dispatchLocked(job, deps, writes));
+  } catch (error) {
+    await writes.settle().catch(() => undefined);
+    throw error;
+  }
+  await writes.settle();
+  return outcome;
 }
 
 /** The calls a first attempt makes: lookup, quote, createShipment, markReady (paced as one batch when the shop's window allows). */
@@ -89,7 +101,7 @@ interface Attempt {
   log: Logger;
 }
 
-async function dispatchLocked(job: DispatchJob, deps: PipelineDeps): Promise<DispatchOutcome> {
+async function dispatchLocked(job: DispatchJob, deps: PipelineDeps, writes: PendingWrites): Promise<DispatchOutcome> {
   const { ledger } = deps;
   const shop = deps.shops.get(job.shopId);
   // Read together: the record, the shop's run-time aliases, and the shop's pacing for this attempt's calls.
@@ -119,15 +131,12 @@ async function dispatchLocked(job: DispatchJob, deps: PipelineDeps): Promise<Dis
     order,
     client: deps.dispatchClientFor(shop),
     call: tracker(deps, order.externalOrderId, shop, paced),
-    writes: new PendingWrites(),
+    writes,
     log: deps.logger.child({ shop: shop.id, order: order.orderName, externalOrderId: order.externalOrderId }),
   };
   try {
-    const outcome = await ship(attempt, record, aliases ?? {});
-    await attempt.writes.settle();
-    return outcome;
+    return await ship(attempt, record, aliases ?? {});
   } catch (error) {
-    await attempt.writes.settle().catch(() => undefined);
     if (error instanceof DispatchError && !error.retryable) {
       return hold(deps, record, {
         code: `dispatch_${(error.code ?? `http_${error.status ?? 'error'}`).toLowerCase()}`,
@@ -242,8 +251,8 @@ function saveShipment(attempt: Attempt, s: WireShipment, previous: ShipmentProgr
 
 /**
  * Ledger writes of one attempt, sent as soon as each step has its answer but not waited for one by one:
- * they share the ledger's connection, so Redis applies them in order, and the attempt waits for all of
- * them before it reports its outcome (a failed write fails the attempt, and BullMQ retries it).
+ * they share the ledger's connection, so Redis applies them in order, and the job waits for all of them
+ * before it reports its outcome (a failed write fails the attempt, and BullMQ retries it).
  * Recording progress is an optimisation of the retry, never what prevents a duplicate: a retry that finds
  * no saved shipment still looks the shipment up by external id before creating one.
  */
