@@ -40,6 +40,8 @@ export interface ShipmentRecord {
 export class EmulatorStore {
   private readonly quotes = new Map<string, QuoteRecord>();
   private readonly shipments = new Map<string, ShipmentRecord>();
+  /** The latest shipment per organisation and external_order_id: a lookup must not scan 100 000 shipments (flash-sale bench). */
+  private readonly latestByExternalOrder = new Map<string, ShipmentRecord>();
   private readonly byTrackingCode = new Map<string, ShipmentRecord>();
   private readonly claims = new Map<string, { claim: EmulatedClaim; shipment: ShipmentRecord }>();
   private nextSeq = 1;
@@ -73,6 +75,7 @@ export class EmulatorStore {
     };
     this.shipments.set(shipment.shipment_id, shipment);
     this.byTrackingCode.set(code, shipment);
+    this.latestByExternalOrder.set(externalOrderKey(shipment.orgId, shipment.external_order_id), shipment);
     return shipment;
   }
 
@@ -83,11 +86,7 @@ export class EmulatorStore {
 
   /** The most recent shipment with this reference: duplicates are possible (the service does not refuse them). */
   shipmentByExternalOrder(orgId: string, externalOrderId: string): ShipmentRecord | undefined {
-    let found: ShipmentRecord | undefined;
-    for (const s of this.shipments.values()) {
-      if (s.orgId === orgId && s.external_order_id === externalOrderId && (!found || s.seq > found.seq)) found = s;
-    }
-    return found;
+    return this.latestByExternalOrder.get(externalOrderKey(orgId, externalOrderId));
   }
 
   /** Shipments of one organisation (or all), in creation order. */
@@ -120,4 +119,8 @@ export class EmulatorStore {
 export function settlementStatus(shipment: ShipmentRecord): 'PENDING' | 'HELD' | 'SETTLED' {
   if (shipment.claims.some((c) => c.status === 'OPEN')) return 'HELD';
   return shipment.status === 'DELIVERED' ? 'SETTLED' : 'PENDING';
+}
+
+function externalOrderKey(orgId: string, externalOrderId: string): string {
+  return `${orgId}\u0000${externalOrderId}`;
 }
