@@ -8,7 +8,7 @@
  * Layout (all keys under the configured prefix, a Redis Cluster hash tag such as `{relais}`):
  *   <p>:order:<externalOrderId>      hash; each field a JSON document owned by one step, so concurrent
  *                                    writers of different fields never overwrite each other
- *   <p>:orders:<shopId>               sorted set of external ids by first-seen time
+ *   <p>:orders:<shopId>               sorted set of external ids by first-seen time, trimmed to the retention
  *   <p>:held                          sorted set of held external ids by hold time
  *   <p>:in-flight                     sorted set of orders with a live shipment (for the polling fallback)
  *   <p>:timeline:<externalOrderId>   capped list of calls made for the order (newest first)
@@ -264,6 +264,15 @@ export class OrderLedger {
       0,
       options.limit ?? 10_000,
     );
+  }
+
+  /**
+   * Drops from the shop's index the orders first seen longer ago than the retention: their records have
+   * expired (finished orders) or are still listed where they matter (held, in flight). Without this the
+   * index would grow by one entry per order for ever. Returns how many entries were removed.
+   */
+  async trimShopIndex(shopId: string, now: Date): Promise<number> {
+    return this.redis.zremrangebyscore(this.shopIndexKey(shopId), '-inf', `(${now.getTime() - this.options.retentionDays * 86_400_000}`);
   }
 
   async appendTimeline(externalOrderId: string, entry: TimelineEntry): Promise<void> {

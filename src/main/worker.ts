@@ -133,7 +133,10 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         );
         await runtime.ledger.touchInFlight(externalOrderId, runtime.now());
       }
-      return { polled: ids.length };
+      // The shop indexes keep pace with the records' retention (the polling round is frequent and cheap).
+      let trimmed = 0;
+      for (const shop of options.shops.all()) trimmed += await runtime.ledger.trimShopIndex(shop.id, runtime.now());
+      return { polled: ids.length, trimmed };
     },
     // Two at a time: a long reconciliation run must not hold the polling fallback back (runs never overlap: see reconcile/index.ts).
     { connection, prefix: options.prefix, concurrency: 2 },
