@@ -76,8 +76,6 @@ function enabledDashboard(deps: DashboardDeps): Router {
   const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 });
   // A dispute's description may be 4000 characters of accented text: up to 9 bytes each once form-encoded.
   const disputeForm = express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 20 });
-  /** Orders whose dispute is being opened by this process: a double click must not open two claims. */
-  const openingDisputes = new Set<string>();
   const shopChoices: ShopChoice[] = deps.shops.all().map((s) => ({ id: s.id, name: s.name, platform: s.platform }));
   const shopName = (id: string) => deps.shops.get(id)?.name ?? id;
 
@@ -408,16 +406,14 @@ function enabledDashboard(deps: DashboardDeps): Router {
     // The same form sent twice (a double click, or the back button and send again) would open a second claim.
     const same = (await deps.disputes.lastSeen(id)).find((c) =>
       c.status.toUpperCase() === 'OPEN' && c.reason === input.reason && c.description === input.description && c.claimantId === input.claimantId);
-    if (same || openingDisputes.has(id)) {
+    // Two submissions at the same moment are kept apart by src/disputes (one opening per order at a time).
+    if (same) {
       redirectWithFlash(req, res, back, {
         kind: 'error',
-        message: same
-          ? `Dispute not opened twice: ${name} already has this open claim (${same.claimId ?? 'no id'}, opened ${formatTime(same.createdAt)}).`
-          : `A dispute for ${name} is being opened right now: reload this page in a moment to see it.`,
+        message: `Dispute not opened twice: ${name} already has this open claim (${same.claimId ?? 'no id'}, opened ${formatTime(same.createdAt)}).`,
       });
       return;
     }
-    openingDisputes.add(id);
     try {
       const result = await deps.disputes.open(id, input);
       deps.logger.info({ order: id, ok: result.ok, claim: result.ok ? result.claim.claimId : undefined }, 'dashboard dispute');
@@ -436,8 +432,6 @@ function enabledDashboard(deps: DashboardDeps): Router {
         kind: 'error',
         message: `Dispute for ${name} not confirmed: Relais failed while opening it (see the web process log). Reload this page to see whether the claim was opened before trying again.`,
       });
-    } finally {
-      openingDisputes.delete(id);
     }
   });
 

@@ -142,10 +142,14 @@ describe('figures per day, status drift and disputes', () => {
 
   it('shows an open claim as held in dispute, and keeps the decided outcome in the order\'s history', async () => {
     const { extId } = known.cod4!;
-    const opened = await openDisputeForOrder(runtime(), extId, {
-      reason: 'damaged', description: 'The boubou arrived torn at the collar', claimantId: 'merchant-awa',
-    });
-    if (!opened.ok) throw new Error(opened.why);
+    // Sent twice at once (a double click, two operators): one claim is opened, the other submission is told why not.
+    relais.emulator.faults.add({ operation: 'openDispute', times: 1, fault: { kind: 'latency', ms: 300 } });
+    const input = { reason: 'damaged', description: 'The boubou arrived torn at the collar', claimantId: 'merchant-awa' };
+    const both = await Promise.all([openDisputeForOrder(runtime(), extId, input), openDisputeForOrder(runtime(), extId, input)]);
+    expect(both.filter((r) => r.ok)).toHaveLength(1);
+    expect(both.find((r) => !r.ok)).toMatchObject({ retryable: true, why: expect.stringContaining('being opened right now') });
+    const opened = both.find((r) => r.ok)!;
+    if (!opened.ok) throw new Error('no claim opened');
     expect(opened.claim).toMatchObject({ reason: 'damaged', status: 'OPEN', claimantType: 'seller' });
 
     const report = await run({ repair: false });
