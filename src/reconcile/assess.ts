@@ -60,6 +60,9 @@ export interface OrderCase {
 /** Ledger states that are an end, as the step the service shows for it. */
 const FINAL_STATE_STEP: Partial<Record<OrderRecord['state'], DeliveryStep>> = { cancelled: 'cancelled', delivered: 'delivered', returned: 'returned' };
 
+/** How long after Relais marks a shipment ready a missing write-back is still "on its way", not drift. */
+const JUST_MARKED_READY_MS = 5 * 60_000;
+
 const stepOf = (shipment: WireShipment): DeliveryStep | undefined => stepOfServiceState(shipment.status);
 
 /** A shipment whose run can still happen or is happening (unknown states count as live: never assume an end). */
@@ -257,7 +260,11 @@ export function assessOrder(c: OrderCase): Assessment[] {
     const known = record.delivery?.step;
     // A cancellation Relais made itself ends the order (state `cancelled`) without a delivery step: not drift.
     const endedAlike = FINAL_STATE_STEP[record.state] === step;
-    const behind = !endedAlike && (known === undefined ? step !== 'created' : movesForward(known, step));
+    // Relais marked it ready moments ago itself: the write-back into the shop is on its way (deliveries
+    // queue), not lost. Had it failed, the next run still finds the order behind.
+    const justMarkedReady = step === 'ready' && known === undefined && record.state === 'ready'
+      && c.now.getTime() - Date.parse(record.stateChangedAt) < JUST_MARKED_READY_MS;
+    const behind = !endedAlike && !justMarkedReady && (known === undefined ? step !== 'created' : movesForward(known, step));
     if (behind) {
       found.push({
         kind: 'status_drift',
