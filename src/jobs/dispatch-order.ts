@@ -21,7 +21,7 @@ import { ErrorCode, type WireQuote, type WireShipment } from '../dispatch/wire.j
 import { resolveDeliveryAddress } from '../geo/order-address.js';
 import type { NeighbourhoodResolver } from '../geo/resolver.js';
 import type { AliasStore } from '../ledger/alias-store.js';
-import type { OrderLedger, OrderRecord, OrderState, ShipmentProgress } from '../ledger/order-ledger.js';
+import { DISPATCHED_STATES, type OrderLedger, type OrderRecord, type ShipmentProgress } from '../ledger/order-ledger.js';
 import type { Logger } from '../log.js';
 import type { DispatchJob } from './queues.js';
 import { withOrderLock } from './order-lock.js';
@@ -64,9 +64,6 @@ export type DispatchOutcome =
 /** A quote closer than this to its expiry is replaced: createShipment would race the clock. */
 export const QUOTE_SAFETY_MARGIN_MS = 60_000;
 
-const ALREADY_DISPATCHED: ReadonlySet<OrderState> = new Set([
-  'ready', 'in_delivery', 'delivered', 'delivery_failed', 'returned', 'cancelled', 'cancel_refused',
-]);
 
 /** States of a shipment that no longer needs markReady. Unknown states count as "moved on". */
 const NEEDS_READY = new Set(['CREATED']);
@@ -113,7 +110,7 @@ async function dispatchLocked(job: DispatchJob, deps: PipelineDeps, writes: Pend
   ]);
   if (!record) return { kind: 'skipped', why: 'unknown order' };
   if (record.meta.generation !== job.generation) return { kind: 'skipped', why: 'superseded by a replay' };
-  if (ALREADY_DISPATCHED.has(record.state)) return { kind: 'skipped', why: `already ${record.state}` };
+  if (DISPATCHED_STATES.has(record.state)) return { kind: 'skipped', why: `already ${record.state}` };
   if (!shop) return hold(deps, record, { code: 'unknown_shop', message: `shop "${job.shopId}" is no longer in the shop registry` });
   const order = record.order;
   if (!order) return hold(deps, record, { code: 'no_order_data', message: 'the order data is missing (redacted or never received); replay from the shop' });
@@ -278,7 +275,11 @@ function isStaleQuote(error: unknown): boolean {
 }
 
 async function hold(deps: PipelineDeps, record: OrderRecord, reason: HoldReason): Promise<DispatchOutcome> {
-  await deps.ledger.hold(record.meta.externalOrderId, reason, deps.now());
+  // Refused when another attempt dispatched the order meanwhile (this one lost its lease while frozen).
+  if (!(await deps.ledger.hold(record.meta.externalOrderId, reason, deps.now()))) {
+    deps.logger.warn({ shop: record.meta.shopId, order: record.meta.orderName, code: reason.code }, 'not held: the order was dispatched by another attempt meanwhile');
+    return { kind: 'skipped', why: `already dispatched; not held for ${reason.code}` };
+  }
   await deps.ledger.appendTimeline(record.meta.externalOrderId, {
     at: deps.now().toISOString(), system: 'relais', operation: 'hold', outcome: reason.code, detail: reason.message,
   });

@@ -58,4 +58,30 @@ describe('the order ledger', () => {
     expect(await ledger.trimShopIndex('dakar-mode', now)).toBe(1);
     expect(await ledger.listShopOrders('dakar-mode')).toEqual(['dakar-mode:recent']);
   });
+
+  it('never moves a dispatched order back: a late hold or "dispatching" from a worker that lost its lease changes nothing', async () => {
+    const ledger = ledgerFor('d');
+    await receive(ledger, '3', new Date('2026-11-01T10:00:00Z'));
+    expect(await ledger.setState('dakar-mode:3', 'dispatching', new Date('2026-11-01T10:00:01Z'))).toBe(true);
+    expect(await ledger.setState('dakar-mode:3', 'ready', new Date('2026-11-01T10:00:02Z'))).toBe(true);
+    expect(await ledger.hold('dakar-mode:3', { code: 'dispatch_invalid_state', message: 'already ready' }, new Date('2026-11-01T10:00:03Z'))).toBe(false);
+    expect(await ledger.setState('dakar-mode:3', 'dispatching', new Date('2026-11-01T10:00:04Z'))).toBe(false);
+    const record = await ledger.get('dakar-mode:3');
+    expect(record).toMatchObject({ state: 'ready', stateChangedAt: '2026-11-01T10:00:02.000Z' });
+    expect(record?.hold).toBeUndefined();
+    expect(await ledger.listHeld()).toEqual([]);
+    // Forward moves still apply.
+    expect(await ledger.setState('dakar-mode:3', 'in_delivery', new Date('2026-11-01T11:00:00Z'))).toBe(true);
+  });
+
+  it('holds an order before dispatch with its reason, and lists it as held until it moves on', async () => {
+    const ledger = ledgerFor('e');
+    await receive(ledger, '4', new Date('2026-11-01T10:00:00Z'));
+    expect(await ledger.hold('dakar-mode:4', { code: 'neighbourhood_not_found', message: 'no neighbourhood in "Rue 10"' }, new Date('2026-11-01T10:00:01Z'))).toBe(true);
+    expect((await ledger.listHeld()).map((r) => [r.meta.externalOrderId, r.hold?.code])).toEqual([['dakar-mode:4', 'neighbourhood_not_found']]);
+    expect(await ledger.payload('dakar-mode:4')).toEqual({ id: '4' });
+    expect(await ledger.setState('dakar-mode:4', 'received', new Date('2026-11-01T10:05:00Z'))).toBe(true);
+    expect(await ledger.listHeld()).toEqual([]);
+    expect((await ledger.get('dakar-mode:4'))?.hold).toBeUndefined();
+  });
 });

@@ -109,6 +109,45 @@ export interface TimelineEntry {
 
 type Field = 'meta' | 'state' | 'hold' | 'order' | 'payload' | 'neighbourhood' | 'quote' | 'shipment' | 'delivery';
 
+/**
+ * States past dispatch: the shipment is marked ready (or further), or the order ended. None of them goes
+ * back to received, waiting, held or dispatching, and a dispatch job finding one has nothing to do.
+ */
+export const DISPATCHED_STATES: ReadonlySet<OrderState> = new Set([
+  'ready', 'in_delivery', 'delivered', 'delivery_failed', 'returned', 'cancelled', 'cancel_refused',
+]);
+
+/**
+ * KEYS: order hash, held index, in-flight index, timeline. ARGV: new state, its JSON, the hold JSON ('' when
+ * not holding), now (ms), external id, '1' when the payload is kept, the retention in seconds ('' unless the
+ * state is final), then the dispatched states. Answers 1 when applied, 0 when refused.
+ */
+const MOVE_STATE_SCRIPT = `
+local current = redis.call('HGET', KEYS[1], 'state')
+local target = ARGV[1]
+if current and (target == 'received' or target == 'waiting' or target == 'held' or target == 'dispatching') then
+  local value = cjson.decode(current)['value']
+  for i = 8, #ARGV do
+    if ARGV[i] == value then return 0 end
+  end
+end
+redis.call('HSET', KEYS[1], 'state', ARGV[2])
+if ARGV[3] ~= '' then
+  redis.call('HSET', KEYS[1], 'hold', ARGV[3])
+  redis.call('ZADD', KEYS[2], ARGV[4], ARGV[5])
+else
+  redis.call('HDEL', KEYS[1], 'hold')
+  redis.call('ZREM', KEYS[2], ARGV[5])
+end
+if ARGV[6] ~= '1' then redis.call('HDEL', KEYS[1], 'payload') end
+if ARGV[7] ~= '' then
+  redis.call('ZREM', KEYS[3], ARGV[5])
+  redis.call('EXPIRE', KEYS[1], ARGV[7])
+  redis.call('EXPIRE', KEYS[4], ARGV[7])
+end
+return 1
+`;
+
 /** Every field `get` reads: all but the payload, which only a replay needs (`payload()`). */
 const RECORD_FIELDS = ['meta', 'state', 'hold', 'order', 'neighbourhood', 'quote', 'shipment', 'delivery'] as const;
 
@@ -202,25 +241,44 @@ export class OrderLedger {
     return parseRecord(fields)!;
   }
 
-  async setState(externalOrderId: string, state: OrderState, now: Date): Promise<void> {
-    const key = this.orderKey(externalOrderId);
-    const multi = this.redis.multi().hset(key, 'state', JSON.stringify({ value: state, at: now.toISOString() }));
-    if (state !== 'held') multi.hdel(key, 'hold').zrem(this.heldKey, externalOrderId);
-    if (!PAYLOAD_KEPT_STATES.has(state)) multi.hdel(key, 'payload');
-    if (FINAL_STATES.has(state)) {
-      multi.zrem(this.inFlightKey, externalOrderId);
-      multi.expire(key, this.options.retentionDays * 86_400).expire(this.timelineKey(externalOrderId), this.options.retentionDays * 86_400);
-    }
-    await multi.exec();
+  /**
+   * Moves the order to `state`. Returns false, changing nothing, when that would take an order that has
+   * been dispatched (or has ended) back before dispatch (see `moveState`).
+   */
+  async setState(externalOrderId: string, state: OrderState, now: Date): Promise<boolean> {
+    return this.moveState(externalOrderId, state, now);
   }
 
-  async hold(externalOrderId: string, reason: HoldReason, now: Date): Promise<void> {
-    const at = now.toISOString();
-    await this.redis
-      .multi()
-      .hset(this.orderKey(externalOrderId), 'state', JSON.stringify({ value: 'held', at }), 'hold', JSON.stringify({ ...reason, at }))
-      .zadd(this.heldKey, now.getTime(), externalOrderId)
-      .exec();
+  /** Holds the order with its reason; false, changing nothing, when the order has been shipped already. */
+  async hold(externalOrderId: string, reason: HoldReason, now: Date): Promise<boolean> {
+    return this.moveState(externalOrderId, 'held', now, { ...reason, at: now.toISOString() });
+  }
+
+  /**
+   * One state change and what goes with it (hold reason and held index, payload, in-flight index, expiry),
+   * applied in Redis only if the order's current state allows it: an order marked ready (or further) never
+   * goes back to received, waiting, held or dispatching. A worker that lost its order lease (frozen past
+   * it, then resumed) may still finish its steps and ask for such a move; found by the long chaos suite
+   * (test/chaos/worker-kill.test.ts), where a resumed worker held an order another worker had made ready.
+   */
+  private async moveState(externalOrderId: string, state: OrderState, now: Date, hold?: HoldReason & { at: string }): Promise<boolean> {
+    const moved = await this.redis.eval(
+      MOVE_STATE_SCRIPT,
+      4,
+      this.orderKey(externalOrderId),
+      this.heldKey,
+      this.inFlightKey,
+      this.timelineKey(externalOrderId),
+      state,
+      JSON.stringify({ value: state, at: now.toISOString() }),
+      hold ? JSON.stringify(hold) : '',
+      String(now.getTime()),
+      externalOrderId,
+      PAYLOAD_KEPT_STATES.has(state) ? '1' : '0',
+      FINAL_STATES.has(state) ? String(this.options.retentionDays * 86_400) : '',
+      ...DISPATCHED_STATES,
+    );
+    return moved === 1;
   }
 
   async save(externalOrderId: string, field: Exclude<Field, 'meta' | 'state' | 'hold'>, value: unknown): Promise<void> {

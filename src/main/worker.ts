@@ -164,7 +164,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           message: `the order could not be dispatched after ${job.attemptsMade} attempts (last error: ${error.message}); replay it once the service is back`,
         },
         runtime.now(),
-      ).catch((holdError: unknown) => {
+      ).then((held) => {
+        if (!held) logger.info({ job: job.id, shop: job.data.shopId }, 'dispatch job gave up, but the order was dispatched by another attempt: not held');
+      }, (holdError: unknown) => {
         // Not lost either way: reconciliation finds an eligible order without a shipment and enqueues it again.
         logger.error({ job: job.id, err: (holdError as Error).message }, 'could not record the hold of an order whose dispatch failed');
       });
