@@ -134,6 +134,11 @@ async function main(): Promise<void> {
         fmt((breakdowns.get(points.at(-1)!)?.get(f)?.bytes ?? 0) / total, 0),
       ]),
     ]));
+    // The part the issue names ("bounded job retention and event streams"): BullMQ's keys alone.
+    const queueBytes = (at: number) => [...(breakdowns.get(at) ?? new Map<string, { bytes: number }>()).entries()]
+      .filter(([family]) => family.startsWith('queue ')).reduce((sum, [, v]) => sum + v.bytes, 0);
+    const [firstPoint, lastPoint] = [points[0]!, points.at(-1)!];
+    console.log(`job queues and their event streams alone: ${mib(queueBytes(firstPoint))} after ${firstPoint} orders, ${mib(queueBytes(lastPoint))} after ${lastPoint}: ratio ${fmt(queueBytes(lastPoint) / queueBytes(firstPoint), 2)}; the rest (ledger records, timelines, indexes, de-duplication markers) grows with the orders in flight: ${fmt((lastMemory - memoryBefore - queueBytes(lastPoint)) / total, 0)} B per order`);
     const rssOf = (from: number, to: number) => samples.filter((s) => s.orders > from && s.orders <= to);
     const firstBlock = rssOf(0, Math.min(block, total));
     const lastBlock = rssOf(Math.max(0, total - block), total);
