@@ -15,7 +15,7 @@
  * "ready", as they would in the minutes after a sale.
  *
  * Target (issue 7): used_memory after 100,000 orders within 1.2× of that after 10,000; worker memory flat.
- * Run: npx tsx bench/flash-sale.bench.ts [--quick] [--orders TOTAL] [--latency MS]
+ * Run: npx tsx bench/flash-sale.bench.ts [--quick] [--profile] [--orders TOTAL] [--latency MS]
  */
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -24,7 +24,7 @@ import { closedLoop, HttpLoad } from './lib/load.js';
 import { ShopifyOrderStream } from './lib/orders.js';
 import { startProcess, type BenchProcess } from './lib/processes.js';
 import { startShopAdminStub } from './lib/shop-admin-stub.js';
-import { benchFlags, callsByOperation, CompletionCounter, controlQueue, header, mib, RELAIS_ORG, shipmentCensus, sleep, startStack, type BenchStack } from './lib/stack.js';
+import { benchFlags, callsByOperation, CompletionCounter, controlQueue, header, mib, profileArgs, RELAIS_ORG, shipmentCensus, sleep, startStack, type BenchStack } from './lib/stack.js';
 import { fmt, table } from './lib/stats.js';
 import type { ChildStats } from './lib/child.js';
 
@@ -59,7 +59,7 @@ async function main(): Promise<void> {
   try {
     await Promise.all([readyCount.ready(), syncCount.ready()]);
     const spawn = async (name: string, role: 'relais-web' | 'relais-worker') => {
-      const child = await startProcess(name, { role, redisUrl: stack.redis.url, prefix: stack.prefix, registry: stack.registry, concurrency: CONCURRENCY }, { secrets: stack.childSecrets, logFile: join(stack.logDir, `${name}.log`) });
+      const child = await startProcess(name, { role, redisUrl: stack.redis.url, prefix: stack.prefix, registry: stack.registry, concurrency: CONCURRENCY }, { secrets: stack.childSecrets, logFile: join(stack.logDir, `${name}.log`), nodeArgs: profileArgs(flags, stack, name) });
       started.push(child);
       return child;
     };
