@@ -242,7 +242,7 @@ function saveShipment(attempt: Attempt, s: WireShipment, previous: ShipmentProgr
     markedReadyAt: markedReadyAt ?? previous?.markedReadyAt,
     createdAt: previous?.createdAt ?? s.createdAt ?? attempt.deps.now().toISOString(),
   };
-  attempt.writes.add(attempt.deps.ledger.save(attempt.order.externalOrderId, 'shipment', progress));
+  attempt.writes.add(attempt.deps.ledger.saveShipment(attempt.order.externalOrderId, progress));
   return progress;
 }
 

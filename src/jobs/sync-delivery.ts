@@ -109,7 +109,7 @@ async function applyShipment(deps: DeliveryDeps, shop: ShopConfig, record: Order
   let progress: DeliveryProgress = moved ? { ...previous, step, serviceStatus: shipment.status, updatedAt: now } : previous;
   if (moved) {
     await deps.ledger.save(extId, 'delivery', progress);
-    await deps.ledger.save(extId, 'shipment', {
+    await deps.ledger.saveShipment(extId, {
       ...(record.shipment ?? { shipmentId: shipment.shipmentId, createdAt: now }),
       status: shipment.status,
       trackingCode: shipment.trackingCode ?? record.shipment?.trackingCode,
@@ -196,7 +196,7 @@ export async function cancelDelivery(job: DeliveryJob, deps: DeliveryDeps): Prom
         by: `Relais for ${shop.name}`,
       });
       await deps.ledger.appendTimeline(extId, { at: deps.now().toISOString(), system: 'dispatch', operation: 'cancelShipment', outcome: 'ok', ms: Date.now() - started });
-      await deps.ledger.save(extId, 'shipment', { ...record.shipment, status: cancelled.status });
+      await deps.ledger.saveShipment(extId, { ...record.shipment, status: cancelled.status });
       await deps.ledger.setState(extId, 'cancelled', deps.now());
       return { kind: 'cancelled' };
     } catch (error) {

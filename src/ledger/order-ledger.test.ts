@@ -84,4 +84,19 @@ describe('the order ledger', () => {
     expect(await ledger.listHeld()).toEqual([]);
     expect((await ledger.get('dakar-mode:4'))?.hold).toBeUndefined();
   });
+
+  it('never saves a shipment already seen ready back as CREATED, and follows it as in flight', async () => {
+    const ledger = ledgerFor('f');
+    await receive(ledger, '5', new Date('2026-11-01T10:00:00Z'));
+    const created = { shipmentId: 'shp_5', status: 'CREATED', createdAt: '2026-11-01T10:00:01Z' };
+    expect(await ledger.saveShipment('dakar-mode:5', created)).toBe(true);
+    expect(await ledger.listInFlight(10)).toEqual(['dakar-mode:5']);
+    expect(await ledger.saveShipment('dakar-mode:5', { ...created, status: 'READY', markedReadyAt: '2026-11-01T10:00:02Z' })).toBe(true);
+    // The late answer of a worker that lost its lease.
+    expect(await ledger.saveShipment('dakar-mode:5', created)).toBe(false);
+    expect((await ledger.get('dakar-mode:5'))?.shipment).toMatchObject({ status: 'READY', markedReadyAt: '2026-11-01T10:00:02Z' });
+    // Later steps and another shipment are saved as they come.
+    expect(await ledger.saveShipment('dakar-mode:5', { ...created, status: 'PICKED_UP' })).toBe(true);
+    expect(await ledger.saveShipment('dakar-mode:5', { shipmentId: 'shp_6', status: 'CREATED', createdAt: '2026-11-02T10:00:00Z' })).toBe(true);
+  });
 });

@@ -148,6 +148,18 @@ end
 return 1
 `;
 
+/** KEYS: order hash, in-flight index. ARGV: shipment JSON, its id, its status, now (ms), external id. */
+const SAVE_SHIPMENT_SCRIPT = `
+local current = redis.call('HGET', KEYS[1], 'shipment')
+if current and ARGV[3] == 'CREATED' then
+  local saved = cjson.decode(current)
+  if saved['shipmentId'] == ARGV[2] and saved['status'] ~= 'CREATED' then return 0 end
+end
+redis.call('HSET', KEYS[1], 'shipment', ARGV[1])
+redis.call('ZADD', KEYS[2], 'NX', ARGV[4], ARGV[5])
+return 1
+`;
+
 /** Every field `get` reads: all but the payload, which only a replay needs (`payload()`). */
 const RECORD_FIELDS = ['meta', 'state', 'hold', 'order', 'neighbourhood', 'quote', 'shipment', 'delivery'] as const;
 
@@ -281,11 +293,22 @@ export class OrderLedger {
     return moved === 1;
   }
 
-  async save(externalOrderId: string, field: Exclude<Field, 'meta' | 'state' | 'hold'>, value: unknown): Promise<void> {
-    const multi = this.redis.multi().hset(this.orderKey(externalOrderId), field, JSON.stringify(value));
-    // An order with a shipment is followed until it is final (polling fallback for lost webhooks).
-    if (field === 'shipment') multi.zadd(this.inFlightKey, 'NX', Date.now(), externalOrderId);
-    await multi.exec();
+  async save(externalOrderId: string, field: Exclude<Field, 'meta' | 'state' | 'hold' | 'shipment'>, value: unknown): Promise<void> {
+    await this.redis.hset(this.orderKey(externalOrderId), field, JSON.stringify(value));
+  }
+
+  /**
+   * Saves what the service said of the shipment, and follows the order until it is final (the polling
+   * fallback for lost webhooks). A shipment already seen past CREATED is never saved back as CREATED: a
+   * worker that lost its lease may report the createShipment answer it was waiting for after another
+   * worker marked the same shipment ready. Returns false when refused.
+   */
+  async saveShipment(externalOrderId: string, shipment: ShipmentProgress): Promise<boolean> {
+    const saved = await this.redis.eval(
+      SAVE_SHIPMENT_SCRIPT, 2, this.orderKey(externalOrderId), this.inFlightKey,
+      JSON.stringify(shipment), shipment.shipmentId, shipment.status, String(Date.now()), externalOrderId,
+    );
+    return saved === 1;
   }
 
   /** Orders with a live shipment, oldest first (the polling fallback walks them at a bounded rate). */

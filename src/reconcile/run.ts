@@ -417,7 +417,7 @@ class Run {
           await withOrderLock(deps.redis, deps.prefix, extId, async () => {
             const fresh = await deps.ledger.get(extId);
             if (!fresh?.shipment) return;
-            await deps.ledger.save(extId, 'shipment', { ...fresh.shipment, status, markedReadyAt: deps.now().toISOString() });
+            await deps.ledger.saveShipment(extId, { ...fresh.shipment, status, markedReadyAt: deps.now().toISOString() });
             if (BEFORE_READY.has(fresh.state)) await deps.ledger.setState(extId, 'ready', deps.now());
           });
           // The tracking link goes to the shop as after any markReady (worker.ts does the same).
