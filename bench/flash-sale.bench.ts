@@ -22,7 +22,7 @@ import { performance } from 'node:perf_hooks';
 import { QUEUE } from '../src/jobs/queues.js';
 import { closedLoop, HttpLoad } from './lib/load.js';
 import { ShopifyOrderStream } from './lib/orders.js';
-import { startProcess, type BenchProcess } from './lib/processes.js';
+import { cpuMsBetween, startProcess, type BenchProcess } from './lib/processes.js';
 import { startShopAdminStub } from './lib/shop-admin-stub.js';
 import { benchFlags, callsByOperation, CompletionCounter, controlQueue, header, mib, profileArgs, RELAIS_ORG, shipmentCensus, sleep, startStack, type BenchStack } from './lib/stack.js';
 import { fmt, table } from './lib/stats.js';
@@ -81,7 +81,7 @@ async function main(): Promise<void> {
 
     const usedMemory = async () => Number((await stack.admin.info('memory')).match(/used_memory:(\d+)/)?.[1] ?? Number.NaN);
     const memoryBefore = await usedMemory();
-    const rows: string[][] = [['orders', 'posted in', 'intake /s', 'drained in', 'orders/s (post → drained)', 'Redis used_memory', 'worker RSS', 'worker heap used']];
+    const rows: string[][] = [['orders', 'posted in', 'intake /s', 'drained in', 'orders/s (post → drained)', 'CPU ms/order: worker / web / bench', 'Redis used_memory', 'worker RSS', 'worker heap used']];
     const memoryAt = new Map<number, number>();
     const breakdowns = new Map<number, Map<string, { keys: number; bytes: number }>>();
     let burstCensus: ReturnType<typeof shipmentCensus> | undefined;
@@ -89,6 +89,9 @@ async function main(): Promise<void> {
     for (let first = 0; first < total; first += block) {
       const count = Math.min(block, total - first);
       const blockStart = performance.now();
+      // CPU per order in this block, per process: where the time goes if the drain slows as volume grows
+      // (the bench process hosts the dispatch emulator and the load generator).
+      const [workerBefore, webBefore, benchBefore] = [await worker.stats(), await web.stats(), process.cpuUsage()];
       const result = await closedLoop(load, { total: count, concurrency: POST_CONCURRENCY, make: (i) => orders.request(first + i), maxDurationMs: 30 * 60_000 });
       if (result.ok !== count) throw new Error(`${result.ok}/${count} webhooks accepted (${JSON.stringify(result.statuses)} ${result.firstError ?? ''})`);
       posted = first + count;
@@ -103,7 +106,9 @@ async function main(): Promise<void> {
       const memory = await usedMemory();
       memoryAt.set(posted, memory);
       const last = samples.at(-1)!;
-      rows.push([String(posted), `${fmt(postedIn, 1)} s`, fmt(count / postedIn, 0), `${fmt(drainedIn, 1)} s`, fmt(count / drainedIn, 1), mib(memory), mib(last.worker.rss), mib(last.worker.heapUsed)]);
+      const benchCpu = process.cpuUsage(benchBefore);
+      const cpuPerOrder = [cpuMsBetween(workerBefore, last.worker), cpuMsBetween(webBefore, last.web), (benchCpu.user + benchCpu.system) / 1000].map((ms) => fmt(ms / count, 2)).join(' / ');
+      rows.push([String(posted), `${fmt(postedIn, 1)} s`, fmt(count / postedIn, 0), `${fmt(drainedIn, 1)} s`, fmt(count / drainedIn, 1), cpuPerOrder, mib(memory), mib(last.worker.rss), mib(last.worker.heapUsed)]);
       console.log(`${posted} orders: posted in ${fmt(postedIn, 1)} s, drained in ${fmt(drainedIn, 1)} s, used_memory ${mib(memory)}, worker RSS ${mib(last.worker.rss)} heap ${mib(last.worker.heapUsed)}`);
       if (first === 0) {
         burstCensus = shipmentCensus(stack.emulator, RELAIS_ORG, externalIds);
