@@ -12,11 +12,11 @@
  *   because the callers are a person at a terminal or a page, not a queue.
  * - Only the reason goes on the timeline: the description is the merchant's free text and stays with the claim.
  */
-import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { ShopConfig, ShopRegistry } from '../config/shops.js';
 import { parseExternalOrderId } from '../domain/ids.js';
+import { tryLease } from '../jobs/order-lock.js';
 import type { DispatchClient } from '../dispatch/client.js';
 import { DispatchError } from '../dispatch/errors.js';
 import type { WireClaim } from '../dispatch/wire.js';
@@ -156,9 +156,8 @@ export async function openDisputeForOrder(runtime: DisputeRuntime, externalOrder
   const claimantType = parsed.data.claimantType ?? DEFAULT_CLAIMANT_TYPE;
   // One opening at a time per order, across every web process and the CLI: the same form sent twice
   // (a double click, two operators) would otherwise open two claims, and the service does not refuse that.
-  const guard = `${runtime.options.prefix}:disputes:opening:${externalOrderId}`;
-  const token = randomUUID();
-  if ((await runtime.redis.set(guard, token, 'PX', OPENING_GUARD_MS, 'NX')) !== 'OK') {
+  const guard = await tryLease(runtime.redis, `${runtime.options.prefix}:disputes:opening:${externalOrderId}`, OPENING_GUARD_MS);
+  if (!guard) {
     return { ok: false, externalOrderId, why: 'a dispute for this order is being opened right now (a second submission, or another operator); look at its claims in a moment', retryable: true };
   }
   try {
@@ -173,13 +172,12 @@ export async function openDisputeForOrder(runtime: DisputeRuntime, externalOrder
   } catch (error) {
     return { ...refusal(error, 'openDispute'), externalOrderId };
   } finally {
-    await runtime.redis.eval(RELEASE_IF_OURS, 1, guard, token);
+    await guard.release();
   }
 }
 
 /** Longer than any openDispute call can take (the client's timeout and retries); a crashed holder's guard lapses. */
 const OPENING_GUARD_MS = 120_000;
-const RELEASE_IF_OURS = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 
 /**
  * The order's claims as the service lists them now, with any claim Relais saw before and the service no

@@ -64,7 +64,6 @@ export type DispatchOutcome =
 /** A quote closer than this to its expiry is replaced: createShipment would race the clock. */
 export const QUOTE_SAFETY_MARGIN_MS = 60_000;
 
-
 /** States of a shipment that no longer needs markReady. Unknown states count as "moved on". */
 const NEEDS_READY = new Set(['CREATED']);
 

@@ -8,6 +8,8 @@
  * calls take; a holder that crashed (SIGKILL, OOM) loses it within ORDER_LOCK_TTL_MS. A long fixed TTL
  * made the job taken over from a crashed worker spend all its attempts on "order busy" and end held as
  * "dispatch unavailable" (found by test/chaos/worker-kill.test.ts).
+ *
+ * `tryLease` is the lease itself, for other one-holder-at-a-time work that does not wait (src/disputes).
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -31,23 +33,40 @@ export async function withOrderLock<T>(
   options: { ttlMs?: number; waitMs?: number } = {},
 ): Promise<T> {
   const key = `${prefix}:lock:order:${externalOrderId}`;
-  const token = randomUUID();
   const ttlMs = options.ttlMs ?? ORDER_LOCK_TTL_MS;
   const deadline = Date.now() + (options.waitMs ?? 2_000);
-  for (;;) {
-    const taken = await redis.set(key, token, 'PX', ttlMs, 'NX');
-    if (taken === 'OK') break;
+  let lease: Lease | undefined;
+  while (!(lease = await tryLease(redis, key, ttlMs))) {
     if (Date.now() >= deadline) throw new OrderBusyError(`order ${externalOrderId} is being processed by another job`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+  const held = lease;
   // Renewed three times per TTL, so one slow round trip never lets a live holder's lease lapse.
-  const renewal = setInterval(() => {
-    redis.eval(RENEW, 1, key, token, String(ttlMs)).catch(() => undefined);
-  }, Math.max(100, Math.floor(ttlMs / 3)));
+  const renewal = setInterval(() => void held.renew().catch(() => undefined), Math.max(100, Math.floor(ttlMs / 3)));
   try {
     return await work();
   } finally {
     clearInterval(renewal);
-    await redis.eval(RELEASE, 1, key, token);
+    await held.release();
   }
+}
+
+/** A key held in Redis for a while by one holder, who alone can renew or release it. */
+export interface Lease {
+  renew(): Promise<void>;
+  release(): Promise<void>;
+}
+
+/** Takes `key` for `ttlMs` if nobody holds it (undefined if somebody does); it lapses by itself if not released. */
+export async function tryLease(redis: Redis, key: string, ttlMs: number): Promise<Lease | undefined> {
+  const token = randomUUID();
+  if ((await redis.set(key, token, 'PX', ttlMs, 'NX')) !== 'OK') return undefined;
+  return {
+    renew: async () => {
+      await redis.eval(RENEW, 1, key, token, String(ttlMs));
+    },
+    release: async () => {
+      await redis.eval(RELEASE, 1, key, token);
+    },
+  };
 }

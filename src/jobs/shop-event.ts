@@ -37,7 +37,7 @@ export type ShopEventOutcome =
   | { kind: 'ignored'; why: string };
 
 /** States in which a new shop event may (re)start dispatch. */
-const BEFORE_DISPATCH: ReadonlySet<OrderState> = new Set(['received', 'waiting', 'held']);
+const MAY_START_DISPATCH: ReadonlySet<OrderState> = new Set(['received', 'waiting', 'held']);
 
 export async function handleShopEvent(event: ShopEventJob, deps: ShopEventDeps): Promise<ShopEventOutcome> {
   const shop = deps.shops.get(event.shopId);
@@ -81,7 +81,7 @@ async function recordAndDecide(
   });
 
   if (!normalised.ok) {
-    if (!BEFORE_DISPATCH.has(record.state)) return { kind: 'ignored', why: `already ${record.state}` };
+    if (!MAY_START_DISPATCH.has(record.state)) return { kind: 'ignored', why: `already ${record.state}` };
     await deps.ledger.hold(extId, normalised.hold, now);
     deps.logger.warn({ shop: shop.id, order: orderName, code: normalised.hold.code }, `order held: ${normalised.hold.message}`);
     return { kind: 'held', externalOrderId: extId, code: normalised.hold.code };
@@ -96,7 +96,7 @@ async function recordAndDecide(
     }
     return { kind: 'cancelled', externalOrderId: extId };
   }
-  if (!BEFORE_DISPATCH.has(record.state)) return { kind: 'ignored', why: `already ${record.state}` };
+  if (!MAY_START_DISPATCH.has(record.state)) return { kind: 'ignored', why: `already ${record.state}` };
   if (eligibility.decision === 'wait') {
     await deps.ledger.setState(extId, 'waiting', now);
     return { kind: 'waiting', externalOrderId: extId, why: eligibility.why };

@@ -38,8 +38,11 @@ export type OrderState =
 
 export const FINAL_STATES: ReadonlySet<OrderState> = new Set(['delivered', 'returned', 'cancelled']);
 
-/** States in which the raw payload is still kept: a replay may need it (see `replay.ts`). */
-export const PAYLOAD_KEPT_STATES: ReadonlySet<OrderState> = new Set(['received', 'waiting', 'held', 'dispatching']);
+/**
+ * States before dispatch: the raw payload is still kept (a replay may need it, see `replay.ts`), and an
+ * order past dispatch (DISPATCHED_STATES) never moves back into one of them.
+ */
+export const BEFORE_DISPATCH_STATES: ReadonlySet<OrderState> = new Set(['received', 'waiting', 'held', 'dispatching']);
 
 export interface QuoteProgress {
   quoteId: string;
@@ -118,32 +121,32 @@ export const DISPATCHED_STATES: ReadonlySet<OrderState> = new Set([
 ]);
 
 /**
- * KEYS: order hash, held index, in-flight index, timeline. ARGV: new state, its JSON, the hold JSON ('' when
- * not holding), now (ms), external id, '1' when the payload is kept, the retention in seconds ('' unless the
- * state is final), then the dispatched states. Answers 1 when applied, 0 when refused.
+ * KEYS: order hash, held index, in-flight index, timeline. ARGV: the new state's JSON, the hold JSON (''
+ * when not holding), now (ms), external id, '1' when the new state is before dispatch, the retention in
+ * seconds ('' unless the state is final), then the dispatched states. Answers 1 when applied, 0 when refused.
  */
 const MOVE_STATE_SCRIPT = `
+local before_dispatch = ARGV[5] == '1'
 local current = redis.call('HGET', KEYS[1], 'state')
-local target = ARGV[1]
-if current and (target == 'received' or target == 'waiting' or target == 'held' or target == 'dispatching') then
+if current and before_dispatch then
   local value = cjson.decode(current)['value']
-  for i = 8, #ARGV do
+  for i = 7, #ARGV do
     if ARGV[i] == value then return 0 end
   end
 end
-redis.call('HSET', KEYS[1], 'state', ARGV[2])
-if ARGV[3] ~= '' then
-  redis.call('HSET', KEYS[1], 'hold', ARGV[3])
-  redis.call('ZADD', KEYS[2], ARGV[4], ARGV[5])
+redis.call('HSET', KEYS[1], 'state', ARGV[1])
+if ARGV[2] ~= '' then
+  redis.call('HSET', KEYS[1], 'hold', ARGV[2])
+  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
 else
   redis.call('HDEL', KEYS[1], 'hold')
-  redis.call('ZREM', KEYS[2], ARGV[5])
+  redis.call('ZREM', KEYS[2], ARGV[4])
 end
-if ARGV[6] ~= '1' then redis.call('HDEL', KEYS[1], 'payload') end
-if ARGV[7] ~= '' then
-  redis.call('ZREM', KEYS[3], ARGV[5])
-  redis.call('EXPIRE', KEYS[1], ARGV[7])
-  redis.call('EXPIRE', KEYS[4], ARGV[7])
+if not before_dispatch then redis.call('HDEL', KEYS[1], 'payload') end
+if ARGV[6] ~= '' then
+  redis.call('ZREM', KEYS[3], ARGV[4])
+  redis.call('EXPIRE', KEYS[1], ARGV[6])
+  redis.call('EXPIRE', KEYS[4], ARGV[6])
 end
 return 1
 `;
@@ -168,7 +171,7 @@ const RECORD_FIELDS = ['meta', 'state', 'hold', 'order', 'neighbourhood', 'quote
  * is before dispatch, refresh the normalised order, index it, note the event on the timeline, and answer
  * the record's fields (RECORD_FIELDS order).
  * KEYS: order hash, shop index, timeline. ARGV: meta, state, payload, order ('' for none), score,
- * external id, timeline entry ('' for none), timeline length, then the payload-kept states.
+ * external id, timeline entry ('' for none), timeline length, then the states before dispatch.
  */
 const RECORD_EVENT_SCRIPT = `
 redis.call('HSETNX', KEYS[1], 'meta', ARGV[1])
@@ -248,7 +251,7 @@ export class OrderLedger {
       id,
       input.timeline ? JSON.stringify(input.timeline) : '',
       String(this.options.timelineLength),
-      ...PAYLOAD_KEPT_STATES,
+      ...BEFORE_DISPATCH_STATES,
     )) as (string | null)[];
     return parseRecord(fields)!;
   }
@@ -281,12 +284,11 @@ export class OrderLedger {
       this.heldKey,
       this.inFlightKey,
       this.timelineKey(externalOrderId),
-      state,
       JSON.stringify({ value: state, at: now.toISOString() }),
       hold ? JSON.stringify(hold) : '',
       String(now.getTime()),
       externalOrderId,
-      PAYLOAD_KEPT_STATES.has(state) ? '1' : '0',
+      BEFORE_DISPATCH_STATES.has(state) ? '1' : '0',
       FINAL_STATES.has(state) ? String(this.options.retentionDays * 86_400) : '',
       ...DISPATCHED_STATES,
     );

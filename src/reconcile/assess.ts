@@ -200,29 +200,21 @@ export function assessOrder(c: OrderCase): Assessment[] {
     const ageMs = createdAt === undefined ? undefined : c.now.getTime() - createdAt;
     if (ageMs === undefined || ageMs >= boundMs) {
       const since = createdAt === undefined ? 'for an unknown time' : `for ${Math.floor(ageMs! / 60_000)} min`;
+      const never = { kind: 'never_ready', severity: 'alert', shipment: primary } as const;
+      const unready = `created and not marked ready ${since} (bound ${shop.policy.unreadyAlertMinutes} min)`;
       // Only for an order the shop shows as standing: never start a courier run on an order Relais could not read.
       if (shop.policy.markReady === 'immediately' && c.shopSide.kind === 'order') {
-        found.push({
-          kind: 'never_ready',
-          severity: 'alert',
-          shipment: primary,
-          detail: `created and not marked ready ${since} (bound ${shop.policy.unreadyAlertMinutes} min): no courier is offered it`,
-          repair: { type: 'mark_ready', shipmentId: primary.shipmentId },
-        });
+        found.push({ ...never, detail: `${unready}: no courier is offered it`, repair: { type: 'mark_ready', shipmentId: primary.shipmentId } });
       } else if (shop.policy.markReady === 'immediately') {
         found.push({
-          kind: 'never_ready',
-          severity: 'alert',
-          shipment: primary,
-          detail: `created and not marked ready ${since} (bound ${shop.policy.unreadyAlertMinutes} min); the shop's order could not be read to confirm it still stands`,
+          ...never,
+          detail: `${unready}; the shop's order could not be read to confirm it still stands`,
           advice: 'check the order in the shop, then mark the shipment ready with the delivery service (or cancel it)',
         });
       } else {
         found.push({
-          kind: 'never_ready',
-          severity: 'alert',
-          shipment: primary,
-          detail: `created and not marked ready ${since} (bound ${shop.policy.unreadyAlertMinutes} min); this shop marks ready on its own signal`,
+          ...never,
+          detail: `${unready}; this shop marks ready on its own signal`,
           advice: 'give the shop\'s ready signal (the relais-ready tag) once the parcel is packed, or mark it ready with the delivery service',
         });
       }

@@ -28,7 +28,7 @@ import { disputeView, recordClaims } from '../disputes/disputes.js';
 import { withOrderLock } from '../jobs/order-lock.js';
 import { decideEligibility } from '../jobs/policy.js';
 import { stableJobId, type RelaisQueues } from '../jobs/queues.js';
-import type { OrderLedger, OrderState } from '../ledger/order-ledger.js';
+import type { OrderLedger, OrderRecord, OrderState } from '../ledger/order-ledger.js';
 import type { Logger } from '../log.js';
 import { normaliseOrder, orderIdOf, type ShopOrderLister } from '../stores/index.js';
 import { assessOrder, isOpenClaim, primaryShipment, type Assessment, type OrderCase, type Repair, type ShopSide } from './assess.js';
@@ -138,6 +138,8 @@ interface OrgShipments {
 
 class Run {
   private readonly orgs = new Map<string, Promise<OrgShipments>>();
+  /** The held orders of every shop, read once per run (up to 500 records) and shared by the shops. */
+  private held: Promise<OrderRecord[]> | undefined;
   private readonly retry: RetryOptions;
 
   constructor(
@@ -212,7 +214,8 @@ class Run {
 
     // Held orders the window did not bring up (the shop has not changed them since): still waiting for a person.
     const covered = new Set(cases.map((c) => c.externalOrderId));
-    for (const record of await deps.ledger.listHeld()) {
+    this.held ??= deps.ledger.listHeld();
+    for (const record of await this.held) {
       const extId = record.meta.externalOrderId;
       if (record.meta.shopId !== shop.id || covered.has(extId)) continue;
       cases.push({ shop, externalOrderId: extId, orderId: record.meta.orderId, shopSide: { kind: 'not_read' }, record, shipments: byExt.get(extId) ?? [], claims: new Map(), now });

@@ -61,24 +61,23 @@ const REQUIRED = ['hmac', 'topic', 'shopDomain', 'apiVersion', 'webhookId'] as c
 
 export function verifyShopifyWebhook(input: { rawBody: Buffer; headers: IncomingHeaders; secret: string }): ShopifyVerification {
   const names = firstHeader(input.headers, EVENTS_HEADER.hmac) !== undefined ? EVENTS_HEADER : HEADER;
-  const read = (key: keyof typeof HEADER) => firstHeader(input.headers, names[key]);
+  // Each header looked up once: this runs on every webhook.
+  const h = Object.fromEntries(Object.entries(names).map(([key, name]) => [key, firstHeader(input.headers, name)])) as Record<keyof typeof HEADER, string | undefined>;
+  const missing = REQUIRED.filter((key) => h[key] === undefined).map((key) => names[key]);
 
   if (input.rawBody.length === 0 || !isUtf8(input.rawBody)) return { ok: false, reason: 'invalid_hmac' };
-  const hmac = read('hmac');
   // Without an HMAC header there is nothing to authenticate: report every absent header at once.
-  if (hmac === undefined) return { ok: false, reason: 'missing_headers', missing: REQUIRED.filter((key) => read(key) === undefined).map((key) => names[key]) };
-  if (!signaturesMatch(hmacSha256Base64(input.secret, input.rawBody), hmac)) return { ok: false, reason: 'invalid_hmac' };
-
-  const missing = REQUIRED.filter((key) => read(key) === undefined).map((key) => names[key]);
+  if (h.hmac === undefined) return { ok: false, reason: 'missing_headers', missing };
+  if (!signaturesMatch(hmacSha256Base64(input.secret, input.rawBody), h.hmac)) return { ok: false, reason: 'invalid_hmac' };
   if (missing.length > 0) return { ok: false, reason: 'missing_headers', missing };
   return {
     ok: true,
-    topic: read('topic')!,
-    shopDomain: read('shopDomain')!,
-    webhookId: read('webhookId')!,
-    apiVersion: read('apiVersion')!,
-    ...optional('eventId', read('eventId')),
-    ...optional('triggeredAt', read('triggeredAt')),
+    topic: h.topic!,
+    shopDomain: h.shopDomain!,
+    webhookId: h.webhookId!,
+    apiVersion: h.apiVersion!,
+    ...optional('eventId', h.eventId),
+    ...optional('triggeredAt', h.triggeredAt),
   };
 }
 
