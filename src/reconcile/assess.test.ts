@@ -106,11 +106,15 @@ describe('status drift', () => {
     expect(kinds(assess({ record: ledgerRecord('ready', { shipmentId: 'shp_1' }), shipments: [wireShipment({ status: 'READY' })] }))).toEqual(['status_drift']);
   });
 
-  it('gives the write-back five minutes after Relais marked the shipment ready itself, then reports it missing', () => {
+  it('gives the write-back five minutes while Relais marks the shipment ready itself, then reports it missing', () => {
     const record = { ...ledgerRecord('ready', { shipmentId: 'shp_1' }), stateChangedAt: '2026-11-18T09:31:00Z' };
     const ready = [wireShipment({ status: 'READY' })];
     expect(assess({ record, shipments: ready, now: new Date('2026-11-18T09:33:00Z') })).toEqual([]);
     expect(kinds(assess({ record, shipments: ready, now: new Date('2026-11-18T09:36:01Z') }))).toEqual(['status_drift']);
+    // Caught between markReady's answer and the dispatch job's own last write: the same.
+    const dispatching = { ...record, state: 'dispatching' as const };
+    expect(assess({ record: dispatching, shipments: ready, now: new Date('2026-11-18T09:33:00Z') })).toEqual([]);
+    expect(kinds(assess({ record: dispatching, shipments: ready, now: new Date('2026-11-18T09:36:01Z') }))).toEqual(['status_drift']);
     // Further along than ready is drift at once: Relais did not cause that step.
     expect(kinds(assess({ record, shipments: [wireShipment({ status: 'DELIVERED' })], now: new Date('2026-11-18T09:31:30Z') }))).toEqual(['status_drift']);
   });

@@ -60,7 +60,7 @@ export interface OrderCase {
 /** Ledger states that are an end, as the step the service shows for it. */
 const FINAL_STATE_STEP: Partial<Record<OrderRecord['state'], DeliveryStep>> = { cancelled: 'cancelled', delivered: 'delivered', returned: 'returned' };
 
-/** How long after Relais marks a shipment ready a missing write-back is still "on its way", not drift. */
+/** How long after Relais starts dispatching, or marks a shipment ready, a missing write-back is still "on its way", not drift. */
 const JUST_MARKED_READY_MS = 5 * 60_000;
 
 const stepOf = (shipment: WireShipment): DeliveryStep | undefined => stepOfServiceState(shipment.status);
@@ -252,9 +252,9 @@ export function assessOrder(c: OrderCase): Assessment[] {
     const known = record.delivery?.step;
     // A cancellation Relais made itself ends the order (state `cancelled`) without a delivery step: not drift.
     const endedAlike = FINAL_STATE_STEP[record.state] === step;
-    // Relais marked it ready moments ago itself: the write-back into the shop is on its way (deliveries
-    // queue), not lost. Had it failed, the next run still finds the order behind.
-    const justMarkedReady = step === 'ready' && known === undefined && record.state === 'ready'
+    // Relais is marking it ready, or did moments ago: the dispatch job's last writes and the write-back into
+    // the shop (deliveries queue) are on their way, not lost. Had they failed, a later run still finds it.
+    const justMarkedReady = step === 'ready' && known === undefined && (record.state === 'dispatching' || record.state === 'ready')
       && c.now.getTime() - Date.parse(record.stateChangedAt) < JUST_MARKED_READY_MS;
     const behind = !endedAlike && !justMarkedReady && (known === undefined ? step !== 'created' : movesForward(known, step));
     if (behind) {
