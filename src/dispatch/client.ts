@@ -17,14 +17,8 @@ import {
   LIST_MAX_LIMIT,
   LIVE_KEY_PREFIX,
   TEST_KEY_PREFIX,
-  claimListSchema,
-  claimSchema,
   paths,
-  priceSimulationSchema,
-  quoteSchema,
-  shipmentListSchema,
-  shipmentSchema,
-  trackingViewSchema,
+  wireReaders,
   type WireCancelRequest,
   type WireClaim,
   type WireCreateShipmentRequest,
@@ -35,8 +29,10 @@ import {
   type WireShipment,
   type WireShipmentList,
   type WireSimulatePriceRequest,
+  type WireReaders,
   type WireTrackingView,
 } from './wire.js';
+import { defaultWireProfile, type WireProfile } from './profile.js';
 
 export type { CallOptions } from './http.js';
 
@@ -51,6 +47,8 @@ export interface DispatchClientOptions {
   timeoutMs?: number;
   logger?: Logger;
   userAgent?: string;
+  /** The service's names (states, error codes, spellings): the shop's wire profile; default: today's guesses. */
+  profile?: WireProfile;
 }
 
 export interface ListShipmentsQuery {
@@ -74,7 +72,9 @@ export const SANDBOX_KEY_MESSAGE =
 export class DispatchClient {
   readonly baseUrl: string;
   readonly trackingUrl: string;
+  readonly profile: WireProfile;
   readonly #http: DispatchHttp;
+  readonly #read: WireReaders;
 
   constructor(options: DispatchClientOptions) {
     const logger = (options.logger ?? silentLogger).child({ component: 'dispatch-client' });
@@ -85,7 +85,10 @@ export class DispatchClient {
     if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new DispatchConfigError('dispatch timeoutMs must be a positive number');
     this.baseUrl = baseUrl.href.replace(/\/+$/, '');
     this.trackingUrl = trackingUrl.href.replace(/\/+$/, '');
+    this.profile = options.profile ?? defaultWireProfile();
+    this.#read = wireReaders(this.profile);
     this.#http = new DispatchHttp({
+      profile: this.profile,
       apiKey,
       baseUrl,
       trackingUrl,
@@ -99,13 +102,16 @@ export class DispatchClient {
   createQuote(request: WireQuoteRequest, options?: CallOptions): Promise<WireQuote> {
     requireObject(request, 'quote request');
     if (request.parcel?.weight_kg !== undefined) requirePositiveNumber(request.parcel.weight_kg, 'parcel.weight_kg');
-    return this.#http.request({ operation: 'createQuote', method: 'POST', path: paths.quotes, body: request, read: quoteSchema }, options);
+    // The field that carries the payment mode is "not shown" in the spec: the profile names it.
+    const { payment_mode: paymentMode, ...rest } = request;
+    const body = paymentMode === undefined ? rest : { ...rest, [this.profile.document.requests.paymentModeField]: paymentMode };
+    return this.#http.request({ operation: 'createQuote', method: 'POST', path: paths.quotes, body, read: this.#read.quote }, options);
   }
 
   /** Rereads a quote. The service answers 404 once it has expired. */
   getQuote(quoteId: string, options?: CallOptions): Promise<WireQuote> {
     requireText(quoteId, 'quoteId');
-    return this.#http.request({ operation: 'getQuote', method: 'GET', path: paths.quote(quoteId), read: quoteSchema }, options);
+    return this.#http.request({ operation: 'getQuote', method: 'GET', path: paths.quote(quoteId), read: this.#read.quote }, options);
   }
 
   /** Creates a shipment from a quote. Writes `orderAmountXof` as the spec spells it. */
@@ -122,12 +128,12 @@ export class DispatchClient {
       external_order_id: request.external_order_id,
       ...(request.orderAmountXof === undefined ? {} : { orderAmountXof: request.orderAmountXof }),
     };
-    return this.#http.request({ operation: 'createShipment', method: 'POST', path: paths.shipments, body, read: shipmentSchema }, options);
+    return this.#http.request({ operation: 'createShipment', method: 'POST', path: paths.shipments, body, read: this.#read.shipment }, options);
   }
 
   getShipment(shipmentId: string, options?: CallOptions): Promise<WireShipment> {
     requireText(shipmentId, 'shipmentId');
-    return this.#http.request({ operation: 'getShipment', method: 'GET', path: paths.shipment(shipmentId), read: shipmentSchema }, options);
+    return this.#http.request({ operation: 'getShipment', method: 'GET', path: paths.shipment(shipmentId), read: this.#read.shipment }, options);
   }
 
   /** One page of the organisation's shipments. Pass `nextCursor` back as `cursor` for the next page. */
@@ -141,7 +147,7 @@ export class DispatchClient {
         method: 'GET',
         path: paths.shipments,
         query: { status: query.status, cursor: query.cursor, limit: query.limit },
-        read: shipmentListSchema,
+        read: this.#read.shipmentList,
       },
       options,
     );
@@ -172,19 +178,19 @@ export class DispatchClient {
   }
 
   /**
-   * The most recent shipment carrying this external order id, or undefined when there is none. Only a 404 about
-   * the shipment means "none": a 404 for an unknown route (code NOT_FOUND: a wrong base URL, a gateway without
-   * this path) is thrown, because reading it as "none" would let the caller create a duplicate shipment.
+   * The most recent shipment carrying this external order id, or undefined when there is none. Only an answer
+   * the profile reads as "no such shipment" means none: a 404 for an unknown route (a wrong base URL, a gateway
+   * without this path) is thrown, because reading it as "none" would let the caller create a duplicate shipment.
    */
   async getShipmentByExternalOrder(externalOrderId: string, options?: CallOptions): Promise<WireShipment | undefined> {
     requireText(externalOrderId, 'externalOrderId');
     try {
       return await this.#http.request(
-        { operation: 'getShipmentByExternalOrder', method: 'GET', path: paths.shipmentByExternalOrder(externalOrderId), read: shipmentSchema },
+        { operation: 'getShipmentByExternalOrder', method: 'GET', path: paths.shipmentByExternalOrder(externalOrderId), read: this.#read.shipment },
         options,
       );
     } catch (error) {
-      if (error instanceof DispatchError && error.kind === 'http' && error.status === 404 && error.code !== 'NOT_FOUND') return undefined;
+      if (error instanceof DispatchError && error.kind === 'http' && error.status === 404 && error.meaning !== 'route_not_found') return undefined;
       throw error;
     }
   }
@@ -194,7 +200,7 @@ export class DispatchClient {
     requireText(shipmentId, 'shipmentId');
     requireText(by, 'by');
     return this.#http.request(
-      { operation: 'markReady', method: 'POST', path: paths.markReady(shipmentId), body: { by }, read: shipmentSchema },
+      { operation: 'markReady', method: 'POST', path: paths.markReady(shipmentId), body: { by }, read: this.#read.shipment },
       options,
     );
   }
@@ -211,7 +217,7 @@ export class DispatchClient {
         method: 'POST',
         path: paths.cancel(shipmentId),
         body: { reason: request.reason, by: request.by },
-        read: shipmentSchema,
+        read: this.#read.shipment,
       },
       options,
     );
@@ -231,14 +237,14 @@ export class DispatchClient {
       claimant_id: request.claimant_id,
       ...(request.claimant_type === undefined ? {} : { claimant_type: request.claimant_type }),
     };
-    return this.#http.request({ operation: 'openDispute', method: 'POST', path: paths.openDispute(shipmentId), body, read: claimSchema }, options);
+    return this.#http.request({ operation: 'openDispute', method: 'POST', path: paths.openDispute(shipmentId), body, read: this.#read.claim }, options);
   }
 
   /** The shipment's claims, decided ones included; an empty list means no dispute. */
   listShipmentDisputes(shipmentId: string, options?: CallOptions): Promise<WireClaim[]> {
     requireText(shipmentId, 'shipmentId');
     return this.#http.request(
-      { operation: 'listShipmentDisputes', method: 'GET', path: paths.disputes(shipmentId), read: claimListSchema },
+      { operation: 'listShipmentDisputes', method: 'GET', path: paths.disputes(shipmentId), read: this.#read.claimList },
       options,
     );
   }
@@ -247,7 +253,7 @@ export class DispatchClient {
   trackByCode(trackingCode: string, options?: CallOptions): Promise<WireTrackingView> {
     requireText(trackingCode, 'trackingCode');
     return this.#http.request(
-      { operation: 'trackByCode', method: 'GET', path: paths.tracking(trackingCode), public: true, read: trackingViewSchema },
+      { operation: 'trackByCode', method: 'GET', path: paths.tracking(trackingCode), public: true, read: this.#read.trackingView },
       options,
     );
   }
@@ -259,7 +265,7 @@ export class DispatchClient {
     requireText(request.dropoff_city, 'dropoff_city');
     if (request.weight_kg !== undefined) requirePositiveNumber(request.weight_kg, 'weight_kg');
     return this.#http.request(
-      { operation: 'simulatePrice', method: 'POST', path: paths.simulatePrice, body: request, public: true, read: priceSimulationSchema },
+      { operation: 'simulatePrice', method: 'POST', path: paths.simulatePrice, body: request, public: true, read: this.#read.priceSimulation },
       options,
     );
   }

@@ -6,6 +6,7 @@
  * Nothing in an error ever carries the API key: messages are built from the operation, the status and the
  * service's code, and a service message is scrubbed of the key before it is kept (see http.ts).
  */
+import type { ErrorMeaning } from './profile.js';
 import type { OperationName } from './wire.js';
 
 /** The twelve operations of the dispatch service (spec section 4); the list lives with the wire names. */
@@ -27,6 +28,7 @@ export interface DispatchErrorInit {
   retryable: boolean;
   status?: number;
   code?: string;
+  meaning?: ErrorMeaning;
   retryAfterMs?: number;
   cause?: unknown;
 }
@@ -38,6 +40,11 @@ export class DispatchError extends Error {
   readonly status?: number;
   /** The service's error code when it sent one, e.g. SANDBOX_KEY_NOT_SUPPORTED. */
   readonly code?: string;
+  /**
+   * What the answer means to Relais, read through the shop's wire profile (quote expired, cancel refused,
+   * already ready...). Use-cases decide on this, never on the service's code.
+   */
+  readonly meaning?: ErrorMeaning;
   readonly retryable: boolean;
   /** From Retry-After (seconds or HTTP-date), when the service sent it. */
   readonly retryAfterMs?: number;
@@ -49,6 +56,7 @@ export class DispatchError extends Error {
     this.retryable = init.retryable;
     if (init.status !== undefined) this.status = init.status;
     if (init.code !== undefined) this.code = init.code;
+    if (init.meaning !== undefined) this.meaning = init.meaning;
     if (init.retryAfterMs !== undefined) this.retryAfterMs = init.retryAfterMs;
   }
 
@@ -61,6 +69,7 @@ export class DispatchError extends Error {
       kind: this.kind,
       status: this.status,
       code: this.code,
+      meaning: this.meaning,
       retryable: this.retryable,
       retryAfterMs: this.retryAfterMs,
     };

@@ -14,7 +14,8 @@ import https from 'node:https';
 import { performance } from 'node:perf_hooks';
 import type { z } from 'zod';
 import type { Logger } from '../log.js';
-import { API_KEY_HEADER, ErrorCode, errorBodySchema } from './wire.js';
+import type { WireProfile } from './profile.js';
+import { API_KEY_HEADER } from './wire.js';
 import { DispatchError, isRetryableStatus, parseRetryAfter, type OperationName } from './errors.js';
 
 export interface CallOptions {
@@ -44,6 +45,8 @@ export interface DispatchHttpOptions {
   timeoutMs: number;
   userAgent: string;
   logger: Logger;
+  /** Where error bodies keep their code and message, and what each code means. */
+  profile: WireProfile;
 }
 
 /** A body larger than this is not a dispatch resource; refusing it bounds the memory one call can take. */
@@ -67,6 +70,7 @@ export class DispatchHttp {
   readonly #timeoutMs: number;
   readonly #userAgent: string;
   readonly #log: Logger;
+  readonly #profile: WireProfile;
   #closed = false;
   // Bounded pools: a burst of jobs queues on the agent instead of opening hundreds of sockets.
   readonly #httpAgent = new http.Agent({ keepAlive: true, maxSockets: 32, scheduling: 'lifo' });
@@ -79,6 +83,7 @@ export class DispatchHttp {
     this.#timeoutMs = options.timeoutMs;
     this.#userAgent = options.userAgent;
     this.#log = options.logger;
+    this.#profile = options.profile;
   }
 
   async request<T>(spec: RequestSpec<T>, options: CallOptions = {}): Promise<T> {
@@ -215,16 +220,17 @@ export class DispatchHttp {
   }
 
   #httpError(operation: OperationName, response: RawResponse): DispatchError {
-    const parsed = errorBodySchema.safeParse(parseJson(response.body));
-    const code = parsed.success ? parsed.data.code : undefined;
-    const serviceMessage = parsed.success && parsed.data.message ? this.#scrub(parsed.data.message).slice(0, MAX_SERVICE_MESSAGE_CHARS) : undefined;
+    const { code, message } = this.#profile.readErrorBody(parseJson(response.body));
+    const meaning = this.#profile.meaningOf(response.status, code);
+    const serviceMessage = message ? this.#scrub(message).slice(0, MAX_SERVICE_MESSAGE_CHARS) : undefined;
     const retryAfterMs = parseRetryAfter(headerValue(response.headers['retry-after']));
-    const hint = code === ErrorCode.SANDBOX_KEY_NOT_SUPPORTED ? ' (the service refuses every pk_test_ key; use a pk_live_ key, or `relais emulate dispatch` to try things safely)' : '';
+    const hint = meaning === 'sandbox_key' ? ' (the service refuses every pk_test_ key; use a pk_live_ key, or `relais emulate dispatch` to try things safely)' : '';
     return new DispatchError({
       operation,
       kind: 'http',
       status: response.status,
       ...(code === undefined ? {} : { code }),
+      ...(meaning === undefined ? {} : { meaning }),
       ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
       retryable: isRetryableStatus(response.status),
       message: `dispatch ${operation}: HTTP ${response.status}${code ? ` ${code}` : ''}${serviceMessage ? `: ${serviceMessage}` : ''}${hint}`,

@@ -13,6 +13,8 @@
  * silently disagree. It can also answer in the "other" spelling to prove the client reads both.
  */
 import { z } from 'zod';
+import type { DeliveryStep } from '../domain/shipment-status.js';
+import type { FieldKey, WireProfile } from './profile.js';
 
 export const API_PREFIX = '/v1';
 
@@ -82,25 +84,6 @@ export const ErrorCode = {
   UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE', // UNCONFIRMED (415: body not JSON / unknown charset)
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
-
-/**
- * UNCONFIRMED error body: `{ "code": "...", "message": "..." }`. Readers also accept
- * `{ "error": { "code", "message" } }` and `{ "error": "CODE" }`.
- */
-export const errorBodySchema = z
-  .object({
-    code: z.string().optional(),
-    message: z.string().optional(),
-    error: z.union([z.string(), z.object({ code: z.string().optional(), message: z.string().optional() }).loose()]).optional(),
-  })
-  .loose()
-  .transform((b) => {
-    const nested = typeof b.error === 'object' ? b.error : undefined;
-    return {
-      code: b.code ?? nested?.code ?? (typeof b.error === 'string' ? b.error : undefined),
-      message: b.message ?? nested?.message,
-    };
-  });
 
 /**
  * Shipment states. The spec names only DELIVERED; the rest are UNCONFIRMED and are what the emulator
@@ -175,174 +158,236 @@ export interface WireSimulatePriceRequest {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Responses (what we READ: both spellings, unknown fields ignored)
+// Responses (what we READ). The spellings come from the shop's wire profile (src/dispatch/profile.ts):
+// unknown extra fields are ignored, an optional field that is missing or of an unexpected type is left
+// out, and a reader fails only when a field Relais needs is missing, naming it and the spellings tried.
 
-const int = z.number().int();
-const optionalString = z.string().nullish().transform((v) => v ?? undefined);
+// A type, not an interface: it is stored as a plain record of figures (ledger, shop metafield).
+export type WireBreakdown = {
+  customer?: number;
+  courier?: number;
+  platform?: number;
+  codFee?: number;
+};
 
-/** UNCONFIRMED breakdown names: customer, courier, platform, cod_fee (camelCase read too). */
-const breakdownSchema = z
-  .object({
-    customer: int.optional(),
-    courier: int.optional(),
-    platform: int.optional(),
-    cod_fee: int.optional(),
-    codFee: int.optional(),
-  })
-  .loose()
-  .transform((b) => ({ customer: b.customer, courier: b.courier, platform: b.platform, codFee: b.cod_fee ?? b.codFee }));
+export interface WireQuote {
+  quoteId: string;
+  expiresAt: string;
+  total: number;
+  breakdown?: WireBreakdown;
+  currency?: string;
+  pickupZone?: string;
+  dropoffZone?: string;
+  /** Present when the service priced by coordinates. */
+  distanceKm?: number;
+  /** What the service calls its pricing basis, when it says (e.g. zone, distance, fallback). */
+  pricingBasis?: string;
+}
 
-export const quoteSchema = z
-  .object({
-    quote_id: z.string().optional(),
-    quoteId: z.string().optional(),
-    expiresAt: z.string().optional(), // spec spelling
-    expires_at: z.string().optional(),
-    total: int.optional(), // UNCONFIRMED
-    total_xof: int.optional(),
-    breakdown: breakdownSchema.optional(),
-    currency: optionalString, // UNCONFIRMED ("XOF")
-    pickup_zone: optionalString, // UNCONFIRMED: the tariff zone the pickup neighbourhood fell in
-    dropoff_zone: optionalString, // UNCONFIRMED
-    distance_km: z.number().nullish(), // UNCONFIRMED: present when priced by coordinates
-  })
-  .loose()
-  .transform((q, ctx) => {
-    const quoteId = q.quote_id ?? q.quoteId;
-    const expiresAt = q.expiresAt ?? q.expires_at;
-    const total = q.total ?? q.total_xof;
-    if (!quoteId || !expiresAt || total === undefined) {
-      ctx.addIssue({ code: 'custom', message: 'quote without quote_id, expiry or total' });
+export interface WireShipment {
+  shipmentId: string;
+  externalOrderId?: string;
+  quoteId?: string;
+  /** The service's own name for the state, kept as it came. */
+  status: string;
+  /** The step the profile maps `status` to; undefined for a name the profile does not know (never progress). */
+  step?: DeliveryStep;
+  publicTrackingUrl?: string;
+  trackingCode?: string;
+  orderAmountXof?: number;
+  courierId?: string;
+  settlementStatus?: string;
+  createdAt?: string;
+  updatedAt?: string;
+  statusHistory?: Array<{ status: string; at: string }>;
+}
+
+export interface WireShipmentList {
+  shipments: WireShipment[];
+  nextCursor?: string;
+}
+
+export interface WireClaim {
+  claimId?: string;
+  shipmentId?: string;
+  reason: string;
+  description?: string;
+  claimantId?: string;
+  claimantType?: string;
+  status?: string;
+  outcome?: string;
+  createdAt?: string;
+  decidedAt?: string;
+}
+
+export interface WireTrackingView {
+  trackingCode?: string;
+  status: string;
+  events: Array<{ status: string; at: string }>;
+}
+
+export interface WirePriceSimulation {
+  total: number;
+  currency: string;
+}
+
+const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+const whole = (v: unknown): number | undefined => (typeof v === 'number' && Number.isSafeInteger(v) ? v : undefined);
+const finite = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+const record = (v: unknown): Record<string, unknown> | undefined =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+
+/** Leaves out the keys whose value is undefined, so records compare and serialise cleanly. */
+function defined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}
+
+/** A reader over the profile: a zod type, so the transport reports a failure the same way for every resource. */
+function reader<T>(what: string, read: (body: Record<string, unknown>, missing: (field: string) => never) => T): z.ZodType<T> {
+  return z.unknown().transform((value, ctx): T => {
+    const body = record(value);
+    if (!body) {
+      ctx.addIssue({ code: 'custom', message: `${what}: the body is not a JSON object` });
       return z.NEVER;
     }
-    return {
-      quoteId,
-      expiresAt,
-      total,
-      breakdown: q.breakdown,
-      currency: q.currency,
-      pickupZone: q.pickup_zone,
-      dropoffZone: q.dropoff_zone,
-      distanceKm: q.distance_km ?? undefined,
-    };
+    try {
+      return read(body, (field) => {
+        throw new MissingField(field);
+      });
+    } catch (error) {
+      if (!(error instanceof MissingField)) throw error;
+      ctx.addIssue({ code: 'custom', message: `${what} without ${error.field}` });
+      return z.NEVER;
+    }
+  }) as unknown as z.ZodType<T>;
+}
+
+class MissingField extends Error {
+  constructor(readonly field: string) {
+    super(field);
+  }
+}
+
+function spellings(profile: WireProfile, key: FieldKey): string {
+  return profile.document.fields[key].join(' or ');
+}
+
+function readHistory(value: unknown): Array<{ status: string; at: string }> | undefined {
+  if (!Array.isArray(value)) return undefined;
+  return value.flatMap((entry) => {
+    const e = record(entry);
+    const status = text(e?.status) ?? text(e?.state);
+    const at = text(e?.at) ?? text(e?.occurred_at);
+    return status && at ? [{ status, at }] : [];
   });
+}
 
-export const shipmentSchema = z
-  .object({
-    shipment_id: z.string().optional(),
-    shipmentId: z.string().optional(),
-    external_order_id: optionalString,
-    externalOrderId: optionalString,
-    quote_id: optionalString,
-    quoteId: optionalString,
-    status: z.string(),
-    publicTrackingUrl: optionalString, // spec spelling
-    public_tracking_url: optionalString,
-    tracking_code: optionalString, // UNCONFIRMED ("tracking code" in the spec)
-    trackingCode: optionalString,
-    orderAmountXof: int.nullish(),
-    order_amount_xof: int.nullish(),
-    courier_id: optionalString, // UNCONFIRMED
-    settlement_status: optionalString, // UNCONFIRMED: e.g. HELD while a claim is open (spec 3.4)
-    created_at: optionalString, // UNCONFIRMED
-    updated_at: optionalString, // UNCONFIRMED
-    status_history: z
-      .array(z.object({ status: z.string(), at: z.string() }).loose())
-      .optional(), // UNCONFIRMED
-  })
-  .loose()
-  .transform((s, ctx) => {
-    const shipmentId = s.shipment_id ?? s.shipmentId;
-    if (!shipmentId) {
-      ctx.addIssue({ code: 'custom', message: 'shipment without shipment_id' });
-      return z.NEVER;
-    }
-    return {
+export interface WireReaders {
+  quote: z.ZodType<WireQuote>;
+  shipment: z.ZodType<WireShipment>;
+  shipmentList: z.ZodType<WireShipmentList>;
+  claim: z.ZodType<WireClaim>;
+  claimList: z.ZodType<WireClaim[]>;
+  trackingView: z.ZodType<WireTrackingView>;
+  priceSimulation: z.ZodType<WirePriceSimulation>;
+}
+
+const readersByProfile = new WeakMap<WireProfile, WireReaders>();
+
+/** The readers of every resource, spelled as `profile` says (built once per profile). */
+export function wireReaders(profile: WireProfile): WireReaders {
+  const cached = readersByProfile.get(profile);
+  if (cached) return cached;
+  const f = (body: unknown, key: FieldKey) => profile.field(body, key);
+
+  const readShipment = (body: Record<string, unknown>, missing: (field: string) => never): WireShipment => {
+    const shipmentId = text(f(body, 'shipmentId')) ?? missing(spellings(profile, 'shipmentId'));
+    const status = text(f(body, 'status')) ?? missing(spellings(profile, 'status'));
+    return defined({
       shipmentId,
-      externalOrderId: s.external_order_id ?? s.externalOrderId,
-      quoteId: s.quote_id ?? s.quoteId,
-      status: s.status,
-      publicTrackingUrl: s.publicTrackingUrl ?? s.public_tracking_url,
-      trackingCode: s.tracking_code ?? s.trackingCode,
-      orderAmountXof: s.orderAmountXof ?? s.order_amount_xof ?? undefined,
-      courierId: s.courier_id,
-      settlementStatus: s.settlement_status,
-      createdAt: s.created_at,
-      updatedAt: s.updated_at,
-      statusHistory: s.status_history?.map((h) => ({ status: h.status, at: h.at })),
-    };
-  });
+      externalOrderId: text(f(body, 'externalOrderId')),
+      quoteId: text(body.quote_id) ?? text(body.quoteId),
+      status,
+      step: profile.stepOf(status),
+      publicTrackingUrl: text(f(body, 'trackingUrl')),
+      trackingCode: text(f(body, 'trackingCode')),
+      orderAmountXof: whole(f(body, 'orderAmount')),
+      courierId: text(body.courier_id),
+      settlementStatus: text(body.settlement_status),
+      createdAt: text(body.created_at),
+      updatedAt: text(body.updated_at),
+      statusHistory: readHistory(f(body, 'statusHistory')),
+    });
+  };
+  const shipment = reader('shipment', readShipment);
 
-export const shipmentListSchema = z
-  .object({
-    shipments: z.array(shipmentSchema),
-    next_cursor: z.string().nullish(),
-    nextCursor: z.string().nullish(),
-  })
-  .loose()
-  .transform((l) => ({ shipments: l.shipments, nextCursor: l.next_cursor ?? l.nextCursor ?? undefined }));
+  const readClaim = (body: Record<string, unknown>, missing: (field: string) => never): WireClaim =>
+    defined({
+      claimId: text(body.claim_id) ?? text(body.id),
+      shipmentId: text(body.shipment_id),
+      reason: text(body.reason) ?? missing('reason'),
+      description: text(body.description),
+      claimantId: text(body.claimant_id),
+      claimantType: text(body.claimant_type),
+      status: text(body.status),
+      outcome: text(body.outcome),
+      createdAt: text(body.created_at),
+      decidedAt: text(body.decided_at),
+    });
 
-/** Claim: the request fields are confirmed; claim_id, status, outcome and created_at are UNCONFIRMED. */
-export const claimSchema = z
-  .object({
-    claim_id: optionalString,
-    id: optionalString,
-    shipment_id: optionalString,
-    reason: z.string(),
-    description: z.string().optional(),
-    claimant_id: optionalString,
-    claimant_type: optionalString,
-    status: optionalString, // UNCONFIRMED: OPEN | COMPENSATED | REJECTED
-    outcome: optionalString, // UNCONFIRMED: free text of the decision
-    created_at: optionalString,
-    decided_at: optionalString,
-  })
-  .loose()
-  .transform((c) => ({
-    claimId: c.claim_id ?? c.id,
-    shipmentId: c.shipment_id,
-    reason: c.reason,
-    description: c.description,
-    claimantId: c.claimant_id,
-    claimantType: c.claimant_type,
-    status: c.status,
-    outcome: c.outcome,
-    createdAt: c.created_at,
-    decidedAt: c.decided_at,
-  }));
-
-export const claimListSchema = z.object({ data: z.array(claimSchema) }).loose().transform((l) => l.data);
-
-/** TrackingView: fields not shown by the spec; everything here is UNCONFIRMED. No personal data. */
-export const trackingViewSchema = z
-  .object({
-    tracking_code: optionalString,
-    trackingCode: optionalString,
-    status: z.string(),
-    events: z.array(z.object({ status: z.string(), at: z.string() }).loose()).optional(),
-  })
-  .loose()
-  .transform((t) => ({ trackingCode: t.tracking_code ?? t.trackingCode, status: t.status, events: t.events ?? [] }));
-
-/** PriceSimulation: fields not shown; `total` (or `price`) in XOF is UNCONFIRMED. No identifier. */
-export const priceSimulationSchema = z
-  .object({ total: int.optional(), price: int.optional(), currency: z.string().optional() })
-  .loose()
-  .transform((p, ctx) => {
-    const total = p.total ?? p.price;
-    if (total === undefined) {
-      ctx.addIssue({ code: 'custom', message: 'price simulation without total' });
-      return z.NEVER;
-    }
-    return { total, currency: p.currency ?? 'XOF' };
-  });
-
-export type WireQuote = z.output<typeof quoteSchema>;
-export type WireShipment = z.output<typeof shipmentSchema>;
-export type WireShipmentList = z.output<typeof shipmentListSchema>;
-export type WireClaim = z.output<typeof claimSchema>;
-export type WireTrackingView = z.output<typeof trackingViewSchema>;
-export type WirePriceSimulation = z.output<typeof priceSimulationSchema>;
+  const readers: WireReaders = {
+    quote: reader('quote', (body, missing) => {
+      const breakdownBody = record(f(body, 'breakdown'));
+      const breakdown = breakdownBody
+        ? defined({
+            customer: whole(f(breakdownBody, 'breakdownCustomer')),
+            courier: whole(f(breakdownBody, 'breakdownCourier')),
+            platform: whole(f(breakdownBody, 'breakdownPlatform')),
+            codFee: whole(f(breakdownBody, 'breakdownCodFee')),
+          })
+        : undefined;
+      return defined({
+        quoteId: text(f(body, 'quoteId')) ?? missing(spellings(profile, 'quoteId')),
+        expiresAt: text(f(body, 'quoteExpiry')) ?? missing(spellings(profile, 'quoteExpiry')),
+        total: whole(f(body, 'quoteTotal')) ?? missing(`${spellings(profile, 'quoteTotal')} (whole XOF)`),
+        breakdown,
+        currency: text(body.currency),
+        pickupZone: text(body.pickup_zone),
+        dropoffZone: text(body.dropoff_zone),
+        distanceKm: finite(body.distance_km),
+        pricingBasis: text(body.pricing_basis),
+      });
+    }),
+    shipment,
+    shipmentList: reader('shipment list', (body, missing) => {
+      if (!Array.isArray(body.shipments)) missing('shipments');
+      const shipments = (body.shipments as unknown[]).map((item, i) => {
+        const entry = record(item) ?? missing(`shipments.${i}`);
+        return readShipment(entry, (field) => missing(`shipments.${i}: ${field}`));
+      });
+      return defined({ shipments, nextCursor: text(f(body, 'nextCursor')) });
+    }),
+    claim: reader('claim', readClaim),
+    claimList: reader('claim list', (body, missing) => {
+      if (!Array.isArray(body.data)) missing('data');
+      return (body.data as unknown[]).flatMap((item) => {
+        const entry = record(item);
+        return entry && text(entry.reason) ? [readClaim(entry, missing)] : [];
+      });
+    }),
+    trackingView: reader('tracking view', (body, missing) => ({
+      ...defined({ trackingCode: text(f(body, 'trackingCode')) }),
+      status: text(f(body, 'status')) ?? missing(spellings(profile, 'status')),
+      events: readHistory(body.events) ?? readHistory(f(body, 'statusHistory')) ?? [],
+    })),
+    priceSimulation: reader('price simulation', (body, missing) => ({
+      total: whole(f(body, 'simulatedTotal')) ?? missing(`${spellings(profile, 'simulatedTotal')} (whole XOF)`),
+      currency: text(body.currency) ?? 'XOF',
+    })),
+  };
+  readersByProfile.set(profile, readers);
+  return readers;
+}
 
 // ---------------------------------------------------------------------------------------------------
 // Delivery webhooks (spec section 6: kinds, payload, signing and retries are all "not shown").
