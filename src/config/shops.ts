@@ -8,6 +8,7 @@
  * See config/shops.example.json for a complete, commented example.
  */
 import { readFileSync } from 'node:fs';
+import { loadWireProfile, WireProfileError } from '../dispatch/profile.js';
 import { z } from 'zod';
 import { SHOP_ID_PATTERN } from '../domain/ids.js';
 import { lookupEnv } from './env.js';
@@ -109,6 +110,11 @@ const dispatchSchema = z
     /** When the service signs its webhooks: the signing secret. */
     webhookSigningSecret: secretRef.optional(),
     timeoutMs: z.number().int().positive().max(60_000).default(10_000),
+    /**
+     * The service's wire profile: a built-in name (config/dispatch-profiles/<name>.json) or a file path. It
+     * holds every name the spec does not show (states, error codes, webhook signature); see README.
+     */
+    profile: z.string().min(1).default('default'),
   })
   .strict();
 
@@ -236,6 +242,12 @@ export function buildShopRegistry(document: unknown, secrets: SecretSource = def
     return resolve(shop, `shops.${index}`) as ShopConfig;
   });
   for (const shop of shops) {
+    try {
+      loadWireProfile(shop.dispatch.profile);
+    } catch (error) {
+      if (!(error instanceof WireProfileError)) throw error;
+      problems.push(...error.problems.map((p) => `shop ${shop.id}: dispatch.profile "${shop.dispatch.profile}": ${p}`));
+    }
     if (shop.dispatch.apiKey.reveal().startsWith('pk_test_')) {
       problems.push(
         `shop ${shop.id}: dispatch.apiKey is a pk_test_ key. The dispatch service refuses sandbox keys (403 SANDBOX_KEY_NOT_SUPPORTED) and has no test keys; use a pk_live_ key, or the emulator (relais emulate dispatch) to try the flow.`,

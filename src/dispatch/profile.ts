@@ -114,6 +114,8 @@ export const wireProfileSchema = z
       .strict(),
     fields: z.object(Object.fromEntries(FIELD_KEYS.map((k) => [k, paths])) as Record<FieldKey, typeof paths>).strict(),
     requests: z.object({ paymentModeField: name }).strict(),
+    /** Settlement states of a shipment (spec 3.4: a claim holds the settlement): the names meaning "held". */
+    settlement: z.object({ heldNames: z.array(name).default([]) }).strict().default({ heldNames: [] }),
   })
   .strict()
   .superRefine((profile, ctx) => {
@@ -208,6 +210,11 @@ export class WireProfile {
       if (byCode) return byCode;
     }
     return status === undefined ? undefined : this.#meaningByStatus.get(status);
+  }
+
+  /** True when the service's settlement state says the money is held (an open claim). */
+  settlementHeld(state: string | undefined): boolean {
+    return state !== undefined && this.document.settlement.heldNames.some((n) => n.toUpperCase() === state.trim().toUpperCase());
   }
 
   /** The code the service is expected to send for a meaning (the emulator's answer); undefined when the profile has none. */

@@ -29,6 +29,7 @@ import { DispatchError } from '../dispatch/errors.js';
 import { normaliseText, NeighbourhoodResolver } from '../geo/resolver.js';
 import { silentLogger, type Logger } from '../log.js';
 import { shopifyAdminClientFor, ShopifyWriteError, type ShopifyAdminClient } from '../stores/shopify/admin.js';
+import { wireProfileOf } from '../dispatch/for-shop.js';
 import { createWooOperatorRest, WooApiError, type WooOperatorRest, type WooWebhookView } from '../stores/woocommerce/rest.js';
 import { z } from 'zod';
 
@@ -281,6 +282,7 @@ export async function checkDispatchKey(shop: ShopConfig, timeoutMs = DEFAULT_TIM
     client = new DispatchClient({
       baseUrl: shop.dispatch.baseUrl, trackingUrl: shop.dispatch.trackingUrl, apiKey: key.reveal(),
       timeoutMs: Math.min(timeoutMs, shop.dispatch.timeoutMs),
+      profile: wireProfileOf(shop),
     });
   } catch (error) {
     return { name, status: 'error', detail: `${shown}: ${messageOf(error)}`, fix: 'use the organisation\'s pk_live_ key' };
@@ -617,6 +619,7 @@ async function checkShop(
   context: { resolver: NeighbourhoodResolver; publicUrl: string | undefined; fix: boolean; timeoutMs: number; logger: Logger },
 ): Promise<CheckResult[]> {
   const results: CheckResult[] = [checkPickup(shop, context.resolver), checkAliases(shop, context.resolver), await checkDispatchKey(shop, context.timeoutMs)];
+  if (context.publicUrl) results.push(checkDeliveryWebhook(shop, context.publicUrl));
   const clientOptions = { timeoutMs: context.timeoutMs, logger: context.logger };
   if (shop.platform === 'shopify') {
     const admin = shopifyAdminFor(shop, clientOptions);
@@ -679,6 +682,22 @@ export function reportJson(report: DoctorReport): string {
 // ---- helpers -------------------------------------------------------------------------------------------------
 
 /** publicUrl + path, keeping a path prefix the public URL may have (https://example.com/relais). */
+/**
+ * Where the dispatch service must send this shop's delivery webhooks, and the signature Relais checks there
+ * (the wire profile's header): what the merchant copies into the service's console. The token in the URL is
+ * a secret and stays out of the output: it is named by where it comes from.
+ */
+export function checkDeliveryWebhook(shop: ShopConfig, publicUrl: string): CheckResult {
+  const name = 'delivery webhook';
+  const profile = wireProfileOf(shop);
+  const base = publicEndpoint(publicUrl, `/webhooks/dispatch/${encodeURIComponent(shop.id)}/`);
+  const url = `${base}<dispatch.webhookToken from ${shop.dispatch.webhookToken.source}>`;
+  const signature = shop.dispatch.webhookSigningSecret
+    ? `signature checked in header ${profile.signatureHeader} (${profile.document.webhook.signature.prefix || 'no prefix'}, ${profile.document.webhook.signature.encoding} HMAC-${profile.document.webhook.signature.algorithm.toUpperCase()}) with dispatch.webhookSigningSecret`
+    : `no signature checked (set dispatch.webhookSigningSecret to check header ${profile.signatureHeader})`;
+  return { name, status: 'ok', detail: `${url}; wire profile "${profile.name}"; ${signature}` };
+}
+
 export function publicEndpoint(publicUrl: string, path: string): string {
   const url = new URL(publicUrl);
   url.pathname = `${url.pathname.replace(/\/+$/, '')}${path}`;

@@ -201,6 +201,18 @@ describe('relais doctor explains what is wrong', () => {
     expect(report.ok).toBe(false);
   });
 
+  it('prints each shop\'s delivery-webhook URL (its token named by where it comes from, never shown) and the signature header the wire profile verifies', async () => {
+    const document = structuredClone(relais.registryDocument) as { shops: { dispatch: Record<string, unknown> }[] };
+    document.shops[0]!.dispatch = { ...document.shops[0]!.dispatch, webhookSigningSecret: { env: 'T_DISPATCH_WEBHOOK_TOKEN' } };
+    const report = await doctor({ document });
+    const shopifyHook = entry(report, SHOPIFY, 'delivery webhook');
+    expect(shopifyHook.status).toBe('ok');
+    expect(shopifyHook.detail).toContain(`${relais.web.url}/webhooks/dispatch/dakar-mode/<dispatch.webhookToken from environment variable T_DISPATCH_WEBHOOK_TOKEN>`);
+    expect(shopifyHook.detail).toMatch(/wire profile "default"; signature checked in header X-Dispatch-Signature \(sha256=, hex HMAC-SHA256\)/);
+    expect(entry(report, WOO, 'delivery webhook').detail).toMatch(/no signature checked \(set dispatch\.webhookSigningSecret to check header X-Dispatch-Signature\)/);
+    expect(JSON.stringify(report)).not.toContain(relais.secrets.dispatchWebhookToken);
+  });
+
   it('without RELAIS_PUBLIC_URL the webhook checks say they need it', async () => {
     const report = await doctor({ env: { RELAIS_PUBLIC_URL: undefined } });
     expect(entry(report, 'Configuration', 'RELAIS_PUBLIC_URL')).toMatchObject({ status: 'warn', detail: expect.stringMatching(/cannot be checked without it/) });

@@ -65,8 +65,11 @@ export function makeSecrets(): TestSecrets {
   };
 }
 
-export function registryDocument(options: { dispatchBaseUrl: string; trackingUrl?: string; wooUrl?: string; shopifyAdminUrl?: string; policy?: Record<string, unknown> }) {
+export function registryDocument(options: {
+  dispatchBaseUrl: string; trackingUrl?: string; wooUrl?: string; shopifyAdminUrl?: string; policy?: Record<string, unknown>; dispatchProfile?: string;
+}) {
   const dispatch = {
+    ...(options.dispatchProfile ? { profile: options.dispatchProfile } : {}),
     apiKey: { env: 'T_DISPATCH_API_KEY' },
     baseUrl: options.dispatchBaseUrl,
     ...(options.trackingUrl ? { trackingUrl: options.trackingUrl } : {}),
@@ -133,6 +136,8 @@ export interface TestRelaisOptions {
   secrets?: TestSecrets;
   /** The worker's polling fallback interval (default: the worker's own). */
   pollIntervalMs?: number;
+  /** The shops' dispatch.profile (a built-in name or a file); default: the default profile. */
+  dispatchProfile?: string;
   /** The dispatch emulator's courier outcome, per shipment (default: delivered). */
   deliveryOutcome?: DispatchEmulatorOptions['deliveryOutcome'];
   /** Serves the dashboard (RELAIS_DASHBOARD_TOKEN) from the web process. */
@@ -168,6 +173,7 @@ export async function startTestRelais(options: TestRelaisOptions = {}): Promise<
   const document = registryDocument({
     dispatchBaseUrl: emulator.baseUrl, trackingUrl: emulator.trackingUrl, wooUrl: options.wooUrl ?? woo?.siteUrl(WOO_SHOP_ID),
     shopifyAdminUrl: options.shopifyAdminUrl ?? shopify?.adminUrl(SHOPIFY_DOMAIN), policy: options.policy,
+    ...(options.dispatchProfile ? { dispatchProfile: options.dispatchProfile } : {}),
   });
   const shops = buildShopRegistry(document, (ref) => ('env' in ref ? env[ref.env] : undefined));
   const prefix = `{${redis.prefix}}`;

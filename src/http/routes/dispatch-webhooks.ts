@@ -2,16 +2,17 @@
  * Delivery webhooks from the dispatch service. The spec shows neither their shape nor how they are
  * signed, so each shop gets its own URL carrying an unguessable token
  * (POST /webhooks/dispatch/<shopId>/<token>), checked in constant time; when a signing secret is
- * configured, the X-Dispatch-Signature header (HMAC-SHA256 of the raw body) must match too.
+ * configured, the signature must match too, in the header, prefix and encoding the shop's wire profile names.
  *
- * The payload is only a hint: any JSON shape is accepted, the shipment id (or the external order id)
- * is looked for wherever it sits, and the worker re-reads the shipment before changing anything. So a
- * forged or replayed webhook can at worst cause one extra read.
+ * The payload is only a hint: any JSON shape is accepted, the shipment id (or the external order id) is
+ * read where the profile says it sits, else looked for wherever it sits, and the worker re-reads the
+ * shipment before changing anything. So a forged or replayed webhook can at worst cause one extra read.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { Router, type Request, type Response } from 'express';
 import type { ShopRegistry } from '../../config/shops.js';
-import { ID_PREFIX, WEBHOOK_SIGNATURE_HEADER } from '../../dispatch/wire.js';
+import { wireProfileOf } from '../../dispatch/for-shop.js';
+import { ID_PREFIX } from '../../dispatch/wire.js';
 import { stableJobId, type RelaisQueues } from '../../jobs/queues.js';
 import type { Logger } from '../../log.js';
 
@@ -30,12 +31,15 @@ export function dispatchWebhookRoutes(deps: DispatchWebhookDeps): Router {
       return void res.status(404).json({ error: 'not_found' });
     }
     const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const profile = wireProfileOf(shop);
     if (shop.dispatch.webhookSigningSecret) {
-      const given = req.get(WEBHOOK_SIGNATURE_HEADER) ?? '';
-      const expected = `sha256=${createHmac('sha256', shop.dispatch.webhookSigningSecret.reveal()).update(rawBody).digest('hex')}`;
-      if (!safeEqual(given, expected)) {
-        deps.logger.warn({ shop: shop.id }, 'delivery webhook with a bad signature rejected');
-        return void res.status(401).json({ error: 'invalid_signature' });
+      const given = req.get(profile.signatureHeader);
+      if (!profile.verify(rawBody, given, shop.dispatch.webhookSigningSecret.reveal())) {
+        deps.logger.warn(
+          { shop: shop.id, header: profile.signatureHeader, present: given !== undefined },
+          given === undefined ? `delivery webhook without the ${profile.signatureHeader} header rejected` : 'delivery webhook with a bad signature rejected',
+        );
+        return void res.status(401).json({ error: 'invalid_signature', header: profile.signatureHeader });
       }
     }
     let payload: unknown;
@@ -44,7 +48,13 @@ export function dispatchWebhookRoutes(deps: DispatchWebhookDeps): Router {
     } catch {
       return void res.status(400).json({ error: 'malformed_body', message: 'the body is not JSON' });
     }
-    const found = findShipmentReference(payload);
+    // Where the profile says the ids sit first; then anywhere (the service may send more than one shape).
+    const declared = profile.webhookReference(payload);
+    const scanned = findShipmentReference(payload);
+    const found = {
+      ...((declared.shipmentId ?? scanned.shipmentId) ? { shipmentId: declared.shipmentId ?? scanned.shipmentId } : {}),
+      ...((declared.externalOrderId ?? scanned.externalOrderId) ? { externalOrderId: declared.externalOrderId ?? scanned.externalOrderId } : {}),
+    };
     if (!found.shipmentId && !found.externalOrderId) {
       deps.logger.warn({ shop: shop.id }, 'delivery webhook without a shipment id or external order id');
       return void res.status(200).json({ status: 'ignored', reason: 'no shipment id or external order id found' });
