@@ -264,12 +264,25 @@ export function orderDetailBody(view: OrderDetailView): SafeHtml {
 
 export interface HeldView {
   held: { record: OrderRecord; shopName: string; suggestions: string[] }[];
+  /** Shipments with no recorded markReady past the watchdog bound (held or not). */
+  unready?: { record: OrderRecord; shopName: string; since: Date }[];
   csrf?: string;
 }
 
+function unreadyCard(unready: NonNullable<HeldView['unready']>): SafeHtml {
+  if (unready.length === 0) return html``;
+  return html`<div class="card" id="unready"><h2>Shipments not marked ready <span class="badge bad">${unready.length}</span></h2>
+    <p class="muted">No courier is offered these: Relais has no markReady answer for them, whatever the service calls their state. Replay a held one to try markReady again, or mark it ready in the delivery service's console.</p>
+    <table><thead><tr><th>Order</th><th>Shop</th><th>Shipment</th><th>Service state</th><th>Unready since</th><th>Order state</th></tr></thead>
+    <tbody>${unready.map(({ record, shopName, since }) => html`<tr><td><a href="${orderHref(record.meta.externalOrderId)}">${record.meta.orderName}</a></td><td>${shopName}</td><td class="mono">${record.shipment?.shipmentId ?? ''}</td><td class="mono">${record.shipment?.status ?? ''}</td><td>${formatTime(since.toISOString())}</td><td>${stateBadge(record.state)}</td></tr>`)}</tbody></table></div>`;
+}
+
 export function heldBody(view: HeldView): SafeHtml {
-  if (view.held.length === 0) return html`<h1>Held orders</h1><div class="card empty">No held order. Everything received was dispatched or is waiting for the shop.</div>`;
+  if (view.held.length === 0) {
+    return html`<h1>Held orders</h1>${unreadyCard(view.unready ?? [])}<div class="card empty">No held order. Everything received was dispatched or is waiting for the shop.</div>`;
+  }
   return html`<h1>Held orders <span class="badge warn">${view.held.length}</span></h1>
+  ${unreadyCard(view.unready ?? [])}
   <p class="muted">Each order waits for a person. Fix the cause, then replay it: the replay never creates a second shipment.</p>
   ${view.held.map(
     ({ record, shopName, suggestions }) => html`<div class="card" id="${`held-${record.meta.externalOrderId.replace(/[^A-Za-z0-9_-]/g, '-')}`}">

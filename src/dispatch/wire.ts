@@ -197,9 +197,18 @@ export interface WireShipment {
   orderAmountXof?: number;
   courierId?: string;
   settlementStatus?: string;
+  /** The settlement state reads as held (a claim is open), per the profile. */
+  settlementHeld?: boolean;
   createdAt?: string;
   updatedAt?: string;
-  statusHistory?: Array<{ status: string; at: string }>;
+  statusHistory?: WireHistoryEntry[];
+}
+
+export interface WireHistoryEntry {
+  status: string;
+  at: string;
+  /** The step the profile maps `status` to, when it knows the name. */
+  step?: DeliveryStep;
 }
 
 export interface WireShipmentList {
@@ -223,7 +232,7 @@ export interface WireClaim {
 export interface WireTrackingView {
   trackingCode?: string;
   status: string;
-  events: Array<{ status: string; at: string }>;
+  events: WireHistoryEntry[];
 }
 
 export interface WirePriceSimulation {
@@ -272,13 +281,15 @@ function spellings(profile: WireProfile, key: FieldKey): string {
   return profile.document.fields[key].join(' or ');
 }
 
-function readHistory(value: unknown): Array<{ status: string; at: string }> | undefined {
+function readHistory(value: unknown, profile: WireProfile): WireHistoryEntry[] | undefined {
   if (!Array.isArray(value)) return undefined;
   return value.flatMap((entry) => {
     const e = record(entry);
     const status = text(e?.status) ?? text(e?.state);
     const at = text(e?.at) ?? text(e?.occurred_at);
-    return status && at ? [{ status, at }] : [];
+    if (!status || !at) return [];
+    const step = profile.stepOf(status);
+    return [step === undefined ? { status, at } : { status, at, step }];
   });
 }
 
@@ -314,9 +325,10 @@ export function wireReaders(profile: WireProfile): WireReaders {
       orderAmountXof: whole(f(body, 'orderAmount')),
       courierId: text(body.courier_id),
       settlementStatus: text(body.settlement_status),
+      settlementHeld: profile.settlementHeld(text(body.settlement_status)) || undefined,
       createdAt: text(body.created_at),
       updatedAt: text(body.updated_at),
-      statusHistory: readHistory(f(body, 'statusHistory')),
+      statusHistory: readHistory(f(body, 'statusHistory'), profile),
     });
   };
   const shipment = reader('shipment', readShipment);
@@ -378,7 +390,7 @@ export function wireReaders(profile: WireProfile): WireReaders {
     trackingView: reader('tracking view', (body, missing) => ({
       ...defined({ trackingCode: text(f(body, 'trackingCode')) }),
       status: text(f(body, 'status')) ?? missing(spellings(profile, 'status')),
-      events: readHistory(body.events) ?? readHistory(f(body, 'statusHistory')) ?? [],
+      events: readHistory(body.events, profile) ?? readHistory(f(body, 'statusHistory'), profile) ?? [],
     })),
     priceSimulation: reader('price simulation', (body, missing) => ({
       total: whole(f(body, 'simulatedTotal')) ?? missing(`${spellings(profile, 'simulatedTotal')} (whole XOF)`),

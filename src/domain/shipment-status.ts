@@ -1,9 +1,9 @@
 /**
- * Shipment states of the dispatch service, mapped to the delivery steps Relais writes into the shop.
+ * The delivery steps Relais follows and writes into the shop, in the service's order.
  *
- * The spec names only DELIVERED; the other names are what the emulator uses and our best reading of
- * the service. The table is the one place to extend when the service shows a new state. An unknown
- * state maps to `undefined`: the caller records it and reports it, and the order does not move.
+ * The service's own names for them are in the shop's wire profile (src/dispatch/profile.ts): the spec
+ * names only DELIVERED. A name the profile does not know maps to no step: the caller records it, counts
+ * it and reports it, and the order does not move (an unknown name is never progress).
  *
  * Steps are ordered: a duplicate or out-of-order webhook can never move an order backwards, because
  * only a step of higher rank than the current one is applied.
@@ -29,34 +29,24 @@ const RANK: Record<DeliveryStep, number> = {
 
 export const FINAL_STEPS: ReadonlySet<DeliveryStep> = new Set(['delivered', 'returned', 'cancelled']);
 
-/** Service state → step. Extend here when the service shows new states. */
-export const SERVICE_STATE_TO_STEP: Readonly<Record<string, DeliveryStep>> = {
-  CREATED: 'created',
-  READY: 'ready',
-  READY_FOR_PICKUP: 'ready',
-  PENDING_ASSIGNMENT: 'ready',
-  ASSIGNED: 'assigned',
-  COURIER_ASSIGNED: 'assigned',
-  PICKED_UP: 'picked_up',
-  IN_TRANSIT: 'in_transit',
-  OUT_FOR_DELIVERY: 'out_for_delivery',
-  DELIVERY_FAILED: 'delivery_failed',
-  FAILED: 'delivery_failed',
-  ATTEMPTED: 'delivery_failed',
-  DELIVERED: 'delivered',
-  RETURNED: 'returned',
-  RETURNED_TO_SENDER: 'returned',
-  CANCELLED: 'cancelled',
-  CANCELED: 'cancelled',
-};
-
-export function stepOfServiceState(state: string): DeliveryStep | undefined {
-  return SERVICE_STATE_TO_STEP[state.trim().toUpperCase()];
-}
-
 /** True when moving from `current` to `next` goes forward. A final step never changes. */
 export function movesForward(current: DeliveryStep | undefined, next: DeliveryStep): boolean {
   if (current === undefined) return true;
   if (FINAL_STEPS.has(current)) return false;
   return RANK[next] > RANK[current];
 }
+
+/**
+ * True when the service has positively shown that the shipment was marked ready: a state the profile maps
+ * to a step past `created`. An unknown state (undefined) never counts: the shipment may still be unready.
+ */
+export function showsMarkedReady(step: DeliveryStep | undefined): boolean {
+  return step !== undefined && step !== 'created';
+}
+
+/**
+ * The watchdog's bound: a shipment with no recorded markReady this long after it was saved is reported
+ * (relais_shipments_unready, the dashboard's held page), whatever its state is called. A shop's own
+ * `policy.unreadyAlertMinutes` (reconciliation) may be shorter.
+ */
+export const UNREADY_WATCHDOG_MINUTES = 5;

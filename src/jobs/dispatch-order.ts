@@ -17,7 +17,8 @@ import type { HoldReason, StoreOrder } from '../domain/order.js';
 import type { DispatchClient } from '../dispatch/client.js';
 import { DispatchError } from '../dispatch/errors.js';
 import { buildCreateShipmentRequest, buildQuoteRequest, collectsCash } from '../dispatch/requests.js';
-import { ErrorCode, type WireQuote, type WireShipment } from '../dispatch/wire.js';
+import type { WireQuote, WireShipment } from '../dispatch/wire.js';
+import { showsMarkedReady } from '../domain/shipment-status.js';
 import { resolveDeliveryAddress } from '../geo/order-address.js';
 import type { NeighbourhoodResolver } from '../geo/resolver.js';
 import type { AliasStore } from '../ledger/alias-store.js';
@@ -51,6 +52,8 @@ export interface PipelineDeps {
   weightsFor?(shop: ShopConfig): ((order: StoreOrder) => Promise<StoreOrder>) | undefined;
   /** Told of every dispatch call the pipeline makes, as timed for the timeline (metrics: latency, errors by code). */
   onDispatchCall?(call: { operation: string; ms: number; error?: unknown }): void;
+  /** Told of a shipment state the shop's wire profile does not know (metrics: relais_dispatch_unknown_states_total). */
+  onUnknownState?(shopId: string, state: string): void;
   /** Paces this shop's dispatch calls (policy.dispatchCallsPerSecond) across every worker; absent: unpaced. */
   rateLimiter?: ShopRateLimiter;
 }
@@ -64,8 +67,6 @@ export type DispatchOutcome =
 /** A quote closer than this to its expiry is replaced: createShipment would race the clock. */
 export const QUOTE_SAFETY_MARGIN_MS = 60_000;
 
-/** States of a shipment that no longer needs markReady. Unknown states count as "moved on". */
-const NEEDS_READY = new Set(['CREATED']);
 
 export async function dispatchOrder(job: DispatchJob, deps: PipelineDeps): Promise<DispatchOutcome> {
   // The attempt's ledger writes are waited for after the lock is released: the release goes out behind
@@ -197,9 +198,19 @@ async function ship(attempt: Attempt, record: OrderRecord, aliases: Record<strin
   return finishReady(attempt, shipment, false);
 }
 
+/**
+ * The markReady invariant (spec: a shipment never declared ready waits forever, and nothing signals it).
+ * Relais calls markReady on every shipment it created or adopted, unless the service has positively shown
+ * the shipment is past ready: a state the shop's wire profile maps to a step after `created`. An unknown
+ * state name proves nothing, so the call is made. "Marked ready" is recorded only from a 2xx answer, from
+ * such a mapped state, or from a refusal the profile reads as "already ready"; any other refusal holds the
+ * order with the shipment's id, and a replay tries markReady again (the shipment is never re-created).
+ */
 async function finishReady(attempt: Attempt, shipment: ShipmentProgress, adopted: boolean): Promise<DispatchOutcome> {
   const { deps, shop, order, client, call, writes } = attempt;
-  if (!NEEDS_READY.has(shipment.status)) {
+  if (shipment.markedReadyAt !== undefined || showsMarkedReady(shipment.step)) {
+    if (shipment.step === 'cancelled') return heldCancelledShipment(attempt, shipment);
+    if (shipment.markedReadyAt === undefined) saveShipment(attempt, { ...shipment, status: shipment.status }, shipment, deps.now().toISOString());
     writes.add(deps.ledger.setState(order.externalOrderId, 'ready', deps.now()));
     return { kind: 'ready', shipmentId: shipment.shipmentId, adopted };
   }
@@ -207,10 +218,42 @@ async function finishReady(attempt: Attempt, shipment: ShipmentProgress, adopted
     writes.add(deps.ledger.setState(order.externalOrderId, 'awaiting_ready', deps.now()));
     return { kind: 'awaiting_ready', shipmentId: shipment.shipmentId };
   }
-  const ready = await call('markReady', () => client.markReady(shipment.shipmentId, `Relais (automatic) for ${shop.name}`));
+  let ready: WireShipment | ShipmentProgress;
+  try {
+    ready = await call('markReady', () => client.markReady(shipment.shipmentId, `Relais (automatic) for ${shop.name}`));
+  } catch (error) {
+    if (!(error instanceof DispatchError) || error.retryable) throw error;
+    if (error.meaning !== 'already_ready') {
+      return holdUnready(attempt, shipment, `the delivery service refused to mark it ready: ${error.message}`);
+    }
+    attempt.log.info({ shipment: shipment.shipmentId }, 'markReady answered "already ready"');
+    ready = shipment;
+  }
   saveShipment(attempt, ready, shipment, deps.now().toISOString());
   writes.add(deps.ledger.setState(order.externalOrderId, 'ready', deps.now()));
   return { kind: 'ready', shipmentId: shipment.shipmentId, adopted };
+}
+
+/** A shipment created but not marked ready: held with its id, so the merchant knows no courier is coming. */
+async function holdUnready(attempt: Attempt, shipment: ShipmentProgress, why: string): Promise<DispatchOutcome> {
+  await attempt.writes.settle();
+  const record = await attempt.deps.ledger.get(attempt.order.externalOrderId);
+  if (!record) return { kind: 'skipped', why: 'unknown order' };
+  return hold(attempt.deps, record, {
+    code: 'shipment_not_ready',
+    message: `shipment ${shipment.shipmentId} was created but is not marked ready, so no courier will be offered it: ${why}. Replay the order to try markReady again, or mark it ready in the delivery service's console.`,
+  });
+}
+
+/** The service shows the order's shipment as cancelled: never marked ready, never silently re-created. */
+async function heldCancelledShipment(attempt: Attempt, shipment: ShipmentProgress): Promise<DispatchOutcome> {
+  await attempt.writes.settle();
+  const record = await attempt.deps.ledger.get(attempt.order.externalOrderId);
+  if (!record) return { kind: 'skipped', why: 'unknown order' };
+  return hold(attempt.deps, record, {
+    code: 'shipment_cancelled',
+    message: `the delivery service shows shipment ${shipment.shipmentId} for this order as cancelled (${shipment.status}); no courier is coming. Check with the delivery service before shipping it again.`,
+  });
 }
 
 function resolveDropoff(deps: PipelineDeps, shop: ShopConfig, order: StoreOrder, aliases: Record<string, string>): { name: string; confidence: number } | HoldReason {
@@ -231,16 +274,19 @@ async function newQuote(attempt: Attempt, order: StoreOrder, neighbourhood: stri
  * Saves what the service said of the shipment over what was saved before. The caller passes the saved
  * progress it already holds (under the order lock nobody else writes it), so no re-read of the record.
  */
-function saveShipment(attempt: Attempt, s: WireShipment, previous: ShipmentProgress | undefined, markedReadyAt?: string): ShipmentProgress {
+function saveShipment(attempt: Attempt, s: WireShipment | ShipmentProgress, previous: ShipmentProgress | undefined, markedReadyAt?: string): ShipmentProgress {
+  const step = s.step ?? previous?.step;
   const progress: ShipmentProgress = {
     shipmentId: s.shipmentId,
     status: s.status,
+    ...(step === undefined ? {} : { step }),
     trackingCode: s.trackingCode ?? previous?.trackingCode,
     publicTrackingUrl: s.publicTrackingUrl ?? previous?.publicTrackingUrl,
     orderAmountXof: s.orderAmountXof ?? previous?.orderAmountXof,
     markedReadyAt: markedReadyAt ?? previous?.markedReadyAt,
     createdAt: previous?.createdAt ?? s.createdAt ?? attempt.deps.now().toISOString(),
   };
+  if (progress.step === undefined) attempt.deps.onUnknownState?.(attempt.shop.id, s.status);
   attempt.writes.add(attempt.deps.ledger.saveShipment(attempt.order.externalOrderId, progress));
   return progress;
 }
@@ -267,10 +313,7 @@ class PendingWrites {
 }
 
 function isStaleQuote(error: unknown): boolean {
-  return (
-    error instanceof DispatchError &&
-    (error.code === ErrorCode.QUOTE_EXPIRED || error.code === ErrorCode.QUOTE_NOT_FOUND || (error.status === 409 && /quote/i.test(error.code ?? '')))
-  );
+  return error instanceof DispatchError && (error.meaning === 'quote_expired' || error.meaning === 'quote_not_found');
 }
 
 async function hold(deps: PipelineDeps, record: OrderRecord, reason: HoldReason): Promise<DispatchOutcome> {

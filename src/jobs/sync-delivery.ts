@@ -9,11 +9,11 @@
  */
 import type { Redis } from 'ioredis';
 import type { ShopConfig, ShopRegistry } from '../config/shops.js';
-import { FINAL_STEPS, movesForward, stepOfServiceState, type DeliveryStep } from '../domain/shipment-status.js';
+import { FINAL_STEPS, movesForward, showsMarkedReady, type DeliveryStep } from '../domain/shipment-status.js';
 import type { DispatchClient } from '../dispatch/client.js';
 import { DispatchError } from '../dispatch/errors.js';
-import { ErrorCode, type WireShipment } from '../dispatch/wire.js';
-import type { DeliveryProgress, OrderLedger, OrderRecord, OrderState } from '../ledger/order-ledger.js';
+import type { WireShipment } from '../dispatch/wire.js';
+import { FINAL_STATES, type DeliveryProgress, type OrderLedger, type OrderRecord, type OrderState, type ShipmentProgress } from '../ledger/order-ledger.js';
 import type { Logger } from '../log.js';
 import type { DispatchInfo, ShopOrderRef, ShopWriter } from '../stores/writer.js';
 import { collectsCash } from '../dispatch/requests.js';
@@ -30,7 +30,7 @@ export interface DeliveryDeps {
   prefix: string;
   now(): Date;
   logger: Logger;
-  /** Called when a state the table does not know shows up (metrics, alerts). */
+  /** Called when a state the shop's wire profile does not know shows up (metrics, the order's page, reconcile). */
   onUnknownState?(shopId: string, state: string): void;
   /** Called once when an order moves to a new delivery step, as soon as the ledger holds it (metrics: delivered). */
   onStep?(shopId: string, step: DeliveryStep): void;
@@ -93,15 +93,30 @@ export async function syncDelivery(job: DeliveryJob, deps: DeliveryDeps): Promis
 async function applyShipment(deps: DeliveryDeps, shop: ShopConfig, record: OrderRecord, shipment: WireShipment): Promise<DeliveryOutcome> {
   const extId = record.meta.externalOrderId;
   const now = deps.now().toISOString();
-  const step = stepOfServiceState(shipment.status);
-  const previous: DeliveryProgress = record.delivery ?? { step: 'created', serviceStatus: 'CREATED', updatedAt: now, written: { steps: {} } };
+  const step = shipment.step;
+  const previous: DeliveryProgress = record.delivery ?? {
+    step: 'created', serviceStatus: record.shipment?.status ?? shipment.status, updatedAt: now, written: { steps: {} },
+  };
+  // "Marked ready" is known from Relais's own 2xx markReady, or from a state the profile maps past ready.
+  const markedReady = record.shipment?.markedReadyAt !== undefined || showsMarkedReady(step);
 
   if (!step) {
+    // An unknown name is never progress: recorded, counted, shown on the order's page and in reconciliation;
+    // the order stays in flight, so polling keeps reading it until the service shows a state the profile knows.
     const unknownStates = [...new Set([...(previous.unknownStates ?? []), shipment.status])];
-    await deps.ledger.save(extId, 'delivery', { ...previous, unknownStates });
+    let progress: DeliveryProgress = { ...previous, unknownStates };
+    await deps.ledger.save(extId, 'delivery', progress);
     await deps.ledger.appendTimeline(extId, { at: now, system: 'dispatch', operation: 'getShipment', outcome: 'unknown_state', detail: shipment.status });
-    deps.logger.warn({ shop: shop.id, order: record.meta.orderName, state: shipment.status }, 'unknown shipment state recorded; the order does not move');
+    deps.logger.warn({ shop: shop.id, order: record.meta.orderName, state: shipment.status }, 'shipment state unknown to the wire profile; recorded, the order does not move');
     deps.onUnknownState?.(shop.id, shipment.status);
+    // The tracking link still goes out once the shipment is known to be ready: the customer can follow it.
+    const writer = deps.writerFor(shop);
+    if (writer && record.order && markedReady && !progress.written.dispatch) {
+      await writer.recordDispatch(shopOrderRef(shop, record), dispatchInfo(shop, record, shipment));
+      progress = { ...progress, written: { ...progress.written, dispatch: now } };
+      await deps.ledger.save(extId, 'delivery', progress);
+      await deps.ledger.appendTimeline(extId, { at: deps.now().toISOString(), system: 'shop', operation: 'recordDispatch', outcome: 'ok' });
+    }
     return { kind: 'unknown_state', state: shipment.status };
   }
 
@@ -109,31 +124,27 @@ async function applyShipment(deps: DeliveryDeps, shop: ShopConfig, record: Order
   let progress: DeliveryProgress = moved ? { ...previous, step, serviceStatus: shipment.status, updatedAt: now } : previous;
   if (moved) {
     await deps.ledger.save(extId, 'delivery', progress);
+    const saved: ShipmentProgress = record.shipment ?? { shipmentId: shipment.shipmentId, status: shipment.status, createdAt: now };
+    const markedReadyAt = saved.markedReadyAt ?? (showsMarkedReady(step) ? now : undefined);
     await deps.ledger.saveShipment(extId, {
-      ...(record.shipment ?? { shipmentId: shipment.shipmentId, createdAt: now }),
+      ...saved,
       status: shipment.status,
-      trackingCode: shipment.trackingCode ?? record.shipment?.trackingCode,
-      publicTrackingUrl: shipment.publicTrackingUrl ?? record.shipment?.publicTrackingUrl,
+      step,
+      trackingCode: shipment.trackingCode ?? saved.trackingCode,
+      publicTrackingUrl: shipment.publicTrackingUrl ?? saved.publicTrackingUrl,
+      ...(markedReadyAt === undefined ? {} : { markedReadyAt }),
     });
-    if (record.state !== 'cancel_refused' || FINAL_STEPS.has(step)) await deps.ledger.setState(extId, STATE_OF_STEP[step], deps.now());
+    // A service still showing `created` after Relais's own markReady answered 2xx is lagging: no step back.
+    const lagging = step === 'created' && record.shipment?.markedReadyAt !== undefined;
+    if (!lagging && (record.state !== 'cancel_refused' || FINAL_STEPS.has(step))) await deps.ledger.setState(extId, STATE_OF_STEP[step], deps.now());
     deps.onStep?.(shop.id, step);
   }
 
   const writer = deps.writerFor(shop);
   const wrote: string[] = [];
   if (writer && record.order) {
-    const ref: ShopOrderRef = { shopId: shop.id, orderId: record.meta.orderId, orderName: record.meta.orderName, externalOrderId: extId };
-    const info: DispatchInfo = {
-      shipmentId: shipment.shipmentId,
-      trackingCode: shipment.trackingCode ?? record.shipment?.trackingCode,
-      publicTrackingUrl: shipment.publicTrackingUrl ?? record.shipment?.publicTrackingUrl,
-      amountToCollect: record.order.amountToCollect,
-      cashOnDelivery: collectsCash(record.order.paymentFamily),
-      neighbourhood: record.neighbourhood?.name,
-      quote: record.quote ? { quoteId: record.quote.quoteId, total: record.quote.total, breakdown: record.quote.breakdown } : undefined,
-      carrierName: 'Relais',
-      notifyCustomer: shop.policy.notifyCustomer,
-    };
+    const ref = shopOrderRef(shop, record);
+    const info = dispatchInfo(shop, record, shipment);
     const track = async (operation: string, write: () => Promise<void>, mark: (p: DeliveryProgress) => DeliveryProgress) => {
       const started = Date.now();
       try {
@@ -150,8 +161,8 @@ async function applyShipment(deps: DeliveryDeps, shop: ShopConfig, record: Order
       wrote.push(operation);
     };
 
-    // The tracking link goes out as soon as the shipment is ready, before any step is written.
-    if (!progress.written.dispatch && step !== 'created' && step !== 'cancelled') {
+    // The tracking link goes out as soon as the shipment is known to be ready, before any step is written.
+    if (!progress.written.dispatch && markedReady && step !== 'cancelled') {
       await track('recordDispatch', () => writer.recordDispatch(ref, info), (p) => ({ ...p, written: { ...p.written, dispatch: now } }));
     }
     if (STEPS_WRITTEN.has(progress.step) && !progress.written.steps[progress.step]) {
@@ -168,9 +179,28 @@ async function applyShipment(deps: DeliveryDeps, shop: ShopConfig, record: Order
   return { kind: 'synced', step: progress.step, moved, wrote };
 }
 
+function shopOrderRef(shop: ShopConfig, record: OrderRecord): ShopOrderRef {
+  return { shopId: shop.id, orderId: record.meta.orderId, orderName: record.meta.orderName, externalOrderId: record.meta.externalOrderId };
+}
+
+function dispatchInfo(shop: ShopConfig, record: OrderRecord, shipment: WireShipment): DispatchInfo {
+  const order = record.order!;
+  return {
+    shipmentId: shipment.shipmentId,
+    trackingCode: shipment.trackingCode ?? record.shipment?.trackingCode,
+    publicTrackingUrl: shipment.publicTrackingUrl ?? record.shipment?.publicTrackingUrl,
+    amountToCollect: order.amountToCollect,
+    cashOnDelivery: collectsCash(order.paymentFamily),
+    neighbourhood: record.neighbourhood?.name,
+    quote: record.quote ? { quoteId: record.quote.quoteId, total: record.quote.total, breakdown: record.quote.breakdown } : undefined,
+    carrierName: 'Relais',
+    notifyCustomer: shop.policy.notifyCustomer,
+  };
+}
+
 /** When the service says the step happened (its status history), so a late write (a poll) keeps the real time. */
 function stepTime(shipment: WireShipment, step: DeliveryStep, fallback: string): string {
-  const at = shipment.statusHistory?.filter((h) => stepOfServiceState(h.status) === step).at(-1)?.at;
+  const at = shipment.statusHistory?.filter((h) => h.step === step).at(-1)?.at;
   return at !== undefined && !Number.isNaN(Date.parse(at)) ? new Date(at).toISOString() : fallback;
 }
 
@@ -188,6 +218,8 @@ export async function cancelDelivery(job: DeliveryJob, deps: DeliveryDeps): Prom
     const record = await deps.ledger.get(extId);
     if (!record?.shipment) return { kind: 'ignored', why: 'no shipment to cancel' };
     if (record.state === 'cancelled') return { kind: 'cancelled' };
+    // A delivered or returned order is final: a late cancellation in the shop never moves it back.
+    if (FINAL_STATES.has(record.state)) return { kind: 'ignored', why: `the order is already ${record.state}` };
     const client = deps.dispatchClientFor(shop);
     const started = Date.now();
     try {
@@ -196,7 +228,7 @@ export async function cancelDelivery(job: DeliveryJob, deps: DeliveryDeps): Prom
         by: `Relais for ${shop.name}`,
       });
       await deps.ledger.appendTimeline(extId, { at: deps.now().toISOString(), system: 'dispatch', operation: 'cancelShipment', outcome: 'ok', ms: Date.now() - started });
-      await deps.ledger.saveShipment(extId, { ...record.shipment, status: cancelled.status });
+      await deps.ledger.saveShipment(extId, { ...record.shipment, status: cancelled.status, ...(cancelled.step ? { step: cancelled.step } : {}) });
       await deps.ledger.setState(extId, 'cancelled', deps.now());
       return { kind: 'cancelled' };
     } catch (error) {
@@ -204,7 +236,7 @@ export async function cancelDelivery(job: DeliveryJob, deps: DeliveryDeps): Prom
       await deps.ledger.appendTimeline(extId, {
         at: deps.now().toISOString(), system: 'dispatch', operation: 'cancelShipment', outcome: error.code ?? String(error.status), ms: Date.now() - started, detail: error.message,
       });
-      const pickedUp = error.code === ErrorCode.CANCEL_NOT_ALLOWED || error.status === 409;
+      const pickedUp = error.meaning === 'cancel_refused' || error.status === 409;
       const message = pickedUp
         ? `The order was cancelled in the shop, but the delivery service refused to cancel shipment ${record.shipment.shipmentId}: the parcel has already been picked up. Contact the courier service to stop or return it.`
         : `The order was cancelled in the shop, but the delivery service refused to cancel shipment ${record.shipment.shipmentId} (${error.code ?? error.status}): ${error.message}`;

@@ -85,18 +85,23 @@ describe('the order ledger', () => {
     expect((await ledger.get('dakar-mode:4'))?.hold).toBeUndefined();
   });
 
-  it('never saves a shipment already seen ready back as CREATED, and follows it as in flight', async () => {
+  it('never saves a shipment whose markReady was recorded back without it, follows it in flight, and lists it as unready until then', async () => {
     const ledger = ledgerFor('f');
     await receive(ledger, '5', new Date('2026-11-01T10:00:00Z'));
     const created = { shipmentId: 'shp_5', status: 'CREATED', createdAt: '2026-11-01T10:00:01Z' };
     expect(await ledger.saveShipment('dakar-mode:5', created)).toBe(true);
     expect(await ledger.listInFlight(10)).toEqual(['dakar-mode:5']);
-    expect(await ledger.saveShipment('dakar-mode:5', { ...created, status: 'READY', markedReadyAt: '2026-11-01T10:00:02Z' })).toBe(true);
-    // The late answer of a worker that lost its lease.
+    expect((await ledger.listUnready(new Date(Date.now() + 1000))).map((u) => u.externalOrderId)).toEqual(['dakar-mode:5']);
+    expect(await ledger.countUnready(new Date(Date.now() - 60_000))).toBe(0);
+    const ready = { ...created, status: 'READY', markedReadyAt: '2026-11-01T10:00:02Z' };
+    expect(await ledger.saveShipment('dakar-mode:5', ready)).toBe(true);
+    expect(await ledger.countUnready(new Date(Date.now() + 1000))).toBe(0);
+    // The late answer of a worker that lost its lease, whatever the state is called.
     expect(await ledger.saveShipment('dakar-mode:5', created)).toBe(false);
+    expect(await ledger.saveShipment('dakar-mode:5', { ...created, status: 'SOMETHING_NEW' })).toBe(false);
     expect((await ledger.get('dakar-mode:5'))?.shipment).toMatchObject({ status: 'READY', markedReadyAt: '2026-11-01T10:00:02Z' });
-    // Later steps and another shipment are saved as they come.
-    expect(await ledger.saveShipment('dakar-mode:5', { ...created, status: 'PICKED_UP' })).toBe(true);
+    // Later steps (carrying the recorded markReady) and another shipment are saved as they come.
+    expect(await ledger.saveShipment('dakar-mode:5', { ...ready, status: 'PICKED_UP' })).toBe(true);
     expect(await ledger.saveShipment('dakar-mode:5', { shipmentId: 'shp_6', status: 'CREATED', createdAt: '2026-11-02T10:00:00Z' })).toBe(true);
   });
 });

@@ -53,10 +53,14 @@ export interface QuoteProgress {
 
 export interface ShipmentProgress {
   shipmentId: string;
+  /** The service's own name for the state, as it came. */
   status: string;
+  /** The step the shop's wire profile maps `status` to; absent for a name the profile does not know. */
+  step?: DeliveryStep;
   trackingCode?: string;
   publicTrackingUrl?: string;
   orderAmountXof?: number;
+  /** Set only from a 2xx markReady answer, a state the profile maps past ready, or an "already ready" refusal. */
   markedReadyAt?: string;
   createdAt: string;
 }
@@ -121,7 +125,7 @@ export const DISPATCHED_STATES: ReadonlySet<OrderState> = new Set([
 ]);
 
 /**
- * KEYS: order hash, held index, in-flight index, timeline. ARGV: the new state's JSON, the hold JSON (''
+ * KEYS: order hash, held index, in-flight index, timeline, unready index. ARGV: the new state's JSON, the hold JSON (''
  * when not holding), now (ms), external id, '1' when the new state is before dispatch, the retention in
  * seconds ('' unless the state is final), then the dispatched states. Answers 1 when applied, 0 when refused.
  */
@@ -145,21 +149,31 @@ end
 if not before_dispatch then redis.call('HDEL', KEYS[1], 'payload') end
 if ARGV[6] ~= '' then
   redis.call('ZREM', KEYS[3], ARGV[4])
+  redis.call('ZREM', KEYS[5], ARGV[4])
   redis.call('EXPIRE', KEYS[1], ARGV[6])
   redis.call('EXPIRE', KEYS[4], ARGV[6])
 end
 return 1
 `;
 
-/** KEYS: order hash, in-flight index. ARGV: shipment JSON, its id, its status, now (ms), external id. */
+/**
+ * KEYS: order hash, in-flight index, unready index. ARGV: shipment JSON, its id, '1' when it records a
+ * markReady, now (ms), external id. Refuses (0) to save a shipment without its markReady over the same
+ * shipment saved with one.
+ */
 const SAVE_SHIPMENT_SCRIPT = `
 local current = redis.call('HGET', KEYS[1], 'shipment')
-if current and ARGV[3] == 'CREATED' then
+if current and ARGV[3] ~= '1' then
   local saved = cjson.decode(current)
-  if saved['shipmentId'] == ARGV[2] and saved['status'] ~= 'CREATED' then return 0 end
+  if saved['shipmentId'] == ARGV[2] and saved['markedReadyAt'] then return 0 end
 end
 redis.call('HSET', KEYS[1], 'shipment', ARGV[1])
 redis.call('ZADD', KEYS[2], 'NX', ARGV[4], ARGV[5])
+if ARGV[3] == '1' then
+  redis.call('ZREM', KEYS[3], ARGV[5])
+else
+  redis.call('ZADD', KEYS[3], 'NX', ARGV[4], ARGV[5])
+end
 return 1
 `;
 
@@ -210,6 +224,9 @@ export class OrderLedger {
   }
   private get inFlightKey(): string {
     return `${this.prefix}:in-flight`;
+  }
+  private get unreadyKey(): string {
+    return `${this.prefix}:unready`;
   }
 
   /** The order's record without its raw payload (see `payload`), or undefined for an unknown order. */
@@ -279,11 +296,12 @@ export class OrderLedger {
   private async moveState(externalOrderId: string, state: OrderState, now: Date, hold?: HoldReason & { at: string }): Promise<boolean> {
     const moved = await this.redis.eval(
       MOVE_STATE_SCRIPT,
-      4,
+      5,
       this.orderKey(externalOrderId),
       this.heldKey,
       this.inFlightKey,
       this.timelineKey(externalOrderId),
+      this.unreadyKey,
       JSON.stringify({ value: state, at: now.toISOString() }),
       hold ? JSON.stringify(hold) : '',
       String(now.getTime()),
@@ -301,16 +319,33 @@ export class OrderLedger {
 
   /**
    * Saves what the service said of the shipment, and follows the order until it is final (the polling
-   * fallback for lost webhooks). A shipment already seen past CREATED is never saved back as CREATED: a
-   * worker that lost its lease may report the createShipment answer it was waiting for after another
-   * worker marked the same shipment ready. Returns false when refused.
+   * fallback for lost webhooks). A shipment whose markReady was recorded is never saved back without it: a
+   * worker that lost its lease may report the createShipment answer it was waiting for after another worker
+   * marked the same shipment ready. Returns false when refused. A shipment without a recorded markReady is
+   * kept in the unready index (the watchdog's input) until one is recorded or the order ends.
    */
   async saveShipment(externalOrderId: string, shipment: ShipmentProgress): Promise<boolean> {
     const saved = await this.redis.eval(
-      SAVE_SHIPMENT_SCRIPT, 2, this.orderKey(externalOrderId), this.inFlightKey,
-      JSON.stringify(shipment), shipment.shipmentId, shipment.status, String(Date.now()), externalOrderId,
+      SAVE_SHIPMENT_SCRIPT, 3, this.orderKey(externalOrderId), this.inFlightKey, this.unreadyKey,
+      JSON.stringify(shipment), shipment.shipmentId, shipment.markedReadyAt === undefined ? '0' : '1', String(Date.now()), externalOrderId,
     );
     return saved === 1;
+  }
+
+  /**
+   * Orders whose shipment has no recorded markReady since before `createdBefore`, oldest first, with the
+   * time each was saved unready (the watchdog: whatever the service calls the shipment's state).
+   */
+  async listUnready(createdBefore: Date, limit = 1000): Promise<Array<{ externalOrderId: string; since: Date }>> {
+    const flat = await this.redis.zrangebyscore(this.unreadyKey, '-inf', createdBefore.getTime(), 'WITHSCORES', 'LIMIT', 0, limit);
+    const found: Array<{ externalOrderId: string; since: Date }> = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) found.push({ externalOrderId: flat[i]!, since: new Date(Number(flat[i + 1])) });
+    return found;
+  }
+
+  /** How many orders have a shipment with no recorded markReady since before `createdBefore`. */
+  async countUnready(createdBefore: Date): Promise<number> {
+    return this.redis.zcount(this.unreadyKey, '-inf', createdBefore.getTime());
   }
 
   /** Orders with a live shipment, oldest first (the polling fallback walks them at a bounded rate). */

@@ -4,6 +4,7 @@
 import type { Server } from 'node:http';
 import { dashboardDepsFor, type DashboardWiring } from '../dashboard/wiring.js';
 import { createApp } from '../http/app.js';
+import { UNREADY_WATCHDOG_MINUTES } from '../domain/shipment-status.js';
 import { RelaisMetrics } from '../observability/metrics.js';
 import { createRuntime, type Runtime, type RuntimeOptions } from './runtime.js';
 
@@ -37,6 +38,9 @@ export async function startWeb(options: WebOptions): Promise<RunningWeb> {
   await Promise.all(runtime.queues.all().map((q) => q.waitUntilReady()));
   const metrics = new RelaisMetrics();
   metrics.watchQueues(runtime.queues.all());
+  // The watchdog figure: shipments with no recorded markReady past the tightest shop bound.
+  const boundMinutes = Math.min(...options.shops.all().map((s) => s.policy.unreadyAlertMinutes), UNREADY_WATCHDOG_MINUTES);
+  metrics.watchUnready(() => runtime.ledger.countUnready(new Date(runtime.now().getTime() - boundMinutes * 60_000)));
   let shuttingDown = false;
   const app = createApp({
     shops: options.shops, queues: runtime.queues, redis: runtime.producer, prefix: options.prefix,

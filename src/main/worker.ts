@@ -79,6 +79,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           redis: runtime.redis, prefix: options.prefix, now: runtime.now, weightsFor: runtime.weightsFor,
           logger: logger.child({ shop: job.data.shopId, job: job.id }),
           onDispatchCall: (call) => metrics.observeDispatchCall(call),
+          onUnknownState: (shopId, state) => metrics.unknownState(shopId, state),
           rateLimiter,
         });
         if (outcome.kind === 'ready') {
@@ -98,6 +99,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     ledger: runtime.ledger, shops: options.shops, dispatchClientFor: runtime.dispatchClientFor, writerFor: runtime.writerFor,
     redis: runtime.redis, prefix: options.prefix, now: runtime.now, logger: logger.child({ shop: job.data.shopId, job: job.id }),
     onStep: (shopId, step) => metrics.deliveryStep(shopId, step),
+    onUnknownState: (shopId, state) => metrics.unknownState(shopId, state),
   });
   const deliveries = new Worker<DeliveryJob, DeliveryOutcome | CancelOutcome>(
     QUEUE.deliveries,

@@ -109,7 +109,15 @@ export class RelaisMetrics {
     buckets: [0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900, 3600],
     registers: [this.registry],
   });
+  readonly unknownStates = new Counter({
+    name: 'relais_dispatch_unknown_states_total',
+    help: "Shipment states the shop's wire profile does not map, by shop and state as the service named it (never counted as progress)",
+    labelNames: ['shop', 'state'] as const,
+    registers: [this.registry],
+  });
   readonly queueJobs: Gauge<'queue' | 'state'>;
+  readonly unready: Gauge;
+  #countUnready: (() => Promise<number>) | undefined;
 
   readonly #queues: CountableQueue[] = [];
 
@@ -132,7 +140,29 @@ export class RelaisMetrics {
         );
       },
     });
+    const countUnready = () => this.#countUnready?.();
+    this.unready = new Gauge({
+      name: 'relais_shipments_unready',
+      help: 'Shipments with no recorded markReady past the watchdog bound, whatever the service calls their state (read from the ledger at scrape time)',
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        const pending = countUnready();
+        const count = pending ? await withTimeout(pending, QUEUE_COUNT_TIMEOUT_MS).catch(() => undefined) : undefined;
+        if (count !== undefined) this.set(count);
+      },
+    });
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** The watchdog's count, read at each scrape (one process per deployment serves it: the web). */
+  watchUnready(count: () => Promise<number>): void {
+    this.#countUnready = count;
+  }
+
+  /** For PipelineDeps/DeliveryDeps.onUnknownState. */
+  unknownState(shopId: string, state: string): void {
+    this.unknownStates.inc({ shop: boundedLabel(shopId), state: boundedLabel(state) });
   }
 
   /** Reports these queues' depths on every scrape. */

@@ -96,6 +96,28 @@ describe('a shipment created and never marked ready', () => {
   });
 });
 
+describe('a shipment whose state the wire profile does not map', () => {
+  const unknown = wireShipment({ status: 'AWAITING_PICKUP_SLOT', createdAt: '2026-11-18T11:00:00Z' });
+
+  it('is reported as never ready past the bound when no markReady was recorded, and as an unknown state naming it', () => {
+    const found = assess({ record: ledgerRecord('dispatching', { shipmentId: 'shp_1' }), shipments: [unknown] });
+    expect(kinds(found).sort()).toEqual(['never_ready', 'unknown_state']);
+    expect(found.find((f) => f.kind === 'never_ready')).toMatchObject({ repair: { type: 'mark_ready', shipmentId: 'shp_1' }, detail: expect.stringContaining('AWAITING_PICKUP_SLOT') });
+    expect(found.find((f) => f.kind === 'unknown_state')).toMatchObject({ advice: expect.stringContaining('"AWAITING_PICKUP_SLOT"') });
+  });
+
+  it('is only an unknown state when Relais recorded its 2xx markReady: the name proves nothing either way', () => {
+    const record = ledgerRecord('ready', { shipmentId: 'shp_1' });
+    record.shipment = { ...record.shipment!, status: 'AWAITING_PICKUP_SLOT', markedReadyAt: '2026-11-18T11:00:01Z' };
+    expect(kinds(assess({ record, shipments: [unknown] }))).toEqual(['unknown_state']);
+  });
+
+  it('is never ready although the service calls it by a name that sounds ready, when the profile does not map that name', () => {
+    const soundsReady = wireShipment({ status: 'READY_TO_GO', createdAt: '2026-11-18T11:00:00Z' });
+    expect(kinds(assess({ shipments: [soundsReady] })).sort()).toEqual(['never_ready', 'unknown_state']);
+  });
+});
+
 describe('status drift', () => {
   it('asks for a sync when the service is further along than the ledger', () => {
     const found = assess({ record: ledgerRecord('ready', { shipmentId: 'shp_1', step: 'ready' }), shipments: [wireShipment({ status: 'DELIVERED' })] });

@@ -5,7 +5,7 @@
  */
 import type { ShopConfig } from '../config/shops.js';
 import type { StoreOrder } from '../domain/order.js';
-import { FINAL_STEPS, movesForward, stepOfServiceState, type DeliveryStep } from '../domain/shipment-status.js';
+import { FINAL_STEPS, movesForward, showsMarkedReady, type DeliveryStep } from '../domain/shipment-status.js';
 import { collectsCash } from '../dispatch/requests.js';
 import type { WireClaim, WireShipment } from '../dispatch/wire.js';
 import { decideEligibility } from '../jobs/policy.js';
@@ -63,7 +63,7 @@ const FINAL_STATE_STEP: Partial<Record<OrderRecord['state'], DeliveryStep>> = { 
 /** How long after Relais starts dispatching, or marks a shipment ready, a missing write-back is still "on its way", not drift. */
 const JUST_MARKED_READY_MS = 5 * 60_000;
 
-const stepOf = (shipment: WireShipment): DeliveryStep | undefined => stepOfServiceState(shipment.status);
+const stepOf = (shipment: WireShipment): DeliveryStep | undefined => shipment.step;
 
 /** A shipment whose run can still happen or is happening (unknown states count as live: never assume an end). */
 export function isLive(shipment: WireShipment): boolean {
@@ -193,15 +193,29 @@ export function assessOrder(c: OrderCase): Assessment[] {
     }
   }
 
-  // Created and never marked ready past the shop's bound.
-  if (step === 'created' && !cancelledInShop && c.shopSide.kind !== 'missing') {
+  // A state the wire profile does not know: never progress, so a person must name it (one line in the profile).
+  if (step === undefined) {
+    found.push({
+      kind: 'unknown_state',
+      severity: 'alert',
+      shipment: primary,
+      detail: `the delivery service calls shipment ${primary.shipmentId} "${primary.status}", a state the shop's wire profile does not map; Relais keeps polling it and counts it as no progress`,
+      advice: `add "${primary.status}" to the right step in the wire profile (relais probe lists the names the service uses)`,
+    });
+  }
+
+  // No markReady recorded past the shop's bound, whatever the service calls the state: Relais's own 2xx
+  // markReady (in the ledger) or a state the profile maps past ready are the only proofs.
+  const ours = record?.shipment?.shipmentId === primary.shipmentId;
+  const readyRecorded = ours && record?.shipment?.markedReadyAt !== undefined;
+  if (!readyRecorded && !showsMarkedReady(step) && isLive(primary) && !cancelledInShop && c.shopSide.kind !== 'missing') {
     const createdAt = createdAtOf(primary, record);
     const boundMs = shop.policy.unreadyAlertMinutes * 60_000;
     const ageMs = createdAt === undefined ? undefined : c.now.getTime() - createdAt;
     if (ageMs === undefined || ageMs >= boundMs) {
       const since = createdAt === undefined ? 'for an unknown time' : `for ${Math.floor(ageMs! / 60_000)} min`;
       const never = { kind: 'never_ready', severity: 'alert', shipment: primary } as const;
-      const unready = `created and not marked ready ${since} (bound ${shop.policy.unreadyAlertMinutes} min)`;
+      const unready = `created and not marked ready ${since} (bound ${shop.policy.unreadyAlertMinutes} min; the service calls it "${primary.status}")`;
       // Only for an order the shop shows as standing: never start a courier run on an order Relais could not read.
       if (shop.policy.markReady === 'immediately' && c.shopSide.kind === 'order') {
         found.push({ ...never, detail: `${unready}: no courier is offered it`, repair: { type: 'mark_ready', shipmentId: primary.shipmentId } });

@@ -6,7 +6,6 @@
  *  - collected: the same amounts, for delivered shipments.
  *  - held in dispute: the same amounts, for shipments with an open claim (settlement held until decided).
  */
-import { stepOfServiceState } from '../domain/shipment-status.js';
 import type { StoreOrder } from '../domain/order.js';
 import type { WireShipment } from '../dispatch/wire.js';
 import type { OrderRecord } from '../ledger/order-ledger.js';
@@ -49,7 +48,7 @@ export function figuresByDay(inputs: readonly FigureInput[], window: { from: Dat
 
 function add(figures: DayFigures, { order, record, shipment, openClaims }: FigureInput): void {
   figures.orders += 1;
-  const step = shipment ? stepOfServiceState(shipment.status) : undefined;
+  const step = shipment?.step;
   const shipped = shipment !== undefined && step !== 'cancelled';
   const delivered = step === 'delivered';
   const cod = isCashOnDelivery(order, shipment);

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { buildShopRegistry, type ShopConfig } from '../config/shops.js';
 import { xof } from '../domain/money.js';
+import { defaultWireProfile } from '../dispatch/profile.js';
 import type { StoreOrder } from '../domain/order.js';
 import type { DeliveryStep } from '../domain/shipment-status.js';
 import type { WireClaim, WireShipment } from '../dispatch/wire.js';
@@ -54,7 +55,10 @@ export function storeOrder(overrides: Partial<StoreOrder> = {}): StoreOrder {
   };
 }
 
+/** A shipment as the client reads it through the default wire profile: `step` follows `status` unless given. */
 export function wireShipment(overrides: Partial<WireShipment> = {}): WireShipment {
+  const status = overrides.status ?? 'READY';
+  const step = 'step' in overrides ? overrides.step : defaultWireProfile().stepOf(status);
   return {
     shipmentId: 'shp_1',
     externalOrderId: 'dakar-mode:1001',
@@ -69,6 +73,7 @@ export function wireShipment(overrides: Partial<WireShipment> = {}): WireShipmen
     updatedAt: undefined,
     statusHistory: undefined,
     ...overrides,
+    step,
   };
 }
 

@@ -20,10 +20,10 @@ import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { ShopConfig, ShopRegistry } from '../config/shops.js';
 import { externalOrderId, parseExternalOrderId } from '../domain/ids.js';
-import { stepOfServiceState } from '../domain/shipment-status.js';
 import type { DispatchClient } from '../dispatch/client.js';
 import { DispatchError } from '../dispatch/errors.js';
 import type { WireClaim, WireShipment } from '../dispatch/wire.js';
+import { showsMarkedReady } from '../domain/shipment-status.js';
 import { disputeView, recordClaims } from '../disputes/disputes.js';
 import { withOrderLock } from '../jobs/order-lock.js';
 import { decideEligibility } from '../jobs/policy.js';
@@ -205,7 +205,7 @@ class Run {
       const orderId = parseExternalOrderId(extId)?.orderId;
       let side: ShopSide = { kind: 'not_read' };
       // Before marking a shipment ready, make sure its order still stands in the shop.
-      if (orderId !== undefined && shipments.some((s) => stepOfServiceState(s.status) === 'created')) {
+      if (orderId !== undefined && shipments.some((s) => !showsMarkedReady(s.step))) {
         const payload = await this.call('shop order', () => lister.order(orderId));
         side = payload === undefined ? { kind: 'missing' } : sideOf(shop, payload);
       }
@@ -337,8 +337,8 @@ class Run {
     for (const c of cases) {
       const known = await this.deps.redis.exists(`${this.deps.prefix}:disputes:${c.externalOrderId}`);
       for (const shipment of c.shipments) {
-        const step = stepOfServiceState(shipment.status);
-        if ((step !== undefined && CLAIM_STEPS.has(step)) || shipment.settlementStatus?.toUpperCase() === 'HELD' || known > 0) wanted.push({ c, shipment });
+        const step = shipment.step;
+        if ((step !== undefined && CLAIM_STEPS.has(step)) || shipment.settlementHeld === true || known > 0) wanted.push({ c, shipment });
       }
     }
     await mapLimit(wanted, CLAIM_READS_AT_ONCE, async ({ c, shipment }) => {

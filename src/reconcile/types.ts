@@ -7,8 +7,10 @@
 export const FINDING_KINDS = [
   /** The shop says ship it, there is no shipment: the webhook never arrived (or was lost before the ledger). */
   'missed_webhook',
-  /** A shipment created and never marked ready past the shop's bound: no courier is ever offered it. */
+  /** A shipment with no recorded markReady past the shop's bound, whatever its state is called: no courier is offered it. */
   'never_ready',
+  /** The service shows a state the shop's wire profile does not map: never counted as progress. */
+  'unknown_state',
   /** The service is further along than the ledger (and therefore the shop): a delivery webhook was lost. */
   'status_drift',
   /** The amount the courier collects differs from what the customer owes. */

@@ -9,16 +9,18 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  DELIVERY_STEPS, FINAL_STEPS, SERVICE_STATE_TO_STEP, movesForward, stepOfServiceState, type DeliveryStep,
-} from '../../src/domain/shipment-status.js';
+import { defaultWireProfile } from '../../src/dispatch/profile.js';
+import { DELIVERY_STEPS, FINAL_STEPS, movesForward, type DeliveryStep } from '../../src/domain/shipment-status.js';
+
+const profile = defaultWireProfile();
+const stepOfServiceState = (state: string): DeliveryStep | undefined => profile.stepOf(state);
 
 /** The oracle's own order: the position in DELIVERY_STEPS, with every final step after every other. */
 function position(step: DeliveryStep): number {
   return FINAL_STEPS.has(step) ? DELIVERY_STEPS.length : DELIVERY_STEPS.indexOf(step);
 }
 
-const knownState = fc.constantFrom(...Object.keys(SERVICE_STATE_TO_STEP));
+const knownState = fc.constantFrom(...profile.knownStates().map((k) => k.state));
 /** States as they may come over the wire: known ones in any case and padding, unknown ones, junk. */
 const wireState = fc.oneof(
   { weight: 6, arbitrary: fc.tuple(knownState, fc.constantFrom('', ' ', '\n'), fc.boolean()).map(([s, pad, lower]) => `${pad}${lower ? s.toLowerCase() : s}${pad}`) },

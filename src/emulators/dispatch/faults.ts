@@ -15,7 +15,7 @@ import { OPERATION_NAMES, type FaultKind, type FaultRule, type OperationName } f
 
 export const faultKindSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('latency'), ms: z.number().int().min(0).max(600_000) }),
-  z.object({ kind: z.literal('status'), status: z.number().int().min(500).max(599) }),
+  z.object({ kind: z.literal('status'), status: z.number().int().min(400).max(599) }),
   z.object({ kind: z.literal('rate_limit'), retryAfterSeconds: z.number().int().min(0).max(86_400) }),
   z.object({ kind: z.literal('timeout') }),
   z.object({ kind: z.literal('reset') }),
@@ -90,7 +90,12 @@ export function faultGate(faults: FaultTable, timers: PendingTimers): RequestHan
         timers.after(fault.ms, () => next());
         return;
       case 'status':
-        return next(new HttpError(fault.status, ErrorCode.INTERNAL_ERROR, 'injected fault: service error'));
+        // A 4xx is a refusal of the operation in a state that does not allow it; a 5xx a service failure.
+        return next(
+          fault.status < 500
+            ? new HttpError(fault.status, ErrorCode.INVALID_STATE, 'injected fault: refused in this state')
+            : new HttpError(fault.status, ErrorCode.INTERNAL_ERROR, 'injected fault: service error'),
+        );
       case 'rate_limit':
         return next(
           new HttpError(429, ErrorCode.RATE_LIMITED, 'too many requests', {

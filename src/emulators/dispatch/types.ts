@@ -18,7 +18,7 @@ export { OPERATIONS as OPERATION_NAMES, type OperationName } from '../../dispatc
 
 export type FaultKind =
   | { kind: 'latency'; ms: number } // delay, then answer normally
-  | { kind: 'status'; status: number } // answer this status (5xx) with a JSON error body, no side effect
+  | { kind: 'status'; status: number } // answer this status (4xx: refused in this state; 5xx: service error) with a JSON error body, no side effect
   | { kind: 'rate_limit'; retryAfterSeconds: number } // 429 + Retry-After, no side effect
   | { kind: 'timeout' } // never answer (hold the socket until the client gives up / server closes)
   | { kind: 'reset' } // destroy the socket without answering, no side effect
