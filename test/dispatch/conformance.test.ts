@@ -14,18 +14,22 @@ import { DispatchClient } from '../../src/dispatch/client.js';
 import { DISPATCH_OPERATIONS, DispatchConfigError, DispatchError } from '../../src/dispatch/errors.js';
 import {
   API_KEY_HEADER,
-  ErrorCode,
   ID_PREFIX,
   LIST_DEFAULT_LIMIT,
   LIST_MAX_LIMIT,
   PaymentMode,
   TRACKING_CODE_LENGTH,
-  WEBHOOK_SIGNATURE_HEADER,
   type WireQuoteRequest,
   type WireShipment,
 } from '../../src/dispatch/wire.js';
 import { createLogger } from '../../src/log.js';
-import { startDispatchEmulator, type DispatchEmulator, type DispatchEmulatorOptions } from '../../src/emulators/dispatch/index.js';
+import {
+  ErrorCode,
+  startDispatchEmulator,
+  WEBHOOK_SIGNATURE_HEADER,
+  type DispatchEmulator,
+  type DispatchEmulatorOptions,
+} from '../../src/emulators/dispatch/index.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Harness

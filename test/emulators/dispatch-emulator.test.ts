@@ -9,8 +9,10 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { API_KEY_HEADER, ErrorCode, WEBHOOK_SIGNATURE_HEADER } from '../../src/dispatch/wire.js';
+import { API_KEY_HEADER } from '../../src/dispatch/wire.js';
 import {
+  ErrorCode,
+  WEBHOOK_SIGNATURE_HEADER,
   COD_FEE_XOF,
   FALLBACK_TARIFF_XOF,
   ZONE_TARIFF_XOF,
