@@ -309,7 +309,8 @@ export function getPath(value: unknown, dotted: string): unknown {
   return current;
 }
 
-function setPath(target: Record<string, unknown>, dotted: string, value: unknown): void {
+/** Writes `value` at a dotted path, creating the objects on the way (the emulator writes bodies this way). */
+export function setPath(target: Record<string, unknown>, dotted: string, value: unknown): void {
   const parts = dotted.split('.');
   let current = target;
   for (const part of parts.slice(0, -1)) {

@@ -9,11 +9,17 @@
  *   - every name the spec does not confirm is marked UNCONFIRMED here, so that when the real service
  *     shows its hand, this is the only file to change.
  *
- * The emulator (src/emulators/dispatch) writes responses with the same names, so the two can never
- * silently disagree. It can also answer in the "other" spelling to prove the client reads both.
+ * Names the spec leaves "not shown" (state names, error codes and body, the webhook's header and shape,
+ * uncertain field spellings) are not here but in the wire profile (profile.ts); the emulator
+ * (src/emulators/dispatch) speaks whichever profile it is given, so the client and the emulator are
+ * checked against more than one dialect.
  */
 import { z } from 'zod';
 import type { DeliveryStep } from '../domain/shipment-status.js';
+import {
+  ErrorCode as EmulatorErrorCode,
+  WEBHOOK_SIGNATURE_HEADER as EMULATOR_DEFAULT_SIGNATURE_HEADER,
+} from '../emulators/dispatch/names.js';
 import type { FieldKey, WireProfile } from './profile.js';
 
 export const API_PREFIX = '/v1';
@@ -66,45 +72,14 @@ export const LIST_DEFAULT_LIMIT = 20;
 export const LIST_MAX_LIMIT = 100;
 export const TRACKING_CODE_LENGTH = 10;
 
-/** Error codes. Only SANDBOX_KEY_NOT_SUPPORTED is confirmed by the spec; the rest are UNCONFIRMED. */
-export const ErrorCode = {
-  SANDBOX_KEY_NOT_SUPPORTED: 'SANDBOX_KEY_NOT_SUPPORTED',
-  UNAUTHORIZED: 'UNAUTHORIZED', // UNCONFIRMED
-  QUOTE_NOT_FOUND: 'QUOTE_NOT_FOUND', // UNCONFIRMED (spec: 404, code not shown)
-  QUOTE_EXPIRED: 'QUOTE_EXPIRED', // UNCONFIRMED (spec: "refused", status and code not shown)
-  SHIPMENT_NOT_FOUND: 'SHIPMENT_NOT_FOUND', // UNCONFIRMED
-  CANCEL_NOT_ALLOWED: 'CANCEL_NOT_ALLOWED', // UNCONFIRMED (spec: "refused" after pickup)
-  INVALID_STATE: 'INVALID_STATE', // UNCONFIRMED: e.g. markReady on a cancelled shipment
-  VALIDATION_ERROR: 'VALIDATION_ERROR', // UNCONFIRMED
-  MALFORMED_JSON: 'MALFORMED_JSON', // UNCONFIRMED
-  RATE_LIMITED: 'RATE_LIMITED', // UNCONFIRMED (429)
-  INTERNAL_ERROR: 'INTERNAL_ERROR', // UNCONFIRMED (5xx)
-  NOT_FOUND: 'NOT_FOUND', // UNCONFIRMED (unknown route)
-  PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE', // UNCONFIRMED (413: body over the size limit)
-  UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE', // UNCONFIRMED (415: body not JSON / unknown charset)
-} as const;
-export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
-
 /**
- * Shipment states. The spec names only DELIVERED; the rest are UNCONFIRMED and are what the emulator
- * uses. Relais maps states through an extendable table (src/domain/shipment-status.ts) and keeps an
- * unknown state as it came, so this list is informative, not a closed set.
+ * @deprecated moved to the profile: a use-case acts on DispatchError.meaning (profile.meaningOf), never on a
+ * code; the emulator's own codes live in src/emulators/dispatch/names.ts. Kept while src/jobs still reads it.
  */
-export const KNOWN_SHIPMENT_STATES = [
-  'CREATED', // created, not marked ready: no courier is offered the run
-  'READY', // marked ready: in the assignment queue
-  'ASSIGNED', // a courier accepted the run
-  'PICKED_UP', // the parcel left the pickup point: cancel is refused from here on
-  'IN_TRANSIT',
-  'OUT_FOR_DELIVERY',
-  'DELIVERED', // confirmed by the spec
-  'DELIVERY_FAILED', // an attempt failed; the courier brings it back
-  'RETURNED', // back at the pickup point
-  'CANCELLED',
-] as const;
+export const ErrorCode = EmulatorErrorCode;
+/** @deprecated moved to the profile */
+export type ErrorCode = EmulatorErrorCode;
 
-/** UNCONFIRMED: the field that carries the payment mode in a quote request ("not shown" in the spec). */
-export const PAYMENT_MODE_FIELD = 'payment_mode';
 export const PaymentMode = {
   cashOnDelivery: 'cash_on_delivery',
   prepaid: 'prepaid',
@@ -401,11 +376,8 @@ export function wireReaders(profile: WireProfile): WireReaders {
   return readers;
 }
 
-// ---------------------------------------------------------------------------------------------------
-// Delivery webhooks (spec section 6: kinds, payload, signing and retries are all "not shown").
-// Relais treats a webhook as a hint and re-reads the shipment; the emulator sends this UNCONFIRMED shape:
-//   POST <org webhook url>  { "event": "shipment.status_changed", "shipment_id", "external_order_id",
-//                             "status", "occurred_at" }
-//   header X-Dispatch-Signature: sha256=<hex HMAC-SHA256 of the raw body with the org's webhook secret>
-export const WEBHOOK_SIGNATURE_HEADER = 'X-Dispatch-Signature'; // UNCONFIRMED
-export const WEBHOOK_EVENT_STATUS_CHANGED = 'shipment.status_changed'; // UNCONFIRMED
+/**
+ * @deprecated moved to the profile: the webhook's header is profile.signatureHeader (and its value
+ * profile.verify). Kept while src/http/routes/dispatch-webhooks.ts still reads it.
+ */
+export const WEBHOOK_SIGNATURE_HEADER = EMULATOR_DEFAULT_SIGNATURE_HEADER;

@@ -77,14 +77,15 @@ program
   .option('--tracking-port <port>', 'dispatch: serve public tracking on its own port', (v) => Number.parseInt(v, 10))
   .option('--manual-clock', 'dispatch: couriers move only when told (POST /_emulator/advance)')
   .option('--step-ms <ms>', 'dispatch: time between courier stages in real-time mode (default 5000)', (v) => Number.parseInt(v, 10))
-  .action(async (service: string, options: { config?: string; host: string; port?: number; trackingPort?: number; manualClock?: boolean; stepMs?: number }) => {
+  .option('--profile <file>', 'dispatch: wire profile (JSON file or built-in name) whose dialect the emulator speaks (default: default)')
+  .action(async (service: string, options: { config?: string; host: string; port?: number; trackingPort?: number; manualClock?: boolean; stepMs?: number; profile?: string }) => {
     const env = readEnv();
     const logger = createLogger({ level: env.LOG_LEVEL, name: `emulate-${service}` });
     const print = (line: string) => process.stdout.write(`${line}\n`);
     const defaults: Record<string, number> = { dispatch: 4010, shopify: 4020, woocommerce: 4030 };
     const common: EmulateOptions = {
       config: options.config, host: options.host, port: options.port ?? defaults[service] ?? 0,
-      trackingPort: options.trackingPort, realtime: !options.manualClock, stepMs: options.stepMs,
+      trackingPort: options.trackingPort, realtime: !options.manualClock, stepMs: options.stepMs, profile: options.profile,
     };
     const start = { dispatch: emulateDispatch, shopify: emulateShopify, woocommerce: emulateWooCommerce }[service];
     if (!start) throw new Error(`unknown service "${service}": dispatch, shopify or woocommerce`);

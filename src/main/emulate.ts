@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { rawEnvironment } from '../config/env.js';
+import { defaultWireProfile, loadWireProfile } from '../dispatch/profile.js';
 import { loadEmulatorConfig, startDispatchEmulator, type DispatchEmulatorOptions } from '../emulators/dispatch/index.js';
 import { startShopifyEmulator } from '../emulators/shopify/index.js';
 import { startWooEmulator } from '../emulators/woocommerce/index.js';
@@ -22,6 +23,8 @@ export interface EmulateOptions {
   trackingPort?: number;
   realtime?: boolean;
   stepMs?: number;
+  /** dispatch: the wire profile to speak (file or built-in name); overrides the config file's. */
+  profile?: string;
 }
 
 export interface RunningEmulator {
@@ -38,8 +41,10 @@ export async function emulateDispatch(options: EmulateOptions, logger: Logger, p
     generatedKey = rawEnvironment().DISPATCH_EMULATOR_API_KEY ?? `pk_live_${randomBytes(16).toString('hex')}`;
     config = { organisations: [{ id: 'org_demo', name: 'Demo organisation', apiKeys: [generatedKey] }] };
   }
+  const profile = options.profile !== undefined ? loadWireProfile(options.profile) : (config.profile ?? defaultWireProfile());
   const emulator = await startDispatchEmulator({
     ...config,
+    profile,
     host: options.host,
     port: options.port,
     ...(options.trackingPort !== undefined ? { trackingPort: options.trackingPort } : {}),
@@ -48,6 +53,7 @@ export async function emulateDispatch(options: EmulateOptions, logger: Logger, p
     logger,
   });
   print(`dispatch emulator on ${emulator.baseUrl} (public tracking on ${emulator.trackingUrl})`);
+  print(`speaking wire profile "${profile.name}"${options.profile !== undefined ? ` from ${options.profile}` : ''}`);
   if (generatedKey) print(`organisation org_demo, API key for this run: ${generatedKey}`);
   return { describe: emulator.baseUrl, close: () => emulator.close() };
 }

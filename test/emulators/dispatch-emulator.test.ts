@@ -4,13 +4,16 @@
  * test/dispatch/.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { API_KEY_HEADER, ErrorCode, WEBHOOK_SIGNATURE_HEADER } from '../../src/dispatch/wire.js';
+import { defaultWireProfile, loadWireProfile } from '../../src/dispatch/profile.js';
+import { API_KEY_HEADER } from '../../src/dispatch/wire.js';
 import {
+  ErrorCode,
+  WEBHOOK_SIGNATURE_HEADER,
   COD_FEE_XOF,
   FALLBACK_TARIFF_XOF,
   ZONE_TARIFF_XOF,
@@ -831,5 +834,203 @@ describe('configuration', () => {
     const failure = startDispatchEmulator(options);
     await expect(failure).rejects.toThrow(/pk_test_/);
     await expect(failure).rejects.not.toThrow(sandbox);
+  });
+});
+
+describe('speaking another wire profile', () => {
+  const OTHER_DIALECT_FILE = 'test/fixtures/dispatch-profiles/other-dialect.json';
+  const other = loadWireProfile(OTHER_DIALECT_FILE);
+  interface DialectShipment {
+    shipment_id: string;
+    external_order_id: string;
+    status: string;
+    tracking_code: string;
+    public_tracking_url?: string;
+    cod_amount_xof?: number | null;
+    events?: { status: string; at: string; by?: string }[];
+  }
+  interface DialectError {
+    error: { type: string; detail: string };
+  }
+  const startOther = (options: Partial<DispatchEmulatorOptions> = {}) => start({ profile: other, ...options });
+
+  function expectDialectError(answer: Answer<unknown>, status: number, type: string): void {
+    expect(answer.status, answer.text).toBe(status);
+    expect(answer.headers.get('content-type')).toMatch(/application\/json/);
+    expect(answer.body).toEqual({ error: { type, detail: expect.any(String) } });
+  }
+
+  async function otherShipment(e: DispatchEmulator, options: { cod?: boolean; amount?: number } = {}): Promise<DialectShipment> {
+    const quote = await call<{ quote_id: string }>(`${e.baseUrl}/v1/quotes`, {
+      key: keyA,
+      body: quoteRequest(options.cod ? { payment_mode: 'cash_on_delivery' } : {}),
+    });
+    const created = await call<DialectShipment>(`${e.baseUrl}/v1/shipments`, {
+      key: keyA,
+      body: { quote_id: quote.body.quote_id, external_order_id: `dialect:${++orderSeq}`, ...(options.amount === undefined ? {} : { orderAmountXof: options.amount }) },
+    });
+    expect(created.status, created.text).toBe(201);
+    return created.body;
+  }
+
+  it("shows a new shipment as 'draft' and a marked-ready one as 'awaiting_driver', history included, under the dialect's field names", async () => {
+    const e = await startOther();
+    const shipment = await otherShipment(e, { cod: true, amount: 12000 });
+    const fetched = await call<DialectShipment>(`${e.baseUrl}/v1/shipments/${shipment.shipment_id}`, { key: keyA });
+    expect(fetched.body).toMatchObject({ status: 'draft', cod_amount_xof: 12000, public_tracking_url: `${e.trackingUrl}/t/${shipment.tracking_code}` });
+    expect(fetched.body.events?.map((h) => h.status)).toEqual(['draft']);
+    for (const canonical of ['"CREATED"', '"publicTrackingUrl"', '"orderAmountXof"', '"status_history"']) expect(fetched.text).not.toContain(canonical);
+    const ready = await markReady(e, keyA, shipment.shipment_id);
+    expect(ready.body).toMatchObject({ status: 'awaiting_driver' });
+    expect((ready.body as DialectShipment).events?.map((h) => h.status)).toEqual(['draft', 'awaiting_driver']);
+    // Marked ready again: answered unchanged, as with the default profile.
+    const again = await markReady(e, keyA, shipment.shipment_id);
+    expect(again.status).toBe(200);
+    expect((again.body as DialectShipment).events?.map((h) => h.status)).toEqual(['draft', 'awaiting_driver']);
+    await e.runUntilIdle();
+    const done = await call<DialectShipment>(`${e.baseUrl}/v1/shipments/${shipment.shipment_id}`, { key: keyA });
+    expect(done.body.events?.map((h) => h.status)).toEqual(['draft', 'awaiting_driver', 'driver_en_route', 'collected', 'on_the_way', 'arriving', 'DELIVERED']);
+    // The emulator's own view keeps its canonical names.
+    expect(e.shipments(ORG_A).find((s) => s.shipment_id === shipment.shipment_id)?.status).toBe('DELIVERED');
+    expect(e.shipments(ORG_A).find((s) => s.shipment_id === shipment.shipment_id)?.status_history[0]?.status).toBe('CREATED');
+  });
+
+  it("writes a quote's expiry, breakdown and a simulated price under the dialect's spellings", async () => {
+    const e = await startOther();
+    const quote = await call<Record<string, unknown>>(`${e.baseUrl}/v1/quotes`, { key: keyA, body: quoteRequest({ payment_mode: 'cash_on_delivery' }) });
+    expect(quote.status, quote.text).toBe(201);
+    expect(quote.body).toMatchObject({
+      quote_id: expect.stringMatching(/^qte_/),
+      valid_until: expect.any(String),
+      total: expect.any(Number),
+      price_breakdown: { customer_pays: quote.body.total, courier_share: expect.any(Number), platform_fee: expect.any(Number), collection_fee: COD_FEE_XOF },
+    });
+    expect(quote.body).not.toHaveProperty('expiresAt');
+    expect(quote.body).not.toHaveProperty('breakdown');
+    const simulated = await call<Record<string, unknown>>(`${e.trackingUrl}/v1/tracking/simulate-price`, { body: { pickup_city: 'Plateau', dropoff_city: 'Almadies' } });
+    expect(simulated.body).toEqual({ estimate_xof: expect.any(Number), currency: 'XOF' });
+  });
+
+  it("answers every refusal as {error: {type, detail}} with the dialect's codes, injected faults included", async () => {
+    const e = await startOther();
+    const quotesUrl = `${e.baseUrl}/v1/quotes`;
+    expectDialectError(await call(`${e.baseUrl}/v1/shipments`), 401, 'auth.invalid_key');
+    expectDialectError(await call(`${e.baseUrl}/v1/shipments`, { key: `pk_test_${randomBytes(8).toString('hex')}` }), 403, 'SANDBOX_KEY_NOT_SUPPORTED');
+    expectDialectError(await call(quotesUrl, { key: keyA, rawBody: '{"pickup": ' }), 400, 'request.unreadable');
+    expectDialectError(await call(quotesUrl, { key: keyA, body: quoteRequest({ parcel: { weight_kg: 500 } }) }), 400, 'request.invalid');
+    expectDialectError(await call(`${e.baseUrl}/v2/quotes`, { key: keyA }), 404, 'route.unknown');
+    expectDialectError(await call(`${e.baseUrl}/v1/shipments/shp_unknown`, { key: keyA }), 404, 'shipment.unknown');
+    expectDialectError(await call(`${e.baseUrl}/v1/quotes/qte_unknown`, { key: keyA }), 404, 'quote.unknown');
+    const stale = await call<{ quote_id: string }>(quotesUrl, { key: keyA, body: quoteRequest() });
+    await e.advance(QUOTE_TTL_MS + 1000);
+    const refused = await call<DialectError>(`${e.baseUrl}/v1/shipments`, { key: keyA, body: { quote_id: stale.body.quote_id, external_order_id: 'dialect:stale' } });
+    expectDialectError(refused, 409, 'quote.stale');
+    expect(other.readErrorBody(refused.body)).toEqual({ code: 'quote.stale', message: expect.any(String) });
+    expect(other.meaningOf(refused.status, other.readErrorBody(refused.body).code)).toBe('quote_expired');
+
+    const late = await otherShipment(e);
+    await markReady(e, keyA, late.shipment_id);
+    await e.advance(2 * STEP_MS);
+    const tooLate = await call<DialectError>(`${e.baseUrl}/v1/shipments/${late.shipment_id}/cancel`, { key: keyA, body: { reason: 'too late', by: 'ops' } });
+    expectDialectError(tooLate, 409, 'shipment.cancel_too_late');
+    expect(tooLate.body.error.detail).toContain('collected');
+    const cancelled = await otherShipment(e);
+    await call(`${e.baseUrl}/v1/shipments/${cancelled.shipment_id}/cancel`, { key: keyA, body: { reason: 'r', by: 'ops' } });
+    expectDialectError(await markReady(e, keyA, cancelled.shipment_id), 409, 'shipment.bad_state');
+
+    e.faults.add({ operation: 'listShipments', times: 1, fault: { kind: 'status', status: 503 } });
+    expectDialectError(await call(`${e.baseUrl}/v1/shipments`, { key: keyA }), 503, 'server.failure');
+    e.faults.add({ operation: 'listShipments', times: 1, fault: { kind: 'rate_limit', retryAfterSeconds: 3 } });
+    const limited = await call(`${e.baseUrl}/v1/shipments`, { key: keyA });
+    expectDialectError(limited, 429, 'throttle');
+    expect(limited.headers.get('retry-after')).toBe('3');
+  });
+
+  it("filters listShipments by the dialect's state names and refuses the default profile's names with the dialect's 400", async () => {
+    const e = await startOther();
+    const waiting = await otherShipment(e);
+    const ready = await otherShipment(e);
+    await markReady(e, keyA, ready.shipment_id);
+    const list = (status: string) => call<{ shipments: DialectShipment[] }>(`${e.baseUrl}/v1/shipments?status=${status}`, { key: keyA });
+    expect((await list('awaiting_driver')).body.shipments.map((s) => s.shipment_id)).toEqual([ready.shipment_id]);
+    expect((await list('draft')).body.shipments.map((s) => s.shipment_id)).toEqual([waiting.shipment_id]);
+    expectDialectError(await list('READY'), 400, 'request.invalid');
+    expectDialectError(await list('CREATED'), 400, 'request.invalid');
+  });
+
+  it('sends webhooks with X-Courier-Signature, a base64 HMAC-SHA256 without prefix, and the body {type, data: {object: {id, reference, state}}}', async () => {
+    const received: { body: string; signature?: string; defaultHeader?: string }[] = [];
+    const server = createServer((req: IncomingMessage, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const signature = req.headers['x-courier-signature'];
+        const defaultHeader = req.headers[WEBHOOK_SIGNATURE_HEADER.toLowerCase()];
+        received.push({
+          body: Buffer.concat(chunks).toString('utf8'),
+          ...(typeof signature === 'string' ? { signature } : {}),
+          ...(typeof defaultHeader === 'string' ? { defaultHeader } : {}),
+        });
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    extraServers.push(server);
+    const address = server.address();
+    if (address === null || typeof address === 'string') throw new Error('no address');
+    const secret = randomBytes(24).toString('hex');
+    const e = await startOther();
+    e.setOrganisationWebhook(ORG_A, `http://127.0.0.1:${address.port}/hooks`, secret);
+    const shipment = await otherShipment(e);
+    await markReady(e, keyA, shipment.shipment_id);
+    await e.advance(0);
+    expect(received).toHaveLength(1);
+    const [first] = received;
+    expect(first?.defaultHeader).toBeUndefined();
+    expect(first?.signature).toBe(createHmac('sha256', secret).update(first?.body ?? '').digest('base64'));
+    expect(other.verify(Buffer.from(first?.body ?? ''), first?.signature, secret)).toBe(true);
+    expect(JSON.parse(first?.body ?? '')).toEqual({
+      type: 'delivery.updated',
+      data: { object: { id: shipment.shipment_id, reference: shipment.external_order_id, state: 'awaiting_driver', occurred_at: expect.any(String) } },
+    });
+    expect(e.webhookDeliveries()[0]?.body).toEqual(JSON.parse(first?.body ?? ''));
+  });
+
+  it("shows the dialect's state on the public tracking view and page", async () => {
+    const e = await startOther();
+    const shipment = await otherShipment(e);
+    await markReady(e, keyA, shipment.shipment_id);
+    const view = await call<Record<string, unknown>>(`${e.trackingUrl}/v1/tracking/${shipment.tracking_code}`);
+    expect(view.body).toEqual({
+      tracking_code: shipment.tracking_code,
+      status: 'awaiting_driver',
+      events: [
+        { status: 'draft', at: expect.any(String) },
+        { status: 'awaiting_driver', at: expect.any(String) },
+      ],
+    });
+    const page = await fetch(shipment.public_tracking_url ?? '');
+    expect(await page.text()).toContain('data-status="awaiting_driver"');
+  });
+
+  it('takes the profile from the config file, as a path relative to that file or as a built-in name, and names the problems of an invalid one', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'dispatch-emu-profile-'));
+    try {
+      await writeFile(join(dir, 'dialect.json'), await readFile(OTHER_DIALECT_FILE, 'utf8'));
+      await writeFile(join(dir, 'broken.json'), JSON.stringify({ name: 'broken' }));
+      const organisations = [{ id: 'o', name: 'O', apiKeys: ['pk_live_profile_demo'] }];
+      const write = async (profile: string) => {
+        const path = join(dir, `emulator-${randomBytes(4).toString('hex')}.json`);
+        await writeFile(path, JSON.stringify({ profile, organisations }));
+        return path;
+      };
+      expect((await loadEmulatorConfig(await write('dialect.json'), {})).profile?.name).toBe('other-dialect');
+      expect((await loadEmulatorConfig(await write('./dialect.json'), {})).profile?.name).toBe('other-dialect');
+      expect((await loadEmulatorConfig(await write('default'), {})).profile).toBe(defaultWireProfile());
+      await expect(loadEmulatorConfig(await write('broken.json'), {})).rejects.toThrow(/profile .*states/s);
+      await expect(loadEmulatorConfig(await write('missing.json'), {})).rejects.toThrow(/cannot read/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

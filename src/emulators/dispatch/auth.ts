@@ -4,9 +4,10 @@
  * real service gives. Missing or unknown keys get 401. No message ever repeats the key.
  */
 import type { RequestHandler } from 'express';
-import { API_KEY_HEADER, ErrorCode, TEST_KEY_PREFIX } from '../../dispatch/wire.js';
+import { API_KEY_HEADER, TEST_KEY_PREFIX } from '../../dispatch/wire.js';
 import { contextOf } from './context.js';
 import { HttpError } from './http-errors.js';
+import { ErrorCode } from './names.js';
 
 export function authenticate(orgIdForKey: (key: string) => string | undefined): RequestHandler {
   return (req, _res, next) => {

@@ -5,9 +5,14 @@
  * file can be committed; a literal "apiKeys" list is accepted for local demo keys. The environment is
  * passed in (config/env.ts is the only reader of process.env). Every missing variable is reported at
  * once, by name; values never appear in errors.
+ *
+ * "profile" names the wire profile the emulator speaks: a built-in name ("default") or a JSON file, a
+ * relative path being read from the config file's folder.
  */
 import { readFile } from 'node:fs/promises';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
+import { loadWireProfile, WireProfileError, type WireProfile } from '../../dispatch/profile.js';
 import type { DispatchEmulatorOptions, EmulatedOrganisation } from './types.js';
 
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { message: 'must be an environment variable name' });
@@ -36,6 +41,8 @@ const emulatorConfigSchema = z
     quoteTtlMs: z.number().int().positive().optional(),
     courierStepMs: z.number().int().positive().optional(),
     responseSpelling: z.enum(['spec', 'snake']).optional(),
+    /** Wire profile: built-in name or path to a profile JSON file. */
+    profile: z.string().trim().min(1).optional(),
     /** Every run ends this way ('fail' shows the failed-delivery path in a demo). */
     deliveryOutcome: z.enum(['deliver', 'fail']).optional(),
     organisations: z.array(organisationConfigSchema).min(1),
@@ -44,9 +51,22 @@ const emulatorConfigSchema = z
 
 export type EmulatorConfigFile = z.input<typeof emulatorConfigSchema>;
 
+/** A built-in profile name stays a name; a path is read relative to `baseDir` (the config file's folder). */
+function loadProfileReference(reference: string, baseDir: string | undefined): WireProfile {
+  const isPath = reference.endsWith('.json') || reference.includes('/') || reference.includes('\\');
+  const located = isPath && baseDir !== undefined && !isAbsolute(reference) ? resolve(baseDir, reference) : reference;
+  try {
+    return loadWireProfile(located);
+  } catch (error) {
+    if (error instanceof WireProfileError) throw new Error(`dispatch emulator config: profile ${error.message}`, { cause: error });
+    throw error;
+  }
+}
+
 export function parseEmulatorConfig(
   json: unknown,
   env: Readonly<Record<string, string | undefined>>,
+  baseDir?: string,
 ): DispatchEmulatorOptions {
   const parsed = emulatorConfigSchema.safeParse(json);
   if (!parsed.success) {
@@ -80,10 +100,11 @@ export function parseEmulatorConfig(
     throw new Error(`dispatch emulator config: missing environment variables: ${[...new Set(missing)].join(', ')}`);
   }
 
-  const { deliveryOutcome, organisations: _ignored, ...rest } = config;
+  const { deliveryOutcome, organisations: _ignored, profile, ...rest } = config;
   return {
     ...rest,
     organisations,
+    ...(profile === undefined ? {} : { profile: loadProfileReference(profile, baseDir) }),
     ...(deliveryOutcome === undefined ? {} : { deliveryOutcome: () => deliveryOutcome }),
   };
 }
@@ -99,5 +120,5 @@ export async function loadEmulatorConfig(
     const reason = error instanceof SyntaxError ? 'is not valid JSON' : 'cannot be read';
     throw new Error(`dispatch emulator config ${path} ${reason}`, { cause: error });
   }
-  return parseEmulatorConfig(json, env);
+  return parseEmulatorConfig(json, env, dirname(resolve(path)));
 }

@@ -6,7 +6,7 @@ import type { Logger } from '../../log.js';
 import type { EmulatorClock } from './clock.js';
 import type { ShipmentLifecycle } from './courier.js';
 import type { FaultTable, PendingTimers } from './faults.js';
-import type { ResponseSpelling } from './serialize.js';
+import type { Dialect } from './serialize.js';
 import type { EmulatorStore } from './store.js';
 import type { EmulatedOrganisation } from './types.js';
 import type { WebhookSender, WebhookTarget } from './webhooks.js';
@@ -53,7 +53,8 @@ export interface EmulatorCore {
   latencyTimers: PendingTimers;
   organisations: OrganisationRegistry;
   quoteTtlMs: number;
-  spelling: ResponseSpelling;
+  /** The wire profile's dialect: every body, error and webhook leaves through it. */
+  dialect: Dialect;
   logger: Logger;
   /** Known once the tracking server listens. */
   trackingUrl: () => string;

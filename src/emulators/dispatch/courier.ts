@@ -9,19 +9,21 @@
  *   READY → ASSIGNED → PICKED_UP → IN_TRANSIT → OUT_FOR_DELIVERY → DELIVERED
  *                                                                └→ DELIVERY_FAILED → RETURNED
  * Each scheduled stage checks that the shipment is still where it left it, so a cancellation between
- * two stages simply ends the run.
+ * two stages simply ends the run. The names here are the emulator's own (names.ts); the webhook sender
+ * and the bodies translate them into the wire profile's.
  */
 import type { Logger } from '../../log.js';
-import { ID_PREFIX, WEBHOOK_EVENT_STATUS_CHANGED } from '../../dispatch/wire.js';
+import { ID_PREFIX } from '../../dispatch/wire.js';
 import type { EmulatorClock } from './clock.js';
 import { opaqueId } from './ids.js';
+import type { ShipmentState } from './names.js';
 import type { ShipmentRecord } from './store.js';
 import type { DeliveryOutcome } from './types.js';
 import type { WebhookSender } from './webhooks.js';
 
 /** Spec: cancel only while the parcel has not been picked up. */
-export const CANCELLABLE_STATES: ReadonlySet<string> = new Set(['CREATED', 'READY', 'ASSIGNED']);
-export const TERMINAL_STATES: ReadonlySet<string> = new Set(['DELIVERED', 'RETURNED', 'CANCELLED']);
+export const CANCELLABLE_STATES: ReadonlySet<ShipmentState> = new Set<ShipmentState>(['CREATED', 'READY', 'ASSIGNED']);
+export const TERMINAL_STATES: ReadonlySet<ShipmentState> = new Set<ShipmentState>(['DELIVERED', 'RETURNED', 'CANCELLED']);
 
 export type ChangeResult = 'changed' | 'unchanged' | 'refused';
 
@@ -50,18 +52,17 @@ export class ShipmentLifecycle {
     return 'changed';
   }
 
-  transition(shipment: ShipmentRecord, status: string, details: { by?: string; reason?: string } = {}): void {
+  transition(shipment: ShipmentRecord, status: ShipmentState, details: { by?: string; reason?: string } = {}): void {
     const now = this.clock.now();
     const at = new Date(now).toISOString();
     shipment.status = status;
     shipment.updatedAt = now;
     shipment.history.push({ status, at, ...details });
     this.webhooks.notifyStatusChanged(shipment.orgId, {
-      event: WEBHOOK_EVENT_STATUS_CHANGED,
-      shipment_id: shipment.shipment_id,
-      external_order_id: shipment.external_order_id,
+      shipmentId: shipment.shipment_id,
+      externalOrderId: shipment.external_order_id,
       status,
-      occurred_at: at,
+      occurredAt: at,
     });
   }
 
@@ -77,7 +78,7 @@ export class ShipmentLifecycle {
     });
   }
 
-  private nextStage(shipment: ShipmentRecord): string | undefined {
+  private nextStage(shipment: ShipmentRecord): ShipmentState | undefined {
     switch (shipment.status) {
       case 'READY':
         return 'ASSIGNED';

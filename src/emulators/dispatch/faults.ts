@@ -8,9 +8,9 @@
  */
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
-import { ErrorCode } from '../../dispatch/wire.js';
 import { contextOf } from './context.js';
 import { HttpError } from './http-errors.js';
+import { ErrorCode } from './names.js';
 import { OPERATION_NAMES, type FaultKind, type FaultRule, type OperationName } from './types.js';
 
 export const faultKindSchema = z.discriminatedUnion('kind', [

@@ -1,18 +1,20 @@
 /**
- * Every error the emulator answers is JSON `{ "code": "...", "message": "..." }` (wire.ts ErrorCode).
- * Routes throw HttpError; the error middleware maps it, maps Express's body-parser errors (malformed
+ * Every error the emulator answers is JSON in its wire profile's shape and words:
+ * profile.errorBody(profile.codeFor(meaning) ?? canonical code, message), so `{ "code", "message" }` with
+ * the default profile. Routes throw HttpError with one of the emulator's own codes (names.ts ErrorCode); the error middleware maps it, maps Express's body-parser errors (malformed
  * JSON is a 400, an oversized body a 413: never a 500), and turns anything unexpected into a 500 whose
  * message says nothing about internals.
  */
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { z } from 'zod';
 import type { Logger } from '../../log.js';
-import { ErrorCode } from '../../dispatch/wire.js';
+import type { WireProfile } from '../../dispatch/profile.js';
+import { ErrorCode, wireErrorCode } from './names.js';
 
 export class HttpError extends Error {
   constructor(
     readonly status: number,
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
     readonly headers: Record<string, string> = {},
   ) {
@@ -21,8 +23,8 @@ export class HttpError extends Error {
   }
 }
 
-export function sendError(res: Response, status: number, code: string, message: string): void {
-  res.status(status).json({ code, message });
+export function sendError(res: Response, profile: WireProfile, status: number, code: ErrorCode, message: string): void {
+  res.status(status).json(profile.errorBody(wireErrorCode(profile, code), message));
 }
 
 /** Validates with zod; a failure is a 400 VALIDATION_ERROR naming each bad field (never echoing values). */
@@ -36,9 +38,11 @@ export function parseOrReject<S extends z.ZodType>(schema: S, value: unknown, wh
   throw new HttpError(400, ErrorCode.VALIDATION_ERROR, details);
 }
 
-export const notFoundRoute: RequestHandler = (req, res) => {
-  sendError(res, 404, ErrorCode.NOT_FOUND, `no route for ${req.method} ${req.path}`);
-};
+export function notFoundRoute(profile: WireProfile): RequestHandler {
+  return (req, res) => {
+    sendError(res, profile, 404, ErrorCode.NOT_FOUND, `no route for ${req.method} ${req.path}`);
+  };
+}
 
 /** body-parser tags its errors with `type` and `status`. */
 interface BodyParserError {
@@ -46,7 +50,7 @@ interface BodyParserError {
   status?: unknown;
 }
 
-export function errorMiddleware(logger: Logger): ErrorRequestHandler {
+export function errorMiddleware(logger: Logger, profile: WireProfile): ErrorRequestHandler {
   return (error: unknown, _req, res, _next) => {
     if (res.headersSent) {
       res.destroy();
@@ -54,27 +58,27 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
     }
     if (error instanceof HttpError) {
       res.set(error.headers);
-      sendError(res, error.status, error.code, error.message);
+      sendError(res, profile, error.status, error.code, error.message);
       return;
     }
     const tagged = (typeof error === 'object' && error !== null ? error : {}) as BodyParserError;
     switch (tagged.type) {
       case 'entity.parse.failed':
-        sendError(res, 400, ErrorCode.MALFORMED_JSON, 'request body is not valid JSON');
+        sendError(res, profile, 400, ErrorCode.MALFORMED_JSON, 'request body is not valid JSON');
         return;
       case 'entity.too.large':
-        sendError(res, 413, ErrorCode.PAYLOAD_TOO_LARGE, 'request body is too large');
+        sendError(res, profile, 413, ErrorCode.PAYLOAD_TOO_LARGE, 'request body is too large');
         return;
       case 'charset.unsupported':
       case 'encoding.unsupported':
-        sendError(res, 415, ErrorCode.UNSUPPORTED_MEDIA_TYPE, 'request body must be UTF-8 JSON');
+        sendError(res, profile, 415, ErrorCode.UNSUPPORTED_MEDIA_TYPE, 'request body must be UTF-8 JSON');
         return;
     }
     if (typeof tagged.status === 'number' && tagged.status >= 400 && tagged.status < 500) {
-      sendError(res, tagged.status, ErrorCode.VALIDATION_ERROR, 'request could not be read');
+      sendError(res, profile, tagged.status, ErrorCode.VALIDATION_ERROR, 'request could not be read');
       return;
     }
     logger.error({ err: error }, 'dispatch emulator: unexpected error');
-    sendError(res, 500, ErrorCode.INTERNAL_ERROR, 'internal error');
+    sendError(res, profile, 500, ErrorCode.INTERNAL_ERROR, 'internal error');
   };
 }

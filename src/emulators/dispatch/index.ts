@@ -22,15 +22,21 @@
  * gazetteer with a fallback tariff for city names (pricing.ts has the table); quotes expire on the
  * emulator clock; a simulated courier that only moves READY shipments; signed webhooks with retries;
  * fault injection per operation; every error a JSON {code, message}.
+ *
+ * Dialect: `profile` (a WireProfile, default defaultWireProfile()) decides every name the spec leaves
+ * unshown, on the wire only: state names, error codes and the error body, the webhook's header, signature
+ * and body, the spellings of uncertain fields, the payment-mode request field. Inside (and in shipments(),
+ * the admin endpoints and calls()) the emulator keeps its own names (names.ts).
  */
 import { z } from 'zod';
 import { silentLogger } from '../../log.js';
+import { defaultWireProfile } from '../../dispatch/profile.js';
 import { TEST_KEY_PREFIX } from '../../dispatch/wire.js';
 import { EmulatorClock } from './clock.js';
 import { OrganisationRegistry, type EmulatorCore } from './core.js';
 import { ShipmentLifecycle } from './courier.js';
 import { FaultTable, PendingTimers } from './faults.js';
-import { snapshot } from './serialize.js';
+import { Dialect, snapshot } from './serialize.js';
 import { buildApps, DEFAULT_BODY_LIMIT_BYTES, listen, type ClosableServer } from './server.js';
 import { EmulatorStore } from './store.js';
 import type { DispatchEmulator, DispatchEmulatorOptions, RecordedCall } from './types.js';
@@ -53,6 +59,17 @@ export type {
   WebhookDelivery,
 } from './types.js';
 export { OPERATION_NAMES } from './types.js';
+export {
+  ErrorCode,
+  KNOWN_SHIPMENT_STATES,
+  PAYMENT_MODE_FIELD,
+  WEBHOOK_EVENT_STATUS_CHANGED,
+  WEBHOOK_SIGNATURE_HEADER,
+  stateFromWire,
+  wireErrorCode,
+  wireState,
+  type ShipmentState,
+} from './names.js';
 export { loadEmulatorConfig, parseEmulatorConfig } from './config.js';
 export { signWebhookBody, WEBHOOK_MAX_ATTEMPTS, WEBHOOK_RETRY_DELAYS_MS } from './webhooks.js';
 export {
@@ -139,7 +156,8 @@ export async function startDispatchEmulator(options: DispatchEmulatorOptions): P
     (error) => logger.error({ err: error }, 'dispatch emulator: scheduled task failed'),
     (): Promise<void> => sender.idle(),
   );
-  const sender: WebhookSender = new WebhookSender(clock, (orgId) => organisations.webhookOf(orgId), logger);
+  const profile = options.profile ?? defaultWireProfile();
+  const sender: WebhookSender = new WebhookSender(clock, (orgId) => organisations.webhookOf(orgId), logger, profile);
   const lifecycle = new ShipmentLifecycle(
     clock,
     sender,
@@ -183,7 +201,7 @@ export async function startDispatchEmulator(options: DispatchEmulatorOptions): P
     latencyTimers,
     organisations,
     quoteTtlMs: options.quoteTtlMs ?? DEFAULT_QUOTE_TTL_MS,
-    spelling: options.responseSpelling ?? 'spec',
+    dialect: new Dialect(profile, options.responseSpelling ?? 'spec'),
     logger,
     trackingUrl: () => trackingUrl,
     advance,
@@ -206,7 +224,7 @@ export async function startDispatchEmulator(options: DispatchEmulatorOptions): P
   if (!mainServer) throw new Error('dispatch emulator: main server did not start');
   const baseUrl = `http://${urlHost(host)}:${mainServer.port}`;
   trackingUrl = trackingServer ? `http://${urlHost(host)}:${trackingServer.port}` : baseUrl;
-  logger.info({ baseUrl, trackingUrl, clock: clock.mode, organisations: options.organisations.length }, 'dispatch emulator listening');
+  logger.info({ baseUrl, trackingUrl, clock: clock.mode, profile: profile.name, organisations: options.organisations.length }, 'dispatch emulator listening');
 
   let closing: Promise<void> | undefined;
   return {

@@ -5,7 +5,7 @@
  * Unknown fields are ignored, as a tolerant service does.
  */
 import { z } from 'zod';
-import { PAYMENT_MODE_FIELD, PaymentMode } from '../../dispatch/wire.js';
+import { PaymentMode } from '../../dispatch/wire.js';
 import { MAX_WEIGHT_KG } from './pricing.js';
 
 const requiredText = (max: number) =>
@@ -39,8 +39,10 @@ export const quoteRequestSchema = z.object({
     .object({ weight_kg: weightKg })
     .nullish()
     .transform((v) => v ?? undefined),
-  [PAYMENT_MODE_FIELD]: z.enum(Object.values(PaymentMode) as [PaymentMode, ...PaymentMode[]]).optional(),
 });
+
+/** The payment mode, read from the field the wire profile names (requests.paymentModeField). */
+export const paymentModeSchema = z.enum(Object.values(PaymentMode) as [PaymentMode, ...PaymentMode[]]).optional();
 
 export const createShipmentSchema = z
   .object({

@@ -3,7 +3,7 @@
  *
  * Express 5 rather than bare node:http: its router gives readable route tables, its JSON parser brings
  * a body limit and typed errors (mapped to 400 MALFORMED_JSON / 413), and async handlers' rejections
- * reach the error middleware. What Express does not do, done here: every socket is tracked, so close()
+ * reach the error middleware (which answers in the wire profile's error shape). What Express does not do, done here: every socket is tracked, so close()
  * also ends keep-alive connections and requests held by the 'timeout' fault instead of waiting forever.
  */
 import { createServer, type Server } from 'node:http';
@@ -62,8 +62,8 @@ function baseApp(core: EmulatorCore, calls: RecordedCall[], bodyLimitBytes: numb
 }
 
 function finish(app: Express, core: EmulatorCore): void {
-  app.use(notFoundRoute);
-  app.use(errorMiddleware(core.logger));
+  app.use(notFoundRoute(core.dialect.profile));
+  app.use(errorMiddleware(core.logger, core.dialect.profile));
 }
 
 export function buildApps(

@@ -5,6 +5,7 @@
  */
 import { CLAIM_ID_PREFIX, ID_PREFIX } from '../../dispatch/wire.js';
 import { opaqueId, trackingCode } from './ids.js';
+import type { ShipmentState } from './names.js';
 import type { Price } from './pricing.js';
 import type { EmulatedClaim, StatusEvent } from './types.js';
 
@@ -25,7 +26,8 @@ export interface ShipmentRecord {
   shipment_id: string;
   external_order_id: string;
   quote_id: string;
-  status: string;
+  /** The emulator's own name; the wire name comes from the profile (names.ts wireState). */
+  status: ShipmentState;
   tracking_code: string;
   orderAmountXof?: number;
   payment_mode: string;
@@ -33,7 +35,7 @@ export interface ShipmentRecord {
   courier_id?: string;
   createdAt: number;
   updatedAt: number;
-  history: StatusEvent[];
+  history: Array<StatusEvent & { status: ShipmentState }>;
   claims: EmulatedClaim[];
 }
 

@@ -2,9 +2,11 @@
  * The public tracking page behind publicTrackingUrl: a small HTML page for the end customer showing
  * the code, the current stage and the dated stages. Nothing personal: no names, no address, no amount.
  */
+import type { ShipmentState } from './names.js';
 import type { ShipmentRecord } from './store.js';
 
-const LABELS: Readonly<Record<string, string>> = {
+/** Keyed by the emulator's own state names (names.ts). */
+const LABELS: Readonly<Record<ShipmentState, string>> = {
   CREATED: 'Commande enregistrée',
   READY: 'Colis prêt, en attente de livreur',
   ASSIGNED: 'Livreur assigné',
@@ -21,7 +23,7 @@ export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 }
 
-const label = (status: string) => escapeHtml(LABELS[status] ?? status);
+const label = (status: ShipmentState) => escapeHtml(LABELS[status]);
 
 function page(title: string, body: string): string {
   return `<!doctype html>
@@ -32,14 +34,15 @@ h1{font-size:1.3rem}.status{font-size:1.1rem;font-weight:600}ol{padding-left:1.2
 time{color:#666;font-size:.9rem}</style></head><body>${body}</body></html>`;
 }
 
-export function trackingPageHtml(shipment: ShipmentRecord): string {
+/** `wireStatus`: the current state in the profile's dialect, for the page's data-status attribute. */
+export function trackingPageHtml(shipment: ShipmentRecord, wireStatus: string): string {
   const events = shipment.history
     .map((h) => `<li>${label(h.status)} <time datetime="${escapeHtml(h.at)}">${escapeHtml(h.at)}</time></li>`)
     .join('');
   return page(
     `Suivi ${shipment.tracking_code}`,
     `<h1>Suivi du colis ${escapeHtml(shipment.tracking_code)}</h1>
-<p class="status" data-status="${escapeHtml(shipment.status)}">${label(shipment.status)}</p>
+<p class="status" data-status="${escapeHtml(wireStatus)}">${label(shipment.status)}</p>
 <ol>${events}</ol>`,
   );
 }

@@ -3,6 +3,7 @@
  * plus a few optional, additive extras marked "extra".
  */
 import type { Logger } from '../../log.js';
+import type { WireProfile } from '../../dispatch/profile.js';
 import type { OperationName } from '../../dispatch/wire.js';
 
 export interface EmulatedOrganisation {
@@ -54,7 +55,15 @@ export interface DispatchEmulatorOptions {
   courierStepMs?: number;
   /** Default: always 'deliver'. Asked once per run, when the courier is out for delivery. */
   deliveryOutcome?: (s: { externalOrderId: string; shipmentId: string }) => DeliveryOutcome;
-  /** 'spec' (default): expiresAt/publicTrackingUrl/orderAmountXof; 'snake': expires_at/public_tracking_url/order_amount_xof. */
+  /**
+   * The dialect spoken on the wire (state names, error codes and body, webhook header and shape, field
+   * spellings); default: defaultWireProfile(). Inside, and in shipments(), the emulator keeps its own names.
+   */
+  profile?: WireProfile;
+  /**
+   * 'spec' (default): each field under the profile's first spelling (default profile: expiresAt,
+   * publicTrackingUrl, orderAmountXof); 'snake': under its first snake_case spelling (expires_at, ...).
+   */
   responseSpelling?: 'spec' | 'snake';
   logger?: Logger;
   /** extra: where the neighbourhood CSVs are; default data/neighbourhoods found above this module. */
@@ -64,6 +73,7 @@ export interface DispatchEmulatorOptions {
 }
 
 export interface StatusEvent {
+  /** The emulator's own name (names.ts ShipmentState); on the wire it is the profile's name for the same step. */
   status: string;
   at: string;
   /** Who triggered it (markReady / cancel): a person's name, so never shown on public tracking. */
@@ -84,12 +94,13 @@ export interface EmulatedClaim {
   decided_at?: string;
 }
 
-/** What shipments() returns: the emulator's own view, in spec spelling whatever responseSpelling says. */
+/** What shipments() returns: the emulator's own view, in spec spelling and canonical state names whatever the profile and responseSpelling say. */
 export interface EmulatedShipmentSnapshot {
   orgId: string;
   shipment_id: string;
   external_order_id: string;
   quote_id: string;
+  /** The emulator's own name (names.ts ShipmentState), whatever the profile. */
   status: string;
   tracking_code: string;
   publicTrackingUrl: string;

@@ -5,10 +5,10 @@
  */
 import { Router } from 'express';
 import { z } from 'zod';
-import { ErrorCode } from '../../../dispatch/wire.js';
 import type { EmulatorCore } from '../core.js';
 import { faultRuleSchema } from '../faults.js';
 import { HttpError, parseOrReject } from '../http-errors.js';
+import { ErrorCode } from '../names.js';
 import { snapshot } from '../serialize.js';
 import type { RecordedCall } from '../types.js';
 

@@ -1,14 +1,15 @@
 /**
  * The ten authenticated operations (spec section 4), each: tag the operation → authenticate → fault
- * gate → validate → act on the organisation's own objects → answer in the configured spelling.
+ * gate → validate → act on the organisation's own objects → answer in the wire profile's dialect.
  */
 import { Router, type Request, type RequestHandler } from 'express';
-import { ErrorCode, KNOWN_SHIPMENT_STATES, LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, PAYMENT_MODE_FIELD, PaymentMode } from '../../../dispatch/wire.js';
+import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, PaymentMode } from '../../../dispatch/wire.js';
 import { authenticate, orgOf } from '../auth.js';
 import { operation } from '../context.js';
 import type { EmulatorCore } from '../core.js';
 import { faultGate } from '../faults.js';
 import { HttpError, parseOrReject } from '../http-errors.js';
+import { ErrorCode, stateFromWire, wireState } from '../names.js';
 import { priceDelivery } from '../pricing.js';
 import {
   cancelSchema,
@@ -16,14 +17,13 @@ import {
   listQuerySchema,
   markReadySchema,
   openDisputeSchema,
+  paymentModeSchema,
   quoteRequestSchema,
 } from '../schemas.js';
-import { claimBody, quoteBody, shipmentBody } from '../serialize.js';
+import { claimBody } from '../serialize.js';
 import type { ShipmentRecord } from '../store.js';
 import type { OperationName } from '../types.js';
 import { routes } from './patterns.js';
-
-const KNOWN_STATES: ReadonlySet<string> = new Set(KNOWN_SHIPMENT_STATES);
 
 /** Cursors are opaque to clients; inside, they name the last creation sequence number served. */
 function encodeCursor(seq: number): string {
@@ -46,7 +46,9 @@ export function apiRouter(core: EmulatorCore): Router {
   const gate = faultGate(core.faults, core.latencyTimers);
   const op = (name: OperationName): RequestHandler[] => [operation(name), auth, gate];
   const now = () => core.clock.now();
-  const shipmentJson = (s: ShipmentRecord) => shipmentBody(s, core.trackingUrl(), core.spelling);
+  const { dialect } = core;
+  const { profile } = dialect;
+  const shipmentJson = (s: ShipmentRecord) => dialect.shipment(s, core.trackingUrl());
 
   const ownShipment = (req: Request): ShipmentRecord => {
     const shipment = core.store.shipment(orgOf(req), param(req, 'shipmentId'));
@@ -56,7 +58,9 @@ export function apiRouter(core: EmulatorCore): Router {
 
   router.post(routes.quotes, ...op('createQuote'), (req, res) => {
     const body = parseOrReject(quoteRequestSchema, req.body);
-    const paymentMode = body[PAYMENT_MODE_FIELD] ?? PaymentMode.prepaid;
+    const paymentModeField = profile.document.requests.paymentModeField;
+    const paymentMode =
+      parseOrReject(paymentModeSchema, (req.body as Record<string, unknown>)[paymentModeField], paymentModeField) ?? PaymentMode.prepaid;
     const weightKg = body.parcel?.weight_kg;
     const price = priceDelivery(core.zones, {
       pickup: body.pickup,
@@ -73,14 +77,14 @@ export function apiRouter(core: EmulatorCore): Router {
       paymentMode,
       ...(weightKg === undefined ? {} : { weightKg }),
     });
-    res.status(201).json(quoteBody(quote, core.spelling));
+    res.status(201).json(dialect.quote(quote));
   });
 
   router.get(routes.quote, ...op('getQuote'), (req, res) => {
     const quote = core.store.quote(orgOf(req), param(req, 'quoteId'));
     // Spec: 404 when unknown OR expired on the server side.
     if (!quote || now() >= quote.expiresAt) throw new HttpError(404, ErrorCode.QUOTE_NOT_FOUND, 'quote not found or expired');
-    res.json(quoteBody(quote, core.spelling));
+    res.json(dialect.quote(quote));
   });
 
   router.post(routes.shipments, ...op('createShipment'), (req, res) => {
@@ -117,18 +121,20 @@ export function apiRouter(core: EmulatorCore): Router {
     if (limit < 1 || limit > LIST_MAX_LIMIT) {
       throw new HttpError(400, ErrorCode.VALIDATION_ERROR, `limit: must be an integer between 1 and ${LIST_MAX_LIMIT}`);
     }
-    if (query.status !== undefined && !KNOWN_STATES.has(query.status)) {
+    // The filter takes the profile's names (any of them for a step), never the emulator's own.
+    const status = query.status === undefined ? undefined : stateFromWire(profile, query.status);
+    if (query.status !== undefined && status === undefined) {
       throw new HttpError(400, ErrorCode.VALIDATION_ERROR, 'status: not a shipment state');
     }
     const after = query.cursor === undefined ? 0 : decodeCursor(query.cursor);
     const matching = core.store
       .listShipments(orgOf(req))
-      .filter((s) => s.seq > after && (query.status === undefined || s.status === query.status));
+      .filter((s) => s.seq > after && (status === undefined || s.status === status));
     const page = matching.slice(0, limit);
     const last = page[page.length - 1];
     res.json({
       shipments: page.map(shipmentJson),
-      ...(matching.length > limit && last ? { next_cursor: encodeCursor(last.seq) } : {}),
+      ...(matching.length > limit && last ? { [dialect.spelling('nextCursor')]: encodeCursor(last.seq) } : {}),
     });
   });
 
@@ -155,7 +161,7 @@ export function apiRouter(core: EmulatorCore): Router {
     const shipment = ownShipment(req);
     const body = parseOrReject(cancelSchema, req.body);
     if (core.lifecycle.cancel(shipment, body) === 'refused') {
-      throw new HttpError(409, ErrorCode.CANCEL_NOT_ALLOWED, `cannot cancel: the shipment is ${shipment.status}`);
+      throw new HttpError(409, ErrorCode.CANCEL_NOT_ALLOWED, `cannot cancel: the shipment is ${wireState(profile, shipment.status)}`);
     }
     res.json(shipmentJson(shipment));
   });

@@ -3,14 +3,14 @@
  * tracking page. Served on the tracking host when a tracking port is configured.
  */
 import { Router, type Request } from 'express';
-import { ErrorCode, TRACKING_CODE_LENGTH } from '../../../dispatch/wire.js';
+import { TRACKING_CODE_LENGTH } from '../../../dispatch/wire.js';
 import { operation } from '../context.js';
 import type { EmulatorCore } from '../core.js';
 import { faultGate } from '../faults.js';
 import { HttpError, parseOrReject } from '../http-errors.js';
+import { ErrorCode, wireState } from '../names.js';
 import { priceDelivery } from '../pricing.js';
 import { simulatePriceSchema } from '../schemas.js';
-import { trackingViewBody } from '../serialize.js';
 import type { ShipmentRecord } from '../store.js';
 import { trackingNotFoundHtml, trackingPageHtml } from '../tracking-page.js';
 import { routes } from './patterns.js';
@@ -37,14 +37,13 @@ export function publicRouter(core: EmulatorCore): Router {
       weightKg: body.weight_kg,
       cashOnDelivery: false,
     });
-    // Indicative only: no identifier, nothing reserved.
-    res.json({ total: price.total, currency: 'XOF' });
+    res.json(core.dialect.priceSimulation(price.total));
   });
 
   router.get(routes.tracking, operation('trackByCode'), gate, (req, res) => {
     const shipment = byCode(req);
     if (!shipment) throw new HttpError(404, ErrorCode.NOT_FOUND, 'unknown tracking code');
-    res.json(trackingViewBody(shipment));
+    res.json(core.dialect.trackingView(shipment));
   });
 
   router.get(routes.trackingPage, operation('trackingPage'), (req, res) => {
@@ -54,7 +53,7 @@ export function publicRouter(core: EmulatorCore): Router {
       res.status(404).send(trackingNotFoundHtml());
       return;
     }
-    res.set('Cache-Control', 'no-store').send(trackingPageHtml(shipment));
+    res.set('Cache-Control', 'no-store').send(trackingPageHtml(shipment, wireState(core.dialect.profile, shipment.status)));
   });
 
   return router;
