@@ -1,13 +1,12 @@
 /**
- * Every wire name of the dispatch service, in one module.
+ * The dispatch service's wire format as the spec shows it: paths, the key header, id prefixes, limits,
+ * request bodies, and the readers of every answer.
  *
  * The spec (docs/dispatch-api-spec.md) names some fields and leaves the rest "not shown". It also
  * contradicts itself: it says every body is snake_case, yet names `expiresAt`, `publicTrackingUrl` and
  * `orderAmountXof`. The rule we follow:
  *   - when WRITING, use the spelling the spec names (`orderAmountXof`, `quote_id`, `external_order_id`, ...);
- *   - when READING, accept both spellings (`expiresAt` or `expires_at`, ...) and ignore unknown fields;
- *   - every name the spec does not confirm is marked UNCONFIRMED here, so that when the real service
- *     shows its hand, this is the only file to change.
+ *   - when READING, accept every spelling the shop's wire profile lists and ignore unknown fields.
  *
  * Names the spec leaves "not shown" (state names, error codes and body, the webhook's header and shape,
  * uncertain field spellings) are not here but in the wire profile (profile.ts); the emulator
@@ -16,10 +15,6 @@
  */
 import { z } from 'zod';
 import type { DeliveryStep } from '../domain/shipment-status.js';
-import {
-  ErrorCode as EmulatorErrorCode,
-  WEBHOOK_SIGNATURE_HEADER as EMULATOR_DEFAULT_SIGNATURE_HEADER,
-} from '../emulators/dispatch/names.js';
 import type { FieldKey, WireProfile } from './profile.js';
 
 export const API_PREFIX = '/v1';
@@ -72,13 +67,6 @@ export const LIST_DEFAULT_LIMIT = 20;
 export const LIST_MAX_LIMIT = 100;
 export const TRACKING_CODE_LENGTH = 10;
 
-/**
- * @deprecated moved to the profile: a use-case acts on DispatchError.meaning (profile.meaningOf), never on a
- * code; the emulator's own codes live in src/emulators/dispatch/names.ts. Kept while src/jobs still reads it.
- */
-export const ErrorCode = EmulatorErrorCode;
-/** @deprecated moved to the profile */
-export type ErrorCode = EmulatorErrorCode;
 
 export const PaymentMode = {
   cashOnDelivery: 'cash_on_delivery',
@@ -375,9 +363,3 @@ export function wireReaders(profile: WireProfile): WireReaders {
   readersByProfile.set(profile, readers);
   return readers;
 }
-
-/**
- * @deprecated moved to the profile: the webhook's header is profile.signatureHeader (and its value
- * profile.verify). Kept while src/http/routes/dispatch-webhooks.ts still reads it.
- */
-export const WEBHOOK_SIGNATURE_HEADER = EMULATOR_DEFAULT_SIGNATURE_HEADER;
