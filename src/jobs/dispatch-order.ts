@@ -135,8 +135,15 @@ async function dispatchLocked(job: DispatchJob, deps: PipelineDeps, writes: Pend
     return await ship(attempt, record, aliases ?? {});
   } catch (error) {
     if (error instanceof DispatchError && !error.retryable) {
+      if (error.kind === 'invalid_response') {
+        // A wrong guess in the wire profile fails loudly: the order waits with what could not be read.
+        return hold(deps, record, {
+          code: 'dispatch_unreadable_answer',
+          message: `the delivery service's answer to ${error.operation} could not be read with wire profile "${shop.dispatch.profile}": ${error.message}. Correct the profile (relais probe shows what the service sends), then replay the order.`,
+        });
+      }
       return hold(deps, record, {
-        code: `dispatch_${(error.code ?? `http_${error.status ?? 'error'}`).toLowerCase()}`,
+        code: `dispatch_${(error.meaning ?? error.code ?? `http_${error.status ?? 'error'}`).toLowerCase().replace(/[^a-z0-9]+/g, '_')}`,
         message: `the delivery service refused ${error.operation}: ${error.message}`,
       });
     }

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { buildShopRegistry, type ShopRegistry } from '../../src/config/shops.js';
+import { loadWireProfile } from '../../src/dispatch/profile.js';
 import { startDispatchEmulator, type DispatchEmulator, type DispatchEmulatorOptions } from '../../src/emulators/dispatch/index.js';
 import { startShopifyEmulator, type ShopifyEmulator } from '../../src/emulators/shopify/index.js';
 import { startWooEmulator, type WooEmulator } from '../../src/emulators/woocommerce/index.js';
@@ -67,9 +68,12 @@ export function makeSecrets(): TestSecrets {
 
 export function registryDocument(options: {
   dispatchBaseUrl: string; trackingUrl?: string; wooUrl?: string; shopifyAdminUrl?: string; policy?: Record<string, unknown>; dispatchProfile?: string;
+  /** Reference T_DISPATCH_SIGNING_SECRET as dispatch.webhookSigningSecret. */
+  dispatchSigningSecret?: boolean;
 }) {
   const dispatch = {
     ...(options.dispatchProfile ? { profile: options.dispatchProfile } : {}),
+    ...(options.dispatchSigningSecret ? { webhookSigningSecret: { env: 'T_DISPATCH_SIGNING_SECRET' } } : {}),
     apiKey: { env: 'T_DISPATCH_API_KEY' },
     baseUrl: options.dispatchBaseUrl,
     ...(options.trackingUrl ? { trackingUrl: options.trackingUrl } : {}),
@@ -138,6 +142,10 @@ export interface TestRelaisOptions {
   pollIntervalMs?: number;
   /** The shops' dispatch.profile (a built-in name or a file); default: the default profile. */
   dispatchProfile?: string;
+  /** The dialect the dispatch emulator speaks (a built-in profile name or a file); default: the default profile. */
+  emulatorProfile?: string;
+  /** Sets the shops' dispatch.webhookSigningSecret (T_DISPATCH_SIGNING_SECRET), so delivery webhooks must be signed. */
+  dispatchSigningSecret?: string;
   /** The dispatch emulator's courier outcome, per shipment (default: delivered). */
   deliveryOutcome?: DispatchEmulatorOptions['deliveryOutcome'];
   /** Serves the dashboard (RELAIS_DASHBOARD_TOKEN) from the web process. */
@@ -157,6 +165,7 @@ export async function startTestRelais(options: TestRelaisOptions = {}): Promise<
     organisations: [{ id: 'org_relais', name: 'Relais test org', apiKeys: [secrets.dispatchApiKey] }],
     quoteTtlMs: options.quoteTtlMs,
     ...(options.deliveryOutcome ? { deliveryOutcome: options.deliveryOutcome } : {}),
+    ...(options.emulatorProfile ? { profile: loadWireProfile(options.emulatorProfile) } : {}),
   });
   // Relais reads WooCommerce products (weights) and writes orders back: without a wooUrl of its own, the
   // test's WooCommerce shop gets an emulated REST API (unknown orders and products answer 404 there).
@@ -169,11 +178,12 @@ export async function startTestRelais(options: TestRelaisOptions = {}): Promise<
   const shopify = options.shopifyAdminUrl
     ? undefined
     : await startShopifyEmulator({ shops: [{ domain: SHOPIFY_DOMAIN, accessToken: secrets.shopifyAccessToken, clientSecret: secrets.shopifyClientSecret }] });
-  const env = secretEnv(secrets);
+  const env: Record<string, string> = { ...secretEnv(secrets), ...(options.dispatchSigningSecret ? { T_DISPATCH_SIGNING_SECRET: options.dispatchSigningSecret } : {}) };
   const document = registryDocument({
     dispatchBaseUrl: emulator.baseUrl, trackingUrl: emulator.trackingUrl, wooUrl: options.wooUrl ?? woo?.siteUrl(WOO_SHOP_ID),
     shopifyAdminUrl: options.shopifyAdminUrl ?? shopify?.adminUrl(SHOPIFY_DOMAIN), policy: options.policy,
     ...(options.dispatchProfile ? { dispatchProfile: options.dispatchProfile } : {}),
+    ...(options.dispatchSigningSecret ? { dispatchSigningSecret: true } : {}),
   });
   const shops = buildShopRegistry(document, (ref) => ('env' in ref ? env[ref.env] : undefined));
   const prefix = `{${redis.prefix}}`;
