@@ -27,6 +27,7 @@ import type { Logger } from '../log.js';
 import type { DispatchJob } from './queues.js';
 import { withOrderLock } from './order-lock.js';
 import type { ShopRateLimiter } from './rate-limit.js';
+import { judgeQuote, serviceId, weightLabel, type FallbackKey, type TariffMemory } from './tariff-guard.js';
 
 export type DispatchClientLike = Pick<
   DispatchClient,
@@ -56,6 +57,8 @@ export interface PipelineDeps {
   onUnknownState?(shopId: string, state: string): void;
   /** Paces this shop's dispatch calls (policy.dispatchCallsPerSecond) across every worker; absent: unpaced. */
   rateLimiter?: ShopRateLimiter;
+  /** The fallback-tariff guard's memory (tariff-guard.ts); absent: quotes are not checked against the fallback. */
+  tariffs?: TariffMemory;
 }
 
 export type DispatchOutcome =
@@ -174,20 +177,31 @@ async function ship(attempt: Attempt, record: OrderRecord, aliases: Record<strin
   }
 
   const saved = record.quote;
-  const savedIsFirm = saved !== undefined && Date.parse(saved.expiresAt) - deps.now().getTime() > QUOTE_SAFETY_MARGIN_MS;
+  // A saved quote is reused only while firm and for the neighbourhood it was made for.
+  const savedIsFirm = saved !== undefined && Date.parse(saved.expiresAt) - deps.now().getTime() > QUOTE_SAFETY_MARGIN_MS &&
+    (record.neighbourhood === undefined || record.neighbourhood.name === neighbourhood.name);
   // Weight hook: WooCommerce orders get their parcel weight from the shop's products, only when a quote is due.
   const fillWeights = deps.weightsFor?.(shop);
   let weighed: StoreOrder | undefined;
   const quoted = async () => (weighed ??= fillWeights ? await fillWeights(order) : order);
-  const [lookup, firstQuote] = await Promise.allSettled([
+  // The fallback tariff, when the guard knows it already, is read beside the lookup and the quote.
+  const tariff = savedIsFirm ? undefined : tariffCheck(attempt, neighbourhood.city);
+  const [lookup, firstQuote, knownFallback] = await Promise.allSettled([
     lookUp(),
     savedIsFirm ? Promise.resolve(saved) : quoted().then((weighedOrder) => newQuote(attempt, weighedOrder, neighbourhood.name)),
+    tariff ? quoted().then((weighedOrder) => tariff.known(weighedOrder)) : Promise.resolve(undefined),
   ]);
   if (lookup.status === 'rejected') throw lookup.reason;
   if (lookup.value) return adopt(lookup.value);
   if (firstQuote.status === 'rejected') throw firstQuote.reason;
   let quote = firstQuote.value;
-  writes.add(deps.ledger.save(order.externalOrderId, 'neighbourhood', neighbourhood));
+  let sent = { name: neighbourhood.name, confidence: neighbourhood.confidence };
+  if (tariff) {
+    const checked = await tariff.check(await quoted(), neighbourhood, quote, knownFallback.status === 'fulfilled' ? knownFallback.value : undefined);
+    if ('code' in checked) return hold(deps, record, checked);
+    ({ quote, sent } = checked);
+  }
+  writes.add(deps.ledger.save(order.externalOrderId, 'neighbourhood', sent));
   writes.add(deps.ledger.setState(order.externalOrderId, 'dispatching', deps.now()));
 
   let created: WireShipment;
@@ -197,7 +211,7 @@ async function ship(attempt: Attempt, record: OrderRecord, aliases: Record<strin
     if (!isStaleQuote(error)) throw error;
     // The quote expired between steps (or the service forgot it): a fresh quote, once.
     log.info({ quote: quote.quoteId }, 'quote went stale before createShipment; re-quoting');
-    quote = await newQuote(attempt, await quoted(), neighbourhood.name);
+    quote = await newQuote(attempt, await quoted(), sent.name);
     created = await call('createShipment', () => client.createShipment(buildCreateShipmentRequest(order, quote.quoteId)));
   }
   const shipment = saveShipment(attempt, created, undefined);
@@ -263,13 +277,96 @@ async function heldCancelledShipment(attempt: Attempt, shipment: ShipmentProgres
   });
 }
 
-function resolveDropoff(deps: PipelineDeps, shop: ShopConfig, order: StoreOrder, aliases: Record<string, string>): { name: string; confidence: number } | HoldReason {
-  const resolution = resolveDeliveryAddress(deps.resolver, order.dropoff, { country: shop.country, aliases });
-  if (!resolution.ok) return { code: 'neighbourhood_not_found', message: resolution.reason };
-  return { name: resolution.neighbourhood.name, confidence: resolution.confidence };
+/** The drop-off neighbourhood, its city (whose fallback tariff applies), and the names to try, most precise first. */
+interface Dropoff {
+  name: string;
+  confidence: number;
+  city: string;
+  /** Names that denote the same place, most precise first (the resolved name, then wider areas containing it). */
+  candidates: string[];
 }
 
-async function newQuote(attempt: Attempt, order: StoreOrder, neighbourhood: string): Promise<NonNullable<OrderRecord['quote']>> {
+function resolveDropoff(deps: PipelineDeps, shop: ShopConfig, order: StoreOrder, aliases: Record<string, string>): Dropoff | HoldReason {
+  const resolution = resolveDeliveryAddress(deps.resolver, order.dropoff, { country: shop.country, aliases });
+  if (!resolution.ok) return { code: 'neighbourhood_not_found', message: resolution.reason };
+  const { name, city } = resolution.neighbourhood;
+  return { name, confidence: resolution.confidence, city, candidates: [name] };
+}
+
+type QuoteProgress = NonNullable<OrderRecord['quote']>;
+
+/**
+ * The fallback-tariff guard for one attempt (see tariff-guard.ts). `known` reads the cached fallback price;
+ * `check` learns it when unknown (one createQuote for the city name), judges the quote, tries the wider names
+ * the resolver offers while the service prices a name at the fallback, and gives a hold reason when it
+ * prices none of them. Never a wrong name: only names that denote the same place are tried.
+ */
+function tariffCheck(attempt: Attempt, city: string) {
+  const { deps, shop, client, call, log } = attempt;
+  const memory = deps.tariffs;
+  if (!memory) return undefined;
+  const service = serviceId(shop);
+  const keyFor = (order: StoreOrder): FallbackKey => ({
+    pickup: shop.pickup.neighbourhood,
+    city,
+    weight: weightLabel(order.weightGrams !== undefined && order.weightGrams > 0 ? order.weightGrams / 1000 : undefined),
+    paymentMode: order.paymentFamily,
+  });
+  const distancePriced = (order: StoreOrder) => shop.pickup.coords !== undefined && order.dropoff.coords !== undefined;
+
+  async function learn(order: StoreOrder): Promise<number | undefined> {
+    try {
+      const cityQuote = await call('createQuote', () => client.createQuote(buildQuoteRequest(shop, { ...order, dropoff: { ...order.dropoff, coords: undefined } }, city)));
+      await memory!.rememberFallback(service, keyFor(order), cityQuote.total);
+      return cityQuote.total;
+    } catch (error) {
+      if (error instanceof DispatchError && error.retryable) throw error;
+      // A service that refuses a city name outright has no fallback to fall into; nothing to compare with.
+      log.warn({ err: (error as Error).message, city }, 'could not learn the fallback tariff (quote for the city name refused)');
+      return undefined;
+    }
+  }
+
+  return {
+    async known(order: StoreOrder): Promise<number | undefined> {
+      return distancePriced(order) ? undefined : memory.fallback(service, keyFor(order));
+    },
+    async check(
+      order: StoreOrder, dropoff: Dropoff, first: QuoteProgress, knownFallback: number | undefined,
+    ): Promise<{ quote: QuoteProgress; sent: { name: string; confidence: number } } | HoldReason> {
+      if (distancePriced(order)) return { quote: first, sent: { name: dropoff.name, confidence: dropoff.confidence } };
+      const fallback = knownFallback ?? (await learn(order));
+      let quote = first;
+      for (const [index, name] of dropoff.candidates.entries()) {
+        if (index > 0) quote = await newQuote(attempt, order, name);
+        const verdict = judgeQuote(quote.total, fallback, false);
+        if (verdict.kind !== 'fallback') {
+          if (verdict.kind === 'priced') rememberPriced(memory, service, name);
+          return { quote, sent: { name, confidence: dropoff.confidence } };
+        }
+        attempt.writes.add(memory.remember(service, name, false));
+        log.warn({ neighbourhood: name, total: quote.total, fallback: verdict.fallbackXof }, 'quote at the fallback tariff: the service does not price this name');
+      }
+      const tried = dropoff.candidates.map((n) => `'${n}'`).join(', then ');
+      return {
+        code: 'neighbourhood_not_priced',
+        message: `the delivery service does not price ${tried}: quoted at the fallback tariff of ${quote.total} XOF (its price for the city name '${city}'), which the customer would pay. Add an alias from the address to a neighbourhood the service prices, then replay the order.`,
+      };
+    },
+  };
+}
+
+/** Names already recorded as priced by this process, per service: one Redis write per name, not per order. */
+const pricedSeen = new Map<string, Set<string>>();
+function rememberPriced(memory: TariffMemory, service: string, name: string): void {
+  const seen = pricedSeen.get(service) ?? new Set<string>();
+  pricedSeen.set(service, seen);
+  if (seen.has(name)) return;
+  seen.add(name);
+  memory.remember(service, name, true).catch(() => seen.delete(name));
+}
+
+async function newQuote(attempt: Attempt, order: StoreOrder, neighbourhood: string): Promise<QuoteProgress> {
   const { deps, shop, client, call, writes } = attempt;
   const quote: WireQuote = await call('createQuote', () => client.createQuote(buildQuoteRequest(shop, order, neighbourhood)));
   const progress = { quoteId: quote.quoteId, expiresAt: quote.expiresAt, total: quote.total, breakdown: quote.breakdown };

@@ -15,6 +15,7 @@ import { cancelDelivery, syncDelivery, type CancelOutcome, type DeliveryDeps, ty
 import { handleShopEvent, type ShopEventOutcome } from '../jobs/shop-event.js';
 import { DispatchError } from '../dispatch/errors.js';
 import { checkReadiness, redisProbe, startOpsServer, workersProbe } from '../observability/health.js';
+import { TariffMemory } from '../jobs/tariff-guard.js';
 import { instrumentWorkers, RelaisMetrics } from '../observability/metrics.js';
 import { createRuntime, type Runtime, type RuntimeOptions } from './runtime.js';
 import { runScheduledReconciliation } from '../reconcile/index.js';
@@ -70,6 +71,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     { connection, prefix: options.prefix, concurrency: options.concurrency ?? 10, settings, lockDuration: options.lockMs ?? 30_000, stalledInterval: options.lockMs ?? 30_000 },
   );
 
+  const tariffs = new TariffMemory(runtime.redis, options.prefix);
   const dispatch = new Worker<DispatchJob, DispatchOutcome>(
     QUEUE.dispatch,
     async (job) => {
@@ -81,6 +83,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           onDispatchCall: (call) => metrics.observeDispatchCall(call),
           onUnknownState: (shopId, state) => metrics.unknownState(shopId, state),
           rateLimiter,
+          tariffs,
         });
         if (outcome.kind === 'ready') {
           // Write the tracking link into the shop now rather than at the first delivery webhook.

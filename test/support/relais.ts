@@ -146,6 +146,8 @@ export interface TestRelaisOptions {
   emulatorProfile?: string;
   /** Sets the shops' dispatch.webhookSigningSecret (T_DISPATCH_SIGNING_SECRET), so delivery webhooks must be signed. */
   dispatchSigningSecret?: string;
+  /** Gazetteer names the emulated service does not price (it quotes them at the fallback tariff). */
+  unpricedNeighbourhoods?: string[];
   /** The dispatch emulator's courier outcome, per shipment (default: delivered). */
   deliveryOutcome?: DispatchEmulatorOptions['deliveryOutcome'];
   /** Serves the dashboard (RELAIS_DASHBOARD_TOKEN) from the web process. */
@@ -166,6 +168,7 @@ export async function startTestRelais(options: TestRelaisOptions = {}): Promise<
     quoteTtlMs: options.quoteTtlMs,
     ...(options.deliveryOutcome ? { deliveryOutcome: options.deliveryOutcome } : {}),
     ...(options.emulatorProfile ? { profile: loadWireProfile(options.emulatorProfile) } : {}),
+    ...(options.unpricedNeighbourhoods ? { unpricedNeighbourhoods: options.unpricedNeighbourhoods } : {}),
   });
   // Relais reads WooCommerce products (weights) and writes orders back: without a wooUrl of its own, the
   // test's WooCommerce shop gets an emulated REST API (unknown orders and products answer 404 there).

@@ -41,7 +41,7 @@ import { buildApps, DEFAULT_BODY_LIMIT_BYTES, listen, type ClosableServer } from
 import { EmulatorStore } from './store.js';
 import type { DispatchEmulator, DispatchEmulatorOptions, RecordedCall } from './types.js';
 import { WebhookSender } from './webhooks.js';
-import { loadZoneIndex } from './zones.js';
+import { loadZoneIndex, normaliseName } from './zones.js';
 
 export type {
   DeliveryOutcome,
@@ -142,7 +142,12 @@ export async function startDispatchEmulator(options: DispatchEmulatorOptions): P
   validateOptions(options);
   const logger = (options.logger ?? silentLogger).child({ component: 'dispatch-emulator' });
   const host = options.host ?? '127.0.0.1';
-  const zones = await loadZoneIndex(options.gazetteerDir);
+  const gazetteerZones = await loadZoneIndex(options.gazetteerDir);
+  // A real service's zone list is not the gazetteer: the names it leaves out fall to the fallback tariff.
+  const unpriced = new Set((options.unpricedNeighbourhoods ?? []).map(normaliseName));
+  const zones = unpriced.size === 0
+    ? gazetteerZones
+    : { ...gazetteerZones, candidates: (name: string) => (unpriced.has(normaliseName(name)) ? [] : gazetteerZones.candidates(name)) };
 
   const organisations = new OrganisationRegistry(options.organisations);
   const store = new EmulatorStore();

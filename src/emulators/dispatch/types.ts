@@ -68,6 +68,8 @@ export interface DispatchEmulatorOptions {
   logger?: Logger;
   /** extra: where the neighbourhood CSVs are; default data/neighbourhoods found above this module. */
   gazetteerDir?: string;
+  /** extra: gazetteer names this service does not price (quoted at the fallback tariff, as a city name is). */
+  unpricedNeighbourhoods?: string[];
   /** extra: request body limit in bytes, default 100 kB (over it: 413 PAYLOAD_TOO_LARGE). */
   bodyLimitBytes?: number;
 }

@@ -1,0 +1,106 @@
+/**
+ * The fallback-tariff guard.
+ *
+ * Spec, section 1: `city` is the neighbourhood; a city name is priced at the fallback tariff, the highest,
+ * and the customer pays the difference. A neighbourhood the service does not know is priced the same way,
+ * silently: the quote looks like any other. So Relais learns the fallback price (a quote for the city name,
+ * same pickup, weight and payment mode: quotes create nothing a courier or customer sees) and checks every
+ * zone-priced quote against it. A quote at the fallback means the service does not price that name: the
+ * dispatch job tries the next, wider name the resolver offers, or holds the order saying which name to alias.
+ *
+ * What it learns is kept per service (base URL and key: tariffs are the organisation's) in Redis: the
+ * fallback price per pickup, city, weight and payment mode for a day, and the names the service was seen to
+ * price and not to price (shown by `relais resolve --shop`). Once the fallback is cached the check costs the
+ * hot path one Redis read, made beside the quote, and no call to the service.
+ * Quotes priced by distance (coordinates on both ends) are exempt: no zone, no fallback.
+ */
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { ShopConfig } from '../config/shops.js';
+
+/** How long a learned fallback price is trusted: tariffs change rarely, and a stale one only costs a re-check. */
+export const FALLBACK_TTL_SECONDS = 24 * 3600;
+/** The names seen priced or not, per service: a bounded memory, refreshed as orders go. */
+const NAMES_TTL_SECONDS = 30 * 24 * 3600;
+
+export interface FallbackKey {
+  pickup: string;
+  /** The city whose fallback applies (the drop-off's city name, as the gazetteer spells it). */
+  city: string;
+  /** Weight sent with the quote, rounded to 100 g ('standard' when none: the service's standard parcel). */
+  weight: string;
+  paymentMode: string;
+}
+
+export type TariffVerdict = { kind: 'priced' } | { kind: 'fallback'; fallbackXof: number } | { kind: 'exempt'; why: string };
+
+/** A stable, non-secret name for the service a shop talks to (base URL + key: tariffs belong to the organisation). */
+export function serviceId(shop: ShopConfig): string {
+  return createHash('sha256').update(`${shop.dispatch.baseUrl}\n${shop.dispatch.apiKey.reveal()}`).digest('hex').slice(0, 16);
+}
+
+export function weightLabel(weightKg: number | undefined): string {
+  return weightKg === undefined ? 'standard' : (Math.round(weightKg * 10) / 10).toFixed(1);
+}
+
+export class TariffMemory {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  private fallbackKey(service: string, key: FallbackKey): string {
+    const parts = [key.pickup, key.city, key.weight, key.paymentMode].map((p) => encodeURIComponent(p.toLowerCase()));
+    return `${this.prefix}:tariff:${service}:fallback:${parts.join(':')}`;
+  }
+  private namesKey(service: string, kind: 'priced' | 'unpriced'): string {
+    return `${this.prefix}:tariff:${service}:${kind}`;
+  }
+
+  async fallback(service: string, key: FallbackKey): Promise<number | undefined> {
+    const raw = await this.redis.get(this.fallbackKey(service, key));
+    return raw === null ? undefined : Number(raw);
+  }
+
+  async rememberFallback(service: string, key: FallbackKey, totalXof: number): Promise<void> {
+    await this.redis.set(this.fallbackKey(service, key), String(totalXof), 'EX', FALLBACK_TTL_SECONDS);
+  }
+
+  /** Records what the service showed of a name: priced at a zone tariff, or at the fallback. */
+  async remember(service: string, name: string, priced: boolean): Promise<void> {
+    const [to, from] = priced ? (['priced', 'unpriced'] as const) : (['unpriced', 'priced'] as const);
+    await this.redis
+      .multi()
+      .sadd(this.namesKey(service, to), name)
+      .srem(this.namesKey(service, from), name)
+      .expire(this.namesKey(service, to), NAMES_TTL_SECONDS)
+      .exec();
+  }
+
+  /** 'priced', 'unpriced', or undefined when the service has not been seen to price the name yet. */
+  async knownPricing(service: string, name: string): Promise<'priced' | 'unpriced' | undefined> {
+    const [priced, unpriced] = await Promise.all([
+      this.redis.sismember(this.namesKey(service, 'priced'), name),
+      this.redis.sismember(this.namesKey(service, 'unpriced'), name),
+    ]);
+    return priced === 1 ? 'priced' : unpriced === 1 ? 'unpriced' : undefined;
+  }
+
+  async names(service: string): Promise<{ priced: string[]; unpriced: string[] }> {
+    const [priced, unpriced] = await Promise.all([
+      this.redis.smembers(this.namesKey(service, 'priced')),
+      this.redis.smembers(this.namesKey(service, 'unpriced')),
+    ]);
+    return { priced: priced.sort(), unpriced: unpriced.sort() };
+  }
+}
+
+/**
+ * A zone quote at (or above) the fallback price is the fallback: the service did not price the name. The
+ * fallback is "strictly the highest" tariff, so any zone the service knows is below it.
+ */
+export function judgeQuote(totalXof: number, fallbackXof: number | undefined, distancePriced: boolean): TariffVerdict {
+  if (distancePriced) return { kind: 'exempt', why: 'priced by distance (coordinates on both ends)' };
+  if (fallbackXof === undefined) return { kind: 'exempt', why: 'fallback tariff not known' };
+  return totalXof >= fallbackXof ? { kind: 'fallback', fallbackXof } : { kind: 'priced' };
+}
