@@ -22,7 +22,12 @@ export interface ResolveInput {
   /** ISO 3166-1 alpha-2 ('SN', 'CI'); when absent, every country the gazetteer covers. */
   country?: string;
   fields: AddressFields;
-  coords?: { lat: number; lng: number };
+  /**
+   * Where the drop-off is. `accuracyM`, when the source reports it (a phone's fix: 5–50 m; a geocoder's
+   * city-level answer: kilometres), tells a precise point from a city centroid; without it the number of
+   * decimals and the distance to the city's own point decide (see usableCoords in resolver.ts).
+   */
+  coords?: { lat: number; lng: number; accuracyM?: number };
   /** The merchant's alias text → canonical neighbourhood name (as the gazetteer spells it). */
   aliases?: Record<string, string>;
 }
