@@ -217,6 +217,32 @@ function blockedNames(cityRows: CityRow[]): BlockedName[] {
   return out;
 }
 
+/** The name without its trailing unit number: "Hann Maristes 1" → "hann maristes". */
+export function bareKeyOf(place: Pick<Place, 'tokens'>): string | undefined {
+  const last = place.tokens.at(-1);
+  if (place.tokens.length < 2 || last === undefined || !/^\d+$/.test(last)) return undefined;
+  return place.tokens.slice(0, -1).join(' ');
+}
+
+/**
+ * "Hann Maristes" is how customers write Hann Maristes 1 when the gazetteer lists no other Hann Maristes:
+ * the bare name is a key of that one numbered quartier, so it outranks a shorter alternate name ("Hann",
+ * Yararh's). Not when several numbers share the bare name (Boukoki 1–4: the number decides), when the
+ * bare name already names a place, or when it is too short or an address word to mean anything alone.
+ */
+function addBareNames(index: CountryIndex, addKey: (key: string, hit: KeyHit, fuzzy: boolean) => void): void {
+  const byBare = new Map<string, Place[]>();
+  for (const place of index.places) {
+    const bare = bareKeyOf(place);
+    if (bare !== undefined) byBare.set(bare, [...(byBare.get(bare) ?? []), place]);
+  }
+  for (const [bare, places] of byBare) {
+    const meaningful = bare.split(' ').filter((t) => !NOISE_WORDS.has(t));
+    if (places.length !== 1 || index.byKey.has(bare) || compactOf(meaningful.join(' ')).length < 5) continue;
+    addKey(bare, { place: places[0]!, kind: 'alt_name' }, false);
+  }
+}
+
 /** Reads every CSV of `dataDir` and builds the indexes. Throws with file and row on malformed data. */
 export function loadGazetteer(dataDir: string): Gazetteer {
   const files = readdirSync(dataDir).filter((f) => /^[A-Z]{2}_.+\.csv$/.test(f)).sort();
@@ -263,17 +289,20 @@ export function loadGazetteer(dataDir: string): Gazetteer {
     }
     const drafts = draftsOf(country);
     const existing = drafts.get(key);
+    // The département a Dakar row lies in (Pikine, Guédiawaye, Rufisque) holds it: "Thiaroye, Pikine" is one place.
+    const admin2 = keyOf(row.admin2) === keyOf(row.city) ? [] : normaliseTokens(row.admin2).filter((t) => !NOISE_WORDS.has(t));
     if (existing) {
       existing.altNames.push(...row.alt_names);
       rememberAlts(existing, row.alt_names);
       if (point) existing.points.push(point);
+      if (admin2.length > 0) existing.parents.push(admin2);
       continue;
     }
     const draft: Draft = {
       country, city: row.city, name: row.neighbourhood, placeType: row.place_type,
       broad: BROAD_TYPES.has(row.place_type), listedQuartier: false, listedCommune: false,
       ...(point ? { coords: point } : {}),
-      altNames: [...row.alt_names], points: point ? [point] : [], parents: [],
+      altNames: [...row.alt_names], points: point ? [point] : [], parents: admin2.length > 0 ? [admin2] : [],
     };
     drafts.set(key, draft);
     rememberAlts(draft, row.alt_names);
@@ -383,6 +412,7 @@ export function loadGazetteer(dataDir: string): Gazetteer {
       if (before.length >= 6 && !shared && !index.byKey.has(before)) addKey(before, { place, kind: 'abbreviation' }, false);
       if (/^[a-z]{4,}$/.test(inside) && !index.byKey.has(inside)) addKey(inside, { place, kind: 'abbreviation' }, false);
     }
+    addBareNames(index, addKey);
     for (const place of index.places) {
       for (const k of [...place.keys]) {
         const m = /^(?:cite|quartier) (.+)$/.exec(k);
