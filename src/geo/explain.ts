@@ -11,6 +11,7 @@ const VIA_LABEL: Record<MatchEvidence['via'], string> = {
   alias: "merchant's alias",
   numbered: 'listed base name (this number is not in the gazetteer)',
   abbreviation: 'abbreviation',
+  reordered: 'the words of a listed name in another order',
   fuzzy: 'close spelling (typo)',
   coords: 'coordinates',
 };

@@ -19,7 +19,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bareKeyOf, loadGazetteer, type BlockedName, type CountryIndex, type Gazetteer, type KeyHit, type Place, type Point } from './gazetteer.js';
+import { bareKeyOf, loadGazetteer, wordsKey, type BlockedName, type CountryIndex, type Gazetteer, type KeyHit, type Place, type Point } from './gazetteer.js';
 import {
   ABBREVIATIONS, COUNTRIES, COUNTRY_BOXES, isCountryCode, LINKING_WORDS, NOISE_WORDS, STREET_OR_LANDMARK_WORDS,
   type CountryCode,
@@ -41,7 +41,7 @@ const FIELD_ORDER: (keyof AddressFields)[] = ['address1', 'address2', 'city', 'p
 const FIELD_WEIGHT: Record<keyof AddressFields, number> = {
   address1: 1, address2: 1, city: 1, province: 0.95, zip: 0.9, company: 0.85,
 };
-const VIA_SCORE = { alias: 0.99, exact: 0.97, alt_name: 0.95, abbreviation: 0.9 } as const;
+const VIA_SCORE = { alias: 0.99, exact: 0.97, alt_name: 0.95, abbreviation: 0.9, reordered: 0.92 } as const;
 const NUMBERED_FALLBACK = 0.9;
 const STREET_CONTEXT = 0.75;
 const FUZZY_BASE = 0.92;
@@ -315,9 +315,16 @@ export class NeighbourhoodResolver {
     if (found) return found;
     found = [];
     const index = this.gazetteer.countries.get(p.country);
+    // A name that opens this one, a few km away, holds it too: "Angré" holds "Angré Cocoteraie", and Angré's parent is Cocody.
+    const opening = (q: Place) =>
+      q.tokens.slice(0, -1).flatMap((_, n) =>
+        (index?.byKey.get(q.tokens.slice(0, n + 1).join(' ')) ?? [])
+          .filter((h) => h.kind === 'exact' && h.place !== q && (placesDistanceKm(h.place, q) ?? 0) <= COORDS_RADIUS_KM)
+          .map((h) => h.place),
+      );
     let frontier = [p];
     for (let depth = 0; depth < 3 && index && frontier.length > 0; depth++) {
-      const next = frontier.flatMap((q) => q.parents.flatMap((key) => (index.byKey.get(key.join(' ')) ?? []).map((h) => h.place)));
+      const next = frontier.flatMap((q) => [...q.parents.flatMap((key) => (index.byKey.get(key.join(' ')) ?? []).map((h) => h.place)), ...opening(q)]);
       frontier = next.filter((q) => q !== p && !found!.includes(q));
       found.push(...new Set(frontier));
     }
@@ -325,14 +332,15 @@ export class NeighbourhoodResolver {
     return found;
   }
 
-  /** The commune (a place of specificity 1) whose point is the nearest to this place's, within AREA_MAX_KM. */
+  /** The commune (a place of specificity 1) whose own point is the nearest to this place's, within AREA_MAX_KM. */
   private areaOf(p: Place): Place | undefined {
     if (this.areas.has(p)) return this.areas.get(p);
     let best: Place | undefined;
     let bestKm = AREA_MAX_KM;
     for (const q of this.gazetteer.countries.get(p.country)?.places ?? []) {
-      if (q.specificity !== 1 || q === p) continue;
-      const km = placesDistanceKm(q, p);
+      // The commune's own point (its highest-ranked row), not a same-name village elsewhere ("Adjamé" near Bingerville).
+      if (q.specificity !== 1 || q === p || !q.coords) continue;
+      const km = placeDistanceKm(p, q.coords);
       if (km !== undefined && km <= bestKm) {
         best = q;
         bestKm = km;
@@ -694,7 +702,8 @@ export class NeighbourhoodResolver {
       for (const fs of fields) {
         const tokens = this.expand(fs.tokens, index.country);
         const rawText = (start: number, end: number) => fs.rawWords.slice(tokens[start]!.raw, tokens[end - 1]!.raw + 1).join(' ');
-        const found = this.exactMatches(index, fs, tokens, rawText);
+        const found = [...this.exactMatches(index, fs, tokens, rawText)];
+        found.push(...this.reorderedMatches(index, fs, tokens, rawText, found));
         const exact = subsumed(found);
         const covered = new Array<boolean>(tokens.length).fill(false);
         for (const m of exact) for (let k = m.start; k < m.end; k++) covered[k] = true;
@@ -752,6 +761,31 @@ export class NeighbourhoodResolver {
         };
         for (const hit of (extendable && index.byKey.get(key)) || []) add(hit, false);
         for (const hit of compactHits ?? []) add(hit, true);
+      }
+    }
+    return found;
+  }
+
+  /**
+   * "Akouedo camp militaire" for Camp Militaire d'Akouédo: every word of a listed name, in another order,
+   * as a run of words of one part. Not a run whose words already name only communes ("Adjamé Abobo" is
+   * two communes, not the quartier Abobo Adjame).
+   */
+  private reorderedMatches(index: CountryIndex, fs: FieldText, tokens: Token[], rawText: (s: number, e: number) => string, exact: Match[]): Match[] {
+    const found: Match[] = [];
+    for (let i = 0; i < tokens.length; i++) {
+      for (let end = i + 2; end <= Math.min(tokens.length, i + MAX_COMPACT_TOKENS); end++) {
+        if (tokens[end - 1]!.seg !== tokens[i]!.seg) break;
+        const texts = tokens.slice(i, end).map((t) => t.text);
+        if (index.byKey.has(texts.join(' '))) continue;
+        const words = wordsKey(texts);
+        const hits = words === undefined ? undefined : index.byWords.get(words);
+        if (!hits) continue;
+        const inside = exact.filter((m) => m.start >= i && m.end <= end);
+        if (inside.length > 0 && inside.every((m) => m.place.specificity === 1)) continue;
+        for (const hit of hits) {
+          found.push({ place: hit.place, field: fs.field, start: i, end, via: 'reordered', score: VIA_SCORE.reordered, text: rawText(i, end), seg: tokens[i]!.seg });
+        }
       }
     }
     return found;

@@ -58,7 +58,7 @@ export interface LevelDecision {
 export interface MatchEvidence {
   field: keyof AddressFields | 'coords' | 'alias';
   text: string;
-  via: 'exact' | 'alt_name' | 'alias' | 'numbered' | 'abbreviation' | 'fuzzy' | 'coords';
+  via: 'exact' | 'alt_name' | 'alias' | 'numbered' | 'abbreviation' | 'reordered' | 'fuzzy' | 'coords';
   score: number;
 }
 
