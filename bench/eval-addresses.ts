@@ -74,7 +74,7 @@ export function readCorpus(dir = CORPUS_DIR): CorpusRow[] {
 /** A hold tells the merchant what to add: a neighbourhood, an alias, the number, coordinates or the country. */
 const SAYS_WHAT_TO_ADD = /\b(add|set)\b/;
 
-export function evaluateCorpus(rows: CorpusRow[] = readCorpus(), resolver = NeighbourhoodResolver.load()): Report {
+export function evaluateCorpus(rows: CorpusRow[] = readCorpus(), resolver: Pick<NeighbourhoodResolver, 'resolve' | 'dataDir'> = NeighbourhoodResolver.load()): Report {
   const gazetteer = loadGazetteer(resolver.dataDir);
   // A city, region or country name of the address's own country (Niamey's quartier "Abidjan" is not one).
   const blockedIn = (country: string | undefined) =>

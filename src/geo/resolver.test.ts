@@ -6,19 +6,12 @@ import { describe, expect, it } from 'vitest';
 import { loadGazetteer } from './gazetteer.js';
 import { COUNTRIES, COUNTRY_NAMES, REGION_NAMES } from './names.js';
 import {
-  explainResolution, normaliseText, NeighbourhoodResolver, type AddressFields, type Resolution, type ResolveInput,
+  explainResolution, normaliseText, NeighbourhoodResolver, type AddressFields, type ResolveInput,
 } from './resolver.js';
+import { held, resolved } from '../../test/geo/resolution-asserts.js';
 
 const resolver = NeighbourhoodResolver.load();
 
-function resolved(r: Resolution): Extract<Resolution, { ok: true }> {
-  if (!r.ok) throw new Error(`expected a neighbourhood, got: ${r.reason}`);
-  return r;
-}
-function held(r: Resolution): Extract<Resolution, { ok: false }> {
-  if (r.ok) throw new Error(`expected no neighbourhood, got ${r.neighbourhood.name} (${r.confidence})`);
-  return r;
-}
 
 // Real-looking addresses as customers type them at checkout: [country, fields, expected neighbourhood,
 // and, when the address names an area and a sub-area inside it, the sub-area kept beside the area sent].

@@ -378,7 +378,9 @@ export class NeighbourhoodResolver {
       }
     }
     const heldBy = (c: Candidate) => group.filter((o) => o !== c && this.holds(o, c)).length;
-    return group.sort((a, b) => heldBy(a) - heldBy(b) || a.place.specificity - b.place.specificity);
+    // Two parts of one area ("Cocody Angré, 7e tranche"): customers write from the widest to the finest.
+    const typedAt = (c: Candidate) => Math.min(...c.matches.map((m) => FIELD_ORDER.indexOf(m.field) * 1000 + m.start));
+    return group.sort((a, b) => heldBy(a) - heldBy(b) || a.place.specificity - b.place.specificity || typedAt(a) - typedAt(b));
   }
 
   /** Issue 18 §3: the most precise name the service prices; until that is known, the area. */
@@ -509,7 +511,7 @@ export class NeighbourhoodResolver {
   private whyWon(best: Candidate, group: Candidate[], candidates: Candidate[]): string {
     const m = best.matches[0];
     const how = m ? `"${m.text}" in ${m.field} (${m.via.replace('_', ' ')}, ${round2(m.score).toFixed(2)})` : `the coordinates, ${best.coordsKm?.toFixed(2)} km away`;
-    const parts = [`${best.place.name} ${round2(best.confidence).toFixed(2)} from ${how}`];
+    const parts = [`best match ${best.place.name} ${round2(best.confidence).toFixed(2)}, from ${how}`];
     if (best.coordsKm !== undefined && m) parts.push(`coordinates ${best.coordsKm.toFixed(2)} km from it`);
     if (group.length > 1) parts.push(`${group.filter((c) => c !== best).map((c) => c.place.name).join(', ')} nested with it, not rivals`);
     const next = candidates.find((c) => !group.includes(c));
