@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { evaluateCorpus, meetsTargets, readCorpus, type CorpusRow } from '../../bench/eval-addresses.js';
+import { resolveDeliveryAddress } from '../../src/geo/order-address.js';
 import { explainResolution, NeighbourhoodResolver, type Resolution, type ResolveInput } from '../../src/geo/resolver.js';
 import { held, resolved } from './resolution-asserts.js';
 
@@ -149,5 +150,15 @@ describe('npm run eval:addresses', () => {
     expect(report.missed.map((r) => r.row.id)).toEqual(['b']);
     expect(report.cityNamesSent.map((r) => r.row.id)).toEqual(['c']);
     expect(meetsTargets(report)).toBe(false);
+  });
+});
+
+describe('resolveDeliveryAddress', () => {
+  const order = { name: 'Fatou Ndiaye', address1: 'Ouakam, cité Avion', city: 'Dakar', countryCode: 'SN' };
+
+  it('sends the area for an order naming an area and a cité, and the cité once the service is known to price it', () => {
+    expect(resolved(resolveDeliveryAddress(resolver, order, { country: 'SN', aliases: {} })).neighbourhood.name).toBe('Ouakam');
+    const pricing = priced({ 'Cite Avion': true });
+    expect(resolved(resolveDeliveryAddress(resolver, order, { country: 'SN', aliases: {}, pricing })).neighbourhood.name).toBe('Cite Avion');
   });
 });
