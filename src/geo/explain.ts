@@ -1,9 +1,10 @@
 /**
  * Human text for `relais resolve "<address>" --country SN` and the held-order view: what was found,
- * how sure, from which words, what else it could be, and, when not resolved, the alias that would fix it.
+ * how sure, from which words, why it won, what else it could be, which level of nested names is sent and
+ * whether the service is known to price it, and, when not resolved, the alias that would fix it.
  */
 import { normaliseText } from './normalise.js';
-import { DEFAULT_MIN_CONFIDENCE, type MatchEvidence, type Resolution, type ResolveInput } from './types.js';
+import { DEFAULT_MIN_CONFIDENCE, type LevelDecision, type MatchEvidence, type Resolution, type ResolveInput } from './types.js';
 
 const VIA_LABEL: Record<MatchEvidence['via'], string> = {
   exact: 'exact name',
@@ -11,6 +12,7 @@ const VIA_LABEL: Record<MatchEvidence['via'], string> = {
   alias: "merchant's alias",
   numbered: 'listed base name (this number is not in the gazetteer)',
   abbreviation: 'abbreviation',
+  reordered: 'the words of a listed name in another order',
   fuzzy: 'close spelling (typo)',
   coords: 'coordinates',
 };
@@ -30,6 +32,18 @@ function addressLine(input: ResolveInput): string {
   return `Address: ${parts.join(', ') || '(empty)'}${where}${coords}`;
 }
 
+const pricedText = (p: boolean | undefined) =>
+  p === undefined ? 'not known (no list of the names this service prices yet)' : p ? 'yes' : 'no (fallback tariff)';
+
+function levelLines(level: LevelDecision, sent: string): string[] {
+  const lines = [`Level sent: ${level.sent === 'only' ? 'the only place named' : level.sent} (${level.reason})`];
+  if (level.levels.length > 1) {
+    lines.push('Nested names, most precise first:', ...level.levels.map((l) => `  - ${l.name} (${l.placeType}): priced ${pricedText(l.priced)}${l.name === sent ? ' ← sent' : ''}`));
+  }
+  lines.push(`Priced by the service: ${pricedText(level.levels.find((l) => l.name === sent)?.priced)}`);
+  return lines;
+}
+
 export function explainResolution(input: ResolveInput, r: Resolution): string {
   const lines = [addressLine(input)];
   if (r.ok) {
@@ -37,7 +51,10 @@ export function explainResolution(input: ResolveInput, r: Resolution): string {
     lines.push(`Neighbourhood: ${n.name} (${n.city}, ${n.country}; ${n.placeType})`);
     lines.push(`Confidence: ${r.confidence.toFixed(2)} (resolved: ${DEFAULT_MIN_CONFIDENCE} or more is needed)`);
     lines.push('Matched:', ...r.evidence.map(describe));
-    lines.push(`Alternatives: ${r.alternatives.length > 0 ? r.alternatives.map((a) => `${a.name} ${a.confidence.toFixed(2)}`).join(', ') : 'none'}`);
+    if (r.why) lines.push(`Why it won: ${r.why}`);
+    lines.push(`Other candidates (rivals): ${r.alternatives.length > 0 ? r.alternatives.map((a) => `${a.name} ${a.confidence.toFixed(2)}`).join(', ') : 'none'}`);
+    if (r.level) lines.push(...levelLines(r.level, n.name));
+    if (r.subArea) lines.push(`Kept in the address line: ${r.subArea.name} (the more precise name)`);
     lines.push(`Sent to the dispatch service as the neighbourhood: "${n.name}"`);
     return lines.join('\n');
   }

@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { csvRecords } from './csv.js';
 import { normaliseTokens } from './normalise.js';
 import {
-  COUNTRIES, COUNTRY_NAMES, EXTRA_CITY_NAMES, REGION_NAMES, isCountryCode, NOISE_WORDS, type CountryCode,
+  COUNTRIES, COUNTRY_NAMES, EXTRA_CITY_NAMES, LINKING_WORDS, REGION_NAMES, isCountryCode, NOISE_WORDS, type CountryCode,
 } from './names.js';
 
 export interface Point {
@@ -71,6 +71,8 @@ export interface CountryIndex {
   byCompact: Map<string, KeyHit[]>;
   /** Every leading run of tokens of every key: an n-gram is extended only while it can still become a key. */
   prefixes: Set<string>;
+  /** Names of two or more words by their words sorted ("akouedo camp militaire"): the same words typed in another order. */
+  byWords: Map<string, KeyHit[]>;
   /** Names and alternate names by number of tokens, then by letter count (typos compare token by token). */
   fuzzyByLength: Map<number, Map<number, FuzzyKey[]>>;
 }
@@ -217,6 +219,55 @@ function blockedNames(cityRows: CityRow[]): BlockedName[] {
   return out;
 }
 
+/** A name's words without articles, sorted: the key of `byWords` (undefined under two words). */
+export function wordsKey(tokens: string[]): string | undefined {
+  const words = tokens.filter((t) => !LINKING_WORDS.has(t));
+  return words.length < 2 ? undefined : [...words].sort().join(' ');
+}
+
+/** The name without its trailing unit number: "Hann Maristes 1" → "hann maristes". */
+export function bareKeyOf(place: Pick<Place, 'tokens'>): string | undefined {
+  const last = place.tokens.at(-1);
+  if (place.tokens.length < 2 || last === undefined || !/^\d+$/.test(last)) return undefined;
+  return place.tokens.slice(0, -1).join(' ');
+}
+
+/**
+ * "Hann Maristes" is how customers write Hann Maristes 1 when the gazetteer lists no other Hann Maristes:
+ * the bare name is a key of that one numbered quartier, so it outranks a shorter alternate name ("Hann",
+ * Yararh's). Not when several numbers share the bare name (Boukoki 1–4: the number decides), when the
+ * bare name already names a place, or when it is too short or an address word to mean anything alone.
+ */
+function addBareNames(index: CountryIndex, addKey: (key: string, hit: KeyHit, fuzzy: boolean) => void): void {
+  const byBare = new Map<string, Place[]>();
+  for (const place of index.places) {
+    const bare = bareKeyOf(place);
+    if (bare !== undefined) byBare.set(bare, [...(byBare.get(bare) ?? []), place]);
+  }
+  for (const [bare, places] of byBare) {
+    const meaningful = bare.split(' ').filter((t) => !NOISE_WORDS.has(t));
+    if (places.length !== 1 || index.byKey.has(bare) || compactOf(meaningful.join(' ')).length < 5) continue;
+    addKey(bare, { place: places[0]!, kind: 'alt_name' }, false);
+  }
+}
+
+/**
+ * Dakar's communes d'arrondissement (official lists) are named after their quartiers ("Dieuppeul-Derklé"):
+ * a part that names no listed place, and starts no longer name ("Sicap" starts Sicap Baobab), is how
+ * customers write a quartier of that commune, and the commune is its area.
+ */
+function addCommuneParts(index: CountryIndex, addKey: (key: string, hit: KeyHit, fuzzy: boolean) => void): void {
+  for (const place of index.places) {
+    if (!place.placeType.startsWith('commune') || !place.name.includes('-')) continue;
+    for (const part of place.name.split('-')) {
+      const key = keyOf(part);
+      if (compactOf(key).length < 5 || NOISE_WORDS.has(key) || index.byKey.has(key)) continue;
+      if (index.places.some((o) => o !== place && [...o.keys].some((k) => k.startsWith(`${key} `)))) continue;
+      addKey(key, { place, kind: 'abbreviation' }, false);
+    }
+  }
+}
+
 /** Reads every CSV of `dataDir` and builds the indexes. Throws with file and row on malformed data. */
 export function loadGazetteer(dataDir: string): Gazetteer {
   const files = readdirSync(dataDir).filter((f) => /^[A-Z]{2}_.+\.csv$/.test(f)).sort();
@@ -263,17 +314,20 @@ export function loadGazetteer(dataDir: string): Gazetteer {
     }
     const drafts = draftsOf(country);
     const existing = drafts.get(key);
+    // The département a Dakar row lies in (Pikine, Guédiawaye, Rufisque) holds it: "Thiaroye, Pikine" is one place.
+    const admin2 = keyOf(row.admin2) === keyOf(row.city) ? [] : normaliseTokens(row.admin2).filter((t) => !NOISE_WORDS.has(t));
     if (existing) {
       existing.altNames.push(...row.alt_names);
       rememberAlts(existing, row.alt_names);
       if (point) existing.points.push(point);
+      if (admin2.length > 0) existing.parents.push(admin2);
       continue;
     }
     const draft: Draft = {
       country, city: row.city, name: row.neighbourhood, placeType: row.place_type,
       broad: BROAD_TYPES.has(row.place_type), listedQuartier: false, listedCommune: false,
       ...(point ? { coords: point } : {}),
-      altNames: [...row.alt_names], points: point ? [point] : [], parents: [],
+      altNames: [...row.alt_names], points: point ? [point] : [], parents: admin2.length > 0 ? [admin2] : [],
     };
     drafts.set(key, draft);
     rememberAlts(draft, row.alt_names);
@@ -317,7 +371,7 @@ export function loadGazetteer(dataDir: string): Gazetteer {
   for (const [country, drafts] of draftsByCountry) {
     const blockedHere = ownBlocked.get(country)!;
     const foreign = foreignCities.get(country)!;
-    const index: CountryIndex = { country, places: [], byKey: new Map(), byCompact: new Map(), prefixes: new Set(), fuzzyByLength: new Map() };
+    const index: CountryIndex = { country, places: [], byKey: new Map(), byCompact: new Map(), prefixes: new Set(), fuzzyByLength: new Map(), byWords: new Map() };
     const addKey = (key: string, hit: KeyHit, fuzzy: boolean) => {
       if (key === '' || blockedHere.has(key) || hit.place.keys.has(key)) return;
       hit.place.keys.add(key);
@@ -331,6 +385,12 @@ export function loadGazetteer(dataDir: string): Gazetteer {
         index.byCompact.set(compact, clist);
       }
       const tokens = key.split(' ');
+      const words = wordsKey(tokens);
+      if (words !== undefined) {
+        const wlist = index.byWords.get(words) ?? [];
+        if (!wlist.some((h) => h.place === hit.place)) wlist.push(hit);
+        index.byWords.set(words, wlist);
+      }
       for (let n = 1; n <= tokens.length; n++) index.prefixes.add(tokens.slice(0, n).join(' '));
       if (fuzzy) {
         const byLetters = index.fuzzyByLength.get(tokens.length) ?? new Map<number, FuzzyKey[]>();
@@ -383,6 +443,8 @@ export function loadGazetteer(dataDir: string): Gazetteer {
       if (before.length >= 6 && !shared && !index.byKey.has(before)) addKey(before, { place, kind: 'abbreviation' }, false);
       if (/^[a-z]{4,}$/.test(inside) && !index.byKey.has(inside)) addKey(inside, { place, kind: 'abbreviation' }, false);
     }
+    addBareNames(index, addKey);
+    addCommuneParts(index, addKey);
     for (const place of index.places) {
       for (const k of [...place.keys]) {
         const m = /^(?:cite|quartier) (.+)$/.exec(k);

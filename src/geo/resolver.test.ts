@@ -6,30 +6,25 @@ import { describe, expect, it } from 'vitest';
 import { loadGazetteer } from './gazetteer.js';
 import { COUNTRIES, COUNTRY_NAMES, REGION_NAMES } from './names.js';
 import {
-  explainResolution, normaliseText, NeighbourhoodResolver, type AddressFields, type Resolution, type ResolveInput,
+  explainResolution, normaliseText, NeighbourhoodResolver, type AddressFields, type ResolveInput,
 } from './resolver.js';
+import { held, resolved } from '../../test/geo/resolution-asserts.js';
 
 const resolver = NeighbourhoodResolver.load();
 
-function resolved(r: Resolution): Extract<Resolution, { ok: true }> {
-  if (!r.ok) throw new Error(`expected a neighbourhood, got: ${r.reason}`);
-  return r;
-}
-function held(r: Resolution): Extract<Resolution, { ok: false }> {
-  if (r.ok) throw new Error(`expected no neighbourhood, got ${r.neighbourhood.name} (${r.confidence})`);
-  return r;
-}
 
-// Real-looking addresses as customers type them at checkout: [country, fields, expected neighbourhood].
-const RESOLVED: [string, AddressFields, string][] = [
+// Real-looking addresses as customers type them at checkout: [country, fields, expected neighbourhood,
+// and, when the address names an area and a sub-area inside it, the sub-area kept beside the area sent].
+const RESOLVED: [string, AddressFields, string, string?][] = [
   ['SN', { address1: 'Villa 12, Sacré Coeur 3', city: 'Dakar' }, 'Sacré-Cœur 3'],
   ['SN', { address1: 'Sacré-Cœur III villa 9', city: 'Dakar' }, 'Sacré-Cœur 3'],
   ['SN', { address1: 'sacrecoeur 3', city: 'Dakar' }, 'Sacré-Cœur 3'],
   ['SN', { address1: 'Sacre Coeur', city: 'Dakar' }, 'Sacré Coeur'],
-  ['SN', { address1: 'Parcelles U17', city: 'Dakar' }, 'Unité 17'],
-  ['SN', { address1: 'PA U17 villa 234', city: 'Dakar' }, 'Unité 17'],
-  ['SN', { address1: 'P.A. Unité 17' }, 'Unité 17'],
-  ['SN', { address1: 'Parcelles Assainies Unité 17, villa 120', city: 'Dakar' }, 'Unité 17'],
+  ['SN', { address1: 'Parcelles U17', city: 'Dakar' }, 'Parcelles Assainies', 'Unité 17'],
+  ['SN', { address1: 'PA U17 villa 234', city: 'Dakar' }, 'Parcelles Assainies', 'Unité 17'],
+  ['SN', { address1: 'P.A. Unité 17' }, 'Parcelles Assainies', 'Unité 17'],
+  ['SN', { address1: 'Parcelles Assainies Unité 17, villa 120', city: 'Dakar' }, 'Parcelles Assainies', 'Unité 17'],
+  ['SN', { address1: 'Unité 17, villa 120', city: 'Dakar' }, 'Unité 17'],
   ['SN', { address1: 'Mermoz, villa 45', city: 'Dakar' }, 'Mermoz'],
   ['SN', { address1: 'Ouakam', address2: 'près de la mosquée', city: 'Dakar' }, 'Ouakam'],
   ['SN', { address1: 'Les Almadies, route de Ngor', city: 'Dakar' }, 'Almadies'],
@@ -44,27 +39,27 @@ const RESOLVED: [string, AddressFields, string][] = [
   ['SN', { address1: 'Fann Residence', city: 'Dakar' }, 'Fann Résidence'],
   ['SN', { address1: 'Patte d oie builders', city: 'Dakar' }, "Patte d'Oie"],
   ['SN', { address1: 'Médina rue 22 x 19', city: 'Dakar' }, 'Medina'],
-  ['SN', { address1: 'Ouakam Mamelles', city: 'Dakar' }, 'Mamelles'],
+  ['SN', { address1: 'Ouakam Mamelles', city: 'Dakar' }, 'Ouakam', 'Mamelles'],
   ['SN', { address1: 'Yoff Layène', city: 'Dakar' }, 'Yoff'],
-  ['SN', { address1: 'Sam Notaire', city: 'Guédiawaye' }, 'Sam notaire'],
-  ['SN', { address1: 'Thiaroye', city: 'Pikine' }, 'Tiaroye'],
+  ['SN', { address1: 'Sam Notaire', city: 'Guédiawaye' }, 'Guédiawaye', 'Sam notaire'],
+  ['SN', { address1: 'Thiaroye', city: 'Pikine' }, 'Pikine', 'Tiaroye'],
   ['SN', { address1: 'Grand Dakar', city: 'Dakar' }, 'Grand Dakar'],
   ['SN', { address1: 'Castors', city: 'Dakar' }, 'Castor'],
-  ['CI', { address1: 'Cocody Angré', city: 'Abidjan' }, 'Angré'],
-  ['CI', { address1: 'Angre 8e tranche', city: 'Abidjan' }, '8ᵉ tranche'],
+  ['CI', { address1: 'Cocody Angré', city: 'Abidjan' }, 'Cocody', 'Angré'],
+  ['CI', { address1: 'Angre 8e tranche', city: 'Abidjan' }, 'Angré', '8ᵉ tranche'],
   ['CI', { address1: 'Cocodi', city: 'Abidjan' }, 'Cocody'],
   ['CI', { address1: 'Yopougon', city: 'Abidjan' }, 'Yopougon'],
   ['CI', { address1: 'Youpougon', city: 'Abidjan' }, 'Yopougon'],
   ['CI', { address1: 'Yop', city: 'Abidjan' }, 'Yopougon'],
-  ['CI', { address1: 'Youpougon Niangon', city: 'Abidjan' }, 'Niangon'],
-  ['CI', { address1: 'Marcory Zone 4C', city: 'Abidjan' }, 'Zone 4c'],
+  ['CI', { address1: 'Youpougon Niangon', city: 'Abidjan' }, 'Yopougon', 'Niangon'],
+  ['CI', { address1: 'Marcory Zone 4C', city: 'Abidjan' }, 'Marcory', 'Zone 4c'],
   ['CI', { address1: 'Riviera 3', city: 'Abidjan' }, 'Riviéra 3'],
-  ['CI', { address1: 'Cocody Riviera Palmeraie', city: 'Abidjan' }, 'Les Palmeraies'],
+  ['CI', { address1: 'Cocody Riviera Palmeraie', city: 'Abidjan' }, 'Cocody', 'Les Palmeraies'],
   ['CI', { address1: 'II Plateaux', city: 'Abidjan' }, 'Deux Plateaux'],
   ['CI', { address1: 'Deux Plateaux Vallons', city: 'Abidjan' }, 'II Plateaux-Vallons'],
   ['CI', { address1: 'Avenue 16 rue 12', city: 'Treichville' }, 'Treichville'],
   ['CI', { address1: 'Port Bouet', city: 'Abidjan' }, 'Port-Bouët'],
-  ['CI', { address1: 'Adjamé 220 logements', city: 'Abidjan' }, '220 logements'],
+  ['CI', { address1: 'Adjamé 220 logements', city: 'Abidjan' }, 'Adjamé', '220 logements'],
   ['CI', { address1: 'Abobo gare', city: 'Abidjan' }, 'Abobo'],
   ['CI', { address1: 'Plateau, avenue Chardy', city: 'Abidjan' }, 'Le Plateau'],
   ['CI', { address1: 'Bietry', city: 'Abidjan' }, 'Biétri'],
@@ -74,7 +69,7 @@ const RESOLVED: [string, AddressFields, string][] = [
   ['BJ', { address1: 'Carré 120, Cadjehoun', city: 'Cotonou' }, 'Cadjehoun'],
   ['ML', { address1: 'ACI 2000', city: 'Bamako' }, 'ACI 2000'],
   ['ML', { address1: 'Badalabougou', city: 'Bamako' }, 'Badalabougou'],
-  ['CI', { address1: 'Niangon Sud - Sicogi', city: 'Yopougon' }, 'Niangon Sud - Sicogi'],
+  ['CI', { address1: 'Niangon Sud - Sicogi', city: 'Yopougon' }, 'Yopougon', 'Niangon Sud - Sicogi'],
   ['CI', { address1: 'VITIB, Grand-Bassam road' }, 'Village des Technologies de l’Information et de la Biotechnologie (VITIB)'],
   ['BF', { address1: 'Ouaga 2000', city: 'Ouagadougou' }, 'Ouaga 2000'],
   ['BF', { address1: 'Tang Sega', city: 'Ouagadougou' }, 'Tang-Séga'],
@@ -95,9 +90,11 @@ const HELD: [string | undefined, AddressFields, string][] = [
 ];
 
 describe('NeighbourhoodResolver', () => {
-  it.each(RESOLVED)('resolves a %s address %j to %s', (country, fields, expected) => {
+  it.each(RESOLVED)('resolves a %s address %j to %s (sub-area kept: %s)', (country, fields, expected, subArea) => {
     const r = resolved(resolver.resolve({ country, fields }));
     expect(r.neighbourhood.name).toBe(expected);
+    expect(r.subArea?.name).toBe(subArea);
+    expect(r.level?.sent).toBe(subArea === undefined ? 'only' : 'area');
     expect(r.confidence).toBeGreaterThanOrEqual(resolver.minConfidence);
     expect(r.evidence.length).toBeGreaterThan(0);
   });
@@ -149,7 +146,7 @@ describe('NeighbourhoodResolver', () => {
 
   it('reads abbreviations customers type', () => {
     const pa = resolved(resolver.resolve({ country: 'SN', fields: { address1: 'PA U17' } }));
-    expect(pa.evidence[0]).toMatchObject({ via: 'abbreviation', text: 'U17' });
+    expect(pa.evidence).toContainEqual(expect.objectContaining({ via: 'abbreviation', text: 'U17' }));
     expect(resolved(resolver.resolve({ country: 'CI', fields: { address1: 'Yop city' } })).neighbourhood.name).toBe('Yopougon');
   });
 
@@ -172,15 +169,15 @@ describe('NeighbourhoodResolver', () => {
     expect(inCompany.evidence[0]?.field).toBe('company');
   });
 
-  it("answers Abidjan's communes, and Dakar's large communes with less confidence than a quartier in the same address", () => {
+  it("answers Abidjan's communes and Dakar's large communes, and sends the commune with the quartier as its sub-area when both are typed", () => {
     for (const commune of ['Cocody', 'Yopougon', 'Marcory', 'Treichville', 'Koumassi', 'Port-Bouët', 'Adjamé', 'Attécoubé', 'Abobo']) {
       expect(resolved(resolver.resolve({ country: 'CI', fields: { city: commune } })).neighbourhood.name).toBe(commune);
     }
     const pikine = resolved(resolver.resolve({ country: 'SN', fields: { address1: 'Pikine rue 5' } }));
     const quartier = resolved(resolver.resolve({ country: 'SN', fields: { address1: 'Thiaroye, Pikine' } }));
     expect(pikine.neighbourhood.name).toBe('Pikine');
-    expect(quartier.neighbourhood.name).toBe('Tiaroye');
-    expect(quartier.alternatives.find((a) => a.name === 'Pikine')!.confidence).toBeLessThan(quartier.confidence);
+    expect(quartier.neighbourhood.name).toBe('Pikine');
+    expect(quartier.level?.levels.map((l) => l.name)).toEqual(['Tiaroye', 'Pikine']);
   });
 
   it('prefers an urban quartier to a village matched the same way', () => {

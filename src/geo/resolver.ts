@@ -19,29 +19,29 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadGazetteer, type BlockedName, type CountryIndex, type Gazetteer, type KeyHit, type Place, type Point } from './gazetteer.js';
+import { bareKeyOf, loadGazetteer, wordsKey, type BlockedName, type CountryIndex, type Gazetteer, type KeyHit, type Place, type Point } from './gazetteer.js';
 import {
   ABBREVIATIONS, COUNTRIES, COUNTRY_BOXES, isCountryCode, LINKING_WORDS, NOISE_WORDS, STREET_OR_LANDMARK_WORDS,
   type CountryCode,
 } from './names.js';
 import { allowedEdits, boundedEditDistance, isNumberToken, normaliseTokens, segmentsOf } from './normalise.js';
 import {
-  COORDS_RADIUS_KM, DEFAULT_MIN_CONFIDENCE, type AddressFields, type MatchEvidence, type Neighbourhood, type Resolution,
-  type ResolveInput,
+  COORDS_RADIUS_KM, DEFAULT_MIN_CONFIDENCE, type AddressFields, type LevelDecision, type MatchEvidence, type Neighbourhood,
+  type PricedNames, type Resolution, type ResolveInput,
 } from './types.js';
 
 export { normaliseText } from './normalise.js';
 export { explainResolution } from './explain.js';
 export {
-  COORDS_RADIUS_KM, DEFAULT_MIN_CONFIDENCE, type AddressFields, type MatchEvidence, type Neighbourhood, type Resolution,
-  type ResolveInput,
+  COORDS_RADIUS_KM, DEFAULT_MIN_CONFIDENCE, type AddressFields, type LevelDecision, type MatchEvidence, type Neighbourhood,
+  type PricedNames, type Resolution, type ResolveInput,
 } from './types.js';
 
 const FIELD_ORDER: (keyof AddressFields)[] = ['address1', 'address2', 'city', 'province', 'zip', 'company'];
 const FIELD_WEIGHT: Record<keyof AddressFields, number> = {
   address1: 1, address2: 1, city: 1, province: 0.95, zip: 0.9, company: 0.85,
 };
-const VIA_SCORE = { alias: 0.99, exact: 0.97, alt_name: 0.95, abbreviation: 0.9 } as const;
+const VIA_SCORE = { alias: 0.99, exact: 0.97, alt_name: 0.95, abbreviation: 0.9, reordered: 0.92 } as const;
 const NUMBERED_FALLBACK = 0.9;
 const STREET_CONTEXT = 0.75;
 const FUZZY_BASE = 0.92;
@@ -68,8 +68,25 @@ const COMMUNE_REACH_KM = 6;
 const COMMUNE_ARRONDISSEMENT_REACH_KM = 2;
 /** Two quartier points this close are one neighbourhood seen by two sources, or its immediate neighbour. */
 const ADJACENT_KM = 1.2;
-/** Coordinates this close to a city's own point are a geocoder's centroid for the bare city name. */
+/**
+ * Coordinates this close to a city's own point may be a geocoder's centroid for the bare city name; they
+ * are one unless they are precise (a reported accuracy of PRECISE_ACCURACY_M or better, or, with no
+ * accuracy, four decimals or more and not on the city's point itself, CITY_POINT_KM). A landmark near
+ * the centre located by the customer's phone is a delivery point.
+ */
 const CITY_CENTROID_KM = 0.5;
+const CITY_POINT_KM = 0.05;
+const PRECISE_ACCURACY_M = 250;
+const PRECISE_DECIMALS = 4;
+/** A reported accuracy coarser than this (a geocoder's city or district answer) places nothing. */
+const COARSE_ACCURACY_M = 1000;
+/**
+ * A quartier lies in the commune whose point is the nearest, up to this far (Abidjan's communes, Dakar's
+ * départements: Bingerville's villages lie 13 km from its point). No polygons in the data (README).
+ */
+const AREA_MAX_KM = 15;
+/** "Angré 9e tranche", "Grand-Yoff Arafat": an area typed just before a place this near is its area. */
+const TYPED_SUB_AREA_KM = 3;
 
 interface Token {
   text: string;
@@ -88,6 +105,10 @@ interface Match {
   via: MatchEvidence['via'];
   score: number;
   text: string;
+  /** The comma-separated part of the field the match starts in. */
+  seg: number;
+  /** Right after a street or landmark word ("route de Ngor"): a street's name, not where the customer is. */
+  street?: boolean;
 }
 
 interface Candidate {
@@ -141,6 +162,12 @@ function inBox(p: Point, c: CountryCode): boolean {
   return p.lat >= s && p.lat <= n && p.lng >= w && p.lng <= e;
 }
 
+/** How many decimals a coordinate was given with (14.7 → 1): a geocoder's centroid is often rounded. */
+function decimalsOf(n: number): number {
+  const text = String(n);
+  return text.includes('e') ? 0 : (text.split('.')[1] ?? '').length;
+}
+
 /** Two decimals, rounded down: a confidence shown as 0.75 is never really 0.749. */
 const round2 = (n: number) => Math.floor(n * 100 + 1e-9) / 100;
 
@@ -164,21 +191,58 @@ function isAncestor(parent: Place, child: Place): boolean {
  * quartier a few kilometres apart. Anything else ("Mermoz, Ouakam": 2.2 km, neither holds the other) is
  * a contradiction and costs confidence.
  */
-function related(a: Place, b: Place): boolean {
+/** What the gazetteer knows of where places lie: for telling nested names from rival names. */
+interface Geography {
+  /** The commune whose point is the nearest (AREA_MAX_KM at most). */
+  areaOf(p: Place): Place | undefined;
+  /** The places the official lists name as its parents, their parents, and so on. */
+  ancestorsOf(p: Place): Place[];
+}
+
+function isAncestorDeep(a: Place, b: Place, geo: Geography): boolean {
+  return isAncestor(a, b) || geo.ancestorsOf(b).some((q) => q === a || isAncestor(a, q));
+}
+
+/**
+ * A commune and a quartier go together when the lists make the commune its parent, or, when no list
+ * gives the quartier another commune, when it lies within COMMUNE_REACH_KM of the commune's point or the
+ * commune's point is the nearest one to it. "Angré, Yopougon" contradicts itself: the list puts Angré in Cocody.
+ */
+function communeHolds(commune: Place, b: Place, geo: Geography): boolean {
+  if (b.specificity === 1 || commune.country !== b.country) return false;
+  if (isAncestorDeep(commune, b, geo)) return true;
+  if (geo.ancestorsOf(b).some((q) => q.specificity === 1)) return false;
+  const km = placesDistanceKm(commune, b);
+  return (km !== undefined && km <= COMMUNE_REACH_KM) || geo.areaOf(b) === commune;
+}
+
+function related(a: Place, b: Place, geo: Geography): boolean {
   if (a === b) return true;
   if (a.country !== b.country) return false;
-  if (isAncestor(a, b) || isAncestor(b, a)) return true;
+  if (isAncestorDeep(a, b, geo) || isAncestorDeep(b, a, geo)) return true;
   if (contains(a.tokens, b.tokens) || contains(b.tokens, a.tokens)) return true;
+  if (a.specificity === 1) return communeHolds(a, b, geo);
+  if (b.specificity === 1) return communeHolds(b, a, geo);
   const km = placesDistanceKm(a, b);
   if (km === undefined) return false;
   if (km <= ADJACENT_KM) return true;
-  const reach = Math.max(reachKm(a), reachKm(b));
-  return reachKm(a) !== reachKm(b) && km <= reach;
+  return a.commune !== b.commune && km <= COMMUNE_ARRONDISSEMENT_REACH_KM;
 }
 
-/** How far from its point a place may hold the quartiers an address names beside it. */
-function reachKm(p: Place): number {
-  return p.specificity === 1 ? COMMUNE_REACH_KM : p.commune ? COMMUNE_ARRONDISSEMENT_REACH_KM : 0;
+/**
+ * Does place `a` hold place `b` (an area and a sub-area in it, one answer)? Its parent in the official
+ * lists or its département; the commune it lies in (communeHolds); a name inside the other's a few km away
+ * ("HLM" / "HLM 5", "Cocody" / "Cocody Danga", not "Plateau" / "Plateau Dokui", 8 km off); a commune
+ * d'arrondissement and a quartier within its reach (Ouakam / Mamelles).
+ */
+function encloses(a: Place, b: Place, geo: Geography): boolean {
+  if (a === b || a.country !== b.country) return false;
+  if (isAncestorDeep(a, b, geo)) return true;
+  if (b.specificity === 1) return false;
+  if (a.specificity === 1) return communeHolds(a, b, geo);
+  const km = placesDistanceKm(a, b);
+  if (a.tokens.length < b.tokens.length && contains(a.tokens, b.tokens)) return km === undefined || km <= COORDS_RADIUS_KM;
+  return a.commune && !b.commune && km !== undefined && km <= COMMUNE_ARRONDISSEMENT_REACH_KM;
 }
 
 /** How many words of the address the candidate's best match used: more words, more detail. */
@@ -236,8 +300,115 @@ export class NeighbourhoodResolver {
   readonly minConfidence: number = DEFAULT_MIN_CONFIDENCE;
   private readonly aliasCache = new WeakMap<Record<string, string>, CompiledAlias[]>();
   private readonly editableWords = new Map<string, boolean>();
+  private readonly areas = new Map<Place, Place | undefined>();
 
   private constructor(private readonly gazetteer: Gazetteer) {}
+
+  private readonly ancestors = new Map<Place, Place[]>();
+  private readonly geo: Geography = {
+    areaOf: (p) => this.areaOf(p),
+    ancestorsOf: (p) => this.ancestorsOf(p),
+  };
+
+  private ancestorsOf(p: Place): Place[] {
+    let found = this.ancestors.get(p);
+    if (found) return found;
+    found = [];
+    const index = this.gazetteer.countries.get(p.country);
+    // A name that opens this one, a few km away, holds it too: "Angré" holds "Angré Cocoteraie", and Angré's parent is Cocody.
+    const opening = (q: Place) =>
+      q.tokens.slice(0, -1).flatMap((_, n) =>
+        (index?.byKey.get(q.tokens.slice(0, n + 1).join(' ')) ?? [])
+          .filter((h) => h.kind === 'exact' && h.place !== q && (placesDistanceKm(h.place, q) ?? 0) <= COORDS_RADIUS_KM)
+          .map((h) => h.place),
+      );
+    let frontier = [p];
+    for (let depth = 0; depth < 3 && index && frontier.length > 0; depth++) {
+      const next = frontier.flatMap((q) => [...q.parents.flatMap((key) => (index.byKey.get(key.join(' ')) ?? []).map((h) => h.place)), ...opening(q)]);
+      frontier = next.filter((q) => q !== p && !found!.includes(q));
+      found.push(...new Set(frontier));
+    }
+    this.ancestors.set(p, found);
+    return found;
+  }
+
+  /** The commune (a place of specificity 1) whose own point is the nearest to this place's, within AREA_MAX_KM. */
+  private areaOf(p: Place): Place | undefined {
+    if (this.areas.has(p)) return this.areas.get(p);
+    let best: Place | undefined;
+    let bestKm = AREA_MAX_KM;
+    for (const q of this.gazetteer.countries.get(p.country)?.places ?? []) {
+      // The commune's own point (its highest-ranked row), not a same-name village elsewhere ("Adjamé" near Bingerville).
+      if (q.specificity !== 1 || q === p || !q.coords) continue;
+      const km = placeDistanceKm(p, q.coords);
+      if (km !== undefined && km <= bestKm) {
+        best = q;
+        bestKm = km;
+      }
+    }
+    this.areas.set(p, best);
+    return best;
+  }
+
+  /**
+   * Does candidate `a` hold candidate `b`? As places (encloses), or as typed: an area written just before
+   * a place within TYPED_SUB_AREA_KM of it, in the same part of the same field ("Angré 9e tranche",
+   * "Grand-Yoff Arafat"), unless that place is itself a commune.
+   */
+  private holds(a: Candidate, b: Candidate): boolean {
+    if (encloses(a.place, b.place, this.geo)) return true;
+    if (encloses(b.place, a.place, this.geo) || b.place.specificity === 1 || b.place.commune || a.place.country !== b.place.country) return false;
+    const km = placesDistanceKm(a.place, b.place);
+    if (km === undefined || km > TYPED_SUB_AREA_KM) return false;
+    return a.matches.some((m) => b.matches.some((n) => n.field === m.field && n.seg === m.seg && n.start === m.end));
+  }
+
+  /** The winner and every named place nested with it, widest first: one answer at several levels. */
+  private nestedGroup(best: Candidate, candidates: Candidate[]): Candidate[] {
+    if (best.matches.length === 0) return [best];
+    const group = [best];
+    for (let grew = true; grew; ) {
+      grew = false;
+      for (const c of candidates) {
+        if (c.matches.every((m) => m.street) || group.some((g) => g.place === c.place || g.place.name === c.place.name)) continue;
+        if (group.some((g) => this.holds(g, c) || this.holds(c, g))) {
+          group.push(c);
+          grew = true;
+        }
+      }
+    }
+    const heldBy = (c: Candidate) => group.filter((o) => o !== c && this.holds(o, c)).length;
+    // Two parts of one area ("Cocody Angré, 7e tranche"): customers write from the widest to the finest.
+    const typedAt = (c: Candidate) => Math.min(...c.matches.map((m) => FIELD_ORDER.indexOf(m.field) * 1000 + m.start));
+    return group.sort((a, b) => heldBy(a) - heldBy(b) || a.place.specificity - b.place.specificity || typedAt(a) - typedAt(b));
+  }
+
+  /** Issue 18 §3: the most precise name the service prices; until that is known, the area. */
+  private chooseLevel(group: Candidate[], pricing: PricedNames | undefined): { sent: Candidate; level: LevelDecision } {
+    const preciseFirst = [...group].reverse();
+    const priced = (c: Candidate) => pricing?.isPriced(c.place.name);
+    const levels = preciseFirst.map((c) => {
+      const p = priced(c);
+      return { name: c.place.name, placeType: c.place.placeType, ...(p === undefined ? {} : { priced: p }) };
+    });
+    const decide = (sent: Candidate, reason: string) => ({
+      sent,
+      level: { sent: group.length === 1 ? ('only' as const) : sent === group[0] ? ('area' as const) : ('sub-area' as const), levels, reason },
+    });
+    if (group.length === 1) {
+      const p = priced(group[0]!);
+      return decide(group[0]!, `the only place named${p === undefined ? '' : p ? '; the service prices it' : '; the service is not known to price it'}`);
+    }
+    const names = preciseFirst.map((c) => c.place.name).join(' ⊂ ');
+    const pricedOne = preciseFirst.find((c) => priced(c) === true);
+    if (pricedOne) return decide(pricedOne, `${names}: ${pricedOne.place.name} is the most precise name the service prices`);
+    const area = group.find((c) => priced(c) !== false);
+    if (area) {
+      const why = pricing ? 'no finer name is known to be priced' : 'which names the service prices is not known yet';
+      return decide(area, `${names}: ${why}, so the area ${area.place.name} is sent and ${preciseFirst[0]!.place.name} stays in the address line`);
+    }
+    return decide(group[0]!, `${names}: none is known to be priced; the area ${group[0]!.place.name} is sent (the fallback-tariff guard decides)`);
+  }
 
   /** The directory the gazetteer was read from. */
   get dataDir(): string {
@@ -272,7 +443,8 @@ export class NeighbourhoodResolver {
     const address = addressText(input.fields);
 
     const aliasOutcome = this.aliasResolution(input.aliases, fields, countries, explicit);
-    const candidates = this.textCandidates(fields, countries, explicit);
+    const unlisted: string[] = [];
+    const candidates = this.textCandidates(fields, countries, explicit, unlisted);
     if (aliasOutcome) {
       if (!aliasOutcome.ok) return aliasOutcome;
       this.scoreAmbiguity(candidates);
@@ -312,22 +484,41 @@ export class NeighbourhoodResolver {
       return list.filter((c) => !seen.has(c.place.name) && seen.add(c.place.name));
     };
     if (best && best.confidence >= this.minConfidence) {
+      const group = this.nestedGroup(best, candidates);
+      const { sent, level } = this.chooseLevel(group, input.pricing);
+      const finest = group.at(-1)!;
       return {
         ok: true,
-        neighbourhood: toNeighbourhood(best.place),
+        neighbourhood: toNeighbourhood(sent.place),
         confidence: round2(best.confidence),
-        evidence: evidenceOf(best),
-        alternatives: distinct(candidates.slice(1)).filter((c) => c.place.name !== best.place.name).slice(0, 4)
+        evidence: group.flatMap(evidenceOf),
+        alternatives: distinct(candidates.filter((c) => !group.includes(c))).slice(0, 4)
           .map((c) => ({ name: c.place.name, confidence: round2(c.confidence) })),
+        why: this.whyWon(best, group, candidates),
+        level,
+        ...(finest !== sent ? { subArea: toNeighbourhood(finest.place) } : {}),
       };
     }
     const top = distinct(candidates).slice(0, 5);
     return {
       ok: false,
-      reason: this.reasonFor(address, top, candidates, mentions, coords),
+      reason: this.reasonFor(address, top, candidates, mentions, coords, unlisted),
       candidates: top.map((c) => ({ name: c.place.name, confidence: round2(c.confidence) })),
       evidence: top.flatMap(evidenceOf),
     };
+  }
+
+  private whyWon(best: Candidate, group: Candidate[], candidates: Candidate[]): string {
+    const m = best.matches[0];
+    const how = m ? `"${m.text}" in ${m.field} (${m.via.replace('_', ' ')}, ${round2(m.score).toFixed(2)})` : `the coordinates, ${best.coordsKm?.toFixed(2)} km away`;
+    const parts = [`best match ${best.place.name} ${round2(best.confidence).toFixed(2)}, from ${how}`];
+    if (best.coordsKm !== undefined && m) parts.push(`coordinates ${best.coordsKm.toFixed(2)} km from it`);
+    if (group.length > 1) parts.push(`${group.filter((c) => c !== best).map((c) => c.place.name).join(', ')} nested with it, not rivals`);
+    const next = candidates.find((c) => !group.includes(c));
+    if (next) parts.push(`next unrelated: ${next.place.name} ${round2(next.confidence).toFixed(2)}`);
+    const shorter = best.matches.length > 0 ? candidates.filter((c) => !group.includes(c) && c.matches.length === 0) : [];
+    if (shorter.length > 0) parts.push(`${shorter.map((c) => c.place.name).join(', ')} only near the coordinates`);
+    return parts.join('; ');
   }
 
   private fieldTexts(fields: AddressFields): FieldText[] {
@@ -384,8 +575,21 @@ export class NeighbourhoodResolver {
     if (Math.abs(lat) < 1e-6 && Math.abs(lng) < 1e-6) return { note: 'coordinates 0,0 ignored (no location)' };
     const boxes = explicit ? [explicit] : COUNTRIES;
     if (!boxes.some((k) => inBox({ lat, lng }, k))) return { note: `coordinates ${lat},${lng} lie outside ${explicit ?? 'the covered countries'}` };
-    const centroid = this.gazetteer.cityCentres.find((cc) => (!explicit || cc.country === explicit) && haversineKm(cc.point, { lat, lng }) <= CITY_CENTROID_KM);
-    if (centroid) return { note: 'coordinates are the city centre (a geocoded city name), not a delivery point' };
+    const accuracy = c.accuracyM;
+    if (accuracy !== undefined && Number.isFinite(accuracy) && accuracy > COARSE_ACCURACY_M) {
+      return { note: `coordinates are only accurate to ${Math.round(accuracy)} m (a geocoded city or district), not a delivery point` };
+    }
+    const centreKm = Math.min(
+      Infinity,
+      ...this.gazetteer.cityCentres.filter((cc) => !explicit || cc.country === explicit).map((cc) => haversineKm(cc.point, { lat, lng })),
+    );
+    // Distance alone cannot tell a phone's fix at a landmark near the centre from the city's centroid: precision decides.
+    const precise = accuracy !== undefined && Number.isFinite(accuracy)
+      ? accuracy <= PRECISE_ACCURACY_M
+      : Math.min(decimalsOf(lat), decimalsOf(lng)) >= PRECISE_DECIMALS && centreKm > CITY_POINT_KM;
+    if (centreKm <= CITY_CENTROID_KM && !precise) {
+      return { note: 'coordinates are the city centre (a geocoded city name), not a delivery point: add the quartier or precise coordinates' };
+    }
     return { point: { lat, lng } };
   }
 
@@ -493,20 +697,26 @@ export class NeighbourhoodResolver {
     return out;
   }
 
-  private textCandidates(fields: FieldText[], countries: CountryIndex[], explicit: CountryCode | undefined): Candidate[] {
+  private textCandidates(fields: FieldText[], countries: CountryIndex[], explicit: CountryCode | undefined, unlisted: string[]): Candidate[] {
     const byPlace = new Map<Place, Candidate>();
     const isEditable = (t: Token) => !t.expanded && this.editable(t.text);
     for (const index of countries) {
       for (const fs of fields) {
         const tokens = this.expand(fs.tokens, index.country);
         const rawText = (start: number, end: number) => fs.rawWords.slice(tokens[start]!.raw, tokens[end - 1]!.raw + 1).join(' ');
-        const exact = this.exactMatches(index, fs, tokens, rawText);
+        const found = [...this.exactMatches(index, fs, tokens, rawText)];
+        found.push(...this.reorderedMatches(index, fs, tokens, rawText, found));
+        const exact = subsumed(found);
         const covered = new Array<boolean>(tokens.length).fill(false);
         for (const m of exact) for (let k = m.start; k < m.end; k++) covered[k] = true;
-        const matches = this.withNumberedFallback(subsumed([...exact, ...this.fuzzyMatches(index, fs, tokens, covered, rawText, tokens.map(isEditable))]), tokens, rawText);
+        const kept = subsumed([...exact, ...this.fuzzyMatches(index, fs, tokens, covered, rawText, tokens.map(isEditable))]);
+        const matches = this.withNumberedFallback([...kept, ...this.communesOpening(found, kept, tokens)], tokens, rawText, unlisted);
         for (const m of matches) {
           if (m.place.onlyWithCountry && explicit === undefined) continue;
-          if (this.afterStreetWord(tokens, m.start)) m.score *= STREET_CONTEXT;
+          if (this.afterStreetWord(tokens, m.start)) {
+            m.score *= STREET_CONTEXT;
+            m.street = true;
+          }
           m.score *= FIELD_WEIGHT[m.field] * m.place.typeFactor;
           const c = byPlace.get(m.place) ?? { place: m.place, matches: [], score: 0, confidence: 0 };
           c.matches.push(m);
@@ -549,27 +759,81 @@ export class NeighbourhoodResolver {
           if (seen.has(hit.place)) return;
           seen.add(hit.place);
           const via = expanded ? 'abbreviation' : viaCompact && hit.kind === 'exact' ? 'alt_name' : hit.kind;
-          found.push({ place: hit.place, field: fs.field, start: i, end, via, score: VIA_SCORE[via], text: rawText(i, end) });
+          found.push({ place: hit.place, field: fs.field, start: i, end, via, score: VIA_SCORE[via], text: rawText(i, end), seg: tokens[i]!.seg });
         };
         for (const hit of (extendable && index.byKey.get(key)) || []) add(hit, false);
         for (const hit of compactHits ?? []) add(hit, true);
       }
     }
-    return subsumed(found);
+    return found;
   }
 
-  /** "Liberté 6" where only "Liberté" is listed: the base name, with less confidence. */
-  private withNumberedFallback(matches: Match[], tokens: Token[], rawText: (s: number, e: number) => string): Match[] {
+  /**
+   * "Akouedo camp militaire" for Camp Militaire d'Akouédo: every word of a listed name, in another order,
+   * as a run of words of one part. Not a run whose words already name only communes ("Adjamé Abobo" is
+   * two communes, not the quartier Abobo Adjame).
+   */
+  private reorderedMatches(index: CountryIndex, fs: FieldText, tokens: Token[], rawText: (s: number, e: number) => string, exact: Match[]): Match[] {
+    const found: Match[] = [];
+    for (let i = 0; i < tokens.length; i++) {
+      for (let end = i + 2; end <= Math.min(tokens.length, i + MAX_COMPACT_TOKENS); end++) {
+        if (tokens[end - 1]!.seg !== tokens[i]!.seg) break;
+        const texts = tokens.slice(i, end).map((t) => t.text);
+        if (index.byKey.has(texts.join(' '))) continue;
+        const words = wordsKey(texts);
+        const hits = words === undefined ? undefined : index.byWords.get(words);
+        if (!hits) continue;
+        const inside = exact.filter((m) => m.start >= i && m.end <= end);
+        if (inside.length > 0 && inside.every((m) => m.place.specificity === 1)) continue;
+        for (const hit of hits) {
+          found.push({ place: hit.place, field: fs.field, start: i, end, via: 'reordered', score: VIA_SCORE.reordered, text: rawText(i, end), seg: tokens[i]!.seg });
+        }
+      }
+    }
+    return found;
+  }
+
+  /**
+   * "Cocody Danga" is listed as one name (an alternate name of Danga) but names the commune too: a
+   * commune that opens a longer alternate-name match, holds its place and is followed by a word that
+   * names something (not "Pikine Ouest", "Rufisque Nord") is kept beside it, so the area can be sent. A
+   * place's own name ("Abobo Baoulé", "Koumassi Sicogi") is that place's name, not two levels.
+   */
+  private communesOpening(found: Match[], kept: Match[], tokens: Token[]): Match[] {
+    return found.filter(
+      (m) =>
+        m.place.specificity === 1 &&
+        !kept.includes(m) &&
+        kept.some(
+          (k) =>
+            k.start === m.start && k.end > m.end && k.via === 'alt_name' && encloses(m.place, k.place, this.geo) &&
+            tokens.slice(m.end, k.end).some((t) => !NOISE_WORDS.has(t.text) && !isNumberToken(t.text)),
+        ),
+    );
+  }
+
+  /**
+   * "Liberté 6" where only "Liberté" is listed: the base name, with less confidence. But "Hann Maristes 2"
+   * where only "Hann Maristes 1" is listed (found by its bare name) is another unit, not that one: the
+   * match is dropped and noted in `unlisted`, so the hold can say which number is missing.
+   */
+  private withNumberedFallback(matches: Match[], tokens: Token[], rawText: (s: number, e: number) => string, unlisted: string[]): Match[] {
+    const kept: Match[] = [];
     for (const m of matches) {
       const numberFollows = m.end < tokens.length && tokens[m.end]!.seg === tokens[m.end - 1]!.seg && isNumberToken(tokens[m.end]!.text);
       // "Angré 8e tranche": the number opens another name, it does not number this one.
       if (numberFollows && !matches.some((o) => (o.start <= m.start && o.end > m.end) || o.start === m.end)) {
+        if (bareKeyOf(m.place) !== undefined) {
+          unlisted.push(`'${rawText(m.start, m.end + 1)}' is not in the gazetteer (${m.place.name} is)`);
+          continue;
+        }
         m.via = 'numbered';
         m.score *= NUMBERED_FALLBACK;
         m.text = rawText(m.start, m.end + 1);
       }
+      kept.push(m);
     }
-    return matches;
+    return kept;
   }
 
   /** May this word carry a typo? Not a short word, a number, an address word, or (nearly) a city name. */
@@ -620,7 +884,7 @@ export class NeighbourhoodResolver {
             const edits = this.tokenEdits(tokens, i, fk.tokens, editableHere, budget);
             if (edits === undefined || edits === 0) continue;
             const score = FUZZY_BASE - (FUZZY_SLOPE * edits) / fk.length;
-            found.push({ place: fk.hit.place, field: fs.field, start: i, end: i + n, via: 'fuzzy', score, text: rawText(i, i + n) });
+            found.push({ place: fk.hit.place, field: fs.field, start: i, end: i + n, via: 'fuzzy', score, text: rawText(i, i + n), seg: tokens[i]!.seg });
           }
         }
       }
@@ -684,21 +948,22 @@ export class NeighbourhoodResolver {
     }
     near.sort((a, b) => a.km - b.km);
     return near.slice(0, 5).map(({ place, km }, i) => {
-      const rival = near.find((o, j) => j !== i && o.place.name !== place.name && !related(o.place, place));
+      const rival = near.find((o, j) => j !== i && o.place.name !== place.name && !related(o.place, place, this.geo));
       const crowded = rival !== undefined && rival.km < Math.max(km, 0.05) * COORDS_CLEARLY_NEARER;
       const score = (COORDS_BASE - (COORDS_DISTANCE_SLOPE * km) / COORDS_RADIUS_KM - (crowded ? COORDS_CROWDED : 0)) * place.typeFactor;
       return { place, matches: [], coordsKm: km, score, confidence: score };
     });
   }
 
-  /** Confidence = score, less a penalty when an unrelated place scores close to it. */
+  /** Confidence = score, less a penalty when an unrelated place scores close to it (nested names are one answer). */
   private scoreAmbiguity(candidates: Candidate[]): void {
     for (const c of candidates) {
       let rival = -Infinity;
       for (const o of candidates) {
-        if (o === c || related(o.place, c.place)) continue;
+        if (o === c || related(o.place, c.place, this.geo) || this.holds(o, c) || this.holds(c, o)) continue;
         if (o.place.name === c.place.name && o.place.country === c.place.country) continue;
-        rival = Math.max(rival, o.score);
+        // A commune weighs 0.9 so that a quartier inside it wins; one that contradicts the quartier is a full rival.
+        rival = Math.max(rival, o.place.specificity === 1 ? o.score / o.place.typeFactor : o.score);
       }
       const gap = c.score - rival;
       c.confidence = Math.min(MAX_CONFIDENCE, Math.max(0, c.score - Math.max(0, AMBIGUITY_WINDOW - gap)));
@@ -711,6 +976,7 @@ export class NeighbourhoodResolver {
     all: Candidate[],
     mentions: Mention[],
     coords: { point?: Point; note?: string },
+    unlisted: string[] = [],
   ): string {
     const quoted = `'${address || '(empty address)'}'`;
     const notes: string[] = [];
@@ -723,6 +989,7 @@ export class NeighbourhoodResolver {
     } else if (names.length > 1) {
       notes.push(`${names.map((n) => `'${n}'`).join(', ')} are city, region or country names, not neighbourhoods`);
     }
+    notes.push(...unlisted);
     if (coords.note) notes.push(coords.note);
     else if (coords.point && top.length === 0) notes.push(`no known neighbourhood within ${COORDS_RADIUS_KM} km of the coordinates`);
     const suffix = notes.length > 0 ? ` (${notes.join('; ')})` : '';

@@ -1,0 +1,145 @@
+/**
+ * `npm run eval:addresses`: the neighbourhood resolver against the address corpus of
+ * test/fixtures/addresses/ (how it was written: README.md there). Prints accuracy on the addresses that
+ * name a listed neighbourhood, the wrong names sent, the holds that should have resolved, the city names
+ * sent, and the holds whose reason does not say what to add. `--list` prints every row's outcome;
+ * `--check` exits 1 when a target of issue 18 is missed (≥ 98% resolved, 0 wrong, 0 city names).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { csvRecords } from '../src/geo/csv.js';
+import { loadGazetteer } from '../src/geo/gazetteer.js';
+import { normaliseText, NeighbourhoodResolver, type ResolveInput } from '../src/geo/resolver.js';
+
+export const CORPUS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'test', 'fixtures', 'addresses');
+
+export interface CorpusRow {
+  id: string;
+  input: ResolveInput;
+  /** Acceptable names, or empty when the address must be held. */
+  expect: string[];
+  source: string;
+}
+
+export type Outcome = 'correct' | 'wrong' | 'missed' | 'held';
+
+export interface RowResult {
+  row: CorpusRow;
+  outcome: Outcome;
+  sent?: string;
+  reason?: string;
+  cityNameSent: boolean;
+  /** A hold whose reason does not tell the merchant what to add. */
+  vagueHold: boolean;
+}
+
+export interface Report {
+  rows: RowResult[];
+  byCountry: Record<string, number>;
+  resolvable: number;
+  resolvedCorrectly: number;
+  wrongSends: RowResult[];
+  missed: RowResult[];
+  cityNamesSent: RowResult[];
+  vagueHolds: RowResult[];
+}
+
+function num(s: string | undefined): number | undefined {
+  return s === undefined || s.trim() === '' ? undefined : Number(s);
+}
+
+export function readCorpus(dir = CORPUS_DIR): CorpusRow[] {
+  const files = readdirSync(dir).filter((f) => f.endsWith('.csv')).sort();
+  return files.flatMap((f) =>
+    csvRecords(readFileSync(join(dir, f), 'utf8'), join(dir, f)).map((r) => {
+      const lat = num(r.lat);
+      const lng = num(r.lng);
+      const accuracyM = num(r.accuracy_m);
+      const fields = Object.fromEntries(
+        (['address1', 'address2', 'city', 'province'] as const).filter((k) => (r[k] ?? '') !== '').map((k) => [k, r[k]]),
+      );
+      const input: ResolveInput = {
+        country: r.country,
+        fields,
+        ...(lat !== undefined && lng !== undefined ? { coords: { lat, lng, ...(accuracyM !== undefined ? { accuracyM } : {}) } } : {}),
+      };
+      const expect = r.expect === 'hold' ? [] : (r.expect ?? '').split('|').map((s) => s.trim()).filter((s) => s !== '');
+      return { id: r.id ?? '?', input, expect, source: r.source ?? '' };
+    }),
+  );
+}
+
+/** A hold tells the merchant what to add: a neighbourhood, an alias, the number, coordinates or the country. */
+const SAYS_WHAT_TO_ADD = /\b(add|set)\b/;
+
+export function evaluateCorpus(rows: CorpusRow[] = readCorpus(), resolver: Pick<NeighbourhoodResolver, 'resolve' | 'dataDir'> = NeighbourhoodResolver.load()): Report {
+  const gazetteer = loadGazetteer(resolver.dataDir);
+  // A city, region or country name of the address's own country (Niamey's quartier "Abidjan" is not one).
+  const blockedIn = (country: string | undefined) =>
+    new Set(gazetteer.blocked.filter((b) => b.kind === 'country' || country === undefined || b.country === country).map((b) => b.key));
+  const results = rows.map((row): RowResult => {
+    const r = resolver.resolve(row.input);
+    if (!r.ok) {
+      return { row, outcome: row.expect.length === 0 ? 'held' : 'missed', reason: r.reason, cityNameSent: false, vagueHold: !SAYS_WHAT_TO_ADD.test(r.reason) };
+    }
+    const sent = r.neighbourhood.name;
+    const ok = row.expect.some((e) => normaliseText(e) === normaliseText(sent));
+    return { row, outcome: ok ? 'correct' : 'wrong', sent, cityNameSent: blockedIn(row.input.country?.toUpperCase()).has(normaliseText(sent)), vagueHold: false };
+  });
+  const byCountry: Record<string, number> = {};
+  for (const r of rows) byCountry[r.input.country ?? '?'] = (byCountry[r.input.country ?? '?'] ?? 0) + 1;
+  const resolvable = results.filter((r) => r.row.expect.length > 0);
+  return {
+    rows: results,
+    byCountry,
+    resolvable: resolvable.length,
+    resolvedCorrectly: resolvable.filter((r) => r.outcome === 'correct').length,
+    wrongSends: results.filter((r) => r.outcome === 'wrong'),
+    missed: results.filter((r) => r.outcome === 'missed'),
+    cityNamesSent: results.filter((r) => r.cityNameSent),
+    vagueHolds: results.filter((r) => r.vagueHold),
+  };
+}
+
+const fieldsText = (r: CorpusRow) =>
+  [...Object.values(r.input.fields), r.input.coords ? `@${r.input.coords.lat},${r.input.coords.lng}` : ''].filter(Boolean).join(' | ');
+
+export function formatReport(rep: Report, list = false): string {
+  const pct = (a: number, b: number) => (b === 0 ? '-' : `${((100 * a) / b).toFixed(1)}%`);
+  const lines = [
+    `Address corpus: ${rep.rows.length} addresses (${Object.entries(rep.byCountry).map(([c, n]) => `${c} ${n}`).join(', ')}), ${rep.resolvable} resolvable, ${rep.rows.length - rep.resolvable} to hold`,
+    `Resolved correctly: ${rep.resolvedCorrectly}/${rep.resolvable} resolvable (${pct(rep.resolvedCorrectly, rep.resolvable)})`,
+    `Wrong neighbourhoods sent: ${rep.wrongSends.length}`,
+    `Held but resolvable: ${rep.missed.length}`,
+    `City names sent: ${rep.cityNamesSent.length}`,
+    `Holds whose reason names nothing to add: ${rep.vagueHolds.length}`,
+  ];
+  const show = (title: string, rs: RowResult[]) => {
+    if (rs.length === 0) return;
+    lines.push('', `${title}:`);
+    for (const r of rs) {
+      const got = r.sent !== undefined ? `sent ${r.sent}` : `held: ${r.reason}`;
+      lines.push(`  ${r.row.id} ${fieldsText(r.row)} → ${got} (expected ${r.row.expect.join(' | ') || 'hold'})`);
+    }
+  };
+  show('Wrong sends', rep.wrongSends);
+  show('Held but resolvable', rep.missed);
+  show('City names sent', rep.cityNamesSent);
+  show('Vague holds', rep.vagueHolds);
+  if (list) show('All rows', rep.rows);
+  return lines.join('\n');
+}
+
+/** Issue 18's targets: ≥ 98% of resolvable addresses right, no wrong name, no city name, every hold says what to add. */
+export function meetsTargets(rep: Report): boolean {
+  return rep.resolvedCorrectly >= 0.98 * rep.resolvable && rep.wrongSends.length === 0 && rep.cityNamesSent.length === 0 && rep.vagueHolds.length === 0;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const { values } = parseArgs({ options: { list: { type: 'boolean' }, check: { type: 'boolean' } } });
+  const rep = evaluateCorpus();
+  process.stdout.write(`${formatReport(rep, values.list)}\n`);
+  if (values.check && !meetsTargets(rep)) process.exitCode = 1;
+}
