@@ -129,7 +129,7 @@ describe('Shopify carrier service: when the delivery service is slow or down', (
     // The flat rate was not cached: once the service is back, the next checkout gets the real price.
     const before = stack.simulateCalls();
     const up = await stack.shopifyRates(SHOPIFY_FLAT_SHOP_ID, request);
-    expect((up.body as Rates).rates[0]).toMatchObject({ total_price: '230000', description: 'Livraison à Unité 26' });
+    expect((up.body as Rates).rates[0]).toMatchObject({ total_price: '230000', description: 'Livraison à Parcelles Assainies' });
     expect(stack.simulateCalls()).toBe(before + 1);
   });
 

@@ -34,7 +34,7 @@ describe('WooCommerce rates endpoint', () => {
     const answer = await stack.wooRates(WOO_SHOP_ID, abidjanRequest({ address_1: 'Rue des Jardins', address_2: 'Cocody Danga' }));
     expect(answer.status).toBe(200);
     expect(answer.body).toEqual({
-      rates: [{ id: 'RELAIS_STANDARD', label: 'Relais — livraison', cost: 1500, currency: 'XOF', description: 'Livraison à Danga' }],
+      rates: [{ id: 'RELAIS_STANDARD', label: 'Relais — livraison', cost: 1500, currency: 'XOF', description: 'Livraison à Cocody' }],
     });
   });
 
