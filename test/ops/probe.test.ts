@@ -4,11 +4,13 @@
  * named and the draft profile maps what was seen). Shipments to read are made beforehand with a real
  * DispatchClient; the probe's own calls are then checked in the emulator's call log.
  */
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildShopRegistry } from '../../src/config/shops.js';
 import { DispatchClient } from '../../src/dispatch/client.js';
@@ -21,6 +23,7 @@ import { makeSecrets, registryDocument, secretEnv, SHOPIFY_SHOP_ID } from '../su
 
 const OTHER_DIALECT_FILE = fileURLToPath(new URL('../fixtures/dispatch-profiles/other-dialect.json', import.meta.url));
 const otherDialect = loadWireProfile(OTHER_DIALECT_FILE);
+const run = promisify(execFile);
 const SIDE_EFFECTS = ['createShipment', 'markReady', 'cancelShipment', 'openDispute'];
 const dirs: string[] = [];
 
@@ -265,5 +268,49 @@ describe('probe that cannot run', () => {
     expect(failure).toBeInstanceOf(ProbeFailure);
     expect((failure as ProbeFailure).reason).toBe('unreachable');
     expect((failure as ProbeFailure).message).toContain(`at ${baseUrl} did not answer`);
+  });
+});
+
+describe('the relais probe command', () => {
+  let world: World;
+  let env: NodeJS.ProcessEnv;
+  let secrets: ReturnType<typeof makeSecrets>;
+
+  const relaisProbe = async (...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> => {
+    try {
+      const { stdout, stderr } = await run(join(process.cwd(), 'node_modules/.bin/tsx'), ['src/main/cli.ts', 'probe', ...args], { env, cwd: process.cwd() });
+      return { stdout, stderr, code: 0 };
+    } catch (error) {
+      const e = error as { stdout?: string; stderr?: string; code?: number };
+      return { stdout: e.stdout ?? '', stderr: e.stderr ?? '', code: e.code ?? 1 };
+    }
+  };
+
+  beforeAll(async () => {
+    world = await startWorld(otherDialect);
+    secrets = makeSecrets();
+    secrets.dispatchApiKey = world.apiKey;
+    const registry = join(outDir(), 'shops.json');
+    writeFileSync(registry, JSON.stringify(registryDocument({ dispatchBaseUrl: world.emulator.baseUrl, dispatchProfile: OTHER_DIALECT_FILE })));
+    env = { PATH: process.env.PATH ?? '', ...secretEnv(secrets), RELAIS_SHOPS_FILE: registry, LOG_LEVEL: 'silent' };
+  });
+  afterAll(() => world?.emulator.close());
+
+  it('exits 0 and prints the report for a shop of the registry, writing the three files into --out', async () => {
+    const dir = outDir();
+    const result = await relaisProbe('--shop', SHOPIFY_SHOP_ID, '--shipment', world.delivered.shipmentId, '--tracking-code', world.delivered.trackingCode, '--out', dir);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('Every field, state and error body seen matched the profile "other-dialect"');
+    expect(readdirSync(dir).sort()).toEqual(['draft-profile.json', 'exchanges.json', 'learned.json']);
+    expect(result.stdout + result.stderr).not.toContain(world.apiKey);
+  });
+
+  it('exits non-zero with a message saying the key was refused when the shop\'s key is not the organisation\'s', async () => {
+    const wrong = `pk_live_${randomBytes(8).toString('hex')}`;
+    env = { ...env, T_DISPATCH_API_KEY: wrong };
+    const result = await relaisProbe('--shop', SHOPIFY_SHOP_ID, '--out', outDir());
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/relais probe: the dispatch service refused the key with 401/);
+    expect(result.stderr).not.toContain(wrong);
   });
 });
