@@ -299,7 +299,7 @@ export async function runProbe(options: ProbeOptions): Promise<ProbeReport> {
     files,
   };
   writeJson(files.learned, redact(report, target.apiKey));
-  writeJson(files.draft, document);
+  writeJson(files.draft, redact(document, target.apiKey));
   return report;
 }
 

@@ -46,10 +46,14 @@ interface World {
   delivered: { shipmentId: string; externalOrderId: string; trackingCode: string };
 }
 
-async function startWorld(dialect: WireProfile): Promise<World> {
+async function startWorld(dialect: WireProfile, options: { separateTracking?: boolean } = {}): Promise<World> {
   const apiKey = `pk_live_${randomBytes(16).toString('hex')}`;
-  const emulator = await startDispatchEmulator({ organisations: [{ id: 'org_probe', name: 'Probe shop', apiKeys: [apiKey] }], profile: dialect });
-  const client = new DispatchClient({ baseUrl: emulator.baseUrl, apiKey, profile: dialect });
+  const emulator = await startDispatchEmulator({
+    organisations: [{ id: 'org_probe', name: 'Probe shop', apiKeys: [apiKey] }],
+    profile: dialect,
+    ...(options.separateTracking ? { trackingPort: 0 } : {}),
+  });
+  const client = new DispatchClient({ baseUrl: emulator.baseUrl, trackingUrl: emulator.trackingUrl, apiKey, profile: dialect });
   const ship = async (externalOrderId: string) => {
     const quote = await client.createQuote({ pickup: { city: 'Plateau', address: '1 rue A' }, dropoff: { city: 'Medina', address: '2 rue B' }, payment_mode: 'cash_on_delivery' });
     const shipment = await client.createShipment({ quote_id: quote.quoteId, external_order_id: externalOrderId, orderAmountXof: 15_000 });
@@ -156,12 +160,15 @@ describe('probe with the shop on the default profile while the service speaks ot
   let dir: string;
 
   beforeAll(async () => {
-    world = await startWorld(otherDialect);
+    // Public tracking on its own host here: the public calls must go there, without the key.
+    world = await startWorld(otherDialect, { separateTracking: true });
+    expect(world.emulator.trackingUrl).not.toBe(world.emulator.baseUrl);
     // Through the shop registry, as the CLI does: the shop names no profile, so it uses "default".
     const secrets = makeSecrets();
     secrets.dispatchApiKey = world.apiKey;
     const env = secretEnv(secrets);
-    const registry = buildShopRegistry(registryDocument({ dispatchBaseUrl: world.emulator.baseUrl }), (ref) => ('env' in ref ? env[ref.env] : undefined));
+    const document = registryDocument({ dispatchBaseUrl: world.emulator.baseUrl, trackingUrl: world.emulator.trackingUrl });
+    const registry = buildShopRegistry(document, (ref) => ('env' in ref ? env[ref.env] : undefined));
     ({ report, printed, dir } = await fullProbe(world, { shop: registry.get(SHOPIFY_SHOP_ID)! }));
   });
   afterAll(() => world?.emulator.close());
@@ -215,6 +222,13 @@ describe('probe with the shop on the default profile while the service speaks ot
     const learned = JSON.parse(readFileSync(join(dir, 'learned.json'), 'utf8')) as ProbeReport;
     expect(learned.draft.changes.length).toBeGreaterThan(0);
     expect(learned.webhook).toContain('cannot be learned by probing');
+  });
+
+  it('sends simulatePrice and trackByCode to the separate tracking host, and both answer there', () => {
+    const calls = world.emulator.calls().filter((c) => c.operation === 'simulatePrice' || c.operation === 'trackByCode');
+    expect(calls.map((c) => [c.operation, c.status])).toEqual([['simulatePrice', 200], ['trackByCode', 200]]);
+    const exchanges = JSON.parse(readFileSync(join(dir, 'exchanges.json'), 'utf8')) as Array<{ operation: string; host: string }>;
+    expect(exchanges.filter((e) => e.host === 'tracking').map((e) => e.operation)).toEqual(['simulatePrice', 'trackByCode']);
   });
 
   it('never writes the API key into the files it saves', () => {
