@@ -73,6 +73,13 @@ const policySchema = z
     wooDispatchStatuses: z.array(z.string()).default(['processing']),
     /** Mark the shipment ready at once, or wait for the shop's own signal (the `relais-ready` tag / order note). */
     markReady: z.enum(['immediately', 'on_shop_signal']).default('immediately'),
+    /**
+     * Who pays the delivery at the door. `customer` (default): the service collects its delivery price and
+     * collection fee from the customer, so the shipping the shop charged is taken out of what the courier
+     * collects for the goods. `merchant`: the courier collects what the shop says is owed; the merchant settles
+     * the delivery with the service. See src/domain/door-amount.ts and the README.
+     */
+    deliveryFeePaidBy: z.enum(['customer', 'merchant']).default('customer'),
     codGateways: z.array(z.string().min(1)).default(DEFAULT_COD_GATEWAYS),
     depositGateways: z.array(z.string().min(1)).default([]),
     businessAccountGateways: z.array(z.string().min(1)).default([]),

@@ -45,9 +45,10 @@ export async function listOrders(
   return { records: records.slice(0, options.limit), inWindow: ids.length, truncated: records.length > options.limit };
 }
 
-/** What the courier collects for this order: the amount sent with the shipment, else the order's own. */
+/** What the courier collects for this order's goods: the amount sent with the shipment, else the order's own. */
 export function amountToCollect(record: OrderRecord): number {
   if (record.shipment?.orderAmountXof !== undefined) return record.shipment.orderAmountXof;
+  if (record.door) return record.door.goods;
   // Same rule as the shipment request: only these families send an amount for the courier to collect.
   if (record.order && collectsCash(record.order.paymentFamily)) return record.order.amountToCollect;
   return 0;

@@ -3,6 +3,7 @@
  * request: they only render, so what a page can show is exactly what its view type holds (and no
  * view type holds a Secret or a shop configuration).
  */
+import { describeDoorAmount } from '../domain/door-amount.js';
 import type { DisputeView } from '../disputes/index.js';
 import type { OrderRecord, OrderState, TimelineEntry } from '../ledger/order-ledger.js';
 import { amountToCollect, type CodFigures, type OrderListing } from './data.js';
@@ -220,6 +221,7 @@ export function orderDetailBody(view: OrderDetailView): SafeHtml {
       ${fact('Payment', order?.paymentFamily.replace(/_/g, ' '))}
       ${fact('Total', order ? formatXof(order.total) : undefined)}
       ${fact('To collect', formatXof(amountToCollect(record)))}
+      ${fact('At the door', record.door ? describeDoorAmount(record.door) : undefined)}
       ${fact('Deliver to', dropoffLines(record) ?? html`<span class="muted">personal data removed or not received</span>`)}
       ${fact('Neighbourhood', record.neighbourhood ? `${record.neighbourhood.name} (confidence ${record.neighbourhood.confidence})` : undefined)}
       ${fact('Items', order ? order.lineItems.map((l) => `${l.quantity} × ${l.name}`).join(', ') : undefined)}

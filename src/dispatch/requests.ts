@@ -40,8 +40,12 @@ export function buildQuoteRequest(shop: ShopConfig, order: StoreOrder, dropoffNe
   return request;
 }
 
-export function buildCreateShipmentRequest(order: StoreOrder, quoteId: string): WireCreateShipmentRequest {
+/** `goods`: the goods' value the courier collects (src/domain/door-amount.ts goodsOwed), for a cash-collecting order. */
+export function buildCreateShipmentRequest(order: StoreOrder, quoteId: string, goods: number | undefined): WireCreateShipmentRequest {
   const request: WireCreateShipmentRequest = { quote_id: quoteId, external_order_id: order.externalOrderId };
-  if (collectsCash(order.paymentFamily)) request.orderAmountXof = order.amountToCollect;
+  if (collectsCash(order.paymentFamily)) {
+    if (goods === undefined || goods <= 0) throw new RangeError(`order ${order.orderName}: a cash-on-delivery shipment needs a positive amount of goods to collect`);
+    request.orderAmountXof = goods;
+  }
   return request;
 }

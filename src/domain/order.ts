@@ -50,8 +50,14 @@ export interface StoreOrder {
   currency: string;
   /** The order total in francs. */
   total: Xof;
-  /** What the courier must collect; zero for a prepaid order. */
+  /**
+   * What the shop says the customer still owes (its outstanding balance); zero for a prepaid order. It may
+   * include the shipping the shop charged: what the courier collects is worked out from it and the shop's
+   * policy (src/domain/door-amount.ts), never sent as it is.
+   */
   amountToCollect: Xof;
+  /** The shipping the shop charged the customer (0 when free or unknown), part of `total`. */
+  shippingCharged: Xof;
   paymentFamily: PaymentFamily;
   /** The platform's raw state, kept for policies and reconciliation (Shopify financial_status, Woo status). */
   financialStatus: string;

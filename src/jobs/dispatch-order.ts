@@ -18,6 +18,8 @@ import type { DispatchClient } from '../dispatch/client.js';
 import { DispatchError } from '../dispatch/errors.js';
 import { buildCreateShipmentRequest, buildQuoteRequest, collectsCash } from '../dispatch/requests.js';
 import type { WireQuote, WireShipment } from '../dispatch/wire.js';
+import { doorAmount, goodsOwed } from '../domain/door-amount.js';
+import { xof } from '../domain/money.js';
 import { showsMarkedReady } from '../domain/shipment-status.js';
 import { resolveDeliveryAddress } from '../geo/order-address.js';
 import type { NeighbourhoodResolver } from '../geo/resolver.js';
@@ -95,6 +97,8 @@ interface Attempt {
   deps: PipelineDeps;
   shop: ShopConfig;
   order: StoreOrder;
+  /** The goods' value the courier collects (orderAmountXof), for a cash-collecting order. */
+  goods: number | undefined;
   client: DispatchClientLike;
   call: Tracker;
   writes: PendingWrites;
@@ -118,17 +122,26 @@ async function dispatchLocked(job: DispatchJob, deps: PipelineDeps, writes: Pend
   const order = record.order;
   if (!order) return hold(deps, record, { code: 'no_order_data', message: 'the order data is missing (redacted or never received); replay from the shop' });
   if (order.cancelled) return { kind: 'skipped', why: 'order cancelled' };
-  if (collectsCash(order.paymentFamily) && order.amountToCollect <= 0) {
-    return hold(deps, record, {
-      code: 'cod_nothing_to_collect',
-      message: `order ${order.orderName} is cash on delivery but nothing is left to collect; it was not shipped with 0`,
-    });
+  // What the courier collects for the goods (door-amount.ts): never 0 for cash on delivery, never the shop's
+  // shipping on top of the service's own delivery price.
+  let goods: number | undefined;
+  if (collectsCash(order.paymentFamily)) {
+    if (order.amountToCollect <= 0) {
+      return hold(deps, record, {
+        code: 'cod_nothing_to_collect',
+        message: `order ${order.orderName} is cash on delivery but nothing is left to collect; it was not shipped with 0`,
+      });
+    }
+    const owed = goodsOwed(order, shop.policy.deliveryFeePaidBy);
+    if (!owed.ok) return hold(deps, record, owed.hold);
+    goods = owed.goods;
   }
 
   const attempt: Attempt = {
     deps,
     shop,
     order,
+    goods,
     client: deps.dispatchClientFor(shop),
     call: tracker(deps, order.externalOrderId, shop, paced),
     writes,
@@ -205,16 +218,20 @@ async function ship(attempt: Attempt, record: OrderRecord, aliases: Record<strin
   writes.add(deps.ledger.setState(order.externalOrderId, 'dispatching', deps.now()));
 
   let created: WireShipment;
+  const { goods } = attempt;
   try {
-    created = await call('createShipment', () => client.createShipment(buildCreateShipmentRequest(order, quote.quoteId)));
+    created = await call('createShipment', () => client.createShipment(buildCreateShipmentRequest(order, quote.quoteId, goods)));
   } catch (error) {
     if (!isStaleQuote(error)) throw error;
     // The quote expired between steps (or the service forgot it): a fresh quote, once.
     log.info({ quote: quote.quoteId }, 'quote went stale before createShipment; re-quoting');
     quote = await newQuote(attempt, await quoted(), sent.name);
-    created = await call('createShipment', () => client.createShipment(buildCreateShipmentRequest(order, quote.quoteId)));
+    created = await call('createShipment', () => client.createShipment(buildCreateShipmentRequest(order, quote.quoteId, goods)));
   }
   const shipment = saveShipment(attempt, created, undefined);
+  if (goods !== undefined) {
+    writes.add(deps.ledger.save(order.externalOrderId, 'door', doorAmount(xof(goods), { total: quote.total, codFee: quote.breakdown?.codFee }, shop.policy.deliveryFeePaidBy)));
+  }
   log.info({ shipment: created.shipmentId, amount: created.orderAmountXof }, 'shipment created');
   return finishReady(attempt, shipment, false);
 }
@@ -235,6 +252,10 @@ async function finishReady(attempt: Attempt, shipment: ShipmentProgress, adopted
     writes.add(deps.ledger.setState(order.externalOrderId, 'ready', deps.now()));
     return { kind: 'ready', shipmentId: shipment.shipmentId, adopted };
   }
+  // Read back what the shipment will collect: a shipment carrying another amount than the goods owed is
+  // never put in front of a courier (a shipment's amount cannot be changed through the service's API).
+  const amountProblem = wrongAmount(attempt, shipment);
+  if (amountProblem) return holdUnready(attempt, shipment, amountProblem, 'cod_amount_mismatch', '');
   if (shop.policy.markReady === 'on_shop_signal') {
     writes.add(deps.ledger.setState(order.externalOrderId, 'awaiting_ready', deps.now()));
     return { kind: 'awaiting_ready', shipmentId: shipment.shipmentId };
@@ -255,14 +276,35 @@ async function finishReady(attempt: Attempt, shipment: ShipmentProgress, adopted
   return { kind: 'ready', shipmentId: shipment.shipmentId, adopted };
 }
 
+/**
+ * Why the shipment must not go to a courier with the amount it carries, or undefined when it may: the
+ * service's answer names another amount than Relais sent, or the order was edited since and now owes
+ * another amount of goods. An answer that does not echo the amount cannot be checked (the spec does not
+ * show the field in a Shipment), and goes on.
+ */
+function wrongAmount(attempt: Attempt, shipment: ShipmentProgress): string | undefined {
+  const { goods, order } = attempt;
+  const carried = shipment.orderAmountXof;
+  if (goods === undefined) {
+    return carried !== undefined && carried > 0 && !collectsCash(order.paymentFamily)
+      ? `it carries ${carried} XOF to collect but the order is ${order.paymentFamily.replace(/_/g, ' ')}, with nothing to collect; cancel it with the delivery service`
+      : undefined;
+  }
+  if (carried === undefined || carried === goods) return undefined;
+  return `it carries ${carried} XOF to collect for the goods but the order owes ${goods} XOF (the order was edited, or the service changed the amount); a shipment's amount cannot be changed, so cancel it with the delivery service and replay the order`;
+}
+
 /** A shipment created but not marked ready: held with its id, so the merchant knows no courier is coming. */
-async function holdUnready(attempt: Attempt, shipment: ShipmentProgress, why: string): Promise<DispatchOutcome> {
+async function holdUnready(
+  attempt: Attempt, shipment: ShipmentProgress, why: string,
+  code = 'shipment_not_ready', advice = 'Replay the order to try markReady again, or mark it ready in the delivery service\'s console.',
+): Promise<DispatchOutcome> {
   await attempt.writes.settle();
   const record = await attempt.deps.ledger.get(attempt.order.externalOrderId);
   if (!record) return { kind: 'skipped', why: 'unknown order' };
   return hold(attempt.deps, record, {
-    code: 'shipment_not_ready',
-    message: `shipment ${shipment.shipmentId} was created but is not marked ready, so no courier will be offered it: ${why}. Replay the order to try markReady again, or mark it ready in the delivery service's console.`,
+    code,
+    message: `shipment ${shipment.shipmentId} was created but is not marked ready, so no courier will be offered it: ${why}.${advice ? ` ${advice}` : ''}`,
   });
 }
 

@@ -17,6 +17,7 @@ import { FINAL_STATES, type DeliveryProgress, type OrderLedger, type OrderRecord
 import type { Logger } from '../log.js';
 import type { DispatchInfo, ShopOrderRef, ShopWriter } from '../stores/writer.js';
 import { collectsCash } from '../dispatch/requests.js';
+import { collectedCovers, goodsOwed } from '../domain/door-amount.js';
 import { withOrderLock } from './order-lock.js';
 import type { DeliveryJob } from './queues.js';
 
@@ -171,9 +172,17 @@ async function applyShipment(deps: DeliveryDeps, shop: ShopConfig, record: Order
         ...p, written: { ...p.written, steps: { ...p.written.steps, [current]: now } },
       }));
     }
-    // Paid only once delivered and collected; never for a failed or returned delivery.
-    if (progress.step === 'delivered' && info.cashOnDelivery && !progress.written.paid) {
-      await track('markPaid', () => writer.markPaid(ref, info), (p) => ({ ...p, written: { ...p.written, paid: now } }));
+    // Paid only once delivered and what was collected covers what the order owes; never for a failed or
+    // returned delivery. Short of it, the merchant gets a note with both figures, once.
+    if (progress.step === 'delivered' && info.cashOnDelivery && !progress.written.paid && !progress.written.shortfall) {
+      const owed = goodsOwed(record.order, shop.policy.deliveryFeePaidBy);
+      const collected = shipment.orderAmountXof ?? record.shipment?.orderAmountXof ?? record.door?.goods;
+      if (owed.ok && !collectedCovers(collected, owed.goods)) {
+        const message = `delivered, but the courier collected ${collected === undefined ? 'an unknown amount' : `${collected} XOF`} for the goods (shipment ${shipment.shipmentId}) while the order owes ${owed.goods} XOF: it was not marked as paid. Settle the difference with the customer, then mark it paid.`;
+        await track('recordProblem shortfall', () => writer.recordProblem(ref, message), (p) => ({ ...p, problem: message, written: { ...p.written, shortfall: now } }));
+      } else {
+        await track('markPaid', () => writer.markPaid(ref, info), (p) => ({ ...p, written: { ...p.written, paid: now } }));
+      }
     }
   }
   return { kind: 'synced', step: progress.step, moved, wrote };
@@ -185,12 +194,15 @@ function shopOrderRef(shop: ShopConfig, record: OrderRecord): ShopOrderRef {
 
 function dispatchInfo(shop: ShopConfig, record: OrderRecord, shipment: WireShipment): DispatchInfo {
   const order = record.order!;
+  const cashOnDelivery = collectsCash(order.paymentFamily);
   return {
     shipmentId: shipment.shipmentId,
     trackingCode: shipment.trackingCode ?? record.shipment?.trackingCode,
     publicTrackingUrl: shipment.publicTrackingUrl ?? record.shipment?.publicTrackingUrl,
-    amountToCollect: order.amountToCollect,
-    cashOnDelivery: collectsCash(order.paymentFamily),
+    // What the shipment carries for the goods (read back from the service), else what Relais sent.
+    amountToCollect: cashOnDelivery ? (shipment.orderAmountXof ?? record.shipment?.orderAmountXof ?? record.door?.goods ?? 0) : 0,
+    ...(cashOnDelivery && record.door ? { door: record.door } : {}),
+    cashOnDelivery,
     neighbourhood: record.neighbourhood?.name,
     quote: record.quote ? { quoteId: record.quote.quoteId, total: record.quote.total, breakdown: record.quote.breakdown } : undefined,
     carrierName: 'Relais',

@@ -20,6 +20,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { HoldReason, Platform, StoreOrder } from '../domain/order.js';
+import type { DoorAmount } from '../domain/door-amount.js';
 import type { DeliveryStep } from '../domain/shipment-status.js';
 
 export type OrderState =
@@ -74,6 +75,8 @@ export interface DeliveryProgress {
     dispatch?: string;
     steps: Partial<Record<DeliveryStep, string>>;
     paid?: string;
+    /** Delivered but the cash collected did not cover what the order owes: the note was written (not paid). */
+    shortfall?: string;
   };
   /** Service states the state table does not know yet, as seen (reported, never a crash). */
   unknownStates?: string[];
@@ -102,6 +105,8 @@ export interface OrderRecord {
   quote?: QuoteProgress;
   shipment?: ShipmentProgress;
   delivery?: DeliveryProgress;
+  /** What the courier collects at the door and why (goods, delivery, collection fee), as sent with the shipment. */
+  door?: DoorAmount;
 }
 
 export interface TimelineEntry {
@@ -114,7 +119,7 @@ export interface TimelineEntry {
   detail?: string;
 }
 
-type Field = 'meta' | 'state' | 'hold' | 'order' | 'payload' | 'neighbourhood' | 'quote' | 'shipment' | 'delivery';
+type Field = 'meta' | 'state' | 'hold' | 'order' | 'payload' | 'neighbourhood' | 'quote' | 'shipment' | 'delivery' | 'door';
 
 /**
  * States past dispatch: the shipment is marked ready (or further), or the order ended. None of them goes
@@ -178,7 +183,7 @@ return 1
 `;
 
 /** Every field `get` reads: all but the payload, which only a replay needs (`payload()`). */
-const RECORD_FIELDS = ['meta', 'state', 'hold', 'order', 'neighbourhood', 'quote', 'shipment', 'delivery'] as const;
+const RECORD_FIELDS = ['meta', 'state', 'hold', 'order', 'neighbourhood', 'quote', 'shipment', 'delivery', 'door'] as const;
 
 /**
  * recordEvent in one round trip: create the record on first sight, keep the payload only while the order
@@ -434,5 +439,6 @@ function parseRecord(values: (string | null)[]): OrderRecord | undefined {
     quote: parse('quote'),
     shipment: parse('shipment'),
     delivery: parse('delivery'),
+    door: parse('door'),
   };
 }

@@ -157,7 +157,10 @@ describe('status drift', () => {
 describe('cash on delivery amounts', () => {
   it('reports a shipment that carries less than the customer owes', () => {
     expect(assess({ shipments: [wireShipment({ orderAmountXof: 5_000 })] })).toEqual([
-      expect.objectContaining({ kind: 'cod_mismatch', amountXof: 17_000, detail: 'the customer owes 17000 XOF; the shipment carries 5000 XOF' }),
+      expect.objectContaining({
+        kind: 'cod_mismatch', amountXof: 17_000,
+        detail: 'the customer owes 17000 XOF for the goods (shop balance 17000 XOF, shipping charged 0 XOF, delivery paid by the customer); the shipment carries 5000 XOF',
+      }),
     ]);
   });
 

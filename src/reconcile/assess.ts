@@ -3,6 +3,7 @@
  * says, every shipment carrying its external_order_id, their claims) in, findings out, each with the repair
  * that would fix it. Nothing here calls anything: run.ts gathers the facts and carries the repairs out.
  */
+import { describeDoorAmount, goodsOwed } from '../domain/door-amount.js';
 import type { ShopConfig } from '../config/shops.js';
 import type { StoreOrder } from '../domain/order.js';
 import { FINAL_STEPS, movesForward, showsMarkedReady, type DeliveryStep } from '../domain/shipment-status.js';
@@ -94,7 +95,13 @@ function createdAtOf(shipment: WireShipment, record: OrderRecord | undefined): n
 
 /** The cash the shipment carries: its orderAmountXof, else the amount owed when Relais shipped it, else now. */
 export function codAmountOf(shipment: WireShipment | undefined, record: OrderRecord | undefined, order: StoreOrder | undefined): number {
-  return shipment?.orderAmountXof ?? record?.order?.amountToCollect ?? order?.amountToCollect ?? 0;
+  return shipment?.orderAmountXof ?? record?.door?.goods ?? record?.order?.amountToCollect ?? order?.amountToCollect ?? 0;
+}
+
+/** The goods' value the courier would collect for this order (door-amount.ts), 0 when nothing is owed. */
+function goodsOf(order: StoreOrder, shop: ShopConfig): number {
+  const owed = goodsOwed(order, shop.policy.deliveryFeePaidBy);
+  return owed.ok ? owed.goods : 0;
 }
 
 export function isCashOnDelivery(order: StoreOrder | undefined, shipment: WireShipment | undefined): boolean {
@@ -146,7 +153,7 @@ export function assessOrder(c: OrderCase): Assessment[] {
             ? `the shop says ship it (${describeShopStatus(c.shopSide.order)}) but Relais has it ${record.state} and no shipment exists`
             : `the shop says ship it (${describeShopStatus(c.shopSide.order)}) but Relais never received the order and no shipment exists`,
           repair: { type: 'enqueue_order', orderId: c.orderId },
-          ...(isCashOnDelivery(c.shopSide.order, undefined) ? { amountXof: c.shopSide.order.amountToCollect } : {}),
+          ...(isCashOnDelivery(c.shopSide.order, undefined) ? { amountXof: goodsOf(c.shopSide.order, shop) } : {}),
         });
       }
     } else if (c.shopSide.kind === 'unreadable' && !record && c.orderId !== undefined) {
@@ -239,13 +246,16 @@ export function assessOrder(c: OrderCase): Assessment[] {
   if (order && !order.cancelled && step !== undefined && !FINAL_STEPS.has(step)) {
     const carried = primary.orderAmountXof;
     if (collectsCash(order.paymentFamily)) {
-      if (carried !== order.amountToCollect) {
+      // The goods' value owed, the same rule as the shipment request (door-amount.ts), not the shop's raw balance.
+      const goods = goodsOf(order, shop);
+      if (carried !== goods) {
+        const door = record?.door ? ` (${describeDoorAmount(record.door)})` : '';
         found.push({
           kind: 'cod_mismatch',
           severity: 'alert',
           shipment: primary,
-          amountXof: order.amountToCollect,
-          detail: `the customer owes ${order.amountToCollect} XOF; the shipment carries ${carried === undefined ? 'no amount' : `${carried} XOF`}`,
+          amountXof: goods,
+          detail: `the customer owes ${goods} XOF for the goods (shop balance ${order.amountToCollect} XOF, shipping charged ${order.shippingCharged} XOF, delivery paid by the ${shop.policy.deliveryFeePaidBy}); the shipment carries ${carried === undefined ? 'no amount' : `${carried} XOF`}${door}`,
           advice: 'cancel the shipment before pickup and replay the order, or settle the difference with the customer',
         });
       }

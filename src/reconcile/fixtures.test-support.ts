@@ -42,6 +42,7 @@ export function storeOrder(overrides: Partial<StoreOrder> = {}): StoreOrder {
     currency: 'XOF',
     total: xof(17_000),
     amountToCollect: xof(17_000),
+    shippingCharged: xof(0),
     paymentFamily: 'cash_on_delivery',
     financialStatus: 'pending',
     platformStatus: 'unfulfilled',

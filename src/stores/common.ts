@@ -7,7 +7,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { z } from 'zod';
 import type { Coordinates, HoldReason, PaymentFamily, StoreOrder } from '../domain/order.js';
-import { MoneyError, parseXofDecimal, type Xof } from '../domain/money.js';
+import { MoneyError, parseXofDecimal, ZERO_XOF, type Xof } from '../domain/money.js';
 
 export type IncomingHeaders = Record<string, string | string[] | undefined>;
 
@@ -137,6 +137,17 @@ export function decidePaymentFamily(input: {
   if (matchesGateway(gateways, ctx.depositGateways)) return 'deposit_then_balance';
   if (matchesGateway(gateways, codGatewaysOf(ctx))) return input.codPartiallyPaid ? 'deposit_then_balance' : 'cash_on_delivery';
   return 'prepaid';
+}
+
+/**
+ * The shipping the shop charged (Shopify total_shipping_price_set, WooCommerce shipping_total), in whole francs;
+ * 0 when absent (older payloads) or unreadable, never negative. Only used to tell goods from shipping in what is
+ * owed, so an unreadable figure counts as no shipping rather than holding the order.
+ */
+export function shippingChargedFrom(amount: string | number | null | undefined): Xof {
+  if (amount === undefined || amount === null) return ZERO_XOF;
+  const reading = readXof(amount);
+  return reading.ok && reading.value > 0 ? reading.value : ZERO_XOF;
 }
 
 /** What the platform says the customer still owes, as far as it can tell. */

@@ -5,6 +5,7 @@
  * Every method is idempotent: it reads the shop's state first (or uses keys the platform dedupes on),
  * so a retried job, a duplicate webhook or a replay never writes the same thing twice.
  */
+import type { DoorAmount } from '../domain/door-amount.js';
 import type { DeliveryStep } from '../domain/shipment-status.js';
 
 export interface ShopOrderRef {
@@ -19,8 +20,10 @@ export interface DispatchInfo {
   shipmentId: string;
   trackingCode?: string;
   publicTrackingUrl?: string;
-  /** What the courier collects (0 for prepaid). */
+  /** What the courier collects for the goods, as sent to the service (orderAmountXof; 0 for prepaid). */
   amountToCollect: number;
+  /** What the customer hands the courier and why (goods, delivery, collection fee), when cash is collected. */
+  door?: DoorAmount;
   cashOnDelivery: boolean;
   neighbourhood?: string;
   /** For the merchant's accounting only, never shown to the customer. */

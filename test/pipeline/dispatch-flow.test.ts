@@ -45,7 +45,7 @@ describe('a cash-on-delivery order becomes exactly one shipment marked ready', (
     expect(record.shipment?.trackingCode).toHaveLength(10);
   });
 
-  it('WooCommerce: a COD order in processing is shipped with its total to collect', async () => {
+  it('WooCommerce: a COD order in processing is shipped with its goods to collect (its total less the shipping the shop charged)', async () => {
     const payload = wooOrderPayload({ total: '18000', shipping: { address_1: 'Cocody Angré, 7e tranche', city: 'Abidjan' } });
     const answer = await postWoo(relais, 'order.created', payload);
     expect(answer.status).toBe(200);
@@ -54,7 +54,7 @@ describe('a cash-on-delivery order becomes exactly one shipment marked ready', (
     expect(record.hold).toBeUndefined();
     const shipments = shipmentsFor(relais, extId);
     expect(shipments).toHaveLength(1);
-    expect(shipments[0]!.orderAmountXof).toBe(18000);
+    expect(shipments[0]!.orderAmountXof).toBe(18000 - 2000); // shipping_total 2000 (the factory's)
     expect(shipments[0]!.status).toBe('READY');
   });
 

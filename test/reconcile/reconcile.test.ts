@@ -95,8 +95,10 @@ describe('figures per day, status drift and disputes', () => {
     const prepaid = await placeShopifyOrder({ createdAt: at(-2), financialStatus: 'paid', gateway: 'shopify_payments' });
     const cod4 = await placeShopifyOrder({ createdAt: at(-1) });
     Object.assign(known, {
-      cod1: { extId: cod1.extId, amount: 17_000 }, cod2: { extId: cod2.extId, amount: 27_000 },
-      prepaid: { extId: prepaid.extId, amount: 0 }, cod4: { extId: cod4.extId, amount: 17_000 },
+      // The goods the courier collects: the shop's balance less the 2 000 F shipping the shop charged (the
+      // service collects its own delivery price at the door).
+      cod1: { extId: cod1.extId, amount: 15_000 }, cod2: { extId: cod2.extId, amount: 25_000 },
+      prepaid: { extId: prepaid.extId, amount: 0 }, cod4: { extId: cod4.extId, amount: 15_000 },
     });
     failingDeliveries.add(cod2.extId);
     await waitForIdle(relais);
@@ -108,11 +110,11 @@ describe('figures per day, status drift and disputes', () => {
     const shop = shopOf(await run({ repair: false }), SHOPIFY_SHOP_ID);
     expect(shop.days.find((d) => d.day === dayIso(-2))).toEqual({
       day: dayIso(-2), orders: 3, shipped: 3, delivered: 2, codOrders: 2,
-      codExpectedXof: 17_000 + 27_000, codCollectedXof: 17_000, heldInDisputeXof: 0, openDisputes: 0,
+      codExpectedXof: 15_000 + 25_000, codCollectedXof: 15_000, heldInDisputeXof: 0, openDisputes: 0,
     });
     expect(shop.days.find((d) => d.day === dayIso(-1))).toEqual({
       day: dayIso(-1), orders: 1, shipped: 1, delivered: 1, codOrders: 1,
-      codExpectedXof: 17_000, codCollectedXof: 17_000, heldInDisputeXof: 0, openDisputes: 0,
+      codExpectedXof: 15_000, codCollectedXof: 15_000, heldInDisputeXof: 0, openDisputes: 0,
     });
   });
 
@@ -153,8 +155,8 @@ describe('figures per day, status drift and disputes', () => {
     expect(opened.claim).toMatchObject({ reason: 'damaged', status: 'OPEN', claimantType: 'seller' });
 
     const report = await run({ repair: false });
-    expect(findingsFor(report, extId).map((f) => [f.kind, f.amountXof])).toEqual([['dispute_open', 17_000]]);
-    expect(shopOf(report, SHOPIFY_SHOP_ID).days.find((d) => d.day === dayIso(-1))).toMatchObject({ heldInDisputeXof: 17_000, openDisputes: 1 });
+    expect(findingsFor(report, extId).map((f) => [f.kind, f.amountXof])).toEqual([['dispute_open', 15_000]]);
+    expect(shopOf(report, SHOPIFY_SHOP_ID).days.find((d) => d.day === dayIso(-1))).toMatchObject({ heldInDisputeXof: 15_000, openDisputes: 1 });
 
     relais.emulator.decideDispute(opened.claim.claimId!, { status: 'COMPENSATED', outcome: 'Courier liable: 17 000 XOF refunded to the merchant' });
     const decided = await run({ repair: false });
@@ -196,7 +198,7 @@ describe('orders whose webhook never arrived', () => {
 
     const report = await run({ repair: false });
     expect(findingsFor(report, extId)).toEqual([
-      expect.objectContaining({ kind: 'missed_webhook', action: 'would_repair', orderName: order.name, amountXof: 17_000 }),
+      expect.objectContaining({ kind: 'missed_webhook', action: 'would_repair', orderName: order.name, amountXof: 15_000 }),
     ]);
     expect(shipmentsFor(relais, extId)).toEqual([]);
 
@@ -209,7 +211,7 @@ describe('orders whose webhook never arrived', () => {
     await waitForState(relais, extId, ['ready']);
     await waitForIdle(relais);
     expect(shipmentsFor(relais, extId)).toHaveLength(1);
-    expect(shipmentsFor(relais, extId)[0]).toMatchObject({ status: 'READY', orderAmountXof: 17_000 });
+    expect(shipmentsFor(relais, extId)[0]).toMatchObject({ status: 'READY', orderAmountXof: 15_000 });
     const timeline = await runtime().ledger.timeline(extId);
     expect(timeline.some((e) => e.operation === 'webhook relais/reconcile')).toBe(true);
 
@@ -256,7 +258,7 @@ describe('shipments that need a look', () => {
   it('marks ready a shipment left unready past the shop\'s bound, as its policy (immediately) allows', async () => {
     const order = shopify.createOrder(SHOPIFY_DOMAIN, {}, { webhooks: false });
     const extId = shopifyExternalId(order.id);
-    const shipment = await shipmentBehindRelaisBack(relais, extId, { orderAmountXof: 17_000 });
+    const shipment = await shipmentBehindRelaisBack(relais, extId, { orderAmountXof: 15_000 });
 
     // Within the bound (30 minutes): nothing to say yet.
     expect(findingsFor(await run({ repair: false }), extId)).toEqual([]);
@@ -280,7 +282,7 @@ describe('shipments that need a look', () => {
     await shipmentBehindRelaisBack(relais, extId, { orderAmountXof: 5_000, markReady: true });
     const report = await run({ repair: true });
     expect(findingsFor(report, extId)).toEqual([
-      expect.objectContaining({ kind: 'cod_mismatch', action: 'alert', amountXof: 17_000, detail: expect.stringContaining('5000 XOF') }),
+      expect.objectContaining({ kind: 'cod_mismatch', action: 'alert', amountXof: 15_000, detail: expect.stringContaining('5000 XOF') }),
     ]);
   });
 
@@ -341,8 +343,8 @@ describe('outputs and the command line', () => {
     const mismatch = findingRows.find((r) => r[col('kind')] === 'cod_mismatch');
     expect(mismatch?.[col('detail')]).toBe(report.shops.flatMap((s) => s.findings).find((f) => f.kind === 'cod_mismatch')?.detail);
     const dayRow = rows.find((r) => r[col('record')] === 'day' && r[col('shop')] === SHOPIFY_SHOP_ID && r[col('day')] === dayIso(-2));
-    expect(dayRow?.[col('cod_expected_xof')]).toBe('44000');
-    expect(dayRow?.[col('cod_collected_xof')]).toBe('17000');
+    expect(dayRow?.[col('cod_expected_xof')]).toBe('40000');
+    expect(dayRow?.[col('cod_collected_xof')]).toBe('15000');
   }, 120_000);
 
   it('opens and lists a dispute from the command line; the decided outcome shows in the list and the timeline', async () => {
@@ -370,7 +372,7 @@ describe('outputs and the command line', () => {
     await run({ repair: false });
     const summary = await reconciliationSummaries(runtime()).latestSummary();
     expect(summary?.shops.map((s) => s.shopId).sort()).toEqual([SHOPIFY_SHOP_ID, WOO_SHOP_ID].sort());
-    expect(summary?.days.find((d) => d.day === dayIso(-2))).toEqual({ day: dayIso(-2), codExpectedXof: 44_000, codCollectedXof: 17_000, heldInDisputeXof: 0 });
+    expect(summary?.days.find((d) => d.day === dayIso(-2))).toEqual({ day: dayIso(-2), codExpectedXof: 40_000, codCollectedXof: 15_000, heldInDisputeXof: 0 });
     const shopify = summary?.shops.find((s) => s.shopId === SHOPIFY_SHOP_ID);
     expect(shopify?.findings).toEqual(expect.arrayContaining([expect.objectContaining({ kind: 'cod_mismatch', count: 1, repaired: 0 })]));
     // The dashboard's port, as the web process wires it.

@@ -56,7 +56,7 @@ const ABIDJAN = {
 async function placeOrder(input: {
   lines: { product_id: number; variation_id?: number; quantity: number }[];
   payment?: { payment_method: string; payment_method_title: string };
-}): Promise<{ id: number; total: number; extId: string }> {
+}): Promise<{ id: number; total: number; shipping: number; extId: string }> {
   const json = await woo.createOrder(WOO_SHOP_ID, {
     line_items: input.lines,
     ...(input.payment ?? { payment_method: 'cod', payment_method_title: 'Paiement à la livraison' }),
@@ -64,7 +64,7 @@ async function placeOrder(input: {
     shipping: { ...ABIDJAN, phone: '' },
   });
   const id = Number(json.id);
-  return { id, total: Number(json.total), extId: wooExternalId(id) };
+  return { id, total: Number(json.total), shipping: Number(json.shipping_total ?? 0), extId: wooExternalId(id) };
 }
 
 /** A COD order of 2 × 0.45 kg + 1 × 1.2 kg (a variation without its own weight), placed at checkout. */
@@ -117,7 +117,11 @@ describe('a WooCommerce COD order, from checkout to cash collected', () => {
     expect(record.hold).toBeUndefined();
 
     const shipment = shipmentOf(order.extId);
-    expect(shipment.orderAmountXof).toBe(order.total);
+    // The goods: the order's total less the shipping the shop charged (the service collects its own delivery).
+    const goods = order.total - order.shipping;
+    expect(order.shipping).toBeGreaterThan(0);
+    expect(shipment.orderAmountXof).toBe(goods);
+    const atDoor = goods + record.quote!.total;
     // 2 × 0.45 kg + 1.2 kg (the variation ships at its parent's weight)
     expect(await quotedWeightKg(shipment.quote_id)).toBe(2.1);
 
@@ -140,13 +144,13 @@ describe('a WooCommerce COD order, from checkout to cash collected', () => {
     const customer = customerNotes(order.id);
     expect(customer).toHaveLength(1);
     expect(customer[0]!.note).toContain(shipment.publicTrackingUrl);
-    expect(customer[0]!.note).toContain(`${order.total} XOF`);
+    expect(customer[0]!.note).toContain(`Please have ${atDoor} XOF ready for the courier.`);
     expect(relaisNotes(order.id).map((n) => n.note)).toEqual([
       `Relais: picked up by the courier (shipment ${shipment.shipment_id}).`,
       `Relais: in transit (shipment ${shipment.shipment_id}).`,
       `Relais: out for delivery (shipment ${shipment.shipment_id}).`,
       `Relais: delivered (shipment ${shipment.shipment_id}).`,
-      `Relais: cash collected: ${order.total} XOF (shipment ${shipment.shipment_id}).`,
+      expect.stringMatching(new RegExp(`^Relais: cash collected for the goods: ${goods} XOF \\(shipment ${shipment.shipment_id}; at the door: goods .* = .* F\\)\\.$`)),
     ]);
     // Hidden from the customer: every key Relais wrote starts with an underscore.
     expect(Object.keys(meta(order.id)).filter((k) => k.includes('relais'))).toEqual(['_relais_shipment_id', '_relais_tracking_code', '_relais_tracking_url']);

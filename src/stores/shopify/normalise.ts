@@ -23,6 +23,7 @@ import { externalOrderId } from '../../domain/ids.js';
 import { ZERO_XOF } from '../../domain/money.js';
 import {
   amountToCollectFrom,
+  shippingChargedFrom,
   assignDefined,
   decidePaymentFamily,
   describeParseError,
@@ -122,6 +123,7 @@ export function normaliseShopifyOrder(body: unknown, ctx: NormaliseContext): Nor
     currency,
     total: total.value,
     amountToCollect,
+    shippingCharged: shippingChargedFrom(p.total_shipping_price_set?.shop_money?.amount),
     paymentFamily,
     financialStatus,
     platformStatus: nonEmpty(p.fulfillment_status) ?? 'unfulfilled',

@@ -3,8 +3,8 @@
  *
  *  - `orders(first:, after:, query: "updated_at:>='…'")`, paged with pageInfo.endCursor, default sort (ID), so
  *    an order updated while we page (by Relais's own write-back) keeps its place instead of moving to the end.
- *  - A page of 100 orders without their line items costs 2 + 100 × 9 = 902 points (requested), under the
- *    single-query limit of 1000; line items would multiply that, so they are read only for the orders that
+ *  - A page of 80 orders without their line items costs 2 + 80 × 11 = 882 points (requested: three money sets,
+ *    the shipping price among them, and two addresses), under the single-query limit of 1000; line items would multiply that, so they are read only for the orders that
  *    must be replayed (`order(id:)`, one at a time).
  *  - Each GraphQL order is turned into the REST shape of an `orders/*` webhook body: that is what
  *    normaliseOrder reads and what a replayed shop event must carry, so a repaired order goes through exactly
@@ -21,7 +21,7 @@ import type { OrderWindow, ShopOrderLister, ShopOrderPage } from '../index.js';
 import { shopifyAdminClientFor, type ShopifyAdminClient } from './admin.js';
 
 /** Orders per page: see the cost note above. */
-export const SHOPIFY_ORDER_PAGE_SIZE = 100;
+export const SHOPIFY_ORDER_PAGE_SIZE = 80;
 /** Line items read for an order to replay (a parcel with more lines is rare; the cost stays near 320). */
 const REPLAY_LINE_ITEMS = 100;
 
@@ -46,6 +46,7 @@ const ORDER_FIELDS = `fragment RelaisReconcileOrder on Order {
   currentTotalPriceSet { ${MONEY} }
   totalPriceSet { ${MONEY} }
   totalOutstandingSet { ${MONEY} }
+  totalShippingPriceSet { ${MONEY} }
   shippingAddress { ${ADDRESS_FIELDS} }
   billingAddress { ${ADDRESS_FIELDS} }
 }`;
@@ -108,6 +109,7 @@ const orderNode = z.object({
   currentTotalPriceSet: moneyBag,
   totalPriceSet: moneyBag,
   totalOutstandingSet: moneyBag,
+  totalShippingPriceSet: moneyBag,
   shippingAddress: address,
   billingAddress: address,
   lineItems: z.object({ nodes: z.array(lineItem) }).optional(),
@@ -168,6 +170,7 @@ export function restOrderOf(node: OrderNode): Record<string, unknown> {
     total_outstanding: node.totalOutstandingSet?.shopMoney.amount ?? null,
     current_total_price_set: restMoneyBag(node.currentTotalPriceSet),
     total_price_set: restMoneyBag(node.totalPriceSet),
+    total_shipping_price_set: restMoneyBag(node.totalShippingPriceSet),
     financial_status: node.displayFinancialStatus ? node.displayFinancialStatus.toLowerCase() : null,
     fulfillment_status: restFulfillmentStatus(node.displayFulfillmentStatus),
     cancelled_at: node.cancelledAt ?? null,

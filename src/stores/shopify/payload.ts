@@ -67,6 +67,7 @@ export const shopifyOrderSchema = z.object({
   total_outstanding: money.nullish(),
   total_price_set: moneyBag,
   current_total_price_set: moneyBag,
+  total_shipping_price_set: moneyBag,
   financial_status: text,
   fulfillment_status: text,
   cancelled_at: text,

@@ -198,7 +198,11 @@ export function dispatchMetafields(info: DispatchInfo): { key: string; type: str
     fields.push({
       key: 'quote',
       type: 'json',
-      value: JSON.stringify({ quoteId: info.quote.quoteId, currency: 'XOF', total: info.quote.total, breakdown }),
+      value: JSON.stringify({
+        quoteId: info.quote.quoteId, currency: 'XOF', total: info.quote.total, breakdown,
+        // What the courier collects at the door, and why: the merchant's view of every franc.
+        ...(info.door ? { atDoor: { goods: info.door.goods, delivery: info.door.delivery, collectionFee: info.door.collectionFee, total: info.door.atDoor, deliveryPaidBy: info.door.paidBy } } : {}),
+      }),
     });
   }
   return fields;

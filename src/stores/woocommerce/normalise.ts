@@ -26,6 +26,7 @@ import { externalOrderId } from '../../domain/ids.js';
 import { ZERO_XOF, addXof, subtractXof, type Xof } from '../../domain/money.js';
 import {
   amountToCollectFrom,
+  shippingChargedFrom,
   assignDefined,
   decidePaymentFamily,
   describeParseError,
@@ -119,6 +120,7 @@ export function normaliseWooOrder(body: unknown, ctx: NormaliseContext): Normali
     currency,
     total: total.value,
     amountToCollect,
+    shippingCharged: shippingChargedFrom(p.shipping_total),
     paymentFamily,
     financialStatus: status,
     platformStatus: status,

@@ -35,6 +35,7 @@ export const wooOrderSchema = z.object({
   status: text,
   currency: text,
   total: money.nullish(),
+  shipping_total: money.nullish(),
   payment_method: text,
   payment_method_title: text,
   date_created: text,

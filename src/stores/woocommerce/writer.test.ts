@@ -97,7 +97,7 @@ describe('delivery steps, payment and problems', () => {
     const snapshot = woo.orderSnapshot(SHOP, Number(ref.orderId));
     expect(snapshot).toMatchObject({ status: 'completed', set_paid: true });
     expect(snapshot.date_paid).not.toBeNull();
-    expect(relaisNotes(ref).map((n) => n.note)).toEqual(['Relais: cash collected: 18000 XOF (shipment shp_7Hq2).']);
+    expect(relaisNotes(ref).map((n) => n.note)).toEqual(['Relais: cash collected for the goods: 18000 XOF (shipment shp_7Hq2).']);
     expect(writesTo(ref).filter((c) => c.method === 'PUT')).toHaveLength(1);
   });
 

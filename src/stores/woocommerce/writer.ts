@@ -14,6 +14,7 @@
  * Each PUT makes WooCommerce send `order.updated` back to Relais; the intake ignores it for an order
  * already dispatched.
  */
+import { describeDoorAmount } from '../../domain/door-amount.js';
 import type { WooShopConfig } from '../../config/shops.js';
 import type { DeliveryStep } from '../../domain/shipment-status.js';
 import { silentLogger, type Logger } from '../../log.js';
@@ -44,8 +45,9 @@ export function stepNoteText(step: DeliveryStep, shipmentId: string): string | u
   return text === undefined ? undefined : `Relais: ${text} (shipment ${shipmentId}).`;
 }
 
-export function cashNoteText(info: Pick<DispatchInfo, 'amountToCollect' | 'shipmentId'>): string {
-  return `Relais: cash collected: ${info.amountToCollect} XOF (shipment ${info.shipmentId}).`;
+export function cashNoteText(info: Pick<DispatchInfo, 'amountToCollect' | 'shipmentId' | 'door'>): string {
+  const door = info.door ? `; ${describeDoorAmount(info.door)}` : '';
+  return `Relais: cash collected for the goods: ${info.amountToCollect} XOF (shipment ${info.shipmentId}${door}).`;
 }
 
 export function problemNoteText(message: string): string {
@@ -56,7 +58,9 @@ export function trackingNoteText(order: Pick<ShopOrderRef, 'orderName'>, info: D
   const parts = [`Your order ${order.orderName} is on its way with ${info.carrierName}.`];
   if (info.trackingCode) parts.push(`Tracking code: ${info.trackingCode}.`);
   if (info.publicTrackingUrl) parts.push(`Follow your parcel: ${info.publicTrackingUrl}`);
-  if (info.cashOnDelivery && info.amountToCollect > 0) parts.push(`Please have ${info.amountToCollect} XOF ready for the courier.`);
+  // What the customer hands over: the goods and, when the customer pays it, the delivery and its fee.
+  const atDoor = info.door?.atDoor ?? info.amountToCollect;
+  if (info.cashOnDelivery && atDoor > 0) parts.push(`Please have ${atDoor} XOF ready for the courier.`);
   return parts.join(' ');
 }
 
