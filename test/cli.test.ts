@@ -8,8 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serviceId, TariffMemory } from '../src/jobs/tariff-guard.js';
 import { shopifyOrderPayload } from './support/factories.js';
-import { startTestRelais, type TestRelais } from './support/relais.js';
+import { SHOPIFY_SHOP_ID, startTestRelais, type TestRelais } from './support/relais.js';
 import { postShopify, shipmentsFor, shopifyExternalId, waitForIdle, waitForState } from './pipeline/helpers.js';
 
 const run = promisify(execFile);
@@ -50,6 +51,15 @@ describe('relais resolve', () => {
     expect(stdout).toMatch(/Neighbourhood: Sacré-Cœur 3/);
     expect(stdout).toMatch(/Confidence: 0\.\d+/);
     expect(stdout).toMatch(/"Sacre Coeur 3"/);
+  });
+
+  it('with --shop, says which nested name is sent and whether the shop\'s delivery service is known to price it', async () => {
+    const shop = relais.shops.get(SHOPIFY_SHOP_ID)!;
+    await new TariffMemory(relais.worker.runtime.redis, relais.prefix).remember(serviceId(shop), 'Cite Avion', true);
+    const { stdout, code } = await relaisCli('resolve', 'Ouakam, cité Avion', '--shop', SHOPIFY_SHOP_ID);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/Cite Avion \(wof:locality\): priced yes ← sent/);
+    expect(stdout).toMatch(/Sent to the dispatch service as the neighbourhood: "Cite Avion"/);
   });
 
   it('says why a city name alone is not enough, and exits non-zero', async () => {

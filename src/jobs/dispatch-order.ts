@@ -22,6 +22,7 @@ import { doorAmount, goodsOwed } from '../domain/door-amount.js';
 import { xof } from '../domain/money.js';
 import { showsMarkedReady } from '../domain/shipment-status.js';
 import { resolveDeliveryAddress } from '../geo/order-address.js';
+import type { PricedNames } from '../geo/types.js';
 import type { NeighbourhoodResolver } from '../geo/resolver.js';
 import type { AliasStore } from '../ledger/alias-store.js';
 import { DISPATCHED_STATES, type OrderLedger, type OrderRecord, type ShipmentProgress } from '../ledger/order-ledger.js';
@@ -183,7 +184,8 @@ async function ship(attempt: Attempt, record: OrderRecord, aliases: Record<strin
   };
   const lookUp = () => call('getShipmentByExternalOrder', () => client.getShipmentByExternalOrder(order.externalOrderId));
 
-  const neighbourhood = resolveDropoff(deps, shop, order, aliases);
+  const pricing = deps.tariffs ? await deps.tariffs.pricing(serviceId(shop)) : undefined;
+  const neighbourhood = resolveDropoff(deps, shop, order, aliases, pricing);
   if ('code' in neighbourhood) {
     const existing = await lookUp();
     return existing ? adopt(existing) : hold(deps, record, neighbourhood);
@@ -328,11 +330,17 @@ interface Dropoff {
   candidates: string[];
 }
 
-function resolveDropoff(deps: PipelineDeps, shop: ShopConfig, order: StoreOrder, aliases: Record<string, string>): Dropoff | HoldReason {
-  const resolution = resolveDeliveryAddress(deps.resolver, order.dropoff, { country: shop.country, aliases });
+function resolveDropoff(
+  deps: PipelineDeps, shop: ShopConfig, order: StoreOrder, aliases: Record<string, string>, pricing: PricedNames | undefined,
+): Dropoff | HoldReason {
+  const resolution = resolveDeliveryAddress(deps.resolver, order.dropoff, { country: shop.country, aliases, ...(pricing ? { pricing } : {}) });
   if (!resolution.ok) return { code: 'neighbourhood_not_found', message: resolution.reason };
   const { name, city } = resolution.neighbourhood;
-  return { name, confidence: resolution.confidence, city, candidates: [name] };
+  // The nested names the address gives for this place, most precise first: the one sent, then the wider ones
+  // (a sub-area's area), which the fallback-tariff guard tries if the service does not price the one sent.
+  const levels = resolution.level?.levels.map((l) => l.name) ?? [name];
+  const at = levels.indexOf(name);
+  return { name, confidence: resolution.confidence, city, candidates: at >= 0 ? levels.slice(at) : [name] };
 }
 
 type QuoteProgress = NonNullable<OrderRecord['quote']>;

@@ -17,6 +17,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { ShopConfig } from '../config/shops.js';
+import type { PricedNames } from '../geo/types.js';
 
 /** How long a learned fallback price is trusted: tariffs change rarely, and a stale one only costs a re-check. */
 export const FALLBACK_TTL_SECONDS = 24 * 3600;
@@ -43,11 +44,34 @@ export function weightLabel(weightKg: number | undefined): string {
   return weightKg === undefined ? 'standard' : (Math.round(weightKg * 10) / 10).toFixed(1);
 }
 
+/** How long a process trusts its copy of the names a service prices before reading them again. */
+const PRICING_SNAPSHOT_MS = 60_000;
+
 export class TariffMemory {
+  readonly #snapshots = new Map<string, { at: number; pricing: Promise<PricedNames> }>();
+
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
+    private readonly clock: () => number = Date.now,
   ) {}
+
+  /**
+   * Which names the service is known to price, for the resolver's choice of level (issue 18): read from Redis
+   * at most once a minute per process, so the hot path pays nothing for it.
+   */
+  pricing(service: string): Promise<PricedNames> {
+    const cached = this.#snapshots.get(service);
+    if (cached && this.clock() - cached.at < PRICING_SNAPSHOT_MS) return cached.pricing;
+    const pricing = this.names(service).then(({ priced, unpriced }) => {
+      const yes = new Set(priced);
+      const no = new Set(unpriced);
+      return { isPriced: (name: string) => (yes.has(name) ? true : no.has(name) ? false : undefined) };
+    });
+    pricing.catch(() => this.#snapshots.delete(service));
+    this.#snapshots.set(service, { at: this.clock(), pricing });
+    return pricing;
+  }
 
   private fallbackKey(service: string, key: FallbackKey): string {
     const parts = [key.pickup, key.city, key.weight, key.paymentMode].map((p) => encodeURIComponent(p.toLowerCase()));
@@ -68,6 +92,7 @@ export class TariffMemory {
 
   /** Records what the service showed of a name: priced at a zone tariff, or at the fallback. */
   async remember(service: string, name: string, priced: boolean): Promise<void> {
+    this.#snapshots.delete(service); // this process's next resolution sees what it just learned
     const [to, from] = priced ? (['priced', 'unpriced'] as const) : (['unpriced', 'priced'] as const);
     await this.redis
       .multi()

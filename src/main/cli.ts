@@ -3,6 +3,8 @@
  * `relais <command>`: the one command line. Each subcommand is a composition root: it reads the
  * environment (config/env.ts), builds what it needs, runs, and shuts down cleanly on SIGTERM/SIGINT.
  */
+import type { PricedNames } from '../geo/types.js';
+import { serviceId, TariffMemory } from '../jobs/tariff-guard.js';
 import { Command } from 'commander';
 import { rawEnvironment, readEnv } from '../config/env.js';
 import { loadShopRegistry } from '../config/shops.js';
@@ -116,9 +118,26 @@ program
   .argument('<address>', 'the address as the customer wrote it')
   .option('--country <code>', 'ISO country code (SN, CI, TG, BJ, ML, BF, NE)')
   .option('--alias <text=neighbourhood...>', 'a merchant alias to try, e.g. "Pyrotechnie=Sacré-Cœur"')
-  .action((address: string, options: { country?: string; alias?: string[] }) => {
+  .option('--shop <id>', 'use this shop\'s aliases and what its delivery service is known to price (reads Redis)')
+  .action(async (address: string, options: { country?: string; alias?: string[]; shop?: string }) => {
     const aliases = Object.fromEntries((options.alias ?? []).map((a) => a.split('=', 2) as [string, string]));
-    const input = { country: options.country, fields: { address1: address }, aliases };
+    let country = options.country;
+    let pricing: PricedNames | undefined;
+    if (options.shop) {
+      const base = baseOptions();
+      const shop = base.shops.get(options.shop);
+      if (!shop) throw new Error(`no shop "${options.shop}" in the shop registry`);
+      country ??= shop.country;
+      const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
+      try {
+        const given = { ...aliases }; // the --alias ones win over the shop's
+        Object.assign(aliases, await runtime.aliases.forShop(shop), given);
+        pricing = await new TariffMemory(runtime.redis, base.prefix).pricing(serviceId(shop));
+      } finally {
+        await runtime.close();
+      }
+    }
+    const input = { country, fields: { address1: address }, aliases, ...(pricing ? { pricing } : {}) };
     const resolution = NeighbourhoodResolver.load().resolve(input);
     process.stdout.write(`${explainResolution(input, resolution)}\n`);
     process.exitCode = resolution.ok ? 0 : 2;

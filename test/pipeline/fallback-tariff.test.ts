@@ -61,3 +61,22 @@ describe('the fallback-tariff guard', () => {
     expect(names.priced).toContain(firstRecord.neighbourhood!.name);
   });
 });
+
+describe('which of two nested names is sent', () => {
+  it('sends the area while the service is not known to price the sub-area, and the sub-area once an order showed it priced', async () => {
+    const areaFirst = order('Ouakam, cité Avion, villa 3');
+    await postShopify(relais, 'orders/create', areaFirst);
+    expect((await waitForState(relais, shopifyExternalId(areaFirst.id), ['held', 'ready'])).neighbourhood?.name).toBe('Ouakam');
+
+    // An address naming the sub-area alone: sent as it is, priced by the service, remembered.
+    const subAreaOnly = order('Cité Avion, villa 8');
+    await postShopify(relais, 'orders/create', subAreaOnly);
+    expect((await waitForState(relais, shopifyExternalId(subAreaOnly.id), ['held', 'ready'])).neighbourhood?.name).toBe('Cite Avion');
+
+    const afterwards = order('Ouakam, cité Avion, villa 5');
+    await postShopify(relais, 'orders/create', afterwards);
+    const record = await waitForState(relais, shopifyExternalId(afterwards.id), ['held', 'ready']);
+    expect(record.state).toBe('ready');
+    expect(record.neighbourhood?.name).toBe('Cite Avion');
+  });
+});
