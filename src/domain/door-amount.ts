@@ -46,7 +46,7 @@ export function goodsOwed(order: Pick<StoreOrder, 'amountToCollect' | 'shippingC
       ok: false,
       hold: {
         code: 'cod_only_shipping_outstanding',
-        message: `order ${order.orderName} owes ${formatXof(outstanding)} F, all of it the shipping the shop charged (${formatXof(order.shippingCharged)} F); the delivery service collects its own delivery price at the door, so there are no goods to collect. Mark the order paid or correct it in the shop, then replay it.`,
+        message: `order ${order.orderName} owes ${formatXof(outstanding)}, all of it the shipping the shop charged (${formatXof(order.shippingCharged)}); the delivery service collects its own delivery price at the door, so there are no goods to collect. Mark the order paid or correct it in the shop, then replay it.`,
       },
     };
   }
@@ -65,14 +65,15 @@ export function doorAmount(goods: Xof, quote: { total: number; codFee?: number }
   return { paidBy, goods, delivery: quoted.delivery, collectionFee: quoted.collectionFee, atDoor: xof(goods + delivery + collectionFee), quoted };
 }
 
-/** "at the door: goods 15 000 + delivery 1 500 + collection fee 200 = 16 700 F" (what the merchant reads). */
+/** "at the door: goods 15 000 + delivery 2 300 + collection fee 500 = 17 800 XOF" (what the merchant reads). */
 export function describeDoorAmount(door: DoorAmount): string {
+  const f = (amount: number) => formatXof(xof(amount)).replace(/\s*XOF$/, '');
   if (door.paidBy === 'merchant') {
-    return `at the door: goods ${formatXof(door.goods)} F; delivery ${formatXof(door.quoted.delivery)} F + collection fee ${formatXof(door.quoted.collectionFee)} F billed to the merchant`;
+    return `at the door: goods ${f(door.goods)} XOF; delivery ${f(door.quoted.delivery)} + collection fee ${f(door.quoted.collectionFee)} XOF billed to the merchant`;
   }
-  const parts = [`goods ${formatXof(door.goods)}`, `delivery ${formatXof(door.delivery)}`];
-  if (door.collectionFee > 0) parts.push(`collection fee ${formatXof(door.collectionFee)}`);
-  return `at the door: ${parts.join(' + ')} = ${formatXof(door.atDoor)} F`;
+  const parts = [`goods ${f(door.goods)}`, `delivery ${f(door.delivery)}`];
+  if (door.collectionFee > 0) parts.push(`collection fee ${f(door.collectionFee)}`);
+  return `at the door: ${parts.join(' + ')} = ${f(door.atDoor)} XOF`;
 }
 
 /** Paid in the shop only when what the courier collected for the goods covers what the order still owes. */
