@@ -71,8 +71,16 @@ const policySchema = z
     dispatchCashOnDeliveryAt: z.enum(['created', 'paid']).default('created'),
     /** WooCommerce statuses that mean "ship it" (never `on-hold`: an unpaid bank transfer waits there). */
     wooDispatchStatuses: z.array(z.string()).default(['processing']),
-    /** Mark the shipment ready at once, or wait for the shop's own signal (the `relais-ready` tag / order note). */
-    markReady: z.enum(['immediately', 'on_shop_signal']).default('immediately'),
+    /**
+     * When the shipment is marked ready: `immediately`, the only choice. `on_shop_signal` (wait for a signal the
+     * merchant gives in the shop) was accepted once but nothing read the signal, so those shipments stayed
+     * unready for ever; it is refused until it is built end to end.
+     */
+    markReady: z
+      .literal('immediately', {
+        error: 'only "immediately" is supported: "on_shop_signal" is not built (nothing reads a shop\'s ready signal, so its shipments would never be marked ready); remove the setting',
+      })
+      .default('immediately'),
     /**
      * Who pays the delivery at the door. `customer` (default): the service collects its delivery price and
      * collection fee from the customer, so the shipping the shop charged is taken out of what the courier

@@ -258,10 +258,6 @@ async function finishReady(attempt: Attempt, shipment: ShipmentProgress, adopted
   // never put in front of a courier (a shipment's amount cannot be changed through the service's API).
   const amountProblem = wrongAmount(attempt, shipment);
   if (amountProblem) return holdUnready(attempt, shipment, amountProblem, 'cod_amount_mismatch', '');
-  if (shop.policy.markReady === 'on_shop_signal') {
-    writes.add(deps.ledger.setState(order.externalOrderId, 'awaiting_ready', deps.now()));
-    return { kind: 'awaiting_ready', shipmentId: shipment.shipmentId };
-  }
   let ready: WireShipment | ShipmentProgress;
   try {
     ready = await call('markReady', () => client.markReady(shipment.shipmentId, `Relais (automatic) for ${shop.name}`));

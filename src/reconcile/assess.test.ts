@@ -70,11 +70,6 @@ describe('a shipment created and never marked ready', () => {
     ]);
   });
 
-  it('is an alert, not a repair, when the shop marks ready on its own signal', () => {
-    const [found] = assess({ shipments: [created], policy: { markReady: 'on_shop_signal' } });
-    expect(found).toMatchObject({ kind: 'never_ready', severity: 'alert', advice: expect.stringContaining('ready signal') });
-    expect(found?.repair).toBeUndefined();
-  });
 
   it('is nothing within the bound', () => {
     expect(assess({ shipments: [created], policy: { unreadyAlertMinutes: 90 } })).toEqual([]);

@@ -224,19 +224,13 @@ export function assessOrder(c: OrderCase): Assessment[] {
       const never = { kind: 'never_ready', severity: 'alert', shipment: primary } as const;
       const unready = `created and not marked ready ${since} (bound ${shop.policy.unreadyAlertMinutes} min; the service calls it "${primary.status}")`;
       // Only for an order the shop shows as standing: never start a courier run on an order Relais could not read.
-      if (shop.policy.markReady === 'immediately' && c.shopSide.kind === 'order') {
+      if (c.shopSide.kind === 'order') {
         found.push({ ...never, detail: `${unready}: no courier is offered it`, repair: { type: 'mark_ready', shipmentId: primary.shipmentId } });
-      } else if (shop.policy.markReady === 'immediately') {
+      } else {
         found.push({
           ...never,
           detail: `${unready}; the shop's order could not be read to confirm it still stands`,
           advice: 'check the order in the shop, then mark the shipment ready with the delivery service (or cancel it)',
-        });
-      } else {
-        found.push({
-          ...never,
-          detail: `${unready}; this shop marks ready on its own signal`,
-          advice: 'give the shop\'s ready signal (the relais-ready tag) once the parcel is packed, or mark it ready with the delivery service',
         });
       }
     }

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { buildShopRegistry, ShopRegistryError } from './shops.js';
+
+function document(dispatch: Record<string, unknown> = {}, policy: Record<string, unknown> = {}) {
+  return {
+    shops: [{
+      id: 'dakar-mode', name: 'Dakar Mode', platform: 'shopify', country: 'SN',
+      shopify: { domain: 'dakar-mode.myshopify.com', accessToken: { env: 'T' }, webhookSecret: { env: 'T' } },
+      dispatch: { apiKey: { env: 'K' }, baseUrl: 'https://api.example.com', webhookToken: { env: 'T' }, ...dispatch },
+      pickup: { neighbourhood: 'Plateau', address: '12 avenue Senghor', contactName: 'Awa', contactPhone: '+221770000001' },
+      policy,
+    }],
+  };
+}
+const secrets = (ref: { env: string } | { file: string }) => ('env' in ref && ref.env === 'K' ? 'pk_live_0123456789abcdef' : 'a-secret-of-some-length');
+
+function problems(doc: unknown): string[] {
+  try {
+    buildShopRegistry(doc, secrets);
+    return [];
+  } catch (error) {
+    if (error instanceof ShopRegistryError) return error.problems;
+    throw error;
+  }
+}
+
+describe('the shop registry', () => {
+  it('refuses markReady "on_shop_signal", which nothing reads, saying why, rather than leave its shipments unready', () => {
+    const found = problems(document({}, { markReady: 'on_shop_signal' }));
+    expect(found).toEqual([expect.stringMatching(/policy\.markReady: only "immediately" is supported: "on_shop_signal" is not built/)]);
+  });
+
+  it('lists every problem of a shop\'s wire profile with the shop it belongs to', () => {
+    const found = problems(document({ profile: 'no-such-profile' }));
+    expect(found).toEqual([expect.stringMatching(/^shop dakar-mode: dispatch\.profile "no-such-profile": cannot read .*no-such-profile\.json/)]);
+  });
+
+  it('takes the default wire profile and the customer paying the delivery at the door when the settings name neither', () => {
+    const shop = buildShopRegistry(document(), secrets).get('dakar-mode')!;
+    expect(shop.dispatch.profile).toBe('default');
+    expect(shop.policy.deliveryFeePaidBy).toBe('customer');
+  });
+});
