@@ -87,7 +87,7 @@ if (HAS_PHP) {
       expect(output.class).toBe('Relais_Rates_Shipping_Method');
       expect(output.supports).toContain('shipping-zones');
       expect(output.rates).toEqual([
-        { id: 'relais_rates:3:relais_standard', label: 'Relais — livraison', cost: 1500, meta_data: { Relais: 'Livraison à Danga' } },
+        { id: 'relais_rates:3:relais_standard', label: 'Relais — livraison', cost: 2000, meta_data: { Relais: 'Livraison à Danga' } },
       ]);
       const [request] = output.requests;
       expect(request?.url).toBe(`${stack.web.url}/checkout/woocommerce/${WOO_SHOP_ID}/rates`);
