@@ -231,7 +231,12 @@ async function cityFallback(deps: CheckoutRatesDeps, service: string, key: Fallb
 async function codFee(shop: ShopConfig, deps: CheckoutRatesDeps, service: string, neighbourhood: string, timeoutMs: number, log: () => Logger): Promise<Xof> {
   const known = await deps.fees.get(service).catch(() => undefined);
   if (known !== undefined) return known;
-  const learned = await learnCodFee(shop, deps.prices, neighbourhood, timeoutMs, log);
+  const learned = await learnCodFee(shop, deps.prices, neighbourhood, timeoutMs, log).catch((error: unknown) => {
+    // Not the service refusing this destination's price: a fee that cannot be learned is the service unavailable
+    // for a door price (the shop's flat rate, or none), never "refused" (which would hide the rate for good).
+    if (error instanceof DispatchError && !error.retryable && error.kind === 'http') throw new Error(`cannot learn the cash-collection fee: ${error.message}`);
+    throw error;
+  });
   await deps.fees.set(service, learned).catch((error: unknown) => {
     log().warn({ err: errorText(error) }, 'could not store the cash-collection fee in Redis');
   });

@@ -12,7 +12,7 @@ import { buildShopRegistry } from '../../src/config/shops.js';
 import { serviceId, TariffMemory } from '../../src/jobs/tariff-guard.js';
 import { makeSecrets, registryDocument, secretEnv } from '../support/relais.js';
 import {
-  CAPPED_MAX_XOF, SHOPIFY_CAPPED_SHOP_ID, SHOPIFY_PREPAID_SHOP_ID, SHOPIFY_SHOP_ID, startCheckoutStack, WOO_SHOP_ID, type CheckoutStack,
+  CAPPED_MAX_XOF, FLAT_RATE_XOF, SHOPIFY_CAPPED_SHOP_ID, SHOPIFY_FLAT_SHOP_ID, SHOPIFY_PREPAID_SHOP_ID, SHOPIFY_SHOP_ID, startCheckoutStack, WOO_SHOP_ID, type CheckoutStack,
 } from './stack.js';
 
 type Rates = { rates: Record<string, unknown>[] };
@@ -86,6 +86,16 @@ describe('the collection fee at checkout', () => {
     expect(price(await stack.wooRates(WOO_SHOP_ID, abidjan('bacs')))).toBe(1500);
     // Unnamed: the shop's default (includeCodFee true).
     expect(price(await stack.wooRates(WOO_SHOP_ID, abidjan()))).toBe(2000);
+  });
+
+  it('answers as for a service down (the shop\'s flat rate), not with no rate, when the fee cannot be learned because the service refuses the quotes', async () => {
+    const service = serviceId(stack.shops.get(SHOPIFY_FLAT_SHOP_ID)!);
+    await stack.redis.client().del(`${stack.prefix}:tariff:${service}:cod-fee`);
+    stack.emulator.faults.add({ operation: 'createQuote', fault: { kind: 'status', status: 400 } });
+    const answer = await stack.shopifyRates(SHOPIFY_FLAT_SHOP_ID, dakar('Villa 2, Yoff'));
+    expect(answer.status).toBe(200);
+    expect((answer.body as Rates).rates[0]).toMatchObject({ total_price: String(FLAT_RATE_XOF * 100), description: expect.stringContaining('tarif forfaitaire') });
+    expect(stack.logs.some((l) => l.msg === 'delivery service unavailable for a checkout price' && String(l.err).startsWith('cannot learn the cash-collection fee'))).toBe(true);
   });
 });
 
