@@ -15,12 +15,44 @@
  * webhook secret in the Relais shop registry. Relais answers { "rates": [ { "id", "label", "cost", "currency",
  * "description" } ] } with `cost` in whole XOF. On any failure (timeout, non-200 answer, unreadable body, a store
  * not in XOF) this method adds no rate, so the customer still sees the zone's other shipping methods.
+ *
+ * The payment method: Relais adds the delivery service's cash-collection fee to the rate of a customer who pays at
+ * the door. The customer's chosen method (WooCommerce keeps it in the session) is put in each shipping package, so
+ * the request names it as `payment_method` and WooCommerce, which caches rates per package, asks again when it
+ * changes; the checkout is refreshed when the customer picks another method. Without a chosen method, the shop's
+ * setting in Relais (checkoutRates.includeCodFee) decides.
  */
 
 defined( 'ABSPATH' ) || exit;
 
 add_action( 'woocommerce_shipping_init', 'relais_rates_shipping_init' );
 add_filter( 'woocommerce_shipping_methods', 'relais_rates_register_method' );
+add_filter( 'woocommerce_cart_shipping_packages', 'relais_rates_package_payment_method' );
+add_action( 'woocommerce_after_checkout_form', 'relais_rates_refresh_on_payment_change' );
+
+/**
+ * Names the customer's chosen payment method in each shipping package (see the header).
+ *
+ * @param array<int, array<string, mixed>> $packages The cart's shipping packages.
+ * @return array<int, array<string, mixed>>
+ */
+function relais_rates_package_payment_method( $packages ) {
+	if ( ! function_exists( 'WC' ) || ! is_object( WC()->session ) ) {
+		return $packages;
+	}
+	$method = (string) WC()->session->get( 'chosen_payment_method' );
+	foreach ( $packages as $index => $package ) {
+		$packages[ $index ]['relais_payment_method'] = $method;
+	}
+	return $packages;
+}
+
+/** The classic checkout recalculates shipping on its own only when the address changes: also when the payment method does. */
+function relais_rates_refresh_on_payment_change() {
+	if ( function_exists( 'wc_enqueue_js' ) ) {
+		wc_enqueue_js( "jQuery( 'form.checkout' ).on( 'change', 'input[name=\"payment_method\"]', function () { jQuery( document.body ).trigger( 'update_checkout' ); } );" );
+	}
+}
 
 /**
  * @param array<string, string> $methods Shipping method classes by id.
@@ -170,8 +202,8 @@ function relais_rates_shipping_init() {
 					'quantity'  => isset( $line['quantity'] ) ? (int) $line['quantity'] : 1,
 				);
 			}
-			$d = isset( $package['destination'] ) && is_array( $package['destination'] ) ? $package['destination'] : array();
-			return array(
+			$d       = isset( $package['destination'] ) && is_array( $package['destination'] ) ? $package['destination'] : array();
+			$request = array(
 				'destination' => array(
 					'country'   => isset( $d['country'] ) ? (string) $d['country'] : '',
 					'state'     => isset( $d['state'] ) ? (string) $d['state'] : '',
@@ -183,6 +215,10 @@ function relais_rates_shipping_init() {
 				'items'       => $items,
 				'currency'    => get_woocommerce_currency(),
 			);
+			if ( isset( $package['relais_payment_method'] ) && '' !== (string) $package['relais_payment_method'] ) {
+				$request['payment_method'] = (string) $package['relais_payment_method'];
+			}
+			return $request;
 		}
 
 		/** @param string $message Never contains the secret. */

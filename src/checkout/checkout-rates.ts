@@ -3,17 +3,28 @@
  * WooCommerce endpoint turn their request into a CheckoutRateRequest, call priceAtCheckout, and map the outcome.
  *
  *   destination → neighbourhood (gazetteer + the shop's aliases, as for orders)
- *   → cache (pickup, neighbourhood, weight band) → simulatePrice, one flight per key → cache
+ *   → cache (pickup, neighbourhood, weight band, payment) → simulatePrice, one flight per key → cache
+ *
+ * The rate is what the customer pays at the door:
+ *  - the collection fee: simulatePrice shows no fee (its fields are "not shown"; it knows no payment mode), so
+ *    for a customer who pays at the door (collectsAtDoor: the platform's payment method, else the shop's
+ *    includeCodFee) the service's fee, learned from two quotes and kept in Redis (cod-fee.ts), is added.
+ *  - the fallback-tariff guard (src/jobs/tariff-guard.ts, as for orders): the service's simulated price for the
+ *    destination's CITY NAME is learned once through the same simulatePrice (same pickup and weight band) and
+ *    kept per serviceId(shop); a neighbourhood priced at or above it is one the service does not price, and
+ *    gets no rate, exactly as an unknown neighbourhood does (same outcome, same log line with the alias fix).
+ *  - the shop's maximum (checkoutRates.maxRateXof): a rate above it is not offered.
  *
  * Outcomes, and why each is what it is:
- *  - rate (live | cache): the delivery service's price, in whole XOF. Only the total: the service's breakdown
- *    (courier, platform, fees) is never read here, so it cannot reach a storefront.
+ *  - rate (live | cache): the delivery service's price plus, when collected at the door, its collection fee, in
+ *    whole XOF. Only totals: the service's breakdown never reaches a storefront.
  *  - rate (fallback): the service was slow or down and the merchant chose a flat price.
  *  - unavailable: the service was slow or down and the merchant chose no flat price. The edges answer 503 so
  *    that Shopify shows its backup rates and the WooCommerce plugin adds nothing.
- *  - no_rate: we cannot price this address: its neighbourhood is unknown (a warn log line says which alias would
- *    fix it), it is outside the shop's country, or the service refused the request. Never the fallback price:
- *    a flat price for an unknown place is a guess the merchant pays for, the very thing Relais exists to stop.
+ *  - no_rate: we cannot price this address: its neighbourhood is unknown or the service prices it at the
+ *    fallback tariff (a warn log line says which alias would fix it), it is outside the shop's country, the
+ *    service refused the request, or the price is above the shop's maximum. Never the flat price: a flat price
+ *    for an unknown place is a guess the merchant pays for, the very thing Relais exists to stop.
  *  - disabled: the merchant turned checkout prices off.
  *
  * Time: everything happens within the shop's budgetMs. A simulatePrice call that outlives the budget is not
@@ -26,6 +37,8 @@ import { DispatchError } from '../dispatch/errors.js';
 import type { AddressFields, NeighbourhoodResolver } from '../geo/resolver.js';
 import type { AliasStore } from '../ledger/alias-store.js';
 import type { Logger } from '../log.js';
+import { judgeQuote, serviceId, weightLabel, type FallbackKey, type TariffMemory } from '../jobs/tariff-guard.js';
+import { collectsAtDoor, learnCodFee, type CodFeeMemory } from './cod-fee.js';
 import type { PriceSource } from './price-source.js';
 import type { RateCache, SingleFlight } from './rate-cache.js';
 import { weightBand } from './weight.js';
@@ -39,16 +52,25 @@ export interface CheckoutRateRequest {
   };
   /** Total shipped weight of the basket; 0 when unknown. */
   weightGrams: number;
+  /** The payment method the platform names, when it does (the WooCommerce plugin); Shopify never does. */
+  paymentMethod?: string;
 }
 
 export type CheckoutRateOutcome =
   | { kind: 'rate'; basis: 'live' | 'cache'; amountXof: Xof; neighbourhood: string }
   | { kind: 'rate'; basis: 'fallback'; amountXof: Xof; neighbourhood: string; why: UnavailableWhy }
   | { kind: 'unavailable'; why: UnavailableWhy; neighbourhood: string }
-  | { kind: 'no_rate'; why: 'unknown_neighbourhood' | 'outside_delivery_area' | 'refused_by_service'; detail: string }
+  | { kind: 'no_rate'; why: NoRateWhy; detail: string }
   | { kind: 'disabled' };
 
 export type UnavailableWhy = 'slow' | 'error';
+export type NoRateWhy = 'unknown_neighbourhood' | 'fallback_tariff' | 'above_maximum' | 'outside_delivery_area' | 'refused_by_service';
+
+/** What one flight finds: a price to show, or a price at the fallback tariff that must not be shown. */
+export type CheckoutPrice = { kind: 'priced'; amountXof: Xof } | { kind: 'fallback'; simulatedXof: Xof; fallbackXof: number; city: string };
+
+/** The simulatePrice "payment mode" under which checkout fallbacks are kept: never mixed with firm quotes' fallbacks. */
+export const SIMULATED_PAYMENT_MODE = 'simulate_price';
 
 export interface CheckoutRatesDeps {
   /** The resolver, or a ResolutionMemo in front of it. */
@@ -56,8 +78,13 @@ export interface CheckoutRatesDeps {
   aliases: Pick<AliasStore, 'list'>;
   cache: RateCache;
   prices: PriceSource;
-  flights: SingleFlight<Xof>;
+  flights: SingleFlight<CheckoutPrice>;
+  /** The fallback-tariff guard's memory, shared with the dispatch job (same serviceId). */
+  tariffs: TariffMemory;
+  fees: CodFeeMemory;
   logger: Logger;
+  /** Told of every rate withheld (fallback tariff, above the maximum), for the metrics. */
+  onWithheld?(shopId: string, why: NoRateWhy): void;
 }
 
 /** Kept back from the budget for writing the answer and the network hop back to the platform's socket. */
@@ -80,8 +107,6 @@ export async function priceAtCheckout(
   // Built on first use: a cache hit logs nothing, and a child logger per request is not free.
   let child: Logger | undefined;
   const log = (): Logger => (child ??= deps.logger.child({ shop: shop.id, component: 'checkout-rates' }));
-  const address = addressLine(request.destination.fields);
-
   const country = request.destination.country?.trim().toUpperCase() || shop.country;
   if (country !== shop.country) {
     log().info({ country }, 'no delivery price at checkout: destination outside the shop\'s country');
@@ -91,47 +116,67 @@ export async function priceAtCheckout(
   const aliases = { ...shop.policy.neighbourhoodAliases, ...(await runtimeAliases(shop, deps, deadline, log)) };
   const resolution = deps.resolver.resolve({ country: shop.country, fields: request.destination.fields, coords: request.destination.coords, aliases });
   if (!resolution.ok) {
-    const aliasText = aliasTextFor(request.destination.fields);
     const target = resolution.candidates[0]?.name ?? '<neighbourhood>';
-    log().warn(
-      {
-        address,
-        candidates: resolution.candidates.map((c) => c.name),
-        fix: `relais alias add ${shop.id} "${aliasText}" "${target}"`,
-      },
-      `no delivery price at checkout for '${address}': ${resolution.reason}. An alias fixes it for every later checkout and order: relais alias add ${shop.id} "${aliasText}" "${target}"`,
-    );
+    warnAliasFix(shop, request, log, resolution.reason, { candidates: resolution.candidates.map((c) => c.name) }, target);
     return { kind: 'no_rate', why: 'unknown_neighbourhood', detail: resolution.reason };
   }
   const neighbourhood = resolution.neighbourhood;
   const band = weightBand(request.weightGrams);
-  const key = deps.cache.key({ source: deps.prices.sourceOf(shop), pickup: shop.pickup.neighbourhood, dropoff: neighbourhood, band: band.key });
+  const atDoor = collectsAtDoor(shop, request.paymentMethod);
+  const key = deps.cache.key({
+    source: deps.prices.sourceOf(shop), pickup: shop.pickup.neighbourhood, dropoff: neighbourhood, band: band.key, payment: atDoor ? 'cod' : 'prepaid',
+  });
+  const timeoutMs = Math.max(policy.budgetMs, shop.dispatch.timeoutMs);
 
   const cached = await beforeDeadline(deps.cache.get(key), deadline).catch((error: unknown) => {
     // A cache that cannot answer is a miss, not a failure: the price can still be asked for.
     log().warn({ err: errorText(error) }, 'checkout price cache unreadable; asking the delivery service');
     return undefined;
   });
-  if (cached !== undefined) return { kind: 'rate', basis: 'cache', amountXof: cached, neighbourhood: neighbourhood.name };
+  if (cached !== undefined) return bounded(shop, { kind: 'rate', basis: 'cache', amountXof: cached, neighbourhood: neighbourhood.name }, deps, log);
 
-  const flight = deps.flights.run(key, async () => {
-    const simulation = await deps.prices.simulatePrice(
-      shop,
-      { pickup_city: shop.pickup.neighbourhood, dropoff_city: neighbourhood.name, ...(band.priceAtKg === undefined ? {} : { weight_kg: band.priceAtKg }) },
-      { timeoutMs: Math.max(policy.budgetMs, shop.dispatch.timeoutMs) },
-    );
-    if (simulation.currency !== 'XOF') throw new Error(`simulatePrice answered in ${simulation.currency}, not XOF`);
-    const amount = xof(simulation.total);
-    if (amount <= 0) throw new Error(`simulatePrice answered a total of ${String(amount)}`);
+  const flight = deps.flights.run(key, async (): Promise<CheckoutPrice> => {
+    const service = serviceId(shop);
+    const fallbackKey: FallbackKey = { pickup: shop.pickup.neighbourhood, city: neighbourhood.city, weight: weightLabel(band.priceAtKg), paymentMode: SIMULATED_PAYMENT_MODE };
+    const simulate = async (dropoff: string): Promise<Xof> => {
+      const simulation = await deps.prices.simulatePrice(
+        shop,
+        { pickup_city: shop.pickup.neighbourhood, dropoff_city: dropoff, ...(band.priceAtKg === undefined ? {} : { weight_kg: band.priceAtKg }) },
+        { timeoutMs },
+      );
+      if (simulation.currency !== 'XOF') throw new Error(`simulatePrice answered in ${simulation.currency}, not XOF`);
+      const amount = xof(simulation.total);
+      if (amount <= 0) throw new Error(`simulatePrice answered a total of ${String(amount)}`);
+      return amount;
+    };
+    // The three are independent: the neighbourhood's price, the city's fallback, the fee; the last two are
+    // read from Redis once learned, so a warm service costs one simulatePrice and two Redis reads.
+    const [simulated, fallback, fee] = await Promise.all([
+      simulate(neighbourhood.name),
+      cityFallback(deps, service, fallbackKey, () => simulate(neighbourhood.city), log),
+      atDoor ? codFee(shop, deps, service, neighbourhood.name, timeoutMs, log) : Promise.resolve(xof(0)),
+    ]);
+    const verdict = judgeQuote(simulated, fallback, false);
+    if (verdict.kind === 'fallback') {
+      await deps.tariffs.remember(service, neighbourhood.name, false).catch(() => undefined);
+      return { kind: 'fallback', simulatedXof: simulated, fallbackXof: verdict.fallbackXof, city: neighbourhood.city };
+    }
+    const amount = xof(simulated + fee);
     await deps.cache.set(key, amount, policy.cacheTtlSeconds).catch((error: unknown) => {
       log().warn({ err: errorText(error) }, 'could not store a checkout price in Redis');
     });
-    return amount;
+    return { kind: 'priced', amountXof: amount };
   });
 
   try {
-    const amount = await beforeDeadline(flight, deadline);
-    return { kind: 'rate', basis: 'live', amountXof: amount, neighbourhood: neighbourhood.name };
+    const price = await beforeDeadline(flight, deadline);
+    if (price.kind === 'fallback') {
+      const detail = `the delivery service does not price '${neighbourhood.name}': it is priced at the fallback tariff of ${String(price.fallbackXof)} XOF, its price for the city name '${price.city}'`;
+      warnAliasFix(shop, request, log, detail, { neighbourhood: neighbourhood.name, simulated: price.simulatedXof, fallback: price.fallbackXof }, '<neighbourhood the service prices>');
+      deps.onWithheld?.(shop.id, 'fallback_tariff');
+      return { kind: 'no_rate', why: 'fallback_tariff', detail };
+    }
+    return bounded(shop, { kind: 'rate', basis: 'live', amountXof: price.amountXof, neighbourhood: neighbourhood.name }, deps, log);
   } catch (error) {
     if (error instanceof DispatchError && !error.retryable && error.kind === 'http') {
       // The service understood and said no (a weight it does not carry, a name it refuses): no price to show.
@@ -148,6 +193,65 @@ export async function priceAtCheckout(
     }
     return { kind: 'unavailable', why, neighbourhood: neighbourhood.name };
   }
+}
+
+/** A live or cached rate above the shop's maximum is not offered: no rate, a warn line, a count. */
+function bounded(shop: ShopConfig, outcome: Extract<CheckoutRateOutcome, { kind: 'rate' }>, deps: CheckoutRatesDeps, log: () => Logger): CheckoutRateOutcome {
+  const max = shop.policy.checkoutRates.maxRateXof;
+  if (max === undefined || outcome.amountXof <= max) return outcome;
+  const detail = `the delivery price to ${outcome.neighbourhood}, ${String(outcome.amountXof)} XOF, is above the shop's maximum of ${String(max)} XOF`;
+  log().warn({ neighbourhood: outcome.neighbourhood, amountXof: outcome.amountXof, maxRateXof: max }, `no delivery price at checkout: ${detail}`);
+  deps.onWithheld?.(shop.id, 'above_maximum');
+  return { kind: 'no_rate', why: 'above_maximum', detail };
+}
+
+/**
+ * The simulated price of the city name (the fallback tariff), from Redis or learned once. A service that refuses
+ * the city name outright has no fallback to fall into: nothing to compare with (as for orders).
+ */
+async function cityFallback(deps: CheckoutRatesDeps, service: string, key: FallbackKey, learn: () => Promise<Xof>, log: () => Logger): Promise<number | undefined> {
+  const known = await deps.tariffs.fallback(service, key).catch(() => undefined);
+  if (known !== undefined) return known;
+  try {
+    const learned = await learn();
+    await deps.tariffs.rememberFallback(service, key, learned).catch((error: unknown) => {
+      log().warn({ err: errorText(error) }, 'could not store the fallback tariff in Redis');
+    });
+    return learned;
+  } catch (error) {
+    if (error instanceof DispatchError && !error.retryable && error.kind === 'http') {
+      log().warn({ err: errorText(error), city: key.city }, 'could not learn the fallback tariff (price for the city name refused)');
+      return undefined;
+    }
+    throw error;
+  }
+}
+
+/** The service's collection fee, from Redis or learned once (cod-fee.ts). */
+async function codFee(shop: ShopConfig, deps: CheckoutRatesDeps, service: string, neighbourhood: string, timeoutMs: number, log: () => Logger): Promise<Xof> {
+  const known = await deps.fees.get(service).catch(() => undefined);
+  if (known !== undefined) return known;
+  const learned = await learnCodFee(shop, deps.prices, neighbourhood, timeoutMs, log).catch((error: unknown) => {
+    // Not the service refusing this destination's price: a fee that cannot be learned is the service unavailable
+    // for a door price (the shop's flat rate, or none), never "refused" (which would hide the rate for good).
+    if (error instanceof DispatchError && !error.retryable && error.kind === 'http') throw new Error(`cannot learn the cash-collection fee: ${error.message}`);
+    throw error;
+  });
+  await deps.fees.set(service, learned).catch((error: unknown) => {
+    log().warn({ err: errorText(error) }, 'could not store the cash-collection fee in Redis');
+  });
+  return learned;
+}
+
+/** The merchant's way out of a no_rate for an address: an alias to a neighbourhood the service prices. */
+function warnAliasFix(shop: ShopConfig, request: CheckoutRateRequest, log: () => Logger, reason: string, extra: Record<string, unknown>, target: string): void {
+  const address = addressLine(request.destination.fields);
+  const aliasText = aliasTextFor(request.destination.fields);
+  const fix = `relais alias add ${shop.id} "${aliasText}" "${target}"`;
+  log().warn(
+    { address, ...extra, fix },
+    `no delivery price at checkout for '${address}': ${reason}. An alias fixes it for every later checkout and order: ${fix}`,
+  );
 }
 
 /** The operator's run-time aliases (Redis); without them in time, the registry's still apply. */

@@ -1,5 +1,6 @@
 /**
- * Where checkout prices come from: the dispatch service's public simulatePrice, one client per shop.
+ * Where checkout prices come from: the dispatch service's public simulatePrice, one client per shop; and
+ * createQuote, used only to learn the service's cash-collection fee (cod-fee.ts), which simulatePrice does not show.
  *
  * The checkout routes are mounted by createApp, which is handed no dispatch client; so they own their clients
  * (simulatePrice is public: the client sends no key, but it still refuses to be built without a live one, which
@@ -8,11 +9,13 @@
 import type { ShopConfig } from '../config/shops.js';
 import type { CallOptions, DispatchClient } from '../dispatch/client.js';
 import { dispatchClientForShop } from '../dispatch/for-shop.js';
-import type { WirePriceSimulation, WireSimulatePriceRequest } from '../dispatch/wire.js';
+import type { WirePriceSimulation, WireQuote, WireQuoteRequest, WireSimulatePriceRequest } from '../dispatch/wire.js';
 import type { Logger } from '../log.js';
 
 export interface PriceSource {
   simulatePrice(shop: ShopConfig, request: WireSimulatePriceRequest, options: CallOptions): Promise<WirePriceSimulation>;
+  /** A firm quote (authenticated with the shop's key); it creates nothing a courier or a customer sees. */
+  createQuote(shop: ShopConfig, request: WireQuoteRequest, options: CallOptions): Promise<WireQuote>;
   /** The host that answers, for cache keys: the same host gives the same public prices. */
   sourceOf(shop: ShopConfig): string;
 }
@@ -25,6 +28,10 @@ export class DispatchPriceSource implements PriceSource {
 
   simulatePrice(shop: ShopConfig, request: WireSimulatePriceRequest, options: CallOptions): Promise<WirePriceSimulation> {
     return this.#clientFor(shop).simulatePrice(request, options);
+  }
+
+  createQuote(shop: ShopConfig, request: WireQuoteRequest, options: CallOptions): Promise<WireQuote> {
+    return this.#clientFor(shop).createQuote(request, options);
   }
 
   sourceOf(shop: ShopConfig): string {

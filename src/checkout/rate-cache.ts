@@ -1,6 +1,6 @@
 /**
  * Checkout prices kept in Redis per (price source, pickup neighbourhood, destination neighbourhood, weight
- * band), and one in-process flight per key so a burst of identical misses makes one simulatePrice call.
+ * band, with or without the collection fee), and one in-process flight per key so a burst of identical misses makes one simulatePrice call.
  *
  * The price source is the delivery service's public tracking host: two shops priced by the same service
  * from the same pickup neighbourhood share their prices (simulatePrice is public and knows no shop).
@@ -18,6 +18,8 @@ export interface RateKeyParts {
   /** The resolved destination: country, city and neighbourhood name as the gazetteer spells them. */
   dropoff: { country: string; city: string; name: string };
   band: string;
+  /** Whether the price includes the cash-collection fee (checkout-rates.ts): the two are different prices. */
+  payment: 'cod' | 'prepaid';
 }
 
 const WHOLE_FRANCS = /^\d{1,15}$/;
@@ -39,7 +41,8 @@ export class RateCache {
     }
     const part = (text: string) => encodeURIComponent(text.normalize('NFC').trim().toLowerCase());
     const dropoff = `${parts.dropoff.country}/${part(parts.dropoff.city)}/${part(parts.dropoff.name)}`;
-    return `${this.prefix}:checkout-rate:v1:${source}:${part(parts.pickup)}:${dropoff}:${parts.band}`;
+    // v2: the value is the door price (fee included for 'cod'); a v1 value (simulated price only) is never read.
+    return `${this.prefix}:checkout-rate:v2:${source}:${part(parts.pickup)}:${dropoff}:${parts.band}:${parts.payment}`;
   }
 
   async get(key: string): Promise<Xof | undefined> {

@@ -19,11 +19,13 @@ import express, { Router, type NextFunction, type Request, type Response } from 
 import type { Redis } from 'ioredis';
 import type { z } from 'zod';
 import type { ShopConfig, ShopRegistry } from '../config/shops.js';
-import type { Xof } from '../domain/money.js';
 import { NeighbourhoodResolver } from '../geo/resolver.js';
+import { TariffMemory } from '../jobs/tariff-guard.js';
 import { AliasStore } from '../ledger/alias-store.js';
 import type { Logger } from '../log.js';
-import { priceAtCheckout, type CheckoutRateOutcome, type CheckoutRateRequest, type CheckoutRatesDeps } from './checkout-rates.js';
+import type { RelaisMetrics } from '../observability/metrics.js';
+import { priceAtCheckout, type CheckoutPrice, type CheckoutRateOutcome, type CheckoutRateRequest, type CheckoutRatesDeps } from './checkout-rates.js';
+import { CodFeeMemory } from './cod-fee.js';
 import { DispatchPriceSource, type PriceSource } from './price-source.js';
 import { RateCache, SingleFlight } from './rate-cache.js';
 import { ResolutionMemo } from './resolution-memo.js';
@@ -48,6 +50,8 @@ export interface CheckoutRouteDeps {
   resolver?: NeighbourhoodResolver;
   /** Defaults to one dispatch client per shop, owned (and closed) by these routes. */
   prices?: PriceSource;
+  /** The web process's metrics (createApp passes its own): rates withheld are counted. */
+  metrics?: RelaisMetrics;
 }
 
 interface Platform<Parsed> {
@@ -99,8 +103,11 @@ export function checkoutRoutes(deps: CheckoutRouteDeps): Router {
     aliases: new AliasStore(deps.redis, deps.prefix),
     cache: new RateCache(deps.redis, deps.prefix),
     prices,
-    flights: new SingleFlight<Xof>(),
+    flights: new SingleFlight<CheckoutPrice>(),
+    tariffs: new TariffMemory(deps.redis, deps.prefix),
+    fees: new CodFeeMemory(deps.redis, deps.prefix),
     logger: deps.logger,
+    onWithheld: (shopId, why) => deps.metrics?.checkoutRatesWithheld.inc({ shop: shopId, reason: why }),
   };
 
   const router = Router();

@@ -8,8 +8,11 @@
  *     "destination": { "country": "CI", "state": "", "postcode": "", "city": "Abidjan",
  *                      "address_1": "Rue des Jardins", "address_2": "Cocody Danga" },
  *     "items": [ { "weight_kg": 0.4, "quantity": 2 } ],      // or: "total_weight_kg": 0.8
- *     "currency": "XOF"
+ *     "currency": "XOF",
+ *     "payment_method": "cod"                                 // optional: the customer's chosen gateway id
  *   }
+ * `payment_method`, when sent, decides whether the cash-collection fee is in the rate (the shop's codGateways and
+ * depositGateways collect at the door); without it, the shop's checkoutRates.includeCodFee decides.
  * The destination keys are those of a WooCommerce shipping package (`$package['destination']`, where `address`
  * is a synonym of `address_1`). Weights are in kg: the plugin converts from the store's unit with wc_get_weight.
  * `total_weight_kg`, when given, wins over `items`; with neither, the parcel is priced as a standard one.
@@ -47,6 +50,7 @@ export const wooRateRequestSchema = z
       .nullish(),
     total_weight_kg: z.number().min(0).max(100_000).nullish(),
     currency: text,
+    payment_method: text,
   })
   .loose();
 
@@ -79,6 +83,7 @@ export function fromWooRateRequest(request: WooRateRequest): CheckoutRateRequest
       },
     },
     weightGrams: Math.round(kg * 1000),
+    ...(request.payment_method?.trim() ? { paymentMethod: request.payment_method.trim() } : {}),
   };
 }
 

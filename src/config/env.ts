@@ -21,6 +21,11 @@ const envSchema = z.object({
   RELAIS_DASHBOARD_TOKEN: z.string().min(16).optional(),
   /** Reconciliation (src/reconcile): how often the worker compares shop orders with shipments and repairs; 0 turns it off. */
   RELAIS_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(3_600_000),
+  // ---- retention (src/ledger/order-ledger.ts) ----
+  /** Days a finished order (delivered, returned, cancelled) is kept in the ledger, with its timeline. */
+  RELAIS_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
+  /** Days after which an order with no final state is reported by `relais stale` (and may be closed there). */
+  RELAIS_STALE_AFTER_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   // ---- operations (src/observability, relais doctor) ----
   /** The worker's own HTTP server for /metrics, /healthz and /readyz (bound to RELAIS_HOST); 0 picks a free port. */
   RELAIS_WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),

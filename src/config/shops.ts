@@ -26,7 +26,7 @@ const DEFAULT_COD_GATEWAYS = ['Cash on Delivery (COD)', 'cod', 'cash_on_delivery
 
 /**
  * Delivery prices at checkout (src/checkout): what the Shopify carrier service and the WooCommerce rates
- * endpoint answer for this shop.
+ * endpoint answer for this shop. The rate shown is what the customer pays at the door (src/checkout/checkout-rates.ts).
  *  - enabled: false makes both endpoints answer 404, so Shopify shows its backup rates and the WooCommerce
  *    plugin adds nothing.
  *  - serviceName: the rate's name the customer sees at checkout (Shopify `service_name`, WooCommerce label);
@@ -43,6 +43,13 @@ const DEFAULT_COD_GATEWAYS = ['Cash on Delivery (COD)', 'cod', 'cash_on_delivery
  *    15 minutes by default, the time Shopify itself keeps an answer.
  *  - deliveryDays: when set, every rate carries min/max delivery dates this many days from now (Shopify
  *    `min_delivery_date` / `max_delivery_date`); the delivery service does not say, so only the merchant knows.
+ *  - includeCodFee: when the payment method is unknown at checkout (always on Shopify: its rate request carries no
+ *    payment gateway), include the service's cash-collection fee in the rate. Default true: the shops Relais
+ *    serves are paid at the door for the most part, and a rate below what the courier collects is the complaint
+ *    this setting exists for. A shop whose orders are mostly prepaid sets false. When the method is known
+ *    (the WooCommerce plugin sends it), the shop's codGateways / depositGateways decide instead.
+ *  - maxRateXof: a rate above this many francs is not offered (no rate, a warn log line, and
+ *    relais_checkout_rates_withheld_total{reason="above_maximum"}). Unset: no bound.
  */
 const checkoutRatesSchema = z
   .object({
@@ -62,8 +69,14 @@ const checkoutRatesSchema = z
       .strict()
       .refine((d) => d.min <= d.max, 'deliveryDays.min must not exceed deliveryDays.max')
       .optional(),
+    includeCodFee: z.boolean().default(true),
+    maxRateXof: z.number().int().positive().optional(),
   })
-  .strict();
+  .strict()
+  .refine((c) => c.maxRateXof === undefined || c.fallback.mode !== 'rate' || c.fallback.amountXof <= c.maxRateXof, {
+    message: 'fallback.amountXof must not exceed maxRateXof',
+    path: ['maxRateXof'],
+  });
 
 const policySchema = z
   .object({

@@ -1,8 +1,9 @@
 /**
  * Shopify's mandatory compliance topics, acted on rather than just acknowledged.
  *
- *   customers/redact   erase the personal data Relais keeps for the listed orders
- *   shop/redact        erase it for every order of the shop (48 h after uninstall)
+ *   customers/redact   erase the personal data Relais keeps for the listed orders (each found by its key, however old)
+ *   shop/redact        erase every record of the shop (48 h after uninstall), however old and however many:
+ *                      the ledger walks the shop's keys (OrderLedger.eraseShop), not its bounded 90-day index
  *   customers/data_request   report what Relais holds for the customer, for the merchant to pass on
  *
  * What Relais keeps: the shop payload and the normalised order in the ledger, and the payload in
@@ -34,13 +35,18 @@ export async function handleCompliance(shopId: string, topic: string, payload: u
     deps.logger.info({ shop: shopId, orders: held }, 'customer data request: Relais holds delivery data for these orders');
     return { kind: 'data_request', orders: held };
   }
-  const orderIds =
-    topic === 'shop/redact'
-      ? (await deps.ledger.listShopOrders(shopId)).map((ext) => ext.slice(ext.indexOf(':') + 1))
-      : numericIds(body.orders_to_redact);
+  if (topic === 'shop/redact') {
+    const orders = await deps.ledger.eraseShop(shopId);
+    const jobs = await redactJobs(deps.shopEvents, shopId, new Set(), true);
+    deps.logger.info({ shop: shopId, topic, orders, jobs }, 'every record of the shop erased');
+    return { kind: 'redacted', orders, jobs };
+  }
+  // Shopify lists the customer's orders; the ledger has no customer id of its own to match on (the normalised
+  // order keeps none), so the listed orders are what is matched, each by its key, whatever its age.
+  const orderIds = numericIds(body.orders_to_redact);
   const externalIds = orderIds.map((id) => externalOrderId(shopId, id));
   const orders = await deps.ledger.redactOrders(externalIds);
-  const jobs = await redactJobs(deps.shopEvents, shopId, new Set(orderIds), topic === 'shop/redact');
+  const jobs = await redactJobs(deps.shopEvents, shopId, new Set(orderIds), false);
   deps.logger.info({ shop: shopId, topic, orders, jobs }, 'personal data erased');
   return { kind: 'redacted', orders, jobs };
 }

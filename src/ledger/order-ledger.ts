@@ -12,13 +12,17 @@
  *   <p>:held                          sorted set of held external ids by hold time
  *   <p>:in-flight                     sorted set of orders with a live shipment (for the polling fallback)
  *   <p>:timeline:<externalOrderId>   capped list of calls made for the order (newest first)
- * Finished orders expire after `retentionDays` so memory stays bounded as volume grows.
+ * Finished orders expire after `retentionDays` (RELAIS_RETENTION_DAYS, default 90) so memory stays bounded as
+ * volume grows. An order that never reaches a final state never expires: `listStale` finds those older than a
+ * bound (RELAIS_STALE_AFTER_DAYS, `relais stale`), and `closeStale` lets the operator end one.
+ * Erasure (`eraseShop`, `redactOrders`) walks the keys themselves (SCAN), never the bounded shop index.
  *
  * The raw shop payload (most of a record's size: a Shopify order is about 9 kB of JSON) is kept only while
  * the order may still need a replay: until it has a shipment marked ready, or is cancelled. After that the
  * normalised order, the shipment and the delivery progress are all the later steps read.
  */
 import type { Redis } from 'ioredis';
+import { SHOP_ID_PATTERN } from '../domain/ids.js';
 import type { HoldReason, Platform, StoreOrder } from '../domain/order.js';
 import type { DoorAmount } from '../domain/door-amount.js';
 import type { DeliveryStep } from '../domain/shipment-status.js';
@@ -208,12 +212,39 @@ end
 return redis.call('HMGET', KEYS[1], ${RECORD_FIELDS.map((f) => `'${f}'`).join(', ')})
 `;
 
+/** How long a finished order is kept (days), unless RELAIS_RETENTION_DAYS says otherwise. */
+export const DEFAULT_RETENTION_DAYS = 90;
+export const DEFAULT_TIMELINE_LENGTH = 200;
+/** After how many days an order with no final state is reported (`relais stale`), unless RELAIS_STALE_AFTER_DAYS says otherwise. */
+export const DEFAULT_STALE_AFTER_DAYS = 30;
+/** Keys per SCAN step and per pipelined batch when walking every order. */
+const SCAN_BATCH = 1_000;
+
+/** An order with no final state, as `listStale` reports it. */
+export interface StaleOrder {
+  externalOrderId: string;
+  shopId: string;
+  orderName: string;
+  state: OrderState;
+  firstSeenAt: string;
+  stateChangedAt: string;
+  holdCode?: string;
+}
+
+export type CloseStaleResult =
+  | { ok: true; previousState: OrderState }
+  | { ok: false; why: 'unknown_order' | 'already_final' | 'not_stale'; detail: string };
+
 export class OrderLedger {
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
-    private readonly options: { retentionDays: number; timelineLength: number } = { retentionDays: 90, timelineLength: 200 },
+    private readonly options: { retentionDays: number; timelineLength: number } = { retentionDays: DEFAULT_RETENTION_DAYS, timelineLength: DEFAULT_TIMELINE_LENGTH },
   ) {}
+
+  get retentionDays(): number {
+    return this.options.retentionDays;
+  }
 
   private orderKey(id: string): string {
     return `${this.prefix}:order:${id}`;
@@ -409,18 +440,124 @@ export class OrderLedger {
   }
 
   /**
-   * Compliance (customers/redact, shop/redact): drop the personal data Relais keeps for these orders:
-   * the raw payload and the normalised order (names, phones, addresses). The shipment reference and
-   * amounts stay: they carry no personal data and the merchant's accounting needs them.
+   * Compliance, customers/redact: drop the personal data Relais keeps for these orders: the raw payload and the
+   * normalised order (names, phones, addresses). The shipment reference and amounts stay: they carry no personal
+   * data and the merchant's accounting needs them. Each order is found by its key, however old (never through the
+   * shop index, which only lists the retention window); pipelined in batches, so thousands cost a few round trips.
    */
   async redactOrders(externalOrderIds: string[]): Promise<number> {
     let count = 0;
-    for (const id of externalOrderIds) {
-      const removed = await this.redis.hdel(this.orderKey(id), 'payload', 'order');
-      if (removed > 0) count += 1;
+    for (let i = 0; i < externalOrderIds.length; i += SCAN_BATCH) {
+      const pipeline = this.redis.pipeline();
+      for (const id of externalOrderIds.slice(i, i + SCAN_BATCH)) pipeline.hdel(this.orderKey(id), 'payload', 'order');
+      for (const [error, removed] of (await pipeline.exec()) ?? []) {
+        if (error) throw error;
+        if (typeof removed === 'number' && removed > 0) count += 1;
+      }
     }
     return count;
   }
+
+  /**
+   * Compliance, shop/redact (48 h after the shop uninstalled the app): erase every record of the shop, however
+   * old and however many: the order hashes and timelines are found by SCAN over their keys (external ids are
+   * `<shopId>:<orderId>`, and a shop id holds no ':', so `<p>:order:<shopId>:*` is exactly this shop's), then
+   * deleted with their entries in the held, in-flight and unready indexes, a batch per round trip; the shop index
+   * goes last. Whole records, not only the personal fields: the shop has left, and nothing of it is dispatched,
+   * followed or reconciled any more. Returns how many orders were erased.
+   */
+  async eraseShop(shopId: string): Promise<number> {
+    if (!SHOP_ID_PATTERN.test(shopId)) throw new Error(`invalid shop id "${shopId}"`);
+    let erased = 0;
+    for await (const keys of this.scanKeys(`${globEscape(this.prefix)}:order:${shopId}:*`)) {
+      const ids = keys.map((key) => key.slice(this.orderKey('').length));
+      const results = await this.redis
+        .pipeline()
+        .del(...keys)
+        .del(...ids.map((id) => this.timelineKey(id)))
+        .zrem(this.heldKey, ...ids)
+        .zrem(this.inFlightKey, ...ids)
+        .zrem(this.unreadyKey, ...ids)
+        .exec();
+      for (const [error] of results ?? []) if (error) throw error;
+      // SCAN may give a key twice: count what DEL removed, not what SCAN listed.
+      erased += Number(results?.[0]?.[1] ?? 0);
+    }
+    // Timelines whose order hash was already gone (expired separately, or a partial earlier erasure).
+    for await (const keys of this.scanKeys(`${globEscape(this.prefix)}:timeline:${shopId}:*`)) await this.redis.del(...keys);
+    await this.redis.del(this.shopIndexKey(shopId));
+    return erased;
+  }
+
+  /**
+   * Orders with no final state first seen before `firstSeenBefore`, oldest first. Such an order never expires
+   * (only finished ones do) and drops out of the shop index after the retention, so every order key is walked
+   * (SCAN, a pipelined read of meta and state per batch): an operator's query, not a hot path.
+   */
+  async listStale(firstSeenBefore: Date, options: { shopId?: string } = {}): Promise<StaleOrder[]> {
+    const bound = firstSeenBefore.getTime();
+    const found = new Map<string, StaleOrder>();
+    const pattern = `${globEscape(this.prefix)}:order:${options.shopId === undefined ? '' : `${options.shopId}:`}*`;
+    for await (const keys of this.scanKeys(pattern)) {
+      const pipeline = this.redis.pipeline();
+      for (const key of keys) pipeline.hmget(key, 'meta', 'state', 'hold');
+      for (const [error, values] of (await pipeline.exec()) ?? []) {
+        if (error) throw error;
+        const [meta, state, hold] = (values as (string | null)[]).map((v) => (v === null ? undefined : (JSON.parse(v) as unknown)));
+        if (!meta || !state) continue;
+        const m = meta as OrderMeta;
+        const st = state as { value: OrderState; at: string };
+        if (FINAL_STATES.has(st.value) || !(Date.parse(m.firstSeenAt) < bound)) continue;
+        // A Map: SCAN may give a key twice.
+        found.set(m.externalOrderId, {
+          externalOrderId: m.externalOrderId, shopId: m.shopId, orderName: m.orderName, state: st.value, firstSeenAt: m.firstSeenAt, stateChangedAt: st.at,
+          ...(hold ? { holdCode: (hold as HoldReason).code } : {}),
+        });
+      }
+    }
+    return [...found.values()].sort((a, b) => a.firstSeenAt.localeCompare(b.firstSeenAt) || a.externalOrderId.localeCompare(b.externalOrderId));
+  }
+
+  /**
+   * The operator ends an order that never reached a final state: it becomes `cancelled` in Relais only (no call
+   * to the delivery service, nothing written to the shop), leaves the held, in-flight and unready indexes, and
+   * expires after the retention like any finished order. Its timeline says it was closed, by whom, from which
+   * state and why. Refused for an unknown order, a finished one, or one first seen after `firstSeenBefore`.
+   */
+  async closeStale(externalOrderId: string, input: { reason: string; by: string; now: Date; firstSeenBefore: Date }): Promise<CloseStaleResult> {
+    const record = await this.get(externalOrderId);
+    if (!record) return { ok: false, why: 'unknown_order', detail: `no order ${externalOrderId} in the ledger` };
+    if (FINAL_STATES.has(record.state)) return { ok: false, why: 'already_final', detail: `order ${externalOrderId} is already ${record.state}` };
+    if (!(Date.parse(record.meta.firstSeenAt) < input.firstSeenBefore.getTime())) {
+      return { ok: false, why: 'not_stale', detail: `order ${externalOrderId} was first seen ${record.meta.firstSeenAt}, after ${input.firstSeenBefore.toISOString()}` };
+    }
+    if (!(await this.moveState(externalOrderId, 'cancelled', input.now))) {
+      return { ok: false, why: 'already_final', detail: `order ${externalOrderId} changed state meanwhile` };
+    }
+    await this.appendTimeline(externalOrderId, {
+      at: input.now.toISOString(), system: 'relais', operation: 'close', outcome: 'closed_by_operator',
+      detail: `closed by ${input.by} from state ${record.state} (no final state since ${record.meta.firstSeenAt}): ${input.reason}. Nothing was sent to the delivery service or the shop.`,
+    });
+    // The state change gave an existing timeline the order's expiry; a timeline that had expired on its own was
+    // just recreated by the entry above, without one.
+    await this.redis.expire(this.timelineKey(externalOrderId), this.options.retentionDays * 86_400);
+    return { ok: true, previousState: record.state };
+  }
+
+  /** The keys matching `pattern`, a SCAN step at a time (SCAN may give a key more than once: callers cope). */
+  private async *scanKeys(pattern: string): AsyncGenerator<string[]> {
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', SCAN_BATCH);
+      cursor = next;
+      if (keys.length > 0) yield keys;
+    } while (cursor !== '0');
+  }
+}
+
+/** A Redis glob matching `text` literally (the prefix may hold glob characters). */
+function globEscape(text: string): string {
+  return text.replace(/[*?[\\\]]/g, (c) => `\\${c}`);
 }
 
 /** A record from its fields as HMGET answers them (RECORD_FIELDS order). */

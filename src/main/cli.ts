@@ -15,6 +15,8 @@ import { runDisputeList, runDisputeOpen } from '../disputes/command.js';
 import { runReconcileCommand } from '../reconcile/command.js';
 import { renderReport, reportJson, runDoctor } from '../ops/doctor.js';
 import { runProbeCommand } from '../ops/probe-command.js';
+import { runStaleCommand } from '../ops/stale.js';
+import { userInfo } from 'node:os';
 import { runDemo } from './demo.js';
 import { emulateDispatch, emulateShopify, emulateWooCommerce, type EmulateOptions } from './emulate.js';
 import { createRuntime } from './runtime.js';
@@ -29,7 +31,7 @@ function baseOptions() {
   const env = readEnv();
   const logger = createLogger({ level: env.LOG_LEVEL });
   const shops = loadShopRegistry(env.RELAIS_SHOPS_FILE);
-  return { env, logger, shops, redisUrl: env.REDIS_URL, prefix: env.RELAIS_REDIS_PREFIX };
+  return { env, logger, shops, redisUrl: env.REDIS_URL, prefix: env.RELAIS_REDIS_PREFIX, retentionDays: env.RELAIS_RETENTION_DAYS };
 }
 
 /** Runs `close` once on SIGTERM or SIGINT, then exits. */
@@ -295,6 +297,27 @@ dispute
     const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
     try {
       process.exitCode = await runDisputeList(runtime, externalOrderId, options, { stdout: process.stdout, stderr: process.stderr });
+    } finally {
+      await runtime.close();
+    }
+  });
+
+program
+  .command('stale')
+  .description('List orders with no final state after RELAIS_STALE_AFTER_DAYS days; --close ends one in Relais only (see src/ops/stale.ts)')
+  .option('--days <n>', 'report orders first seen more than this many days ago (default RELAIS_STALE_AFTER_DAYS)')
+  .option('--shop <shopId>', 'only this shop\'s orders')
+  .option('--json', 'print JSON')
+  .option('--close <externalOrderIds...>', 'close these stale orders: state cancelled in Relais, nothing sent to the service or the shop')
+  .option('--reason <text>', 'why they are closed (required with --close; written on the timeline)')
+  .option('--by <name>', 'who closes them', userInfo().username)
+  .action(async (options: { days?: string; shop?: string; json?: boolean; close?: string[]; reason?: string; by: string }) => {
+    const base = baseOptions();
+    const days = options.days === undefined ? base.env.RELAIS_STALE_AFTER_DAYS : Number(options.days);
+    if (!Number.isSafeInteger(days) || days < 0) throw new Error(`--days must be a whole number of days, not "${String(options.days)}"`);
+    const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
+    try {
+      process.exitCode = await runStaleCommand(runtime.ledger, { ...options, days, now: runtime.now() }, (text) => process.stdout.write(text));
     } finally {
       await runtime.close();
     }

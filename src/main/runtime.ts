@@ -8,7 +8,7 @@ import type { ShopConfig, ShopRegistry } from '../config/shops.js';
 import type { DispatchClient } from '../dispatch/client.js';
 import { dispatchClientForShop } from '../dispatch/for-shop.js';
 import { AliasStore } from '../ledger/alias-store.js';
-import { OrderLedger } from '../ledger/order-ledger.js';
+import { DEFAULT_RETENTION_DAYS, DEFAULT_TIMELINE_LENGTH, OrderLedger } from '../ledger/order-ledger.js';
 import { createQueues, type RelaisQueues } from '../jobs/queues.js';
 import type { Logger } from '../log.js';
 import { createShopWriter, createWeightFiller, type WeightFiller } from '../stores/index.js';
@@ -20,6 +20,8 @@ export interface RuntimeOptions {
   shops: ShopRegistry;
   logger: Logger;
   now?: () => Date;
+  /** Days a finished order is kept (RELAIS_RETENTION_DAYS); default DEFAULT_RETENTION_DAYS. */
+  retentionDays?: number;
 }
 
 export interface Runtime {
@@ -49,7 +51,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const queues = createQueues(producer, options.prefix);
   // Without an 'error' listener BullMQ prints every Redis error raw on stderr (found by test/chaos): into the log instead.
   for (const queue of queues.all()) queue.on('error', (error: Error) => options.logger.debug({ err: error.message, queue: queue.name }, 'queue redis error'));
-  const ledger = new OrderLedger(redis, options.prefix);
+  const ledger = new OrderLedger(redis, options.prefix, { retentionDays: options.retentionDays ?? DEFAULT_RETENTION_DAYS, timelineLength: DEFAULT_TIMELINE_LENGTH });
   const clients = new Map<string, DispatchClient>();
   const writers = new Map<string, ShopWriter | undefined>();
   const weightFillers = new Map<string, WeightFiller | undefined>();

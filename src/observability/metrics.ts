@@ -115,6 +115,12 @@ export class RelaisMetrics {
     labelNames: ['shop', 'state'] as const,
     registers: [this.registry],
   });
+  readonly checkoutRatesWithheld = new Counter({
+    name: 'relais_checkout_rates_withheld_total',
+    help: 'Checkout delivery prices not offered, by shop and reason (fallback_tariff: the service does not price the neighbourhood; above_maximum: above the shop\'s maxRateXof)',
+    labelNames: ['shop', 'reason'] as const,
+    registers: [this.registry],
+  });
   readonly queueJobs: Gauge<'queue' | 'state'>;
   readonly unready: Gauge;
   #countUnready: (() => Promise<number>) | undefined;

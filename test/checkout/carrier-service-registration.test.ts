@@ -106,7 +106,7 @@ describe('registerCarrierService against the Shopify emulator', () => {
     published.rate.items = [{ ...published.rate.items[0], grams: 1000, quantity: 2 }];
     const answer = await shopify.requestShippingRates(SHOPIFY_DOMAIN, published);
     expect(answer.status).toBe(200);
-    expect(answer.body).toMatchObject({ rates: [{ service_code: 'RELAIS_STANDARD', total_price: '230000', currency: 'XOF' }] });
+    expect(answer.body).toMatchObject({ rates: [{ service_code: 'RELAIS_STANDARD', total_price: '280000', currency: 'XOF' }] });
   });
 
   it('points the existing service at a new public URL instead of failing on a duplicate name', async () => {

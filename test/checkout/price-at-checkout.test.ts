@@ -4,16 +4,17 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { priceAtCheckout, type CheckoutRatesDeps } from '../../src/checkout/checkout-rates.js';
+import { priceAtCheckout, type CheckoutPrice, type CheckoutRatesDeps } from '../../src/checkout/checkout-rates.js';
+import { CodFeeMemory } from '../../src/checkout/cod-fee.js';
 import { DispatchPriceSource } from '../../src/checkout/price-source.js';
 import { RateCache, SingleFlight } from '../../src/checkout/rate-cache.js';
 import { ResolutionMemo } from '../../src/checkout/resolution-memo.js';
 import { checkBodySignature, signBody } from '../../src/checkout/signature.js';
 import { weightBand } from '../../src/checkout/weight.js';
 import { buildShopRegistry, type ShopConfig } from '../../src/config/shops.js';
-import type { Xof } from '../../src/domain/money.js';
 import { startDispatchEmulator, type DispatchEmulator } from '../../src/emulators/dispatch/index.js';
 import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
+import { TariffMemory } from '../../src/jobs/tariff-guard.js';
 import { AliasStore } from '../../src/ledger/alias-store.js';
 import { silentLogger } from '../../src/log.js';
 import { freePort } from '../support/redis.js';
@@ -107,12 +108,15 @@ describe('priceAtCheckout without Redis', () => {
       aliases: new AliasStore(redis, '{t}'),
       cache: new RateCache(redis, '{t}'),
       prices,
-      flights: new SingleFlight<Xof>(),
+      flights: new SingleFlight<CheckoutPrice>(),
+      tariffs: new TariffMemory(redis, '{t}'),
+      fees: new CodFeeMemory(redis, '{t}'),
       logger: silentLogger,
     };
     const started = performance.now();
     const outcome = await priceAtCheckout(shop, { destination: { country: 'SN', fields: { address1: 'Villa 5, Almadies', city: 'Dakar' } }, weightGrams: 2000 }, deps);
-    expect(outcome).toEqual({ kind: 'rate', basis: 'live', amountXof: 2300, neighbourhood: 'Almadies' });
+    // 2 300 simulated + the 500 collection fee, learned from two quotes since Redis cannot give it.
+    expect(outcome).toEqual({ kind: 'rate', basis: 'live', amountXof: 2800, neighbourhood: 'Almadies' });
     expect(performance.now() - started).toBeLessThan(shop.policy.checkoutRates.budgetMs);
   });
 });

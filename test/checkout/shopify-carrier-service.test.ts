@@ -4,6 +4,8 @@
  *
  * Emulator tariff used below (src/emulators/dispatch/pricing.ts): from the Plateau, Almadies/Yoff/Mamelles/Unité 26
  * are zone band 3 (2 000 XOF), HLM Grand Yoff and Point E band 2 (1 500 XOF); ≤ 1 kg adds nothing, 1–5 kg adds 300.
+ * These shops keep the default checkoutRates.includeCodFee (true): Shopify never names the payment method, so every
+ * rate includes the service's 500 XOF cash-collection fee, what the customer pays at the door.
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -57,15 +59,16 @@ afterEach(() => {
 });
 
 describe('Shopify carrier service: the price at checkout', () => {
-  it('prices a Dakar basket at the delivery service\'s total, in Shopify sub-units (2 300 XOF is "230000")', async () => {
+  it('prices a Dakar basket at the delivery service\'s total plus its collection fee, in Shopify sub-units (2 800 XOF is "280000")', async () => {
     const before = stack.simulateCalls();
-    // Two 1 kg items: band ≤ 2 kg, priced at 2 kg; Almadies from the Plateau: 2 000 + 300 = 2 300 XOF.
+    // Two 1 kg items: band ≤ 2 kg, priced at 2 kg; Almadies from the Plateau: 2 000 + 300 + 500 (collection) = 2 800 XOF.
     const answer = await stack.shopifyRates(SHOPIFY_SHOP_ID, dakarRateRequest({ address1: 'Villa 5, Almadies' }));
     expect(answer.status).toBe(200);
     expect(answer.body).toEqual({
-      rates: [{ service_name: 'Relais — livraison', service_code: 'RELAIS_STANDARD', total_price: '230000', description: 'Livraison à Almadies', currency: 'XOF' }],
+      rates: [{ service_name: 'Relais — livraison', service_code: 'RELAIS_STANDARD', total_price: '280000', description: 'Livraison à Almadies', currency: 'XOF' }],
     });
-    expect(stack.simulateCalls()).toBe(before + 1);
+    // Two: the neighbourhood's price, and the city name's, which the fallback-tariff guard learns once per weight band.
+    expect(stack.simulateCalls()).toBe(before + 2);
   });
 
   it('answers with only the fields of Shopify\'s published response, and never the price breakdown', async () => {
@@ -74,7 +77,7 @@ describe('Shopify carrier service: the price at checkout', () => {
     const publishedFields = new Set(publishedResponse.rates.flatMap((r) => Object.keys(r)));
     for (const field of Object.keys(rate)) expect(publishedFields).toContain(field);
     expect(JSON.stringify(answer.body)).not.toMatch(/breakdown|courier|platform|cod_fee/);
-    expect(rate.total_price).toBe('200000');
+    expect(rate.total_price).toBe('250000');
   });
 
   it('answers a second identical request from Redis without asking the delivery service again', async () => {
@@ -96,9 +99,10 @@ describe('Shopify carrier service: the price at checkout', () => {
     const before = stack.simulateCalls();
     const request = dakarRateRequest({ address1: 'HLM Grand Yoff' }, [{ grams: 700, quantity: 1 }]);
     const answers = await Promise.all(Array.from({ length: 8 }, () => stack.shopifyRates(SHOPIFY_SHOP_ID, request)));
-    // HLM Grand Yoff from the Plateau, ≤ 1 kg: 1 500 XOF.
-    for (const a of answers) expect((a.body as Rates).rates[0]?.total_price).toBe('150000');
-    expect(stack.simulateCalls()).toBe(before + 1);
+    // HLM Grand Yoff from the Plateau, ≤ 1 kg: 1 500 XOF, + 500 collection fee.
+    for (const a of answers) expect((a.body as Rates).rates[0]?.total_price).toBe('200000');
+    // Two for the burst: the neighbourhood's price, and the city name's (the fallback tariff, learned once per weight band).
+    expect(stack.simulateCalls()).toBe(before + 2);
   });
 
   it('reads the postcode from `zip`, as Shopify sends it to API-created carrier services', async () => {
@@ -106,7 +110,7 @@ describe('Shopify carrier service: the price at checkout', () => {
     delete request.rate.destination.postal_code;
     const answer = await stack.shopifyRates(SHOPIFY_SHOP_ID, request);
     expect(answer.status).toBe(200);
-    expect((answer.body as Rates).rates[0]).toMatchObject({ total_price: '180000', description: 'Livraison à Point E' });
+    expect((answer.body as Rates).rates[0]).toMatchObject({ total_price: '230000', description: 'Livraison à Point E' });
   });
 });
 
@@ -129,7 +133,7 @@ describe('Shopify carrier service: when the delivery service is slow or down', (
     // The flat rate was not cached: once the service is back, the next checkout gets the real price.
     const before = stack.simulateCalls();
     const up = await stack.shopifyRates(SHOPIFY_FLAT_SHOP_ID, request);
-    expect((up.body as Rates).rates[0]).toMatchObject({ total_price: '230000', description: 'Livraison à Parcelles Assainies' });
+    expect((up.body as Rates).rates[0]).toMatchObject({ total_price: '280000', description: 'Livraison à Parcelles Assainies' });
     expect(stack.simulateCalls()).toBe(before + 1);
   });
 
@@ -145,9 +149,10 @@ describe('Shopify carrier service: when the delivery service is slow or down', (
     // The call that outlived the budget goes on and stores its price: the next identical checkout is a cache hit.
     await eventually(async () => (await stack.shopifyRates(SHOPIFY_SHOP_ID, request)).status === 200, 'the late price is cached');
     const next = await stack.shopifyRates(SHOPIFY_SHOP_ID, request);
-    expect((next.body as Rates).rates[0]?.total_price).toBe('230000');
-    // One call to the service in all: the slow one; every later answer came from what it stored.
-    expect(stack.simulateCalls()).toBe(before + 1);
+    expect((next.body as Rates).rates[0]?.total_price).toBe('280000');
+    // Two simulatePrice calls in all: the slow one, and the city name's that the fallback-tariff guard learns once per
+    // weight band; every later answer came from what they stored.
+    expect(stack.simulateCalls()).toBe(before + 2);
   });
 
   it('answers the flat rate within the budget when the service is slower than the budget', async () => {
@@ -180,7 +185,7 @@ describe('Shopify carrier service: addresses Relais cannot price', () => {
     expect((await stack.shopifyRates(SHOPIFY_SHOP_ID, request)).body).toEqual({ rates: [] });
     await new AliasStore(stack.redis.client(), stack.prefix).add(SHOPIFY_SHOP_ID, 'rue Carnot', 'Point E');
     const answer = await stack.shopifyRates(SHOPIFY_SHOP_ID, request);
-    expect((answer.body as Rates).rates[0]).toMatchObject({ total_price: '150000', description: 'Livraison à Point E' });
+    expect((answer.body as Rates).rates[0]).toMatchObject({ total_price: '200000', description: 'Livraison à Point E' });
   });
 
   it('gives no rate to Shopify\'s published example as it is, an address in Ottawa', async () => {

@@ -32,6 +32,11 @@ export const SHOPIFY_FLAT_SHOP_ID = 'dakar-flat';
 export const SHOPIFY_FLAT_DOMAIN = 'dakar-flat.myshopify.com';
 export const SHOPIFY_OFF_SHOP_ID = 'dakar-off';
 export const WOO_FLAT_SHOP_ID = 'abidjan-flat';
+/** Same Dakar shop, with a maximum rate of CAPPED_MAX_XOF. */
+export const SHOPIFY_CAPPED_SHOP_ID = 'dakar-capped';
+export const CAPPED_MAX_XOF = 2_500;
+/** Same Dakar shop, mostly prepaid: includeCodFee false. */
+export const SHOPIFY_PREPAID_SHOP_ID = 'dakar-prepaid';
 
 export interface LogLine {
   level: number;
@@ -52,6 +57,8 @@ export interface CheckoutStack {
   wooRates(shopId: string, body: unknown, options?: { secret?: string; headers?: Record<string, string | null> }): Promise<Answer>;
   /** How many simulatePrice calls the emulator has received so far. */
   simulateCalls(): number;
+  /** How many createQuote calls the emulator has received so far. */
+  quoteCalls(): number;
   stop(): Promise<void>;
 }
 
@@ -61,10 +68,18 @@ export interface Answer {
   ms: number;
 }
 
-export async function startCheckoutStack(): Promise<CheckoutStack> {
+export interface CheckoutStackOptions {
+  /** Gazetteer names the emulated service prices at the fallback tariff, as it prices a city name. */
+  unpricedNeighbourhoods?: string[];
+}
+
+export async function startCheckoutStack(options: CheckoutStackOptions = {}): Promise<CheckoutStack> {
   const redis = await startRedis();
   const secrets = makeSecrets();
-  const emulator = await startDispatchEmulator({ organisations: [{ id: 'org_relais', name: 'Relais test org', apiKeys: [secrets.dispatchApiKey] }] });
+  const emulator = await startDispatchEmulator({
+    organisations: [{ id: 'org_relais', name: 'Relais test org', apiKeys: [secrets.dispatchApiKey] }],
+    ...(options.unpricedNeighbourhoods ? { unpricedNeighbourhoods: options.unpricedNeighbourhoods } : {}),
+  });
   const base = registryDocument({
     dispatchBaseUrl: emulator.baseUrl,
     trackingUrl: emulator.trackingUrl,
@@ -86,6 +101,12 @@ export async function startCheckoutStack(): Promise<CheckoutStack> {
       }),
       variant(shopifyShop, SHOPIFY_OFF_SHOP_ID, { enabled: false }, {
         shopify: { ...(shopifyShop.shopify as Record<string, unknown>), domain: 'dakar-off.myshopify.com' },
+      }),
+      variant(shopifyShop, SHOPIFY_CAPPED_SHOP_ID, { maxRateXof: CAPPED_MAX_XOF }, {
+        shopify: { ...(shopifyShop.shopify as Record<string, unknown>), domain: 'dakar-capped.myshopify.com' },
+      }),
+      variant(shopifyShop, SHOPIFY_PREPAID_SHOP_ID, { includeCodFee: false }, {
+        shopify: { ...(shopifyShop.shopify as Record<string, unknown>), domain: 'dakar-prepaid.myshopify.com' },
       }),
       wooShop,
       variant(wooShop, WOO_FLAT_SHOP_ID, { fallback: { mode: 'rate', amountXof: FLAT_RATE_XOF } }),
@@ -137,6 +158,7 @@ export async function startCheckoutStack(): Promise<CheckoutStack> {
     wooRates: (shopId, body, options = {}) =>
       post(`/checkout/woocommerce/${shopId}/rates`, body, 'X-Relais-Signature', (raw) => signWoo(raw, options.secret ?? secrets.wooWebhookSecret), options.headers),
     simulateCalls: () => emulator.calls().filter((c) => c.operation === 'simulatePrice').length,
+    quoteCalls: () => emulator.calls().filter((c) => c.operation === 'createQuote').length,
     async stop() {
       await web.close().catch(() => undefined);
       await emulator.close();

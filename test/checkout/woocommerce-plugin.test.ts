@@ -48,9 +48,10 @@ if (HAS_PHP) {
       stack.emulator.faults.clear();
     });
 
-    const run = (overrides: { settings?: Record<string, string>; currency?: string; destination?: Record<string, string> } = {}): Promise<HarnessOutput> => {
+    const run = (overrides: { settings?: Record<string, string>; currency?: string; destination?: Record<string, string>; paymentMethod?: string } = {}): Promise<HarnessOutput> => {
       const input = {
         plugin: PLUGIN,
+        ...(overrides.paymentMethod === undefined ? {} : { chosen_payment_method: overrides.paymentMethod }),
         instance_id: 3,
         currency: overrides.currency ?? 'XOF',
         weight_unit: 'g',
@@ -87,7 +88,7 @@ if (HAS_PHP) {
       expect(output.class).toBe('Relais_Rates_Shipping_Method');
       expect(output.supports).toContain('shipping-zones');
       expect(output.rates).toEqual([
-        { id: 'relais_rates:3:relais_standard', label: 'Relais — livraison', cost: 1500, meta_data: { Relais: 'Livraison à Cocody' } },
+        { id: 'relais_rates:3:relais_standard', label: 'Relais — livraison', cost: 2000, meta_data: { Relais: 'Livraison à Cocody' } },
       ]);
       const [request] = output.requests;
       expect(request?.url).toBe(`${stack.web.url}/checkout/woocommerce/${WOO_SHOP_ID}/rates`);
@@ -96,6 +97,15 @@ if (HAS_PHP) {
         items: [{ weight_kg: 0.4, quantity: 2 }],
         currency: 'XOF',
       });
+    });
+
+    it('sends the customer\'s chosen payment method, so a cash-on-delivery customer\'s rate has the collection fee and a bank-transfer customer\'s has not', async () => {
+      const cod = await run({ paymentMethod: 'cod' });
+      expect(JSON.parse(cod.requests[0]!.body)).toMatchObject({ payment_method: 'cod' });
+      expect(cod.rates[0]?.cost).toBe(2000);
+      const transfer = await run({ paymentMethod: 'bacs' });
+      expect(JSON.parse(transfer.requests[0]!.body)).toMatchObject({ payment_method: 'bacs' });
+      expect(transfer.rates[0]?.cost).toBe(1500);
     });
 
     it('adds nothing, and logs why, when Relais answers 503 because the delivery service is down', async () => {

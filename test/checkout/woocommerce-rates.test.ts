@@ -1,7 +1,8 @@
 /**
  * The WooCommerce rates endpoint over real HTTP, real Redis and the dispatch emulator. The shop's pickup is in
  * Marcory (Abidjan). Emulator tariff from there: Danga, Riviéra 2 and Treichville are 1 500 XOF, Niangon 2 000;
- * ≤ 1 kg adds nothing, 1–5 kg adds 300.
+ * ≤ 1 kg adds nothing, 1–5 kg adds 300. A request that names no payment method follows the shop's default
+ * includeCodFee (true): the 500 XOF cash-collection fee is in the rate.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ANSWER_MARGIN_MS, FLAT_RATE_XOF, SLOW_SERVICE_MS, startCheckoutStack, TEST_BUDGET_MS, WOO_FLAT_SHOP_ID, WOO_SHOP_ID, type CheckoutStack } from './stack.js';
@@ -34,14 +35,14 @@ describe('WooCommerce rates endpoint', () => {
     const answer = await stack.wooRates(WOO_SHOP_ID, abidjanRequest({ address_1: 'Rue des Jardins', address_2: 'Cocody Danga' }));
     expect(answer.status).toBe(200);
     expect(answer.body).toEqual({
-      rates: [{ id: 'RELAIS_STANDARD', label: 'Relais — livraison', cost: 1500, currency: 'XOF', description: 'Livraison à Cocody' }],
+      rates: [{ id: 'RELAIS_STANDARD', label: 'Relais — livraison', cost: 2000, currency: 'XOF', description: 'Livraison à Cocody' }],
     });
   });
 
   it('reads a total weight in kg instead of items, and prices it in its weight band', async () => {
-    // 3 kg: band ≤ 3 kg, so 1 500 + 300.
+    // 3 kg: band ≤ 3 kg, so 1 500 + 300, + 500 collection fee.
     const answer = await stack.wooRates(WOO_SHOP_ID, abidjanRequest({ address_1: 'Riviera 2' }, { total_weight_kg: 3 }));
-    expect((answer.body as Rates).rates[0]).toMatchObject({ cost: 1800 });
+    expect((answer.body as Rates).rates[0]).toMatchObject({ cost: 2300 });
   });
 
   it('answers a second identical request from Redis without asking the delivery service again', async () => {

@@ -151,6 +151,23 @@ class Relais_Test_Product {
 }
 
 $GLOBALS['relais_input'] = $input;
+
+/** WooCommerce's session, holding only the chosen payment method the test gives (none when absent). */
+class Relais_Test_Session {
+	public function get( $key ) {
+		return 'chosen_payment_method' === $key ? ( $GLOBALS['relais_input']['chosen_payment_method'] ?? null ) : null;
+	}
+}
+class Relais_Test_WooCommerce {
+	public $session;
+	public function __construct() {
+		$this->session = new Relais_Test_Session();
+	}
+}
+function WC() {
+	static $wc = null;
+	return $wc ?? ( $wc = new Relais_Test_WooCommerce() );
+}
 require $input['plugin'];
 
 foreach ( $GLOBALS['relais_hooks']['woocommerce_shipping_init'] ?? array() as $init ) {
@@ -170,6 +187,9 @@ foreach ( $package['contents'] as $key => $line ) {
 	$contents[ 'line' . $key ] = array( 'data' => new Relais_Test_Product( $line['weight'], $line['needs_shipping'] ), 'quantity' => $line['quantity'] );
 }
 $package['contents'] = $contents;
+foreach ( $GLOBALS['relais_hooks']['woocommerce_cart_shipping_packages'] ?? array() as $filter ) {
+	$package = call_user_func( $filter, array( $package ) )[0];
+}
 $method->calculate_shipping( $package );
 
 $rates = array_map(
