@@ -20,6 +20,8 @@ export interface RuntimeOptions {
   shops: ShopRegistry;
   logger: Logger;
   now?: () => Date;
+  /** When set, every command on the producer connection fails after this long (ioredis commandTimeout): the web process sets it. */
+  producerCommandTimeoutMs?: number;
 }
 
 export interface Runtime {
@@ -41,7 +43,10 @@ export interface Runtime {
 }
 
 export function createRuntime(options: RuntimeOptions): Runtime {
-  const producer = new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000 });
+  const producer = new Redis(options.redisUrl, {
+    enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000,
+    ...(options.producerCommandTimeoutMs ? { commandTimeout: options.producerCommandTimeoutMs } : {}),
+  });
   const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
   // Errors surface through the commands that fail; without listeners ioredis would print them unbidden.
   producer.on('error', (error: Error) => options.logger.debug({ err: error.message }, 'producer redis connection error'));

@@ -1,7 +1,7 @@
 /**
  * The web process: the Express app on a port, closed gracefully (in-flight requests finish, then Redis closes).
  */
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { dashboardDepsFor, type DashboardWiring } from '../dashboard/wiring.js';
 import { createApp } from '../http/app.js';
 import { RelaisMetrics } from '../observability/metrics.js';
@@ -18,7 +18,30 @@ export interface WebOptions extends RuntimeOptions {
   dashboardToken?: string;
   /** The dashboard's optional extras (resolver, reconciliation summaries); the token above turns it on. */
   dashboard?: Omit<DashboardWiring, 'token'>;
+  /** Slow clients: how long a whole request (headers and body), its headers, and an idle keep-alive socket may take. */
+  timeouts?: Partial<HttpTimeouts>;
 }
+
+export interface HttpTimeouts {
+  /** A request whose headers and body have not all arrived by then is answered 408 and closed. */
+  requestMs: number;
+  headersMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveMs: number;
+}
+
+/**
+ * Shopify gives up on a webhook after 5 s and WooCommerce after a few more: a body still trickling in after
+ * 15 s is a slow-loris, not a shop. Keep-alive stays above common load balancers' idle timeouts (60 s on
+ * AWS ALB is the exception: raise it there).
+ */
+export const DEFAULT_HTTP_TIMEOUTS: HttpTimeouts = { requestMs: 15_000, headersMs: 10_000, keepAliveMs: 65_000 };
+
+/**
+ * Every Redis command of the web process's producer connection fails after this, so a hung Redis (connected,
+ * never answering) gets webhooks answered 503 + Retry-After instead of holding the request forever.
+ */
+export const WEB_REDIS_COMMAND_TIMEOUT_MS = 1_500;
 
 export interface RunningWeb {
   runtime: Runtime;
@@ -33,7 +56,7 @@ export interface RunningWeb {
 const DEFAULT_SHUTDOWN_GRACE_MS = 25_000;
 
 export async function startWeb(options: WebOptions): Promise<RunningWeb> {
-  const runtime = createRuntime(options);
+  const runtime = createRuntime({ ...options, producerCommandTimeoutMs: options.producerCommandTimeoutMs ?? WEB_REDIS_COMMAND_TIMEOUT_MS });
   await Promise.all(runtime.queues.all().map((q) => q.waitUntilReady()));
   const metrics = new RelaisMetrics();
   metrics.watchQueues(runtime.queues.all());
@@ -45,9 +68,20 @@ export async function startWeb(options: WebOptions): Promise<RunningWeb> {
     dashboard: options.dashboardToken ? dashboardDepsFor(runtime, { ...options.dashboard, token: options.dashboardToken }) : undefined,
   });
   const host = options.host ?? '127.0.0.1';
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(options.port ?? 0, host, () => resolve(s));
-    s.once('error', reject);
+  const timeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...options.timeouts };
+  const server = createServer({
+    requestTimeout: timeouts.requestMs,
+    headersTimeout: Math.min(timeouts.headersMs, timeouts.requestMs),
+    keepAliveTimeout: timeouts.keepAliveMs,
+    // Node looks for requests past their timeout on this interval (30 s by default, longer than the timeouts).
+    connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(timeouts.requestMs / 4))),
+  }, app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
