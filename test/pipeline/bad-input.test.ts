@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shopifyOrderPayload, wooOrderPayload, wooPingBody, wooWebhookHeaders } from '../support/factories.js';
 import { startTestRelais, waitFor, WOO_SHOP_ID, type TestRelais } from '../support/relais.js';
-import { postShopify, postWoo, shipmentsFor, shopifyExternalId, waitForIdle, waitForState, wooExternalId } from './helpers.js';
+import { postShopify, queuedShopEvents, postWoo, shipmentsFor, shopifyExternalId, waitForIdle, waitForState, wooExternalId } from './helpers.js';
 
 let relais: TestRelais;
 beforeAll(async () => {
@@ -22,10 +22,7 @@ async function postWooRaw(body: string): Promise<{ status: number }> {
   return { status: response.status };
 }
 
-async function queuedEvents(): Promise<number> {
-  const counts = await relais.web.runtime.queues.shopEvents.getJobCounts();
-  return Object.values(counts).reduce((a, b) => a + b, 0);
-}
+const queuedEvents = () => queuedShopEvents(relais);
 
 describe('the webhook endpoints answer bad requests clearly and enqueue nothing unauthenticated', () => {
   it('a Shopify webhook signed with the wrong secret gets 401 and is not enqueued', async () => {

@@ -5,7 +5,7 @@
  * The answer tells the platform what to do next:
  *   200  durably enqueued (or a duplicate of something already enqueued, or a WooCommerce ping)
  *   400  missing headers, a body that is not JSON, or JSON nested deeper than MAX_JSON_DEPTH: a retry would not help
- *   401  bad signature (Shopify requires exactly 401)
+ *   401  bad signature (Shopify requires exactly 401), or a signed body that belongs to another shop
  *   404  unknown shop
  *   413  body over the bound
  *   503  Redis unreachable: never 200 for something not stored; the platform retries later
@@ -17,6 +17,7 @@ import type { ShopRegistry } from '../../config/shops.js';
 import type { RelaisQueues, ShopEventJob } from '../../jobs/queues.js';
 import { stableJobId } from '../../jobs/queues.js';
 import type { Logger } from '../../log.js';
+import { ownerOfShopifyPayload } from '../../stores/shopify/owner.js';
 import { verifyShopifyWebhook } from '../../stores/shopify/verify.js';
 import { verifyWooWebhook } from '../../stores/woocommerce/verify.js';
 import type { Redis } from 'ioredis';
@@ -72,6 +73,13 @@ export function webhookRoutes(deps: WebhookDeps): Router {
     }
     const payload = parseJson(rawBody);
     if (payload === undefined) return void res.status(400).json(MALFORMED_BODY);
+    // The shop header is not signed and shops of one app share its secret: the signed body must not name
+    // another shop (the worker confirms what the body cannot tell through the shop's Admin API).
+    const owner = ownerOfShopifyPayload(shop.shopify.domain, payload);
+    if (owner.kind === 'other_shop') {
+      deps.logger.warn({ shop: shop.id, topic, found: owner.found }, 'rejected a Shopify webhook: its body belongs to another shop');
+      return void res.status(401).json({ error: 'shop_mismatch', message: `the body belongs to ${owner.found}, not ${shop.shopify.domain}` });
+    }
     const eventKey = `${topic}|${verification.eventId ?? verification.webhookId}`;
     await enqueue(deps, res, { shopId: shop.id, platform: 'shopify', topic, receivedAt: deps.now().toISOString(), payload }, eventKey);
   });
