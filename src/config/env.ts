@@ -6,6 +6,8 @@ import { z } from 'zod';
 
 const envSchema = z.object({
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  /** How long `relais web` and `relais worker` wait for Redis at start before exiting non-zero. */
+  RELAIS_REDIS_WAIT_MS: z.coerce.number().int().min(0).max(600_000).default(20_000),
   RELAIS_SHOPS_FILE: z.string().default('config/shops.json'),
   RELAIS_HOST: z.string().default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),

@@ -26,7 +26,7 @@ function baseOptions() {
   const env = readEnv();
   const logger = createLogger({ level: env.LOG_LEVEL });
   const shops = loadShopRegistry(env.RELAIS_SHOPS_FILE);
-  return { env, logger, shops, redisUrl: env.REDIS_URL, prefix: env.RELAIS_REDIS_PREFIX };
+  return { env, logger, shops, redisUrl: env.REDIS_URL, prefix: env.RELAIS_REDIS_PREFIX, redisWaitMs: env.RELAIS_REDIS_WAIT_MS };
 }
 
 /** Runs `close` once on SIGTERM or SIGINT, then exits. */

@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import { dashboardDepsFor, type DashboardWiring } from '../dashboard/wiring.js';
 import { createApp } from '../http/app.js';
 import { RelaisMetrics } from '../observability/metrics.js';
-import { createRuntime, type Runtime, type RuntimeOptions } from './runtime.js';
+import { createRuntime, waitForRedis, type Runtime, type RuntimeOptions } from './runtime.js';
 
 export interface WebOptions extends RuntimeOptions {
   host?: string;
@@ -57,6 +57,7 @@ const DEFAULT_SHUTDOWN_GRACE_MS = 25_000;
 
 export async function startWeb(options: WebOptions): Promise<RunningWeb> {
   const runtime = createRuntime({ ...options, producerCommandTimeoutMs: options.producerCommandTimeoutMs ?? WEB_REDIS_COMMAND_TIMEOUT_MS });
+  await waitForRedis(runtime);
   await Promise.all(runtime.queues.all().map((q) => q.waitUntilReady()));
   const metrics = new RelaisMetrics();
   metrics.watchQueues(runtime.queues.all());

@@ -17,7 +17,7 @@ import { shopifyOrderReader } from '../stores/shopify/owner.js';
 import { DispatchError } from '../dispatch/errors.js';
 import { checkReadiness, redisProbe, startOpsServer, workersProbe } from '../observability/health.js';
 import { instrumentWorkers, RelaisMetrics } from '../observability/metrics.js';
-import { createRuntime, type Runtime, type RuntimeOptions } from './runtime.js';
+import { createRuntime, waitForRedis, type Runtime, type RuntimeOptions } from './runtime.js';
 import { runScheduledReconciliation } from '../reconcile/index.js';
 
 export interface WorkerOptions extends RuntimeOptions {
@@ -51,6 +51,7 @@ export interface RunningWorker {
 
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const runtime = createRuntime(options);
+  await waitForRedis(runtime);
   const rateLimiter = new ShopRateLimiter(runtime.redis, options.prefix);
   const { logger } = options;
   const metrics = new RelaisMetrics();
