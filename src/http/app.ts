@@ -20,7 +20,7 @@ export interface AppDeps extends WebhookDeps {
   // ---- operations (src/observability); optional, so tools and tests may build the app without them ----
   /** Served on GET /metrics; webhook answers are timed and accepted order events counted. */
   metrics?: RelaisMetrics;
-  /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
+  /** GET /metrics requires `Authorization: Bearer <token>`; without a token it is refused (401 saying how to set one). */
   metricsToken?: string;
   /** True once SIGTERM arrived: /readyz answers 503 so load balancers stop sending new work. */
   shuttingDown?(): boolean;

@@ -10,7 +10,7 @@ import { createRuntime, waitForRedis, type Runtime, type RuntimeOptions } from '
 export interface WebOptions extends RuntimeOptions {
   host?: string;
   port?: number;
-  /** When set, GET /metrics requires `Authorization: Bearer <token>` (RELAIS_METRICS_TOKEN). */
+  /** GET /metrics requires `Authorization: Bearer <token>` (RELAIS_METRICS_TOKEN); unset, /metrics is refused. */
   metricsToken?: string;
   /** How long close() lets in-flight requests finish before cutting their connections. Default 25 s. */
   shutdownGraceMs?: number;

@@ -35,7 +35,7 @@ export interface WorkerOptions extends RuntimeOptions {
   metricsPort?: number;
   /** Where that server listens; default 127.0.0.1. */
   metricsHost?: string;
-  /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
+  /** GET /metrics requires `Authorization: Bearer <token>`; unset, it answers only when metricsHost is a loopback address. */
   metricsToken?: string;
 }
 

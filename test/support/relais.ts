@@ -137,6 +137,8 @@ export interface TestRelaisOptions {
   deliveryOutcome?: DispatchEmulatorOptions['deliveryOutcome'];
   /** Serves the dashboard (RELAIS_DASHBOARD_TOKEN) from the web process. */
   dashboardToken?: string;
+  /** RELAIS_METRICS_TOKEN of the web process: without one its /metrics is refused. */
+  metricsToken?: string;
   // ---- chaos suite (test/chaos): additive ----
   /** A Redis the test started itself (AOF on, a memory limit, restarted on its port); default: a private one. */
   redis?: TestRedis;
@@ -173,7 +175,7 @@ export async function startTestRelais(options: TestRelaisOptions = {}): Promise<
   const prefix = `{${redis.prefix}}`;
   const resolver = NeighbourhoodResolver.load();
   const base = { redisUrl: options.redisUrl ?? redis.url, prefix, shops, logger };
-  const web = await startWeb({ ...base, port: 0, dashboardToken: options.dashboardToken });
+  const web = await startWeb({ ...base, port: 0, dashboardToken: options.dashboardToken, metricsToken: options.metricsToken });
   const launchWorker = () => startWorker({ ...base, resolver, concurrency: 4, lockMs: options.lockMs, pollIntervalMs: options.pollIntervalMs });
   const started: RunningWorker[] = [];
   const worker = options.inProcessWorker === false ? (undefined as unknown as RunningWorker) : await launchWorker();
