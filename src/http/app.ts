@@ -26,11 +26,27 @@ export interface AppDeps extends WebhookDeps {
   shuttingDown?(): boolean;
   /** The operator dashboard (src/dashboard). Absent: /dashboard only says how to enable it (RELAIS_DASHBOARD_TOKEN). */
   dashboard?: DashboardDeps;
+  /**
+   * TRUST_PROXY: which reverse proxies' X-Forwarded-For to believe (Express 'trust proxy': a hop count, or
+   * addresses/subnets such as "loopback, 10.0.0.0/8"). Unset: none, and the client is the socket's address,
+   * so nobody can pick their own address by sending the header.
+   */
+  trustProxy?: string;
+}
+
+/** TRUST_PROXY as Express takes it: a number of hops, true/false, or a list of addresses and subnets. */
+export function trustProxySetting(value: string): number | boolean | string {
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  if (trimmed === 'true' || trimmed === 'false') return trimmed === 'true';
+  return trimmed;
 }
 
 export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
+  // req.ip (the dashboard's login throttle keys on it) is the client behind the configured proxies only.
+  if (deps.trustProxy !== undefined) app.set('trust proxy', trustProxySetting(deps.trustProxy));
   const { metrics } = deps;
   // While draining after SIGTERM, answers carry `Connection: close` so keep-alive clients open a new socket elsewhere.
   if (deps.shuttingDown) {

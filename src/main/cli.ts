@@ -50,6 +50,7 @@ program
     const web = await startWeb({
       ...base, host: base.env.RELAIS_HOST, port: base.env.PORT, dashboardToken: base.env.RELAIS_DASHBOARD_TOKEN,
       metricsToken: base.env.RELAIS_METRICS_TOKEN, // operations: /metrics behind a bearer token when set
+      trustProxy: base.env.TRUST_PROXY,
     });
     onShutdown(() => web.close(), base.logger);
   });

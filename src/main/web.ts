@@ -18,6 +18,8 @@ export interface WebOptions extends RuntimeOptions {
   dashboardToken?: string;
   /** The dashboard's optional extras (resolver, reconciliation summaries); the token above turns it on. */
   dashboard?: Omit<DashboardWiring, 'token'>;
+  /** TRUST_PROXY: whose X-Forwarded-For to believe for the client's address (see src/http/app.ts). */
+  trustProxy?: string;
   /** Slow clients: how long a whole request (headers and body), its headers, and an idle keep-alive socket may take. */
   timeouts?: Partial<HttpTimeouts>;
 }
@@ -65,7 +67,7 @@ export async function startWeb(options: WebOptions): Promise<RunningWeb> {
   const app = createApp({
     shops: options.shops, queues: runtime.queues, redis: runtime.producer, prefix: options.prefix,
     logger: options.logger, now: runtime.now,
-    metrics, metricsToken: options.metricsToken, shuttingDown: () => shuttingDown,
+    metrics, metricsToken: options.metricsToken, shuttingDown: () => shuttingDown, trustProxy: options.trustProxy,
     dashboard: options.dashboardToken ? dashboardDepsFor(runtime, { ...options.dashboard, token: options.dashboardToken }) : undefined,
   });
   const host = options.host ?? '127.0.0.1';

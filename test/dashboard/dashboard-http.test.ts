@@ -344,3 +344,37 @@ describe('guessing the token', () => {
     expect(session.cookies.size).toBe(0);
   });
 });
+
+describe('guessing the token behind a reverse proxy (TRUST_PROXY)', () => {
+  const wrongBearers = async (url: string, forwardedFor: string) => {
+    for (let i = 0; i < 10; i++) {
+      const response = await fetch(`${url}/dashboard/orders`, { headers: { authorization: `Bearer wrong-guess-${i}`, 'x-forwarded-for': forwardedFor }, redirect: 'manual' });
+      expect(response.status).toBe(401);
+    }
+  };
+  const bearer = (url: string, token: string, forwardedFor: string) =>
+    fetch(`${url}/dashboard/orders`, { headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': forwardedFor }, redirect: 'manual' });
+
+  it('with TRUST_PROXY=loopback, a burst of wrong tokens from one client does not lock out the right token from another client', async () => {
+    const web = await startWeb({ redisUrl: relais.redis.url, prefix: relais.prefix, shops: relais.shops, logger: relais.logger, dashboardToken: TOKEN, trustProxy: 'loopback' });
+    try {
+      await wrongBearers(web.url, '203.0.113.9');
+      expect((await bearer(web.url, TOKEN, '203.0.113.9')).status).toBe(429);
+      expect((await bearer(web.url, TOKEN, '198.51.100.7')).status).toBe(200);
+      const session = new DashboardSession(web.url);
+      expect((await session.request('/dashboard/login', { form: { token: TOKEN, next: '/dashboard/orders' }, headers: { 'x-forwarded-for': '198.51.100.8' } })).status).toBe(303);
+    } finally {
+      await web.close();
+    }
+  });
+
+  it('without TRUST_PROXY, X-Forwarded-For is ignored: a client cannot escape its throttle by claiming another address', async () => {
+    const web = await startWeb({ redisUrl: relais.redis.url, prefix: relais.prefix, shops: relais.shops, logger: relais.logger, dashboardToken: TOKEN });
+    try {
+      await wrongBearers(web.url, '203.0.113.9');
+      expect((await bearer(web.url, TOKEN, '198.51.100.7')).status).toBe(429);
+    } finally {
+      await web.close();
+    }
+  });
+});
