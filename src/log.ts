@@ -1,6 +1,9 @@
 /**
  * Structured logs (pino). Every secret-bearing field name is redacted wherever it sits, so an API key,
- * a shop token or a webhook signature never reaches a log line even when a whole object is logged.
+ * a shop token or a webhook signature never reaches a log line even when a whole object is logged; so is
+ * every field that carries a customer's personal data (names, phones, emails, address lines, whole
+ * addresses and customers), down to four levels deep. Messages are text: code never puts personal data
+ * in them (test/pipeline/pii-logs.test.ts greps a run's logs for the fixtures' customers).
  * Bind context with `logger.child({ shop, order, shipment, job })`.
  */
 import { pino, type Logger, type LoggerOptions } from 'pino';
@@ -14,10 +17,20 @@ const SECRET_KEYS = [
   'signature', 'cookie',
 ];
 
+/** Fields that hold a customer's personal data, as Shopify, WooCommerce, the dispatch API and Relais name them. */
+const PERSONAL_KEYS = [
+  'address', 'address1', 'address2', 'address_1', 'address_2', 'street', 'fields', 'dropoff', 'destination',
+  'shipping_address', 'billing_address', 'shipping', 'billing', 'default_address', 'customer',
+  'phone', 'contactPhone', 'contact_phone', 'recipient_phone', 'recipientPhone', 'email', 'contact_email', 'contactEmail',
+  'first_name', 'last_name', 'firstName', 'lastName', 'contactName', 'contact_name', 'recipient_name', 'recipientName',
+  'note', 'customer_note', 'coords', 'latitude', 'longitude',
+];
+
+const pathOf = (k: string, depth: number) => `${'*.'.repeat(depth)}${/^[A-Za-z_]\w*$/.test(k) ? k : `["${k}"]`}`.replace(/\.\[/g, '[');
+
 export const REDACT_PATHS = [
-  ...SECRET_KEYS.map((k) => (/^[A-Za-z_]\w*$/.test(k) ? k : `["${k}"]`)),
-  ...SECRET_KEYS.map((k) => (/^[A-Za-z_]\w*$/.test(k) ? `*.${k}` : `*["${k}"]`)),
-  ...SECRET_KEYS.map((k) => (/^[A-Za-z_]\w*$/.test(k) ? `*.*.${k}` : `*.*["${k}"]`)),
+  ...[0, 1, 2].flatMap((depth) => SECRET_KEYS.map((k) => pathOf(k, depth))),
+  ...[0, 1, 2, 3].flatMap((depth) => PERSONAL_KEYS.map((k) => pathOf(k, depth))),
 ];
 
 export function createLogger(options: { level?: string; name?: string; destination?: pino.DestinationStream } = {}): Logger {

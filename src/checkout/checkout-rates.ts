@@ -11,8 +11,8 @@
  *  - rate (fallback): the service was slow or down and the merchant chose a flat price.
  *  - unavailable: the service was slow or down and the merchant chose no flat price. The edges answer 503 so
  *    that Shopify shows its backup rates and the WooCommerce plugin adds nothing.
- *  - no_rate: we cannot price this address: its neighbourhood is unknown (a warn log line says which alias would
- *    fix it), it is outside the shop's country, or the service refused the request. Never the fallback price:
+ *  - no_rate: we cannot price this address: its neighbourhood is unknown (a warn log line says which neighbourhood an alias
+ *    could point to, without the customer's address), it is outside the shop's country, or the service refused the request. Never the fallback price:
  *    a flat price for an unknown place is a guess the merchant pays for, the very thing Relais exists to stop.
  *  - disabled: the merchant turned checkout prices off.
  *
@@ -80,7 +80,6 @@ export async function priceAtCheckout(
   // Built on first use: a cache hit logs nothing, and a child logger per request is not free.
   let child: Logger | undefined;
   const log = (): Logger => (child ??= deps.logger.child({ shop: shop.id, component: 'checkout-rates' }));
-  const address = addressLine(request.destination.fields);
 
   const country = request.destination.country?.trim().toUpperCase() || shop.country;
   if (country !== shop.country) {
@@ -91,15 +90,12 @@ export async function priceAtCheckout(
   const aliases = { ...shop.policy.neighbourhoodAliases, ...(await runtimeAliases(shop, deps, deadline, log)) };
   const resolution = deps.resolver.resolve({ country: shop.country, fields: request.destination.fields, coords: request.destination.coords, aliases });
   if (!resolution.ok) {
-    const aliasText = aliasTextFor(request.destination.fields);
     const target = resolution.candidates[0]?.name ?? '<neighbourhood>';
+    // No address in the log (personal data, and the resolver's reason quotes it): the candidates and the fix's shape.
+    const fix = `relais alias add ${shop.id} "<the words the customer wrote>" "${target}"`;
     log().warn(
-      {
-        address,
-        candidates: resolution.candidates.map((c) => c.name),
-        fix: `relais alias add ${shop.id} "${aliasText}" "${target}"`,
-      },
-      `no delivery price at checkout for '${address}': ${resolution.reason}. An alias fixes it for every later checkout and order: relais alias add ${shop.id} "${aliasText}" "${target}"`,
+      { candidates: resolution.candidates.map((c) => c.name), fix },
+      `no delivery price at checkout: the address names no known neighbourhood. An alias fixes it for every later checkout and order: ${fix} (relais resolve shows how an address resolves)`,
     );
     return { kind: 'no_rate', why: 'unknown_neighbourhood', detail: resolution.reason };
   }
@@ -169,19 +165,6 @@ function beforeDeadline<T>(work: Promise<T>, deadline: number): Promise<T> {
     timer = setTimeout(() => reject(new OutOfTime('time budget spent')), left);
   });
   return Promise.race([work, out]).finally(() => clearTimeout(timer));
-}
-
-function addressLine(fields: AddressFields): string {
-  return [fields.address1, fields.address2, fields.city, fields.province, fields.zip]
-    .map((v) => v?.trim())
-    .filter((v): v is string => Boolean(v))
-    .join(', ');
-}
-
-/** The words a merchant would alias: the second address line when there is one (often the quartier), else the first. */
-function aliasTextFor(fields: AddressFields): string {
-  const text = fields.address2?.trim() || fields.address1?.trim() || fields.city?.trim() || '';
-  return text.replaceAll('"', "'");
 }
 
 function errorText(error: unknown): string {

@@ -282,7 +282,8 @@ async function hold(deps: PipelineDeps, record: OrderRecord, reason: HoldReason)
   await deps.ledger.appendTimeline(record.meta.externalOrderId, {
     at: deps.now().toISOString(), system: 'relais', operation: 'hold', outcome: reason.code, detail: reason.message,
   });
-  deps.logger.warn({ shop: record.meta.shopId, order: record.meta.orderName, code: reason.code }, `order held: ${reason.message}`);
+  // The reason may quote the customer's address: it is on the order's timeline (relais held, the dashboard), not in the log.
+  deps.logger.warn({ shop: record.meta.shopId, order: record.meta.orderName, code: reason.code }, `order held (${reason.code}): see relais held`);
   return { kind: 'held', reason };
 }
 

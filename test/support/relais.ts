@@ -137,6 +137,8 @@ export interface TestRelaisOptions {
   deliveryOutcome?: DispatchEmulatorOptions['deliveryOutcome'];
   /** Serves the dashboard (RELAIS_DASHBOARD_TOKEN) from the web process. */
   dashboardToken?: string;
+  /** Where the web process and the in-process worker log (default: silent, or TEST_LOG_LEVEL on stdout). */
+  logger?: Logger;
   /** RELAIS_METRICS_TOKEN of the web process: without one its /metrics is refused. */
   metricsToken?: string;
   // ---- chaos suite (test/chaos): additive ----
@@ -149,7 +151,7 @@ export interface TestRelaisOptions {
 export async function startTestRelais(options: TestRelaisOptions = {}): Promise<TestRelais> {
   const redis = options.redis ?? (await startRedis());
   const secrets = options.secrets ?? makeSecrets();
-  const logger = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const logger = options.logger ?? createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const emulator = await startDispatchEmulator({
     organisations: [{ id: 'org_relais', name: 'Relais test org', apiKeys: [secrets.dispatchApiKey] }],
     quoteTtlMs: options.quoteTtlMs,
