@@ -60,12 +60,18 @@ describe('relais resolve', () => {
   });
 });
 
+/** Posts an order whose address names no neighbourhood, and waits until it is held. */
+async function heldOrderAt(street: string): Promise<string> {
+  const payload = shopifyOrderPayload({ shipping_address: { address1: street, address2: '', city: 'Dakar', latitude: null, longitude: null } });
+  await postShopify(relais, 'orders/create', payload);
+  const extId = shopifyExternalId(payload.id);
+  await waitForState(relais, extId, ['held'], 30_000);
+  return extId;
+}
+
 describe('relais held, alias and replay', () => {
   it('lists a held order with its reason, and replays it after an alias is added: one shipment', async () => {
-    const payload = shopifyOrderPayload({ shipping_address: { address1: 'Derrière la pharmacie Guigon', address2: '', city: 'Dakar', latitude: null, longitude: null } });
-    await postShopify(relais, 'orders/create', payload);
-    const extId = shopifyExternalId(payload.id);
-    await waitForState(relais, extId, ['held'], 30_000);
+    const extId = await heldOrderAt('Derrière la pharmacie Guigon');
 
     const held = await relaisCli('held', '--json');
     const rows = JSON.parse(held.stdout) as { externalOrderId: string; code: string; reason: string }[];
@@ -92,10 +98,7 @@ describe('relais held, alias and replay', () => {
 
 describe('relais replay says what happened', () => {
   it('says "held again" with the code and the reason, and exits 1, when the cause was not fixed', async () => {
-    const payload = shopifyOrderPayload({ shipping_address: { address1: 'Derrière le marché Tilène Nord', address2: '', city: 'Dakar', latitude: null, longitude: null } });
-    await postShopify(relais, 'orders/create', payload);
-    const extId = shopifyExternalId(payload.id);
-    await waitForState(relais, extId, ['held'], 30_000);
+    const extId = await heldOrderAt('Derrière le marché Tilène Nord');
     const replay = await relaisCli('replay', extId);
     expect(replay.code).toBe(1);
     expect(replay.stdout).toMatch(new RegExp(`^held again ${extId} \\[neighbourhood_not_found\\]: .*Tilène`, 'm'));
