@@ -84,6 +84,28 @@ function enabledDashboard(deps: DashboardDeps): Router {
     next();
   });
 
+  // Every page reads Redis (sessions, the ledger), whose commands wait for a reconnect: without Redis, say so
+  // at once (503) rather than leave the browser spinning. A page (GET) still unanswered after answerWithinMs,
+  // Redis connected but silent, answers 503 too; a handler finishing later finds the answer sent and stops.
+  // Actions (POST) are left to finish: cutting one short would hide whether it happened.
+  const answerWithinMs = deps.answerWithinMs ?? 10_000;
+  const unavailable = (res: Response, why: string) => {
+    res.status(503).set('Retry-After', '10').type('text/plain').send(`${why} Try again in a moment; /readyz says what is wrong.\n`);
+  };
+  router.use((req, res, next) => {
+    if (deps.redisConnected && !deps.redisConnected()) {
+      unavailable(res, 'Relais cannot reach Redis right now, so the dashboard cannot read orders.');
+      return;
+    }
+    if (req.method === 'GET' || req.method === 'HEAD') {
+      const watchdog = setTimeout(() => {
+        if (!res.headersSent) unavailable(res, `The dashboard could not answer within ${Math.round(answerWithinMs / 1000)} s: Redis (or a service it asked) is not answering.`);
+      }, answerWithinMs);
+      res.once('close', () => clearTimeout(watchdog));
+    }
+    next();
+  });
+
   async function sessionOf(req: Request): Promise<Session | undefined> {
     const session = signer.verify(readCookie(req, SESSION_COOKIE), nowMs());
     if (!session || (await deps.revocations.isRevoked(session.id))) return undefined;

@@ -6,10 +6,11 @@
  */
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWeb, type RunningWeb } from '../../src/main/web.js';
-import { startFaultProxy, type FaultProxy } from '../chaos/support/tcp-proxy.js';
+import type { RunningWeb } from '../../src/main/web.js';
+import type { FaultProxy } from '../chaos/support/tcp-proxy.js';
 import { shopifyOrderPayload } from '../support/factories.js';
-import { SHOPIFY_SHOP_ID, startTestRelais, type TestRelais } from '../support/relais.js';
+import { startProxiedWeb, type ProxiedWeb } from '../support/proxied-web.js';
+import { SHOPIFY_SHOP_ID, type TestRelais } from '../support/relais.js';
 import { postShopify } from './helpers.js';
 
 const TIMEOUTS = { requestMs: 1_000, headersMs: 800, keepAliveMs: 500 };
@@ -46,18 +47,15 @@ async function within<T>(ms: number, promise: Promise<T>, what: string): Promise
 let relais: TestRelais;
 let proxy: FaultProxy;
 let slowWeb: RunningWeb;
+let stack: ProxiedWeb;
 
 beforeAll(async () => {
-  relais = await startTestRelais({ inProcessWorker: false });
-  proxy = await startFaultProxy({ targetPort: relais.redis.port });
   // A web process of its own with short timeouts, reaching Redis through the proxy.
-  slowWeb = await startWeb({ redisUrl: proxy.url(), prefix: relais.prefix, shops: relais.shops, logger: relais.logger, port: 0, timeouts: TIMEOUTS });
+  stack = await startProxiedWeb({ timeouts: TIMEOUTS });
+  ({ relais, proxy, web: slowWeb } = stack);
 });
 afterAll(async () => {
-  proxy?.set({ kind: 'pass' });
-  await slowWeb?.close();
-  await proxy?.close();
-  await relais?.stop();
+  await stack?.stop();
 });
 
 describe('slow clients are cut off at the timeouts', () => {
