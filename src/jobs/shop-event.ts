@@ -54,7 +54,7 @@ export async function handleShopEvent(event: ShopEventJob, deps: ShopEventDeps):
   }
   const orderId = orderIdOf(event.payload);
   if (!orderId) {
-    deps.logger.error({ shop: shop.id, topic: event.topic }, 'order webhook without an order id; nothing to record');
+    deps.logger.error({ topic: event.topic }, 'order webhook without an order id; nothing to record');
     return { kind: 'ignored', why: 'payload has no order id' };
   }
   const notOurs = await notTheShopsOrder(event, shop, orderId, deps);
@@ -108,7 +108,7 @@ async function recordAndDecide(
   if (!normalised.ok) {
     if (!MAY_START_DISPATCH.has(record.state)) return { kind: 'ignored', why: `already ${record.state}` };
     await deps.ledger.hold(extId, normalised.hold, now);
-    deps.logger.warn({ shop: shop.id, order: orderName, code: normalised.hold.code }, `order held: ${normalised.hold.message}`);
+    deps.logger.warn({ order: orderName, code: normalised.hold.code }, `order held: ${normalised.hold.message}`);
     return { kind: 'held', externalOrderId: extId, code: normalised.hold.code };
   }
 

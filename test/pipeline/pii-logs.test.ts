@@ -90,4 +90,11 @@ describe('the logs of a run carry no personal data', () => {
     const found = PERSONAL_DATA.filter((value) => captured.includes(value));
     expect(found).toEqual([]);
   });
+
+  it('in the same run, no log line carries the key "shop" or "order" twice (a child logger\'s binding repeated by the call)', () => {
+    const lines = captured.split('\n').filter((l) => l.startsWith('{'));
+    expect(lines.length).toBeGreaterThan(20);
+    const doubled = lines.filter((line) => (line.match(/"shop":/g) ?? []).length > 1 || (line.match(/"order":"/g) ?? []).length > 1);
+    expect(doubled).toEqual([]);
+  });
 });
