@@ -62,7 +62,7 @@ export async function startWeb(options: WebOptions): Promise<RunningWeb> {
   await waitForRedis(runtime);
   await Promise.all(runtime.queues.all().map((q) => q.waitUntilReady()));
   const metrics = new RelaisMetrics();
-  metrics.watchQueues(runtime.queues.all());
+  // Queue depths (relais_queue_jobs) are the worker's to report: both reporting them counted every job twice.
   let shuttingDown = false;
   const app = createApp({
     shops: options.shops, queues: runtime.queues, redis: runtime.producer, prefix: options.prefix,
