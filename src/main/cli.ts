@@ -93,14 +93,16 @@ program
   .option('--tracking-port <port>', 'dispatch: serve public tracking on its own port', (v) => Number.parseInt(v, 10))
   .option('--manual-clock', 'dispatch: couriers move only when told (POST /_emulator/advance)')
   .option('--step-ms <ms>', 'dispatch: time between courier stages in real-time mode (default 5000)', (v) => Number.parseInt(v, 10))
-  .action(async (service: string, options: { config?: string; host: string; port?: number; trackingPort?: number; manualClock?: boolean; stepMs?: number }) => {
+  .option('--product <name:price[:weight[:sku]]>', 'woocommerce: a product to create in every shop, e.g. "Boubou wax:12500:0.8" (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
+  .addHelpText('after', '\nConfig file formats, with examples: README, "Emulators: --config files".')
+  .action(async (service: string, options: { config?: string; host: string; port?: number; trackingPort?: number; manualClock?: boolean; stepMs?: number; product?: string[] }) => {
     const env = readEnv();
     const logger = createLogger({ level: env.LOG_LEVEL, name: `emulate-${service}` });
     const print = (line: string) => process.stdout.write(`${line}\n`);
     const defaults: Record<string, number> = { dispatch: 4010, shopify: 4020, woocommerce: 4030 };
     const common: EmulateOptions = {
       config: options.config, host: options.host, port: options.port ?? defaults[service] ?? 0,
-      trackingPort: options.trackingPort, realtime: !options.manualClock, stepMs: options.stepMs,
+      trackingPort: options.trackingPort, realtime: !options.manualClock, stepMs: options.stepMs, products: options.product,
     };
     const start = { dispatch: emulateDispatch, shopify: emulateShopify, woocommerce: emulateWooCommerce }[service];
     if (!start) throw new Error(`unknown service "${service}": dispatch, shopify or woocommerce`);
