@@ -150,6 +150,11 @@ const wooShopSchema = z
         consumerKey: secretRef,
         consumerSecret: secretRef,
         webhookSecret: secretRef,
+        /**
+         * The checkout plugin's own secret (its "Secret" field): rate requests are signed with it, and then only
+         * with it. Unset, the webhook secret signs them too, as before (relais doctor says to set one).
+         */
+        checkoutSecret: secretRef.optional(),
       })
       .strict(),
   })

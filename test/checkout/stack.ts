@@ -4,6 +4,7 @@
  * from the test harness's two shops plus variants that differ only by their checkoutRates policy. Log lines are
  * kept so tests can read what a merchant would read.
  */
+import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { buildShopRegistry, type ShopRegistry } from '../../src/config/shops.js';
 import { startDispatchEmulator, type DispatchEmulator } from '../../src/emulators/dispatch/index.js';
@@ -32,6 +33,8 @@ export const SHOPIFY_FLAT_SHOP_ID = 'dakar-flat';
 export const SHOPIFY_FLAT_DOMAIN = 'dakar-flat.myshopify.com';
 export const SHOPIFY_OFF_SHOP_ID = 'dakar-off';
 export const WOO_FLAT_SHOP_ID = 'abidjan-flat';
+/** A WooCommerce shop whose checkout plugin has its own secret (woocommerce.checkoutSecret). */
+export const WOO_OWN_SECRET_SHOP_ID = 'abidjan-plugin';
 
 export interface LogLine {
   level: number;
@@ -44,6 +47,8 @@ export interface CheckoutStack {
   emulator: DispatchEmulator;
   shops: ShopRegistry;
   secrets: TestSecrets;
+  /** The checkout secret of WOO_OWN_SECRET_SHOP_ID. */
+  wooCheckoutSecret: string;
   web: RunningWeb;
   prefix: string;
   logs: LogLine[];
@@ -89,9 +94,13 @@ export async function startCheckoutStack(): Promise<CheckoutStack> {
       }),
       wooShop,
       variant(wooShop, WOO_FLAT_SHOP_ID, { fallback: { mode: 'rate', amountXof: FLAT_RATE_XOF } }),
+      variant(wooShop, WOO_OWN_SECRET_SHOP_ID, {}, {
+        woocommerce: { ...(wooShop.woocommerce as Record<string, unknown>), checkoutSecret: { env: 'T_WOO_CHECKOUT_SECRET' } },
+      }),
     ],
   };
-  const env = secretEnv(secrets);
+  const wooCheckoutSecret = randomBytes(32).toString('hex');
+  const env: Record<string, string> = { ...secretEnv(secrets), T_WOO_CHECKOUT_SECRET: wooCheckoutSecret };
   const shops = buildShopRegistry(document, (ref) => ('env' in ref ? env[ref.env] : undefined));
   const logs: LogLine[] = [];
   const sink = new Writable({
@@ -125,7 +134,7 @@ export async function startCheckoutStack(): Promise<CheckoutStack> {
   };
 
   return {
-    redis, emulator, shops, secrets, web, prefix, logs,
+    redis, emulator, shops, secrets, wooCheckoutSecret, web, prefix, logs,
     shopifyRates: (shopId, body, options = {}) => {
       const shop = shops.get(shopId);
       const domain = shop?.platform === 'shopify' ? shop.shopify.domain : SHOPIFY_DOMAIN;
