@@ -6,6 +6,7 @@
  * in them (test/pipeline/pii-logs.test.ts greps a run's logs for the fixtures' customers).
  * Bind context with `logger.child({ shop, order, shipment, job })`.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { pino, type Logger, type LoggerOptions } from 'pino';
 
 export type { Logger };
@@ -33,12 +34,19 @@ export const REDACT_PATHS = [
   ...[0, 1, 2, 3].flatMap((depth) => PERSONAL_KEYS.map((k) => pathOf(k, depth))),
 ];
 
+/**
+ * Context added to every log line written while it is set: the web process runs each request in
+ * `logContext.run({ requestId }, ...)`, so every line a request causes carries its id, whichever module logs it.
+ */
+export const logContext = new AsyncLocalStorage<Readonly<Record<string, string>>>();
+
 export function createLogger(options: { level?: string; name?: string; destination?: pino.DestinationStream } = {}): Logger {
   const config: LoggerOptions = {
     name: options.name ?? 'relais',
     level: options.level ?? 'info',
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     base: { pid: process.pid },
+    mixin: () => logContext.getStore() ?? {},
   };
   return options.destination ? pino(config, options.destination) : pino(config);
 }

@@ -4,7 +4,8 @@
  * never an HTML stack trace.
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { Logger } from '../log.js';
+import { randomUUID } from 'node:crypto';
+import { logContext, type Logger } from '../log.js';
 import { checkoutRoutes } from '../checkout/routes.js';
 import { dashboardRoutes, type DashboardDeps } from '../dashboard/index.js';
 import { dispatchWebhookRoutes } from './routes/dispatch-webhooks.js';
@@ -59,6 +60,14 @@ export function createApp(deps: AppDeps): express.Express {
   // Operations: the ack timer sits before the body parser so reading a slow body counts too.
   if (metrics) app.use('/webhooks', webhookAckTimer(metrics));
   app.use('/webhooks', express.raw({ type: () => true, limit: MAX_BODY_BYTES }));
+  // A request id on the answer (X-Request-Id) and on every log line the request causes; a proxy's own id is kept
+  // when it is a plain token. Entered after the body is read, so the route handlers run inside the context.
+  app.use((req, res, next) => {
+    const given = req.get('x-request-id');
+    const requestId = given && /^[\w.:-]{1,64}$/.test(given) ? given : randomUUID();
+    res.setHeader('X-Request-Id', requestId);
+    logContext.run({ requestId }, next);
+  });
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

@@ -98,3 +98,28 @@ describe('the logs of a run carry no personal data', () => {
     expect(doubled).toEqual([]);
   });
 });
+
+describe('a request id on the web process\'s log lines', () => {
+  const linesWith = (requestId: string) => captured.split('\n').filter((l) => l.includes(`"requestId":"${requestId}"`));
+
+  it('answers with an X-Request-Id, and the lines the request caused carry it as requestId', async () => {
+    const response = await fetch(`${relais.web.url}/webhooks/shopify`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-shopify-shop-domain': SHOPIFY_DOMAIN, 'x-shopify-topic': 'orders/create', 'x-shopify-hmac-sha256': 'bm90LWEtc2lnbmF0dXJl', 'x-shopify-webhook-id': 'w-1', 'x-shopify-api-version': '2025-10' },
+      body: '{"id":1}',
+    });
+    expect(response.status).toBe(401);
+    const requestId = response.headers.get('x-request-id')!;
+    expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
+    const lines = linesWith(requestId);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('rejected a Shopify webhook');
+  });
+
+  it('keeps the X-Request-Id a proxy sent when it is a plain token, and replaces one that is not', async () => {
+    const kept = await fetch(`${relais.web.url}/healthz`, { headers: { 'x-request-id': 'lb-7f3a.42' } });
+    expect(kept.headers.get('x-request-id')).toBe('lb-7f3a.42');
+    const replaced = await fetch(`${relais.web.url}/healthz`, { headers: { 'x-request-id': 'a b"c' } });
+    expect(replaced.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
