@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readEnv } from '../../src/config/env.js';
 import { loadShopRegistry } from '../../src/config/shops.js';
+import { checkEnvironment } from '../../src/ops/doctor.js';
 import { makeSecrets, randomHex, registryDocument, secretEnv } from '../support/relais.js';
 
 function registryFile(document: unknown): string {
@@ -21,6 +22,12 @@ describe('tokens of at least 32 characters', () => {
     for (const name of ['RELAIS_DASHBOARD_TOKEN', 'RELAIS_METRICS_TOKEN']) {
       expect(() => readEnv({ [name]: 'x'.repeat(31) }), name).toThrow(new RegExp(`${name}: must be at least 32 characters: make one with \`openssl rand -hex 32\``));
     }
+  });
+
+  it('relais doctor reports a short token as an error of the environment, with the command that makes one', () => {
+    const { result } = checkEnvironment({ RELAIS_METRICS_TOKEN: 'short' });
+    expect(result.status).toBe('error');
+    expect(result.detail).toContain('RELAIS_METRICS_TOKEN: must be at least 32 characters: make one with `openssl rand -hex 32`');
   });
 
   it('accepts a token made as the message says (openssl rand -hex 32: 64 characters)', () => {
