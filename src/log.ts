@@ -1,8 +1,12 @@
 /**
  * Structured logs (pino). Every secret-bearing field name is redacted wherever it sits, so an API key,
- * a shop token or a webhook signature never reaches a log line even when a whole object is logged.
+ * a shop token or a webhook signature never reaches a log line even when a whole object is logged; so is
+ * every field that carries a customer's personal data (names, phones, emails, address lines, whole
+ * addresses and customers), down to four levels deep. Messages are text: code never puts personal data
+ * in them (test/pipeline/pii-logs.test.ts greps a run's logs for the fixtures' customers).
  * Bind context with `logger.child({ shop, order, shipment, job })`.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { pino, type Logger, type LoggerOptions } from 'pino';
 
 export type { Logger };
@@ -14,11 +18,27 @@ const SECRET_KEYS = [
   'signature', 'cookie',
 ];
 
-export const REDACT_PATHS = [
-  ...SECRET_KEYS.map((k) => (/^[A-Za-z_]\w*$/.test(k) ? k : `["${k}"]`)),
-  ...SECRET_KEYS.map((k) => (/^[A-Za-z_]\w*$/.test(k) ? `*.${k}` : `*["${k}"]`)),
-  ...SECRET_KEYS.map((k) => (/^[A-Za-z_]\w*$/.test(k) ? `*.*.${k}` : `*.*["${k}"]`)),
+/** Fields that hold a customer's personal data, as Shopify, WooCommerce, the dispatch API and Relais name them. */
+const PERSONAL_KEYS = [
+  'address', 'address1', 'address2', 'address_1', 'address_2', 'street', 'fields', 'dropoff', 'destination',
+  'shipping_address', 'billing_address', 'shipping', 'billing', 'default_address', 'customer',
+  'phone', 'contactPhone', 'contact_phone', 'recipient_phone', 'recipientPhone', 'email', 'contact_email', 'contactEmail',
+  'first_name', 'last_name', 'firstName', 'lastName', 'contactName', 'contact_name', 'recipient_name', 'recipientName',
+  'note', 'customer_note', 'coords', 'latitude', 'longitude',
 ];
+
+const pathOf = (k: string, depth: number) => `${'*.'.repeat(depth)}${/^[A-Za-z_]\w*$/.test(k) ? k : `["${k}"]`}`.replace(/\.\[/g, '[');
+
+export const REDACT_PATHS = [
+  ...[0, 1, 2].flatMap((depth) => SECRET_KEYS.map((k) => pathOf(k, depth))),
+  ...[0, 1, 2, 3].flatMap((depth) => PERSONAL_KEYS.map((k) => pathOf(k, depth))),
+];
+
+/**
+ * Context added to every log line written while it is set: the web process runs each request in
+ * `logContext.run({ requestId }, ...)`, so every line a request causes carries its id, whichever module logs it.
+ */
+export const logContext = new AsyncLocalStorage<Readonly<Record<string, string>>>();
 
 export function createLogger(options: { level?: string; name?: string; destination?: pino.DestinationStream } = {}): Logger {
   const config: LoggerOptions = {
@@ -26,6 +46,7 @@ export function createLogger(options: { level?: string; name?: string; destinati
     level: options.level ?? 'info',
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     base: { pid: process.pid },
+    mixin: () => logContext.getStore() ?? {},
   };
   return options.destination ? pino(config, options.destination) : pino(config);
 }

@@ -3,7 +3,7 @@
  * resolves, which orders are held and why, an alias added, and the held order replayed to one shipment.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -70,12 +70,18 @@ describe('relais resolve', () => {
   });
 });
 
+/** Posts an order whose address names no neighbourhood, and waits until it is held. */
+async function heldOrderAt(street: string): Promise<string> {
+  const payload = shopifyOrderPayload({ shipping_address: { address1: street, address2: '', city: 'Dakar', latitude: null, longitude: null } });
+  await postShopify(relais, 'orders/create', payload);
+  const extId = shopifyExternalId(payload.id);
+  await waitForState(relais, extId, ['held'], 30_000);
+  return extId;
+}
+
 describe('relais held, alias and replay', () => {
   it('lists a held order with its reason, and replays it after an alias is added: one shipment', async () => {
-    const payload = shopifyOrderPayload({ shipping_address: { address1: 'Derrière la pharmacie Guigon', address2: '', city: 'Dakar', latitude: null, longitude: null } });
-    await postShopify(relais, 'orders/create', payload);
-    const extId = shopifyExternalId(payload.id);
-    await waitForState(relais, extId, ['held'], 30_000);
+    const extId = await heldOrderAt('Derrière la pharmacie Guigon');
 
     const held = await relaisCli('held', '--json');
     const rows = JSON.parse(held.stdout) as { externalOrderId: string; code: string; reason: string }[];
@@ -88,7 +94,7 @@ describe('relais held, alias and replay', () => {
     expect(alias.stdout).toMatch(/alias added/);
 
     const replay = await relaisCli('replay', '--all');
-    expect(replay.stdout).toContain(`replayed ${extId}`);
+    expect(replay.stdout).toContain(`replayed ${extId}: dispatched, now ready`);
     const record = await waitForState(relais, extId, ['ready'], 30_000);
     expect(record.neighbourhood?.name).toMatch(/M[ée]dina/);
     await waitForIdle(relais, 30_000);
@@ -98,4 +104,22 @@ describe('relais held, alias and replay', () => {
     expect(after.code).toBe(1);
     expect(after.stdout).toMatch(/not held/);
   }, 120_000);
+});
+
+describe('relais replay says what happened', () => {
+  it('says "held again" with the code and the reason, and exits 1, when the cause was not fixed', async () => {
+    const extId = await heldOrderAt('Derrière le marché Tilène Nord');
+    const replay = await relaisCli('replay', extId);
+    expect(replay.code).toBe(1);
+    expect(replay.stdout).toMatch(new RegExp(`^held again ${extId} \\[neighbourhood_not_found\\]: .*Tilène`, 'm'));
+    expect(replay.stdout).not.toMatch(/^replayed /m);
+  }, 60_000);
+});
+
+describe('relais --version', () => {
+  it('prints the version of package.json and of Node, and exits 0', async () => {
+    const { stdout, code } = await relaisCli('--version');
+    expect(code).toBe(0);
+    expect(stdout.trim()).toBe(`relais ${(JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version} (Node ${process.versions.node})`);
+  });
 });

@@ -7,12 +7,14 @@
  * Requires PHP:         7.4
  * WC requires at least: 7.0
  * Text Domain:          relais-rates
+ * Domain Path:          /languages
  * License:              MIT
  *
  * How it works: calculate_shipping() posts the package's destination and weights (in kg) to
  *   POST {Relais URL}/checkout/woocommerce/{shop id}/rates
- * signed with X-Relais-Signature = base64(HMAC-SHA256(secret, raw body)), the secret being the shop's WooCommerce
- * webhook secret in the Relais shop registry. Relais answers { "rates": [ { "id", "label", "cost", "currency",
+ * signed with X-Relais-Signature = base64(HMAC-SHA256(secret, raw body)), the secret being the shop's checkout
+ * secret in the Relais shop registry (woocommerce.checkoutSecret), a secret of its own: not the webhook secret, so
+ * that this setting, readable by every shop manager, cannot be used to forge order webhooks. Relais answers { "rates": [ { "id", "label", "cost", "currency",
  * "description" } ] } with `cost` in whole XOF. On any failure (timeout, non-200 answer, unreadable body, a store
  * not in XOF) this method adds no rate, so the customer still sees the zone's other shipping methods.
  *
@@ -21,10 +23,15 @@
  * the request names it as `payment_method` and WooCommerce, which caches rates per package, asks again when it
  * changes; the checkout is refreshed when the customer picks another method. Without a chosen method, the shop's
  * setting in Relais (checkoutRates.includeCodFee) decides.
+ * It works with the classic and the block cart and checkout (it only prices the shipping package WooCommerce hands
+ * it) and with High-Performance Order Storage (it reads and writes no order), and declares both to WooCommerce.
+ * Its texts are translatable (text domain relais-rates); French is in languages/.
  */
 
 defined( 'ABSPATH' ) || exit;
 
+add_action( 'before_woocommerce_init', 'relais_rates_declare_compatibility' );
+add_action( 'init', 'relais_rates_load_textdomain' );
 add_action( 'woocommerce_shipping_init', 'relais_rates_shipping_init' );
 add_filter( 'woocommerce_shipping_methods', 'relais_rates_register_method' );
 add_filter( 'woocommerce_cart_shipping_packages', 'relais_rates_package_payment_method' );
@@ -52,6 +59,19 @@ function relais_rates_refresh_on_payment_change() {
 	if ( function_exists( 'wc_enqueue_js' ) ) {
 		wc_enqueue_js( "jQuery( 'form.checkout' ).on( 'change', 'input[name=\"payment_method\"]', function () { jQuery( document.body ).trigger( 'update_checkout' ); } );" );
 	}
+}
+
+/** HPOS (custom_order_tables) and the cart and checkout blocks: compatible, declared as WooCommerce asks. */
+function relais_rates_declare_compatibility() {
+	if ( class_exists( '\Automattic\WooCommerce\Utilities\FeaturesUtil' ) ) {
+		\Automattic\WooCommerce\Utilities\FeaturesUtil::declare_compatibility( 'custom_order_tables', __FILE__, true );
+		\Automattic\WooCommerce\Utilities\FeaturesUtil::declare_compatibility( 'cart_checkout_blocks', __FILE__, true );
+	}
+}
+
+/** Translations from languages/ (relais-rates-fr_FR.mo, and .l10n.php for WordPress 6.5+). */
+function relais_rates_load_textdomain() {
+	load_plugin_textdomain( 'relais-rates', false, dirname( plugin_basename( __FILE__ ) ) . '/languages' );
 }
 
 /**
@@ -103,7 +123,7 @@ function relais_rates_shipping_init() {
 				'secret'     => array(
 					'title'       => __( 'Secret', 'relais-rates' ),
 					'type'        => 'password',
-					'description' => __( 'The shop\'s WooCommerce webhook secret, as configured in Relais.', 'relais-rates' ),
+					'description' => __( 'The checkout secret of this shop in Relais (woocommerce.checkoutSecret), not the webhook secret.', 'relais-rates' ),
 					'default'     => '',
 				),
 				'timeout'    => array(

@@ -22,9 +22,10 @@
  *  - unavailable: the service was slow or down and the merchant chose no flat price. The edges answer 503 so
  *    that Shopify shows its backup rates and the WooCommerce plugin adds nothing.
  *  - no_rate: we cannot price this address: its neighbourhood is unknown or the service prices it at the
- *    fallback tariff (a warn log line says which alias would fix it), it is outside the shop's country, the
- *    service refused the request, or the price is above the shop's maximum. Never the flat price: a flat price
- *    for an unknown place is a guess the merchant pays for, the very thing Relais exists to stop.
+ *    fallback tariff (a warn log line says which alias would fix it, without the customer's address), it is
+ *    outside the shop's country, the service refused the request, or the price is above the shop's maximum.
+ *    Never the flat price: a flat price for an unknown place is a guess the merchant pays for, the very thing
+ *    Relais exists to stop.
  *  - disabled: the merchant turned checkout prices off.
  *
  * Time: everything happens within the shop's budgetMs. A simulatePrice call that outlives the budget is not
@@ -117,7 +118,8 @@ export async function priceAtCheckout(
   const resolution = deps.resolver.resolve({ country: shop.country, fields: request.destination.fields, coords: request.destination.coords, aliases });
   if (!resolution.ok) {
     const target = resolution.candidates[0]?.name ?? '<neighbourhood>';
-    warnAliasFix(shop, request, log, resolution.reason, { candidates: resolution.candidates.map((c) => c.name) }, target);
+    // No address in the log (personal data, and the resolver's reason quotes it): the candidates and the fix's shape.
+    warnAliasFix(shop, log, 'the address names no known neighbourhood', { candidates: resolution.candidates.map((c) => c.name) }, target);
     return { kind: 'no_rate', why: 'unknown_neighbourhood', detail: resolution.reason };
   }
   const neighbourhood = resolution.neighbourhood;
@@ -172,7 +174,7 @@ export async function priceAtCheckout(
     const price = await beforeDeadline(flight, deadline);
     if (price.kind === 'fallback') {
       const detail = `the delivery service does not price '${neighbourhood.name}': it is priced at the fallback tariff of ${String(price.fallbackXof)} XOF, its price for the city name '${price.city}'`;
-      warnAliasFix(shop, request, log, detail, { neighbourhood: neighbourhood.name, simulated: price.simulatedXof, fallback: price.fallbackXof }, '<neighbourhood the service prices>');
+      warnAliasFix(shop, log, detail, { neighbourhood: neighbourhood.name, simulated: price.simulatedXof, fallback: price.fallbackXof }, '<neighbourhood the service prices>');
       deps.onWithheld?.(shop.id, 'fallback_tariff');
       return { kind: 'no_rate', why: 'fallback_tariff', detail };
     }
@@ -244,13 +246,12 @@ async function codFee(shop: ShopConfig, deps: CheckoutRatesDeps, service: string
 }
 
 /** The merchant's way out of a no_rate for an address: an alias to a neighbourhood the service prices. */
-function warnAliasFix(shop: ShopConfig, request: CheckoutRateRequest, log: () => Logger, reason: string, extra: Record<string, unknown>, target: string): void {
-  const address = addressLine(request.destination.fields);
-  const aliasText = aliasTextFor(request.destination.fields);
-  const fix = `relais alias add ${shop.id} "${aliasText}" "${target}"`;
+/** The warn line of a checkout without a price, with the alias that would fix it; never the customer's address. */
+function warnAliasFix(shop: ShopConfig, log: () => Logger, what: string, extra: Record<string, unknown>, target: string): void {
+  const fix = `relais alias add ${shop.id} "<the words the customer wrote>" "${target}"`;
   log().warn(
-    { address, ...extra, fix },
-    `no delivery price at checkout for '${address}': ${reason}. An alias fixes it for every later checkout and order: ${fix}`,
+    { ...extra, fix },
+    `no delivery price at checkout: ${what}. An alias fixes it for every later checkout and order: ${fix} (relais resolve shows how an address resolves)`,
   );
 }
 
@@ -273,19 +274,6 @@ function beforeDeadline<T>(work: Promise<T>, deadline: number): Promise<T> {
     timer = setTimeout(() => reject(new OutOfTime('time budget spent')), left);
   });
   return Promise.race([work, out]).finally(() => clearTimeout(timer));
-}
-
-function addressLine(fields: AddressFields): string {
-  return [fields.address1, fields.address2, fields.city, fields.province, fields.zip]
-    .map((v) => v?.trim())
-    .filter((v): v is string => Boolean(v))
-    .join(', ');
-}
-
-/** The words a merchant would alias: the second address line when there is one (often the quartier), else the first. */
-function aliasTextFor(fields: AddressFields): string {
-  const text = fields.address2?.trim() || fields.address1?.trim() || fields.city?.trim() || '';
-  return text.replaceAll('"', "'");
 }
 
 function errorText(error: unknown): string {

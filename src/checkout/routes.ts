@@ -83,7 +83,8 @@ const shopify: Platform<z.output<typeof shopifyRateRequestSchema>> = {
 const woocommerce: Platform<z.output<typeof wooRateRequestSchema>> = {
   name: 'woocommerce',
   schema: wooRateRequestSchema,
-  secretOf: (shop) => (shop.platform === 'woocommerce' ? shop.woocommerce.webhookSecret.reveal() : undefined),
+  // The plugin's own secret when the registry gives one: a leaked plugin setting then cannot forge order webhooks.
+  secretOf: (shop) => (shop.platform === 'woocommerce' ? (shop.woocommerce.checkoutSecret ?? shop.woocommerce.webhookSecret).reveal() : undefined),
   signatureHeader: RELAIS_SIGNATURE_HEADER,
   toRequest: fromWooRateRequest,
   answer: (shop, outcome) => toWooAnswer(shop, outcome),

@@ -4,8 +4,15 @@
  */
 import { z } from 'zod';
 
+/** Dashboard, metrics and delivery-webhook tokens: long enough that guessing is hopeless, whatever the throttle. */
+export const MIN_TOKEN_LENGTH = 32;
+export const MAKE_A_TOKEN = 'make one with `openssl rand -hex 32`';
+const token = z.string().min(MIN_TOKEN_LENGTH, `must be at least ${MIN_TOKEN_LENGTH} characters: ${MAKE_A_TOKEN}`);
+
 const envSchema = z.object({
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  /** How long `relais web` and `relais worker` wait for Redis at start before exiting non-zero. */
+  RELAIS_REDIS_WAIT_MS: z.coerce.number().int().min(0).max(600_000).default(20_000),
   RELAIS_SHOPS_FILE: z.string().default('config/shops.json'),
   RELAIS_HOST: z.string().default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -18,7 +25,9 @@ const envSchema = z.object({
   /** How long a worker holds a job before another may take it over (BullMQ lockDuration); stalled jobs are found at the same pace. */
   RELAIS_WORKER_LOCK_MS: z.coerce.number().int().min(1000).default(30_000),
   /** Bearer token for the dashboard and operator API. Unset: the dashboard is disabled. */
-  RELAIS_DASHBOARD_TOKEN: z.string().min(16).optional(),
+  RELAIS_DASHBOARD_TOKEN: token.optional(),
+  /** Behind a reverse proxy: which hops to trust for X-Forwarded-For (Express 'trust proxy': 1, loopback, 10.0.0.0/8...). Unset: trust none. */
+  TRUST_PROXY: z.string().trim().min(1).optional(),
   /** Reconciliation (src/reconcile): how often the worker compares shop orders with shipments and repairs; 0 turns it off. */
   RELAIS_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(3_600_000),
   // ---- retention (src/ledger/order-ledger.ts) ----
@@ -29,8 +38,11 @@ const envSchema = z.object({
   // ---- operations (src/observability, relais doctor) ----
   /** The worker's own HTTP server for /metrics, /healthz and /readyz (bound to RELAIS_HOST); 0 picks a free port. */
   RELAIS_WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
-  /** When set, GET /metrics (web and worker) requires `Authorization: Bearer <token>`. */
-  RELAIS_METRICS_TOKEN: z.string().min(16).optional(),
+  /**
+   * GET /metrics requires `Authorization: Bearer <token>`. Unset: the web process's /metrics is refused, and the
+   * worker's answers only when its server is bound to a loopback address.
+   */
+  RELAIS_METRICS_TOKEN: token.optional(),
 });
 
 export type RelaisEnv = z.output<typeof envSchema>;

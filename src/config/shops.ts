@@ -11,13 +11,13 @@ import { readFileSync } from 'node:fs';
 import { loadWireProfile, WireProfileError } from '../dispatch/profile.js';
 import { z } from 'zod';
 import { SHOP_ID_PATTERN } from '../domain/ids.js';
-import { lookupEnv } from './env.js';
+import { lookupEnv, MAKE_A_TOKEN, MIN_TOKEN_LENGTH } from './env.js';
 import { Secret } from './secret.js';
 
 const secretRef = z.union([
   z.object({ env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name') }).strict(),
   z.object({ file: z.string().min(1) }).strict(),
-]);
+], { error: 'must be a secret reference, { "env": "VARIABLE_NAME" } or { "file": "/run/secrets/name" }, never the secret itself' });
 type SecretRef = z.infer<typeof secretRef>;
 
 const coords = z.object({ lat: z.number().min(-90).max(90), lng: z.number().min(-180).max(180) });
@@ -184,6 +184,11 @@ const wooShopSchema = z
         consumerKey: secretRef,
         consumerSecret: secretRef,
         webhookSecret: secretRef,
+        /**
+         * The checkout plugin's own secret (its "Secret" field): rate requests are signed with it, and then only
+         * with it. Unset, the webhook secret signs them too, as before (relais doctor says to set one).
+         */
+        checkoutSecret: secretRef.optional(),
       })
       .strict(),
   })
@@ -299,5 +304,10 @@ export function loadShopRegistry(path: string, secrets?: SecretSource): ShopRegi
   } catch (error) {
     throw new ShopRegistryError([`${path} is not valid JSON: ${(error as Error).message}`]);
   }
-  return buildShopRegistry(document, secrets);
+  const registry = buildShopRegistry(document, secrets);
+  // The delivery webhook URL carries this token: it is the only thing that authenticates those webhooks.
+  const short = registry.all().filter((shop) => shop.dispatch.webhookToken.reveal().length < MIN_TOKEN_LENGTH).map((shop) =>
+    `shop ${shop.id}: dispatch.webhookToken (${shop.dispatch.webhookToken.source}) has ${shop.dispatch.webhookToken.reveal().length} characters, at least ${MIN_TOKEN_LENGTH} are required: ${MAKE_A_TOKEN}`);
+  if (short.length > 0) throw new ShopRegistryError(short);
+  return registry;
 }

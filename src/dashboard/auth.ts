@@ -172,7 +172,8 @@ export class RedisSessionRevocations implements SessionRevocations {
 /**
  * Failed logins per client address: after `max` failures within `windowMs` further attempts are refused
  * until the window passes, so the token cannot be guessed at network speed. In memory, per process:
- * enough to make guessing a 16+ character token hopeless.
+ * enough to make guessing a 32+ character token hopeless. The client is req.ip: behind a reverse proxy,
+ * set TRUST_PROXY or every user shares the proxy's address, and one user's wrong tokens lock out all.
  */
 export class LoginThrottle {
   readonly #failures = new Map<string, number[]>();

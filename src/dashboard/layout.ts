@@ -182,8 +182,8 @@ export function disabledPage(): string {
 <html lang="en"><head><meta charset="utf-8"><title>Dashboard disabled · Relais</title>${STYLE_TAG}</head>
 <body><main class="login"><div class="card">
 <h1>The dashboard is disabled</h1>
-<p>Set <span class="mono">RELAIS_DASHBOARD_TOKEN</span> (a random value of at least 16 characters, e.g.
-<span class="mono">openssl rand -hex 24</span>) in the environment of the web process and restart it.
+<p>Set <span class="mono">RELAIS_DASHBOARD_TOKEN</span> (a random value of at least 32 characters, e.g.
+<span class="mono">openssl rand -hex 32</span>) in the environment of the web process and restart it.
 Then log in here with that token.</p>
 </div></main></body></html>`.value;
 }

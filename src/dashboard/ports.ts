@@ -80,4 +80,8 @@ export interface DashboardDeps {
   logger: Logger;
   /** How long a login lasts (default 8 hours). */
   sessionTtlMs?: number;
+  /** Whether the Redis connection is up: when it is not, pages answer 503 at once instead of waiting for it. */
+  redisConnected?(): boolean;
+  /** A page (GET) not answered by then (Redis connected but silent) answers 503 instead (default 10 s). */
+  answerWithinMs?: number;
 }

@@ -1,7 +1,12 @@
 /**
- * The queues page: bull-board over every Relais queue. It sits behind the dashboard's authentication
- * (the router mounts it after the auth check). Job data holds shop ids and, for shop events, the shop's
- * order payload (personal data, never a credential: see src/jobs/queues.ts), so nothing secret is shown.
+ * The queues page: bull-board over every Relais queue, READ-ONLY. It sits behind the dashboard's
+ * authentication (the router mounts it after the auth check). Job data holds shop ids and, for shop
+ * events, the shop's order payload (personal data, never a credential: see src/jobs/queues.ts), so
+ * nothing secret is shown.
+ *
+ * Read-only because adding or retrying a job from here would put work into the pipeline that no shop
+ * signed (a shop event added by hand becomes a shipment). Operators replay held orders through the
+ * dashboard's own forms or `relais replay`, which go through the ledger's checks.
  */
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
@@ -15,7 +20,7 @@ export function queuesBoard(queues: readonly Queue[]): RequestHandler {
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath(QUEUES_BASE_PATH);
   createBullBoard({
-    queues: queues.map((queue) => new BullMQAdapter(queue)),
+    queues: queues.map((queue) => new BullMQAdapter(queue, { readOnlyMode: true })),
     serverAdapter,
     options: {
       uiConfig: {

@@ -85,6 +85,28 @@ function enabledDashboard(deps: DashboardDeps): Router {
     next();
   });
 
+  // Every page reads Redis (sessions, the ledger), whose commands wait for a reconnect: without Redis, say so
+  // at once (503) rather than leave the browser spinning. A page (GET) still unanswered after answerWithinMs,
+  // Redis connected but silent, answers 503 too; a handler finishing later finds the answer sent and stops.
+  // Actions (POST) are left to finish: cutting one short would hide whether it happened.
+  const answerWithinMs = deps.answerWithinMs ?? 10_000;
+  const unavailable = (res: Response, why: string) => {
+    res.status(503).set('Retry-After', '10').type('text/plain').send(`${why} Try again in a moment; /readyz says what is wrong.\n`);
+  };
+  router.use((req, res, next) => {
+    if (deps.redisConnected && !deps.redisConnected()) {
+      unavailable(res, 'Relais cannot reach Redis right now, so the dashboard cannot read orders.');
+      return;
+    }
+    if (req.method === 'GET' || req.method === 'HEAD') {
+      const watchdog = setTimeout(() => {
+        if (!res.headersSent) unavailable(res, `The dashboard could not answer within ${Math.round(answerWithinMs / 1000)} s: Redis (or a service it asked) is not answering.`);
+      }, answerWithinMs);
+      res.once('close', () => clearTimeout(watchdog));
+    }
+    next();
+  });
+
   async function sessionOf(req: Request): Promise<Session | undefined> {
     const session = signer.verify(readCookie(req, SESSION_COOKIE), nowMs());
     if (!session || (await deps.revocations.isRevoked(session.id))) return undefined;
@@ -445,19 +467,13 @@ function enabledDashboard(deps: DashboardDeps): Router {
   // ------------------------------------------------------------------------------------ queues
   const board = queuesBoard(deps.queues.all());
   router.use('/queues', (req, res, next) => {
+    // Read-only: bull-board's API adds, retries, promotes, removes, pauses and cleans jobs with POST, PUT
+    // and DELETE. None of it is allowed here, whoever asks (see ./queues.ts).
     if (req.method === 'GET' || req.method === 'HEAD') {
       next();
       return;
     }
-    // bull-board's own page cannot send our CSRF token; its fetch calls carry Sec-Fetch-Site/Origin,
-    // which a cross-site page cannot fake, so a session's mutation must prove it came from this origin.
-    const viewer = viewerOf(req);
-    const sameOrigin = req.get('sec-fetch-site') === 'same-origin' || (req.get('origin') !== undefined && !isCrossSite(req));
-    if (isCrossSite(req) || (viewer.kind === 'session' && !sameOrigin)) {
-      res.status(403).type('text/plain').send('cross-site request refused\n');
-      return;
-    }
-    next();
+    res.status(405).set('Allow', 'GET, HEAD').type('text/plain').send('the queues board is read-only: replay held orders from the dashboard or with relais replay\n');
   }, board);
 
   // ------------------------------------------------------------------------------ not found, errors

@@ -16,6 +16,8 @@ export interface DashboardWiring {
   resolver?: Pick<NeighbourhoodResolver, 'resolve'>;
   reconciliation?: ReconciliationSummaryStore;
   sessionTtlMs?: number;
+  /** Pages not answered by then answer 503 (Redis hung); default 10 s. */
+  answerWithinMs?: number;
 }
 
 export function dashboardDepsFor(runtime: Runtime, wiring: DashboardWiring): DashboardDeps {
@@ -38,5 +40,7 @@ export function dashboardDepsFor(runtime: Runtime, wiring: DashboardWiring): Das
     reconciliation: wiring.reconciliation ?? reconciliationSummaries(runtime),
     logger: runtime.options.logger.child({ component: 'dashboard' }),
     sessionTtlMs: wiring.sessionTtlMs,
+    redisConnected: () => runtime.redis.status === 'ready',
+    ...(wiring.answerWithinMs === undefined ? {} : { answerWithinMs: wiring.answerWithinMs }),
   };
 }

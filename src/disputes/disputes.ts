@@ -161,6 +161,16 @@ export async function openDisputeForOrder(runtime: DisputeRuntime, externalOrder
     return { ok: false, externalOrderId, why: 'a dispute for this order is being opened right now (a second submission, or another operator); look at its claims in a moment', retryable: true };
   }
   try {
+    // The same claim again (the command run twice, a form re-sent after a reload): the service would open a
+    // second one. Relais's record of the order's claims outlives any run, so it is the one to ask.
+    const same = (await knownDisputes(historyDeps(runtime), externalOrderId)).find((c) =>
+      c.status.toUpperCase() === 'OPEN' && c.reason === reason && c.description === description && c.claimantId === claimantId);
+    if (same) {
+      return {
+        ok: false, externalOrderId, retryable: false,
+        why: `the order already has this open claim (${same.claimId ?? 'no id'}${same.createdAt ? `, opened ${same.createdAt}` : ''}): not opened twice`,
+      };
+    }
     const claim = await tracked(
       runtime, externalOrderId, 'openDispute',
       () => runtime.dispatchClientFor(located.shop).openDispute(located.shipmentId, { reason, description, claimant_id: claimantId, claimant_type: claimantType }),

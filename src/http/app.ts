@@ -4,7 +4,8 @@
  * never an HTML stack trace.
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { Logger } from '../log.js';
+import { randomUUID } from 'node:crypto';
+import { logContext, type Logger } from '../log.js';
 import { checkoutRoutes } from '../checkout/routes.js';
 import { dashboardRoutes, type DashboardDeps } from '../dashboard/index.js';
 import { dispatchWebhookRoutes } from './routes/dispatch-webhooks.js';
@@ -20,17 +21,33 @@ export interface AppDeps extends WebhookDeps {
   // ---- operations (src/observability); optional, so tools and tests may build the app without them ----
   /** Served on GET /metrics; webhook answers are timed and accepted order events counted. */
   metrics?: RelaisMetrics;
-  /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
+  /** GET /metrics requires `Authorization: Bearer <token>`; without a token it is refused (401 saying how to set one). */
   metricsToken?: string;
   /** True once SIGTERM arrived: /readyz answers 503 so load balancers stop sending new work. */
   shuttingDown?(): boolean;
   /** The operator dashboard (src/dashboard). Absent: /dashboard only says how to enable it (RELAIS_DASHBOARD_TOKEN). */
   dashboard?: DashboardDeps;
+  /**
+   * TRUST_PROXY: which reverse proxies' X-Forwarded-For to believe (Express 'trust proxy': a hop count, or
+   * addresses/subnets such as "loopback, 10.0.0.0/8"). Unset: none, and the client is the socket's address,
+   * so nobody can pick their own address by sending the header.
+   */
+  trustProxy?: string;
+}
+
+/** TRUST_PROXY as Express takes it: a number of hops, true/false, or a list of addresses and subnets. */
+export function trustProxySetting(value: string): number | boolean | string {
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  if (trimmed === 'true' || trimmed === 'false') return trimmed === 'true';
+  return trimmed;
 }
 
 export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
+  // req.ip (the dashboard's login throttle keys on it) is the client behind the configured proxies only.
+  if (deps.trustProxy !== undefined) app.set('trust proxy', trustProxySetting(deps.trustProxy));
   const { metrics } = deps;
   // While draining after SIGTERM, answers carry `Connection: close` so keep-alive clients open a new socket elsewhere.
   if (deps.shuttingDown) {
@@ -43,6 +60,14 @@ export function createApp(deps: AppDeps): express.Express {
   // Operations: the ack timer sits before the body parser so reading a slow body counts too.
   if (metrics) app.use('/webhooks', webhookAckTimer(metrics));
   app.use('/webhooks', express.raw({ type: () => true, limit: MAX_BODY_BYTES }));
+  // A request id on the answer (X-Request-Id) and on every log line the request causes; a proxy's own id is kept
+  // when it is a plain token. Entered after the body is read, so the route handlers run inside the context.
+  app.use((req, res, next) => {
+    const given = req.get('x-request-id');
+    const requestId = given && /^[\w.:-]{1,64}$/.test(given) ? given : randomUUID();
+    res.setHeader('X-Request-Id', requestId);
+    logContext.run({ requestId }, next);
+  });
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

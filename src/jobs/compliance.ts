@@ -32,13 +32,13 @@ export async function handleCompliance(shopId: string, topic: string, payload: u
     const ids = numericIds(body.orders_requested).map((id) => externalOrderId(shopId, id));
     const held: string[] = [];
     for (const id of ids) if (await deps.ledger.get(id)) held.push(id);
-    deps.logger.info({ shop: shopId, orders: held }, 'customer data request: Relais holds delivery data for these orders');
+    deps.logger.info({ orders: held }, 'customer data request: Relais holds delivery data for these orders');
     return { kind: 'data_request', orders: held };
   }
   if (topic === 'shop/redact') {
     const orders = await deps.ledger.eraseShop(shopId);
     const jobs = await redactJobs(deps.shopEvents, shopId, new Set(), true);
-    deps.logger.info({ shop: shopId, topic, orders, jobs }, 'every record of the shop erased');
+    deps.logger.info({ topic, orders, jobs }, 'every record of the shop erased');
     return { kind: 'redacted', orders, jobs };
   }
   // Shopify lists the customer's orders; the ledger has no customer id of its own to match on (the normalised
@@ -47,7 +47,7 @@ export async function handleCompliance(shopId: string, topic: string, payload: u
   const externalIds = orderIds.map((id) => externalOrderId(shopId, id));
   const orders = await deps.ledger.redactOrders(externalIds);
   const jobs = await redactJobs(deps.shopEvents, shopId, new Set(orderIds), false);
-  deps.logger.info({ shop: shopId, topic, orders, jobs }, 'personal data erased');
+  deps.logger.info({ topic, orders, jobs }, 'personal data erased');
   return { kind: 'redacted', orders, jobs };
 }
 

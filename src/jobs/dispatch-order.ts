@@ -146,7 +146,7 @@ async function dispatchLocked(job: DispatchJob, deps: PipelineDeps, writes: Pend
     client: deps.dispatchClientFor(shop),
     call: tracker(deps, order.externalOrderId, shop, paced),
     writes,
-    log: deps.logger.child({ shop: shop.id, order: order.orderName, externalOrderId: order.externalOrderId }),
+    log: deps.logger.child({ order: order.orderName, externalOrderId: order.externalOrderId }), // the worker's logger binds the shop
   };
   try {
     return await ship(attempt, record, aliases ?? {});
@@ -469,13 +469,14 @@ function isStaleQuote(error: unknown): boolean {
 async function hold(deps: PipelineDeps, record: OrderRecord, reason: HoldReason): Promise<DispatchOutcome> {
   // Refused when another attempt dispatched the order meanwhile (this one lost its lease while frozen).
   if (!(await deps.ledger.hold(record.meta.externalOrderId, reason, deps.now()))) {
-    deps.logger.warn({ shop: record.meta.shopId, order: record.meta.orderName, code: reason.code }, 'not held: the order was dispatched by another attempt meanwhile');
+    deps.logger.warn({ order: record.meta.orderName, code: reason.code }, 'not held: the order was dispatched by another attempt meanwhile');
     return { kind: 'skipped', why: `already dispatched; not held for ${reason.code}` };
   }
   await deps.ledger.appendTimeline(record.meta.externalOrderId, {
     at: deps.now().toISOString(), system: 'relais', operation: 'hold', outcome: reason.code, detail: reason.message,
   });
-  deps.logger.warn({ shop: record.meta.shopId, order: record.meta.orderName, code: reason.code }, `order held: ${reason.message}`);
+  // The reason may quote the customer's address: it is on the order's timeline (relais held, the dashboard), not in the log.
+  deps.logger.warn({ order: record.meta.orderName, code: reason.code }, `order held (${reason.code}): see relais held`);
   return { kind: 'held', reason };
 }
 

@@ -9,6 +9,7 @@ import { externalOrderId } from '../domain/ids.js';
 import type { OrderLedger, OrderState } from '../ledger/order-ledger.js';
 import type { Logger } from '../log.js';
 import { normaliseOrder, orderIdOf } from '../stores/index.js';
+import { ownerOfShopifyPayload } from '../stores/shopify/owner.js';
 import { COMPLIANCE_TOPICS, handleCompliance, type ComplianceOutcome } from './compliance.js';
 import { withOrderLock } from './order-lock.js';
 import { decideEligibility } from './policy.js';
@@ -26,6 +27,11 @@ export interface ShopEventDeps {
   logger: Logger;
   /** Called for a cancelled order that already has a shipment (write-back and cancellation live elsewhere). */
   onCancelled?(shop: ShopConfig, externalOrderId: string): Promise<void>;
+  /**
+   * Whether a Shopify order is in the shop, read through that shop's Admin API (src/stores/shopify/owner.ts).
+   * Asked when the signed body cannot tell which shop it belongs to; without it, such an order is not recorded.
+   */
+  shopifyOrderInShop?(shop: ShopConfig & { platform: 'shopify' }, orderId: string): Promise<boolean>;
 }
 
 export type ShopEventOutcome =
@@ -48,9 +54,11 @@ export async function handleShopEvent(event: ShopEventJob, deps: ShopEventDeps):
   }
   const orderId = orderIdOf(event.payload);
   if (!orderId) {
-    deps.logger.error({ shop: shop.id, topic: event.topic }, 'order webhook without an order id; nothing to record');
+    deps.logger.error({ topic: event.topic }, 'order webhook without an order id; nothing to record');
     return { kind: 'ignored', why: 'payload has no order id' };
   }
+  const notOurs = await notTheShopsOrder(event, shop, orderId, deps);
+  if (notOurs) return notOurs;
   const extId = externalOrderId(shop.id, orderId);
   const decided = await withOrderLock(deps.redis, deps.prefix, extId, (): Promise<ShopEventOutcome | { kind: 'dispatch'; job: DispatchJob }> => recordAndDecide(event, shop, orderId, extId, deps));
   if (decided.kind !== 'dispatch') return decided;
@@ -60,6 +68,23 @@ export async function handleShopEvent(event: ShopEventJob, deps: ShopEventDeps):
   const { job } = decided;
   await deps.dispatchQueue.add('dispatch', job, dispatchJobOptions(job));
   return { kind: 'dispatch_enqueued', externalOrderId: extId, generation: job.generation };
+}
+
+/**
+ * A Shopify order webhook is recorded only once its body confirms the shop the header names: the header is
+ * not signed, and shops of one app share its secret (src/stores/shopify/owner.ts). The web process already
+ * refuses an order whose status page is on another shop's myshopify domain; this covers the rest.
+ */
+async function notTheShopsOrder(event: ShopEventJob, shop: ShopConfig, orderId: string, deps: ShopEventDeps): Promise<ShopEventOutcome | undefined> {
+  if (shop.platform !== 'shopify' || !event.topic.startsWith('orders/')) return undefined;
+  const owner = ownerOfShopifyPayload(shop.shopify.domain, event.payload);
+  if (owner.kind === 'confirmed') return undefined;
+  if (owner.kind === 'ask_admin' && deps.shopifyOrderInShop && (await deps.shopifyOrderInShop(shop, orderId))) return undefined;
+  const why = owner.kind === 'other_shop'
+    ? `the order belongs to ${owner.found}, not ${shop.shopify.domain}`
+    : `${owner.why}, and ${deps.shopifyOrderInShop ? `${shop.shopify.domain}'s Admin API has no order ${orderId}` : 'no Admin API check is configured'}`;
+  deps.logger.warn({ topic: event.topic, orderId, why }, 'Shopify order webhook not recorded: not confirmed as this shop\'s order');
+  return { kind: 'ignored', why };
 }
 
 async function recordAndDecide(
@@ -83,7 +108,7 @@ async function recordAndDecide(
   if (!normalised.ok) {
     if (!MAY_START_DISPATCH.has(record.state)) return { kind: 'ignored', why: `already ${record.state}` };
     await deps.ledger.hold(extId, normalised.hold, now);
-    deps.logger.warn({ shop: shop.id, order: orderName, code: normalised.hold.code }, `order held: ${normalised.hold.message}`);
+    deps.logger.warn({ order: orderName, code: normalised.hold.code }, `order held: ${normalised.hold.message}`);
     return { kind: 'held', externalOrderId: extId, code: normalised.hold.code };
   }
 

@@ -84,7 +84,7 @@ export async function syncDelivery(job: DeliveryJob, deps: DeliveryDeps): Promis
     // then belongs to another shop of the same organisation (same key). Any other shop's order is refused.
     const owner = record.meta.shopId === shop.id ? shop : deps.shops.get(record.meta.shopId);
     if (!owner || owner.dispatch.apiKey.reveal() !== shop.dispatch.apiKey.reveal()) {
-      deps.logger.warn({ shop: shop.id, owner: record.meta.shopId }, 'delivery webhook for an order of another organisation ignored');
+      deps.logger.warn({ owner: record.meta.shopId }, 'delivery webhook for an order of another organisation ignored');
       return { kind: 'ignored', why: 'shipment belongs to another organisation' };
     }
     return applyShipment(deps, owner, record, shipment);
@@ -108,7 +108,7 @@ async function applyShipment(deps: DeliveryDeps, shop: ShopConfig, record: Order
     let progress: DeliveryProgress = { ...previous, unknownStates };
     await deps.ledger.save(extId, 'delivery', progress);
     await deps.ledger.appendTimeline(extId, { at: now, system: 'dispatch', operation: 'getShipment', outcome: 'unknown_state', detail: shipment.status });
-    deps.logger.warn({ shop: shop.id, order: record.meta.orderName, state: shipment.status }, 'shipment state unknown to the wire profile; recorded, the order does not move');
+    deps.logger.warn({ order: record.meta.orderName, state: shipment.status }, 'shipment state unknown to the wire profile; recorded, the order does not move');
     deps.onUnknownState?.(shop.id, shipment.status);
     // The tracking link still goes out once the shipment is known to be ready: the customer can follow it.
     const writer = deps.writerFor(shop);

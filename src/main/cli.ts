@@ -5,11 +5,12 @@
  */
 import type { PricedNames } from '../geo/types.js';
 import { serviceId, TariffMemory } from '../jobs/tariff-guard.js';
+import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { rawEnvironment, readEnv } from '../config/env.js';
 import { loadShopRegistry } from '../config/shops.js';
 import { explainResolution, NeighbourhoodResolver } from '../geo/resolver.js';
-import { replayOrder } from '../jobs/replay.js';
+import { replayOrder, replayOutcome } from '../jobs/replay.js';
 import { createLogger } from '../log.js';
 import { runDisputeList, runDisputeOpen } from '../disputes/command.js';
 import { runReconcileCommand } from '../reconcile/command.js';
@@ -23,15 +24,29 @@ import { createRuntime } from './runtime.js';
 import { startWeb } from './web.js';
 import { startWorker } from './worker.js';
 
+/** package.json's version: two levels up from src/main (tsx), three from dist/src/main (the build). */
+function packageVersion(): string {
+  for (const up of ['../../package.json', '../../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'relais' && pkg.version) return pkg.version;
+    } catch {
+      // not at this level
+    }
+  }
+  return 'unknown';
+}
+
 const program = new Command()
   .name('relais')
-  .description('Connects Shopify and WooCommerce shops to a last-mile delivery and cash-on-delivery service (XOF zone).');
+  .description('Connects Shopify and WooCommerce shops to a last-mile delivery and cash-on-delivery service (XOF zone).')
+  .version(`relais ${packageVersion()} (Node ${process.versions.node})`, '-V, --version', 'print the version of Relais and of Node');
 
 function baseOptions() {
   const env = readEnv();
   const logger = createLogger({ level: env.LOG_LEVEL });
   const shops = loadShopRegistry(env.RELAIS_SHOPS_FILE);
-  return { env, logger, shops, redisUrl: env.REDIS_URL, prefix: env.RELAIS_REDIS_PREFIX, retentionDays: env.RELAIS_RETENTION_DAYS };
+  return { env, logger, shops, redisUrl: env.REDIS_URL, prefix: env.RELAIS_REDIS_PREFIX, retentionDays: env.RELAIS_RETENTION_DAYS, redisWaitMs: env.RELAIS_REDIS_WAIT_MS };
 }
 
 /** Runs `close` once on SIGTERM or SIGINT, then exits. */
@@ -55,6 +70,7 @@ program
     const web = await startWeb({
       ...base, host: base.env.RELAIS_HOST, port: base.env.PORT, dashboardToken: base.env.RELAIS_DASHBOARD_TOKEN,
       metricsToken: base.env.RELAIS_METRICS_TOKEN, // operations: /metrics behind a bearer token when set
+      trustProxy: base.env.TRUST_PROXY,
     });
     onShutdown(() => web.close(), base.logger);
   });
@@ -83,14 +99,16 @@ program
   .option('--manual-clock', 'dispatch: couriers move only when told (POST /_emulator/advance)')
   .option('--step-ms <ms>', 'dispatch: time between courier stages in real-time mode (default 5000)', (v) => Number.parseInt(v, 10))
   .option('--profile <file>', 'dispatch: wire profile (JSON file or built-in name) whose dialect the emulator speaks (default: default)')
-  .action(async (service: string, options: { config?: string; host: string; port?: number; trackingPort?: number; manualClock?: boolean; stepMs?: number; profile?: string }) => {
+  .option('--product <name:price[:weight[:sku]]>', 'woocommerce: a product to create in every shop, e.g. "Boubou wax:12500:0.8" (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
+  .addHelpText('after', '\nConfig file formats, with examples: README, "Emulators: --config files".')
+  .action(async (service: string, options: { config?: string; host: string; port?: number; trackingPort?: number; manualClock?: boolean; stepMs?: number; profile?: string; product?: string[] }) => {
     const env = readEnv();
     const logger = createLogger({ level: env.LOG_LEVEL, name: `emulate-${service}` });
     const print = (line: string) => process.stdout.write(`${line}\n`);
     const defaults: Record<string, number> = { dispatch: 4010, shopify: 4020, woocommerce: 4030 };
     const common: EmulateOptions = {
       config: options.config, host: options.host, port: options.port ?? defaults[service] ?? 0,
-      trackingPort: options.trackingPort, realtime: !options.manualClock, stepMs: options.stepMs, profile: options.profile,
+      trackingPort: options.trackingPort, realtime: !options.manualClock, stepMs: options.stepMs, profile: options.profile, products: options.product,
     };
     const start = { dispatch: emulateDispatch, shopify: emulateShopify, woocommerce: emulateWooCommerce }[service];
     if (!start) throw new Error(`unknown service "${service}": dispatch, shopify or woocommerce`);
@@ -174,7 +192,9 @@ program
   .description('Replay held orders after fixing their cause (never creates a duplicate shipment)')
   .argument('[externalOrderIds...]', 'orders to replay')
   .option('--all', 'replay every held order')
-  .action(async (ids: string[], options: { all?: boolean }) => {
+  .option('--no-wait', 'only queue the replay; do not wait to say whether the order was dispatched or held again')
+  .option('--wait-ms <ms>', 'how long to wait for a running worker to decide each order', (v) => Number.parseInt(v, 10), 30_000)
+  .action(async (ids: string[], options: { all?: boolean; wait: boolean; waitMs: number }) => {
     const base = baseOptions();
     const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
     try {
@@ -183,8 +203,26 @@ program
       if (targets.length === 0) process.stdout.write('Nothing to replay.\n');
       for (const id of targets) {
         const result = await replayOrder(runtime, id);
-        process.stdout.write(result.ok ? `replayed ${id}\n` : `not replayed ${id}: ${result.why}\n`);
-        if (!result.ok) process.exitCode = 1;
+        if (!result.ok) {
+          process.stdout.write(`not replayed ${id}: ${result.why}\n`);
+          process.exitCode = 1;
+          continue;
+        }
+        if (!options.wait) {
+          process.stdout.write(`replay queued ${id}\n`);
+          continue;
+        }
+        // Say what happened, not only that a job was queued: a replay whose cause is not fixed is held again.
+        const outcome = await replayOutcome(runtime, result, { timeoutMs: options.waitMs });
+        if (outcome.kind === 'moved_on') {
+          process.stdout.write(`replayed ${id}: ${outcome.state === 'waiting' ? 'waiting (the shop\'s policy says not yet)' : `dispatched, now ${outcome.state}`}\n`);
+        } else if (outcome.kind === 'held_again') {
+          process.stdout.write(`held again ${id} [${outcome.code}]: ${outcome.message}\n`);
+          process.exitCode = 1;
+        } else {
+          process.stdout.write(`replay queued ${id}, still ${outcome.state} after ${Math.round(options.waitMs / 1000)} s: is relais worker running? (relais held shows it if it is held again)\n`);
+          process.exitCode = 1;
+        }
       }
     } finally {
       await runtime.close();

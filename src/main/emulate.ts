@@ -25,6 +25,8 @@ export interface EmulateOptions {
   stepMs?: number;
   /** dispatch: the wire profile to speak (file or built-in name); overrides the config file's. */
   profile?: string;
+  /** woocommerce: products created in every shop, each "name:price[:weight[:sku]]" (--product, repeatable). */
+  products?: string[];
 }
 
 export interface RunningEmulator {
@@ -81,27 +83,50 @@ export async function emulateShopify(options: EmulateOptions, logger: Logger, pr
   return { describe: emulator.url, close: () => emulator.close() };
 }
 
+const productSchema = z.object({ name: z.string().min(1), price: z.string().optional(), weight: z.string().optional(), sku: z.string().optional() }).strict();
+type EmulatedProductInput = z.infer<typeof productSchema>;
+
 const wooConfig = z.object({
   shops: z
-    .array(z.object({ id: z.string(), consumerKeyEnv: z.string(), consumerSecretEnv: z.string(), weightUnit: z.enum(['kg', 'g', 'lbs', 'oz']).optional() }))
+    .array(z.object({
+      id: z.string(), consumerKeyEnv: z.string(), consumerSecretEnv: z.string(), weightUnit: z.enum(['kg', 'g', 'lbs', 'oz']).optional(),
+      /** Created in this shop at start (weights in the shop's unit), after any given with --product. */
+      products: z.array(productSchema).optional(),
+    }))
     .min(1),
 });
 
+/** "Boubou wax:12500:0.8:BW-01" → a product (price and weight as WooCommerce writes them: decimal strings). */
+export function parseProductSpec(spec: string): EmulatedProductInput {
+  const [name = '', price, weight, sku] = spec.split(':').map((part) => part.trim());
+  if (!name) throw new Error(`--product "${spec}": expected name:price[:weight[:sku]], e.g. "Boubou wax:12500:0.8"`);
+  for (const [label, value] of [['price', price], ['weight', weight]] as const) {
+    if (value !== undefined && value !== '' && !/^\d+(\.\d+)?$/.test(value)) throw new Error(`--product "${spec}": the ${label} "${value}" is not a number`);
+  }
+  return { name, ...(price ? { price } : {}), ...(weight ? { weight } : {}), ...(sku ? { sku } : {}) };
+}
+
 export async function emulateWooCommerce(options: EmulateOptions, logger: Logger, print: (line: string) => void): Promise<RunningEmulator> {
   const env = rawEnvironment();
+  const fromCommandLine = (options.products ?? []).map(parseProductSpec);
   const shops = options.config
     ? wooConfig.parse(JSON.parse(readFileSync(options.config, 'utf8'))).shops.map((s) => ({
         id: s.id,
         consumerKey: required(env, s.consumerKeyEnv),
         consumerSecret: required(env, s.consumerSecretEnv),
         weightUnit: s.weightUnit,
+        products: s.products ?? [],
       }))
-    : [{ id: 'demo-shop', consumerKey: `ck_${randomBytes(20).toString('hex')}`, consumerSecret: `cs_${randomBytes(20).toString('hex')}` }];
+    : [{ id: 'demo-shop', consumerKey: `ck_${randomBytes(20).toString('hex')}`, consumerSecret: `cs_${randomBytes(20).toString('hex')}`, products: [] }];
   const emulator = await startWooEmulator({ shops, host: options.host, port: options.port, logger });
   print(`WooCommerce emulator on port ${emulator.port}`);
   for (const shop of shops) {
     print(`  shop ${shop.id}: ${emulator.siteUrl(shop.id)}`);
     if (!options.config) print(`  consumer key for this run: ${shop.consumerKey}; consumer secret: ${shop.consumerSecret}`);
+    for (const input of [...fromCommandLine, ...shop.products]) {
+      const product = await emulator.createProduct(shop.id, input);
+      print(`  product ${String(product.id)}: ${input.name}${input.price ? `, price ${input.price}` : ''}${input.weight ? `, weight ${input.weight}` : ''}`);
+    }
   }
   return { describe: emulator.siteUrl(shops[0]!.id), close: () => emulator.close() };
 }

@@ -22,6 +22,10 @@ export interface RuntimeOptions {
   now?: () => Date;
   /** Days a finished order is kept (RELAIS_RETENTION_DAYS); default DEFAULT_RETENTION_DAYS. */
   retentionDays?: number;
+  /** How long web and worker wait for Redis at start before giving up with a clear message; default 20 s. */
+  redisWaitMs?: number;
+  /** When set, every command on the producer connection fails after this long (ioredis commandTimeout): the web process sets it. */
+  producerCommandTimeoutMs?: number;
 }
 
 export interface Runtime {
@@ -43,7 +47,10 @@ export interface Runtime {
 }
 
 export function createRuntime(options: RuntimeOptions): Runtime {
-  const producer = new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000 });
+  const producer = new Redis(options.redisUrl, {
+    enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000,
+    ...(options.producerCommandTimeoutMs ? { commandTimeout: options.producerCommandTimeoutMs } : {}),
+  });
   const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
   // Errors surface through the commands that fail; without listeners ioredis would print them unbidden.
   producer.on('error', (error: Error) => options.logger.debug({ err: error.message }, 'producer redis connection error'));
@@ -85,4 +92,55 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       await Promise.all([producer.quit().catch(() => producer.disconnect()), redis.quit().catch(() => redis.disconnect())]);
     },
   };
+}
+
+/** Past this at start, `relais web` and `relais worker` stop waiting for Redis and exit non-zero. */
+export const DEFAULT_REDIS_WAIT_MS = 20_000;
+
+/** The URL without its password, for messages. */
+export function redisUrlForHumans(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(an unparsable REDIS_URL)';
+  }
+}
+
+/**
+ * Waits until Redis answers PING, retrying each second and saying so, for at most `redisWaitMs`. Then
+ * gives up with an error naming the URL and the last failure, and drops the runtime's connections so
+ * nothing keeps the process alive: a process that cannot reach Redis must fail loudly, not hang.
+ */
+export async function waitForRedis(runtime: Runtime): Promise<void> {
+  const { options } = runtime;
+  const waitMs = options.redisWaitMs ?? DEFAULT_REDIS_WAIT_MS;
+  const where = redisUrlForHumans(options.redisUrl);
+  const deadline = Date.now() + waitMs;
+  let lastError = 'no answer';
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await withDeadline(runtime.redis.ping(), 2_000);
+      if (attempt > 1) options.logger.info({ redis: where }, 'Redis answers: starting');
+      return;
+    } catch (error) {
+      lastError = error instanceof Error ? error.message : String(error);
+    }
+    if (Date.now() + 1_000 > deadline) break;
+    options.logger.warn({ redis: where, attempt, err: lastError }, `waiting for Redis (gives up ${Math.ceil((deadline - Date.now()) / 1000)} s from now)`);
+    await new Promise((r) => setTimeout(r, 1_000));
+  }
+  runtime.producer.disconnect();
+  runtime.redis.disconnect();
+  throw new Error(`Redis at ${where} did not answer within ${Math.round(waitMs / 1000)} s (last error: ${lastError}). Start Redis, or point REDIS_URL at it.`);
+}
+
+async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise, new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms); })]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

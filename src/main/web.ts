@@ -1,17 +1,17 @@
 /**
  * The web process: the Express app on a port, closed gracefully (in-flight requests finish, then Redis closes).
  */
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { dashboardDepsFor, type DashboardWiring } from '../dashboard/wiring.js';
 import { createApp } from '../http/app.js';
 import { UNREADY_WATCHDOG_MINUTES } from '../domain/shipment-status.js';
 import { RelaisMetrics } from '../observability/metrics.js';
-import { createRuntime, type Runtime, type RuntimeOptions } from './runtime.js';
+import { createRuntime, waitForRedis, type Runtime, type RuntimeOptions } from './runtime.js';
 
 export interface WebOptions extends RuntimeOptions {
   host?: string;
   port?: number;
-  /** When set, GET /metrics requires `Authorization: Bearer <token>` (RELAIS_METRICS_TOKEN). */
+  /** GET /metrics requires `Authorization: Bearer <token>` (RELAIS_METRICS_TOKEN); unset, /metrics is refused. */
   metricsToken?: string;
   /** How long close() lets in-flight requests finish before cutting their connections. Default 25 s. */
   shutdownGraceMs?: number;
@@ -19,7 +19,32 @@ export interface WebOptions extends RuntimeOptions {
   dashboardToken?: string;
   /** The dashboard's optional extras (resolver, reconciliation summaries); the token above turns it on. */
   dashboard?: Omit<DashboardWiring, 'token'>;
+  /** TRUST_PROXY: whose X-Forwarded-For to believe for the client's address (see src/http/app.ts). */
+  trustProxy?: string;
+  /** Slow clients: how long a whole request (headers and body), its headers, and an idle keep-alive socket may take. */
+  timeouts?: Partial<HttpTimeouts>;
 }
+
+export interface HttpTimeouts {
+  /** A request whose headers and body have not all arrived by then is answered 408 and closed. */
+  requestMs: number;
+  headersMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveMs: number;
+}
+
+/**
+ * Shopify gives up on a webhook after 5 s and WooCommerce after a few more: a body still trickling in after
+ * 15 s is a slow-loris, not a shop. Keep-alive stays above common load balancers' idle timeouts (60 s on
+ * AWS ALB is the exception: raise it there).
+ */
+export const DEFAULT_HTTP_TIMEOUTS: HttpTimeouts = { requestMs: 15_000, headersMs: 10_000, keepAliveMs: 65_000 };
+
+/**
+ * Every Redis command of the web process's producer connection fails after this, so a hung Redis (connected,
+ * never answering) gets webhooks answered 503 + Retry-After instead of holding the request forever.
+ */
+export const WEB_REDIS_COMMAND_TIMEOUT_MS = 1_500;
 
 export interface RunningWeb {
   runtime: Runtime;
@@ -34,10 +59,11 @@ export interface RunningWeb {
 const DEFAULT_SHUTDOWN_GRACE_MS = 25_000;
 
 export async function startWeb(options: WebOptions): Promise<RunningWeb> {
-  const runtime = createRuntime(options);
+  const runtime = createRuntime({ ...options, producerCommandTimeoutMs: options.producerCommandTimeoutMs ?? WEB_REDIS_COMMAND_TIMEOUT_MS });
+  await waitForRedis(runtime);
   await Promise.all(runtime.queues.all().map((q) => q.waitUntilReady()));
   const metrics = new RelaisMetrics();
-  metrics.watchQueues(runtime.queues.all());
+  // Queue depths (relais_queue_jobs) are the worker's to report: both reporting them counted every job twice.
   // The watchdog figure: shipments with no recorded markReady past the tightest shop bound.
   const boundMinutes = Math.min(...options.shops.all().map((s) => s.policy.unreadyAlertMinutes), UNREADY_WATCHDOG_MINUTES);
   metrics.watchUnready(() => runtime.ledger.countUnready(new Date(runtime.now().getTime() - boundMinutes * 60_000)));
@@ -45,13 +71,24 @@ export async function startWeb(options: WebOptions): Promise<RunningWeb> {
   const app = createApp({
     shops: options.shops, queues: runtime.queues, redis: runtime.producer, prefix: options.prefix,
     logger: options.logger, now: runtime.now,
-    metrics, metricsToken: options.metricsToken, shuttingDown: () => shuttingDown,
+    metrics, metricsToken: options.metricsToken, shuttingDown: () => shuttingDown, trustProxy: options.trustProxy,
     dashboard: options.dashboardToken ? dashboardDepsFor(runtime, { ...options.dashboard, token: options.dashboardToken }) : undefined,
   });
   const host = options.host ?? '127.0.0.1';
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(options.port ?? 0, host, () => resolve(s));
-    s.once('error', reject);
+  const timeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...options.timeouts };
+  const server = createServer({
+    requestTimeout: timeouts.requestMs,
+    headersTimeout: Math.min(timeouts.headersMs, timeouts.requestMs),
+    keepAliveTimeout: timeouts.keepAliveMs,
+    // Node looks for requests past their timeout on this interval (30 s by default, longer than the timeouts).
+    connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(timeouts.requestMs / 4))),
+  }, app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;

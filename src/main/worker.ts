@@ -13,11 +13,12 @@ import { dispatchOrder, type DispatchOutcome } from '../jobs/dispatch-order.js';
 import { QUEUE, retryDelayMs, stableJobId, type DeliveryJob, type DispatchJob, type MaintenanceJob, type ShopEventJob } from '../jobs/queues.js';
 import { cancelDelivery, syncDelivery, type CancelOutcome, type DeliveryDeps, type DeliveryOutcome } from '../jobs/sync-delivery.js';
 import { handleShopEvent, type ShopEventOutcome } from '../jobs/shop-event.js';
+import { shopifyOrderReader } from '../stores/shopify/owner.js';
 import { DispatchError } from '../dispatch/errors.js';
 import { checkReadiness, redisProbe, startOpsServer, workersProbe } from '../observability/health.js';
 import { TariffMemory } from '../jobs/tariff-guard.js';
 import { instrumentWorkers, RelaisMetrics } from '../observability/metrics.js';
-import { createRuntime, type Runtime, type RuntimeOptions } from './runtime.js';
+import { createRuntime, waitForRedis, type Runtime, type RuntimeOptions } from './runtime.js';
 import { runScheduledReconciliation } from '../reconcile/index.js';
 
 export interface WorkerOptions extends RuntimeOptions {
@@ -35,7 +36,7 @@ export interface WorkerOptions extends RuntimeOptions {
   metricsPort?: number;
   /** Where that server listens; default 127.0.0.1. */
   metricsHost?: string;
-  /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
+  /** GET /metrics requires `Authorization: Bearer <token>`; unset, it answers only when metricsHost is a loopback address. */
   metricsToken?: string;
 }
 
@@ -51,6 +52,7 @@ export interface RunningWorker {
 
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const runtime = createRuntime(options);
+  await waitForRedis(runtime);
   const rateLimiter = new ShopRateLimiter(runtime.redis, options.prefix);
   const { logger } = options;
   const metrics = new RelaisMetrics();
@@ -58,6 +60,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const settings = { backoffStrategy: (attemptsMade: number, _type?: string, error?: Error) => retryDelayMs(attemptsMade, error) };
   const connection = { url: options.redisUrl, maxRetriesPerRequest: null };
 
+  const shopifyOrderInShop = shopifyOrderReader(logger);
   const shopEvents = new Worker<ShopEventJob, ShopEventOutcome>(
     QUEUE.shopEvents,
     async (job) =>
@@ -67,6 +70,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         onCancelled: async (shop, externalOrderId) => {
           await runtime.queues.deliveries.add('cancel', { shopId: shop.id, externalOrderId, trigger: job.data.topic });
         },
+        shopifyOrderInShop,
       }),
     { connection, prefix: options.prefix, concurrency: options.concurrency ?? 10, settings, lockDuration: options.lockMs ?? 30_000, stalledInterval: options.lockMs ?? 30_000 },
   );

@@ -80,25 +80,34 @@ export function readinessBody(readiness: Readiness): { status: number; body: Rec
 }
 
 /**
- * Whether a scrape may read /metrics: always when no token is configured (the operator keeps the
- * port private), otherwise only with `Authorization: Bearer <token>` (Prometheus `authorization`).
+ * Whether a scrape may read /metrics: with `Authorization: Bearer <token>` when a token is configured.
+ * Without one, only where the caller says the port is private (`openWithoutToken`: the worker's server
+ * bound to a loopback address); never on the web process, whose port faces the internet.
  */
-export function metricsAllowed(req: IncomingMessage, token: string | undefined): boolean {
-  if (token === undefined) return true;
+export function metricsAllowed(req: IncomingMessage, token: string | undefined, openWithoutToken = false): boolean {
+  if (token === undefined) return openWithoutToken;
   const header = req.headers.authorization ?? '';
   const given = Buffer.from(header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '');
   const expected = Buffer.from(token);
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
-/** Writes the exposition text (or 401). Works for Express responses too (they are ServerResponses). */
-export async function writeMetrics(metrics: RelaisMetrics, req: IncomingMessage, res: ServerResponse, token?: string): Promise<void> {
-  if (!metricsAllowed(req, token)) {
-    res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' }).end(JSON.stringify({ error: 'unauthorized' }));
+/** Writes the exposition text (or 401, saying how to get access). Works for Express responses too (they are ServerResponses). */
+export async function writeMetrics(metrics: RelaisMetrics, req: IncomingMessage, res: ServerResponse, token?: string, openWithoutToken = false): Promise<void> {
+  if (!metricsAllowed(req, token, openWithoutToken)) {
+    const body = token === undefined
+      ? { error: 'metrics_token_required', message: 'set RELAIS_METRICS_TOKEN (openssl rand -hex 32) and scrape with Authorization: Bearer <token>' }
+      : { error: 'unauthorized' };
+    res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' }).end(JSON.stringify(body));
     return;
   }
   const text = await metrics.text();
   res.writeHead(200, { 'content-type': metrics.contentType }).end(text);
+}
+
+/** 127.0.0.0/8, ::1 and localhost: a server bound there is reachable from this machine only. */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 export interface OpsServerOptions {
@@ -107,6 +116,7 @@ export interface OpsServerOptions {
   port: number;
   metrics: RelaisMetrics;
   readiness(): Promise<Readiness>;
+  /** Required for /metrics; unset, /metrics answers only when `host` is a loopback address. */
   metricsToken?: string;
   logger: Logger;
 }
@@ -136,7 +146,7 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
       return;
     }
     if (path === '/metrics') {
-      writeMetrics(options.metrics, req, res, options.metricsToken).catch((error: unknown) => {
+      writeMetrics(options.metrics, req, res, options.metricsToken, isLoopbackHost(options.host)).catch((error: unknown) => {
         options.logger.error({ err: error instanceof Error ? error.message : String(error) }, 'metrics could not be collected');
         if (!res.headersSent) json(res, 500, { error: 'metrics_unavailable' });
       });

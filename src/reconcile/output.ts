@@ -21,7 +21,8 @@ type CsvColumn = (typeof CSV_COLUMNS)[number];
 export function csvField(value: string | number | undefined): string {
   if (value === undefined) return '';
   if (typeof value === 'number') return String(value);
-  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  // Full-width ＝ ＋ － ＠ too: spreadsheets fold them to their ASCII forms and run the formula.
+  const safe = /^[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/.test(value) ? `'${value}` : value;
   return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 

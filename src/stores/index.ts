@@ -68,7 +68,8 @@ export function createWeightFiller(shop: ShopConfig, deps: WriterDeps): WeightFi
   if (shop.platform !== 'woocommerce') return undefined;
   const logger = deps.logger.child({ shop: shop.id });
   const rest = wooRestFor(shop, logger);
-  return (order) => fillWooWeights(order, { rest, redis: deps.redis, prefix: deps.prefix, logger });
+  // fillWooWeights binds the order's shop itself: given the parent logger, or the line would say "shop" twice.
+  return (order) => fillWooWeights(order, { rest, redis: deps.redis, prefix: deps.prefix, logger: deps.logger });
 }
 
 // ---- reading a shop's orders (reconciliation, src/reconcile) -------------------------------------------

@@ -4,6 +4,7 @@
  * from the test harness's two shops plus variants that differ only by their checkoutRates policy. Log lines are
  * kept so tests can read what a merchant would read.
  */
+import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { buildShopRegistry, type ShopRegistry } from '../../src/config/shops.js';
 import { startDispatchEmulator, type DispatchEmulator } from '../../src/emulators/dispatch/index.js';
@@ -37,6 +38,8 @@ export const SHOPIFY_CAPPED_SHOP_ID = 'dakar-capped';
 export const CAPPED_MAX_XOF = 2_500;
 /** Same Dakar shop, mostly prepaid: includeCodFee false. */
 export const SHOPIFY_PREPAID_SHOP_ID = 'dakar-prepaid';
+/** A WooCommerce shop whose checkout plugin has its own secret (woocommerce.checkoutSecret). */
+export const WOO_OWN_SECRET_SHOP_ID = 'abidjan-plugin';
 
 export interface LogLine {
   level: number;
@@ -49,6 +52,8 @@ export interface CheckoutStack {
   emulator: DispatchEmulator;
   shops: ShopRegistry;
   secrets: TestSecrets;
+  /** The checkout secret of WOO_OWN_SECRET_SHOP_ID. */
+  wooCheckoutSecret: string;
   web: RunningWeb;
   prefix: string;
   logs: LogLine[];
@@ -110,9 +115,13 @@ export async function startCheckoutStack(options: CheckoutStackOptions = {}): Pr
       }),
       wooShop,
       variant(wooShop, WOO_FLAT_SHOP_ID, { fallback: { mode: 'rate', amountXof: FLAT_RATE_XOF } }),
+      variant(wooShop, WOO_OWN_SECRET_SHOP_ID, {}, {
+        woocommerce: { ...(wooShop.woocommerce as Record<string, unknown>), checkoutSecret: { env: 'T_WOO_CHECKOUT_SECRET' } },
+      }),
     ],
   };
-  const env = secretEnv(secrets);
+  const wooCheckoutSecret = randomBytes(32).toString('hex');
+  const env: Record<string, string> = { ...secretEnv(secrets), T_WOO_CHECKOUT_SECRET: wooCheckoutSecret };
   const shops = buildShopRegistry(document, (ref) => ('env' in ref ? env[ref.env] : undefined));
   const logs: LogLine[] = [];
   const sink = new Writable({
@@ -146,7 +155,7 @@ export async function startCheckoutStack(options: CheckoutStackOptions = {}): Pr
   };
 
   return {
-    redis, emulator, shops, secrets, web, prefix, logs,
+    redis, emulator, shops, secrets, wooCheckoutSecret, web, prefix, logs,
     shopifyRates: (shopId, body, options = {}) => {
       const shop = shops.get(shopId);
       const domain = shop?.platform === 'shopify' ? shop.shopify.domain : SHOPIFY_DOMAIN;

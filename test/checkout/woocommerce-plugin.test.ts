@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/redis.js';
-import { startCheckoutStack, WOO_SHOP_ID, type CheckoutStack } from './stack.js';
+import { startCheckoutStack, WOO_OWN_SECRET_SHOP_ID, WOO_SHOP_ID, type CheckoutStack } from './stack.js';
 
 const PLUGIN = fileURLToPath(new URL('../../plugins/woocommerce-relais-rates/relais-rates.php', import.meta.url));
 const HARNESS = fileURLToPath(new URL('./support/wc-harness.php', import.meta.url));
@@ -21,6 +21,19 @@ interface HarnessOutput {
   rates: { id: string; label: string; cost: number; meta_data: Record<string, string> }[];
   requests: { url: string; headers: Record<string, string>; body: string; timeout: number }[];
   logs: { level: string; message: string; source: string }[];
+  features: { feature: string; plugin_file: string; compatible: boolean }[];
+  textdomains: Record<string, string>;
+  texts: Record<string, string>;
+}
+
+const PO = fileURLToPath(new URL('../../plugins/woocommerce-relais-rates/languages/relais-rates-fr_FR.po', import.meta.url));
+
+/** The msgid → msgstr pairs of a .po file (single-line entries, as this plugin's file is written). */
+function poEntries(path: string): Map<string, string> {
+  const unquote = (q: string) => JSON.parse(q) as string;
+  const entries = new Map<string, string>();
+  for (const m of readFileSync(path, 'utf8').matchAll(/^msgid ("(?:[^"\\]|\\.)*")\nmsgstr ("(?:[^"\\]|\\.)*")$/gm)) entries.set(unquote(m[1]!), unquote(m[2]!));
+  return entries;
 }
 
 describe('the WooCommerce plugin file', () => {
@@ -32,6 +45,16 @@ describe('the WooCommerce plugin file', () => {
     expect(source).toMatch(/add_filter\( 'woocommerce_shipping_methods'/);
     expect(source).toMatch(/wp_remote_post\(/);
     expect(source).toMatch(/'X-Relais-Signature' => base64_encode\( hash_hmac\( 'sha256', \$body, \$secret, true \) \)/);
+  });
+
+  it('has a French translation for every translatable text, the plugin header\'s name and description included', () => {
+    const source = readFileSync(PLUGIN, 'utf8');
+    const texts = [...source.matchAll(/__\( '((?:[^'\\]|\\.)*)', 'relais-rates' \)/g)].map((m) => m[1]!.replace(/\\'/g, "'"));
+    const header = ['Plugin Name', 'Description'].map((field) => new RegExp(`^ \\* ${field}: +(.+)$`, 'm').exec(source)![1]!.trim());
+    expect(texts.length).toBeGreaterThanOrEqual(10);
+    const french = poEntries(PO);
+    for (const text of [...texts, ...header]) expect(french.get(text), text).toMatch(/\S/);
+    expect(source).toMatch(/^ \* Domain Path: +\/languages$/m);
   });
 });
 
@@ -48,10 +71,11 @@ if (HAS_PHP) {
       stack.emulator.faults.clear();
     });
 
-    const run = (overrides: { settings?: Record<string, string>; currency?: string; destination?: Record<string, string>; paymentMethod?: string } = {}): Promise<HarnessOutput> => {
+    const run = (overrides: { settings?: Record<string, string>; currency?: string; destination?: Record<string, string>; paymentMethod?: string; locale?: string } = {}): Promise<HarnessOutput> => {
       const input = {
         plugin: PLUGIN,
         ...(overrides.paymentMethod === undefined ? {} : { chosen_payment_method: overrides.paymentMethod }),
+        ...(overrides.locale ? { locale: overrides.locale } : {}),
         instance_id: 3,
         currency: overrides.currency ?? 'XOF',
         weight_unit: 'g',
@@ -125,6 +149,31 @@ if (HAS_PHP) {
       const output = await run({ settings: { relais_url: `http://127.0.0.1:${String(await freePort())}` } });
       expect(output.rates).toEqual([]);
       expect(output.logs[0]?.message).toMatch(/^Relais did not answer/);
+    });
+
+    it('declares to WooCommerce that it is compatible with HPOS (custom_order_tables) and the cart and checkout blocks', async () => {
+      const output = await run();
+      expect(output.features).toEqual([
+        { feature: 'custom_order_tables', plugin_file: PLUGIN, compatible: true },
+        { feature: 'cart_checkout_blocks', plugin_file: PLUGIN, compatible: true },
+      ]);
+    });
+
+    it('shows its method and settings in French on a fr_FR site, from languages/relais-rates-fr_FR.mo', async () => {
+      const [english, french] = await Promise.all([run(), run({ locale: 'fr_FR' })]);
+      expect(french.textdomains['relais-rates']).toMatch(/woocommerce-relais-rates\/languages\/relais-rates-fr_FR\.mo$/);
+      expect(french.texts).toMatchObject({ method_title: 'Relais (prix de livraison en direct)', 'relais_url.title': 'URL de Relais', 'timeout.title': 'Délai maximal (secondes)' });
+      // Every text is translated; only the words French writes the same way stay as they are.
+      const unchanged = Object.keys(english.texts).filter((key) => english.texts[key] === french.texts[key]);
+      expect(unchanged.sort()).toEqual(['secret.title', 'title']);
+    });
+
+    it('signs with the shop\'s own checkout secret: accepted with it, refused (no rate) with the webhook secret', async () => {
+      const own = await run({ settings: { shop_id: WOO_OWN_SECRET_SHOP_ID, secret: stack.wooCheckoutSecret } });
+      expect(own.rates).toHaveLength(1);
+      const webhook = await run({ settings: { shop_id: WOO_OWN_SECRET_SHOP_ID, secret: stack.secrets.wooWebhookSecret } });
+      expect(webhook.rates).toEqual([]);
+      expect(webhook.logs[0]?.message).toBe('Relais answered 401: no rate added.');
     });
 
     it('asks nothing and adds nothing in a store whose currency is not XOF', async () => {

@@ -5,7 +5,7 @@
  * includeCodFee (true): the 500 XOF cash-collection fee is in the rate.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ANSWER_MARGIN_MS, FLAT_RATE_XOF, SLOW_SERVICE_MS, startCheckoutStack, TEST_BUDGET_MS, WOO_FLAT_SHOP_ID, WOO_SHOP_ID, type CheckoutStack } from './stack.js';
+import { ANSWER_MARGIN_MS, FLAT_RATE_XOF, SLOW_SERVICE_MS, startCheckoutStack, TEST_BUDGET_MS, WOO_FLAT_SHOP_ID, WOO_OWN_SECRET_SHOP_ID, WOO_SHOP_ID, type CheckoutStack } from './stack.js';
 
 /** A WooCommerce shipping package's destination, as the plugin forwards it. */
 function abidjanRequest(address: { address_1: string; address_2?: string }, weight: { items?: { weight_kg: number; quantity: number }[]; total_weight_kg?: number } = { items: [{ weight_kg: 0.4, quantity: 2 }] }) {
@@ -75,12 +75,19 @@ describe('WooCommerce rates endpoint', () => {
     const answer = await stack.wooRates(WOO_FLAT_SHOP_ID, abidjanRequest({ address_1: 'Rue du Commerce' }));
     expect(answer).toMatchObject({ status: 200, body: { rates: [] } });
     const line = stack.logs.find((l) => l.shop === WOO_FLAT_SHOP_ID && typeof l.fix === 'string');
-    expect(line?.fix).toBe(`relais alias add ${WOO_FLAT_SHOP_ID} "Rue du Commerce" "<neighbourhood>"`);
+    expect(line?.fix).toBe(`relais alias add ${WOO_FLAT_SHOP_ID} "<the words the customer wrote>" "<neighbourhood>"`);
+    expect(JSON.stringify(line)).not.toContain('Rue du Commerce');
   });
 
   it('gives no rate to a destination in another country than the shop\'s', async () => {
     const answer = await stack.wooRates(WOO_SHOP_ID, { ...abidjanRequest({ address_1: 'Villa 5, Almadies' }), destination: { country: 'SN', city: 'Dakar', address_1: 'Villa 5, Almadies' } });
     expect(answer).toMatchObject({ status: 200, body: { rates: [] } });
+  });
+
+  it('with the plugin\'s own secret configured (checkoutSecret), accepts requests signed with it and refuses (401) ones signed with the webhook secret', async () => {
+    const request = abidjanRequest({ address_1: 'Rue des Jardins', address_2: 'Cocody Danga' });
+    expect(await stack.wooRates(WOO_OWN_SECRET_SHOP_ID, request, { secret: stack.wooCheckoutSecret })).toMatchObject({ status: 200 });
+    expect(await stack.wooRates(WOO_OWN_SECRET_SHOP_ID, request)).toMatchObject({ status: 401, body: { error: 'invalid_signature' } });
   });
 
   it('refuses a body signed with another secret (401) and a request with no signature (401)', async () => {

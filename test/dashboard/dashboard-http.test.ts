@@ -160,8 +160,35 @@ describe('authentication', () => {
   it('refuses a bull-board action that does not come from the dashboard page itself', async () => {
     const session = await loggedIn();
     const response = await session.request('/dashboard/queues/api/queues/dispatch/pause', { method: 'PUT' });
-    expect(response.status).toBe(403);
+    expect(response.status).toBe(405);
     expect(await relais.web.runtime.queues.dispatch.isPaused()).toBe(false);
+  });
+
+  it('refuses to add a job through the queues board (405), even with the bearer token from the same origin, and adds nothing', async () => {
+    const before = await relais.web.runtime.queues.shopEvents.getJobCounts();
+    const response = await fetch(`${relais.web.url}/dashboard/queues/api/queues/shop-events/add`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', origin: relais.web.url, 'sec-fetch-site': 'same-origin' },
+      body: JSON.stringify({ name: 'orders/create', data: { shopId: SHOPIFY_SHOP_ID, platform: 'shopify', topic: 'orders/create', receivedAt: new Date().toISOString(), payload: {} } }),
+    });
+    expect(response.status).toBe(405);
+    expect(await relais.web.runtime.queues.shopEvents.getJobCounts()).toEqual(before);
+  });
+
+  it('refuses to retry jobs through the queues board (405) from a logged-in session on the same origin', async () => {
+    const session = await loggedIn();
+    for (const path of ['/dashboard/queues/api/queues/dispatch/retry/failed', '/dashboard/queues/api/queues/dispatch/some-job/retry']) {
+      const response = await session.request(path, { method: 'PUT', headers: { origin: relais.web.url, 'sec-fetch-site': 'same-origin' } });
+      expect(response.status, path).toBe(405);
+    }
+  });
+
+  it('tells bull-board\'s page that every queue is read-only, so it offers no action buttons', async () => {
+    const session = await loggedIn();
+    const api = await session.request('/dashboard/queues/api/queues');
+    const queues = (JSON.parse(api.body) as { queues: { name: string; readOnlyMode: boolean }[] }).queues;
+    expect(queues.length).toBeGreaterThan(0);
+    expect(queues.every((q) => q.readOnlyMode)).toBe(true);
   });
 });
 
@@ -315,5 +342,39 @@ describe('guessing the token', () => {
     expect((await session.login(TOKEN)).status).toBe(429);
     expect((await fetch(`${web.url}/dashboard/orders`, { headers: { authorization: `Bearer ${TOKEN}` }, redirect: 'manual' })).status).toBe(429);
     expect(session.cookies.size).toBe(0);
+  });
+});
+
+describe('guessing the token behind a reverse proxy (TRUST_PROXY)', () => {
+  const wrongBearers = async (url: string, forwardedFor: string) => {
+    for (let i = 0; i < 10; i++) {
+      const response = await fetch(`${url}/dashboard/orders`, { headers: { authorization: `Bearer wrong-guess-${i}`, 'x-forwarded-for': forwardedFor }, redirect: 'manual' });
+      expect(response.status).toBe(401);
+    }
+  };
+  const bearer = (url: string, token: string, forwardedFor: string) =>
+    fetch(`${url}/dashboard/orders`, { headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': forwardedFor }, redirect: 'manual' });
+
+  it('with TRUST_PROXY=loopback, a burst of wrong tokens from one client does not lock out the right token from another client', async () => {
+    const web = await startWeb({ redisUrl: relais.redis.url, prefix: relais.prefix, shops: relais.shops, logger: relais.logger, dashboardToken: TOKEN, trustProxy: 'loopback' });
+    try {
+      await wrongBearers(web.url, '203.0.113.9');
+      expect((await bearer(web.url, TOKEN, '203.0.113.9')).status).toBe(429);
+      expect((await bearer(web.url, TOKEN, '198.51.100.7')).status).toBe(200);
+      const session = new DashboardSession(web.url);
+      expect((await session.request('/dashboard/login', { form: { token: TOKEN, next: '/dashboard/orders' }, headers: { 'x-forwarded-for': '198.51.100.8' } })).status).toBe(303);
+    } finally {
+      await web.close();
+    }
+  });
+
+  it('without TRUST_PROXY, X-Forwarded-For is ignored: a client cannot escape its throttle by claiming another address', async () => {
+    const web = await startWeb({ redisUrl: relais.redis.url, prefix: relais.prefix, shops: relais.shops, logger: relais.logger, dashboardToken: TOKEN });
+    try {
+      await wrongBearers(web.url, '203.0.113.9');
+      expect((await bearer(web.url, TOKEN, '198.51.100.7')).status).toBe(429);
+    } finally {
+      await web.close();
+    }
   });
 });

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_SHIPPING_ADDRESS } from '../../src/emulators/shopify/index.js';
 import type { EmulatedClaim } from '../../src/emulators/dispatch/index.js';
+import { runDisputeOpen } from '../../src/disputes/command.js';
 import { shopifyExternalId, waitForState } from '../pipeline/helpers.js';
 import { randomHex, SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, startTestRelais, type TestRelais } from '../support/relais.js';
 import { DashboardSession, type PageResponse } from './session.js';
@@ -162,6 +163,22 @@ describe('opening a dispute from the order page', () => {
     const { next } = await openDispute(session, deliveredId, fields);
     expect(flash(next.body)).toContain('Dispute not opened twice');
     expect(claimsOnShipment(deliveredId).filter((c) => c.reason === 'wrong item')).toHaveLength(1);
+  });
+});
+
+describe('opening a dispute with relais dispute open', () => {
+  it('does not open the same claim twice when the command is run again later, and says which claim exists', async () => {
+    const options = { reason: 'parcel opened', description: 'Seal broken at delivery.', claimantId: 'ops-koffi' };
+    const out = () => {
+      let text = '';
+      return { write: (chunk: string) => { text += chunk; return true; }, text: () => text };
+    };
+    const first = { stdout: out(), stderr: out() };
+    expect(await runDisputeOpen(relais.web.runtime, deliveredId, options, first)).toBe(0);
+    const second = { stdout: out(), stderr: out() };
+    expect(await runDisputeOpen(relais.web.runtime, deliveredId, options, second)).toBe(1);
+    expect(second.stderr.text()).toMatch(/already has this open claim \(clm_\w+.*\): not opened twice/);
+    expect(claimsOnShipment(deliveredId).filter((c) => c.reason === 'parcel opened')).toHaveLength(1);
   });
 });
 

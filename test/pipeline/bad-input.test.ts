@@ -4,9 +4,9 @@
  * reason a merchant understands.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { shopifyOrderPayload, wooOrderPayload, wooPingBody } from '../support/factories.js';
+import { shopifyOrderPayload, wooOrderPayload, wooPingBody, wooWebhookHeaders } from '../support/factories.js';
 import { startTestRelais, waitFor, WOO_SHOP_ID, type TestRelais } from '../support/relais.js';
-import { postShopify, postWoo, shipmentsFor, shopifyExternalId, waitForIdle, waitForState, wooExternalId } from './helpers.js';
+import { postShopify, queuedShopEvents, postWoo, shipmentsFor, shopifyExternalId, waitForIdle, waitForState, wooExternalId } from './helpers.js';
 
 let relais: TestRelais;
 beforeAll(async () => {
@@ -16,10 +16,13 @@ afterAll(async () => {
   await relais?.stop();
 });
 
-async function queuedEvents(): Promise<number> {
-  const counts = await relais.web.runtime.queues.shopEvents.getJobCounts();
-  return Object.values(counts).reduce((a, b) => a + b, 0);
+async function postWooRaw(body: string): Promise<{ status: number }> {
+  const headers = { 'content-type': 'application/json', ...wooWebhookHeaders({ topic: 'order.created', body, secret: relais.secrets.wooWebhookSecret }) };
+  const response = await fetch(`${relais.web.url}/webhooks/woocommerce/${WOO_SHOP_ID}`, { method: 'POST', headers, body });
+  return { status: response.status };
 }
+
+const queuedEvents = () => queuedShopEvents(relais);
 
 describe('the webhook endpoints answer bad requests clearly and enqueue nothing unauthenticated', () => {
   it('a Shopify webhook signed with the wrong secret gets 401 and is not enqueued', async () => {
@@ -43,6 +46,28 @@ describe('the webhook endpoints answer bad requests clearly and enqueue nothing 
     const answer = await postShopify(relais, 'orders/create', undefined, { rawBody: '{"id": 1, "broken' });
     expect(answer.status).toBe(400);
     expect(answer.body).toMatchObject({ error: 'malformed_body' });
+  });
+
+  it('a correctly signed Shopify body nested 20 000 levels deep gets 400 (not 503) and is not enqueued', async () => {
+    const before = await queuedEvents();
+    const deep = `{"id":1,"note":${'['.repeat(20_000)}${']'.repeat(20_000)}}`;
+    const answer = await postShopify(relais, 'orders/create', undefined, { rawBody: deep });
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatchObject({ error: 'malformed_body' });
+    expect(await queuedEvents()).toBe(before);
+  });
+
+  it('a correctly signed WooCommerce body nested 20 000 levels deep gets 400 (not 503) and is not enqueued', async () => {
+    const before = await queuedEvents();
+    const deep = `{"id":1,"status":"processing","meta":${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}}`;
+    const answer = await postWooRaw(deep);
+    expect(answer.status).toBe(400);
+    expect(await queuedEvents()).toBe(before);
+  });
+
+  it('accepts an order nested up to the depth bound, with brackets inside strings not counted', async () => {
+    const payload = shopifyOrderPayload({ note: '[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[' });
+    expect((await postShopify(relais, 'orders/create', payload)).status).toBe(200);
   });
 
   it('a body over the bound gets 413', async () => {

@@ -71,3 +71,9 @@ export async function waitForIdle(relais: TestRelais, timeoutMs = 10_000): Promi
 export function shipmentsFor(relais: TestRelais, externalOrderId: string) {
   return relais.emulator.shipments().filter((s) => s.external_order_id === externalOrderId);
 }
+
+/** Every job of the shop-events queue, whatever its state: what the web process has enqueued so far. */
+export async function queuedShopEvents(relais: TestRelais): Promise<number> {
+  const counts = await relais.web.runtime.queues.shopEvents.getJobCounts();
+  return Object.values(counts).reduce((a, b) => a + b, 0);
+}

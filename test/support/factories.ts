@@ -9,6 +9,7 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { SHOPIFY_DOMAIN } from './relais.js';
 
 export type DeepPartial<T> = T extends readonly (infer U)[]
   ? DeepPartial<U>[]
@@ -116,6 +117,8 @@ export function shopifyOrderPayload(overrides: JsonOverrides = {}): ShopifyOrder
     cancel_reason: null,
     closed_at: null,
     payment_gateway_names: [SHOPIFY_COD_GATEWAY],
+    // On the test shop's own domain, as Shopify serves it: Relais checks the signed body names the header's shop.
+    order_status_url: `https://${SHOPIFY_DOMAIN}/548380009/orders/${randomBytes(16).toString('hex')}/authenticate?key=${randomBytes(8).toString('hex')}`,
     phone: null,
     email: 'awa.ndiaye@example.com',
     contact_email: 'awa.ndiaye@example.com',

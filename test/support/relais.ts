@@ -152,6 +152,10 @@ export interface TestRelaisOptions {
   deliveryOutcome?: DispatchEmulatorOptions['deliveryOutcome'];
   /** Serves the dashboard (RELAIS_DASHBOARD_TOKEN) from the web process. */
   dashboardToken?: string;
+  /** Where the web process and the in-process worker log (default: silent, or TEST_LOG_LEVEL on stdout). */
+  logger?: Logger;
+  /** RELAIS_METRICS_TOKEN of the web process: without one its /metrics is refused. */
+  metricsToken?: string;
   // ---- chaos suite (test/chaos): additive ----
   /** A Redis the test started itself (AOF on, a memory limit, restarted on its port); default: a private one. */
   redis?: TestRedis;
@@ -162,7 +166,7 @@ export interface TestRelaisOptions {
 export async function startTestRelais(options: TestRelaisOptions = {}): Promise<TestRelais> {
   const redis = options.redis ?? (await startRedis());
   const secrets = options.secrets ?? makeSecrets();
-  const logger = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const logger = options.logger ?? createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const emulator = await startDispatchEmulator({
     organisations: [{ id: 'org_relais', name: 'Relais test org', apiKeys: [secrets.dispatchApiKey] }],
     quoteTtlMs: options.quoteTtlMs,
@@ -192,7 +196,7 @@ export async function startTestRelais(options: TestRelaisOptions = {}): Promise<
   const prefix = `{${redis.prefix}}`;
   const resolver = NeighbourhoodResolver.load();
   const base = { redisUrl: options.redisUrl ?? redis.url, prefix, shops, logger };
-  const web = await startWeb({ ...base, port: 0, dashboardToken: options.dashboardToken });
+  const web = await startWeb({ ...base, port: 0, dashboardToken: options.dashboardToken, metricsToken: options.metricsToken });
   const launchWorker = () => startWorker({ ...base, resolver, concurrency: 4, lockMs: options.lockMs, pollIntervalMs: options.pollIntervalMs });
   const started: RunningWorker[] = [];
   const worker = options.inProcessWorker === false ? (undefined as unknown as RunningWorker) : await launchWorker();

@@ -4,8 +4,8 @@
  *
  * The answer tells the platform what to do next:
  *   200  durably enqueued (or a duplicate of something already enqueued, or a WooCommerce ping)
- *   400  missing headers or a body that is not JSON: a retry would not help
- *   401  bad signature (Shopify requires exactly 401)
+ *   400  missing headers, a body that is not JSON, or JSON nested deeper than MAX_JSON_DEPTH: a retry would not help
+ *   401  bad signature (Shopify requires exactly 401), or a signed body that belongs to another shop
  *   404  unknown shop
  *   413  body over the bound
  *   503  Redis unreachable: never 200 for something not stored; the platform retries later
@@ -17,6 +17,7 @@ import type { ShopRegistry } from '../../config/shops.js';
 import type { RelaisQueues, ShopEventJob } from '../../jobs/queues.js';
 import { stableJobId } from '../../jobs/queues.js';
 import type { Logger } from '../../log.js';
+import { ownerOfShopifyPayload } from '../../stores/shopify/owner.js';
 import { verifyShopifyWebhook } from '../../stores/shopify/verify.js';
 import { verifyWooWebhook } from '../../stores/woocommerce/verify.js';
 import type { Redis } from 'ioredis';
@@ -27,6 +28,13 @@ const WOO_ORDER_TOPICS = new Set(['order.created', 'order.updated', 'order.delet
 
 /** How long a delivery is remembered for de-duplication: well past Shopify's 4-hour retry window. */
 export const DEDUPE_TTL_SECONDS = 48 * 3600;
+/**
+ * Deepest JSON accepted. A real order is about 6 levels deep; a body of thousands of nested arrays parses,
+ * but then overflows the stack when the job is serialised, which answered 503 (retry) for input that can
+ * never succeed.
+ */
+export const MAX_JSON_DEPTH = 64;
+const MALFORMED_BODY = { error: 'malformed_body', message: `the body is not JSON, or is nested deeper than ${String(MAX_JSON_DEPTH)} levels` };
 /** Past this, Redis is treated as unreachable and the platform is told to retry. */
 const ENQUEUE_TIMEOUT_MS = 2_000;
 
@@ -64,7 +72,14 @@ export function webhookRoutes(deps: WebhookDeps): Router {
       return void res.status(200).json({ status: 'ignored', topic });
     }
     const payload = parseJson(rawBody);
-    if (payload === undefined) return void res.status(400).json({ error: 'malformed_body', message: 'the body is not JSON' });
+    if (payload === undefined) return void res.status(400).json(MALFORMED_BODY);
+    // The shop header is not signed and shops of one app share its secret: the signed body must not name
+    // another shop (the worker confirms what the body cannot tell through the shop's Admin API).
+    const owner = ownerOfShopifyPayload(shop.shopify.domain, payload);
+    if (owner.kind === 'other_shop') {
+      deps.logger.warn({ shop: shop.id, topic, found: owner.found }, 'rejected a Shopify webhook: its body belongs to another shop');
+      return void res.status(401).json({ error: 'shop_mismatch', message: `the body belongs to ${owner.found}, not ${shop.shopify.domain}` });
+    }
     const eventKey = `${topic}|${verification.eventId ?? verification.webhookId}`;
     await enqueue(deps, res, { shopId: shop.id, platform: 'shopify', topic, receivedAt: deps.now().toISOString(), payload }, eventKey);
   });
@@ -88,7 +103,7 @@ export function webhookRoutes(deps: WebhookDeps): Router {
     if (!WOO_ORDER_TOPICS.has(verification.topic)) return void res.status(200).json({ status: 'ignored', topic: verification.topic });
     const payload = parseJson(rawBody);
     if (payload === undefined || typeof payload !== 'object' || payload === null) {
-      return void res.status(400).json({ error: 'malformed_body', message: 'the body is not a JSON object' });
+      return void res.status(400).json({ ...MALFORMED_BODY, message: `the body is not a JSON object, or is nested deeper than ${String(MAX_JSON_DEPTH)} levels` });
     }
     // WooCommerce's delivery id changes on every delivery; the order's modification date does not.
     // date_modified has one-second precision: two saves in the same second (Relais's own write-back, then
@@ -144,10 +159,33 @@ function rawBodyOf(req: Request): Buffer {
   return Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
 }
 
-function parseJson(raw: Buffer): unknown {
+/** The body's JSON, or undefined when it is not JSON or nests deeper than MAX_JSON_DEPTH. */
+export function parseJson(raw: Buffer): unknown {
+  if (jsonDepthExceeds(raw, MAX_JSON_DEPTH)) return undefined;
   try {
     return JSON.parse(raw.toString('utf8')) as unknown;
   } catch {
     return undefined;
   }
+}
+
+/** Whether brackets outside strings nest deeper than `max` (checked on the bytes, before parsing). */
+export function jsonDepthExceeds(raw: Buffer, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i];
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped byte
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x5b || c === 0x7b) {
+      depth++;
+      if (depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
+  }
+  return false;
 }

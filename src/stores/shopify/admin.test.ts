@@ -10,7 +10,8 @@ import { parse, validate } from 'graphql';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Secret } from '../../config/secret.js';
 import { loadAdminSchema, startShopifyEmulator, type ShopifyEmulator } from '../../emulators/shopify/index.js';
-import { createLogger } from '../../log.js';
+import { Writable } from 'node:stream';
+import { createLogger, type Logger } from '../../log.js';
 import { ADMIN_DOCUMENTS, ShopifyAdminClient, ShopifyWriteError, throttleWaitMs } from './admin.js';
 
 const SHOP = 'dakar-mode.myshopify.com';
@@ -31,14 +32,14 @@ afterEach(() => {
   emulator.faults.clear();
 });
 
-function client(options: { token?: string; maxAttempts?: number; maxWaitMs?: number } = {}) {
+function client(options: { token?: string; maxAttempts?: number; maxWaitMs?: number; logger?: Logger } = {}) {
   const waits: number[] = [];
   const admin = new ShopifyAdminClient({
     domain: SHOP,
     accessToken: new Secret(options.token ?? accessToken, 'test'),
     clientSecret: new Secret(clientSecret, 'test'),
     adminUrl: emulator.adminUrl(SHOP),
-    logger,
+    logger: options.logger ?? logger,
     maxAttempts: options.maxAttempts ?? 3,
     maxWaitMs: options.maxWaitMs ?? 5_000,
     // Waits are recorded, not slept: the emulator does not refill on our behalf, and time is not under test.
@@ -105,6 +106,28 @@ describe('throttling', () => {
     await client().admin.addTags(order.admin_graphql_api_id, ['relais:dispatched']);
     expect(emulator.orderSnapshot(SHOP, order.id).tags).toContain('relais:dispatched');
     expect(callsFor('RelaisTagsAdd').slice(-2).map((c) => c.outcome)).toEqual(['throttled', 'ok']);
+  });
+
+  it('logs one line per retry series at info, not one per retried call, and never the key "shop" twice', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const raw: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        raw.push(chunk.toString('utf8'));
+        lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
+        done();
+      },
+    });
+    const captured = createLogger({ level: 'info', destination: sink }).child({ shop: 'dakar-mode' });
+    const order = emulator.createOrder(SHOP, {}, { webhooks: false });
+    emulator.faults.add({ kind: 'throttle', times: 3 });
+    const { admin, waits } = client({ logger: captured, maxAttempts: 5 });
+    expect((await admin.orderState(order.admin_graphql_api_id))?.name).toBe(order.name);
+    expect(waits).toHaveLength(3);
+    await new Promise((r) => setImmediate(r));
+    expect(lines.map((l) => l.msg)).toEqual(['Shopify call succeeded after retries']);
+    expect(lines[0]).toMatchObject({ shop: 'dakar-mode', shopDomain: SHOP, operation: 'orderState', attempts: 4 });
+    for (const line of raw) expect(line.match(/"shop":/g) ?? []).toHaveLength(1);
   });
 
   it('throttled on every attempt: a retryable error for the queue, with a delay', async () => {

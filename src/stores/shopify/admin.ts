@@ -305,7 +305,7 @@ export class ShopifyAdminClient {
     this.#sleep = options.sleep ?? sleepFor;
     routeShopAdmin(this.domain, options.adminUrl);
     if (!KNOWN_VERSIONS.has(this.apiVersion)) {
-      this.#logger.warn({ shop: this.domain, apiVersion: this.apiVersion }, '@shopify/shopify-api does not list this Admin API version; using it as given');
+      this.#logger.warn({ shopDomain: this.domain, apiVersion: this.apiVersion }, '@shopify/shopify-api does not list this Admin API version; using it as given');
     }
     const shopify = shopifyApi({
       apiKey: 'relais',
@@ -387,10 +387,23 @@ export class ShopifyAdminClient {
 
   // ---- the one request path ---------------------------------------------------------------------------
 
+  /**
+   * One line per retry series at info or above, not one per call (a burst of throttled calls made thousands):
+   * each retry is at debug; a series that succeeds after retries says so once, with the attempts and the time
+   * waited; one handed back to the queue says so once, as a warning. `shopDomain`, not `shop`: loggers of
+   * this client are children bound to the shop id as `shop`, and a key twice in one JSON line is ambiguous.
+   */
   private async request(query: string, variables: Record<string, unknown>, options: RequestOptions): Promise<unknown> {
+    let waitedMs = 0;
+    let lastError: string | undefined;
     for (let attempt = 1; ; attempt += 1) {
       const result = await this.attempt(query, variables, options.operation);
-      if (result.ok) return result.data;
+      if (result.ok) {
+        if (attempt > 1) {
+          this.#logger.info({ shopDomain: this.domain, operation: options.operation, attempts: attempt, waitedMs, lastErr: lastError }, 'Shopify call succeeded after retries');
+        }
+        return result.data;
+      }
       const { error } = result;
       if (!error.retryable) throw error;
       const waitMs = result.waitMs ?? backoffMs(attempt);
@@ -398,7 +411,7 @@ export class ShopifyAdminClient {
       const lastAttempt = attempt >= this.#maxAttempts;
       if (!safeToRepeat || lastAttempt || waitMs > this.#maxWaitMs) {
         this.#logger.warn(
-          { shop: this.domain, operation: options.operation, attempt, retryAfterMs: waitMs, err: error.message },
+          { shopDomain: this.domain, operation: options.operation, attempts: attempt, waitedMs, retryAfterMs: waitMs, err: error.message },
           'Shopify call handed back to the queue for a later retry',
         );
         throw new ShopifyWriteError({
@@ -410,7 +423,9 @@ export class ShopifyAdminClient {
           cause: error.cause,
         });
       }
-      this.#logger.info({ shop: this.domain, operation: options.operation, attempt, waitMs, err: error.message }, 'Shopify call retried');
+      this.#logger.debug({ shopDomain: this.domain, operation: options.operation, attempt, waitMs, err: error.message }, 'Shopify call retried');
+      waitedMs += waitMs;
+      lastError = error.message;
       await this.#sleep(waitMs);
     }
   }

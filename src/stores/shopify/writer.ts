@@ -82,7 +82,7 @@ export class ShopifyWriter implements ShopWriter {
     if (ourFulfillment(state, info)) return;
     const groups = openLineItems(state);
     if (groups.length === 0) {
-      this.logger.info({ shop: order.shopId, order: order.orderName }, 'nothing left to fulfil in Shopify (fulfilled by hand?); tracking kept in metafields only');
+      this.logger.info({ order: order.orderName }, 'nothing left to fulfil in Shopify (fulfilled by hand?); tracking kept in metafields only');
       return;
     }
     try {
@@ -103,7 +103,7 @@ export class ShopifyWriter implements ShopWriter {
       // Refused for another reason (fulfillment orders at several locations, a hold...). Failing here would
       // fail every later sync too, and with it each step and the payment; the tracking link is already in the
       // metafields, so the refusal goes on the order for the merchant and the delivery carries on.
-      this.logger.warn({ shop: order.shopId, order: order.orderName, err: error.message }, 'Shopify refused the fulfillment; written on the order as a problem');
+      this.logger.warn({ order: order.orderName, err: error.message }, 'Shopify refused the fulfillment; written on the order as a problem');
       await this.writeProblem(again, `the tracking of shipment ${info.shipmentId} could not be added as a fulfillment (${error.userErrors.map((e) => e.message).join('; ')}); fulfil the order by hand with tracking number ${info.trackingCode ?? '-'}.`);
     }
   }
@@ -116,7 +116,7 @@ export class ShopifyWriter implements ShopWriter {
     if (!fulfillment) {
       // recordDispatch found nothing to fulfil (the merchant fulfilled by hand): there is no fulfillment of
       // ours to carry events, and adding them to the merchant's own would put our tracking on theirs.
-      this.logger.info({ shop: order.shopId, order: order.orderName, step }, 'no Relais fulfillment on the order; step not written as an event');
+      this.logger.info({ order: order.orderName, step }, 'no Relais fulfillment on the order; step not written as an event');
       return;
     }
     if (fulfillment.events.nodes.some((e) => e.status === event.status)) return;

@@ -4,7 +4,7 @@
  * WooCommerce functions the plugin calls are defined here with their documented behaviour, and wp_remote_post
  * makes a real HTTP request (PHP streams) to the Relais under test.
  *
- * Input (JSON on stdin): { "plugin": path, "settings": {...instance settings}, "currency": "XOF",
+ * Input (JSON on stdin): { "plugin": path, "settings": {...instance settings}, "currency": "XOF", "locale": "fr_FR" (optional),
  *   "weight_unit": "kg"|"g"|"lbs"|"oz", "instance_id": 3,
  *   "package": { "destination": {...}, "contents": [ { "weight": "400", "quantity": 2, "needs_shipping": true } ] } }
  * Output (JSON on stdout): { "rates": [ added rates, without the package ], "requests": [ what was posted ], "logs": [ ... ] }
@@ -23,9 +23,39 @@ function add_action( $hook, $callback ) {
 function add_filter( $hook, $callback ) {
 	$GLOBALS['relais_hooks'][ $hook ][] = $callback;
 }
+/** Translated from the .mo file load_plugin_textdomain() loaded for the domain (input "locale"), else as written. */
 function __( $text, $domain = 'default' ) {
-	return $text;
+	return $GLOBALS['relais_l10n'][ $domain ][ $text ] ?? $text;
 }
+function plugin_basename( $file ) {
+	return basename( dirname( $file ) ) . '/' . basename( $file );
+}
+/** WordPress: loads WP_PLUGIN_DIR/<relative path>/<domain>-<locale>.mo when the site's locale is not English. */
+function load_plugin_textdomain( $domain, $deprecated = false, $plugin_rel_path = false ) {
+	$locale = $GLOBALS['relais_input']['locale'] ?? 'en_US';
+	$file   = dirname( dirname( $GLOBALS['relais_input']['plugin'] ) ) . '/' . $plugin_rel_path . '/' . $domain . '-' . $locale . '.mo';
+	$GLOBALS['relais_textdomains'][ $domain ] = $file;
+	if ( 'en_US' === $locale || ! is_readable( $file ) ) {
+		return false;
+	}
+	$GLOBALS['relais_l10n'][ $domain ] = relais_read_mo( $file );
+	return true;
+}
+/** The messages of a GNU .mo file (the format WordPress reads). */
+function relais_read_mo( $path ) {
+	$data  = file_get_contents( $path );
+	$fmt   = ( 0x950412de === unpack( 'V', substr( $data, 0, 4 ) )[1] ) ? 'V' : 'N';
+	$head  = unpack( $fmt . '5', substr( $data, 4, 20 ) );
+	$found = array();
+	for ( $i = 0; $i < $head[2]; $i++ ) {
+		$original    = unpack( $fmt . '2', substr( $data, $head[3] + 8 * $i, 8 ) );
+		$translation = unpack( $fmt . '2', substr( $data, $head[4] + 8 * $i, 8 ) );
+		$found[ substr( $data, $original[2], $original[1] ) ] = substr( $data, $translation[2], $translation[1] );
+	}
+	return $found;
+}
+// WooCommerce's FeaturesUtil (a namespaced class: declared through eval from this global-namespace file).
+eval( 'namespace Automattic\\WooCommerce\\Utilities; class FeaturesUtil { public static function declare_compatibility( $feature, $plugin_file, $positive = true ) { $GLOBALS["relais_features"][] = array( "feature" => $feature, "plugin_file" => $plugin_file, "compatible" => $positive ); return true; } }' );
 function absint( $value ) {
 	return abs( (int) $value );
 }
@@ -150,7 +180,6 @@ class Relais_Test_Product {
 	}
 }
 
-$GLOBALS['relais_input'] = $input;
 
 /** WooCommerce's session, holding only the chosen payment method the test gives (none when absent). */
 class Relais_Test_Session {
@@ -168,7 +197,17 @@ function WC() {
 	static $wc = null;
 	return $wc ?? ( $wc = new Relais_Test_WooCommerce() );
 }
+$GLOBALS['relais_input']    = $input;
+$GLOBALS['relais_features'] = array();
+$GLOBALS['relais_l10n']     = array();
 require $input['plugin'];
+
+// WordPress fires these, in this order, before any shipping method is built.
+foreach ( array( 'before_woocommerce_init', 'init' ) as $hook ) {
+	foreach ( $GLOBALS['relais_hooks'][ $hook ] ?? array() as $callback ) {
+		call_user_func( $callback );
+	}
+}
 
 foreach ( $GLOBALS['relais_hooks']['woocommerce_shipping_init'] ?? array() as $init ) {
 	call_user_func( $init );
@@ -199,4 +238,20 @@ $rates = array_map(
 	},
 	$method->rates
 );
-echo json_encode( array( 'class' => $class, 'supports' => $method->supports, 'rates' => $rates, 'requests' => $GLOBALS['relais_requests'], 'logs' => $GLOBALS['relais_logs'] ) );
+$texts = array( 'method_title' => $method->method_title, 'method_description' => $method->method_description, 'title' => $method->title );
+foreach ( $method->instance_form_fields as $key => $field ) {
+	$texts[ $key . '.title' ]       = $field['title'];
+	$texts[ $key . '.description' ] = $field['description'];
+}
+echo json_encode(
+	array(
+		'class'       => $class,
+		'supports'    => $method->supports,
+		'rates'       => $rates,
+		'requests'    => $GLOBALS['relais_requests'],
+		'logs'        => $GLOBALS['relais_logs'],
+		'features'    => $GLOBALS['relais_features'],
+		'textdomains' => $GLOBALS['relais_textdomains'] ?? array(),
+		'texts'       => $texts,
+	)
+);

@@ -1,0 +1,58 @@
+/**
+ * Which shop a Shopify webhook's order belongs to. The X-Shopify-Shop-Domain header is not covered by the
+ * HMAC, and every shop that installs one app shares that app's secret: a signed order of shop A, replayed
+ * with shop B's header, verifies. So the shop is confirmed from the signed body itself:
+ *
+ *   - an order's `order_status_url` (or `statusPageUrl`) lives on the shop's own domain: on its
+ *     myshopify.com domain, it must be the header's; on another *.myshopify.com domain, it is another shop's;
+ *   - a compliance payload names its shop in `shop_domain`;
+ *   - anything else (a custom storefront domain, the field missing) is confirmed by reading the order
+ *     through the header's shop's Admin API, with that shop's own token: another shop's order is not there.
+ */
+import type { ShopifyShopConfig } from '../../config/shops.js';
+import type { Logger } from '../../log.js';
+import { shopifyAdminClientFor, type ShopifyAdminClient } from './admin.js';
+
+export type OwnerCheck =
+  | { kind: 'confirmed' }
+  | { kind: 'other_shop'; found: string }
+  /** The body cannot tell: read the order through the header's shop's Admin API before doing anything. */
+  | { kind: 'ask_admin'; why: string };
+
+const MYSHOPIFY = /\.myshopify\.com$/;
+
+export function ownerOfShopifyPayload(headerDomain: string, payload: unknown): OwnerCheck {
+  const domain = headerDomain.trim().toLowerCase();
+  const fields = payload !== null && typeof payload === 'object' ? (payload as Record<string, unknown>) : {};
+  if (typeof fields.shop_domain === 'string') {
+    const named = fields.shop_domain.trim().toLowerCase();
+    return named === domain ? { kind: 'confirmed' } : { kind: 'other_shop', found: named };
+  }
+  const url = typeof fields.order_status_url === 'string' ? fields.order_status_url : typeof fields.statusPageUrl === 'string' ? fields.statusPageUrl : undefined;
+  if (url === undefined) return { kind: 'ask_admin', why: 'the order has no order_status_url' };
+  let host: string;
+  try {
+    host = new URL(url).hostname.toLowerCase();
+  } catch {
+    return { kind: 'ask_admin', why: 'the order_status_url is not a URL' };
+  }
+  if (host === domain) return { kind: 'confirmed' };
+  if (MYSHOPIFY.test(host)) return { kind: 'other_shop', found: host };
+  return { kind: 'ask_admin', why: `the order_status_url is on ${host}, not ${domain}` };
+}
+
+/**
+ * Whether the order is in the shop, read through the shop's own Admin API (its own token): the answer for
+ * OwnerCheck 'ask_admin'. Throws when Shopify cannot be reached, so the job is retried rather than decided.
+ */
+export function shopifyOrderReader(logger: Logger): (shop: ShopifyShopConfig, orderId: string) => Promise<boolean> {
+  const clients = new Map<string, ShopifyAdminClient>();
+  return async (shop, orderId) => {
+    let client = clients.get(shop.id);
+    if (!client) {
+      client = shopifyAdminClientFor(shop, { logger: logger.child({ shop: shop.id, component: 'shopify-owner' }), maxAttempts: 3, maxWaitMs: 5_000 });
+      clients.set(shop.id, client);
+    }
+    return (await client.orderState(`gid://shopify/Order/${orderId}`)) !== undefined;
+  };
+}

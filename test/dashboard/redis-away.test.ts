@@ -1,0 +1,60 @@
+/**
+ * The dashboard without Redis: it answers 503 with a message saying so, at once when the connection is
+ * down and within its bound when Redis is connected but silent, instead of leaving the page loading
+ * forever. A real redis-server behind a TCP fault proxy that swallows everything or resets every connection.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningWeb } from '../../src/main/web.js';
+import type { FaultProxy } from '../chaos/support/tcp-proxy.js';
+import { startProxiedWeb, type ProxiedWeb } from '../support/proxied-web.js';
+import { randomHex, waitFor } from '../support/relais.js';
+
+const TOKEN = `dash_${randomHex(16)}`;
+const ANSWER_WITHIN_MS = 1_500;
+
+let proxy: FaultProxy;
+let web: RunningWeb;
+let stack: ProxiedWeb;
+
+beforeAll(async () => {
+  stack = await startProxiedWeb({ dashboardToken: TOKEN, dashboard: { answerWithinMs: ANSWER_WITHIN_MS } });
+  ({ proxy, web } = stack);
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const page = (path: string) => fetch(`${web.url}${path}`, { headers: { authorization: `Bearer ${TOKEN}` }, redirect: 'manual' });
+
+describe('the dashboard when Redis goes away', () => {
+  it('answers a page while Redis answers', async () => {
+    expect((await page('/dashboard/held')).status).toBe(200);
+  });
+
+  it('answers 503 with Retry-After and a message within its bound while Redis is connected but silent', async () => {
+    proxy.set({ kind: 'blackhole' });
+    try {
+      const started = Date.now();
+      const response = await page('/dashboard/held');
+      expect(Date.now() - started).toBeLessThan(ANSWER_WITHIN_MS + 1_000);
+      expect(response.status).toBe(503);
+      expect(response.headers.get('retry-after')).toBe('10');
+      expect(await response.text()).toMatch(/could not answer within 2 s: Redis .* is not answering/);
+    } finally {
+      proxy.set({ kind: 'pass' });
+    }
+    await waitFor(async () => (await page('/dashboard/held')).status === 200, { what: 'the dashboard to answer again' });
+  });
+
+  it('answers 503 at once, saying Redis cannot be reached, while every connection to Redis is refused', async () => {
+    proxy.set({ kind: 'reset' });
+    await waitFor(async () => web.runtime.redis.status !== 'ready', { what: 'the connection to notice' });
+    const started = Date.now();
+    const response = await page('/dashboard/orders');
+    expect(Date.now() - started).toBeLessThan(500);
+    expect(response.status).toBe(503);
+    expect(await response.text()).toContain('Relais cannot reach Redis right now');
+    proxy.set({ kind: 'pass' });
+    await waitFor(async () => (await page('/dashboard/held')).status === 200, { what: 'the dashboard to answer again' });
+  });
+});
