@@ -17,7 +17,7 @@ import type { HoldReason, StoreOrder } from '../domain/order.js';
 import type { DispatchClient } from '../dispatch/client.js';
 import { DispatchError } from '../dispatch/errors.js';
 import { buildCreateShipmentRequest, buildQuoteRequest, collectsCash } from '../dispatch/requests.js';
-import type { WireQuote, WireShipment } from '../dispatch/wire.js';
+import type { WireQuote, WireQuoteRequest, WireShipment } from '../dispatch/wire.js';
 import { doorAmount, goodsOwed } from '../domain/door-amount.js';
 import { xof } from '../domain/money.js';
 import { showsMarkedReady } from '../domain/shipment-status.js';
@@ -191,14 +191,15 @@ async function ship(attempt: Attempt, record: OrderRecord, aliases: Record<strin
     return existing ? adopt(existing) : hold(deps, record, neighbourhood);
   }
 
-  const saved = record.quote;
-  // A saved quote is reused only while firm and for the neighbourhood it was made for.
-  const savedIsFirm = saved !== undefined && Date.parse(saved.expiresAt) - deps.now().getTime() > QUOTE_SAFETY_MARGIN_MS &&
-    (record.neighbourhood === undefined || record.neighbourhood.name === neighbourhood.name);
   // Weight hook: WooCommerce orders get their parcel weight from the shop's products, only when a quote is due.
   const fillWeights = deps.weightsFor?.(shop);
   let weighed: StoreOrder | undefined;
   const quoted = async () => (weighed ??= fillWeights ? await fillWeights(order) : order);
+  // A saved quote is reused only while firm and for exactly what it priced: the same pickup, drop-off
+  // neighbourhood, coordinates, weight and payment mode. A customer who corrected the address gets a new one.
+  const saved = record.quote;
+  const savedIsFirm = saved?.basis !== undefined && Date.parse(saved.expiresAt) - deps.now().getTime() > QUOTE_SAFETY_MARGIN_MS &&
+    saved.basis === quoteBasis(buildQuoteRequest(shop, await quoted(), neighbourhood.name));
   // The fallback tariff, when the guard knows it already, is read beside the lookup and the quote.
   const tariff = savedIsFirm ? undefined : tariffCheck(attempt, neighbourhood.city);
   const [lookup, firstQuote, knownFallback] = await Promise.allSettled([
@@ -412,10 +413,20 @@ function rememberPriced(memory: TariffMemory, service: string, name: string): vo
   memory.remember(service, name, true).catch(() => seen.delete(name));
 }
 
+/** What a quote priced, as one comparable string: pickup, drop-off neighbourhood, coordinates, weight, payment mode. */
+export function quoteBasis(request: WireQuoteRequest): string {
+  const at = (c: { lat: number; lng: number } | undefined) => (c ? `${c.lat.toFixed(5)},${c.lng.toFixed(5)}` : '-');
+  return [
+    request.pickup.city, at(request.pickup.coords), request.dropoff.city, at(request.dropoff.coords),
+    weightLabel(request.parcel?.weight_kg), request.payment_mode ?? '-',
+  ].join('|');
+}
+
 async function newQuote(attempt: Attempt, order: StoreOrder, neighbourhood: string): Promise<QuoteProgress> {
   const { deps, shop, client, call, writes } = attempt;
-  const quote: WireQuote = await call('createQuote', () => client.createQuote(buildQuoteRequest(shop, order, neighbourhood)));
-  const progress = { quoteId: quote.quoteId, expiresAt: quote.expiresAt, total: quote.total, breakdown: quote.breakdown };
+  const request = buildQuoteRequest(shop, order, neighbourhood);
+  const quote: WireQuote = await call('createQuote', () => client.createQuote(request));
+  const progress = { quoteId: quote.quoteId, expiresAt: quote.expiresAt, total: quote.total, breakdown: quote.breakdown, basis: quoteBasis(request) };
   writes.add(deps.ledger.save(order.externalOrderId, 'quote', progress));
   return progress;
 }

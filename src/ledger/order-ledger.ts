@@ -54,6 +54,8 @@ export interface QuoteProgress {
   expiresAt: string;
   total: number;
   breakdown?: Record<string, number | undefined>;
+  /** What it priced (dispatch-order.ts quoteBasis): reused only for the same pickup, drop-off, coordinates, weight and payment mode. */
+  basis?: string;
 }
 
 export interface ShipmentProgress {

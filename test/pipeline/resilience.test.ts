@@ -48,6 +48,29 @@ describe('with the worker in process', () => {
     expect(shipments[0]!.quote_id).toBe(record.quote?.quoteId);
   });
 
+  it('a customer who corrects the address between a quote and the shipment gets a new quote for the new neighbourhood', async () => {
+    // The first createShipment fails with a retryable 503; before the retry, the customer's corrected address
+    // arrives (orders/updated). The saved quote priced the old neighbourhood: it must not be reused.
+    relais.emulator.faults.add({ operation: 'createShipment', times: 1, fault: { kind: 'status', status: 503 } });
+    const payload = shopifyOrderPayload({ shipping_address: { address1: 'Villa 12, Sacré Coeur 3', city: 'Dakar', latitude: null, longitude: null } });
+    await postShopify(relais, 'orders/create', payload);
+    const extId = shopifyExternalId(payload.id);
+    await waitFor(async () => relais.emulator.calls().some((c) => c.operation === 'createShipment' && c.status === 503), { what: 'the 503' });
+    const firstQuote = await waitFor(async () => (await relais.worker.runtime.ledger.get(extId))?.quote, { what: 'the first quote saved' });
+    expect(firstQuote.basis).toContain('|Sacré-Cœur 3|');
+
+    const corrected = { ...payload, updated_at: new Date(Date.now() + 1_000).toISOString(), shipping_address: { ...payload.shipping_address, address1: 'Villa 40, Mermoz' } };
+    await postShopify(relais, 'orders/updated', corrected);
+    const record = await waitForState(relais, extId, ['ready', 'held'], 20_000);
+    expect(record.hold).toBeUndefined();
+    expect(record.neighbourhood?.name).toBe('Mermoz');
+    expect(record.quote?.quoteId).not.toBe(firstQuote?.quoteId);
+    expect(record.quote?.basis).toContain('|Mermoz|');
+    const shipments = shipmentsFor(relais, extId);
+    expect(shipments).toHaveLength(1);
+    expect(shipments[0]!.quote_id).toBe(record.quote?.quoteId);
+  });
+
   it('a 429 with Retry-After is retried after the delay the service asked for', async () => {
     relais.emulator.faults.add({ operation: 'createQuote', times: 1, fault: { kind: 'rate_limit', retryAfterSeconds: 1 } });
     const payload = shopifyOrderPayload();
