@@ -30,7 +30,7 @@ import type { Logger } from '../log.js';
 import type { DispatchJob } from './queues.js';
 import { withOrderLock } from './order-lock.js';
 import type { ShopRateLimiter } from './rate-limit.js';
-import { judgeQuote, serviceId, weightLabel, type FallbackKey, type TariffMemory } from './tariff-guard.js';
+import { judgeQuote, serviceId, weightBandOf, weightLabel, type FallbackKey, type TariffMemory } from './tariff-guard.js';
 
 export type DispatchClientLike = Pick<
   DispatchClient,
@@ -205,7 +205,8 @@ async function ship(attempt: Attempt, record: OrderRecord, aliases: Record<strin
   const [lookup, firstQuote, knownFallback] = await Promise.allSettled([
     lookUp(),
     savedIsFirm ? Promise.resolve(saved) : quoted().then((weighedOrder) => newQuote(attempt, weighedOrder, neighbourhood.name)),
-    tariff ? quoted().then((weighedOrder) => tariff.known(weighedOrder)) : Promise.resolve(undefined),
+    // The fallback price: cached, else learned now, beside the order's own quote rather than after it.
+    tariff ? quoted().then((weighedOrder) => tariff.fallback(weighedOrder)) : Promise.resolve(undefined),
   ]);
   if (lookup.status === 'rejected') throw lookup.reason;
   if (lookup.value) return adopt(lookup.value);
@@ -213,7 +214,8 @@ async function ship(attempt: Attempt, record: OrderRecord, aliases: Record<strin
   let quote = firstQuote.value;
   let sent = { name: neighbourhood.name, confidence: neighbourhood.confidence };
   if (tariff) {
-    const checked = await tariff.check(await quoted(), neighbourhood, quote, knownFallback.status === 'fulfilled' ? knownFallback.value : undefined);
+    if (knownFallback.status === 'rejected') throw knownFallback.reason;
+    const checked = await tariff.check(await quoted(), neighbourhood, quote, knownFallback.value);
     if ('code' in checked) return hold(deps, record, checked);
     ({ quote, sent } = checked);
   }
@@ -343,8 +345,8 @@ function resolveDropoff(
 type QuoteProgress = NonNullable<OrderRecord['quote']>;
 
 /**
- * The fallback-tariff guard for one attempt (see tariff-guard.ts). `known` reads the cached fallback price;
- * `check` learns it when unknown (one createQuote for the city name), judges the quote, tries the wider names
+ * The fallback-tariff guard for one attempt (see tariff-guard.ts). `fallback` reads the cached fallback price, or
+ * learns it (one createQuote for the city name) beside the order's quote; `check` judges the quote, tries the wider names
  * the resolver offers while the service prices a name at the fallback, and gives a hold reason when it
  * prices none of them. Never a wrong name: only names that denote the same place are tried.
  */
@@ -353,17 +355,21 @@ function tariffCheck(attempt: Attempt, city: string) {
   const memory = deps.tariffs;
   if (!memory) return undefined;
   const service = serviceId(shop);
+  const kgOf = (order: StoreOrder) => (order.weightGrams !== undefined && order.weightGrams > 0 ? order.weightGrams / 1000 : undefined);
   const keyFor = (order: StoreOrder): FallbackKey => ({
     pickup: shop.pickup.neighbourhood,
     city,
-    weight: weightLabel(order.weightGrams !== undefined && order.weightGrams > 0 ? order.weightGrams / 1000 : undefined),
+    weight: weightBandOf(kgOf(order)).label,
     paymentMode: order.paymentFamily,
   });
   const distancePriced = (order: StoreOrder) => shop.pickup.coords !== undefined && order.dropoff.coords !== undefined;
 
+  /** One quote for the city name at the band's lower weight (quotes create nothing); remembered a day. */
   async function learn(order: StoreOrder): Promise<number | undefined> {
+    const learnAtKg = weightBandOf(kgOf(order)).learnAtKg;
+    const atBand: StoreOrder = { ...order, dropoff: { ...order.dropoff, coords: undefined }, ...(learnAtKg === undefined ? {} : { weightGrams: Math.round(learnAtKg * 1000) }) };
     try {
-      const cityQuote = await call('createQuote', () => client.createQuote(buildQuoteRequest(shop, { ...order, dropoff: { ...order.dropoff, coords: undefined } }, city)));
+      const cityQuote = await call('createQuote', () => client.createQuote(buildQuoteRequest(shop, atBand, city)));
       await memory!.rememberFallback(service, keyFor(order), cityQuote.total);
       return cityQuote.total;
     } catch (error) {
@@ -375,14 +381,15 @@ function tariffCheck(attempt: Attempt, city: string) {
   }
 
   return {
-    async known(order: StoreOrder): Promise<number | undefined> {
-      return distancePriced(order) ? undefined : memory.fallback(service, keyFor(order));
+    /** The fallback price for this order's pickup, city, weight band and payment mode: cached, else learned. */
+    async fallback(order: StoreOrder): Promise<number | undefined> {
+      if (distancePriced(order)) return undefined;
+      return (await memory.fallback(service, keyFor(order))) ?? learn(order);
     },
     async check(
-      order: StoreOrder, dropoff: Dropoff, first: QuoteProgress, knownFallback: number | undefined,
+      order: StoreOrder, dropoff: Dropoff, first: QuoteProgress, fallback: number | undefined,
     ): Promise<{ quote: QuoteProgress; sent: { name: string; confidence: number } } | HoldReason> {
       if (distancePriced(order)) return { quote: first, sent: { name: dropoff.name, confidence: dropoff.confidence } };
-      const fallback = knownFallback ?? (await learn(order));
       let quote = first;
       for (const [index, name] of dropoff.candidates.entries()) {
         if (index > 0) quote = await newQuote(attempt, order, name);

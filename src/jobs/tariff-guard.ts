@@ -28,9 +28,28 @@ export interface FallbackKey {
   pickup: string;
   /** The city whose fallback applies (the drop-off's city name, as the gazetteer spells it). */
   city: string;
-  /** Weight sent with the quote, rounded to 100 g ('standard' when none: the service's standard parcel). */
+  /** The weight band (weightBandOf), 'standard' when no weight is sent (the service's standard parcel). */
   weight: string;
   paymentMode: string;
+}
+
+/**
+ * Weight bands for the learned fallback price, in kg (upper bounds). The fallback is learned at the band's LOWER
+ * bound: a price rising with weight makes that the band's lowest fallback, so a quote at the fallback for any
+ * weight of the band is caught (never a silent miss); a zone price would have to climb by more than the gap
+ * between a zone tariff and the fallback within one band to be taken for it (then the order is held, loudly).
+ * Bands keep the cache warm: one quote for the city name per band, not per 100 g.
+ */
+const WEIGHT_BANDS_KG = [1, 2, 3, 5, 10, 20, 30, 50] as const;
+
+export function weightBandOf(weightKg: number | undefined): { label: string; learnAtKg: number | undefined } {
+  if (weightKg === undefined) return { label: 'standard', learnAtKg: undefined };
+  let lower = 0;
+  for (const upper of WEIGHT_BANDS_KG) {
+    if (weightKg <= upper) return { label: `${lower}-${upper}kg`, learnAtKg: Math.max(lower, 0.1) };
+    lower = upper;
+  }
+  return { label: `${lower}kg+`, learnAtKg: lower };
 }
 
 export type TariffVerdict = { kind: 'priced' } | { kind: 'fallback'; fallbackXof: number } | { kind: 'exempt'; why: string };

@@ -59,7 +59,7 @@ describe('with the worker in process', () => {
     const firstQuote = await waitFor(async () => (await relais.worker.runtime.ledger.get(extId))?.quote, { what: 'the first quote saved' });
     expect(firstQuote.basis).toContain('|Sacré-Cœur 3|');
 
-    const corrected = { ...payload, updated_at: new Date(Date.now() + 1_000).toISOString(), shipping_address: { ...payload.shipping_address, address1: 'Villa 40, Mermoz' } };
+    const corrected = { ...payload, updated_at: new Date(Date.now() + 1_000).toISOString(), shipping_address: { ...(payload.shipping_address as Record<string, unknown>), address1: 'Villa 40, Mermoz' } };
     await postShopify(relais, 'orders/updated', corrected);
     const record = await waitForState(relais, extId, ['ready', 'held'], 20_000);
     expect(record.hold).toBeUndefined();
