@@ -71,15 +71,22 @@ describe('with the worker in process', () => {
     expect(shipments[0]!.quote_id).toBe(record.quote?.quoteId);
   });
 
-  it('a 429 with Retry-After is retried after the delay the service asked for', async () => {
+  it('a 429 with Retry-After 1 s: the next call starts at least 1 s after the refusal, and the order ships once', async () => {
     relais.emulator.faults.add({ operation: 'createQuote', times: 1, fault: { kind: 'rate_limit', retryAfterSeconds: 1 } });
     const payload = shopifyOrderPayload();
     await postShopify(relais, 'orders/create', payload);
     const extId = shopifyExternalId(payload.id);
     await waitForState(relais, extId, ['ready'], 20_000);
-    const quoteCalls = relais.emulator.calls().filter((c) => c.operation === 'createQuote' && c.path);
-    const limited = quoteCalls.findIndex((c) => c.status === 429);
-    expect(limited).toBeGreaterThanOrEqual(0);
+    expect(relais.emulator.calls().some((c) => c.operation === 'createQuote' && c.status === 429)).toBe(true);
+    // The order's timeline has each call's end time and duration. Calls of the refused attempt started with it
+    // (lookup and quotes run side by side); the retry's first call started no sooner than 1 s (the Retry-After)
+    // after the refusal.
+    const calls = (await relais.worker.runtime.ledger.timeline(extId)).filter((e) => e.system === 'dispatch');
+    const refused = calls.find((e) => e.operation === 'createQuote' && e.outcome !== 'ok');
+    expect(refused).toBeDefined();
+    const refusedEnd = Date.parse(refused!.at);
+    const retryStart = Math.min(...calls.map((e) => Date.parse(e.at) - (e.ms ?? 0)).filter((start) => start > refusedEnd));
+    expect(retryStart - refusedEnd).toBeGreaterThanOrEqual(1_000);
     expect(shipmentsFor(relais, extId)).toHaveLength(1);
   });
 });
