@@ -352,7 +352,7 @@ describe.each(PROFILES.map((profile) => [profile.name, profile] as const))('spea
       expect(shipment.publicTrackingUrl).toBe(`${h.emulator.trackingUrl}/t/${shipment.trackingCode}`);
     });
 
-    it('a COD shipment without orderAmountXof is refused', async () => {
+    it('a COD shipment without orderAmountXof is refused (400 and the code the profile gives for validation: the spec shows neither)', async () => {
       const h = await startHarness(profile);
       const cod = await h.client.createQuote(quoteRequest({ payment_mode: PaymentMode.cashOnDelivery }));
       const missing = await failure(h.client.createShipment({ quote_id: cod.quoteId, external_order_id: nextOrderId() }));
@@ -428,7 +428,7 @@ describe.each(PROFILES.map((profile) => [profile.name, profile] as const))('spea
       expect(after.statusHistory?.map((e) => e.status).slice(-3)).toEqual([S.out_for_delivery, S.delivery_failed, S.returned]);
     });
 
-    it('markReady again is harmless, and a cancelled shipment cannot be marked ready', async () => {
+    it('markReady again is harmless, and a cancelled shipment cannot be marked ready (409 and the profile\'s invalid_state code: not shown by the spec)', async () => {
       const h = await startHarness(profile);
       const shipment = await newShipment(h.client);
       await h.client.markReady(shipment.shipmentId, 'relais');
@@ -457,7 +457,7 @@ describe.each(PROFILES.map((profile) => [profile.name, profile] as const))('spea
       expect((await h.client.cancelShipment(created.shipmentId, { reason: 'again', by: 'relais' })).status).toBe(S.cancelled);
     });
 
-    it('cancelShipment is refused once the parcel is picked up', async () => {
+    it('cancelShipment is refused once the parcel is picked up (409 and the profile\'s cancel_refused code: the spec says only "refused")', async () => {
       const h = await startHarness(profile);
       const shipment = await newShipment(h.client);
       await h.client.markReady(shipment.shipmentId, 'relais');
@@ -641,7 +641,7 @@ describe.each(PROFILES.map((profile) => [profile.name, profile] as const))('spea
       expect(profile.readErrorBody(raw.json).code).toBe(code('sandbox_key'));
     });
 
-    it('an unknown key is refused with 401, and a retry cannot help', async () => {
+    it('an unknown key is refused with 401, and a retry cannot help (status and code are the profile\'s: not shown by the spec)', async () => {
       const h = await startHarness(profile);
       const stranger = h.newClient(liveKey());
       const error = await failure(stranger.listShipments());
@@ -751,7 +751,7 @@ describe.each(PROFILES.map((profile) => [profile.name, profile] as const))('spea
       expect(error).toMatchObject({ kind: 'http', status: 404, retryable: false, operation: 'getQuote' });
     });
 
-    it('createShipment refuses a stale quote', async () => {
+    it('createShipment refuses a stale quote (409 and the profile\'s quote_expired code: the spec says only "refused")', async () => {
       const h = await startHarness(profile);
       const quote = await h.client.createQuote(quoteRequest());
       await h.emulator.advance(QUOTE_TTL_MS + 1_000);
@@ -884,7 +884,7 @@ describe.each(PROFILES.map((profile) => [profile.name, profile] as const))('spea
   });
 
   describe('9. Versioning', () => {
-    it('every path carries /v1', async () => {
+    it('every operation is sent with the method and the /v1 path of the spec\'s table, checked against the spec\'s own list', async () => {
       const h = await startHarness(profile);
       const quote = await h.client.createQuote(quoteRequest());
       await h.client.getQuote(quote.quoteId);
@@ -899,9 +899,26 @@ describe.each(PROFILES.map((profile) => [profile.name, profile] as const))('spea
       await h.client.cancelShipment(shipment.shipmentId, { reason: 'test', by: 'relais' });
       await h.client.trackByCode(shipment.trackingCode ?? '');
       await h.client.simulatePrice({ pickup_city: 'Plateau', dropoff_city: 'Almadies' });
+      // The spec's own table (section 4), written here apart from the client's and the emulator's path lists:
+      // each call the client sent must be the spec's method and path for the operation it was made for.
+      const SPEC_ROUTES: [string, 'GET' | 'POST', RegExp][] = [
+        ['createQuote', 'POST', /^\/v1\/quotes$/],
+        ['getQuote', 'GET', /^\/v1\/quotes\/qte_[^/]+$/],
+        ['createShipment', 'POST', /^\/v1\/shipments$/],
+        ['getShipment', 'GET', /^\/v1\/shipments\/shp_[^/]+$/],
+        ['listShipments', 'GET', /^\/v1\/shipments$/],
+        ['getShipmentByExternalOrder', 'GET', /^\/v1\/shipments\/by-external-order\/[^/]+$/],
+        ['openDispute', 'POST', /^\/v1\/shipments\/shp_[^/]+\/open-dispute$/],
+        ['listShipmentDisputes', 'GET', /^\/v1\/shipments\/shp_[^/]+\/disputes$/],
+        ['markReady', 'POST', /^\/v1\/shipments\/shp_[^/]+\/mark-ready$/],
+        ['cancelShipment', 'POST', /^\/v1\/shipments\/shp_[^/]+\/cancel$/],
+        ['trackByCode', 'GET', /^\/v1\/tracking\/[A-Za-z0-9]+$/],
+        ['simulatePrice', 'POST', /^\/v1\/tracking\/simulate-price$/],
+      ];
       const calls = h.emulator.calls();
-      expect(new Set(calls.map((c) => c.operation))).toEqual(new Set(DISPATCH_OPERATIONS));
-      for (const call of calls) expect(call.path.startsWith('/v1/')).toBe(true);
+      expect(calls.map((c) => c.method)).toEqual(SPEC_ROUTES.map(([, method]) => method));
+      calls.forEach((call, i) => expect(call.path, SPEC_ROUTES[i]![0]).toMatch(SPEC_ROUTES[i]![2]));
+      expect(new Set(SPEC_ROUTES.map(([operation]) => operation))).toEqual(new Set(DISPATCH_OPERATIONS));
     });
   });
 });

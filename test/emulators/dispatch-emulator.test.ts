@@ -224,7 +224,7 @@ async function startReceiver(answers: number[] = []) {
 }
 
 describe('authentication and tenants', () => {
-  it('refuses a request without a key, and one with an unknown key, with 401', async () => {
+  it('refuses a request without a key, and one with an unknown key, with 401 UNAUTHORIZED (the default profile\'s status and code; the spec shows none)', async () => {
     expectError(await call(`${emu.baseUrl}/v1/shipments`), 401, ErrorCode.UNAUTHORIZED);
     const stranger = liveKey();
     const answer = await call(`${emu.baseUrl}/v1/shipments`, { key: stranger });
@@ -248,7 +248,7 @@ describe('authentication and tenants', () => {
     for (const key of [sandbox, keyA, keyB]) expect(all).not.toContain(key);
   });
 
-  it("hides one organisation's shipments and quotes from another (404, never 403)", async () => {
+  it("hides one organisation's shipments and quotes from another (404, never 403; codes SHIPMENT_NOT_FOUND and QUOTE_NOT_FOUND are the default profile's, not the spec's)", async () => {
     const shipment = await newShipment(emu, keyA, { externalOrderId: 'dakar-mode:isolated-1' });
     expectError(await getShipment(emu, keyB, shipment.shipment_id), 404, ErrorCode.SHIPMENT_NOT_FOUND);
     expectError(await call(`${emu.baseUrl}/v1/shipments/by-external-order/dakar-mode%3Aisolated-1`, { key: keyB }), 404, ErrorCode.SHIPMENT_NOT_FOUND);
@@ -262,13 +262,13 @@ describe('authentication and tenants', () => {
 });
 
 describe('input validation', () => {
-  it('answers malformed JSON with 400 MALFORMED_JSON, not 500', async () => {
+  it('answers malformed JSON with 400 MALFORMED_JSON, not 500 (the default profile\'s code; the spec shows none)', async () => {
     const answer = await call(`${emu.baseUrl}/v1/quotes`, { key: keyA, rawBody: '{"pickup": {"city": "Plateau",' });
     expectError(answer, 400, ErrorCode.MALFORMED_JSON);
     expect(emu.calls().at(-1)).toMatchObject({ operation: 'createQuote', status: 400 });
   });
 
-  it('answers wrong types and out-of-range values with 400 VALIDATION_ERROR', async () => {
+  it('answers wrong types and out-of-range values with 400 VALIDATION_ERROR (the default profile\'s code; the spec shows none)', async () => {
     const quoteUrl = `${emu.baseUrl}/v1/quotes`;
     expectError(await call(quoteUrl, { key: keyA, body: quoteRequest({ pickup: { city: 42, address: 'x' } }) }), 400, ErrorCode.VALIDATION_ERROR);
     expectError(await call(quoteUrl, { key: keyA, body: [] }), 400, ErrorCode.VALIDATION_ERROR);
@@ -292,7 +292,7 @@ describe('input validation', () => {
     expectError(answer, 413, ErrorCode.PAYLOAD_TOO_LARGE);
   });
 
-  it('answers an unknown route with a JSON 404 NOT_FOUND', async () => {
+  it('answers an unknown route with a JSON 404 NOT_FOUND (the default profile\'s code; the spec shows none)', async () => {
     expectError(await call(`${emu.baseUrl}/v2/quotes`, { key: keyA }), 404, ErrorCode.NOT_FOUND);
   });
 });
@@ -382,7 +382,7 @@ describe('pricing', () => {
 });
 
 describe('quotes and shipments', () => {
-  it('expires a quote on the emulator clock: getQuote 404, createShipment 409 QUOTE_EXPIRED', async () => {
+  it('expires a quote on the emulator clock: getQuote 404, createShipment 409 QUOTE_EXPIRED (the default profile\'s status and code; the spec says only "refused")', async () => {
     const e = await start();
     const quote = await createQuote(e, keyA);
     expect(Date.parse(quote.expiresAt ?? '')).toBe(e.now().getTime() + QUOTE_TTL_MS);
