@@ -5,9 +5,9 @@
  * it), or latency on the step's own call (the service applies it after the worker died: done, never heard).
  * A new worker then takes over. Every order still ends with one shipment, marked ready, written once.
  */
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FaultRule, OperationName } from '../../src/emulators/dispatch/index.js';
-import { waitFor } from '../support/relais.js';
+import { SHOPIFY_DOMAIN, WOO_SHOP_ID, waitFor } from '../support/relais.js';
 import { spawnWorker, type WorkerProcess } from '../support/worker-process.js';
 import { expectNoAnomaly, scale, SCENARIO_TIMEOUT_MS, startChaosStack, type ChaosOrder, type ChaosStack } from './support/stack.js';
 
@@ -44,6 +44,29 @@ async function killWhen(reached: () => boolean, what: string): Promise<void> {
   worker = await spawnWorker(stack.relais, { lockMs: LOCK_MS });
 }
 
+/** This scenario's own outcome: each order has exactly one shipment at the service, marked ready, and Relais recorded it. */
+async function expectShippedOnce(orders: ChaosOrder[]): Promise<void> {
+  for (const order of orders) {
+    const shipments = stack.relais.emulator.shipments().filter((s) => s.external_order_id === order.externalOrderId);
+    expect(shipments.map((s) => s.status === 'CREATED'), `${order.externalOrderId}: one shipment, not left unready`).toEqual([false]);
+    const record = await stack.relais.web.runtime.ledger.get(order.externalOrderId);
+    expect(record?.shipment?.shipmentId, order.externalOrderId).toBe(shipments[0]!.shipment_id);
+    expect(record?.shipment?.markedReadyAt, `${order.externalOrderId}: markReady recorded`).toBeDefined();
+  }
+}
+
+/** The tracking write-back of this scenario's orders landed once: one fulfillment (Shopify), one customer note (WooCommerce). */
+async function expectTrackingWrittenOnce(orders: ChaosOrder[]): Promise<void> {
+  await stack.settle();
+  for (const order of orders) {
+    if (order.platform === 'shopify') {
+      expect(stack.shopify.orderSnapshot(SHOPIFY_DOMAIN, order.shopOrderId).fulfillments, order.externalOrderId).toHaveLength(1);
+    } else {
+      expect(stack.woo.orderSnapshot(WOO_SHOP_ID, order.shopOrderId).notes.filter((n) => n.customer_note), order.externalOrderId).toHaveLength(1);
+    }
+  }
+}
+
 async function placeAndSend(count: number): Promise<ChaosOrder[]> {
   const orders = await stack.placeMany(count);
   await Promise.all(orders.map((o) => stack.send(o)));
@@ -60,6 +83,7 @@ describe('the worker killed with SIGKILL', { timeout: SCENARIO_TIMEOUT_MS }, () 
       const orders = await placeAndSend(3);
       await killWhen(() => holds.every((op, i) => faulted(op) > before[i]!), 'an order held after each step');
       await stack.waitDispatched(orders, { timeoutMs: 45_000 });
+      await expectShippedOnce(orders);
     }
   });
 
@@ -74,6 +98,7 @@ describe('the worker killed with SIGKILL', { timeout: SCENARIO_TIMEOUT_MS }, () 
       const orders = await placeAndSend(2);
       await killWhen(() => holds.every((op, i) => faulted(op) > before[i]!), 'createShipment and markReady in flight');
       await stack.waitDispatched(orders, { timeoutMs: 45_000 });
+      await expectShippedOnce(orders);
     }
   });
 
@@ -88,6 +113,8 @@ describe('the worker killed with SIGKILL', { timeout: SCENARIO_TIMEOUT_MS }, () 
         'the fulfillment and the tracking note in flight',
       );
       await stack.waitDispatched(orders, { timeoutMs: 45_000 });
+      await expectShippedOnce(orders);
+      await expectTrackingWrittenOnce(orders);
     }
   });
 
@@ -128,6 +155,7 @@ describe('the worker frozen with SIGSTOP', { timeout: SCENARIO_TIMEOUT_MS }, () 
       await new Promise((r) => setTimeout(r, Math.max(0, frozenMs - (Date.now() - frozenAt))));
       worker.child.kill('SIGCONT');
       await stack.waitDispatched(orders, { timeoutMs: 45_000 });
+      await expectShippedOnce(orders);
       await stack.driveCourier();
       const { report } = await stack.finish();
       expectNoAnomaly(report);
