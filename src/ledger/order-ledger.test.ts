@@ -50,6 +50,21 @@ describe('the order ledger', () => {
     expect(await ledger.payload('dakar-mode:2')).toBeUndefined();
   });
 
+  it('never moves a delivered, returned or cancelled order to another state, and says so by answering false', async () => {
+    const ledger = ledgerFor('final');
+    const at = (minute: number) => new Date(Date.UTC(2026, 10, 1, 10, minute));
+    for (const [orderId, final] of [['f1', 'delivered'], ['f2', 'returned'], ['f3', 'cancelled']] as const) {
+      await receive(ledger, orderId, at(0));
+      await ledger.setState(`dakar-mode:${orderId}`, 'ready', at(1));
+      expect(await ledger.setState(`dakar-mode:${orderId}`, final, at(2))).toBe(true);
+      expect(await ledger.setState(`dakar-mode:${orderId}`, 'cancel_refused', at(3))).toBe(false);
+      expect(await ledger.setState(`dakar-mode:${orderId}`, 'in_delivery', at(4))).toBe(false);
+      expect(await ledger.setState(`dakar-mode:${orderId}`, final === 'cancelled' ? 'delivered' : 'cancelled', at(5))).toBe(false);
+      const record = await ledger.get(`dakar-mode:${orderId}`);
+      expect([record?.state, record?.stateChangedAt]).toEqual([final, at(2).toISOString()]);
+    }
+  });
+
   it('trims the shop index to the retention, keeping recent orders listed', async () => {
     const ledger = ledgerFor('c');
     const now = new Date('2026-11-22T00:00:00Z');

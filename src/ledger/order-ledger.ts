@@ -26,28 +26,9 @@ import { SHOP_ID_PATTERN } from '../domain/ids.js';
 import type { HoldReason, Platform, StoreOrder } from '../domain/order.js';
 import type { DoorAmount } from '../domain/door-amount.js';
 import type { DeliveryStep } from '../domain/shipment-status.js';
+import { BEFORE_DISPATCH_STATES, FINAL_STATES, statesRefusingMoveTo, type OrderState } from '../domain/order-state.js';
 
-export type OrderState =
-  | 'received' // acknowledged, not yet evaluated
-  | 'waiting' // not to be shipped yet (prepaid and unpaid, on-hold, ...)
-  | 'held' // needs a person: see `hold`
-  | 'dispatching' // quote / shipment in progress
-  | 'awaiting_ready' // shipment created; waiting for the shop's own "ready" signal
-  | 'ready' // marked ready: a courier will be assigned
-  | 'in_delivery'
-  | 'delivered'
-  | 'delivery_failed'
-  | 'returned'
-  | 'cancelled'
-  | 'cancel_refused'; // the shop cancelled, the service refused (parcel picked up)
-
-export const FINAL_STATES: ReadonlySet<OrderState> = new Set(['delivered', 'returned', 'cancelled']);
-
-/**
- * States before dispatch: the raw payload is still kept (a replay may need it, see `replay.ts`), and an
- * order past dispatch (DISPATCHED_STATES) never moves back into one of them.
- */
-export const BEFORE_DISPATCH_STATES: ReadonlySet<OrderState> = new Set(['received', 'waiting', 'held', 'dispatching']);
+export type { OrderState } from '../domain/order-state.js';
 
 export interface QuoteProgress {
   quoteId: string;
@@ -126,22 +107,15 @@ export interface TimelineEntry {
 type Field = 'meta' | 'state' | 'hold' | 'order' | 'payload' | 'neighbourhood' | 'quote' | 'shipment' | 'delivery' | 'door';
 
 /**
- * States past dispatch: the shipment is marked ready (or further), or the order ended. None of them goes
- * back to received, waiting, held or dispatching, and a dispatch job finding one has nothing to do.
- */
-export const DISPATCHED_STATES: ReadonlySet<OrderState> = new Set([
-  'ready', 'in_delivery', 'delivered', 'delivery_failed', 'returned', 'cancelled', 'cancel_refused',
-]);
-
-/**
  * KEYS: order hash, held index, in-flight index, timeline, unready index. ARGV: the new state's JSON, the hold JSON (''
  * when not holding), now (ms), external id, '1' when the new state is before dispatch, the retention in
- * seconds ('' unless the state is final), then the dispatched states. Answers 1 when applied, 0 when refused.
+ * seconds ('' unless the state is final), then the states the move is refused from (domain/order-state.ts,
+ * `canMove`). Answers 1 when applied, 0 when refused.
  */
 const MOVE_STATE_SCRIPT = `
 local before_dispatch = ARGV[5] == '1'
 local current = redis.call('HGET', KEYS[1], 'state')
-if current and before_dispatch then
+if current then
   local value = cjson.decode(current)['value']
   for i = 7, #ARGV do
     if ARGV[i] == value then return 0 end
@@ -310,8 +284,8 @@ export class OrderLedger {
   }
 
   /**
-   * Moves the order to `state`. Returns false, changing nothing, when that would take an order that has
-   * been dispatched (or has ended) back before dispatch (see `moveState`).
+   * Moves the order to `state`. Returns false, changing nothing, when `canMove` (domain/order-state.ts)
+   * refuses it: out of a final state, or from a dispatched state back before dispatch (see `moveState`).
    */
   async setState(externalOrderId: string, state: OrderState, now: Date): Promise<boolean> {
     return this.moveState(externalOrderId, state, now);
@@ -324,8 +298,9 @@ export class OrderLedger {
 
   /**
    * One state change and what goes with it (hold reason and held index, payload, in-flight index, expiry),
-   * applied in Redis only if the order's current state allows it: an order marked ready (or further) never
-   * goes back to received, waiting, held or dispatching. A worker that lost its order lease (frozen past
+   * applied in Redis only if `canMove` allows it from the order's current state: a delivered, returned or
+   * cancelled order never leaves that state, and an order marked ready (or further) never goes back to
+   * received, waiting, held or dispatching. A worker that lost its order lease (frozen past
    * it, then resumed) may still finish its steps and ask for such a move; found by the long chaos suite
    * (test/chaos/worker-kill.test.ts), where a resumed worker held an order another worker had made ready.
    */
@@ -344,7 +319,7 @@ export class OrderLedger {
       externalOrderId,
       BEFORE_DISPATCH_STATES.has(state) ? '1' : '0',
       FINAL_STATES.has(state) ? String(this.options.retentionDays * 86_400) : '',
-      ...DISPATCHED_STATES,
+      ...statesRefusingMoveTo(state),
     );
     return moved === 1;
   }
