@@ -166,24 +166,37 @@ const RECORD_FIELDS = ['meta', 'state', 'hold', 'order', 'neighbourhood', 'quote
 /**
  * recordEvent in one round trip: create the record on first sight, keep the payload only while the order
  * is before dispatch, refresh the normalised order, index it, note the event on the timeline, and answer
- * the record's fields (RECORD_FIELDS order).
+ * the record's fields (RECORD_FIELDS order), then the version already applied when this event is older
+ * (nil otherwise). An event whose order version (ms) is older than the one applied changes neither the
+ * payload, the order nor the version: only its ignored entry goes on the timeline.
  * KEYS: order hash, shop index, timeline. ARGV: meta, state, payload, order ('' for none), score,
- * external id, timeline entry ('' for none), timeline length, then the states before dispatch.
+ * external id, timeline entry ('' for none), timeline length, the event's order version ('' when unknown),
+ * its timeline entry when ignored as older ('' for none), then the states before dispatch.
  */
 const RECORD_EVENT_SCRIPT = `
 redis.call('HSETNX', KEYS[1], 'meta', ARGV[1])
 redis.call('HSETNX', KEYS[1], 'state', ARGV[2])
-local state = cjson.decode(redis.call('HGET', KEYS[1], 'state'))['value']
-for i = 9, #ARGV do
-  if ARGV[i] == state then redis.call('HSET', KEYS[1], 'payload', ARGV[3]) break end
+local applied = redis.call('HGET', KEYS[1], 'version')
+local older = ARGV[9] ~= '' and applied and tonumber(ARGV[9]) < tonumber(applied)
+local entry = ARGV[7]
+if older then
+  entry = ARGV[10]
+else
+  if ARGV[9] ~= '' then redis.call('HSET', KEYS[1], 'version', ARGV[9]) end
+  local state = cjson.decode(redis.call('HGET', KEYS[1], 'state'))['value']
+  for i = 11, #ARGV do
+    if ARGV[i] == state then redis.call('HSET', KEYS[1], 'payload', ARGV[3]) break end
+  end
+  if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'order', ARGV[4]) end
 end
-if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'order', ARGV[4]) end
 redis.call('ZADD', KEYS[2], 'NX', ARGV[5], ARGV[6])
-if ARGV[7] ~= '' then
-  redis.call('LPUSH', KEYS[3], ARGV[7])
+if entry ~= '' then
+  redis.call('LPUSH', KEYS[3], entry)
   redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[8]) - 1)
 end
-return redis.call('HMGET', KEYS[1], ${RECORD_FIELDS.map((f) => `'${f}'`).join(', ')})
+local fields = redis.call('HMGET', KEYS[1], ${RECORD_FIELDS.map((f) => `'${f}'`).join(', ')})
+if older then fields[#fields + 1] = applied end
+return fields
 `;
 
 /** How long a finished order is kept (days), unless RELAIS_RETENTION_DAYS says otherwise. */
@@ -253,17 +266,28 @@ export class OrderLedger {
   /**
    * Creates the record on first sight; later calls refresh the normalised order, and the payload while the
    * order is before dispatch. `timeline`, when given, is noted in the same round trip.
+   *
+   * `version` is the order's own last-modified time as the shop signed it (Shopify updated_at, WooCommerce
+   * date_modified): an event older than the version already applied (a late delivery of an earlier update)
+   * refreshes nothing. It is noted on the timeline as ignored, and the answer carries `olderThanApplied`.
    */
   async recordEvent(input: {
     meta: Omit<OrderMeta, 'firstSeenAt' | 'generation'>;
     payload: unknown;
     order?: StoreOrder;
+    version?: string;
     now: Date;
     timeline?: TimelineEntry;
-  }): Promise<OrderRecord> {
+  }): Promise<OrderRecord & { olderThanApplied?: { version: string; applied: string } }> {
     const id = input.meta.externalOrderId;
     const at = input.now.toISOString();
     const meta: OrderMeta = { ...input.meta, firstSeenAt: at, generation: 0 };
+    const versionMs = input.version === undefined ? Number.NaN : Date.parse(input.version);
+    const ignored: TimelineEntry | undefined = input.timeline && {
+      ...input.timeline,
+      outcome: 'ignored_older',
+      detail: `the order in this event was last modified ${input.version}, before the version already applied; nothing was changed`,
+    };
     const fields = (await this.redis.eval(
       RECORD_EVENT_SCRIPT,
       3,
@@ -278,9 +302,14 @@ export class OrderLedger {
       id,
       input.timeline ? JSON.stringify(input.timeline) : '',
       String(this.options.timelineLength),
+      Number.isFinite(versionMs) ? String(versionMs) : '',
+      ignored ? JSON.stringify(ignored) : '',
       ...BEFORE_DISPATCH_STATES,
     )) as (string | null)[];
-    return parseRecord(fields)!;
+    const record = parseRecord(fields)!;
+    const applied = fields[RECORD_FIELDS.length];
+    if (typeof applied !== 'string') return record;
+    return { ...record, olderThanApplied: { version: new Date(versionMs).toISOString(), applied: new Date(Number(applied)).toISOString() } };
   }
 
   /**
