@@ -3,7 +3,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { shopifyOrderPayload } from '../support/factories.js';
-import { startTestRelais, waitFor, type TestRelais } from '../support/relais.js';
+import { SHOPIFY_SHOP_ID, startTestRelais, waitFor, type TestRelais } from '../support/relais.js';
 import { spawnWorker } from '../support/worker-process.js';
 import { postShopify, shipmentsFor, shopifyExternalId, waitForIdle, waitForState } from './helpers.js';
 
@@ -29,6 +29,23 @@ describe('with the worker in process', () => {
     expect(shipments[0]!.status).toBe('READY');
     const timeline = await relais.worker.runtime.ledger.timeline(extId);
     expect(timeline.some((e) => e.operation === 'createShipment' && e.outcome !== 'ok')).toBe(true);
+  });
+
+  it('a lookup answered with a 404 that does not say "no such shipment" is asked again, and the existing shipment adopted, never a second one created', async () => {
+    const payload = shopifyOrderPayload();
+    const extId = shopifyExternalId(payload.id);
+    // The shipment exists already (an earlier attempt created it and lost the answer); Relais has no record of it.
+    const client = relais.worker.runtime.dispatchClientFor(relais.shops.get(SHOPIFY_SHOP_ID)!);
+    const quote = await client.createQuote({ pickup: { city: 'Almadies', address: 'Route des Almadies' }, dropoff: { city: 'Sacré Coeur 3', address: 'Villa 12' } });
+    const existing = await client.createShipment({ quote_id: quote.quoteId, external_order_id: extId, orderAmountXof: 15000 });
+    relais.emulator.faults.add({ operation: 'getShipmentByExternalOrder', times: 1, fault: { kind: 'status', status: 404 } });
+
+    await postShopify(relais, 'orders/create', payload);
+    await waitForState(relais, extId, ['ready', 'held'], 20_000);
+    await waitForIdle(relais);
+    expect(shipmentsFor(relais, extId).map((s) => [s.shipment_id, s.status])).toEqual([[existing.shipmentId, 'READY']]);
+    const lookups = (await relais.worker.runtime.ledger.timeline(extId)).filter((e) => e.operation === 'getShipmentByExternalOrder').map((e) => e.outcome);
+    expect(lookups).toEqual(['INVALID_STATE', 'ok']);
   });
 
   it('a quote that expires between steps is replaced by a fresh one before the shipment is created', async () => {
