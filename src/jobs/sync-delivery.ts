@@ -227,13 +227,14 @@ export async function cancelDelivery(job: DeliveryJob, deps: DeliveryDeps): Prom
   const shop = deps.shops.get(job.shopId);
   if (!shop || !job.externalOrderId) return { kind: 'ignored', why: 'unknown shop or order' };
   const extId = job.externalOrderId;
-  return withOrderLock(deps.redis, deps.prefix, extId, async () => {
+  return withOrderLock(deps.redis, deps.prefix, extId, async (lock) => {
     const record = await deps.ledger.get(extId);
     if (!record?.shipment) return { kind: 'ignored', why: 'no shipment to cancel' };
     if (record.state === 'cancelled') return { kind: 'cancelled' };
     // A delivered or returned order is final: a late cancellation in the shop never moves it back.
     if (!canMove(record.state, 'cancelled')) return { kind: 'ignored', why: `the order is already ${record.state}` };
     const client = deps.dispatchClientFor(shop);
+    await lock.confirm('cancelShipment');
     const started = Date.now();
     try {
       const cancelled = await client.cancelShipment(record.shipment.shipmentId, {

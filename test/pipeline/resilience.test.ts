@@ -48,6 +48,31 @@ describe('with the worker in process', () => {
     expect(lookups).toEqual(['INVALID_STATE', 'ok']);
   });
 
+  it('a job whose order lock is taken over while it waits for a quote makes no side-effecting call after losing it, and the order still ships once', async () => {
+    relais.emulator.faults.add({ operation: 'createQuote', times: 1, fault: { kind: 'latency', ms: 1_000 } });
+    const payload = shopifyOrderPayload();
+    const extId = shopifyExternalId(payload.id);
+    const lockKey = `${relais.prefix}:lock:order:${extId}`;
+    const redis = relais.redis.client();
+    const earlierCalls = relais.emulator.calls().length;
+    await postShopify(relais, 'orders/create', payload);
+    // The job is waiting for its quote: another holder takes the order's lock (the key, with its own token).
+    await waitFor(async () => relais.emulator.calls().slice(earlierCalls).some((c) => c.operation === 'createQuote' && c.fault === 'latency') || undefined, { timeoutMs: 10_000, what: 'the slow createQuote' });
+    expect(await redis.exists(lockKey)).toBe(1);
+    await redis.set(lockKey, 'another-worker', 'PX', 60_000);
+
+    await waitFor(async () => (await relais.worker.runtime.ledger.timeline(extId)).find((e) => e.outcome === 'lock_lost'), { timeoutMs: 15_000, what: 'the job to stop on the lost lock' });
+    const sideEffects = relais.emulator.calls().slice(earlierCalls).filter((c) => ['createShipment', 'markReady', 'cancelShipment'].includes(c.operation));
+    expect(sideEffects).toEqual([]);
+    expect(await redis.get(lockKey)).toBe('another-worker');
+
+    // The other holder finishes: the job's next attempt takes the lock and ships the order, once.
+    await redis.del(lockKey);
+    await waitForState(relais, extId, ['ready'], 20_000);
+    await waitForIdle(relais);
+    expect(shipmentsFor(relais, extId)).toHaveLength(1);
+  });
+
   it('a quote that expires between steps is replaced by a fresh one before the shipment is created', async () => {
     // The first createShipment fails with a retryable 503; while the job waits to retry, the service's
     // clock passes the quote's expiry, so the saved quote is stale when the retry comes.
