@@ -71,7 +71,8 @@ export async function syncDelivery(job: DeliveryJob, deps: DeliveryDeps): Promis
     if (job.shipmentId) shipment = await client.getShipment(job.shipmentId);
     else if (job.externalOrderId) shipment = await client.getShipmentByExternalOrder(job.externalOrderId);
   } catch (error) {
-    if (error instanceof DispatchError && error.status === 404) return { kind: 'ignored', why: 'no such shipment for this organisation' };
+    // A retryable 404 is the lookup by external order saying the shipment may exist (client.ts): look again.
+    if (error instanceof DispatchError && error.status === 404 && !error.retryable) return { kind: 'ignored', why: 'no such shipment for this organisation' };
     throw error;
   }
   if (!shipment) return { kind: 'ignored', why: 'no shipment id or external order id found' };

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { shopifyOrderPayload } from '../support/factories.js';
 import { SHOPIFY_SHOP_ID, startTestRelais, waitFor, type TestRelais } from '../support/relais.js';
 import { spawnWorker } from '../support/worker-process.js';
+import { syncDelivery, type DeliveryDeps } from '../../src/jobs/sync-delivery.js';
 import { postShopify, shipmentsFor, shopifyExternalId, waitForIdle, waitForState } from './helpers.js';
 
 describe('with the worker in process', () => {
@@ -46,6 +47,16 @@ describe('with the worker in process', () => {
     expect(shipmentsFor(relais, extId).map((s) => [s.shipment_id, s.status])).toEqual([[existing.shipmentId, 'READY']]);
     const lookups = (await relais.worker.runtime.ledger.timeline(extId)).filter((e) => e.operation === 'getShipmentByExternalOrder').map((e) => e.outcome);
     expect(lookups).toEqual(['INVALID_STATE', 'ok']);
+  });
+
+  it('a delivery sync by external order id whose lookup gets a 404 that does not say "no such shipment" fails to be retried, instead of dropping the update', async () => {
+    relais.emulator.faults.add({ operation: 'getShipmentByExternalOrder', times: 1, fault: { kind: 'status', status: 404 } });
+    const deps: DeliveryDeps = {
+      ledger: relais.worker.runtime.ledger, shops: relais.shops, dispatchClientFor: relais.worker.runtime.dispatchClientFor, writerFor: () => undefined,
+      redis: relais.redis.client(), prefix: relais.prefix, now: () => new Date(), logger: relais.logger,
+    };
+    const job = { shopId: SHOPIFY_SHOP_ID, externalOrderId: shopifyExternalId(987_654), trigger: 'test' };
+    await expect(syncDelivery(job, deps)).rejects.toMatchObject({ name: 'DispatchError', status: 404, retryable: true });
   });
 
   it('a job whose order lock is taken over while it waits for a quote makes no side-effecting call after losing it, and the order still ships once', async () => {
