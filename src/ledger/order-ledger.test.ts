@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../../test/support/redis.js';
+import type { StoreOrder } from '../domain/order.js';
 import { OrderLedger } from './order-ledger.js';
 
 let redis: TestRedis;
@@ -63,6 +64,27 @@ describe('the order ledger', () => {
       const record = await ledger.get(`dakar-mode:${orderId}`);
       expect([record?.state, record?.stateChangedAt]).toEqual([final, at(2).toISOString()]);
     }
+  });
+
+  it('keeps the newer order and payload when an older version of the order comes later, notes that event as ignored, and still applies one of the same version', async () => {
+    const ledger = ledgerFor('version');
+    const id = 'dakar-mode:v1';
+    const meta = { externalOrderId: id, shopId: 'dakar-mode', platform: 'shopify' as const, orderId: 'v1', orderName: '#v1' };
+    const order = (updatedAt: string, note: string) => ({ updatedAt, note }) as unknown as StoreOrder;
+    const event = (updatedAt: string, note: string) => ledger.recordEvent({
+      meta, payload: { id: 'v1', note }, order: order(updatedAt, note), version: updatedAt, now: new Date('2026-11-01T12:00:00Z'),
+      timeline: { at: '2026-11-01T12:00:00.000Z', system: 'shop', operation: `webhook orders/updated (${note})`, outcome: 'received' },
+    });
+    await event('2026-11-01T10:00:00Z', 'first');
+    await event('2026-11-01T10:02:00Z', 'newer');
+    const late = await event('2026-11-01T10:01:00Z', 'older');
+    expect(late.olderThanApplied).toEqual({ version: '2026-11-01T10:01:00.000Z', applied: '2026-11-01T10:02:00.000Z' });
+    expect([(late.order as unknown as { note: string }).note, await ledger.payload(id)]).toEqual(['newer', { id: 'v1', note: 'newer' }]);
+    expect((await ledger.timeline(id)).map((e) => `${e.operation}: ${e.outcome}`)).toEqual([
+      'webhook orders/updated (first): received', 'webhook orders/updated (newer): received', 'webhook orders/updated (older): ignored_older',
+    ]);
+    const same = await event('2026-11-01T10:02:00Z', 'same version');
+    expect([same.olderThanApplied, (same.order as unknown as { note: string }).note]).toEqual([undefined, 'same version']);
   });
 
   it('trims the shop index to the retention, keeping recent orders listed', async () => {
