@@ -258,8 +258,8 @@ export async function cancelDelivery(job: DeliveryJob, deps: DeliveryDeps): Prom
       // The note is written only once the ledger took the refusal: an order that reached a final state meanwhile
       // (its delivery was synced by a worker that did not wait for this lock) gets no note saying otherwise.
       if (!(await deps.ledger.setState(extId, 'cancel_refused', deps.now()))) {
-        const now = await deps.ledger.get(extId);
-        return { kind: 'ignored', why: `the order is already ${now?.state ?? 'gone'}; the refusal changes nothing` };
+        const current = await deps.ledger.get(extId);
+        return { kind: 'ignored', why: `the order is already ${current?.state ?? 'gone'}; the refusal changes nothing` };
       }
       const delivery: DeliveryProgress = record.delivery ?? { step: 'created', serviceStatus: record.shipment.status, updatedAt: deps.now().toISOString(), written: { steps: {} } };
       await deps.ledger.save(extId, 'delivery', { ...delivery, problem: message });
