@@ -459,6 +459,43 @@ describe('lookups and pages', () => {
     expect(await failure(client.getShipmentByExternalOrder('dakar-mode:1'))).toMatchObject({ status: 404, code: 'NOT_FOUND' });
   });
 
+  it('getShipmentByExternalOrder throws a retryable error on a 404 whose code says something else than "no such shipment" or that the profile does not know', async () => {
+    for (const code of ['INVALID_STATE', 'SOMETHING_NEW']) {
+      const server = await startServer((_req, res) => send(res, 404, { code, message: 'not here' }));
+      const { client } = makeClient({ baseUrl: server.url });
+      expect(await failure(client.getShipmentByExternalOrder('dakar-mode:1'))).toMatchObject({ status: 404, code, retryable: true, meaning: undefined });
+      expect(server.requests.map((r) => r.url)).toEqual(['/v1/shipments/by-external-order/dakar-mode%3A1']);
+    }
+  });
+
+  it('getShipmentByExternalOrder confirms a 404 without a code with listShipments: the listed shipment is answered, and "none" only when the listing ends without it', async () => {
+    const pages: Record<string, unknown> = {
+      first: { shipments: [{ shipment_id: 'shp_1', external_order_id: 'dakar-mode:9', status: 'READY' }], next_cursor: 'p2' },
+      p2: { shipments: [{ ...SHIPMENT_SPEC, shipment_id: 'shp_2' }] },
+    };
+    const server = await startServer((req, res) => {
+      const url = new URL(req.url, 'http://x');
+      if (url.pathname.startsWith('/v1/shipments/by-external-order/')) return send(res, 404, '');
+      send(res, 200, pages[url.searchParams.get('cursor') ?? 'first']);
+    });
+    const { client } = makeClient({ baseUrl: server.url });
+    expect((await client.getShipmentByExternalOrder('dakar-mode:1001'))?.shipmentId).toBe('shp_2');
+    expect(server.requests.map((r) => r.url).slice(1)).toEqual(['/v1/shipments?limit=100', '/v1/shipments?cursor=p2&limit=100']);
+    expect(await client.getShipmentByExternalOrder('dakar-mode:1002')).toBeUndefined();
+  });
+
+  it('getShipmentByExternalOrder throws a retryable error on a 404 without a code when three pages of shipments do not settle it, never answering "none"', async () => {
+    let page = 0;
+    const server = await startServer((req, res) => {
+      if (req.url.startsWith('/v1/shipments/by-external-order/')) return send(res, 404, '');
+      page += 1;
+      send(res, 200, { shipments: [{ shipment_id: `shp_${page}`, external_order_id: 'dakar-mode:9', status: 'READY' }], next_cursor: `p${page + 1}` });
+    });
+    const { client } = makeClient({ baseUrl: server.url });
+    expect(await failure(client.getShipmentByExternalOrder('dakar-mode:1001'))).toMatchObject({ status: 404, retryable: true, operation: 'getShipmentByExternalOrder' });
+    expect(page).toBe(3);
+  });
+
   it('getShipmentByExternalOrder throws on a 5xx instead of answering "none"', async () => {
     const server = await startServer((_req, res) => send(res, 503, { code: 'UNAVAILABLE' }));
     const { client } = makeClient({ baseUrl: server.url });

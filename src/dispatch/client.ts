@@ -178,9 +178,19 @@ export class DispatchClient {
   }
 
   /**
-   * The most recent shipment carrying this external order id, or undefined when there is none. Only an answer
-   * the profile reads as "no such shipment" means none: a 404 for an unknown route (a wrong base URL, a gateway
-   * without this path) is thrown, because reading it as "none" would let the caller create a duplicate shipment.
+   * The most recent shipment carrying this external order id, or undefined when there is none: the duplicate
+   * guard before createShipment, so "none" is answered only when the service has shown it.
+   *
+   * The spec documents this operation's answer (a Shipment) and nothing else: no 404, no code for one. So:
+   *  - a 404 the profile reads as `shipment_not_found` is "none";
+   *  - a 404 that carries no code the profile knows of at all (a bare 404, a body without a code) is confirmed
+   *    with listShipments: the first LOOKUP_SCAN_PAGES pages of 100 are searched for the external order id. A
+   *    shipment found is answered; a listing that ends within them without it is "none"; a listing longer than
+   *    that proves nothing and is thrown as a retryable error (maybe it exists: look again, never create blind);
+   *  - a 404 the profile reads as `route_not_found` (a wrong base URL, a gateway without this path) is thrown
+   *    as it came;
+   *  - any other 404 (a code meaning something else, or a code the profile does not know) is thrown as a
+   *    retryable error: it does not say there is no shipment.
    */
   async getShipmentByExternalOrder(externalOrderId: string, options?: CallOptions): Promise<WireShipment | undefined> {
     requireText(externalOrderId, 'externalOrderId');
@@ -190,9 +200,30 @@ export class DispatchClient {
         options,
       );
     } catch (error) {
-      if (error instanceof DispatchError && error.kind === 'http' && error.status === 404 && error.meaning !== 'route_not_found') return undefined;
-      throw error;
+      if (!(error instanceof DispatchError) || error.kind !== 'http' || error.status !== 404) throw error;
+      if (error.meaning === 'shipment_not_found') return undefined;
+      if (error.meaning === 'route_not_found') throw error;
+      if (error.meaning === undefined && error.code === undefined) return this.#scanForExternalOrder(externalOrderId, error, options);
+      const said = [error.code && `code ${error.code}`, error.meaning && `read as ${error.meaning}`].filter(Boolean).join(', ');
+      throw maybeExists(error, `a 404 (${said}) does not say there is no such shipment`);
     }
+  }
+
+  /** The "none" of a bare 404, confirmed by listing the organisation's shipments (see getShipmentByExternalOrder). */
+  async #scanForExternalOrder(externalOrderId: string, notFound: DispatchError, options?: CallOptions): Promise<WireShipment | undefined> {
+    let cursor: string | undefined;
+    let found: WireShipment | undefined;
+    for (let page = 0; page < LOOKUP_SCAN_PAGES; page++) {
+      const listed = await this.listShipments({ limit: LIST_MAX_LIMIT, ...(cursor === undefined ? {} : { cursor }) }, options);
+      // The most recent match: the latest created, else the last listed.
+      for (const shipment of listed.shipments) {
+        if (shipment.externalOrderId !== externalOrderId) continue;
+        if (!found || (shipment.createdAt ?? '') >= (found.createdAt ?? '')) found = shipment;
+      }
+      cursor = listed.nextCursor || undefined;
+      if (found || cursor === undefined) return found;
+    }
+    throw maybeExists(notFound, `a 404 without a code, and the first ${LOOKUP_SCAN_PAGES * LIST_MAX_LIMIT} shipments listed do not settle whether one exists`);
   }
 
   /** Puts the run into the assignment queue. Until this is called no courier is ever offered the shipment. */
@@ -283,6 +314,22 @@ export class DispatchClient {
   [inspect.custom](): string {
     return `DispatchClient { baseUrl: '${this.baseUrl}', trackingUrl: '${this.trackingUrl}' }`;
   }
+}
+
+/** How many pages of listShipments confirm a bare 404 of getShipmentByExternalOrder. */
+export const LOOKUP_SCAN_PAGES = 3;
+
+/** An answer that does not settle whether the order's shipment exists: retryable, so the caller looks again. */
+function maybeExists(cause: DispatchError, why: string): DispatchError {
+  return new DispatchError({
+    operation: 'getShipmentByExternalOrder',
+    kind: 'http',
+    ...(cause.status === undefined ? {} : { status: cause.status }),
+    ...(cause.code === undefined ? {} : { code: cause.code }),
+    retryable: true,
+    message: `dispatch getShipmentByExternalOrder: the shipment may exist (${why}); looking again before creating one`,
+    cause,
+  });
 }
 
 function checkApiKey(apiKey: unknown, logger: Logger): string {

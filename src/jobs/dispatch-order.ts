@@ -25,10 +25,11 @@ import { resolveDeliveryAddress } from '../geo/order-address.js';
 import type { PricedNames } from '../geo/types.js';
 import type { NeighbourhoodResolver } from '../geo/resolver.js';
 import type { AliasStore } from '../ledger/alias-store.js';
-import { DISPATCHED_STATES, type OrderLedger, type OrderRecord, type ShipmentProgress } from '../ledger/order-ledger.js';
+import { DISPATCHED_STATES } from '../domain/order-state.js';
+import type { OrderLedger, OrderRecord, ShipmentProgress } from '../ledger/order-ledger.js';
 import type { Logger } from '../log.js';
 import type { DispatchJob } from './queues.js';
-import { withOrderLock } from './order-lock.js';
+import { OrderLockLostError, withOrderLock, type OrderLock } from './order-lock.js';
 import type { ShopRateLimiter } from './rate-limit.js';
 import { judgeQuote, serviceId, weightBandOf, weightLabel, type FallbackKey, type TariffMemory } from './tariff-guard.js';
 
@@ -81,7 +82,7 @@ export async function dispatchOrder(job: DispatchJob, deps: PipelineDeps): Promi
   const writes = new PendingWrites();
   let outcome: DispatchOutcome;
   try {
-    outcome = await withOrderLock(deps.redis, deps.prefix, job.externalOrderId, () => dispatchLocked(job, deps, writes));
+    outcome = await withOrderLock(deps.redis, deps.prefix, job.externalOrderId, (lock) => dispatchLocked(job, deps, writes, lock));
   } catch (error) {
     await writes.settle().catch(() => undefined);
     throw error;
@@ -106,7 +107,7 @@ interface Attempt {
   log: Logger;
 }
 
-async function dispatchLocked(job: DispatchJob, deps: PipelineDeps, writes: PendingWrites): Promise<DispatchOutcome> {
+async function dispatchLocked(job: DispatchJob, deps: PipelineDeps, writes: PendingWrites, lock: OrderLock): Promise<DispatchOutcome> {
   const { ledger } = deps;
   const shop = deps.shops.get(job.shopId);
   // Read together: the record, the shop's run-time aliases, and the shop's pacing for this attempt's calls.
@@ -144,7 +145,7 @@ async function dispatchLocked(job: DispatchJob, deps: PipelineDeps, writes: Pend
     order,
     goods,
     client: deps.dispatchClientFor(shop),
-    call: tracker(deps, order.externalOrderId, shop, paced),
+    call: tracker(deps, order.externalOrderId, shop, paced, lock),
     writes,
     log: deps.logger.child({ order: order.orderName, externalOrderId: order.externalOrderId }), // the worker's logger binds the shop
   };
@@ -500,16 +501,32 @@ async function hold(deps: PipelineDeps, record: OrderRecord, reason: HoldReason)
 
 type Tracker = <T>(operation: string, fn: () => Promise<T>) => Promise<T>;
 
+/** The calls that change something at the service: made only while the job still holds the order lock. */
+const SIDE_EFFECTS: ReadonlySet<string> = new Set(['createShipment', 'markReady', 'cancelShipment']);
+
 /**
  * Paces and records every dispatch call on the order's timeline: what, when, how long, how it ended.
  * `paced` calls were already taken from the shop's pacing window by the caller; the rest wait their turn.
+ * A call with a side effect is made only while `lock` is still held: a job that lost the order (another
+ * worker took it over) stops there with a retryable error, noted on the timeline.
  */
-function tracker(deps: PipelineDeps, externalOrderId: string, shop: ShopConfig, paced: number): Tracker {
+function tracker(deps: PipelineDeps, externalOrderId: string, shop: ShopConfig, paced: number, lock: OrderLock): Tracker {
   let prepaid = paced;
   return async (operation, fn) => {
     // Waiting for the shop's pacing window is not part of the call's latency.
     if (prepaid > 0) prepaid -= 1;
     else await deps.rateLimiter?.acquire(shop.id, shop.policy.dispatchCallsPerSecond);
+    if (SIDE_EFFECTS.has(operation)) {
+      try {
+        await lock.confirm(operation);
+      } catch (error) {
+        if (error instanceof OrderLockLostError) {
+          note({ at: deps.now().toISOString(), system: 'relais', operation, outcome: 'lock_lost', detail: error.message });
+          deps.logger.warn({ externalOrderId, operation }, 'order lock lost; stopped before a side effect, to be retried');
+        }
+        throw error;
+      }
+    }
     const started = Date.now();
     let result: Awaited<ReturnType<typeof fn>>;
     try {

@@ -9,14 +9,38 @@
  * made the job taken over from a crashed worker spend all its attempts on "order busy" and end held as
  * "dispatch unavailable" (found by test/chaos/worker-kill.test.ts).
  *
+ * A lease can be lost while its holder still runs: a renewal the key no longer answers to (the holder was
+ * frozen past the TTL and another worker took the order), or a renewal that failed. The lease is then
+ * marked lost, and the work confirms it (`OrderLock.confirm`, a renewal made there and then) before each
+ * side effect, stopping with OrderLockLostError, retryable: the next attempt takes the lock again, or
+ * waits behind whoever holds it now. Past the last confirmed renewal plus the TTL the lease counts as
+ * lost too, even before a renewal says so (a holder resumed from a freeze has not had its timer run yet).
+ *
  * `tryLease` is the lease itself, for other one-holder-at-a-time work that does not wait (src/disputes).
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 
 export class OrderBusyError extends Error {
-  override readonly name = 'OrderBusyError';
+  override readonly name: string = 'OrderBusyError';
   readonly retryAfterMs = 1_000;
+}
+
+/** The order lock was lost while the job held it: it stops before its next side effect, and is retried. */
+export class OrderLockLostError extends OrderBusyError {
+  override readonly name: string = 'OrderLockLostError';
+}
+
+/** What the work inside `withOrderLock` is handed: whether the order is still its own. */
+export interface OrderLock {
+  /** False once a renewal found the key taken by another holder, or failed, or the lease may have lapsed. */
+  stillHeld(): boolean;
+  /**
+   * Before a side effect: renews the lease now and resolves if it is still this holder's; otherwise marks
+   * it lost and throws OrderLockLostError naming `before` (the side effect not made). One round trip, so a
+   * takeover is seen however recently it happened, not only at the next timed renewal.
+   */
+  confirm(before: string): Promise<void>;
 }
 
 /** How long the lock outlives a holder that stopped renewing it (crashed, or frozen longer than this). */
@@ -29,22 +53,43 @@ export async function withOrderLock<T>(
   redis: Redis,
   prefix: string,
   externalOrderId: string,
-  work: () => Promise<T>,
+  work: (lock: OrderLock) => Promise<T>,
   options: { ttlMs?: number; waitMs?: number } = {},
 ): Promise<T> {
   const key = `${prefix}:lock:order:${externalOrderId}`;
   const ttlMs = options.ttlMs ?? ORDER_LOCK_TTL_MS;
   const deadline = Date.now() + (options.waitMs ?? 2_000);
   let lease: Lease | undefined;
+  let sentAt = Date.now();
   while (!(lease = await tryLease(redis, key, ttlMs))) {
     if (Date.now() >= deadline) throw new OrderBusyError(`order ${externalOrderId} is being processed by another job`);
     await new Promise((resolve) => setTimeout(resolve, 50));
+    sentAt = Date.now();
   }
   const held = lease;
+  // Held until the last confirmed renewal (timed from when it was sent) plus the TTL, unless a renewal says otherwise.
+  let validUntil = sentAt + ttlMs;
+  let lost = false;
+  /** Renews the lease; false (and lost from then on) when the key is another holder's or the renewal failed. */
+  const renew = async (): Promise<boolean> => {
+    const sent = Date.now();
+    const ours = await held.renew().catch(() => false);
+    if (!ours) lost = true;
+    else validUntil = Math.max(validUntil, sent + ttlMs);
+    return !lost;
+  };
+  const lock: OrderLock = {
+    stillHeld: () => !lost && Date.now() < validUntil,
+    async confirm(before) {
+      if (lock.stillHeld() && (await renew())) return;
+      lost = true;
+      throw new OrderLockLostError(`order ${externalOrderId}: the order lock was lost (taken over, or not renewed in time); stopped before ${before}`);
+    },
+  };
   // Renewed three times per TTL, so one slow round trip never lets a live holder's lease lapse.
-  const renewal = setInterval(() => void held.renew().catch(() => undefined), Math.max(100, Math.floor(ttlMs / 3)));
+  const renewal = setInterval(() => void renew(), Math.max(100, Math.floor(ttlMs / 3)));
   try {
-    return await work();
+    return await work(lock);
   } finally {
     clearInterval(renewal);
     await held.release();
@@ -53,7 +98,8 @@ export async function withOrderLock<T>(
 
 /** A key held in Redis for a while by one holder, who alone can renew or release it. */
 export interface Lease {
-  renew(): Promise<void>;
+  /** Extends the lease; false when the key is no longer this holder's (it lapsed, or another holder took it). */
+  renew(): Promise<boolean>;
   release(): Promise<void>;
 }
 
@@ -62,9 +108,7 @@ export async function tryLease(redis: Redis, key: string, ttlMs: number): Promis
   const token = randomUUID();
   if ((await redis.set(key, token, 'PX', ttlMs, 'NX')) !== 'OK') return undefined;
   return {
-    renew: async () => {
-      await redis.eval(RENEW, 1, key, token, String(ttlMs));
-    },
+    renew: async () => (await redis.eval(RENEW, 1, key, token, String(ttlMs))) === 1,
     release: async () => {
       await redis.eval(RELEASE, 1, key, token);
     },

@@ -8,7 +8,7 @@ import type { ShopConfig, ShopRegistry } from '../config/shops.js';
 import { externalOrderId } from '../domain/ids.js';
 import type { OrderLedger, OrderState } from '../ledger/order-ledger.js';
 import type { Logger } from '../log.js';
-import { normaliseOrder, orderIdOf } from '../stores/index.js';
+import { normaliseOrder, orderIdOf, orderVersionOf } from '../stores/index.js';
 import { ownerOfShopifyPayload } from '../stores/shopify/owner.js';
 import { COMPLIANCE_TOPICS, handleCompliance, type ComplianceOutcome } from './compliance.js';
 import { withOrderLock } from './order-lock.js';
@@ -40,7 +40,8 @@ export type ShopEventOutcome =
   | { kind: 'held'; externalOrderId: string; code: string }
   | { kind: 'cancelled'; externalOrderId: string }
   | { kind: 'compliance'; result: ComplianceOutcome }
-  | { kind: 'ignored'; why: string };
+  | { kind: 'ignored'; why: string }
+  | { kind: 'ignored_older'; externalOrderId: string; version: string; applied: string };
 
 /** States in which a new shop event may (re)start dispatch. */
 const MAY_START_DISPATCH: ReadonlySet<OrderState> = new Set(['received', 'waiting', 'held']);
@@ -97,13 +98,21 @@ async function recordAndDecide(
   const normalised = normaliseOrder(shop, event.payload);
   const orderName = normalised.ok ? normalised.order.orderName : (normalised.orderName ?? `#${orderId}`);
   const now = deps.now();
+  // The order's own version is inside the signed body: an event older than the one applied (a late delivery
+  // of an earlier update) is noted on the timeline and changes nothing, whatever it says.
+  const version = normalised.ok ? normalised.order.updatedAt : orderVersionOf(shop.platform, event.payload);
   const record = await deps.ledger.recordEvent({
     meta: { externalOrderId: extId, shopId: shop.id, platform: shop.platform, orderId, orderName },
     payload: event.payload,
     order: normalised.ok ? normalised.order : undefined,
+    ...(version === undefined ? {} : { version }),
     now,
     timeline: { at: now.toISOString(), system: 'shop', operation: `webhook ${event.topic}`, outcome: normalised.ok ? 'received' : normalised.hold.code },
   });
+  if (record.olderThanApplied) {
+    deps.logger.info({ order: orderName, topic: event.topic, ...record.olderThanApplied }, 'shop event older than the order version applied; ignored');
+    return { kind: 'ignored_older', externalOrderId: extId, ...record.olderThanApplied };
+  }
 
   if (!normalised.ok) {
     if (!MAY_START_DISPATCH.has(record.state)) return { kind: 'ignored', why: `already ${record.state}` };

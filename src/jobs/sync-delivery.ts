@@ -13,7 +13,8 @@ import { FINAL_STEPS, movesForward, showsMarkedReady, type DeliveryStep } from '
 import type { DispatchClient } from '../dispatch/client.js';
 import { DispatchError } from '../dispatch/errors.js';
 import type { WireShipment } from '../dispatch/wire.js';
-import { FINAL_STATES, type DeliveryProgress, type OrderLedger, type OrderRecord, type OrderState, type ShipmentProgress } from '../ledger/order-ledger.js';
+import { canMove, type OrderState } from '../domain/order-state.js';
+import type { DeliveryProgress, OrderLedger, OrderRecord, ShipmentProgress } from '../ledger/order-ledger.js';
 import type { Logger } from '../log.js';
 import type { DispatchInfo, ShopOrderRef, ShopWriter } from '../stores/writer.js';
 import { collectsCash } from '../dispatch/requests.js';
@@ -70,7 +71,8 @@ export async function syncDelivery(job: DeliveryJob, deps: DeliveryDeps): Promis
     if (job.shipmentId) shipment = await client.getShipment(job.shipmentId);
     else if (job.externalOrderId) shipment = await client.getShipmentByExternalOrder(job.externalOrderId);
   } catch (error) {
-    if (error instanceof DispatchError && error.status === 404) return { kind: 'ignored', why: 'no such shipment for this organisation' };
+    // A retryable 404 is the lookup by external order saying the shipment may exist (client.ts): look again.
+    if (error instanceof DispatchError && error.status === 404 && !error.retryable) return { kind: 'ignored', why: 'no such shipment for this organisation' };
     throw error;
   }
   if (!shipment) return { kind: 'ignored', why: 'no shipment id or external order id found' };
@@ -226,13 +228,14 @@ export async function cancelDelivery(job: DeliveryJob, deps: DeliveryDeps): Prom
   const shop = deps.shops.get(job.shopId);
   if (!shop || !job.externalOrderId) return { kind: 'ignored', why: 'unknown shop or order' };
   const extId = job.externalOrderId;
-  return withOrderLock(deps.redis, deps.prefix, extId, async () => {
+  return withOrderLock(deps.redis, deps.prefix, extId, async (lock) => {
     const record = await deps.ledger.get(extId);
     if (!record?.shipment) return { kind: 'ignored', why: 'no shipment to cancel' };
     if (record.state === 'cancelled') return { kind: 'cancelled' };
     // A delivered or returned order is final: a late cancellation in the shop never moves it back.
-    if (FINAL_STATES.has(record.state)) return { kind: 'ignored', why: `the order is already ${record.state}` };
+    if (!canMove(record.state, 'cancelled')) return { kind: 'ignored', why: `the order is already ${record.state}` };
     const client = deps.dispatchClientFor(shop);
+    await lock.confirm('cancelShipment');
     const started = Date.now();
     try {
       const cancelled = await client.cancelShipment(record.shipment.shipmentId, {
@@ -252,7 +255,12 @@ export async function cancelDelivery(job: DeliveryJob, deps: DeliveryDeps): Prom
       const message = pickedUp
         ? `The order was cancelled in the shop, but the delivery service refused to cancel shipment ${record.shipment.shipmentId}: the parcel has already been picked up. Contact the courier service to stop or return it.`
         : `The order was cancelled in the shop, but the delivery service refused to cancel shipment ${record.shipment.shipmentId} (${error.code ?? error.status}): ${error.message}`;
-      await deps.ledger.setState(extId, 'cancel_refused', deps.now());
+      // The note is written only once the ledger took the refusal: an order that reached a final state meanwhile
+      // (its delivery was synced by a worker that did not wait for this lock) gets no note saying otherwise.
+      if (!(await deps.ledger.setState(extId, 'cancel_refused', deps.now()))) {
+        const current = await deps.ledger.get(extId);
+        return { kind: 'ignored', why: `the order is already ${current?.state ?? 'gone'}; the refusal changes nothing` };
+      }
       const delivery: DeliveryProgress = record.delivery ?? { step: 'created', serviceStatus: record.shipment.status, updatedAt: deps.now().toISOString(), written: { steps: {} } };
       await deps.ledger.save(extId, 'delivery', { ...delivery, problem: message });
       const writer = deps.writerFor(shop);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../../test/support/redis.js';
+import type { StoreOrder } from '../domain/order.js';
 import { OrderLedger } from './order-ledger.js';
 
 let redis: TestRedis;
@@ -48,6 +49,42 @@ describe('the order ledger', () => {
     const later = await receive(ledger, '2', new Date('2026-11-01T12:00:00Z'), { id: '2', note: 'after shipping' });
     expect(later.state).toBe('ready');
     expect(await ledger.payload('dakar-mode:2')).toBeUndefined();
+  });
+
+  it('never moves a delivered, returned or cancelled order to another state, and says so by answering false', async () => {
+    const ledger = ledgerFor('final');
+    const at = (minute: number) => new Date(Date.UTC(2026, 10, 1, 10, minute));
+    for (const [orderId, final] of [['f1', 'delivered'], ['f2', 'returned'], ['f3', 'cancelled']] as const) {
+      await receive(ledger, orderId, at(0));
+      await ledger.setState(`dakar-mode:${orderId}`, 'ready', at(1));
+      expect(await ledger.setState(`dakar-mode:${orderId}`, final, at(2))).toBe(true);
+      expect(await ledger.setState(`dakar-mode:${orderId}`, 'cancel_refused', at(3))).toBe(false);
+      expect(await ledger.setState(`dakar-mode:${orderId}`, 'in_delivery', at(4))).toBe(false);
+      expect(await ledger.setState(`dakar-mode:${orderId}`, final === 'cancelled' ? 'delivered' : 'cancelled', at(5))).toBe(false);
+      const record = await ledger.get(`dakar-mode:${orderId}`);
+      expect([record?.state, record?.stateChangedAt]).toEqual([final, at(2).toISOString()]);
+    }
+  });
+
+  it('keeps the newer order and payload when an older version of the order comes later, notes that event as ignored, and still applies one of the same version', async () => {
+    const ledger = ledgerFor('version');
+    const id = 'dakar-mode:v1';
+    const meta = { externalOrderId: id, shopId: 'dakar-mode', platform: 'shopify' as const, orderId: 'v1', orderName: '#v1' };
+    const order = (updatedAt: string, note: string) => ({ updatedAt, note }) as unknown as StoreOrder;
+    const event = (updatedAt: string, note: string) => ledger.recordEvent({
+      meta, payload: { id: 'v1', note }, order: order(updatedAt, note), version: updatedAt, now: new Date('2026-11-01T12:00:00Z'),
+      timeline: { at: '2026-11-01T12:00:00.000Z', system: 'shop', operation: `webhook orders/updated (${note})`, outcome: 'received' },
+    });
+    await event('2026-11-01T10:00:00Z', 'first');
+    await event('2026-11-01T10:02:00Z', 'newer');
+    const late = await event('2026-11-01T10:01:00Z', 'older');
+    expect(late.olderThanApplied).toEqual({ version: '2026-11-01T10:01:00.000Z', applied: '2026-11-01T10:02:00.000Z' });
+    expect([(late.order as unknown as { note: string }).note, await ledger.payload(id)]).toEqual(['newer', { id: 'v1', note: 'newer' }]);
+    expect((await ledger.timeline(id)).map((e) => `${e.operation}: ${e.outcome}`)).toEqual([
+      'webhook orders/updated (first): received', 'webhook orders/updated (newer): received', 'webhook orders/updated (older): ignored_older',
+    ]);
+    const same = await event('2026-11-01T10:02:00Z', 'same version');
+    expect([same.olderThanApplied, (same.order as unknown as { note: string }).note]).toEqual([undefined, 'same version']);
   });
 
   it('trims the shop index to the retention, keeping recent orders listed', async () => {

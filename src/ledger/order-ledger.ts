@@ -26,28 +26,9 @@ import { SHOP_ID_PATTERN } from '../domain/ids.js';
 import type { HoldReason, Platform, StoreOrder } from '../domain/order.js';
 import type { DoorAmount } from '../domain/door-amount.js';
 import type { DeliveryStep } from '../domain/shipment-status.js';
+import { BEFORE_DISPATCH_STATES, FINAL_STATES, statesRefusingMoveTo, type OrderState } from '../domain/order-state.js';
 
-export type OrderState =
-  | 'received' // acknowledged, not yet evaluated
-  | 'waiting' // not to be shipped yet (prepaid and unpaid, on-hold, ...)
-  | 'held' // needs a person: see `hold`
-  | 'dispatching' // quote / shipment in progress
-  | 'awaiting_ready' // shipment created; waiting for the shop's own "ready" signal
-  | 'ready' // marked ready: a courier will be assigned
-  | 'in_delivery'
-  | 'delivered'
-  | 'delivery_failed'
-  | 'returned'
-  | 'cancelled'
-  | 'cancel_refused'; // the shop cancelled, the service refused (parcel picked up)
-
-export const FINAL_STATES: ReadonlySet<OrderState> = new Set(['delivered', 'returned', 'cancelled']);
-
-/**
- * States before dispatch: the raw payload is still kept (a replay may need it, see `replay.ts`), and an
- * order past dispatch (DISPATCHED_STATES) never moves back into one of them.
- */
-export const BEFORE_DISPATCH_STATES: ReadonlySet<OrderState> = new Set(['received', 'waiting', 'held', 'dispatching']);
+export type { OrderState } from '../domain/order-state.js';
 
 export interface QuoteProgress {
   quoteId: string;
@@ -128,22 +109,15 @@ export interface TimelineEntry {
 type Field = 'meta' | 'state' | 'hold' | 'order' | 'payload' | 'neighbourhood' | 'quote' | 'shipment' | 'delivery' | 'door';
 
 /**
- * States past dispatch: the shipment is marked ready (or further), or the order ended. None of them goes
- * back to received, waiting, held or dispatching, and a dispatch job finding one has nothing to do.
- */
-export const DISPATCHED_STATES: ReadonlySet<OrderState> = new Set([
-  'ready', 'in_delivery', 'delivered', 'delivery_failed', 'returned', 'cancelled', 'cancel_refused',
-]);
-
-/**
  * KEYS: order hash, held index, in-flight index, timeline, unready index. ARGV: the new state's JSON, the hold JSON (''
  * when not holding), now (ms), external id, '1' when the new state is before dispatch, the retention in
- * seconds ('' unless the state is final), then the dispatched states. Answers 1 when applied, 0 when refused.
+ * seconds ('' unless the state is final), then the states the move is refused from (domain/order-state.ts,
+ * `canMove`). Answers 1 when applied, 0 when refused.
  */
 const MOVE_STATE_SCRIPT = `
 local before_dispatch = ARGV[5] == '1'
 local current = redis.call('HGET', KEYS[1], 'state')
-if current and before_dispatch then
+if current then
   local value = cjson.decode(current)['value']
   for i = 7, #ARGV do
     if ARGV[i] == value then return 0 end
@@ -194,24 +168,37 @@ const RECORD_FIELDS = ['meta', 'state', 'hold', 'order', 'neighbourhood', 'quote
 /**
  * recordEvent in one round trip: create the record on first sight, keep the payload only while the order
  * is before dispatch, refresh the normalised order, index it, note the event on the timeline, and answer
- * the record's fields (RECORD_FIELDS order).
+ * the record's fields (RECORD_FIELDS order), then the version already applied when this event is older
+ * (nil otherwise). An event whose order version (ms) is older than the one applied changes neither the
+ * payload, the order nor the version: only its ignored entry goes on the timeline.
  * KEYS: order hash, shop index, timeline. ARGV: meta, state, payload, order ('' for none), score,
- * external id, timeline entry ('' for none), timeline length, then the states before dispatch.
+ * external id, timeline entry ('' for none), timeline length, the event's order version ('' when unknown),
+ * its timeline entry when ignored as older ('' for none), then the states before dispatch.
  */
 const RECORD_EVENT_SCRIPT = `
 redis.call('HSETNX', KEYS[1], 'meta', ARGV[1])
 redis.call('HSETNX', KEYS[1], 'state', ARGV[2])
-local state = cjson.decode(redis.call('HGET', KEYS[1], 'state'))['value']
-for i = 9, #ARGV do
-  if ARGV[i] == state then redis.call('HSET', KEYS[1], 'payload', ARGV[3]) break end
+local applied = redis.call('HGET', KEYS[1], 'version')
+local older = ARGV[9] ~= '' and applied and tonumber(ARGV[9]) < tonumber(applied)
+local entry = ARGV[7]
+if older then
+  entry = ARGV[10]
+else
+  if ARGV[9] ~= '' then redis.call('HSET', KEYS[1], 'version', ARGV[9]) end
+  local state = cjson.decode(redis.call('HGET', KEYS[1], 'state'))['value']
+  for i = 11, #ARGV do
+    if ARGV[i] == state then redis.call('HSET', KEYS[1], 'payload', ARGV[3]) break end
+  end
+  if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'order', ARGV[4]) end
 end
-if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'order', ARGV[4]) end
 redis.call('ZADD', KEYS[2], 'NX', ARGV[5], ARGV[6])
-if ARGV[7] ~= '' then
-  redis.call('LPUSH', KEYS[3], ARGV[7])
+if entry ~= '' then
+  redis.call('LPUSH', KEYS[3], entry)
   redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[8]) - 1)
 end
-return redis.call('HMGET', KEYS[1], ${RECORD_FIELDS.map((f) => `'${f}'`).join(', ')})
+local fields = redis.call('HMGET', KEYS[1], ${RECORD_FIELDS.map((f) => `'${f}'`).join(', ')})
+if older then fields[#fields + 1] = applied end
+return fields
 `;
 
 /** How long a finished order is kept (days), unless RELAIS_RETENTION_DAYS says otherwise. */
@@ -281,17 +268,28 @@ export class OrderLedger {
   /**
    * Creates the record on first sight; later calls refresh the normalised order, and the payload while the
    * order is before dispatch. `timeline`, when given, is noted in the same round trip.
+   *
+   * `version` is the order's own last-modified time as the shop signed it (Shopify updated_at, WooCommerce
+   * date_modified): an event older than the version already applied (a late delivery of an earlier update)
+   * refreshes nothing. It is noted on the timeline as ignored, and the answer carries `olderThanApplied`.
    */
   async recordEvent(input: {
     meta: Omit<OrderMeta, 'firstSeenAt' | 'generation'>;
     payload: unknown;
     order?: StoreOrder;
+    version?: string;
     now: Date;
     timeline?: TimelineEntry;
-  }): Promise<OrderRecord> {
+  }): Promise<OrderRecord & { olderThanApplied?: { version: string; applied: string } }> {
     const id = input.meta.externalOrderId;
     const at = input.now.toISOString();
     const meta: OrderMeta = { ...input.meta, firstSeenAt: at, generation: 0 };
+    const versionMs = input.version === undefined ? Number.NaN : Date.parse(input.version);
+    const ignored: TimelineEntry | undefined = input.timeline && {
+      ...input.timeline,
+      outcome: 'ignored_older',
+      detail: `the order in this event was last modified ${input.version}, before the version already applied; nothing was changed`,
+    };
     const fields = (await this.redis.eval(
       RECORD_EVENT_SCRIPT,
       3,
@@ -306,14 +304,19 @@ export class OrderLedger {
       id,
       input.timeline ? JSON.stringify(input.timeline) : '',
       String(this.options.timelineLength),
+      Number.isFinite(versionMs) ? String(versionMs) : '',
+      ignored ? JSON.stringify(ignored) : '',
       ...BEFORE_DISPATCH_STATES,
     )) as (string | null)[];
-    return parseRecord(fields)!;
+    const record = parseRecord(fields)!;
+    const applied = fields[RECORD_FIELDS.length];
+    if (typeof applied !== 'string') return record;
+    return { ...record, olderThanApplied: { version: new Date(versionMs).toISOString(), applied: new Date(Number(applied)).toISOString() } };
   }
 
   /**
-   * Moves the order to `state`. Returns false, changing nothing, when that would take an order that has
-   * been dispatched (or has ended) back before dispatch (see `moveState`).
+   * Moves the order to `state`. Returns false, changing nothing, when `canMove` (domain/order-state.ts)
+   * refuses it: out of a final state, or from a dispatched state back before dispatch (see `moveState`).
    */
   async setState(externalOrderId: string, state: OrderState, now: Date): Promise<boolean> {
     return this.moveState(externalOrderId, state, now);
@@ -326,8 +329,9 @@ export class OrderLedger {
 
   /**
    * One state change and what goes with it (hold reason and held index, payload, in-flight index, expiry),
-   * applied in Redis only if the order's current state allows it: an order marked ready (or further) never
-   * goes back to received, waiting, held or dispatching. A worker that lost its order lease (frozen past
+   * applied in Redis only if `canMove` allows it from the order's current state: a delivered, returned or
+   * cancelled order never leaves that state, and an order marked ready (or further) never goes back to
+   * received, waiting, held or dispatching. A worker that lost its order lease (frozen past
    * it, then resumed) may still finish its steps and ask for such a move; found by the long chaos suite
    * (test/chaos/worker-kill.test.ts), where a resumed worker held an order another worker had made ready.
    */
@@ -346,7 +350,7 @@ export class OrderLedger {
       externalOrderId,
       BEFORE_DISPATCH_STATES.has(state) ? '1' : '0',
       FINAL_STATES.has(state) ? String(this.options.retentionDays * 86_400) : '',
-      ...DISPATCHED_STATES,
+      ...statesRefusingMoveTo(state),
     );
     return moved === 1;
   }

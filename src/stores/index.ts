@@ -8,7 +8,7 @@ import type { Logger } from '../log.js';
 import type { ShopWriter } from './writer.js';
 import { normaliseShopifyOrder } from './shopify/normalise.js';
 import { createShopifyWriter } from './shopify/writer.js';
-import { normaliseWooOrder } from './woocommerce/normalise.js';
+import { normaliseWooOrder, utcIso } from './woocommerce/normalise.js';
 import { fillWooWeights } from './woocommerce/weights.js';
 import { createWooWriter, wooRestFor } from './woocommerce/writer.js';
 import { createShopifyOrderLister } from './shopify/orders.js';
@@ -41,6 +41,19 @@ export function orderIdOf(payload: unknown): string | undefined {
   const gid = (payload as { admin_graphql_api_id?: unknown }).admin_graphql_api_id;
   if (typeof gid === 'string') return /\/(\d+)$/.exec(gid)?.[1];
   return undefined;
+}
+
+/**
+ * The order's own last-modified time in a payload (Shopify updated_at, WooCommerce date_modified_gmt, else
+ * date_modified), even one too broken to normalise; undefined when it carries none. Normalised orders carry
+ * the same value as `updatedAt`.
+ */
+export function orderVersionOf(platform: ShopConfig['platform'], payload: unknown): string | undefined {
+  if (!payload || typeof payload !== 'object') return undefined;
+  const p = payload as Record<string, unknown>;
+  const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
+  if (platform === 'shopify') return text(p.updated_at);
+  return utcIso(text(p.date_modified_gmt)) ?? text(p.date_modified);
 }
 
 export interface WriterDeps {

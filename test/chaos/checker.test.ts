@@ -197,6 +197,21 @@ describe('the history checker', () => {
     ]);
   });
 
+  it('reports an order whose ledger state left delivered for cancel_refused, or returned for cancelled, as REGRESSED', () => {
+    const history = cleanHistory();
+    history.samples.ledger.push({ at: 5, externalOrderId: SHOPIFY_ORDER.externalOrderId, state: 'cancel_refused', step: 'delivered' });
+    history.samples.ledger.push(
+      { at: 1, externalOrderId: WOO_ORDER.externalOrderId, state: 'returned', step: 'delivered' },
+      { at: 2, externalOrderId: WOO_ORDER.externalOrderId, state: 'cancelled', step: 'delivered' },
+    );
+
+    const report = checkHistory(history);
+    expect(report.regressed.map((a) => [a.externalOrderId, a.detail])).toEqual([
+      [SHOPIFY_ORDER.externalOrderId, expect.stringMatching(/state went from delivered .* back to cancel_refused/)],
+      [WOO_ORDER.externalOrderId, expect.stringMatching(/state went from returned .* back to cancelled/)],
+    ]);
+  });
+
   it('reports a shop or ledger left behind the shipment\'s final state as STALE', () => {
     const history = cleanHistory();
     history.ledger[0] = ledger(SHOPIFY_ORDER, 'in_delivery', 'out_for_delivery');

@@ -3,8 +3,9 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { shopifyOrderPayload } from '../support/factories.js';
-import { startTestRelais, waitFor, type TestRelais } from '../support/relais.js';
+import { SHOPIFY_SHOP_ID, startTestRelais, waitFor, type TestRelais } from '../support/relais.js';
 import { spawnWorker } from '../support/worker-process.js';
+import { syncDelivery, type DeliveryDeps } from '../../src/jobs/sync-delivery.js';
 import { postShopify, shipmentsFor, shopifyExternalId, waitForIdle, waitForState } from './helpers.js';
 
 describe('with the worker in process', () => {
@@ -29,6 +30,58 @@ describe('with the worker in process', () => {
     expect(shipments[0]!.status).toBe('READY');
     const timeline = await relais.worker.runtime.ledger.timeline(extId);
     expect(timeline.some((e) => e.operation === 'createShipment' && e.outcome !== 'ok')).toBe(true);
+  });
+
+  it('a lookup answered with a 404 that does not say "no such shipment" is asked again, and the existing shipment adopted, never a second one created', async () => {
+    const payload = shopifyOrderPayload();
+    const extId = shopifyExternalId(payload.id);
+    // The shipment exists already (an earlier attempt created it and lost the answer); Relais has no record of it.
+    const client = relais.worker.runtime.dispatchClientFor(relais.shops.get(SHOPIFY_SHOP_ID)!);
+    const quote = await client.createQuote({ pickup: { city: 'Almadies', address: 'Route des Almadies' }, dropoff: { city: 'Sacré Coeur 3', address: 'Villa 12' } });
+    const existing = await client.createShipment({ quote_id: quote.quoteId, external_order_id: extId, orderAmountXof: 15000 });
+    relais.emulator.faults.add({ operation: 'getShipmentByExternalOrder', times: 1, fault: { kind: 'status', status: 404 } });
+
+    await postShopify(relais, 'orders/create', payload);
+    await waitForState(relais, extId, ['ready', 'held'], 20_000);
+    await waitForIdle(relais);
+    expect(shipmentsFor(relais, extId).map((s) => [s.shipment_id, s.status])).toEqual([[existing.shipmentId, 'READY']]);
+    const lookups = (await relais.worker.runtime.ledger.timeline(extId)).filter((e) => e.operation === 'getShipmentByExternalOrder').map((e) => e.outcome);
+    expect(lookups).toEqual(['INVALID_STATE', 'ok']);
+  });
+
+  it('a delivery sync by external order id whose lookup gets a 404 that does not say "no such shipment" fails to be retried, instead of dropping the update', async () => {
+    relais.emulator.faults.add({ operation: 'getShipmentByExternalOrder', times: 1, fault: { kind: 'status', status: 404 } });
+    const deps: DeliveryDeps = {
+      ledger: relais.worker.runtime.ledger, shops: relais.shops, dispatchClientFor: relais.worker.runtime.dispatchClientFor, writerFor: () => undefined,
+      redis: relais.redis.client(), prefix: relais.prefix, now: () => new Date(), logger: relais.logger,
+    };
+    const job = { shopId: SHOPIFY_SHOP_ID, externalOrderId: shopifyExternalId(987_654), trigger: 'test' };
+    await expect(syncDelivery(job, deps)).rejects.toMatchObject({ name: 'DispatchError', status: 404, retryable: true });
+  });
+
+  it('a job whose order lock is taken over while it waits for a quote makes no side-effecting call after losing it, and the order still ships once', async () => {
+    relais.emulator.faults.add({ operation: 'createQuote', times: 1, fault: { kind: 'latency', ms: 1_000 } });
+    const payload = shopifyOrderPayload();
+    const extId = shopifyExternalId(payload.id);
+    const lockKey = `${relais.prefix}:lock:order:${extId}`;
+    const redis = relais.redis.client();
+    const earlierCalls = relais.emulator.calls().length;
+    await postShopify(relais, 'orders/create', payload);
+    // The job is waiting for its quote: another holder takes the order's lock (the key, with its own token).
+    await waitFor(async () => relais.emulator.calls().slice(earlierCalls).some((c) => c.operation === 'createQuote' && c.fault === 'latency') || undefined, { timeoutMs: 10_000, what: 'the slow createQuote' });
+    expect(await redis.exists(lockKey)).toBe(1);
+    await redis.set(lockKey, 'another-worker', 'PX', 60_000);
+
+    await waitFor(async () => (await relais.worker.runtime.ledger.timeline(extId)).find((e) => e.outcome === 'lock_lost'), { timeoutMs: 15_000, what: 'the job to stop on the lost lock' });
+    const sideEffects = relais.emulator.calls().slice(earlierCalls).filter((c) => ['createShipment', 'markReady', 'cancelShipment'].includes(c.operation));
+    expect(sideEffects).toEqual([]);
+    expect(await redis.get(lockKey)).toBe('another-worker');
+
+    // The other holder finishes: the job's next attempt takes the lock and ships the order, once.
+    await redis.del(lockKey);
+    await waitForState(relais, extId, ['ready'], 20_000);
+    await waitForIdle(relais);
+    expect(shipmentsFor(relais, extId)).toHaveLength(1);
   });
 
   it('a quote that expires between steps is replaced by a fresh one before the shipment is created', async () => {

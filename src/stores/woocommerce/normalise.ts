@@ -204,7 +204,7 @@ function positiveId(id: number | string | null | undefined): string | undefined 
 }
 
 /** `2017-03-22T19:28:02` (UTC, no zone) → `2017-03-22T19:28:02Z`; values with a zone are kept. */
-function utcIso(value: string | null | undefined): string | undefined {
+export function utcIso(value: string | null | undefined): string | undefined {
   const text = nonEmpty(value);
   if (text === undefined) return undefined;
   return /(?:Z|[+-]\d{2}:?\d{2})$/i.test(text) ? text : `${text}Z`;

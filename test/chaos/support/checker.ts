@@ -1,20 +1,24 @@
 /**
  * The history checker: reads a scenario's history (support/history.ts) and reports, per order, what broke
  * one of the invariants of shared/DESIGN.md. It knows the outside world's vocabulary (shipment statuses,
- * what a Shopify or WooCommerce order shows), not Relais's code, so a bug in Relais cannot hide in it.
+ * what a Shopify or WooCommerce order shows), not Relais's code, so a bug in Relais cannot hide in it. The one
+ * exception is the order of the ledger's own states, read from src/domain/order-state.ts: the ledger and the
+ * jobs follow that same ordering, so the checker cannot rank two states differently from them.
  *
  *   LOST        acknowledged with 200, yet it does not end with exactly one shipment marked ready, nor
  *               held (or failed) in the ledger with a visible reason
  *   DUPLICATED  more than one shipment for one external_order_id, or the same fulfillment, fulfillment
  *               event, note, shipment reference or payment written twice in the shop
- *   REGRESSED   the ledger's delivery step or state, or the shop's status, moved backwards; a shop step
- *               written after a later one; a failed, returned or cancelled delivery marked paid
+ *   REGRESSED   the ledger's delivery step or state, or the shop's status, moved backwards; an order left
+ *               delivered, returned or cancelled for any other state; a shop step written after a later
+ *               one; a failed, returned or cancelled delivery marked paid
  *   STALE       the scenario settled but the ledger or the shop does not show the shipment's final state
  *               (invariant 3: the shop ends in the shipment's final state)
  */
 import type { EmulatedShipmentSnapshot } from '../../../src/emulators/dispatch/index.js';
 import type { OrderSnapshot as ShopifyOrderSnapshot } from '../../../src/emulators/shopify/index.js';
 import type { OrderSnapshot as WooOrderSnapshot } from '../../../src/emulators/woocommerce/index.js';
+import { FINAL_STATES, isOrderState, stateRank, type OrderState } from '../../../src/domain/order-state.js';
 import type { History, LedgerFinal, PlacedOrder } from './history.js';
 
 export type AnomalyKind = 'lost' | 'duplicated' | 'regressed' | 'stale';
@@ -56,14 +60,6 @@ const STEP_OF_STATUS: Record<string, string> = {
   OUT_FOR_DELIVERY: 'out_for_delivery', DELIVERY_FAILED: 'delivery_failed', DELIVERED: 'delivered', RETURNED: 'returned', CANCELLED: 'cancelled',
 };
 
-/**
- * Ledger states from `ready` on, in order. Before that an order may legitimately go round (held, replayed,
- * dispatching again); once marked ready it only moves forward.
- */
-const STATE_RANK: Record<string, number> = {
-  ready: 1, in_delivery: 2, delivery_failed: 3, delivered: 4, returned: 4, cancelled: 4, cancel_refused: 4,
-};
-const PRE_READY_STATES = new Set(['received', 'waiting', 'held', 'dispatching', 'awaiting_ready']);
 
 /** Shopify fulfillment events, in delivery order. */
 const SHOPIFY_EVENT_RANK: Record<string, number> = {
@@ -251,7 +247,7 @@ function checkWooOrder(history: History, order: PlacedOrder, page: WooOrderSnaps
 function checkLedgerSamples(history: History, id: string, flag: Flag): void {
   const samples = history.samples.ledger.filter((s) => s.externalOrderId === id);
   let bestStep: { step: string; at: number } | undefined;
-  let bestState: { state: string; at: number } | undefined;
+  let bestState: { state: OrderState; at: number } | undefined;
   for (const sample of samples) {
     if (sample.step !== undefined) {
       const rank = STEP_RANK[sample.step] ?? 0;
@@ -262,12 +258,18 @@ function checkLedgerSamples(history: History, id: string, flag: Flag): void {
       if (!bestStep || rank > (STEP_RANK[bestStep.step] ?? 0)) bestStep = { step: sample.step, at: sample.at };
     }
     if (sample.state !== undefined) {
-      const rank = STATE_RANK[sample.state];
-      if (bestState && (rank === undefined ? PRE_READY_STATES.has(sample.state) : rank < STATE_RANK[bestState.state]!)) {
-        flag('regressed', id, `the ledger's state went from ${bestState.state} (at ${bestState.at} ms) back to ${sample.state} (at ${sample.at} ms)`);
+      if (!isOrderState(sample.state)) {
+        flag('regressed', id, `the ledger's state became ${sample.state} (at ${sample.at} ms), which is no order state`);
         return;
       }
-      if (rank !== undefined && (!bestState || rank > STATE_RANK[bestState.state]!)) bestState = { state: sample.state, at: sample.at };
+      const state: OrderState = sample.state;
+      // Before the shipment is marked ready (rank 0) an order may go round; once past it, only forward, and
+      // never out of a final state, even to another final one.
+      if (bestState && (FINAL_STATES.has(bestState.state) ? state !== bestState.state : stateRank(state) < stateRank(bestState.state))) {
+        flag('regressed', id, `the ledger's state went from ${bestState.state} (at ${bestState.at} ms) back to ${state} (at ${sample.at} ms)`);
+        return;
+      }
+      if (stateRank(state) > 0 && (!bestState || stateRank(state) > stateRank(bestState.state))) bestState = { state, at: sample.at };
     }
   }
 }
