@@ -9,8 +9,10 @@ import type { ApiCall, OrderSnapshot as WooOrderSnapshot } from '../../src/emula
 import { checkHistory, describeReport } from './support/checker.js';
 import { emptyHistory, type History, type LedgerFinal, type PlacedOrder, type SentWebhook } from './support/history.js';
 
-const SHOPIFY_ORDER: PlacedOrder = { externalOrderId: 'dakar-mode:1001', platform: 'shopify', shopOrderId: 1001, cashOnDelivery: true };
-const WOO_ORDER: PlacedOrder = { externalOrderId: 'abidjan-tech:55', platform: 'woocommerce', shopOrderId: 55, cashOnDelivery: true };
+const SHOPIFY_ORDER: PlacedOrder = {
+  externalOrderId: 'dakar-mode:1001', platform: 'shopify', shopOrderId: 1001, cashOnDelivery: true, owed: { outstanding: '17000.00', shipping: '2000.00' },
+};
+const WOO_ORDER: PlacedOrder = { externalOrderId: 'abidjan-tech:55', platform: 'woocommerce', shopOrderId: 55, cashOnDelivery: true, owed: { outstanding: '16500', shipping: '1500' } };
 const DELIVERED_PATH = ['CREATED', 'READY', 'ASSIGNED', 'PICKED_UP', 'IN_TRANSIT', 'OUT_FOR_DELIVERY', 'DELIVERED'];
 
 function shipment(externalOrderId: string, id: string, path: string[]): EmulatedShipmentSnapshot {
@@ -115,7 +117,15 @@ describe('the history checker', () => {
   it('finds nothing wrong with orders that were each shipped once, written once and paid once', () => {
     const report = checkHistory(cleanHistory());
     expect(describeReport(report)).toContain('2 orders, 2 acknowledged, 2 shipped');
-    expect([report.lost, report.duplicated, report.regressed, report.stale]).toEqual([[], [], [], []]);
+    expect([report.lost, report.duplicated, report.regressed, report.stale, report.misbilled]).toEqual([[], [], [], [], []]);
+  });
+
+  it('reports as MISBILLED a COD shipment carrying the shop\'s whole balance instead of the goods (balance less the shop\'s shipping), in whole francs', () => {
+    const history = cleanHistory();
+    history.dispatch.shipments = history.dispatch.shipments.map((s) => (s.external_order_id === SHOPIFY_ORDER.externalOrderId ? { ...s, orderAmountXof: 17_000 } : s));
+    const report = checkHistory(history);
+    expect(ids(report.misbilled)).toEqual([SHOPIFY_ORDER.externalOrderId]);
+    expect(report.misbilled[0]!.detail).toContain('the shop owes 15000 XOF for the goods (outstanding 17000.00 less shipping 2000.00)');
   });
 
   it('reports a second shipment for one order as DUPLICATED and an acknowledged order without a shipment as LOST', () => {

@@ -21,7 +21,7 @@ import type { OrderSnapshot as WooOrderSnapshot } from '../../../src/emulators/w
 import { FINAL_STATES, isOrderState, stateRank, type OrderState } from '../../../src/domain/order-state.js';
 import type { History, LedgerFinal, PlacedOrder } from './history.js';
 
-export type AnomalyKind = 'lost' | 'duplicated' | 'regressed' | 'stale';
+export type AnomalyKind = 'lost' | 'duplicated' | 'regressed' | 'stale' | 'misbilled';
 
 export interface Anomaly {
   kind: AnomalyKind;
@@ -43,6 +43,8 @@ export interface CheckReport {
   duplicated: Anomaly[];
   regressed: Anomaly[];
   stale: Anomaly[];
+  /** COD orders whose shipment carries another amount than the goods owed (the money oracle, integer francs). */
+  misbilled: Anomaly[];
 }
 
 /** Where a shipment's story ends. */
@@ -88,7 +90,7 @@ const WOO_STATUS_RANK: Record<string, number> = { pending: 0, 'on-hold': 0, proc
 export function checkHistory(history: History): CheckReport {
   const report: CheckReport = {
     orders: history.orders.length, acknowledged: 0, unacknowledged: [], shipped: 0, held: [],
-    lost: [], duplicated: [], regressed: [], stale: [],
+    lost: [], duplicated: [], regressed: [], stale: [], misbilled: [],
   };
   const flag = (kind: AnomalyKind, externalOrderId: string, detail: string) => report[kind].push({ kind, externalOrderId, detail });
 
@@ -114,6 +116,18 @@ export function checkHistory(history: History): CheckReport {
       flag('duplicated', id, `${shipments.length} shipments for one order: ${shipments.map((s) => `${s.shipment_id} (${s.status})`).join(', ')}`);
     }
     const shipment = shipments.length === 1 ? shipments[0] : undefined;
+
+    // ---- MISBILLED: the money oracle, in BigInt francs from the shop's own decimal strings ----
+    if (order.owed) {
+      const goods = francs(order.owed.outstanding) - francs(order.owed.shipping);
+      for (const s of shipments) {
+        if (s.orderAmountXof === undefined || BigInt(s.orderAmountXof) !== goods) {
+          flag('misbilled', id, `${s.shipment_id} carries ${s.orderAmountXof ?? 'no amount'} XOF; the shop owes ${goods} XOF for the goods (outstanding ${order.owed.outstanding} less shipping ${order.owed.shipping})`);
+        }
+      }
+    } else if (!order.cashOnDelivery) {
+      for (const s of shipments) if ((s.orderAmountXof ?? 0) > 0) flag('misbilled', id, `${s.shipment_id} collects ${s.orderAmountXof} XOF on a prepaid order`);
+    }
 
     // ---- the shop ----
     if (order.platform === 'shopify') {
@@ -306,12 +320,19 @@ function plain(html: string): string {
 export function describeReport(report: CheckReport): string {
   const lines = [
     `${report.orders} orders, ${report.acknowledged} acknowledged, ${report.shipped} shipped, ${report.held.length} held` +
-      ` | lost ${report.lost.length}, duplicated ${report.duplicated.length}, regressed ${report.regressed.length}, stale ${report.stale.length}`,
+      ` | lost ${report.lost.length}, duplicated ${report.duplicated.length}, regressed ${report.regressed.length}, stale ${report.stale.length}, misbilled ${report.misbilled.length}`,
   ];
-  for (const anomaly of [...report.lost, ...report.duplicated, ...report.regressed, ...report.stale]) {
+  for (const anomaly of [...report.lost, ...report.duplicated, ...report.regressed, ...report.stale, ...report.misbilled]) {
     lines.push(`  ${anomaly.kind.toUpperCase()} ${anomaly.externalOrderId}: ${anomaly.detail}`);
   }
   if (report.unacknowledged.length > 0) lines.push(`  never acknowledged: ${report.unacknowledged.join(', ')}`);
   if (report.held.length > 0) lines.push(`  held: ${report.held.map((h) => `${h.externalOrderId} (${h.code})`).join(', ')}`);
   return lines.join('\n');
+}
+
+/** A shop's decimal string ("15000.00") as whole francs, exactly; a fraction is a test-data error. */
+function francs(decimal: string): bigint {
+  const match = /^(\d+)(?:\.(0+))?$/.exec(decimal.trim());
+  if (!match) throw new Error(`not a whole number of francs: "${decimal}"`);
+  return BigInt(match[1]!);
 }

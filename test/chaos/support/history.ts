@@ -28,6 +28,12 @@ export interface PlacedOrder {
   shopOrderId: number;
   /** Cash on delivery: Relais marks it paid once delivered, never when the delivery failed. */
   cashOnDelivery: boolean;
+  /**
+   * What the shop says is owed and the shipping it charged, as the shop's own decimal strings, for the money
+   * oracle: the courier must collect exactly outstanding − shipping for the goods (the customer pays the
+   * delivery at the door, the test shops' default).
+   */
+  owed?: { outstanding: string; shipping: string };
 }
 
 export interface SentWebhook {

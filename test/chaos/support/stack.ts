@@ -136,7 +136,9 @@ export async function startChaosStack(options: TestRelaisOptions & { sampleEvery
       const externalOrderId = `${SHOPIFY_SHOP_ID}:${order.id}`;
       if (fail) failing.add(externalOrderId);
       placed += 1;
-      recorder.placed({ externalOrderId, platform: 'shopify', shopOrderId: order.id, cashOnDelivery: !prepaid });
+      const money = order as unknown as { total_outstanding?: string; total_shipping_price_set?: { shop_money?: { amount?: string } } };
+      const owed = { outstanding: money.total_outstanding ?? '0', shipping: money.total_shipping_price_set?.shop_money?.amount ?? '0' };
+      recorder.placed({ externalOrderId, platform: 'shopify', shopOrderId: order.id, cashOnDelivery: !prepaid, ...(prepaid ? {} : { owed }) });
       return { externalOrderId, platform: 'shopify', shopOrderId: order.id, cashOnDelivery: !prepaid, payload: order as unknown as Record<string, unknown> };
     },
 
@@ -151,7 +153,8 @@ export async function startChaosStack(options: TestRelaisOptions & { sampleEvery
       const externalOrderId = `${WOO_SHOP_ID}:${id}`;
       if (fail) failing.add(externalOrderId);
       placed += 1;
-      recorder.placed({ externalOrderId, platform: 'woocommerce', shopOrderId: id, cashOnDelivery: true });
+      const owed = { outstanding: String(json.total), shipping: String(json.shipping_total ?? '0') };
+      recorder.placed({ externalOrderId, platform: 'woocommerce', shopOrderId: id, cashOnDelivery: true, owed });
       return { externalOrderId, platform: 'woocommerce', shopOrderId: id, cashOnDelivery: true, payload: json };
     },
 
@@ -270,8 +273,8 @@ export function expectNoAnomaly(report: CheckReport, options: { held?: number } 
   if (process.env.CHAOS_VERBOSE === '1') process.stdout.write(`[chaos] ${describeReport(report)}\n`);
   const counts = {
     lost: report.lost.length, duplicated: report.duplicated.length, regressed: report.regressed.length, stale: report.stale.length,
-    unacknowledged: report.unacknowledged.length, held: report.held.length,
+    misbilled: report.misbilled.length, unacknowledged: report.unacknowledged.length, held: report.held.length,
   };
-  expect(counts, describeReport(report)).toEqual({ lost: 0, duplicated: 0, regressed: 0, stale: 0, unacknowledged: 0, held: options.held ?? 0 });
+  expect(counts, describeReport(report)).toEqual({ lost: 0, duplicated: 0, regressed: 0, stale: 0, misbilled: 0, unacknowledged: 0, held: options.held ?? 0 });
   expect(report.shipped + report.held.length, describeReport(report)).toBe(report.orders);
 }
