@@ -6,7 +6,11 @@
 import type { Queue } from 'bullmq';
 import type { ShopConfig, ShopRegistry } from '../config/shops.js';
 import { externalOrderId } from '../domain/ids.js';
-import type { OrderLedger, OrderState } from '../ledger/order-ledger.js';
+import { collectsCash } from '../dispatch/requests.js';
+import { goodsOwed } from '../domain/door-amount.js';
+import type { StoreOrder } from '../domain/order.js';
+import { FINAL_STATES } from '../domain/order-state.js';
+import type { OrderLedger, OrderRecord, OrderState } from '../ledger/order-ledger.js';
 import type { Logger } from '../log.js';
 import { normaliseOrder, orderIdOf, orderVersionOf } from '../stores/index.js';
 import { ownerOfShopifyPayload } from '../stores/shopify/owner.js';
@@ -130,7 +134,10 @@ async function recordAndDecide(
     }
     return { kind: 'cancelled', externalOrderId: extId };
   }
-  if (!MAY_START_DISPATCH.has(record.state)) return { kind: 'ignored', why: `already ${record.state}` };
+  if (!MAY_START_DISPATCH.has(record.state)) {
+    await flagAmountChangedAfterShipping(shop, extId, normalised.order, record, deps);
+    return { kind: 'ignored', why: `already ${record.state}` };
+  }
   if (eligibility.decision === 'wait') {
     await deps.ledger.setState(extId, 'waiting', now);
     return { kind: 'waiting', externalOrderId: extId, why: eligibility.why };
@@ -139,4 +146,22 @@ async function recordAndDecide(
   const generation = record.state === 'held' ? await deps.ledger.bumpGeneration(extId) : record.meta.generation;
   if (record.state === 'held') await deps.ledger.setState(extId, 'received', now);
   return { kind: 'dispatch', job: { shopId: shop.id, externalOrderId: extId, generation, trigger: event.topic } };
+}
+
+/**
+ * An order edited in the shop once its shipment exists: a shipment's amount cannot be changed through the
+ * service's API, so a new amount is never silently applied. It is flagged on the order's timeline (the
+ * dashboard's order page) and in the logs, and reconciliation reports it as cod_mismatch with both figures.
+ */
+async function flagAmountChangedAfterShipping(
+  shop: ShopConfig, extId: string, order: StoreOrder, record: OrderRecord, deps: ShopEventDeps,
+): Promise<void> {
+  const carried = record.shipment?.orderAmountXof;
+  if (carried === undefined || !collectsCash(order.paymentFamily) || FINAL_STATES.has(record.state)) return;
+  const owed = goodsOwed(order, shop.policy.deliveryFeePaidBy);
+  const goods = owed.ok ? owed.goods : 0;
+  if (goods === carried) return;
+  const detail = `the order now owes ${goods} XOF for the goods, but shipment ${record.shipment!.shipmentId} carries ${carried} XOF and cannot be changed: settle the difference with the customer at the door, or cancel the shipment before pickup and replay the order`;
+  await deps.ledger.appendTimeline(extId, { at: deps.now().toISOString(), system: 'relais', operation: 'amount changed after shipping', outcome: 'flagged', detail });
+  deps.logger.warn({ order: order.orderName, carried, goods }, 'order amount changed after its shipment was created; flagged, not applied');
 }

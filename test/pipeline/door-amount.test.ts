@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shopifyOrderPayload } from '../support/factories.js';
-import { startTestRelais, type TestRelais } from '../support/relais.js';
+import { startTestRelais, waitFor, type TestRelais } from '../support/relais.js';
 import { shipmentBehindRelaisBack } from '../reconcile/helpers.js';
 import { postShopify, shipmentsFor, shopifyExternalId, waitForState } from './helpers.js';
 
@@ -40,6 +40,19 @@ describe('the customer pays the delivery at the door (the default)', () => {
       paidBy: 'customer', goods: 25_000, delivery: quote.total - fee, collectionFee: fee, atDoor: 25_000 + quote.total,
       quoted: { delivery: quote.total - fee, collectionFee: fee },
     });
+  });
+
+  it('flags on the order\'s timeline an amount edited in the shop after the shipment was made ready, and never changes the shipment', async () => {
+    const payload = codWithShipping();
+    await postShopify(relais, 'orders/create', payload);
+    const extId = shopifyExternalId(payload.id);
+    expect((await waitForState(relais, extId, ['ready', 'held'])).state).toBe('ready');
+    const edited = { ...payload, total_outstanding: '30500.00', current_total_price: '30500.00', updated_at: new Date(Date.now() + 60_000).toISOString() };
+    await postShopify(relais, 'orders/updated', edited);
+    const flagged = await waitFor(async () => (await relais.worker.runtime.ledger.timeline(extId)).find((e) => e.operation === 'amount changed after shipping'), { what: 'the flag' });
+    expect(flagged.detail).toContain('the order now owes 28000 XOF for the goods, but shipment');
+    expect(flagged.detail).toContain('carries 25000 XOF and cannot be changed');
+    expect(shipmentsFor(relais, extId).map((s) => s.orderAmountXof)).toEqual([25_000]);
   });
 
   it('never marks ready a shipment found at the service carrying another amount than the goods owed, and holds the order saying both', async () => {
