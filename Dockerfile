@@ -12,6 +12,8 @@ ENV NODE_ENV=production
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/data ./data
+# The wire profiles (config/dispatch-profiles): the service names every shop's dispatch settings refer to.
+COPY --from=build /app/config ./config
 COPY --from=build /app/package.json ./
 USER node
 ENTRYPOINT ["node", "dist/src/main/cli.js"]
