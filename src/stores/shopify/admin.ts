@@ -247,7 +247,18 @@ export interface ShopifyAdminOptions {
    * The shop's rate budget shared by every process (rate-budget.ts): points are reserved there before each
    * call. Without it, this process knows only its own THROTTLED answers, and waits them out.
    */
-  budget?: { redis: Redis; prefix: string };
+  budget?: SharedBudgetDeps;
+}
+
+/** Where the shops' shared rate budgets live: the runtime's Redis connection and key prefix. */
+export interface SharedBudgetDeps {
+  redis: Redis;
+  prefix: string;
+}
+
+/** The `budget` option for deps that may carry Redis (tests and one-off tools build clients without it). */
+export function sharedBudgetOf(deps: { redis?: Redis; prefix?: string }): { budget?: SharedBudgetDeps } {
+  return deps.redis && deps.prefix !== undefined ? { budget: { redis: deps.redis, prefix: deps.prefix } } : {};
 }
 
 /**
