@@ -471,8 +471,10 @@ export class ShopifyAdminClient {
    */
   private async reserve(costKey: string, options: RequestOptions): Promise<Reserved | undefined> {
     if (!this.#budget) return undefined;
+    // One bound for the whole wait, asking again included (while another process finds out the bucket's figures).
+    const until = options.deadline ?? Date.now() + this.#maxWaitMs;
     for (;;) {
-      const limitMs = options.deadline === undefined ? this.#maxWaitMs : options.deadline - Date.now();
+      const limitMs = until - Date.now();
       let reservation: Reservation;
       try {
         reservation = await this.#budget.reserve(costKey, limitMs);

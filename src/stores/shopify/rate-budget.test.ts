@@ -89,16 +89,28 @@ describe('one Shopify rate budget per shop, shared by the workers through Redis'
   });
 
   it('hands a call back to the queue, with the wait as retryAfterMs and nothing sent, when the budget is spent for longer than the worker waits', async () => {
-    await burst([worker()], 5);
-    const impatient = worker({ maxWaitMs: 20 });
-    const before = emulator.graphqlCalls().length;
     const order = emulator.createOrder(SHOP, {}, { webhooks: false });
-    // No answer has reported orderUpdate's cost yet: the budget reserves the whole bucket for it (400 ms of refill at least).
-    const error = await impatient.updateNote(order.admin_graphql_api_id, 'late').then(() => undefined, (e: unknown) => e);
+    // Five tagsAdd in one call: 50 points, the whole bucket. The first call's answer teaches the budget that cost.
+    const fields = Array.from({ length: 5 }, (_, i) => `t${i}: tagsAdd(id: $id, tags: ["big-${i}"]) { node { id } userErrors { field message } }`);
+    const big = `mutation RelaisBig($id: ID!) {\n${fields.join('\n')}\n}`;
+    await worker().mutate(big, { id: order.admin_graphql_api_id }, 'RelaisBig');
+    const before = emulator.graphqlCalls().length;
+    // The bucket is empty: the next 50 points are 500 ms of refill away, far more than this worker waits.
+    const error = await worker({ maxWaitMs: 20 }).mutate(big, { id: order.admin_graphql_api_id }, 'RelaisBig').then(() => undefined, (e: unknown) => e);
     expect(error).toBeInstanceOf(ShopifyWriteError);
     expect(error).toMatchObject({ retryable: true, message: expect.stringContaining('rate budget is spent') });
     expect((error as ShopifyWriteError).retryAfterMs).toBeGreaterThan(20);
     expect(emulator.graphqlCalls().slice(before)).toEqual([]);
+  });
+
+  it('sends a call whose cost no answer has reported yet, with the points it can have within its wait, when it cannot wait for the whole bucket', async () => {
+    const order = emulator.createOrder(SHOP, {}, { webhooks: false });
+    await burst([worker()], 5);
+    // The bucket is nearly empty: the whole of it (what an unknown cost reserves) is over 400 ms away.
+    const before = emulator.graphqlCalls().length;
+    await worker({ maxWaitMs: 200 }).updateNote(order.admin_graphql_api_id, 'noted');
+    expect(emulator.graphqlCalls().slice(before).map((c) => c.outcome)).toEqual(['ok']);
+    expect(await redis.client().hget(`${prefix}:shopify-budget:${SHOP}`, 'c:orderUpdate')).toBe('10');
   });
 
   it('sends its calls as a process alone would when its Redis does not answer', async () => {

@@ -15,7 +15,9 @@
  *    shop has been quiet long enough for the bucket to be full again (a missing key means exactly that).
  *    The prefix is a hash tag like `{relais}`, so the key lives in the same Redis Cluster slot as the rest.
  *  - Reserve (atomic, one script): refill `avail` at `rate` since `at`; take the cost (its reported
- *    requestedQueryCost, or the whole bucket when no answer has reported it yet: never too little). When the
+ *    requestedQueryCost, or the whole bucket when no answer has reported it yet: never too little; when the
+ *    caller cannot wait for the whole bucket, what it can have within its wait: at worst that one call is
+ *    THROTTLED, and its answer reports the cost, so a new operation is never starved by a busy shop). When the
  *    bucket holds less, the points are still taken (the bucket goes into debt) and the caller is told how long
  *    to wait before sending: the time the refill needs. Callers thus queue in the order they reserved, and a big
  *    query (a page of orders) is not starved by a stream of small ones. A caller that cannot wait that long
@@ -81,10 +83,16 @@ local rate = tonumber(redis.call('HGET', key, 'rate'))
 local avail = tonumber(redis.call('HGET', key, 'avail'))
 local at = tonumber(redis.call('HGET', key, 'at'))
 avail = math.min(max, avail + math.max(0, now - at) * rate / 1000)
-local cost = tonumber(redis.call('HGET', key, 'c:' .. ARGV[2])) or max
-cost = math.min(cost, max)
+local known = tonumber(redis.call('HGET', key, 'c:' .. ARGV[2]))
+local cost = math.min(known or max, max)
 local wait = 0
 if avail < cost then wait = math.ceil((cost - avail) * 1000 / rate) end
+if not known and wait > tonumber(ARGV[3]) then
+  -- Unknown cost, and no time to wait for the whole bucket: take what the caller can have within its wait.
+  cost = math.max(1, math.min(max, math.floor(avail + tonumber(ARGV[3]) * rate / 1000)))
+  wait = 0
+  if avail < cost then wait = math.ceil((cost - avail) * 1000 / rate) end
+end
 local ttl = math.max(tonumber(ARGV[7]), math.ceil((max - math.min(avail - cost, max)) * 1000 / rate) + tonumber(ARGV[7]))
 if wait > tonumber(ARGV[3]) then
   redis.call('HSET', key, 'avail', tostring(avail), 'at', now)
@@ -122,6 +130,8 @@ if oldMax then
   ours = math.min(oldMax, avail + math.max(0, now - at) * rate / 1000) + tonumber(ARGV[2])
 end
 if ARGV[7] == '' then
+  -- No figures (no answer): whoever asks next may probe.
+  redis.call('HDEL', key, 'probe')
   if not ours then return 0 end
   redis.call('HSET', key, 'avail', tostring(math.min(oldMax, ours)), 'at', now)
   return 1
