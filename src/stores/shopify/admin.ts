@@ -483,7 +483,7 @@ export class ShopifyAdminClient {
         return undefined;
       }
       if (reservation.reserved) {
-        if (reservation.waitMs > 0) await this.#sleep(reservation.waitMs);
+        if (reservation.waitMs > 0) await this.waitFully(reservation.waitMs);
         return reservation;
       }
       if (reservation.waitMs > limitMs) {
@@ -500,6 +500,17 @@ export class ShopifyAdminClient {
       }
       await this.#sleep(reservation.waitMs);
     }
+  }
+
+  /**
+   * Waits at least `ms` by the wall clock: a timer may fire a little early (Node starts it from the event loop's
+   * cached time), and sending before the points are there would be THROTTLED. A few more tries at most, in case
+   * `sleep` is a test's that does not wait.
+   */
+  private async waitFully(ms: number): Promise<void> {
+    const end = Date.now() + ms;
+    await this.#sleep(ms);
+    for (let tries = 0; tries < 3 && Date.now() < end; tries += 1) await this.#sleep(end - Date.now());
   }
 
   /** Tells the shared budget what the call cost and what the shop's bucket holds now; never fails the call. */

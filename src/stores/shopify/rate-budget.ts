@@ -138,7 +138,8 @@ if ARGV[7] == '' then
 end
 local max = tonumber(ARGV[5])
 local rate = tonumber(ARGV[6])
-local theirs = tonumber(ARGV[7]) - pending
+-- One point of slack: Shopify reports whole points, and our stamps are whole milliseconds of Redis's clock.
+local theirs = tonumber(ARGV[7]) - 1 - pending
 local avail = theirs
 if ours then avail = math.min(ours, theirs) end
 avail = math.min(avail, max)
