@@ -286,6 +286,8 @@ const DEFAULT_TIMEOUT_MS = 15_000;
 /** Shopify sends Retry-After: 2.0 on REST 429s; the same default serves a GraphQL 429 without the header. */
 const DEFAULT_RETRY_AFTER_MS = 2_000;
 const MIN_WAIT_MS = 100;
+/** How often a call waiting for its reserved points checks whether points given back made the wait shorter. */
+const RECHECK_MS = 200;
 
 const KNOWN_VERSIONS: ReadonlySet<string> = new Set(Object.values(ApiVersion));
 
@@ -483,7 +485,7 @@ export class ShopifyAdminClient {
         return undefined;
       }
       if (reservation.reserved) {
-        if (reservation.waitMs > 0) await this.waitFully(reservation.waitMs);
+        if (reservation.waitMs > 0) await this.waitForReservation(this.#budget, reservation.waitMs);
         return reservation;
       }
       if (reservation.waitMs > limitMs) {
@@ -511,6 +513,23 @@ export class ShopifyAdminClient {
     const end = Date.now() + ms;
     await this.#sleep(ms);
     for (let tries = 0; tries < 3 && Date.now() < end; tries += 1) await this.#sleep(end - Date.now());
+  }
+
+  /**
+   * Waits for a reservation's points: `waitMs` at most, less when calls before it gave points back (a query
+   * reserves its requested cost, and is charged its actual cost, often far less). Checked every RECHECK_MS.
+   */
+  private async waitForReservation(budget: ShopifyRateBudget, waitMs: number): Promise<void> {
+    let end = Date.now() + waitMs;
+    while (Date.now() < end) {
+      await this.waitFully(Math.min(end - Date.now(), RECHECK_MS));
+      if (Date.now() >= end) return;
+      try {
+        end = Math.min(end, Date.now() + (await budget.debtWaitMs()));
+      } catch {
+        // Redis does not answer: the reserved wait stands.
+      }
+    }
   }
 
   /** Tells the shared budget what the call cost and what the shop's bucket holds now; never fails the call. */

@@ -16,7 +16,7 @@
  *    The prefix is a hash tag like `{relais}`, so the key lives in the same Redis Cluster slot as the rest.
  *  - Reserve (atomic, one script): refill `avail` at `rate` since `at`; take the cost (its reported
  *    requestedQueryCost, or the whole bucket when no answer has reported it yet: never too little; when the
- *    caller cannot wait for the whole bucket, what it can have within its wait: at worst that one call is
+ *    caller cannot wait for the whole bucket, what the bucket holds now: at worst that one call is
  *    THROTTLED, and its answer reports the cost, so a new operation is never starved by a busy shop). When the
  *    bucket holds less, the points are still taken (the bucket goes into debt) and the caller is told how long
  *    to wait before sending: the time the refill needs. Callers thus queue in the order they reserved, and a big
@@ -88,8 +88,8 @@ local cost = math.min(known or max, max)
 local wait = 0
 if avail < cost then wait = math.ceil((cost - avail) * 1000 / rate) end
 if not known and wait > tonumber(ARGV[3]) then
-  -- Unknown cost, and no time to wait for the whole bucket: take what the caller can have within its wait.
-  cost = math.max(1, math.min(max, math.floor(avail + tonumber(ARGV[3]) * rate / 1000)))
+  -- Unknown cost, and no time to wait for the whole bucket: take what is there now (no debt for a guess).
+  cost = math.max(1, math.min(max, math.floor(avail)))
   wait = 0
   if avail < cost then wait = math.ceil((cost - avail) * 1000 / rate) end
 end
@@ -102,6 +102,21 @@ end
 redis.call('HSET', key, 'avail', tostring(avail - cost), 'at', now, 'r:' .. ARGV[1], cost .. ':' .. (now + wait + tonumber(ARGV[4])))
 redis.call('PEXPIRE', key, ttl)
 return {1, wait, cost}
+`;
+
+// KEYS[1] the bucket. The time until the bucket, reservations included, is out of debt (0: it is not in debt).
+const DEBT_WAIT = `
+local key = KEYS[1]
+local max = tonumber(redis.call('HGET', key, 'max'))
+if not max then return 0 end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local rate = tonumber(redis.call('HGET', key, 'rate'))
+local avail = tonumber(redis.call('HGET', key, 'avail'))
+local at = tonumber(redis.call('HGET', key, 'at'))
+avail = math.min(max, avail + math.max(0, now - at) * rate / 1000)
+if avail >= 0 then return 0 end
+return math.ceil(-avail * 1000 / rate)
 `;
 
 // KEYS[1] the bucket; ARGV: id, given back (points), cost key, requestedQueryCost ('' when unknown),
@@ -171,6 +186,14 @@ export class ShopifyRateBudget {
       RESERVE, 1, this.key, id, costKey, Math.max(0, Math.floor(maxWaitMs)), RESERVATION_HOLD_MS, PROBE_MS, PROBE_POLL_MS, IDLE_TTL_MS,
     )) as [number, number, number];
     return reserved === 1 ? { reserved: true, id, points, waitMs } : { reserved: false, waitMs };
+  }
+
+  /**
+   * How long until every reservation made so far is covered. A caller waiting for its reservation asks this now
+   * and then: the points earlier calls gave back (requested minus actual cost) shorten every wait in the queue.
+   */
+  async debtWaitMs(): Promise<number> {
+    return (await this.redis.eval(DEBT_WAIT, 1, this.key)) as number;
   }
 
   /**
