@@ -6,6 +6,9 @@
  *    carrying them (the writer catches the few cases that only mean "already done", see writer.ts).
  *  - THROTTLED (HTTP 200, `errors[].extensions.code`): the request was not executed. We wait exactly what the
  *    cost figures say, (requestedQueryCost - currentlyAvailable) / restoreRate seconds, and try again.
+ *  - With Redis (`budget`), each call first reserves its points in the shop's rate budget shared by every
+ *    process (rate-budget.ts), waiting its turn there, so that a burst of several workers is paced rather than
+ *    THROTTLED; every answer's cost figures update that budget. Without Redis, THROTTLED is waited out alone.
  *  - 429 and 5xx (Retry-After when given), network errors and timeouts: backed off and tried again.
  *  - A bounded number of attempts in process, each wait bounded too; past that a retryable ShopifyWriteError
  *    (`retryable: true`, `retryAfterMs`) lets the BullMQ job retry later instead of holding a worker slot.
