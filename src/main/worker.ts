@@ -60,7 +60,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const settings = { backoffStrategy: (attemptsMade: number, _type?: string, error?: Error) => retryDelayMs(attemptsMade, error) };
   const connection = { url: options.redisUrl, maxRetriesPerRequest: null };
 
-  const shopifyOrderInShop = shopifyOrderReader(logger, { redis: runtime.redis, prefix: options.prefix });
+  const shopifyOrderInShop = shopifyOrderReader(logger);
   const shopEvents = new Worker<ShopEventJob, ShopEventOutcome>(
     QUEUE.shopEvents,
     async (job) =>

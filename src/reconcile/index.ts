@@ -43,7 +43,7 @@ export function reconcileDepsFor(
     listerFor(shop) {
       let lister = listers.get(shop.id);
       if (!lister) {
-        lister = createOrderLister(shop, { logger, redis: runtime.redis, prefix: runtime.options.prefix });
+        lister = createOrderLister(shop, { logger });
         listers.set(shop.id, lister);
       }
       return lister;

@@ -68,11 +68,6 @@ export interface ReconcileOptions {
   until?: Date;
   /** Carry out the repairs; otherwise only say what they would be. */
   repair: boolean;
-  /**
-   * Until when the run may wait for a shop's rate budget while listing its orders (Shopify: the budget shared
-   * with the workers) instead of reporting the shop throttled; RUN_DEADLINE_MS after the run starts when absent.
-   */
-  deadline?: Date;
 }
 
 /** What `by` says on a markReady Relais makes here (the service keeps it for audit). */
@@ -81,8 +76,6 @@ export const RECONCILE_ACTOR = 'Relais reconciliation';
 export const RECONCILE_TOPIC = 'relais/reconcile';
 
 const PAGE_SIZE = 100;
-/** A run's default deadline: within the scheduled run's lock (30 min, index.ts), so runs never overlap. */
-export const RUN_DEADLINE_MS = 25 * 60_000;
 const CLAIM_READS_AT_ONCE = 4;
 /** Steps after which a claim is usually opened, and whose claims are read every run. */
 const CLAIM_STEPS = new Set(['delivered', 'delivery_failed', 'returned']);
@@ -104,8 +97,7 @@ export async function reconcile(deps: ReconcileDeps, options: ReconcileOptions):
     return shop;
   }) : deps.shops.all();
 
-  const deadline = options.deadline ?? new Date(Date.now() + RUN_DEADLINE_MS);
-  const run = new Run(deps, { from, until, repair: options.repair, runAt, deadline });
+  const run = new Run(deps, { from, until, repair: options.repair, runAt });
   const shops: ShopReconciliation[] = [];
   for (const shop of selected) {
     const result = await run.shop(shop);
@@ -120,8 +112,6 @@ interface Window {
   until: Date;
   repair: boolean;
   runAt: Date;
-  /** Real time (Date.now), not deps.now(): how long the listing may wait for a shop's rate budget. */
-  deadline: Date;
 }
 
 /** A case as the run builds it: claims filled in as they are read, and the listed order's version. */
@@ -281,12 +271,7 @@ class Run {
     let next: string | undefined;
     do {
       const cursor = next;
-      // A shop during a burst of the workers: the listing waits for its rate budget (until the run's deadline).
-      const page = await withRetries('shop orders', () => lister.page({ updatedSince: this.window.from, waitUntil: this.window.deadline }, cursor), {
-        ...this.retry,
-        // Nor does a retry wait past the deadline: the shop is then reported as it stands.
-        maxWaitMs: Math.max(0, this.window.deadline.getTime() - Date.now()),
-      });
+      const page = await this.call('shop orders', () => lister.page({ updatedSince: this.window.from }, cursor));
       for (const payload of page.payloads) {
         const orderId = orderIdOf(payload);
         if (orderId === undefined) continue;

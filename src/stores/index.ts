@@ -90,8 +90,6 @@ export function createWeightFiller(shop: ShopConfig, deps: WriterDeps): WeightFi
 /** Which orders to read: those created or changed since this instant. */
 export interface OrderWindow {
   updatedSince: Date;
-  /** Until when the reader may wait for the shop's rate budget (Shopify) rather than fail as throttled. */
-  waitUntil?: Date;
 }
 
 export interface ShopOrderPage {
@@ -108,7 +106,6 @@ export interface ShopOrderLister {
   order(orderId: string): Promise<unknown>;
 }
 
-/** With `redis` and `prefix`, a Shopify lister draws on the shop's rate budget shared with the workers. */
-export function createOrderLister(shop: ShopConfig, deps: { logger: Logger; redis?: Redis; prefix?: string }): ShopOrderLister {
+export function createOrderLister(shop: ShopConfig, deps: { logger: Logger }): ShopOrderLister {
   return shop.platform === 'shopify' ? createShopifyOrderLister(shop, deps) : createWooOrderLister(shop, deps);
 }

@@ -6,9 +6,6 @@
  *    carrying them (the writer catches the few cases that only mean "already done", see writer.ts).
  *  - THROTTLED (HTTP 200, `errors[].extensions.code`): the request was not executed. We wait exactly what the
  *    cost figures say, (requestedQueryCost - currentlyAvailable) / restoreRate seconds, and try again.
- *  - With Redis (`budget`), each call first reserves its points in the shop's rate budget shared by every
- *    process (rate-budget.ts), waiting its turn there, so that a burst of several workers is paced rather than
- *    THROTTLED; every answer's cost figures update that budget. Without Redis, THROTTLED is waited out alone.
  *  - 429 and 5xx (Retry-After when given), network errors and timeouts: backed off and tried again.
  *  - A bounded number of attempts in process, each wait bounded too; past that a retryable ShopifyWriteError
  *    (`retryable: true`, `retryAfterMs`) lets the BullMQ job retry later instead of holding a worker slot.
@@ -41,10 +38,8 @@ import {
 } from '@shopify/shopify-api';
 import { setAbstractFetchFunc } from '@shopify/shopify-api/runtime';
 import { z } from 'zod';
-import type { Redis } from 'ioredis';
 import type { Secret } from '../../config/secret.js';
 import type { Logger } from '../../log.js';
-import { ShopifyRateBudget, type CostReport, type Reservation } from './rate-budget.js';
 
 // ---- routing to an emulator ---------------------------------------------------------------------------
 
@@ -246,22 +241,6 @@ export interface ShopifyAdminOptions {
   timeoutMs?: number;
   /** For tests: how to wait. */
   sleep?: (ms: number) => Promise<void>;
-  /**
-   * The shop's rate budget shared by every process (rate-budget.ts): points are reserved there before each
-   * call. Without it, this process knows only its own THROTTLED answers, and waits them out.
-   */
-  budget?: SharedBudgetDeps;
-}
-
-/** Where the shops' shared rate budgets live: the runtime's Redis connection and key prefix. */
-export interface SharedBudgetDeps {
-  redis: Redis;
-  prefix: string;
-}
-
-/** The `budget` option for deps that may carry Redis (tests and one-off tools build clients without it). */
-export function sharedBudgetOf(deps: { redis?: Redis; prefix?: string }): { budget?: SharedBudgetDeps } {
-  return deps.redis && deps.prefix !== undefined ? { budget: { redis: deps.redis, prefix: deps.prefix } } : {};
 }
 
 /**
@@ -270,7 +249,7 @@ export function sharedBudgetOf(deps: { redis?: Redis; prefix?: string }): { budg
  */
 export function shopifyAdminClientFor(
   shop: ShopifyShopConfig,
-  options: Pick<ShopifyAdminOptions, 'logger' | 'maxAttempts' | 'maxWaitMs' | 'timeoutMs' | 'budget'>,
+  options: Pick<ShopifyAdminOptions, 'logger' | 'maxAttempts' | 'maxWaitMs' | 'timeoutMs'>,
 ): ShopifyAdminClient {
   return new ShopifyAdminClient({
     domain: shop.shopify.domain,
@@ -289,8 +268,6 @@ const DEFAULT_TIMEOUT_MS = 15_000;
 /** Shopify sends Retry-After: 2.0 on REST 429s; the same default serves a GraphQL 429 without the header. */
 const DEFAULT_RETRY_AFTER_MS = 2_000;
 const MIN_WAIT_MS = 100;
-/** How often a call waiting for its reserved points checks whether points given back made the wait shorter. */
-const RECHECK_MS = 200;
 
 const KNOWN_VERSIONS: ReadonlySet<string> = new Set(Object.values(ApiVersion));
 
@@ -299,16 +276,9 @@ interface RequestOptions {
   operation: string;
   /** True when sending it twice has the same effect as once (queries; setting a value). */
   repeatable: boolean;
-  /**
-   * Epoch ms until which the caller is willing to wait for the rate budget (reconciliation: its run's deadline).
-   * Waiting for points, or out a THROTTLED answer, is then bounded by it instead of by maxWaitMs and maxAttempts.
-   */
-  deadline?: number;
 }
 
-/** `cost`: the figures the answer carried (extensions.cost), when it carried them. */
-type Attempt = ({ ok: true; data: unknown } | { ok: false; error: ShopifyWriteError; waitMs?: number; executed: 'no' | 'maybe' }) & { cost?: CostReport };
-type Reserved = Extract<Reservation, { reserved: true }>;
+type Attempt = { ok: true; data: unknown } | { ok: false; error: ShopifyWriteError; waitMs?: number; executed: 'no' | 'maybe' };
 
 const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -321,7 +291,6 @@ export class ShopifyAdminClient {
   readonly #maxWaitMs: number;
   readonly #timeoutMs: number;
   readonly #sleep: (ms: number) => Promise<void>;
-  readonly #budget: ShopifyRateBudget | undefined;
 
   constructor(options: ShopifyAdminOptions) {
     this.domain = options.domain.toLowerCase();
@@ -334,7 +303,6 @@ export class ShopifyAdminClient {
     this.#maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#sleep = options.sleep ?? sleepFor;
-    this.#budget = options.budget ? new ShopifyRateBudget(options.budget.redis, options.budget.prefix, this.domain) : undefined;
     routeShopAdmin(this.domain, options.adminUrl);
     if (!KNOWN_VERSIONS.has(this.apiVersion)) {
       this.#logger.warn({ shopDomain: this.domain, apiVersion: this.apiVersion }, '@shopify/shopify-api does not list this Admin API version; using it as given');
@@ -404,8 +372,8 @@ export class ShopifyAdminClient {
    * listing), through the same request path: THROTTLED waits by cost, 429/5xx retries, the same errors.
    * Only queries: a query is always safe to repeat, so it is sent as `repeatable`.
    */
-  async query(document: string, variables: Record<string, unknown>, operation: string, options: { deadline?: number } = {}): Promise<unknown> {
-    return this.request(document, variables, { operation, repeatable: true, ...(options.deadline === undefined ? {} : { deadline: options.deadline }) });
+  async query(document: string, variables: Record<string, unknown>, operation: string): Promise<unknown> {
+    return this.request(document, variables, { operation, repeatable: true });
   }
 
   /**
@@ -428,11 +396,8 @@ export class ShopifyAdminClient {
   private async request(query: string, variables: Record<string, unknown>, options: RequestOptions): Promise<unknown> {
     let waitedMs = 0;
     let lastError: string | undefined;
-    const costKey = costKeyOf(options.operation, variables);
     for (let attempt = 1; ; attempt += 1) {
-      const reservation = await this.reserve(costKey, options);
       const result = await this.attempt(query, variables, options.operation);
-      if (reservation) await this.settle(reservation, costKey, result);
       if (result.ok) {
         if (attempt > 1) {
           this.#logger.info({ shopDomain: this.domain, operation: options.operation, attempts: attempt, waitedMs, lastErr: lastError }, 'Shopify call succeeded after retries');
@@ -441,14 +406,10 @@ export class ShopifyAdminClient {
       }
       const { error } = result;
       if (!error.retryable) throw error;
-      // Throttled with a shared budget: the answer's figures are in the budget now, and the next reservation
-      // waits exactly what they say (behind the other processes' reservations).
-      const waitMs = reservation && result.cost && result.executed === 'no' ? 0 : (result.waitMs ?? backoffMs(attempt));
+      const waitMs = result.waitMs ?? backoffMs(attempt);
       const safeToRepeat = result.executed === 'no' || options.repeatable;
-      // Not run for lack of points (THROTTLED, 429): a caller with a deadline waits until it, however many tries.
-      const withinDeadline = options.deadline !== undefined && result.executed === 'no' && Date.now() + waitMs <= options.deadline;
-      const lastAttempt = attempt >= this.#maxAttempts && !withinDeadline;
-      if (!safeToRepeat || lastAttempt || (waitMs > this.#maxWaitMs && !withinDeadline)) {
+      const lastAttempt = attempt >= this.#maxAttempts;
+      if (!safeToRepeat || lastAttempt || waitMs > this.#maxWaitMs) {
         this.#logger.warn(
           { shopDomain: this.domain, operation: options.operation, attempts: attempt, waitedMs, retryAfterMs: waitMs, err: error.message },
           'Shopify call handed back to the queue for a later retry',
@@ -469,102 +430,22 @@ export class ShopifyAdminClient {
     }
   }
 
-  /**
-   * Points for one call from the shop's shared budget, waiting for them when the caller can (until its deadline,
-   * or maxWaitMs); a longer wait hands the call back to the queue, as a THROTTLED answer would. Undefined when
-   * there is no shared budget, or Redis does not answer: the call is then sent as a process alone would.
-   */
-  private async reserve(costKey: string, options: RequestOptions): Promise<Reserved | undefined> {
-    if (!this.#budget) return undefined;
-    // One bound for the whole wait, asking again included (while another process finds out the bucket's figures).
-    const until = options.deadline ?? Date.now() + this.#maxWaitMs;
-    for (;;) {
-      const limitMs = until - Date.now();
-      let reservation: Reservation;
-      try {
-        reservation = await this.#budget.reserve(costKey, limitMs);
-      } catch (error) {
-        this.#logger.debug({ shopDomain: this.domain, operation: options.operation, err: error instanceof Error ? error.message : String(error) }, 'Shopify rate budget unavailable; sending without it');
-        return undefined;
-      }
-      if (reservation.reserved) {
-        if (reservation.waitMs > 0) await this.waitForReservation(this.#budget, reservation.waitMs);
-        return reservation;
-      }
-      if (reservation.waitMs > limitMs) {
-        this.#logger.warn(
-          { shopDomain: this.domain, operation: options.operation, retryAfterMs: reservation.waitMs },
-          'Shopify call handed back to the queue: the shop\'s rate budget is spent',
-        );
-        throw new ShopifyWriteError({
-          operation: options.operation,
-          message: `${options.operation}: the shop's Shopify rate budget is spent for ${reservation.waitMs} ms`,
-          retryable: true,
-          retryAfterMs: reservation.waitMs,
-        });
-      }
-      await this.#sleep(reservation.waitMs);
-    }
-  }
-
-  /**
-   * Waits at least `ms` by the wall clock: a timer may fire a little early (Node starts it from the event loop's
-   * cached time), and sending before the points are there would be THROTTLED. A few more tries at most, in case
-   * `sleep` is a test's that does not wait.
-   */
-  private async waitFully(ms: number): Promise<void> {
-    const end = Date.now() + ms;
-    await this.#sleep(ms);
-    for (let tries = 0; tries < 3 && Date.now() < end; tries += 1) await this.#sleep(end - Date.now());
-  }
-
-  /**
-   * Waits for a reservation's points: `waitMs` at most, less when calls before it gave points back (a query
-   * reserves its requested cost, and is charged its actual cost, often far less). Checked every RECHECK_MS.
-   */
-  private async waitForReservation(budget: ShopifyRateBudget, waitMs: number): Promise<void> {
-    let end = Date.now() + waitMs;
-    while (Date.now() < end) {
-      await this.waitFully(Math.min(end - Date.now(), RECHECK_MS));
-      if (Date.now() >= end) return;
-      try {
-        end = Math.min(end, Date.now() + (await budget.debtWaitMs()));
-      } catch {
-        // Redis does not answer: the reserved wait stands.
-      }
-    }
-  }
-
-  /** Tells the shared budget what the call cost and what the shop's bucket holds now; never fails the call. */
-  private async settle(reservation: Reserved, costKey: string, result: Attempt): Promise<void> {
-    const ran = result.ok ? 'yes' : result.executed === 'no' ? 'no' : result.cost?.actualQueryCost != null ? 'yes' : 'maybe';
-    try {
-      await this.#budget?.settle(reservation, costKey, result.cost, ran);
-    } catch (error) {
-      this.#logger.debug({ shopDomain: this.domain, err: error instanceof Error ? error.message : String(error) }, 'Shopify rate budget not updated');
-    }
-  }
-
   private async attempt(query: string, variables: Record<string, unknown>, operation: string): Promise<Attempt> {
-    let response: { data?: unknown; extensions?: unknown };
+    let response: { data?: unknown };
     try {
       response = await this.#client.request(query, { variables, retries: 0, signal: AbortSignal.timeout(this.#timeoutMs) });
     } catch (error) {
       return this.classify(operation, error);
     }
-    const parsedCost = answerExtensions.safeParse(response.extensions);
-    const cost = parsedCost.success ? parsedCost.data?.cost : undefined;
-    const withCost = cost === undefined ? {} : { cost };
     const data = response.data;
     if (data === undefined || data === null) {
-      return { ok: false, executed: 'maybe', ...withCost, error: new ShopifyWriteError({ operation, message: `${operation}: Shopify answered without data`, retryable: true }) };
+      return { ok: false, executed: 'maybe', error: new ShopifyWriteError({ operation, message: `${operation}: Shopify answered without data`, retryable: true }) };
     }
     const userErrors = collectUserErrors(data);
     if (userErrors.length > 0) {
       return {
         ok: false,
         executed: 'maybe',
-        ...withCost,
         error: new ShopifyWriteError({
           operation,
           message: `${operation} refused by Shopify: ${userErrors.map(describeUserError).join('; ')}`,
@@ -573,7 +454,7 @@ export class ShopifyAdminClient {
         }),
       };
     }
-    return { ok: true, data, ...withCost };
+    return { ok: true, data };
   }
 
   /** What a thrown library error means: throttled, worth retrying, or refused. */
@@ -583,22 +464,20 @@ export class ShopifyAdminClient {
       const errors = body.success ? body.data.errors.graphQLErrors : [];
       const codes = errors.map((e) => e.extensions?.code);
       const messages = errors.map((e) => e.message).join('; ') || error.message;
-      const cost = body.success ? body.data.extensions?.cost : undefined;
-      const withCost = cost === undefined ? {} : { cost };
       if (codes.includes('THROTTLED')) {
+        const cost = body.success ? body.data.extensions?.cost : undefined;
         return {
           ok: false,
           executed: 'no',
-          ...withCost,
           waitMs: throttleWaitMs(cost),
           error: new ShopifyWriteError({ operation, message: `${operation}: throttled by Shopify (THROTTLED)`, retryable: true, cause: error }),
         };
       }
       if (codes.includes('INTERNAL_SERVER_ERROR')) {
-        return { ok: false, executed: 'maybe', ...withCost, error: new ShopifyWriteError({ operation, message: `${operation}: ${messages}`, retryable: true, cause: error }) };
+        return { ok: false, executed: 'maybe', error: new ShopifyWriteError({ operation, message: `${operation}: ${messages}`, retryable: true, cause: error }) };
       }
       // Validation errors, MAX_COST_EXCEEDED, ACCESS_DENIED...: sending the same document again cannot help.
-      return { ok: false, executed: 'no', ...withCost, error: new ShopifyWriteError({ operation, message: `${operation} rejected by Shopify: ${messages}`, retryable: false, cause: error }) };
+      return { ok: false, executed: 'no', error: new ShopifyWriteError({ operation, message: `${operation} rejected by Shopify: ${messages}`, retryable: false, cause: error }) };
     }
     if (error instanceof HttpThrottlingError) {
       const retryAfter = error.response.retryAfter;
@@ -643,22 +522,7 @@ export class ShopifyAdminClient {
 // ---- helpers -----------------------------------------------------------------------------------------
 
 const throttleStatusSchema = z.object({ maximumAvailable: z.number(), currentlyAvailable: z.number(), restoreRate: z.number() });
-const costSchema = z.object({
-  requestedQueryCost: z.number(),
-  actualQueryCost: z.number().nullable().default(null),
-  throttleStatus: throttleStatusSchema,
-});
-/** extensions of an answer that ran: the cost figures when Shopify sent them. */
-const answerExtensions = z.object({ cost: costSchema.optional() }).loose().optional();
-
-/**
- * What a call's cost depends on: the operation, and the numbers in its variables (`first`, `lines`: page sizes).
- * Answers report the requestedQueryCost under this key; the budget reserves it for the next call like it.
- */
-export function costKeyOf(operation: string, variables: Record<string, unknown>): string {
-  const numbers = Object.entries(variables).filter(([, value]) => typeof value === 'number').sort(([a], [b]) => a.localeCompare(b));
-  return numbers.length === 0 ? operation : `${operation}(${numbers.map(([name, value]) => `${name}=${String(value)}`).join(',')})`;
-}
+const costSchema = z.object({ requestedQueryCost: z.number(), throttleStatus: throttleStatusSchema });
 
 const graphqlErrorBody = z.object({
   errors: z.object({
@@ -668,7 +532,7 @@ const graphqlErrorBody = z.object({
 });
 
 /** (requested - available) / restoreRate seconds: exactly when the bucket will hold enough points again. */
-export function throttleWaitMs(cost: Pick<CostReport, 'requestedQueryCost' | 'throttleStatus'> | undefined): number {
+export function throttleWaitMs(cost: z.infer<typeof costSchema> | undefined): number {
   if (!cost || cost.throttleStatus.restoreRate <= 0) return DEFAULT_RETRY_AFTER_MS;
   const missing = cost.requestedQueryCost - cost.throttleStatus.currentlyAvailable;
   return Math.max(MIN_WAIT_MS, Math.ceil((missing / cost.throttleStatus.restoreRate) * 1000));

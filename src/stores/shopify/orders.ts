@@ -11,15 +11,14 @@
  *    the path a webhook takes. The customer object is not read (its phone is a last fallback in normalise.ts;
  *    the shipping and billing phones come first).
  *
- * Throttling and retries are the Admin client's (admin.ts): the shop's shared rate budget (rate-budget.ts) when
- * Redis is given, THROTTLED waits by cost, 429/5xx backoff, then a retryable ShopifyWriteError with retryAfterMs
- * that the caller honours. A window's `waitUntil` lets the listing wait for points until then.
+ * Throttling and retries are the Admin client's (admin.ts): THROTTLED waits by cost, 429/5xx backoff, then a
+ * retryable ShopifyWriteError with retryAfterMs that the caller honours.
  */
 import { z } from 'zod';
 import type { ShopifyShopConfig } from '../../config/shops.js';
 import type { Logger } from '../../log.js';
 import type { OrderWindow, ShopOrderLister, ShopOrderPage } from '../index.js';
-import { sharedBudgetOf, shopifyAdminClientFor, type SharedBudgetDeps, type ShopifyAdminClient } from './admin.js';
+import { shopifyAdminClientFor, type ShopifyAdminClient } from './admin.js';
 
 /** Orders per page: see the cost note above. */
 export const SHOPIFY_ORDER_PAGE_SIZE = 80;
@@ -219,7 +218,6 @@ export class ShopifyOrderLister implements ShopOrderLister {
       ORDER_LIST_DOCUMENTS.ordersPage,
       { first: this.pageSize, after: next ?? null, query: windowSearch(window) },
       'RelaisReconcileOrders',
-      window.waitUntil === undefined ? {} : { deadline: window.waitUntil.getTime() },
     );
     const parsed = ordersPageSchema.safeParse(data);
     if (!parsed.success) throw unexpected('RelaisReconcileOrders', parsed.error);
@@ -245,17 +243,12 @@ function unexpected(operation: string, error: z.ZodError): Error {
   return Object.assign(new Error(`${operation}: unexpected answer from Shopify (${z.prettifyError(error)})`), { retryable: false });
 }
 
-/**
- * The lister of a Shopify shop of the registry; in-process waits are longer than the writer's, nothing waits on a
- * queue here. With Redis it draws on the shop's rate budget shared with the workers (and waits for it until the
- * window's `waitUntil`), so a run during a burst queues for points instead of being THROTTLED.
- */
-export function createShopifyOrderLister(shop: ShopifyShopConfig, deps: { logger: Logger } & Partial<SharedBudgetDeps>): ShopifyOrderLister {
+/** The lister of a Shopify shop of the registry; in-process waits are longer than the writer's, nothing waits on a queue here. */
+export function createShopifyOrderLister(shop: ShopifyShopConfig, deps: { logger: Logger }): ShopifyOrderLister {
   const admin = shopifyAdminClientFor(shop, {
     logger: deps.logger.child({ shop: shop.id, component: 'shopify-orders' }),
     maxAttempts: 6,
     maxWaitMs: 20_000,
-    ...sharedBudgetOf(deps),
   });
   return new ShopifyOrderLister(admin);
 }

@@ -11,7 +11,7 @@
  */
 import type { ShopifyShopConfig } from '../../config/shops.js';
 import type { Logger } from '../../log.js';
-import { sharedBudgetOf, shopifyAdminClientFor, type SharedBudgetDeps, type ShopifyAdminClient } from './admin.js';
+import { shopifyAdminClientFor, type ShopifyAdminClient } from './admin.js';
 
 export type OwnerCheck =
   | { kind: 'confirmed' }
@@ -45,12 +45,12 @@ export function ownerOfShopifyPayload(headerDomain: string, payload: unknown): O
  * Whether the order is in the shop, read through the shop's own Admin API (its own token): the answer for
  * OwnerCheck 'ask_admin'. Throws when Shopify cannot be reached, so the job is retried rather than decided.
  */
-export function shopifyOrderReader(logger: Logger, budget: Partial<SharedBudgetDeps> = {}): (shop: ShopifyShopConfig, orderId: string) => Promise<boolean> {
+export function shopifyOrderReader(logger: Logger): (shop: ShopifyShopConfig, orderId: string) => Promise<boolean> {
   const clients = new Map<string, ShopifyAdminClient>();
   return async (shop, orderId) => {
     let client = clients.get(shop.id);
     if (!client) {
-      client = shopifyAdminClientFor(shop, { logger: logger.child({ shop: shop.id, component: 'shopify-owner' }), maxAttempts: 3, maxWaitMs: 5_000, ...sharedBudgetOf(budget) });
+      client = shopifyAdminClientFor(shop, { logger: logger.child({ shop: shop.id, component: 'shopify-owner' }), maxAttempts: 3, maxWaitMs: 5_000 });
       clients.set(shop.id, client);
     }
     return (await client.orderState(`gid://shopify/Order/${orderId}`)) !== undefined;

@@ -19,7 +19,7 @@ import type { ShopifyShopConfig } from '../../config/shops.js';
 import type { DeliveryStep } from '../../domain/shipment-status.js';
 import type { Logger } from '../../log.js';
 import type { DispatchInfo, ShopOrderRef, ShopWriter } from '../writer.js';
-import { sharedBudgetOf, shopifyAdminClientFor, ShopifyWriteError, type SharedBudgetDeps, type ShopifyAdminClient, type FulfillmentEventStatus, type ShopifyOrderState } from './admin.js';
+import { shopifyAdminClientFor, ShopifyWriteError, type ShopifyAdminClient, type FulfillmentEventStatus, type ShopifyOrderState } from './admin.js';
 
 /**
  * Our metafields' namespace. Metafields are private to the Admin API unless a metafield definition grants
@@ -183,9 +183,9 @@ export class ShopifyWriter implements ShopWriter {
 }
 
 /** The writer for a Shopify shop of the registry (its domain, token, API version and, for an emulator, adminUrl). */
-export function createShopifyWriter(shop: ShopifyShopConfig, deps: { logger: Logger } & Partial<SharedBudgetDeps>): ShopifyWriter {
+export function createShopifyWriter(shop: ShopifyShopConfig, deps: { logger: Logger }): ShopifyWriter {
   const logger = deps.logger.child({ shop: shop.id });
-  return new ShopifyWriter(shopifyAdminClientFor(shop, { logger, ...sharedBudgetOf(deps) }), logger);
+  return new ShopifyWriter(shopifyAdminClientFor(shop, { logger }), logger);
 }
 
 /** The relais.* metafields for a dispatch: shipment reference, tracking, and the quote (accounting only). */
