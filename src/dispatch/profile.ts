@@ -12,10 +12,10 @@
  * Nothing outside this module and the emulator names a service state, an error code or a webhook header.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
+import { findProjectDir } from '../config/project-files.js';
 import { DELIVERY_STEPS, type DeliveryStep } from '../domain/shipment-status.js';
 
 /**
@@ -341,22 +341,20 @@ export function parseWireProfile(document: unknown, source: string): WireProfile
   return new WireProfile(parsed.data);
 }
 
-/** The folder of the profiles shipped with Relais, found from this module (src/dispatch or dist/src/dispatch). */
+let builtInDir: string | undefined;
+
+/** The folder of the profiles shipped with Relais (config/dispatch-profiles), looked for once per process. */
 export function builtInProfileDir(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++) {
-    const candidate = join(dir, 'config', 'dispatch-profiles');
-    if (existsSync(join(candidate, 'default.json'))) return candidate;
-    dir = dirname(dir);
-  }
-  throw new Error('config/dispatch-profiles/default.json not found above src/dispatch');
+  builtInDir ??= findProjectDir(import.meta.url, join('config', 'dispatch-profiles'), 'default.json');
+  if (!builtInDir) throw new Error('config/dispatch-profiles/default.json not found above src/dispatch');
+  return builtInDir;
 }
 
 const loaded = new Map<string, WireProfile>();
 
 /**
  * A profile by built-in name ("default") or by file path (absolute, or relative to the working directory).
- * Loaded once per process.
+ * Loaded once per process; later calls (one per delivery webhook) touch no file.
  */
 export function loadWireProfile(reference = 'default'): WireProfile {
   const file = /^[a-z0-9][a-z0-9._-]*$/.test(reference) && !reference.endsWith('.json')

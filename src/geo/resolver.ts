@@ -16,9 +16,8 @@
  *  - coordinates alone (no words matched): 0.9 − 0.2 × distance/2.5 km, −0.15 unless the nearest quartier
  *    point is 1.3 times nearer than any other. Below 0.75: not resolved.
  */
-import { existsSync } from 'node:fs';
-import { dirname, join, resolve as resolvePath } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve as resolvePath } from 'node:path';
+import { findProjectDir } from '../config/project-files.js';
 import { bareKeyOf, loadGazetteer, wordsKey, type BlockedName, type CountryIndex, type Gazetteer, type KeyHit, type Place, type Point } from './gazetteer.js';
 import {
   ABBREVIATIONS, COUNTRIES, COUNTRY_BOXES, isCountryCode, LINKING_WORDS, NOISE_WORDS, STREET_OR_LANDMARK_WORDS,
@@ -271,13 +270,8 @@ function addressText(fields: AddressFields): string {
 }
 
 function defaultDataDir(): string {
-  // Found from this module, so it works from src/geo (tsx, vitest) and from dist/src/geo (built).
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++) {
-    const candidate = join(dir, 'data', 'neighbourhoods');
-    if (existsSync(join(candidate, 'official-lists.csv'))) return candidate;
-    dir = dirname(dir);
-  }
+  const found = findProjectDir(import.meta.url, join('data', 'neighbourhoods'), 'official-lists.csv');
+  if (found) return found;
   throw new Error('data/neighbourhoods not found above src/geo: pass the gazetteer directory to NeighbourhoodResolver.load()');
 }
 

@@ -13,9 +13,8 @@
  * as the spec says a city name does.
  */
 import { readdir, readFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
+import { findProjectDir } from '../../config/project-files.js';
 import { parseCsvRecords } from './csv.js';
 
 /** Upper bounds (km from the city centre) of bands 1..4; anything farther is band 5. */
@@ -99,12 +98,8 @@ interface GazetteerRow {
 
 /** Finds data/neighbourhoods by walking up from this module: works from src/ (tsx) and from dist/. */
 export function defaultGazetteerDir(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 8; i++) {
-    const candidate = join(dir, 'data', 'neighbourhoods');
-    if (existsSync(candidate)) return candidate;
-    dir = resolve(dir, '..');
-  }
+  const found = findProjectDir(import.meta.url, join('data', 'neighbourhoods'), 'official-lists.csv');
+  if (found) return found;
   throw new Error('data/neighbourhoods not found above the emulator module; pass gazetteerDir');
 }
 
