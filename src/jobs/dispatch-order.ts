@@ -98,6 +98,8 @@ const CALLS_PER_ORDER = 4;
 interface Attempt {
   deps: PipelineDeps;
   shop: ShopConfig;
+  /** The record as the attempt found it: its meta (ids, names) is what a hold needs. */
+  record: OrderRecord;
   order: StoreOrder;
   /** The goods' value the courier collects (orderAmountXof), for a cash-collecting order. */
   goods: number | undefined;
@@ -142,6 +144,7 @@ async function dispatchLocked(job: DispatchJob, deps: PipelineDeps, writes: Pend
   const attempt: Attempt = {
     deps,
     shop,
+    record,
     order,
     goods,
     client: deps.dispatchClientFor(shop),
@@ -253,7 +256,13 @@ async function ship(attempt: Attempt, record: OrderRecord, aliases: Record<strin
 async function finishReady(attempt: Attempt, shipment: ShipmentProgress, adopted: boolean): Promise<DispatchOutcome> {
   const { deps, shop, order, client, call, writes } = attempt;
   if (shipment.markedReadyAt !== undefined || showsMarkedReady(shipment.step)) {
-    if (shipment.step === 'cancelled') return heldCancelledShipment(attempt, shipment);
+    // The service shows the order's shipment as cancelled: never marked ready, never silently re-created.
+    if (shipment.step === 'cancelled') {
+      return holdAfterWrites(attempt, {
+        code: 'shipment_cancelled',
+        message: `the delivery service shows shipment ${shipment.shipmentId} for this order as cancelled (${shipment.status}); no courier is coming. Check with the delivery service before shipping it again.`,
+      });
+    }
     if (shipment.markedReadyAt === undefined) saveShipment(attempt, { ...shipment, status: shipment.status }, shipment, deps.now().toISOString());
     writes.add(deps.ledger.setState(order.externalOrderId, 'ready', deps.now()));
     return { kind: 'ready', shipmentId: shipment.shipmentId, adopted };
@@ -288,7 +297,8 @@ function wrongAmount(attempt: Attempt, shipment: ShipmentProgress): string | und
   const { goods, order } = attempt;
   const carried = shipment.orderAmountXof;
   if (goods === undefined) {
-    return carried !== undefined && carried > 0 && !collectsCash(order.paymentFamily)
+    // Not a cash-collecting order (goods are set for those only): nothing may be collected.
+    return carried !== undefined && carried > 0
       ? `it carries ${carried} XOF to collect but the order is ${order.paymentFamily.replace(/_/g, ' ')}, with nothing to collect; cancel it with the delivery service`
       : undefined;
   }
@@ -296,28 +306,20 @@ function wrongAmount(attempt: Attempt, shipment: ShipmentProgress): string | und
   return `it carries ${carried} XOF to collect for the goods but the order owes ${goods} XOF (the order was edited, or the service changed the amount); a shipment's amount cannot be changed, so cancel it with the delivery service and replay the order`;
 }
 
+/** Holds the order once this attempt's ledger writes are applied (a failed write fails the job, not the hold). */
+async function holdAfterWrites(attempt: Attempt, reason: HoldReason): Promise<DispatchOutcome> {
+  await attempt.writes.settle();
+  return hold(attempt.deps, attempt.record, reason);
+}
+
 /** A shipment created but not marked ready: held with its id, so the merchant knows no courier is coming. */
-async function holdUnready(
+function holdUnready(
   attempt: Attempt, shipment: ShipmentProgress, why: string,
   code = 'shipment_not_ready', advice = 'Replay the order to try markReady again, or mark it ready in the delivery service\'s console.',
 ): Promise<DispatchOutcome> {
-  await attempt.writes.settle();
-  const record = await attempt.deps.ledger.get(attempt.order.externalOrderId);
-  if (!record) return { kind: 'skipped', why: 'unknown order' };
-  return hold(attempt.deps, record, {
+  return holdAfterWrites(attempt, {
     code,
     message: `shipment ${shipment.shipmentId} was created but is not marked ready, so no courier will be offered it: ${why}.${advice ? ` ${advice}` : ''}`,
-  });
-}
-
-/** The service shows the order's shipment as cancelled: never marked ready, never silently re-created. */
-async function heldCancelledShipment(attempt: Attempt, shipment: ShipmentProgress): Promise<DispatchOutcome> {
-  await attempt.writes.settle();
-  const record = await attempt.deps.ledger.get(attempt.order.externalOrderId);
-  if (!record) return { kind: 'skipped', why: 'unknown order' };
-  return hold(attempt.deps, record, {
-    code: 'shipment_cancelled',
-    message: `the delivery service shows shipment ${shipment.shipmentId} for this order as cancelled (${shipment.status}); no courier is coming. Check with the delivery service before shipping it again.`,
   });
 }
 
@@ -396,7 +398,7 @@ function tariffCheck(attempt: Attempt, city: string) {
         if (index > 0) quote = await newQuote(attempt, order, name);
         const verdict = judgeQuote(quote.total, fallback, false);
         if (verdict.kind !== 'fallback') {
-          if (verdict.kind === 'priced') rememberPriced(memory, service, name);
+          if (verdict.kind === 'priced') memory.rememberPriced(service, name);
           return { quote, sent: { name, confidence: dropoff.confidence } };
         }
         attempt.writes.add(memory.remember(service, name, false));
@@ -411,15 +413,6 @@ function tariffCheck(attempt: Attempt, city: string) {
   };
 }
 
-/** Names already recorded as priced by this process, per service: one Redis write per name, not per order. */
-const pricedSeen = new Map<string, Set<string>>();
-function rememberPriced(memory: TariffMemory, service: string, name: string): void {
-  const seen = pricedSeen.get(service) ?? new Set<string>();
-  pricedSeen.set(service, seen);
-  if (seen.has(name)) return;
-  seen.add(name);
-  memory.remember(service, name, true).catch(() => seen.delete(name));
-}
 
 /** What a quote priced, as one comparable string: pickup, drop-off neighbourhood, coordinates, weight, payment mode. */
 export function quoteBasis(request: WireQuoteRequest): string {

@@ -68,6 +68,8 @@ const PRICING_SNAPSHOT_MS = 60_000;
 
 export class TariffMemory {
   readonly #snapshots = new Map<string, { at: number; pricing: Promise<PricedNames> }>();
+  /** Names this process already recorded as priced, per service: one Redis write per name, not one per order. */
+  readonly #pricedSeen = new Map<string, Set<string>>();
 
   constructor(
     private readonly redis: Redis,
@@ -119,6 +121,15 @@ export class TariffMemory {
       .srem(this.namesKey(service, from), name)
       .expire(this.namesKey(service, to), NAMES_TTL_SECONDS)
       .exec();
+  }
+
+  /** Records a name seen priced, once per process and name; a failed write is tried again next time. */
+  rememberPriced(service: string, name: string): void {
+    const seen = this.#pricedSeen.get(service) ?? new Set<string>();
+    this.#pricedSeen.set(service, seen);
+    if (seen.has(name)) return;
+    seen.add(name);
+    this.remember(service, name, true).catch(() => seen.delete(name));
   }
 
   /** 'priced', 'unpriced', or undefined when the service has not been seen to price the name yet. */
