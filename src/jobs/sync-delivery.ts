@@ -107,7 +107,7 @@ async function applyShipment(deps: DeliveryDeps, shop: ShopConfig, record: Order
     // An unknown name is never progress: recorded, counted, shown on the order's page and in reconciliation;
     // the order stays in flight, so polling keeps reading it until the service shows a state the profile knows.
     const unknownStates = [...new Set([...(previous.unknownStates ?? []), shipment.status])];
-    let progress: DeliveryProgress = { ...previous, unknownStates };
+    const progress: DeliveryProgress = { ...previous, unknownStates };
     await deps.ledger.save(extId, 'delivery', progress);
     await deps.ledger.appendTimeline(extId, { at: now, system: 'dispatch', operation: 'getShipment', outcome: 'unknown_state', detail: shipment.status });
     deps.logger.warn({ order: record.meta.orderName, state: shipment.status }, 'shipment state unknown to the wire profile; recorded, the order does not move');
@@ -115,10 +115,8 @@ async function applyShipment(deps: DeliveryDeps, shop: ShopConfig, record: Order
     // The tracking link still goes out once the shipment is known to be ready: the customer can follow it.
     const writer = deps.writerFor(shop);
     if (writer && record.order && markedReady && !progress.written.dispatch) {
-      await writer.recordDispatch(shopOrderRef(shop, record), dispatchInfo(shop, record, shipment));
-      progress = { ...progress, written: { ...progress.written, dispatch: now } };
-      await deps.ledger.save(extId, 'delivery', progress);
-      await deps.ledger.appendTimeline(extId, { at: deps.now().toISOString(), system: 'shop', operation: 'recordDispatch', outcome: 'ok' });
+      const write = shopWrites(deps, shop, record, shipment, writer, progress);
+      await write.trackingLink(now);
     }
     return { kind: 'unknown_state', state: shipment.status };
   }
@@ -144,50 +142,68 @@ async function applyShipment(deps: DeliveryDeps, shop: ShopConfig, record: Order
   }
 
   const writer = deps.writerFor(shop);
-  const wrote: string[] = [];
-  if (writer && record.order) {
-    const ref = shopOrderRef(shop, record);
-    const info = dispatchInfo(shop, record, shipment);
-    const track = async (operation: string, write: () => Promise<void>, mark: (p: DeliveryProgress) => DeliveryProgress) => {
+  const write = writer && record.order ? shopWrites(deps, shop, record, shipment, writer, progress) : undefined;
+  if (write) {
+    // The tracking link goes out as soon as the shipment is known to be ready, before any step is written.
+    if (!write.progress.written.dispatch && markedReady && step !== 'cancelled') await write.trackingLink(now);
+    if (STEPS_WRITTEN.has(write.progress.step) && !write.progress.written.steps[write.progress.step]) {
+      const current = write.progress.step;
+      await write.track(`recordStep ${current}`, (ref, info) => write.writer.recordStep(ref, current, stepTime(shipment, current, now), info), (p) => ({
+        ...p, written: { ...p.written, steps: { ...p.written.steps, [current]: now } },
+      }));
+    }
+    // Paid only once delivered and what was collected covers what the order owes; never for a failed or
+    // returned delivery. Short of it, the merchant gets a note with both figures, once.
+    const { progress: written } = write;
+    if (written.step === 'delivered' && write.info.cashOnDelivery && !written.written.paid && !written.written.shortfall) {
+      const owed = goodsOwed(record.order!, shop.policy.deliveryFeePaidBy);
+      const collected = shipment.orderAmountXof ?? record.shipment?.orderAmountXof ?? record.door?.goods;
+      if (owed.ok && !collectedCovers(collected, owed.goods)) {
+        const message = `delivered, but the courier collected ${collected === undefined ? 'an unknown amount' : `${collected} XOF`} for the goods (shipment ${shipment.shipmentId}) while the order owes ${owed.goods} XOF: it was not marked as paid. Settle the difference with the customer, then mark it paid.`;
+        await write.track('recordProblem shortfall', (ref) => write.writer.recordProblem(ref, message), (p) => ({ ...p, problem: message, written: { ...p.written, shortfall: now } }));
+      } else {
+        await write.track('markPaid', (ref, info) => write.writer.markPaid(ref, info), (p) => ({ ...p, written: { ...p.written, paid: now } }));
+      }
+    }
+    progress = write.progress;
+  }
+  return { kind: 'synced', step: progress.step, moved, wrote: write?.wrote ?? [] };
+}
+
+/**
+ * The writes of one sync into the shop, each recorded once done (progress saved, a timeline line with its
+ * time) or noted as an error on the timeline before the job fails, so a retry continues where this one stopped.
+ */
+function shopWrites(deps: DeliveryDeps, shop: ShopConfig, record: OrderRecord, shipment: WireShipment, writer: ShopWriter, start: DeliveryProgress) {
+  const extId = record.meta.externalOrderId;
+  const ref = shopOrderRef(shop, record);
+  const info = dispatchInfo(shop, record, shipment);
+  const state = {
+    writer,
+    info,
+    progress: start,
+    wrote: [] as string[],
+    async track(operation: string, run: (ref: ShopOrderRef, info: DispatchInfo) => Promise<void>, mark: (p: DeliveryProgress) => DeliveryProgress): Promise<void> {
       const started = Date.now();
       try {
-        await write();
+        await run(ref, info);
       } catch (error) {
         await deps.ledger.appendTimeline(extId, {
           at: deps.now().toISOString(), system: 'shop', operation, outcome: 'error', ms: Date.now() - started, detail: (error as Error).message,
         });
         throw error;
       }
-      progress = mark(progress);
-      await deps.ledger.save(extId, 'delivery', progress);
+      state.progress = mark(state.progress);
+      await deps.ledger.save(extId, 'delivery', state.progress);
       await deps.ledger.appendTimeline(extId, { at: deps.now().toISOString(), system: 'shop', operation, outcome: 'ok', ms: Date.now() - started });
-      wrote.push(operation);
-    };
-
-    // The tracking link goes out as soon as the shipment is known to be ready, before any step is written.
-    if (!progress.written.dispatch && markedReady && step !== 'cancelled') {
-      await track('recordDispatch', () => writer.recordDispatch(ref, info), (p) => ({ ...p, written: { ...p.written, dispatch: now } }));
-    }
-    if (STEPS_WRITTEN.has(progress.step) && !progress.written.steps[progress.step]) {
-      const current = progress.step;
-      await track(`recordStep ${current}`, () => writer.recordStep(ref, current, stepTime(shipment, current, now), info), (p) => ({
-        ...p, written: { ...p.written, steps: { ...p.written.steps, [current]: now } },
-      }));
-    }
-    // Paid only once delivered and what was collected covers what the order owes; never for a failed or
-    // returned delivery. Short of it, the merchant gets a note with both figures, once.
-    if (progress.step === 'delivered' && info.cashOnDelivery && !progress.written.paid && !progress.written.shortfall) {
-      const owed = goodsOwed(record.order, shop.policy.deliveryFeePaidBy);
-      const collected = shipment.orderAmountXof ?? record.shipment?.orderAmountXof ?? record.door?.goods;
-      if (owed.ok && !collectedCovers(collected, owed.goods)) {
-        const message = `delivered, but the courier collected ${collected === undefined ? 'an unknown amount' : `${collected} XOF`} for the goods (shipment ${shipment.shipmentId}) while the order owes ${owed.goods} XOF: it was not marked as paid. Settle the difference with the customer, then mark it paid.`;
-        await track('recordProblem shortfall', () => writer.recordProblem(ref, message), (p) => ({ ...p, problem: message, written: { ...p.written, shortfall: now } }));
-      } else {
-        await track('markPaid', () => writer.markPaid(ref, info), (p) => ({ ...p, written: { ...p.written, paid: now } }));
-      }
-    }
-  }
-  return { kind: 'synced', step: progress.step, moved, wrote };
+      state.wrote.push(operation);
+    },
+    /** The shipment reference and the tracking link for the customer. */
+    trackingLink(at: string): Promise<void> {
+      return state.track('recordDispatch', (r, i) => writer.recordDispatch(r, i), (p) => ({ ...p, written: { ...p.written, dispatch: at } }));
+    },
+  };
+  return state;
 }
 
 function shopOrderRef(shop: ShopConfig, record: OrderRecord): ShopOrderRef {
