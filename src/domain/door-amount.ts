@@ -11,7 +11,7 @@
  *
  * Pure functions over integer francs; property-tested in test/fuzz/door-amount.property.test.ts.
  */
-import { formatXof, type Xof, xof } from './money.js';
+import { formatFrancs, formatXof, type Xof, xof } from './money.js';
 import type { HoldReason, StoreOrder } from './order.js';
 
 /** Who pays the delivery at the door: the customer (default), or the merchant, who settles it with the service. */
@@ -67,13 +67,12 @@ export function doorAmount(goods: Xof, quote: { total: number; codFee?: number }
 
 /** "at the door: goods 15 000 + delivery 2 300 + collection fee 500 = 17 800 XOF" (what the merchant reads). */
 export function describeDoorAmount(door: DoorAmount): string {
-  const f = (amount: number) => formatXof(xof(amount)).replace(/\s*XOF$/, '');
   if (door.paidBy === 'merchant') {
-    return `at the door: goods ${f(door.goods)} XOF; delivery ${f(door.quoted.delivery)} + collection fee ${f(door.quoted.collectionFee)} XOF billed to the merchant`;
+    return `at the door: goods ${formatFrancs(door.goods)} XOF; delivery ${formatFrancs(door.quoted.delivery)} + collection fee ${formatFrancs(door.quoted.collectionFee)} XOF billed to the merchant`;
   }
-  const parts = [`goods ${f(door.goods)}`, `delivery ${f(door.delivery)}`];
-  if (door.collectionFee > 0) parts.push(`collection fee ${f(door.collectionFee)}`);
-  return `at the door: ${parts.join(' + ')} = ${f(door.atDoor)} XOF`;
+  const parts = [`goods ${formatFrancs(door.goods)}`, `delivery ${formatFrancs(door.delivery)}`];
+  if (door.collectionFee > 0) parts.push(`collection fee ${formatFrancs(door.collectionFee)}`);
+  return `at the door: ${parts.join(' + ')} = ${formatFrancs(door.atDoor)} XOF`;
 }
 
 /** Paid in the shop only when what the courier collected for the goods covers what the order still owes. */

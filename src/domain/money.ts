@@ -78,5 +78,10 @@ export function toShopifySubunits(amount: Xof): string {
 }
 
 export function formatXof(amount: Xof): string {
-  return `${amount.toLocaleString('fr-FR').replace(/\u202f|\u00a0/g, ' ')} XOF`;
+  return `${formatFrancs(amount)} XOF`;
+}
+
+/** The figure alone, grouped the French way ("15 000"), for lines that name the currency once. */
+export function formatFrancs(amount: Xof): string {
+  return amount.toLocaleString('fr-FR').replace(/\u202f|\u00a0/g, ' ');
 }

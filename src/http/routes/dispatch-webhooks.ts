@@ -49,12 +49,8 @@ export function dispatchWebhookRoutes(deps: DispatchWebhookDeps): Router {
       return void res.status(400).json({ error: 'malformed_body', message: 'the body is not JSON' });
     }
     // Where the profile says the ids sit first; then anywhere (the service may send more than one shape).
-    const declared = profile.webhookReference(payload);
-    const scanned = findShipmentReference(payload);
-    const found = {
-      ...((declared.shipmentId ?? scanned.shipmentId) ? { shipmentId: declared.shipmentId ?? scanned.shipmentId } : {}),
-      ...((declared.externalOrderId ?? scanned.externalOrderId) ? { externalOrderId: declared.externalOrderId ?? scanned.externalOrderId } : {}),
-    };
+    const { shipmentId, externalOrderId } = profile.webhookReference(payload);
+    const found = { ...findShipmentReference(payload), ...(shipmentId ? { shipmentId } : {}), ...(externalOrderId ? { externalOrderId } : {}) };
     if (!found.shipmentId && !found.externalOrderId) {
       deps.logger.warn({ shop: shop.id }, 'delivery webhook without a shipment id or external order id');
       return void res.status(200).json({ status: 'ignored', reason: 'no shipment id or external order id found' });
