@@ -8,7 +8,7 @@ import { resolveDeliveryAddress } from '../geo/order-address.js';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { openDisputeInputSchema } from '../disputes/disputes.js';
-import { UNREADY_WATCHDOG_MINUTES } from '../domain/shipment-status.js';
+import { unreadySince } from '../domain/shipment-status.js';
 import type { OrderRecord, OrderState } from '../ledger/order-ledger.js';
 import {
   bearerToken, clearCookie, DEFAULT_SESSION_TTL_MS, FLASH_COOKIE, isCrossSite, LoginThrottle, readCookie, secretsEqual,
@@ -318,7 +318,7 @@ function enabledDashboard(deps: DashboardDeps): Router {
   router.get('/held', async (req, res) => {
     const [records, unreadyIds] = await Promise.all([
       deps.ledger.listHeld(HELD_PAGE_SIZE),
-      deps.ledger.listUnready(new Date(deps.now().getTime() - UNREADY_WATCHDOG_MINUTES * 60_000), HELD_PAGE_SIZE),
+      deps.ledger.listUnready(unreadySince(deps.now(), deps.shops.all().map((s) => s.policy.unreadyAlertMinutes)), HELD_PAGE_SIZE),
     ]);
     const held = await Promise.all(records.reverse().map(async (record) => ({ record, shopName: shopName(record.meta.shopId), suggestions: await suggestionsFor(record) })));
     // Shipments with no recorded markReady: no courier is offered them, whatever the service calls their state.

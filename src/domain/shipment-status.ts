@@ -50,3 +50,8 @@ export function showsMarkedReady(step: DeliveryStep | undefined): boolean {
  * `policy.unreadyAlertMinutes` (reconciliation) may be shorter.
  */
 export const UNREADY_WATCHDOG_MINUTES = 5;
+
+/** Since when a shipment without a recorded markReady counts as unready: the watchdog's bound, or a shop's tighter one. */
+export function unreadySince(now: Date, shopBoundsMinutes: readonly number[]): Date {
+  return new Date(now.getTime() - Math.min(UNREADY_WATCHDOG_MINUTES, ...shopBoundsMinutes) * 60_000);
+}

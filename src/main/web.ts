@@ -4,7 +4,7 @@
 import { createServer, type Server } from 'node:http';
 import { dashboardDepsFor, type DashboardWiring } from '../dashboard/wiring.js';
 import { createApp } from '../http/app.js';
-import { UNREADY_WATCHDOG_MINUTES } from '../domain/shipment-status.js';
+import { unreadySince } from '../domain/shipment-status.js';
 import { RelaisMetrics } from '../observability/metrics.js';
 import { createRuntime, waitForRedis, type Runtime, type RuntimeOptions } from './runtime.js';
 
@@ -64,9 +64,9 @@ export async function startWeb(options: WebOptions): Promise<RunningWeb> {
   await Promise.all(runtime.queues.all().map((q) => q.waitUntilReady()));
   const metrics = new RelaisMetrics();
   // Queue depths (relais_queue_jobs) are the worker's to report: both reporting them counted every job twice.
-  // The watchdog figure: shipments with no recorded markReady past the tightest shop bound.
-  const boundMinutes = Math.min(...options.shops.all().map((s) => s.policy.unreadyAlertMinutes), UNREADY_WATCHDOG_MINUTES);
-  metrics.watchUnready(() => runtime.ledger.countUnready(new Date(runtime.now().getTime() - boundMinutes * 60_000)));
+  // The watchdog figure: shipments with no recorded markReady past the bound (the dashboard's held page lists them).
+  const bounds = options.shops.all().map((s) => s.policy.unreadyAlertMinutes);
+  metrics.watchUnready(() => runtime.ledger.countUnready(unreadySince(runtime.now(), bounds)));
   let shuttingDown = false;
   const app = createApp({
     shops: options.shops, queues: runtime.queues, redis: runtime.producer, prefix: options.prefix,
