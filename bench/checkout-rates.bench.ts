@@ -30,6 +30,7 @@ import { csvRecords } from '../src/geo/csv.js';
 import { NeighbourhoodResolver } from '../src/geo/resolver.js';
 import { silentLogger } from '../src/log.js';
 import { startWeb } from '../src/main/web.js';
+import { startTestDatabase } from '../test/support/postgres.js';
 import { startRedis } from '../test/support/redis.js';
 import { makeSecrets, registryDocument, secretEnv, SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID } from '../test/support/relais.js';
 
@@ -128,12 +129,13 @@ const spread = (xs: number[], digits: number) => `${Math.min(...xs).toFixed(digi
 
 async function main(): Promise<void> {
   const redis = await startRedis();
+  const db = await startTestDatabase();
   const secrets = makeSecrets();
   const emulator = await startDispatchEmulator({ organisations: [{ id: 'org_bench', name: 'bench', apiKeys: [secrets.dispatchApiKey] }] });
   const env = secretEnv(secrets);
   const shops = buildShopRegistry(registryDocument({ dispatchBaseUrl: emulator.baseUrl, trackingUrl: emulator.trackingUrl }), (ref) => ('env' in ref ? env[ref.env] : undefined));
   const prefix = `{${redis.prefix}}`;
-  const web = await startWeb({ redisUrl: redis.url, prefix, shops, logger: silentLogger, port: 0 });
+  const web = await startWeb({ redisUrl: redis.url, prefix, shops, logger: silentLogger, port: 0, databaseUrl: db.url, databaseSchema: db.schema });
   const secret = secrets.shopifyClientSecret;
 
   // The ceiling: what any signed, cached JSON endpoint on this stack costs.
@@ -247,6 +249,7 @@ async function main(): Promise<void> {
   await web.close();
   await emulator.close();
   await redis.stop();
+  await db.stop();
 }
 
 await main();

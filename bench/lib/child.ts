@@ -58,14 +58,16 @@ async function start(config: z.output<typeof childConfigSchema>): Promise<{ url?
   const logger = createLogger({ level: config.logLevel });
   const shops = () => buildShopRegistry(config.registry, (ref) => ('env' in ref ? process.env[ref.env] : undefined));
   const connection = { url: config.redisUrl, maxRetriesPerRequest: null };
+  // The ledger's database, as the parent's stack made it (bench/lib/stack.ts), like any other environment of `relais`.
+  const ledger = () => ({ databaseUrl: secret('DATABASE_URL'), databaseSchema: secret('RELAIS_DB_SCHEMA') });
   switch (config.role) {
     case 'relais-web': {
-      const web = await startWeb({ redisUrl: config.redisUrl, prefix: config.prefix, shops: shops(), logger, port: 0 });
+      const web = await startWeb({ redisUrl: config.redisUrl, prefix: config.prefix, shops: shops(), logger, port: 0, ...ledger() });
       return { url: web.url, close: () => web.close() };
     }
     case 'relais-worker': {
       const worker = await startWorker({
-        redisUrl: config.redisUrl, prefix: config.prefix, shops: shops(), logger, resolver: NeighbourhoodResolver.load(),
+        redisUrl: config.redisUrl, prefix: config.prefix, shops: shops(), logger, resolver: NeighbourhoodResolver.load(), ...ledger(),
         concurrency: config.concurrency, ...(config.lockMs ? { lockMs: config.lockMs } : {}),
       });
       return { close: () => worker.close() };

@@ -11,6 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { startDispatchEmulator, type DispatchEmulator } from '../../src/emulators/dispatch/index.js';
+import { startTestDatabase, type TestDatabase } from '../../test/support/postgres.js';
 import { startRedis, type TestRedis } from '../../test/support/redis.js';
 import { makeSecrets, randomHex, registryDocument, secretEnv, type TestSecrets } from '../../test/support/relais.js';
 
@@ -54,7 +55,9 @@ export interface BenchStack {
   emulator: DispatchEmulator;
   secrets: TestSecrets;
   bareApiKey: string;
-  /** Environment for child processes: the registry's secret references, and the baseline's key. */
+  /** The ledger's schema (DATABASE_URL when it answers, else a private PostgreSQL). */
+  db: TestDatabase;
+  /** Environment for child processes: the registry's secret references, the baseline's key, the ledger's database. */
   childSecrets: Record<string, string>;
   /** Registry document with the Shopify shop (and the WooCommerce one of the test harness). */
   registry: unknown;
@@ -72,6 +75,7 @@ export interface BenchStack {
 export async function startStack(options: { shopifyAdminUrl?: string } = {}): Promise<BenchStack> {
   const redis = await startRedis({ extraArgs: ['--maxmemory-policy', 'noeviction'] });
   const admin = redis.client();
+  const db = await startTestDatabase();
   const secrets = makeSecrets();
   const bareApiKey = `pk_live_${randomHex()}`;
   const emulator = await startDispatchEmulator({
@@ -89,7 +93,8 @@ export async function startStack(options: { shopifyAdminUrl?: string } = {}): Pr
     emulator,
     secrets,
     bareApiKey,
-    childSecrets: { ...secretEnv(secrets), T_BARE_DISPATCH_API_KEY: bareApiKey },
+    db,
+    childSecrets: { ...secretEnv(secrets), T_BARE_DISPATCH_API_KEY: bareApiKey, ...db.env },
     registry,
     prefix: `{${redis.prefix}}`,
     logDir: mkdtempSync(join(tmpdir(), 'relais-bench-')),
@@ -97,6 +102,7 @@ export async function startStack(options: { shopifyAdminUrl?: string } = {}): Pr
     async stop() {
       await emulator.close();
       await redis.stop();
+      await db.stop();
     },
   };
 }

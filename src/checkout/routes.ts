@@ -21,7 +21,7 @@ import type { z } from 'zod';
 import type { ShopConfig, ShopRegistry } from '../config/shops.js';
 import { NeighbourhoodResolver } from '../geo/resolver.js';
 import { TariffMemory } from '../jobs/tariff-guard.js';
-import { AliasStore } from '../ledger/alias-store.js';
+import type { AliasStore } from '../ledger/alias-store.js';
 import type { Logger } from '../log.js';
 import type { RelaisMetrics } from '../observability/metrics.js';
 import { priceAtCheckout, type CheckoutPrice, type CheckoutRateOutcome, type CheckoutRateRequest, type CheckoutRatesDeps } from './checkout-rates.js';
@@ -45,6 +45,8 @@ export interface CheckoutRouteDeps {
   redis: Redis;
   prefix: string;
   logger: Logger;
+  /** The operators' run-time neighbourhood aliases (the ledger's database). */
+  aliases: Pick<AliasStore, 'list'>;
   now?(): Date;
   /** Defaults to the gazetteer in data/neighbourhoods. */
   resolver?: NeighbourhoodResolver;
@@ -101,7 +103,7 @@ export function checkoutRoutes(deps: CheckoutRouteDeps): Router {
   }
   const rates: CheckoutRatesDeps = {
     resolver: new ResolutionMemo(deps.resolver ?? NeighbourhoodResolver.load()),
-    aliases: new AliasStore(deps.redis, deps.prefix),
+    aliases: deps.aliases,
     cache: new RateCache(deps.redis, deps.prefix),
     prices,
     flights: new SingleFlight<CheckoutPrice>(),

@@ -13,6 +13,12 @@ const envSchema = z.object({
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
   /** How long `relais web` and `relais worker` wait for Redis at start before exiting non-zero. */
   RELAIS_REDIS_WAIT_MS: z.coerce.number().int().min(0).max(600_000).default(20_000),
+  /** The order ledger's PostgreSQL (src/ledger/postgres). */
+  DATABASE_URL: z.string().url().default('postgres://127.0.0.1:5432/relais'),
+  /** The schema holding Relais's tables. */
+  RELAIS_DB_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'lower-case letters, digits and _').default('public'),
+  /** How long `relais web` and `relais worker` wait for PostgreSQL at start before exiting non-zero. */
+  RELAIS_DB_WAIT_MS: z.coerce.number().int().min(0).max(600_000).default(20_000),
   RELAIS_SHOPS_FILE: z.string().default('config/shops.json'),
   RELAIS_HOST: z.string().default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -31,7 +37,10 @@ const envSchema = z.object({
   /** Reconciliation (src/reconcile): how often the worker compares shop orders with shipments and repairs; 0 turns it off. */
   RELAIS_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(3_600_000),
   // ---- retention (src/ledger/order-ledger.ts) ----
-  /** Days a finished order (delivered, returned, cancelled) is kept in the ledger, with its timeline. */
+  /**
+   * Days after an order finished (delivered, returned, cancelled) that its personal data (the customer's name, phone
+   * and address) is erased from the ledger; its amounts, states and timeline stay for the merchant's accounts.
+   */
   RELAIS_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
   /** Days after which an order with no final state is reported by `relais stale` (and may be closed there). */
   RELAIS_STALE_AFTER_DAYS: z.coerce.number().int().min(1).max(3650).default(30),

@@ -1,14 +1,13 @@
 /**
  * What the pages read from the ledger: a shop's orders newest first (optionally one state), and the
- * cash-on-delivery figures per day. Records are read in small batches so a page never fires thousands
- * of Redis commands at once, and every scan is bounded.
+ * cash-on-delivery figures per day. Records are read a batch per query, and every scan is bounded.
  */
 import { collectsCash } from '../dispatch/requests.js';
 import type { OrderLedger, OrderRecord, OrderState } from '../ledger/order-ledger.js';
 
-type LedgerReader = Pick<OrderLedger, 'get' | 'listShopOrders'>;
+type LedgerReader = Pick<OrderLedger, 'getMany' | 'listShopOrders'>;
 
-const BATCH = 50;
+const BATCH = 200;
 /** The ledger index holds ids by first-seen time; the pages look at most at this many of a shop's latest. */
 export const SCAN_LIMIT = 10_000;
 
@@ -23,8 +22,7 @@ export interface OrderListing {
 export async function loadRecords(ledger: LedgerReader, ids: readonly string[]): Promise<OrderRecord[]> {
   const out: OrderRecord[] = [];
   for (let i = 0; i < ids.length; i += BATCH) {
-    const batch = await Promise.all(ids.slice(i, i + BATCH).map((id) => ledger.get(id)));
-    for (const record of batch) if (record) out.push(record);
+    for (const record of await ledger.getMany(ids.slice(i, i + BATCH))) if (record) out.push(record);
   }
   return out;
 }

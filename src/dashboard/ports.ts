@@ -64,7 +64,7 @@ export interface DisputesPort {
 export interface DashboardDeps {
   /** RELAIS_DASHBOARD_TOKEN: what an operator types to log in, and what scripts send as a bearer token. */
   token: string;
-  ledger: Pick<OrderLedger, 'get' | 'listShopOrders' | 'listHeld' | 'listUnready' | 'timeline'>;
+  ledger: Pick<OrderLedger, 'get' | 'getMany' | 'listShopOrders' | 'listHeld' | 'listUnready' | 'timeline'>;
   aliases: Pick<AliasStore, 'add' | 'list' | 'forShop'>;
   /** Every queue, for bull-board. */
   queues: { all(): Queue[] };

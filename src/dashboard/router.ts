@@ -85,9 +85,9 @@ function enabledDashboard(deps: DashboardDeps): Router {
     next();
   });
 
-  // Every page reads Redis (sessions, the ledger), whose commands wait for a reconnect: without Redis, say so
-  // at once (503) rather than leave the browser spinning. A page (GET) still unanswered after answerWithinMs,
-  // Redis connected but silent, answers 503 too; a handler finishing later finds the answer sent and stops.
+  // Pages read Redis (sessions, queues), whose commands wait for a reconnect: without Redis, say so at once (503)
+  // rather than leave the browser spinning. A page (GET) still unanswered after answerWithinMs (the database or
+  // Redis connected but silent) answers 503 too; a handler finishing later finds the answer sent and stops.
   // Actions (POST) are left to finish: cutting one short would hide whether it happened.
   const answerWithinMs = deps.answerWithinMs ?? 10_000;
   const unavailable = (res: Response, why: string) => {
@@ -100,7 +100,7 @@ function enabledDashboard(deps: DashboardDeps): Router {
     }
     if (req.method === 'GET' || req.method === 'HEAD') {
       const watchdog = setTimeout(() => {
-        if (!res.headersSent) unavailable(res, `The dashboard could not answer within ${Math.round(answerWithinMs / 1000)} s: Redis (or a service it asked) is not answering.`);
+        if (!res.headersSent) unavailable(res, `The dashboard could not answer within ${Math.round(answerWithinMs / 1000)} s: the database, Redis or a service it asked is not answering.`);
       }, answerWithinMs);
       res.once('close', () => clearTimeout(watchdog));
     }

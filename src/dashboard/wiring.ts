@@ -32,7 +32,7 @@ export function dashboardDepsFor(runtime: Runtime, wiring: DashboardWiring): Das
     disputes: {
       open: (externalOrderId, input) => openDisputeForOrder(runtime, externalOrderId, input),
       list: (externalOrderId) => listDisputesForOrder(runtime, externalOrderId),
-      lastSeen: (externalOrderId) => knownDisputes({ redis: runtime.redis, prefix: runtime.options.prefix }, externalOrderId),
+      lastSeen: (externalOrderId) => knownDisputes(runtime, externalOrderId),
     },
     now: () => runtime.now(),
     revocations: new RedisSessionRevocations(runtime.redis, runtime.options.prefix),

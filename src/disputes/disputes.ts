@@ -5,9 +5,9 @@
  * - The order is named by its external_order_id; its shop comes from the ledger (or the id itself), its
  *   shipment from the ledger (or getShipmentByExternalOrder, for a shipment Relais did not record).
  * - Every call is appended to the order's timeline (what, when, how long, how it ended).
- * - Claims seen are kept per order in Redis (`<prefix>:disputes:<externalOrderId>`, 400 days), so a decided
- *   claim's outcome stays readable after the capped timeline has moved on; a decision is written on the
- *   timeline once, the first time Relais sees it (here, or in a reconciliation run).
+ * - Claims seen are kept per order in the ledger (`knownClaims`, `saveClaim`), so a decided claim's outcome
+ *   stays readable as long as the order; a decision is written on the timeline once, the first time Relais
+ *   sees it (here, or in a reconciliation run).
  * - Business refusals come back as `{ ok: false, why }`; so does an unreachable service (retryable: true),
  *   because the callers are a person at a terminal or a page, not a queue.
  * - Only the reason goes on the timeline: the description is the merchant's free text and stays with the claim.
@@ -26,7 +26,7 @@ import type { OrderLedger } from '../ledger/order-ledger.js';
 export interface DisputeRuntime {
   options: { shops: ShopRegistry; prefix: string };
   redis: Redis;
-  ledger: Pick<OrderLedger, 'get' | 'appendTimeline'>;
+  ledger: Pick<OrderLedger, 'get' | 'appendTimeline' | 'knownClaims' | 'saveClaim'>;
   now(): Date;
   dispatchClientFor(shop: ShopConfig): Pick<DispatchClient, 'getShipmentByExternalOrder' | 'openDispute' | 'listShipmentDisputes'>;
 }
@@ -64,8 +64,6 @@ export type ListDisputesResult =
   | { ok: true; externalOrderId: string; shipmentId: string; claims: DisputeView[] }
   | { ok: false; externalOrderId: string; why: string; retryable: boolean };
 
-const DISPUTE_RETENTION_SECONDS = 400 * 86_400;
-
 export function disputeView(claim: WireClaim, shipmentId: string): DisputeView {
   const view: DisputeView = { shipmentId: claim.shipmentId ?? shipmentId, reason: claim.reason, status: claim.status ?? 'OPEN' };
   if (claim.claimId !== undefined) view.claimId = claim.claimId;
@@ -80,35 +78,31 @@ export function disputeView(claim: WireClaim, shipmentId: string): DisputeView {
 
 const isDecided = (view: DisputeView): boolean => view.status.toUpperCase() !== 'OPEN';
 
-function disputesKey(prefix: string, externalOrderId: string): string {
-  return `${prefix}:disputes:${externalOrderId}`;
+/** Which claim it is within the order: the service's id, else what it was opened with. */
+function claimKey(claim: DisputeView): string {
+  return claim.claimId ?? `${claim.shipmentId}:${claim.createdAt ?? claim.reason}`;
 }
 
 /** The claims Relais has seen for the order, decided ones included, oldest first. */
-export async function knownDisputes(deps: { redis: Redis; prefix: string }, externalOrderId: string): Promise<DisputeView[]> {
-  const raw = await deps.redis.hvals(disputesKey(deps.prefix, externalOrderId));
-  return raw.map((text) => JSON.parse(text) as DisputeView).sort((a, b) => (a.createdAt ?? '').localeCompare(b.createdAt ?? ''));
+export async function knownDisputes(deps: { ledger: Pick<OrderLedger, 'knownClaims'> }, externalOrderId: string): Promise<DisputeView[]> {
+  const known = await deps.ledger.knownClaims<DisputeView>(externalOrderId);
+  return known.map((k) => k.claim).sort((a, b) => (a.createdAt ?? '').localeCompare(b.createdAt ?? ''));
 }
 
 /**
- * Keeps the claims read from the service, and writes each newly decided one on the order's timeline (once:
- * the stored copy says whether its decision was already seen). Returns the claims decided since last seen.
+ * Keeps the claims read from the service, and writes each newly decided one on the order's timeline (once: the
+ * ledger answers whether this save is the first to see it decided). Returns the claims decided since last seen.
  */
 export async function recordClaims(
-  deps: { redis: Redis; prefix: string; ledger: Pick<OrderLedger, 'appendTimeline'>; now(): Date },
+  deps: { ledger: Pick<OrderLedger, 'appendTimeline' | 'saveClaim'>; now(): Date },
   externalOrderId: string,
   claims: readonly DisputeView[],
 ): Promise<DisputeView[]> {
-  const key = disputesKey(deps.prefix, externalOrderId);
   const newlyDecided: DisputeView[] = [];
   for (const claim of claims) {
-    const field = claim.claimId ?? `${claim.shipmentId}:${claim.createdAt ?? claim.reason}`;
-    const before = await deps.redis.hget(key, field);
-    const previous = before === null ? undefined : (JSON.parse(before) as DisputeView);
-    if (isDecided(claim) && (previous === undefined || !isDecided(previous))) newlyDecided.push(claim);
-    if (before !== JSON.stringify(claim)) await deps.redis.hset(key, field, JSON.stringify(claim));
+    const saved = await deps.ledger.saveClaim(externalOrderId, { key: claimKey(claim), claim, decided: isDecided(claim) }, deps.now());
+    if (saved.newlyDecided) newlyDecided.push(claim);
   }
-  if (claims.length > 0) await deps.redis.expire(key, DISPUTE_RETENTION_SECONDS);
   for (const claim of newlyDecided) {
     await deps.ledger.appendTimeline(externalOrderId, {
       at: deps.now().toISOString(),
@@ -119,10 +113,6 @@ export async function recordClaims(
     });
   }
   return newlyDecided;
-}
-
-function historyDeps(runtime: DisputeRuntime) {
-  return { redis: runtime.redis, prefix: runtime.options.prefix, ledger: runtime.ledger, now: () => runtime.now() };
 }
 
 type Located = { ok: true; shop: ShopConfig; shipmentId: string } | { ok: false; why: string; retryable: boolean };
@@ -163,7 +153,7 @@ export async function openDisputeForOrder(runtime: DisputeRuntime, externalOrder
   try {
     // The same claim again (the command run twice, a form re-sent after a reload): the service would open a
     // second one. Relais's record of the order's claims outlives any run, so it is the one to ask.
-    const same = (await knownDisputes(historyDeps(runtime), externalOrderId)).find((c) =>
+    const same = (await knownDisputes(runtime, externalOrderId)).find((c) =>
       c.status.toUpperCase() === 'OPEN' && c.reason === reason && c.description === description && c.claimantId === claimantId);
     if (same) {
       return {
@@ -177,7 +167,7 @@ export async function openDisputeForOrder(runtime: DisputeRuntime, externalOrder
       (c) => `claim ${c.claimId ?? '?'} on ${located.shipmentId}: ${reason} (by ${claimantType})`,
     );
     const view = disputeView(claim, located.shipmentId);
-    await recordClaims(historyDeps(runtime), externalOrderId, [view]);
+    await recordClaims(runtime, externalOrderId, [view]);
     return { ok: true, externalOrderId, shipmentId: located.shipmentId, claim: view };
   } catch (error) {
     return { ...refusal(error, 'openDispute'), externalOrderId };
@@ -196,7 +186,6 @@ const OPENING_GUARD_MS = 120_000;
 export async function listDisputesForOrder(runtime: DisputeRuntime, externalOrderId: string): Promise<ListDisputesResult> {
   const located = await locate(runtime, externalOrderId);
   if (!located.ok) return { ...located, externalOrderId };
-  const deps = historyDeps(runtime);
   try {
     const claims = await tracked(
       runtime, externalOrderId, 'listShipmentDisputes',
@@ -204,9 +193,9 @@ export async function listDisputesForOrder(runtime: DisputeRuntime, externalOrde
       (list) => `${list.length} claim(s) on ${located.shipmentId}`,
     );
     const views = claims.map((c) => disputeView(c, located.shipmentId));
-    await recordClaims(deps, externalOrderId, views);
+    await recordClaims(runtime, externalOrderId, views);
     const listed = new Set(views.map((v) => v.claimId).filter((id) => id !== undefined));
-    const earlier = (await knownDisputes(deps, externalOrderId)).filter((v) => v.claimId === undefined || !listed.has(v.claimId));
+    const earlier = (await knownDisputes(runtime, externalOrderId)).filter((v) => v.claimId === undefined || !listed.has(v.claimId));
     return { ok: true, externalOrderId, shipmentId: located.shipmentId, claims: [...earlier, ...views] };
   } catch (error) {
     return { ...refusal(error, 'listShipmentDisputes'), externalOrderId };

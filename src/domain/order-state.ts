@@ -65,13 +65,14 @@ export function isOrderState(value: string): value is OrderState {
 /**
  * Whether an order in `from` (undefined: a new order) may be moved to `to`, as the ledger applies it: never
  * out of a final state (staying in it is allowed: a repeated final webhook), and never from a dispatched
- * state back before dispatch. Moves between dispatched states are the jobs' to order (a delivery step moves
- * forward only: domain/shipment-status.ts).
+ * state back to one ranked before ready: neither before dispatch nor awaiting_ready (a shipment marked ready
+ * never goes back to created, whatever a lagging service says). Moves between dispatched states are the jobs'
+ * to order (a delivery step moves forward only: domain/shipment-status.ts).
  */
 export function canMove(from: OrderState | undefined, to: OrderState): boolean {
   if (from === undefined || from === to) return true;
   if (FINAL_STATES.has(from)) return false;
-  return !(DISPATCHED_STATES.has(from) && BEFORE_DISPATCH_STATES.has(to));
+  return !(DISPATCHED_STATES.has(from) && stateRank(to) === 0);
 }
 
 /** The states from which a move to `to` is refused (what the ledger's move script is given). */

@@ -7,17 +7,25 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { randomUUID } from 'node:crypto';
 import { logContext, type Logger } from '../log.js';
 import { checkoutRoutes } from '../checkout/routes.js';
+import type { AliasStore } from '../ledger/alias-store.js';
 import { dashboardRoutes, type DashboardDeps } from '../dashboard/index.js';
 import { dispatchWebhookRoutes } from './routes/dispatch-webhooks.js';
 import { SHOPIFY_ORDER_TOPICS, webhookRoutes, type WebhookDeps } from './routes/webhooks.js';
 import type { ShopEventJob } from '../jobs/queues.js';
-import { checkReadiness, queuesProbe, readinessBody, redisProbe, writeMetrics } from '../observability/health.js';
+import { checkReadiness, databaseProbe, queuesProbe, readinessBody, redisProbe, writeMetrics } from '../observability/health.js';
 import { webhookAckTimer, type RelaisMetrics } from '../observability/metrics.js';
 
 export const MAX_BODY_BYTES = 512 * 1024;
 
 export interface AppDeps extends WebhookDeps {
   logger: Logger;
+  /** The operators' run-time neighbourhood aliases, read when pricing a checkout (the ledger's database). */
+  aliases: Pick<AliasStore, 'list'>;
+  /**
+   * The ledger's database, reported by /readyz. Not required for readiness: webhooks are taken into Redis while it
+   * is away (the worker, which needs it, answers 503 then).
+   */
+  database?: { query(sql: string): Promise<unknown> };
   // ---- operations (src/observability); optional, so tools and tests may build the app without them ----
   /** Served on GET /metrics; webhook answers are timed and accepted order events counted. */
   metrics?: RelaisMetrics;
@@ -74,7 +82,8 @@ export function createApp(deps: AppDeps): express.Express {
   });
   // Ready when Redis answers PING and the queues answer, each within a short bound; 503 with the reasons otherwise.
   app.get('/readyz', async (_req, res) => {
-    const readiness = await checkReadiness([redisProbe(deps.redis), queuesProbe(deps.queues.all())], { shuttingDown: deps.shuttingDown?.() });
+    const probes = [redisProbe(deps.redis), queuesProbe(deps.queues.all()), ...(deps.database ? [databaseProbe(deps.database, { required: false })] : [])];
+    const readiness = await checkReadiness(probes, { shuttingDown: deps.shuttingDown?.() });
     const { status, body } = readinessBody(readiness);
     res.status(status).json(body);
   });

@@ -1,34 +1,14 @@
 /**
- * Neighbourhood aliases added by operators while Relais runs (`relais alias add`, the dashboard), on top
- * of the ones in the shop registry. Kept in Redis so the fix for a held order takes effect for every
- * worker at once, without a restart, and survives restarts.
+ * Neighbourhood aliases added by operators while Relais runs (`relais alias add`, the dashboard), on top of the
+ * ones in the shop registry: the port. Kept in the database (src/ledger/postgres/pg-aliases.ts) so the fix for a
+ * held order takes effect for every worker at once, without a restart, and survives restarts.
  */
-import type { Redis } from 'ioredis';
-
-export class AliasStore {
-  constructor(
-    private readonly redis: Redis,
-    private readonly prefix: string,
-  ) {}
-
-  private key(shopId: string): string {
-    return `${this.prefix}:aliases:${shopId}`;
-  }
-
-  async add(shopId: string, text: string, neighbourhood: string): Promise<void> {
-    await this.redis.hset(this.key(shopId), text.trim(), neighbourhood.trim());
-  }
-
-  async remove(shopId: string, text: string): Promise<boolean> {
-    return (await this.redis.hdel(this.key(shopId), text.trim())) > 0;
-  }
-
-  async list(shopId: string): Promise<Record<string, string>> {
-    return this.redis.hgetall(this.key(shopId));
-  }
-
+export interface AliasStore {
+  add(shopId: string, text: string, neighbourhood: string): Promise<void>;
+  /** False when the shop had no such alias. */
+  remove(shopId: string, text: string): Promise<boolean>;
+  /** The aliases added at run time for the shop, by the text they match. */
+  list(shopId: string): Promise<Record<string, string>>;
   /** Every alias in force for a shop: the registry's, overridden by those added at run time. */
-  async forShop(shop: { id: string; policy: { neighbourhoodAliases: Record<string, string> } }): Promise<Record<string, string>> {
-    return { ...shop.policy.neighbourhoodAliases, ...(await this.list(shop.id)) };
-  }
+  forShop(shop: { id: string; policy: { neighbourhoodAliases: Record<string, string> } }): Promise<Record<string, string>>;
 }

@@ -20,7 +20,8 @@ import { runStaleCommand } from '../ops/stale.js';
 import { userInfo } from 'node:os';
 import { runDemo } from './demo.js';
 import { emulateDispatch, emulateShopify, emulateWooCommerce, type EmulateOptions } from './emulate.js';
-import { createRuntime } from './runtime.js';
+import { createPool, databaseUrlForHumans, migrate } from '../ledger/postgres/database.js';
+import { createRuntime, waitForDatabase } from './runtime.js';
 import { startWeb } from './web.js';
 import { startWorker } from './worker.js';
 
@@ -46,7 +47,10 @@ function baseOptions() {
   const env = readEnv();
   const logger = createLogger({ level: env.LOG_LEVEL });
   const shops = loadShopRegistry(env.RELAIS_SHOPS_FILE);
-  return { env, logger, shops, redisUrl: env.REDIS_URL, prefix: env.RELAIS_REDIS_PREFIX, retentionDays: env.RELAIS_RETENTION_DAYS, redisWaitMs: env.RELAIS_REDIS_WAIT_MS };
+  return {
+    env, logger, shops, redisUrl: env.REDIS_URL, prefix: env.RELAIS_REDIS_PREFIX, retentionDays: env.RELAIS_RETENTION_DAYS, redisWaitMs: env.RELAIS_REDIS_WAIT_MS,
+    databaseUrl: env.DATABASE_URL, databaseSchema: env.RELAIS_DB_SCHEMA, databaseWaitMs: env.RELAIS_DB_WAIT_MS,
+  };
 }
 
 /** Runs `close` once on SIGTERM or SIGINT, then exits. */
@@ -89,6 +93,26 @@ program
   });
 
 program
+  .command('migrate')
+  .description('Bring the ledger\'s PostgreSQL schema up to this version of Relais (idempotent: applies only what is missing)')
+  .action(async () => {
+    const env = readEnv();
+    const where = databaseUrlForHumans(env.DATABASE_URL);
+    const pool = createPool({ url: env.DATABASE_URL, schema: env.RELAIS_DB_SCHEMA });
+    try {
+      await waitForDatabase(pool, { url: env.DATABASE_URL, waitMs: env.RELAIS_DB_WAIT_MS, logger: createLogger({ level: env.LOG_LEVEL }) });
+      const result = await migrate(pool, env.RELAIS_DB_SCHEMA);
+      process.stdout.write(
+        result.applied.length === 0
+          ? `schema ${env.RELAIS_DB_SCHEMA} at ${where} is current (version ${result.to}); nothing to apply\n`
+          : `schema ${env.RELAIS_DB_SCHEMA} at ${where}: applied ${result.applied.join(', ')}; now at version ${result.to}\n`,
+      );
+    } finally {
+      await pool.end();
+    }
+  });
+
+program
   .command('emulate')
   .description('Run a local emulator of a remote service: dispatch (the delivery service), shopify or woocommerce')
   .argument('<service>', 'dispatch | shopify | woocommerce')
@@ -123,7 +147,9 @@ program
   .option('--port <port>', 'port of the web process (default: any free port)', (v) => Number.parseInt(v, 10))
   .action(async (options: { once?: boolean; port?: number }) => {
     const env = readEnv();
-    const demo = await runDemo({ redisUrl: rawEnvironment().REDIS_URL === undefined ? undefined : env.REDIS_URL, port: options.port, once: options.once, logLevel: env.LOG_LEVEL === 'info' ? 'warn' : env.LOG_LEVEL, dashboardToken: env.RELAIS_DASHBOARD_TOKEN });
+    const demo = await runDemo({
+      redisUrl: rawEnvironment().REDIS_URL === undefined ? undefined : env.REDIS_URL, databaseUrl: rawEnvironment().DATABASE_URL === undefined ? undefined : env.DATABASE_URL,
+      port: options.port, once: options.once, logLevel: env.LOG_LEVEL === 'info' ? 'warn' : env.LOG_LEVEL, dashboardToken: env.RELAIS_DASHBOARD_TOKEN });
     if (options.once) {
       await demo.stop();
       process.exit(0);

@@ -7,7 +7,8 @@
  * run; prints progress as it happens and ends on a table of outcomes.
  *
  * Secrets are generated for the run and never printed. Redis: REDIS_URL when it answers, otherwise a
- * private redis-server on a free port, otherwise a message saying what to install.
+ * private redis-server on a free port, otherwise a message saying what to install; PostgreSQL likewise
+ * (DATABASE_URL, a private server, or what to install).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -22,12 +23,16 @@ import { startShopifyEmulator, type ShopifyEmulator } from '../emulators/shopify
 import { startWooEmulator, type WooEmulator } from '../emulators/woocommerce/index.js';
 import { NeighbourhoodResolver } from '../geo/resolver.js';
 import type { OrderRecord } from '../ledger/order-ledger.js';
+import { createPool, databaseUrlForHumans, migrate } from '../ledger/postgres/database.js';
 import { createLogger } from '../log.js';
+import { postgresAnswers, startPrivatePostgres, type PrivatePostgres } from './private-postgres.js';
 import { startWeb, type RunningWeb } from './web.js';
 import { startWorker, type RunningWorker } from './worker.js';
 
 export interface DemoOptions {
   redisUrl?: string;
+  /** A PostgreSQL to use (DATABASE_URL) when it answers; the demo works in a schema of its own there, dropped at the end. */
+  databaseUrl?: string;
   port?: number;
   /** Stop after the outcome table instead of serving until Ctrl-C. */
   once?: boolean;
@@ -64,6 +69,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<{ outcomes: De
   try {
     const redis = await demoRedis(options.redisUrl, print);
     stops.push(redis.stop);
+    const database = await demoDatabase(options.databaseUrl, print);
+    stops.push(database.stop);
     const secret = () => randomBytes(16).toString('hex');
     const secrets = {
       dispatchKey: `pk_live_${secret()}`, webhookToken: secret(), shopifyToken: `shpat_${secret()}`, shopifySecret: secret(),
@@ -114,7 +121,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<{ outcomes: De
       (ref) => ('env' in ref ? env[ref.env] : undefined),
     );
     const prefix = `{relais-demo-${randomBytes(3).toString('hex')}}`;
-    const base = { redisUrl: redis.url, prefix, shops, logger };
+    const base = { redisUrl: redis.url, prefix, shops, logger, databaseUrl: database.url, databaseSchema: database.schema };
     const dashboardToken = options.dashboardToken ?? randomBytes(24).toString('base64url');
     const web: RunningWeb = await startWeb({ ...base, port: options.port ?? 0, dashboardToken });
     stops.push(() => web.close());
@@ -127,7 +134,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<{ outcomes: De
     await woo.addWebhook(WOO_SHOP, { topic: 'order.updated', deliveryUrl: `${web.url}/webhooks/woocommerce/${WOO_SHOP}`, secret: secrets.wooWebhookSecret });
     dispatch.setOrganisationWebhook('org_demo', `${web.url}/webhooks/dispatch/dakar-mode/${secrets.webhookToken}`);
 
-    print(`Relais demo: web ${web.url}, dispatch emulator ${dispatch.baseUrl}, Redis ${redis.describe}`);
+    print(`Relais demo: web ${web.url}, dispatch emulator ${dispatch.baseUrl}, Redis ${redis.describe}, PostgreSQL ${database.describe}`);
     print('Placing sample orders…');
     const tracked: { ext: string; shop: string; order: string; scenario: string }[] = [];
     const place = (shop: string, id: number | string, name: string, scenario: string) => tracked.push({ ext: `${shop}:${String(id)}`, shop, order: name, scenario });
@@ -183,7 +190,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<{ outcomes: De
     print('');
     print(table(outcomes));
     print('');
-    print(`Held orders: npm run relais -- held   (with REDIS_URL=${redis.url} RELAIS_REDIS_PREFIX=${prefix})`);
+    print(`Held orders: npm run relais -- held   (with REDIS_URL=${redis.url} RELAIS_REDIS_PREFIX=${prefix} DATABASE_URL=${databaseUrlForHumans(database.url)} RELAIS_DB_SCHEMA=${database.schema})`);
     print(`Dashboard: ${web.url}/dashboard  (token: ${options.dashboardToken ? 'your RELAIS_DASHBOARD_TOKEN' : `in ${writeTokenFile(dashboardToken)}`})`);
     return { outcomes, dashboardUrl: `${web.url}/dashboard`, stop };
   } catch (error) {
@@ -237,6 +244,39 @@ function table(rows: DemoOutcome[]): string {
     else if (r.trackingUrl) lines.push(`${r.order} public tracking: ${r.trackingUrl}`);
   }
   return lines.join('\n');
+}
+
+/**
+ * The demo's ledger: DATABASE_URL when it answers, otherwise a private PostgreSQL from the system's binaries,
+ * otherwise a message saying what to install. Either way a schema of the run's own, migrated as `relais migrate`
+ * would, so a demo never meets an earlier run's orders; dropped at the end.
+ */
+async function demoDatabase(url: string | undefined, print: (line: string) => void): Promise<{ url: string; schema: string; describe: string; stop(): Promise<void> }> {
+  let server: PrivatePostgres | undefined;
+  if (!url || !(await postgresAnswers(url))) {
+    if (url) print(`DATABASE_URL ${databaseUrlForHumans(url)} does not answer; starting a private PostgreSQL instead`);
+    server = await startPrivatePostgres();
+  }
+  const databaseUrl = server?.url ?? url!;
+  const schema = `relais_demo_${randomBytes(3).toString('hex')}`;
+  const pool = createPool({ url: databaseUrl, schema });
+  try {
+    await migrate(pool, schema);
+  } catch (error) {
+    await pool.end();
+    await server?.stop();
+    throw error;
+  }
+  return {
+    url: databaseUrl,
+    schema,
+    describe: server ? `private server on port ${server.port}, schema ${schema}` : `${databaseUrlForHumans(databaseUrl)}, schema ${schema}`,
+    stop: async () => {
+      if (!server) await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => undefined);
+      await pool.end();
+      await server?.stop();
+    },
+  };
 }
 
 async function demoRedis(url: string | undefined, print: (line: string) => void): Promise<{ url: string; describe: string; stop(): Promise<void> }> {

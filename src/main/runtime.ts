@@ -1,14 +1,18 @@
 /**
- * What the web process and the worker share: Redis connections, the ledger, the queues, one dispatch
- * client per shop. Built from explicit options (the CLI maps the environment onto them; tests pass
+ * What the web process and the worker share: Redis connections (queues, locks, caches), the PostgreSQL pool
+ * behind the ledger, the queues, one dispatch client per shop. Built from explicit options (the CLI maps the environment onto them; tests pass
  * their own), so nothing here reads process.env.
  */
 import { Redis } from 'ioredis';
+import type pg from 'pg';
 import type { ShopConfig, ShopRegistry } from '../config/shops.js';
 import type { DispatchClient } from '../dispatch/client.js';
 import { dispatchClientForShop } from '../dispatch/for-shop.js';
-import { AliasStore } from '../ledger/alias-store.js';
-import { DEFAULT_RETENTION_DAYS, DEFAULT_TIMELINE_LENGTH, OrderLedger } from '../ledger/order-ledger.js';
+import type { AliasStore } from '../ledger/alias-store.js';
+import type { OrderLedger } from '../ledger/order-ledger.js';
+import { assertSchemaCurrent, createPool, databaseUrlForHumans } from '../ledger/postgres/database.js';
+import { PostgresAliasStore } from '../ledger/postgres/pg-aliases.js';
+import { PostgresOrderLedger } from '../ledger/postgres/pg-ledger.js';
 import { createQueues, type RelaisQueues } from '../jobs/queues.js';
 import type { Logger } from '../log.js';
 import { createShopWriter, createWeightFiller, type WeightFiller } from '../stores/index.js';
@@ -17,10 +21,16 @@ import type { ShopWriter } from '../stores/writer.js';
 export interface RuntimeOptions {
   redisUrl: string;
   prefix: string;
+  /** The ledger's PostgreSQL (DATABASE_URL). */
+  databaseUrl: string;
+  /** The schema holding Relais's tables (RELAIS_DB_SCHEMA); default `public`. */
+  databaseSchema?: string;
+  /** How long web and worker wait for PostgreSQL at start before giving up with a clear message; default 20 s. */
+  databaseWaitMs?: number;
   shops: ShopRegistry;
   logger: Logger;
   now?: () => Date;
-  /** Days a finished order is kept (RELAIS_RETENTION_DAYS); default DEFAULT_RETENTION_DAYS. */
+  /** Days a finished order's personal data is kept (RELAIS_RETENTION_DAYS); default DEFAULT_RETENTION_DAYS. */
   retentionDays?: number;
   /** How long web and worker wait for Redis at start before giving up with a clear message; default 20 s. */
   redisWaitMs?: number;
@@ -32,8 +42,10 @@ export interface Runtime {
   options: RuntimeOptions;
   /** Producer connection: fails fast when Redis is down (enableOfflineQueue: false), for the web process. */
   producer: Redis;
-  /** General-purpose connection for the ledger and locks (commands wait for a reconnect). */
+  /** General-purpose connection for locks, de-duplication markers and caches (commands wait for a reconnect). */
   redis: Redis;
+  /** The ledger's connections. */
+  db: pg.Pool;
   queues: RelaisQueues;
   ledger: OrderLedger;
   aliases: AliasStore;
@@ -58,7 +70,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const queues = createQueues(producer, options.prefix);
   // Without an 'error' listener BullMQ prints every Redis error raw on stderr (found by test/chaos): into the log instead.
   for (const queue of queues.all()) queue.on('error', (error: Error) => options.logger.debug({ err: error.message, queue: queue.name }, 'queue redis error'));
-  const ledger = new OrderLedger(redis, options.prefix, { retentionDays: options.retentionDays ?? DEFAULT_RETENTION_DAYS, timelineLength: DEFAULT_TIMELINE_LENGTH });
+  const db = createPool({ url: options.databaseUrl, schema: options.databaseSchema, logger: options.logger });
+  const ledger = new PostgresOrderLedger(db, { retentionDays: options.retentionDays });
   const clients = new Map<string, DispatchClient>();
   const writers = new Map<string, ShopWriter | undefined>();
   const weightFillers = new Map<string, WeightFiller | undefined>();
@@ -66,9 +79,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     options,
     producer,
     redis,
+    db,
     queues,
     ledger,
-    aliases: new AliasStore(redis, options.prefix),
+    aliases: new PostgresAliasStore(db),
     now: options.now ?? (() => new Date()),
     dispatchClientFor(shop) {
       let client = clients.get(shop.id);
@@ -89,7 +103,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     async close() {
       await queues.close();
       await Promise.all([...clients.values()].map((c) => c.close()));
-      await Promise.all([producer.quit().catch(() => producer.disconnect()), redis.quit().catch(() => redis.disconnect())]);
+      await Promise.all([producer.quit().catch(() => producer.disconnect()), redis.quit().catch(() => redis.disconnect()), db.end().catch(() => undefined)]);
     },
   };
 }
@@ -109,31 +123,71 @@ export function redisUrlForHumans(url: string): string {
 }
 
 /**
- * Waits until Redis answers PING, retrying each second and saying so, for at most `redisWaitMs`. Then
- * gives up with an error naming the URL and the last failure, and drops the runtime's connections so
- * nothing keeps the process alive: a process that cannot reach Redis must fail loudly, not hang.
+ * Waits until `ping` succeeds, retrying each second and saying so, for at most `waitMs`; then gives up with an
+ * error naming the service, where it was looked for (no password) and the last failure: a process that cannot
+ * reach what it needs fails loudly, never hangs.
  */
-export async function waitForRedis(runtime: Runtime): Promise<void> {
-  const { options } = runtime;
-  const waitMs = options.redisWaitMs ?? DEFAULT_REDIS_WAIT_MS;
-  const where = redisUrlForHumans(options.redisUrl);
-  const deadline = Date.now() + waitMs;
+export async function waitUntilAnswering(
+  ping: () => Promise<unknown>,
+  options: { service: string; where: string; waitMs: number; logger: Logger; fix: string },
+): Promise<void> {
+  const deadline = Date.now() + options.waitMs;
   let lastError = 'no answer';
   for (let attempt = 1; ; attempt++) {
     try {
-      await withDeadline(runtime.redis.ping(), 2_000);
-      if (attempt > 1) options.logger.info({ redis: where }, 'Redis answers: starting');
+      await withDeadline(ping(), 2_000);
+      if (attempt > 1) options.logger.info({ service: options.service, at: options.where }, `${options.service} answers: starting`);
       return;
     } catch (error) {
       lastError = error instanceof Error ? error.message : String(error);
     }
     if (Date.now() + 1_000 > deadline) break;
-    options.logger.warn({ redis: where, attempt, err: lastError }, `waiting for Redis (gives up ${Math.ceil((deadline - Date.now()) / 1000)} s from now)`);
+    options.logger.warn({ service: options.service, at: options.where, attempt, err: lastError }, `waiting for ${options.service} (gives up ${Math.ceil((deadline - Date.now()) / 1000)} s from now)`);
     await new Promise((r) => setTimeout(r, 1_000));
   }
-  runtime.producer.disconnect();
-  runtime.redis.disconnect();
-  throw new Error(`Redis at ${where} did not answer within ${Math.round(waitMs / 1000)} s (last error: ${lastError}). Start Redis, or point REDIS_URL at it.`);
+  throw new Error(`${options.service} at ${options.where} did not answer within ${Math.round(options.waitMs / 1000)} s (last error: ${lastError}). ${options.fix}`);
+}
+
+/** Waits for Redis (`waitUntilAnswering`); on failure drops the runtime's Redis connections so nothing keeps the process alive. */
+export async function waitForRedis(runtime: Runtime): Promise<void> {
+  const { options } = runtime;
+  try {
+    await waitUntilAnswering(() => runtime.redis.ping(), {
+      service: 'Redis', where: redisUrlForHumans(options.redisUrl), waitMs: options.redisWaitMs ?? DEFAULT_REDIS_WAIT_MS, logger: options.logger,
+      fix: 'Start Redis, or point REDIS_URL at it.',
+    });
+  } catch (error) {
+    runtime.producer.disconnect();
+    runtime.redis.disconnect();
+    throw error;
+  }
+}
+
+/** Past this at start, `relais web` and `relais worker` stop waiting for PostgreSQL and exit non-zero. */
+export const DEFAULT_DATABASE_WAIT_MS = 20_000;
+
+/** Waits for PostgreSQL (`waitUntilAnswering`). */
+export async function waitForDatabase(db: pg.Pool, options: { url: string; waitMs: number; logger: Logger }): Promise<void> {
+  await waitUntilAnswering(() => db.query('SELECT 1'), {
+    service: 'PostgreSQL', where: databaseUrlForHumans(options.url), waitMs: options.waitMs, logger: options.logger,
+    fix: 'Start PostgreSQL, or point DATABASE_URL at it.',
+  });
+}
+
+/**
+ * Waits until PostgreSQL answers (as `waitForRedis` does for Redis), then refuses a schema older than the code
+ * with a message saying to run `relais migrate`. On failure the runtime's connections are dropped, so nothing
+ * keeps the process alive.
+ */
+export async function waitForLedger(runtime: Runtime): Promise<void> {
+  const { options } = runtime;
+  try {
+    await waitForDatabase(runtime.db, { url: options.databaseUrl, waitMs: options.databaseWaitMs ?? DEFAULT_DATABASE_WAIT_MS, logger: options.logger });
+    await assertSchemaCurrent(runtime.db);
+  } catch (error) {
+    await runtime.close().catch(() => undefined);
+    throw error;
+  }
 }
 
 async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -6,7 +6,7 @@ import { dashboardDepsFor, type DashboardWiring } from '../dashboard/wiring.js';
 import { createApp } from '../http/app.js';
 import { unreadySince } from '../domain/shipment-status.js';
 import { RelaisMetrics } from '../observability/metrics.js';
-import { createRuntime, waitForRedis, type Runtime, type RuntimeOptions } from './runtime.js';
+import { createRuntime, waitForLedger, waitForRedis, type Runtime, type RuntimeOptions } from './runtime.js';
 
 export interface WebOptions extends RuntimeOptions {
   host?: string;
@@ -61,6 +61,7 @@ const DEFAULT_SHUTDOWN_GRACE_MS = 25_000;
 export async function startWeb(options: WebOptions): Promise<RunningWeb> {
   const runtime = createRuntime({ ...options, producerCommandTimeoutMs: options.producerCommandTimeoutMs ?? WEB_REDIS_COMMAND_TIMEOUT_MS });
   await waitForRedis(runtime);
+  await waitForLedger(runtime);
   await Promise.all(runtime.queues.all().map((q) => q.waitUntilReady()));
   const metrics = new RelaisMetrics();
   // Queue depths (relais_queue_jobs) are the worker's to report: both reporting them counted every job twice.
@@ -70,7 +71,7 @@ export async function startWeb(options: WebOptions): Promise<RunningWeb> {
   let shuttingDown = false;
   const app = createApp({
     shops: options.shops, queues: runtime.queues, redis: runtime.producer, prefix: options.prefix,
-    logger: options.logger, now: runtime.now,
+    logger: options.logger, now: runtime.now, aliases: runtime.aliases, database: runtime.db,
     metrics, metricsToken: options.metricsToken, shuttingDown: () => shuttingDown, trustProxy: options.trustProxy,
     dashboard: options.dashboardToken ? dashboardDepsFor(runtime, { ...options.dashboard, token: options.dashboardToken }) : undefined,
   });

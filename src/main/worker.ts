@@ -15,10 +15,10 @@ import { cancelDelivery, syncDelivery, type CancelOutcome, type DeliveryDeps, ty
 import { handleShopEvent, type ShopEventOutcome } from '../jobs/shop-event.js';
 import { shopifyOrderReader } from '../stores/shopify/owner.js';
 import { DispatchError } from '../dispatch/errors.js';
-import { checkReadiness, redisProbe, startOpsServer, workersProbe } from '../observability/health.js';
+import { checkReadiness, databaseProbe, redisProbe, startOpsServer, workersProbe } from '../observability/health.js';
 import { TariffMemory } from '../jobs/tariff-guard.js';
 import { instrumentWorkers, RelaisMetrics } from '../observability/metrics.js';
-import { createRuntime, waitForRedis, type Runtime, type RuntimeOptions } from './runtime.js';
+import { createRuntime, waitForLedger, waitForRedis, type Runtime, type RuntimeOptions } from './runtime.js';
 import { runScheduledReconciliation } from '../reconcile/index.js';
 
 export interface WorkerOptions extends RuntimeOptions {
@@ -53,6 +53,7 @@ export interface RunningWorker {
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const runtime = createRuntime(options);
   await waitForRedis(runtime);
+  await waitForLedger(runtime);
   const rateLimiter = new ShopRateLimiter(runtime.redis, options.prefix);
   const { logger } = options;
   const metrics = new RelaisMetrics();
@@ -130,22 +131,19 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     QUEUE.maintenance,
     async (job) => {
       if (job.data.task === 'reconcile') return runScheduledReconciliation(runtime);
-      const ids = await runtime.ledger.listInFlight(pollBatch);
-      for (const externalOrderId of ids) {
-        const record = await runtime.ledger.get(externalOrderId);
-        if (!record?.shipment) continue;
+      const inFlight = await runtime.ledger.listInFlight(pollBatch);
+      for (const { externalOrderId, shopId, shipmentId } of inFlight) {
         await runtime.queues.deliveries.add(
           'sync',
-          { shopId: record.meta.shopId, shipmentId: record.shipment.shipmentId, externalOrderId, trigger: 'poll' },
+          { shopId, shipmentId, externalOrderId, trigger: 'poll' },
           // One read per order and polling round: the id repeats within a round, so overlapping rounds collapse.
           { jobId: stableJobId('poll', externalOrderId, Math.floor(runtime.now().getTime() / pollEveryMs)) },
         );
         await runtime.ledger.touchInFlight(externalOrderId, runtime.now());
       }
-      // The shop indexes keep pace with the records' retention (the polling round is frequent and cheap).
-      let trimmed = 0;
-      for (const shop of options.shops.all()) trimmed += await runtime.ledger.trimShopIndex(shop.id, runtime.now());
-      return { polled: ids.length, trimmed };
+      // Retention: the personal data of orders finished longer ago than RELAIS_RETENTION_DAYS (a cheap indexed update).
+      const erased = await runtime.ledger.erasePersonalDataOfFinished(new Date(runtime.now().getTime() - runtime.ledger.retentionDays * 86_400_000));
+      return { polled: inFlight.length, erased };
     },
     // Two at a time: a long reconciliation run must not hold the polling fallback back (runs never overlap: see reconcile/index.ts).
     { connection, prefix: options.prefix, concurrency: 2 },
@@ -196,7 +194,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     ? undefined
     : await startOpsServer({
       host: options.metricsHost ?? '127.0.0.1', port: options.metricsPort, metrics, metricsToken: options.metricsToken, logger,
-      readiness: () => checkReadiness([redisProbe(runtime.redis), workersProbe(all)], { shuttingDown: closing }),
+      readiness: () => checkReadiness([redisProbe(runtime.redis), databaseProbe(runtime.db), workersProbe(all)], { shuttingDown: closing }),
     });
   logger.info({ queues: all.map((w) => w.name), concurrency: options.concurrency ?? 10, ops: ops?.url }, 'worker started');
 

@@ -14,6 +14,11 @@ import type { CountableQueue, RelaisMetrics } from './metrics.js';
 export interface Probe {
   name: string;
   check(): Promise<void>;
+  /**
+   * False for a dependency the process can do its main work without: its failure is reported in the answer but
+   * the process stays ready (the web process takes webhooks into Redis while PostgreSQL is away).
+   */
+  required?: boolean;
 }
 
 export interface Readiness {
@@ -39,22 +44,27 @@ export async function checkReadiness(probes: readonly Probe[], options: { timeou
             timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
           }),
         ]);
-        return [probe.name, 'ok'] as const;
+        return [probe.name, 'ok', probe.required !== false] as const;
       } catch (error) {
-        return [probe.name, error instanceof Error ? error.message : String(error)] as const;
+        return [probe.name, error instanceof Error ? error.message : String(error), probe.required !== false] as const;
       } finally {
         clearTimeout(timer);
       }
     }),
   );
-  const checks = Object.fromEntries(results);
+  const checks = Object.fromEntries(results.map(([name, outcome]) => [name, outcome]));
   const shuttingDown = options.shuttingDown === true;
-  return { ready: !shuttingDown && results.every(([, outcome]) => outcome === 'ok'), checks, ...(shuttingDown ? { shuttingDown } : {}) };
+  return { ready: !shuttingDown && results.every(([, outcome, required]) => outcome === 'ok' || !required), checks, ...(shuttingDown ? { shuttingDown } : {}) };
 }
 
 /** Redis answers PING. */
 export function redisProbe(redis: { ping(): Promise<unknown> }): Probe {
   return { name: 'redis', check: async () => void (await redis.ping()) };
+}
+
+/** The ledger's PostgreSQL answers a query. */
+export function databaseProbe(db: { query(sql: string): Promise<unknown> }, options: { required?: boolean } = {}): Probe {
+  return { name: 'database', check: async () => void (await db.query('SELECT 1')), ...options };
 }
 
 /** Each queue answers a count (the queue's own connection and keys, not just the server). */

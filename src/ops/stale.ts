@@ -34,7 +34,7 @@ export async function runStaleCommand(ledger: OrderLedger, options: StaleCommand
     for (const id of options.close) {
       const result = await ledger.closeStale(id, { reason: options.reason.trim(), by: options.by, now: options.now, firstSeenBefore });
       if (result.ok) {
-        out(`closed ${id} (was ${result.previousState}); kept ${String(ledger.retentionDays)} days, then erased\n`);
+        out(`closed ${id} (was ${result.previousState}); its personal data is erased ${String(ledger.retentionDays)} days from now, its amounts and timeline kept\n`);
       } else {
         out(`not closed ${id}: ${result.detail}\n`);
         code = 1;

@@ -41,6 +41,9 @@ export type ReconcileDispatchClient = Pick<DispatchClient, 'listShipments' | 'ge
   readonly baseUrl: string;
 };
 
+/** Orders read from the ledger per query during a run. */
+const RECORD_BATCH = 1_000;
+
 export interface ReconcileDeps {
   shops: ShopRegistry;
   ledger: OrderLedger;
@@ -184,8 +187,10 @@ class Run {
 
     const cases: RunCase[] = [];
     const now = deps.now();
+    // The shop's listed orders and the shipments' orders, read from the ledger in batches (never one query per order).
+    const records = await this.records([...listed.keys(), ...[...byExt.keys()].filter((extId) => !listed.has(extId))]);
     for (const order of listed.values()) {
-      const record = await deps.ledger.get(order.externalOrderId);
+      const record = records.get(order.externalOrderId);
       let shipments = byExt.get(order.externalOrderId) ?? [];
       if (shipments.length === 0 && (record?.shipment !== undefined || shouldHaveShipped(shop, order.side))) {
         // Not in the listing (created since, or a listing that lags): the service's own lookup decides.
@@ -201,7 +206,7 @@ class Run {
     // Shipments of this shop created in the window whose order the listing did not show (not changed since).
     for (const [extId, shipments] of byExt) {
       if (listed.has(extId) || !shipments.some((s) => this.inWindow(s.createdAt))) continue;
-      const record = await deps.ledger.get(extId);
+      const record = records.get(extId);
       const orderId = parseExternalOrderId(extId)?.orderId;
       let side: ShopSide = { kind: 'not_read' };
       // Before marking a shipment ready, make sure its order still stands in the shop.
@@ -259,6 +264,17 @@ class Run {
     const shipmentsChecked = new Set(cases.flatMap((c) => c.shipments.map((s) => s.shipmentId))).size;
     deps.progress?.(`${shop.id}: done, ${findings.length} finding(s)`);
     return { ordersChecked: listed.size, shipmentsChecked, findings, days: figuresByDay(figureInputs, this.window) };
+  }
+
+  /** The ledger's records of these orders, a batch of RECORD_BATCH per query. */
+  private async records(externalOrderIds: readonly string[]): Promise<Map<string, OrderRecord>> {
+    const found = new Map<string, OrderRecord>();
+    for (let i = 0; i < externalOrderIds.length; i += RECORD_BATCH) {
+      for (const record of await this.deps.ledger.getMany(externalOrderIds.slice(i, i + RECORD_BATCH))) {
+        if (record) found.set(record.meta.externalOrderId, record);
+      }
+    }
+    return found;
   }
 
   private inWindow(createdAt: string | undefined): boolean {

@@ -15,7 +15,8 @@ import { buildShopRegistry, type ShopConfig } from '../../src/config/shops.js';
 import { startDispatchEmulator, type DispatchEmulator } from '../../src/emulators/dispatch/index.js';
 import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
 import { TariffMemory } from '../../src/jobs/tariff-guard.js';
-import { AliasStore } from '../../src/ledger/alias-store.js';
+import { createPool } from '../../src/ledger/postgres/database.js';
+import { PostgresAliasStore } from '../../src/ledger/postgres/pg-aliases.js';
 import { silentLogger } from '../../src/log.js';
 import { freePort } from '../support/redis.js';
 import { makeSecrets, registryDocument, secretEnv, SHOPIFY_SHOP_ID } from '../support/relais.js';
@@ -82,6 +83,7 @@ describe('resolution memo', () => {
 describe('priceAtCheckout without Redis', () => {
   let emulator: DispatchEmulator;
   let redis: Redis;
+  let unreachableDatabase: ReturnType<typeof createPool>;
   let prices: DispatchPriceSource;
   let shop: ShopConfig;
 
@@ -94,18 +96,21 @@ describe('priceAtCheckout without Redis', () => {
     // The web process's settings: fail fast rather than queue commands while Redis is away.
     redis = new Redis(`redis://127.0.0.1:${String(await freePort())}`, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: true, retryStrategy: () => null });
     redis.on('error', () => undefined);
+    // The run-time aliases' database is away too: nothing listens on its port.
+    unreachableDatabase = createPool({ url: `postgres://relais@127.0.0.1:${String(await freePort())}/relais` });
     prices = new DispatchPriceSource(silentLogger);
   });
   afterAll(async () => {
     await prices?.close();
     redis?.disconnect();
+    await unreachableDatabase?.end();
     await emulator?.close();
   });
 
-  it('still gives the live price, within the budget, when Redis cannot answer', async () => {
+  it('still gives the live price, within the budget, when neither Redis nor the aliases\' database can answer', async () => {
     const deps: CheckoutRatesDeps = {
       resolver: NeighbourhoodResolver.load(),
-      aliases: new AliasStore(redis, '{t}'),
+      aliases: new PostgresAliasStore(unreachableDatabase),
       cache: new RateCache(redis, '{t}'),
       prices,
       flights: new SingleFlight<CheckoutPrice>(),

@@ -9,7 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { AliasStore } from '../../src/ledger/alias-store.js';
+import { PostgresAliasStore } from '../../src/ledger/postgres/pg-aliases.js';
 import {
   ANSWER_MARGIN_MS, eventually, FLAT_RATE_XOF, SHOPIFY_FLAT_SHOP_ID, SHOPIFY_OFF_SHOP_ID, SHOPIFY_SHOP_ID, SLOW_SERVICE_MS, startCheckoutStack, TEST_BUDGET_MS,
   type CheckoutStack,
@@ -185,7 +185,7 @@ describe('Shopify carrier service: addresses Relais cannot price', () => {
   it('prices that address as soon as an operator adds an alias at run time', async () => {
     const request = dakarRateRequest({ address1: '3 rue Carnot' }, [{ grams: 500, quantity: 1 }]);
     expect((await stack.shopifyRates(SHOPIFY_SHOP_ID, request)).body).toEqual({ rates: [] });
-    await new AliasStore(stack.redis.client(), stack.prefix).add(SHOPIFY_SHOP_ID, 'rue Carnot', 'Point E');
+    await new PostgresAliasStore(stack.db.pool()).add(SHOPIFY_SHOP_ID, 'rue Carnot', 'Point E');
     const answer = await stack.shopifyRates(SHOPIFY_SHOP_ID, request);
     expect((answer.body as Rates).rates[0]).toMatchObject({ total_price: '200000', description: 'Livraison à Point E' });
   });

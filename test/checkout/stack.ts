@@ -10,6 +10,7 @@ import { buildShopRegistry, type ShopRegistry } from '../../src/config/shops.js'
 import { startDispatchEmulator, type DispatchEmulator } from '../../src/emulators/dispatch/index.js';
 import { createLogger } from '../../src/log.js';
 import { startWeb, type RunningWeb } from '../../src/main/web.js';
+import { startTestDatabase, type TestDatabase } from '../support/postgres.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { makeSecrets, registryDocument, secretEnv, SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, WOO_SHOP_ID, type TestSecrets } from '../support/relais.js';
 import { signShopify, signWoo } from '../support/factories.js';
@@ -49,6 +50,8 @@ export interface LogLine {
 
 export interface CheckoutStack {
   redis: TestRedis;
+  /** The ledger's schema (run-time aliases live there). */
+  db: TestDatabase;
   emulator: DispatchEmulator;
   shops: ShopRegistry;
   secrets: TestSecrets;
@@ -80,6 +83,7 @@ export interface CheckoutStackOptions {
 
 export async function startCheckoutStack(options: CheckoutStackOptions = {}): Promise<CheckoutStack> {
   const redis = await startRedis();
+  const db = await startTestDatabase();
   const secrets = makeSecrets();
   const emulator = await startDispatchEmulator({
     organisations: [{ id: 'org_relais', name: 'Relais test org', apiKeys: [secrets.dispatchApiKey] }],
@@ -132,7 +136,7 @@ export async function startCheckoutStack(options: CheckoutStackOptions = {}): Pr
   });
   const logger = createLogger({ level: 'info', destination: sink });
   const prefix = `{${redis.prefix}}`;
-  const web = await startWeb({ redisUrl: redis.url, prefix, shops, logger, port: 0 });
+  const web = await startWeb({ redisUrl: redis.url, prefix, shops, logger, port: 0, databaseUrl: db.url, databaseSchema: db.schema });
 
   const post = async (path: string, body: unknown, headerName: string, sign: (raw: string) => string, headers: Record<string, string | null> = {}): Promise<Answer> => {
     const raw = typeof body === 'string' ? body : JSON.stringify(body);
@@ -155,7 +159,7 @@ export async function startCheckoutStack(options: CheckoutStackOptions = {}): Pr
   };
 
   return {
-    redis, emulator, shops, secrets, wooCheckoutSecret, web, prefix, logs,
+    redis, db, emulator, shops, secrets, wooCheckoutSecret, web, prefix, logs,
     shopifyRates: (shopId, body, options = {}) => {
       const shop = shops.get(shopId);
       const domain = shop?.platform === 'shopify' ? shop.shopify.domain : SHOPIFY_DOMAIN;
@@ -172,6 +176,7 @@ export async function startCheckoutStack(options: CheckoutStackOptions = {}): Pr
       await web.close().catch(() => undefined);
       await emulator.close();
       await redis.stop();
+      await db.stop();
     },
   };
 }

@@ -307,7 +307,7 @@ describe('pages', () => {
 describe('without a token', () => {
   let web: RunningWeb;
   beforeAll(async () => {
-    web = await startWeb({ redisUrl: relais.redis.url, prefix: relais.prefix, shops: relais.shops, logger: relais.logger });
+    web = await startWeb({ ...relais.base });
   });
   afterAll(async () => {
     await web?.close();
@@ -326,7 +326,7 @@ describe('guessing the token', () => {
   let web: RunningWeb;
   beforeAll(async () => {
     // A web process of its own: its throttle must not lock the other tests out.
-    web = await startWeb({ redisUrl: relais.redis.url, prefix: relais.prefix, shops: relais.shops, logger: relais.logger, dashboardToken: TOKEN });
+    web = await startWeb({ ...relais.base, dashboardToken: TOKEN });
   });
   afterAll(async () => {
     await web?.close();
@@ -356,7 +356,7 @@ describe('guessing the token behind a reverse proxy (TRUST_PROXY)', () => {
     fetch(`${url}/dashboard/orders`, { headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': forwardedFor }, redirect: 'manual' });
 
   it('with TRUST_PROXY=loopback, a burst of wrong tokens from one client does not lock out the right token from another client', async () => {
-    const web = await startWeb({ redisUrl: relais.redis.url, prefix: relais.prefix, shops: relais.shops, logger: relais.logger, dashboardToken: TOKEN, trustProxy: 'loopback' });
+    const web = await startWeb({ ...relais.base, dashboardToken: TOKEN, trustProxy: 'loopback' });
     try {
       await wrongBearers(web.url, '203.0.113.9');
       expect((await bearer(web.url, TOKEN, '203.0.113.9')).status).toBe(429);
@@ -369,7 +369,7 @@ describe('guessing the token behind a reverse proxy (TRUST_PROXY)', () => {
   });
 
   it('without TRUST_PROXY, X-Forwarded-For is ignored: a client cannot escape its throttle by claiming another address', async () => {
-    const web = await startWeb({ redisUrl: relais.redis.url, prefix: relais.prefix, shops: relais.shops, logger: relais.logger, dashboardToken: TOKEN });
+    const web = await startWeb({ ...relais.base, dashboardToken: TOKEN });
     try {
       await wrongBearers(web.url, '203.0.113.9');
       expect((await bearer(web.url, TOKEN, '198.51.100.7')).status).toBe(429);

@@ -1,23 +1,26 @@
 /**
- * Retention and erasure (issue 13, item 8) against a real redis-server: shop/redact erases every record of the
- * shop however old and however many (20 000 here, half of them older than the shop index keeps), and nothing of
- * another shop; orders with no final state after N days are reported and can be closed; the retention of finished
- * orders comes from the environment. Orders are written through the ledger API, many at a time.
+ * Retention and erasure against the real PostgreSQL ledger: shop/redact erases every record of the shop however
+ * old and however many (5 000 here, half of them a year old), with their timelines and claims, and nothing of
+ * another shop; orders with no final state after N days are reported and can be closed; the retention of a
+ * finished order's personal data comes from the environment. Orders are written through the ledger API.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Redis } from 'ioredis';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EnvError, readEnv } from '../../src/config/env.js';
 import { ShopRegistry } from '../../src/config/shops.js';
+import type { StoreOrder } from '../../src/domain/order.js';
 import { handleCompliance } from '../../src/jobs/compliance.js';
 import { createQueues, type RelaisQueues } from '../../src/jobs/queues.js';
-import { OrderLedger } from '../../src/ledger/order-ledger.js';
+import type { OrderLedger } from '../../src/ledger/order-ledger.js';
+import { PostgresOrderLedger } from '../../src/ledger/postgres/pg-ledger.js';
 import { silentLogger } from '../../src/log.js';
 import { createRuntime } from '../../src/main/runtime.js';
+import { startTestDatabase, type TestDatabase } from '../support/postgres.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { makeSecrets, registryDocument, secretEnv } from '../support/relais.js';
 
@@ -25,18 +28,28 @@ const DAY = 86_400_000;
 const NOW = new Date('2026-11-25T12:00:00Z');
 
 let redis: TestRedis;
-let client: Redis;
+const databases: TestDatabase[] = [];
 beforeAll(async () => {
   redis = await startRedis();
-  client = new Redis(redis.url, { maxRetriesPerRequest: null });
 });
 afterAll(async () => {
-  client?.disconnect();
   await redis?.stop();
+  await Promise.all(databases.map((db) => db.stop()));
 });
 
-/** Records `count` orders of `shopId` through the ledger, `concurrency` at a time (ioredis sends them without waiting). */
-async function seed(ledger: OrderLedger, shopId: string, count: number, firstSeen: (i: number) => Date, concurrency = 2_000): Promise<void> {
+async function freshDatabase(): Promise<TestDatabase> {
+  const db = await startTestDatabase();
+  databases.push(db);
+  return db;
+}
+
+async function count(pool: pg.Pool, sql: string, params: unknown[] = []): Promise<number> {
+  const { rows } = await pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${sql}`, params);
+  return Number(rows[0]!.n);
+}
+
+/** Records `count` orders of `shopId` through the ledger, `concurrency` at a time. */
+async function seed(ledger: OrderLedger, shopId: string, count: number, firstSeen: (i: number) => Date, concurrency = 8): Promise<void> {
   for (let start = 0; start < count; start += concurrency) {
     const batch: Promise<unknown>[] = [];
     for (let i = start; i < Math.min(count, start + concurrency); i += 1) {
@@ -46,7 +59,7 @@ async function seed(ledger: OrderLedger, shopId: string, count: number, firstSee
         ledger.recordEvent({
           meta: { externalOrderId: `${shopId}:${orderId}`, shopId, platform: 'shopify', orderId, orderName: `#${orderId}` },
           payload: { id: orderId, customer: { phone: '+221770000000' } },
-          order: undefined,
+          order: { orderName: `#${orderId}`, dropoff: { phone: '+221770000000' } } as unknown as StoreOrder,
           now: at,
           timeline: { at: at.toISOString(), system: 'shop', operation: 'webhook orders/create', outcome: 'received' },
         }),
@@ -57,42 +70,38 @@ async function seed(ledger: OrderLedger, shopId: string, count: number, firstSee
 }
 
 describe('shop/redact', () => {
-  it('erases all 20 000 records of the shop, including those older than the 90-day index and past its 10 000 limit, and touches nothing of another shop', async () => {
-    const prefix = `{${redis.prefix}redact}`;
-    const ledger = new OrderLedger(client, prefix);
-    const queues: RelaisQueues = createQueues(client, prefix);
+  it('erases all 5 000 records of the shop however old, with their timelines and claims, and touches nothing of another shop (one whose id starts alike included)', async () => {
+    const db = await freshDatabase();
+    const pool = db.pool();
+    const ledger = new PostgresOrderLedger(pool);
+    const queues: RelaisQueues = createQueues(redis.client(), `{${redis.prefix}redact}`);
     try {
-      // Half the orders were first seen a year ago (out of the shop index once trimmed), half last week.
-      await seed(ledger, 'dakar-mode', 20_000, (i) => new Date(NOW.getTime() - (i % 2 === 0 ? 365 : 7) * DAY));
+      await seed(ledger, 'dakar-mode', 5_000, (i) => new Date(NOW.getTime() - (i % 2 === 0 ? 365 : 7) * DAY));
       await seed(ledger, 'dakar-modes', 300, () => new Date(NOW.getTime() - 365 * DAY));
       await seed(ledger, 'abidjan-tech', 500, (i) => new Date(NOW.getTime() - (i % 2 === 0 ? 365 : 7) * DAY));
-      // Some of the shop's orders are in the other indexes: held, finished (with an expiry), and in flight.
+      // Some of the shop's orders are held, finished, in flight, or have a claim.
       await ledger.hold('dakar-mode:1000000', { code: 'neighbourhood_not_found', message: 'x' }, NOW);
       await ledger.setState('dakar-mode:1000001', 'delivered', NOW);
       await ledger.saveShipment('dakar-mode:1000003', { shipmentId: 'shp_1', status: 'CREATED', createdAt: NOW.toISOString() });
-      await ledger.trimShopIndex('dakar-mode', NOW);
-      expect(await ledger.listShopOrders('dakar-mode', { limit: 100_000 })).toHaveLength(10_000);
+      await ledger.saveClaim('dakar-mode:1000001', { key: 'clm_1', claim: { reason: 'damaged' }, decided: false }, NOW);
 
-      const started = performance.now();
       const outcome = await handleCompliance('dakar-mode', 'shop/redact', { shop_id: 1, shop_domain: 'dakar-mode.myshopify.com' }, {
         ledger, shopEvents: queues.shopEvents, logger: silentLogger,
       });
-      const ms = performance.now() - started;
 
-      expect(outcome).toEqual({ kind: 'redacted', orders: 20_000, jobs: 0 });
-      expect(await client.keys(`${prefix}:order:dakar-mode:*`)).toEqual([]);
-      expect(await client.keys(`${prefix}:timeline:dakar-mode:*`)).toEqual([]);
-      expect(await client.exists(`${prefix}:orders:dakar-mode`)).toBe(0);
+      expect(outcome).toEqual({ kind: 'redacted', orders: 5_000, jobs: 0 });
+      expect(await count(pool, "orders WHERE shop_id = 'dakar-mode'")).toBe(0);
+      expect(await count(pool, "order_timeline WHERE shop_id = 'dakar-mode'")).toBe(0);
+      expect(await count(pool, "order_claims WHERE shop_id = 'dakar-mode'")).toBe(0);
       expect(await ledger.listHeld()).toEqual([]);
       expect(await ledger.listInFlight(10)).toEqual([]);
       expect(await ledger.countUnready(NOW)).toBe(0);
-      // The other shops: every record, timeline and index entry as it was (a shop id that starts alike included).
-      expect(await client.keys(`${prefix}:order:abidjan-tech:*`)).toHaveLength(500);
-      expect(await client.keys(`${prefix}:timeline:abidjan-tech:*`)).toHaveLength(500);
-      expect(await client.keys(`${prefix}:order:dakar-modes:*`)).toHaveLength(300);
+      // The other shops: every record and timeline as it was.
+      expect(await count(pool, "orders WHERE shop_id = 'abidjan-tech'")).toBe(500);
+      expect(await count(pool, "order_timeline WHERE shop_id = 'abidjan-tech'")).toBe(500);
+      expect(await count(pool, "orders WHERE shop_id = 'dakar-modes'")).toBe(300);
       expect(await ledger.listShopOrders('abidjan-tech')).toHaveLength(500);
       expect(await ledger.payload('abidjan-tech:1000000')).toEqual({ id: '1000000', customer: { phone: '+221770000000' } });
-      expect(ms).toBeLessThan(20_000);
     } finally {
       await Promise.all(queues.all().map((q) => q.close()));
     }
@@ -100,13 +109,12 @@ describe('shop/redact', () => {
 });
 
 describe('orders with no final state', () => {
-  it('reports the orders without a final state first seen more than N days ago, even once out of the shop index, and not finished or recent ones', async () => {
-    const ledger = new OrderLedger(client, `{${redis.prefix}stale}`);
+  it('reports the orders without a final state first seen more than N days ago, and not finished or recent ones', async () => {
+    const ledger = new PostgresOrderLedger((await freshDatabase()).pool());
     await seed(ledger, 'dakar-mode', 6, (i) => new Date(NOW.getTime() - (i < 4 ? 200 : 3) * DAY));
     await ledger.setState('dakar-mode:1000000', 'in_delivery', new Date(NOW.getTime() - 190 * DAY));
     await ledger.hold('dakar-mode:1000001', { code: 'neighbourhood_not_found', message: 'x' }, new Date(NOW.getTime() - 199 * DAY));
     await ledger.setState('dakar-mode:1000002', 'delivered', new Date(NOW.getTime() - 150 * DAY));
-    await ledger.trimShopIndex('dakar-mode', NOW);
 
     const stale = await ledger.listStale(new Date(NOW.getTime() - 30 * DAY));
     expect(stale.map((s) => [s.externalOrderId, s.state, s.holdCode])).toEqual([
@@ -117,8 +125,8 @@ describe('orders with no final state', () => {
     expect(await ledger.listStale(new Date(NOW.getTime() - 30 * DAY), { shopId: 'abidjan-tech' })).toEqual([]);
   });
 
-  it('closes a stale order as cancelled in Relais, out of the held index, expiring after the retention, with a timeline entry; refuses a recent or finished one', async () => {
-    const ledger = new OrderLedger(client, `{${redis.prefix}close}`, { retentionDays: 45, timelineLength: 20 });
+  it('closes a stale order as cancelled in Relais, off the held list, finished now (so its personal data goes after the retention), with a timeline entry; refuses a recent or finished one', async () => {
+    const ledger = new PostgresOrderLedger((await freshDatabase()).pool(), { retentionDays: 45, timelineLength: 20 });
     await seed(ledger, 'dakar-mode', 3, (i) => new Date(NOW.getTime() - (i < 2 ? 200 : 3) * DAY));
     await ledger.hold('dakar-mode:1000000', { code: 'neighbourhood_not_found', message: 'x' }, new Date(NOW.getTime() - 199 * DAY));
     await ledger.setState('dakar-mode:1000001', 'delivered', NOW);
@@ -128,9 +136,10 @@ describe('orders with no final state', () => {
     expect(closed).toEqual({ ok: true, previousState: 'held' });
     expect((await ledger.get('dakar-mode:1000000'))?.state).toBe('cancelled');
     expect(await ledger.listHeld()).toEqual([]);
-    const ttl = await client.ttl(`{${redis.prefix}close}:order:dakar-mode:1000000`);
-    expect(ttl).toBeGreaterThan(45 * 86_400 - 60);
-    expect(ttl).toBeLessThanOrEqual(45 * 86_400);
+    // Retention 45 days: 44 days from now the closed order (and the one delivered now) keep their personal data; past 45, not.
+    const finishedBefore = (daysFromNow: number) => new Date(NOW.getTime() + daysFromNow * DAY - ledger.retentionDays * DAY);
+    expect(await ledger.erasePersonalDataOfFinished(finishedBefore(44))).toBe(0);
+    expect(await ledger.erasePersonalDataOfFinished(finishedBefore(45.01))).toBe(2);
     expect((await ledger.timeline('dakar-mode:1000000')).at(-1)).toMatchObject({ operation: 'close', outcome: 'closed_by_operator', detail: expect.stringContaining('closed by awa from state held') });
     expect(await ledger.listStale(bound)).toEqual([]);
 
@@ -141,21 +150,28 @@ describe('orders with no final state', () => {
 });
 
 describe('retention from the environment', () => {
-  it('reads RELAIS_RETENTION_DAYS and RELAIS_STALE_AFTER_DAYS, refuses a value that is not a whole positive number of days, and keeps a finished order that long', async () => {
+  it('reads RELAIS_RETENTION_DAYS and RELAIS_STALE_AFTER_DAYS, refuses a value that is not a whole positive number of days, and keeps a finished order\'s personal data that long', async () => {
     expect(readEnv({})).toMatchObject({ RELAIS_RETENTION_DAYS: 90, RELAIS_STALE_AFTER_DAYS: 30 });
     const env = readEnv({ RELAIS_RETENTION_DAYS: '7', RELAIS_STALE_AFTER_DAYS: '14' });
     expect(env).toMatchObject({ RELAIS_RETENTION_DAYS: 7, RELAIS_STALE_AFTER_DAYS: 14 });
     expect(() => readEnv({ RELAIS_RETENTION_DAYS: '0' })).toThrow(EnvError);
     expect(() => readEnv({ RELAIS_RETENTION_DAYS: '1.5' })).toThrow(/RELAIS_RETENTION_DAYS/);
 
-    const prefix = `{${redis.prefix}env}`;
-    const runtime = createRuntime({ redisUrl: redis.url, prefix, shops: new ShopRegistry([]), logger: silentLogger, retentionDays: env.RELAIS_RETENTION_DAYS });
+    const db = await freshDatabase();
+    const runtime = createRuntime({
+      redisUrl: redis.url, prefix: `{${redis.prefix}env}`, shops: new ShopRegistry([]), logger: silentLogger, retentionDays: env.RELAIS_RETENTION_DAYS,
+      databaseUrl: db.url, databaseSchema: db.schema,
+    });
     try {
+      expect(runtime.ledger.retentionDays).toBe(7);
       await seed(runtime.ledger, 'dakar-mode', 1, () => NOW);
       await runtime.ledger.setState('dakar-mode:1000000', 'delivered', NOW);
-      const ttl = await client.ttl(`${prefix}:order:dakar-mode:1000000`);
-      expect(ttl).toBeGreaterThan(7 * 86_400 - 60);
-      expect(ttl).toBeLessThanOrEqual(7 * 86_400);
+      const bound = (days: number) => new Date(NOW.getTime() + days * DAY - runtime.ledger.retentionDays * DAY);
+      expect(await runtime.ledger.erasePersonalDataOfFinished(bound(6))).toBe(0);
+      expect((await runtime.ledger.get('dakar-mode:1000000'))?.order).toBeDefined();
+      expect(await runtime.ledger.erasePersonalDataOfFinished(bound(7.01))).toBe(1);
+      const erased = await runtime.ledger.get('dakar-mode:1000000');
+      expect([erased?.state, erased?.order]).toEqual(['delivered', undefined]);
     } finally {
       await runtime.close();
     }
@@ -169,7 +185,11 @@ describe('relais stale', () => {
     const registry = join(mkdtempSync(join(tmpdir(), 'relais-stale-')), 'shops.json');
     writeFileSync(registry, JSON.stringify(registryDocument({ dispatchBaseUrl: 'http://127.0.0.1:9' })));
     const prefix = `{${redis.prefix}cli}`;
-    const env = { PATH: process.env.PATH ?? '', ...secretEnv(secrets), REDIS_URL: redis.url, RELAIS_REDIS_PREFIX: prefix, RELAIS_SHOPS_FILE: registry, LOG_LEVEL: 'silent', RELAIS_STALE_AFTER_DAYS: '20' };
+    const db = await freshDatabase();
+    const env = {
+      PATH: process.env.PATH ?? '', ...secretEnv(secrets), ...db.env, REDIS_URL: redis.url, RELAIS_REDIS_PREFIX: prefix, RELAIS_SHOPS_FILE: registry, LOG_LEVEL: 'silent',
+      RELAIS_STALE_AFTER_DAYS: '20',
+    };
     const cli = async (...args: string[]) => {
       try {
         return { ...(await run(join(process.cwd(), 'node_modules/.bin/tsx'), ['src/main/cli.ts', 'stale', ...args], { env, cwd: process.cwd() })), code: 0 };
@@ -178,7 +198,7 @@ describe('relais stale', () => {
         return { stdout: e.stdout ?? '', code: e.code ?? 1 };
       }
     };
-    const ledger = new OrderLedger(client, prefix);
+    const ledger = new PostgresOrderLedger(db.pool());
     await seed(ledger, 'dakar-mode', 1, () => new Date(Date.now() - 25 * DAY));
 
     const listed = await cli();

@@ -24,10 +24,11 @@ describe('docker-compose.yml', () => {
     for (const port of ports) expect(port).toMatch(/^\$\{RELAIS_BIND_ADDRESS:-127\.0\.0\.1\}:\d+:\d+$/);
   });
 
-  it('gives every service restart: unless-stopped, a healthcheck, and a stop timeout longer than its drain', () => {
-    expect([...services().keys()]).toEqual(['redis', 'dispatch-emulator', 'web', 'worker']);
+  it('gives every long-running service restart: unless-stopped, a healthcheck, and a stop timeout longer than its drain', () => {
+    expect([...services().keys()]).toEqual(['postgres', 'migrate', 'redis', 'dispatch-emulator', 'web', 'worker']);
     const anchor = /x-relais: &relais\n([\s\S]*?)\n\n/.exec(compose)![1]!;
     for (const [name, block] of services()) {
+      if (name === 'migrate') continue; // one-shot, below
       const text = block.includes('<<: *relais') ? `${block}\n${anchor}` : block;
       expect(text, name).toMatch(/restart: unless-stopped/);
       expect(text, name).toMatch(/healthcheck:/);
@@ -35,6 +36,17 @@ describe('docker-compose.yml', () => {
     const grace = (name: string) => Number(/stop_grace_period: (\d+)s/.exec(services().get(name)!)![1]);
     expect(grace('web')).toBeGreaterThanOrEqual(35); // web drains 25 s
     expect(grace('worker')).toBeGreaterThanOrEqual(35); // the worker's jobs hold a 30 s lock
+  });
+
+  it('migrates the ledger once PostgreSQL is healthy, and starts web and worker only after the migration succeeded', () => {
+    const migrate = services().get('migrate')!;
+    expect(migrate).toMatch(/restart: "no"/);
+    expect(migrate).toMatch(/command: \["migrate"\]/);
+    expect(migrate).toMatch(/postgres:\n\s+condition: service_healthy/);
+    expect(compose).toMatch(/x-relais: &relais[\s\S]*?migrate:\n\s+condition: service_completed_successfully/);
+    // The database's port is not published, and its password only comes from the environment.
+    expect(services().get('postgres')!).not.toMatch(/ports:/);
+    expect(compose).toMatch(/POSTGRES_PASSWORD: \$\{POSTGRES_PASSWORD:\?/);
   });
 
   it('reads secrets from an env file, never from values written in the file', () => {
@@ -50,7 +62,7 @@ describe('.dockerignore and Procfile', () => {
     expect(ignored).toContain('.env.*');
   });
 
-  it('the Procfile starts web and worker through npm scripts, so the pinned Node runs them', () => {
-    expect(readFileSync('Procfile', 'utf8').trim().split('\n')).toEqual(['web: npm run start:web', 'worker: npm run start:worker']);
+  it('the Procfile migrates the ledger at release, then starts web and worker through npm scripts, so the pinned Node runs them', () => {
+    expect(readFileSync('Procfile', 'utf8').trim().split('\n')).toEqual(['release: npm run migrate', 'web: npm run start:web', 'worker: npm run start:worker']);
   });
 });

@@ -29,7 +29,7 @@ beforeAll(async () => {
   relais = await startTestRelais({ secrets, shopifyAdminUrl: shopify.adminUrl(SHOPIFY_DOMAIN), inProcessWorker: false, metricsToken: METRICS_TOKEN });
   // The worker as the CLI runs it: its own /metrics, /healthz, /readyz server (any free port here).
   worker = await startWorker({
-    redisUrl: relais.redis.url, prefix: relais.prefix, shops: relais.shops, logger: relais.logger,
+    ...relais.base,
     resolver: NeighbourhoodResolver.load(), concurrency: 4, pollIntervalMs: 60_000, metricsPort: 0,
   });
   for (const topic of ORDER_TOPICS) shopify.subscribe(SHOPIFY_DOMAIN, topic, `${relais.web.url}/webhooks/shopify`);
@@ -142,7 +142,7 @@ describe('metrics after orders went through', () => {
 
 describe('access to /metrics', () => {
   it('without RELAIS_METRICS_TOKEN, the web process refuses /metrics (401) and says how to set a token', async () => {
-    const web = await startWeb({ redisUrl: relais.redis.url, prefix: relais.prefix, shops: relais.shops, logger: relais.logger, port: 0 });
+    const web = await startWeb({ ...relais.base, port: 0 });
     try {
       const refused = await fetch(`${web.url}/metrics`);
       expect(refused.status).toBe(401);
@@ -154,7 +154,7 @@ describe('access to /metrics', () => {
 
   it('without RELAIS_METRICS_TOKEN, the worker\'s server answers /metrics on a loopback address only', async () => {
     const exposed = await startWorker({
-      redisUrl: relais.redis.url, prefix: relais.prefix, shops: relais.shops, logger: relais.logger,
+      ...relais.base,
       resolver: NeighbourhoodResolver.load(), concurrency: 1, pollIntervalMs: 60_000, metricsPort: 0, metricsHost: '0.0.0.0',
     });
     try {
@@ -169,7 +169,7 @@ describe('access to /metrics', () => {
 
   it('with RELAIS_METRICS_TOKEN set, /metrics answers only a scrape that brings the bearer token', async () => {
     const token = randomHex();
-    const web = await startWeb({ redisUrl: relais.redis.url, prefix: relais.prefix, shops: relais.shops, logger: relais.logger, port: 0, metricsToken: token });
+    const web = await startWeb({ ...relais.base, port: 0, metricsToken: token });
     try {
       expect((await fetch(`${web.url}/metrics`)).status).toBe(401);
       expect((await fetch(`${web.url}/metrics`, { headers: { authorization: `Bearer ${randomHex()}` } })).status).toBe(401);
@@ -185,7 +185,7 @@ describe('access to /metrics', () => {
 });
 
 describe('health', () => {
-  it('/healthz says the process is up and /readyz that Redis and the queues answer (web and worker)', async () => {
+  it('/healthz says the process is up and /readyz that Redis, the queues and the database answer (web and worker)', async () => {
     for (const url of [relais.web.url, worker.opsUrl!]) {
       const health = await fetch(`${url}/healthz`);
       expect(health.status).toBe(200);
@@ -193,10 +193,10 @@ describe('health', () => {
     }
     const web = await fetch(`${relais.web.url}/readyz`);
     expect(web.status).toBe(200);
-    expect(await web.json()).toEqual({ status: 'ready', redis: 'ok', queues: 'ok' });
+    expect(await web.json()).toEqual({ status: 'ready', redis: 'ok', queues: 'ok', database: 'ok' });
     const ready = await fetch(`${worker.opsUrl!}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ status: 'ready', redis: 'ok', workers: 'ok' });
+    expect(await ready.json()).toEqual({ status: 'ready', redis: 'ok', database: 'ok', workers: 'ok' });
   });
 
   it('when Redis stops answering, /readyz answers 503 with the reason within a second, /healthz and /metrics still answer', async () => {
@@ -208,7 +208,7 @@ describe('health', () => {
       const [web, work] = await Promise.all([fetch(`${relais.web.url}/readyz`), fetch(`${worker.opsUrl!}/readyz`)]);
       expect(Date.now() - started).toBeLessThan(3_000);
       expect(web.status).toBe(503);
-      expect(await web.json()).toEqual({ status: 'not_ready', redis: 'no answer within 1000 ms', queues: 'no answer within 1000 ms' });
+      expect(await web.json()).toEqual({ status: 'not_ready', redis: 'no answer within 1000 ms', queues: 'no answer within 1000 ms', database: 'ok' });
       expect(work.status).toBe(503);
       expect(await work.json()).toMatchObject({ status: 'not_ready', redis: 'no answer within 1000 ms', workers: 'ok' });
       expect((await fetch(`${relais.web.url}/healthz`)).status).toBe(200);

@@ -384,7 +384,7 @@ describe('outputs and the command line', () => {
     const order = shopify.createOrder(SHOPIFY_DOMAIN, {}, { webhooks: false });
     const extId = shopifyExternalId(order.id);
     const scheduled = await startWorker({
-      redisUrl: relais.redis.url, prefix: relais.prefix, shops: relais.shops, logger: relais.logger,
+      ...relais.base,
       resolver: NeighbourhoodResolver.load(), reconcileIntervalMs: 3_600_000,
     });
     try {

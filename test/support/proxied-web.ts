@@ -1,7 +1,7 @@
 /**
- * A test Relais (no in-process worker) plus a second web process of the test's own that reaches Redis
- * through a TCP fault proxy, so the test can make Redis silent (blackhole) or refuse connections (reset)
- * for that web process alone.
+ * A test Relais (no in-process worker) plus a second web process of the test's own that reaches Redis and the
+ * ledger's PostgreSQL through TCP fault proxies, so the test can make either silent (blackhole) or refuse
+ * connections (reset) for that web process alone.
  */
 import { startWeb, type RunningWeb, type WebOptions } from '../../src/main/web.js';
 import { startFaultProxy, type FaultProxy } from '../chaos/support/tcp-proxy.js';
@@ -9,7 +9,10 @@ import { startTestRelais, type TestRelais } from './relais.js';
 
 export interface ProxiedWeb {
   relais: TestRelais;
+  /** In front of Redis. */
   proxy: FaultProxy;
+  /** In front of the ledger's PostgreSQL. */
+  dbProxy: FaultProxy;
   web: RunningWeb;
   stop(): Promise<void>;
 }
@@ -17,13 +20,18 @@ export interface ProxiedWeb {
 export async function startProxiedWeb(options: Partial<WebOptions> = {}): Promise<ProxiedWeb> {
   const relais = await startTestRelais({ inProcessWorker: false });
   const proxy = await startFaultProxy({ targetPort: relais.redis.port });
-  const web = await startWeb({ redisUrl: proxy.url(), prefix: relais.prefix, shops: relais.shops, logger: relais.logger, port: 0, ...options });
+  const database = new URL(relais.db.url);
+  const dbProxy = await startFaultProxy({ targetPort: Number(database.port || 5432), targetHost: database.hostname });
+  database.host = `${dbProxy.host}:${dbProxy.port}`;
+  const web = await startWeb({ ...relais.base, redisUrl: proxy.url(), databaseUrl: database.toString(), port: 0, ...options });
   return {
-    relais, proxy, web,
+    relais, proxy, dbProxy, web,
     async stop() {
       proxy.set({ kind: 'pass' });
+      dbProxy.set({ kind: 'pass' });
       await web.close().catch(() => undefined);
       await proxy.close();
+      await dbProxy.close();
       await relais.stop();
     },
   };

@@ -4,7 +4,6 @@
  * own key prefix so files never see each other's keys).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 
 export interface TestRedis {
@@ -19,20 +18,8 @@ export interface TestRedis {
   process: ChildProcess | undefined;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      if (address && typeof address === 'object') {
-        const { port } = address;
-        server.close(() => resolve(port));
-      } else reject(new Error('no port'));
-    });
-  });
-}
+export { freePort } from '../../src/main/private-postgres.js';
+import { freePort } from '../../src/main/private-postgres.js';
 
 export async function startRedis(options: { extraArgs?: string[] } = {}): Promise<TestRedis> {
   const prefix = `t${process.pid}x${Math.random().toString(36).slice(2, 8)}`;

@@ -13,6 +13,7 @@ import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import { startWeb, type RunningWeb } from '../../src/main/web.js';
 import { startWorker, type RunningWorker } from '../../src/main/worker.js';
+import { startTestDatabase, type TestDatabase } from './postgres.js';
 import { startRedis, type TestRedis } from './redis.js';
 
 export const SHOPIFY_SHOP_ID = 'dakar-mode';
@@ -31,6 +32,8 @@ export interface TestSecrets {
 
 export interface TestRelais {
   redis: TestRedis;
+  /** The ledger's schema of its own, in the run's PostgreSQL. */
+  db: TestDatabase;
   /** Secret references resolved for child processes: pass as their environment. */
   env: Record<string, string>;
   registryDocument: unknown;
@@ -45,6 +48,8 @@ export interface TestRelais {
   worker: RunningWorker;
   prefix: string;
   logger: Logger;
+  /** What a web process or worker of this Relais is started with (Redis, prefix, shops, logger, the ledger's database). */
+  base: { redisUrl: string; prefix: string; shops: ShopRegistry; logger: Logger; databaseUrl: string; databaseSchema: string };
   /** Starts a (new) in-process worker, e.g. after stopping the first one. */
   startWorker(): Promise<RunningWorker>;
   stop(): Promise<void>;
@@ -161,10 +166,13 @@ export interface TestRelaisOptions {
   redis?: TestRedis;
   /** Where the web process and the in-process worker reach Redis, e.g. a fault proxy in front of it; default: redis.url. */
   redisUrl?: string;
+  /** A ledger database the test made itself (e.g. on a PostgreSQL it stops and restarts); default: a schema of its own. */
+  db?: TestDatabase;
 }
 
 export async function startTestRelais(options: TestRelaisOptions = {}): Promise<TestRelais> {
   const redis = options.redis ?? (await startRedis());
+  const db = options.db ?? (await startTestDatabase());
   const secrets = options.secrets ?? makeSecrets();
   const logger = options.logger ?? createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const emulator = await startDispatchEmulator({
@@ -185,7 +193,7 @@ export async function startTestRelais(options: TestRelaisOptions = {}): Promise<
   const shopify = options.shopifyAdminUrl
     ? undefined
     : await startShopifyEmulator({ shops: [{ domain: SHOPIFY_DOMAIN, accessToken: secrets.shopifyAccessToken, clientSecret: secrets.shopifyClientSecret }] });
-  const env: Record<string, string> = { ...secretEnv(secrets), ...(options.dispatchSigningSecret ? { T_DISPATCH_SIGNING_SECRET: options.dispatchSigningSecret } : {}) };
+  const env: Record<string, string> = { ...secretEnv(secrets), ...db.env, ...(options.dispatchSigningSecret ? { T_DISPATCH_SIGNING_SECRET: options.dispatchSigningSecret } : {}) };
   const document = registryDocument({
     dispatchBaseUrl: emulator.baseUrl, trackingUrl: emulator.trackingUrl, wooUrl: options.wooUrl ?? woo?.siteUrl(WOO_SHOP_ID),
     shopifyAdminUrl: options.shopifyAdminUrl ?? shopify?.adminUrl(SHOPIFY_DOMAIN), policy: options.policy,
@@ -195,14 +203,14 @@ export async function startTestRelais(options: TestRelaisOptions = {}): Promise<
   const shops = buildShopRegistry(document, (ref) => ('env' in ref ? env[ref.env] : undefined));
   const prefix = `{${redis.prefix}}`;
   const resolver = NeighbourhoodResolver.load();
-  const base = { redisUrl: options.redisUrl ?? redis.url, prefix, shops, logger };
+  const base = { redisUrl: options.redisUrl ?? redis.url, prefix, shops, logger, databaseUrl: db.url, databaseSchema: db.schema };
   const web = await startWeb({ ...base, port: 0, dashboardToken: options.dashboardToken, metricsToken: options.metricsToken });
   const launchWorker = () => startWorker({ ...base, resolver, concurrency: 4, lockMs: options.lockMs, pollIntervalMs: options.pollIntervalMs });
   const started: RunningWorker[] = [];
   const worker = options.inProcessWorker === false ? (undefined as unknown as RunningWorker) : await launchWorker();
   if (worker) started.push(worker);
   return {
-    redis, env, registryDocument: document, emulator, woo, shopify, shops, secrets, web, worker, prefix, logger,
+    redis, db, base, env, registryDocument: document, emulator, woo, shopify, shops, secrets, web, worker, prefix, logger,
     async startWorker() {
       const w = await launchWorker();
       started.push(w);
@@ -215,6 +223,7 @@ export async function startTestRelais(options: TestRelaisOptions = {}): Promise<
       await woo?.close();
       await shopify?.close();
       await redis.stop();
+      if (!options.db) await db.stop();
     },
   };
 }

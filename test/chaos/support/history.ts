@@ -12,7 +12,6 @@
  *
  * The recorder only collects; test/chaos/support/checker.ts judges.
  */
-import { Redis } from 'ioredis';
 import type { DispatchEmulator, EmulatedShipmentSnapshot, RecordedCall, WebhookDelivery } from '../../../src/emulators/dispatch/index.js';
 import type { GraphqlCallRecord, OrderSnapshot as ShopifyOrderSnapshot, ShopifyEmulator } from '../../../src/emulators/shopify/index.js';
 import type { ApiCall, OrderSnapshot as WooOrderSnapshot, WooEmulator } from '../../../src/emulators/woocommerce/index.js';
@@ -95,11 +94,8 @@ export interface HistorySources {
   shopifyDomain?: string;
   woo?: WooEmulator;
   wooShopId?: string;
-  /** Reads the final records (through a connection that does not go through any fault proxy). */
+  /** Reads the records, sampled and final (through connections that do not go through any fault proxy). */
   ledger: OrderLedger;
-  /** Where the ledger keeps its records, for the sampler's cheap reads (`<prefix>:order:<id>`, see order-ledger.ts). */
-  redisUrl: string;
-  prefix: string;
 }
 
 /** An empty history, for building one by hand (the checker's own tests). */
@@ -141,28 +137,25 @@ export class HistoryRecorder {
 
   /**
    * Samples every placed order's ledger state and step and its shop status every `everyMs`, until stop().
-   * Reads go straight to Redis with their own connection; while Redis is down a round is skipped.
+   * Reads go to the ledger in one query per round; while the database is down a round is skipped.
    */
   startSampling(everyMs = 100): void {
     if (this.sampler) return;
-    const redis = new Redis(this.sources.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 500, lazyConnect: false });
-    redis.on('error', () => undefined); // a scenario that stops Redis on purpose: rounds are skipped meanwhile
     let running = true;
     let round: Promise<void> = Promise.resolve();
     let busy = false;
     const timer = setInterval(() => {
-      // A slow round (Redis restarting) is not queued behind: the next tick simply skips.
+      // A slow round (the database restarting) is not queued behind: the next tick simply skips.
       if (!running || busy) return;
       busy = true;
-      round = this.sampleOnce(redis).catch(() => undefined).finally(() => { busy = false; });
+      round = this.sampleOnce().catch(() => undefined).finally(() => { busy = false; });
     }, everyMs);
     this.sampler = {
       stop: async () => {
         running = false;
         clearInterval(timer);
         await round;
-        await this.sampleOnce(redis).catch(() => undefined);
-        redis.disconnect();
+        await this.sampleOnce().catch(() => undefined);
       },
     };
   }
@@ -172,23 +165,15 @@ export class HistoryRecorder {
     this.sampler = undefined;
   }
 
-  private async sampleOnce(redis: Redis): Promise<void> {
+  private async sampleOnce(): Promise<void> {
     const at = this.elapsed();
     const orders = [...this.orders];
-    if (redis.status === 'ready' && orders.length > 0) {
-      const pipeline = redis.pipeline();
-      for (const order of orders) pipeline.hmget(`${this.sources.prefix}:order:${order.externalOrderId}`, 'state', 'delivery');
-      const answers = (await pipeline.exec()) ?? [];
-      answers.forEach(([error, value], i) => {
+    if (orders.length > 0) {
+      const records = await this.sources.ledger.getMany(orders.map((o) => o.externalOrderId)).catch(() => []);
+      records.forEach((record, i) => {
         const order = orders[i];
-        if (error || !order || !Array.isArray(value)) return;
-        const [state, delivery] = value as (string | null)[];
-        if (!state) return;
-        this.ledgerSamples.push({
-          at, externalOrderId: order.externalOrderId,
-          state: (JSON.parse(state) as { value: string }).value,
-          step: delivery ? (JSON.parse(delivery) as DeliveryProgress).step : undefined,
-        });
+        if (!record || !order) return;
+        this.ledgerSamples.push({ at, externalOrderId: order.externalOrderId, state: record.state, step: record.delivery?.step });
       });
     }
     for (const order of orders) {

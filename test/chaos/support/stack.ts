@@ -11,7 +11,8 @@ import { DEFAULT_COURIER_STEP_MS, type EmulatedShipmentSnapshot } from '../../..
 import type { ShopifyEmulator } from '../../../src/emulators/shopify/index.js';
 import type { WooEmulator } from '../../../src/emulators/woocommerce/index.js';
 import { createQueues, type RelaisQueues } from '../../../src/jobs/queues.js';
-import { OrderLedger } from '../../../src/ledger/order-ledger.js';
+import type { OrderLedger } from '../../../src/ledger/order-ledger.js';
+import { PostgresOrderLedger } from '../../../src/ledger/postgres/pg-ledger.js';
 import { shopifyWebhookHeaders, wooWebhookHeaders } from '../../support/factories.js';
 import {
   SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, startTestRelais, waitFor, WOO_SHOP_ID, type TestRelais, type TestRelaisOptions,
@@ -102,11 +103,11 @@ export async function startChaosStack(options: TestRelaisOptions & { sampleEvery
   relais.emulator.setOrganisationWebhook('org_relais', `${relais.web.url}/webhooks/dispatch/${SHOPIFY_SHOP_ID}/${relais.secrets.dispatchWebhookToken}`);
   const direct: Redis = new Redis(relais.redis.url, { maxRetriesPerRequest: null });
   direct.on('error', () => undefined); // scenarios that stop Redis: reads wait for it to come back
-  const ledger = new OrderLedger(direct, relais.prefix);
+  const ledger = new PostgresOrderLedger(relais.db.pool());
   const queues = createQueues(direct, relais.prefix);
   for (const queue of queues.all()) queue.on('error', () => undefined); // outages are on purpose here
   const recorder = new HistoryRecorder({
-    dispatch: relais.emulator, shopify, shopifyDomain: SHOPIFY_DOMAIN, woo, wooShopId: WOO_SHOP_ID, ledger, redisUrl: relais.redis.url, prefix: relais.prefix,
+    dispatch: relais.emulator, shopify, shopifyDomain: SHOPIFY_DOMAIN, woo, wooShopId: WOO_SHOP_ID, ledger,
   });
   recorder.startSampling(options.sampleEveryMs ?? (LONG ? 250 : 100));
   const product = await woo.createProduct(WOO_SHOP_ID, { name: 'Boubou wax', price: '12500', weight: '0.8' });

@@ -1,7 +1,8 @@
 /**
- * The dashboard without Redis: it answers 503 with a message saying so, at once when the connection is
- * down and within its bound when Redis is connected but silent, instead of leaving the page loading
- * forever. A real redis-server behind a TCP fault proxy that swallows everything or resets every connection.
+ * The dashboard when what it reads goes away: it answers 503 with a message saying so, at once when the Redis
+ * connection is down and within its bound when the ledger's PostgreSQL is connected but silent, instead of leaving
+ * the page loading forever; and a page of the ledger still answers while Redis is silent (orders are not in Redis).
+ * A real redis-server and a real PostgreSQL behind TCP fault proxies that swallow everything or reset every connection.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningWeb } from '../../src/main/web.js';
@@ -13,12 +14,13 @@ const TOKEN = `dash_${randomHex(16)}`;
 const ANSWER_WITHIN_MS = 1_500;
 
 let proxy: FaultProxy;
+let dbProxy: FaultProxy;
 let web: RunningWeb;
 let stack: ProxiedWeb;
 
 beforeAll(async () => {
   stack = await startProxiedWeb({ dashboardToken: TOKEN, dashboard: { answerWithinMs: ANSWER_WITHIN_MS } });
-  ({ proxy, web } = stack);
+  ({ proxy, dbProxy, web } = stack);
 });
 afterAll(async () => {
   await stack?.stop();
@@ -26,24 +28,34 @@ afterAll(async () => {
 
 const page = (path: string) => fetch(`${web.url}${path}`, { headers: { authorization: `Bearer ${TOKEN}` }, redirect: 'manual' });
 
-describe('the dashboard when Redis goes away', () => {
+describe('the dashboard when Redis or the database goes away', () => {
   it('answers a page while Redis answers', async () => {
     expect((await page('/dashboard/held')).status).toBe(200);
   });
 
-  it('answers 503 with Retry-After and a message within its bound while Redis is connected but silent', async () => {
-    proxy.set({ kind: 'blackhole' });
+  it('answers 503 with Retry-After and a message within its bound while the database is connected but silent', async () => {
+    dbProxy.set({ kind: 'blackhole' });
     try {
       const started = Date.now();
       const response = await page('/dashboard/held');
       expect(Date.now() - started).toBeLessThan(ANSWER_WITHIN_MS + 1_000);
       expect(response.status).toBe(503);
       expect(response.headers.get('retry-after')).toBe('10');
-      expect(await response.text()).toMatch(/could not answer within 2 s: Redis .* is not answering/);
+      expect(await response.text()).toMatch(/could not answer within 2 s: the database, Redis or a service it asked is not answering/);
+    } finally {
+      dbProxy.set({ kind: 'pass' });
+    }
+    await waitFor(async () => (await page('/dashboard/held')).status === 200, { what: 'the dashboard to answer again' });
+  });
+
+  it('still shows the held orders from the ledger while Redis is connected but silent', async () => {
+    proxy.set({ kind: 'blackhole' });
+    try {
+      const response = await page('/dashboard/held');
+      expect(response.status).toBe(200);
     } finally {
       proxy.set({ kind: 'pass' });
     }
-    await waitFor(async () => (await page('/dashboard/held')).status === 200, { what: 'the dashboard to answer again' });
   });
 
   it('answers 503 at once, saying Redis cannot be reached, while every connection to Redis is refused', async () => {

@@ -1,20 +1,24 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedis, type TestRedis } from '../../test/support/redis.js';
-import type { StoreOrder } from '../domain/order.js';
-import { OrderLedger } from './order-ledger.js';
+/**
+ * The ledger contract on the PostgreSQL adapter: each case in a schema of its own, in the run's PostgreSQL.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { startTestDatabase, type TestDatabase } from '../../../test/support/postgres.js';
+import type { StoreOrder } from '../../domain/order.js';
+import type { OrderLedger } from '../order-ledger.js';
+import { PostgresOrderLedger } from './pg-ledger.js';
 
-let redis: TestRedis;
-beforeAll(async () => {
-  redis = await startRedis();
-});
+const databases: TestDatabase[] = [];
 afterAll(async () => {
-  await redis.stop();
+  await Promise.all(databases.map((db) => db.stop()));
 });
 
 const DAY = 86_400_000;
 
-function ledgerFor(name: string): OrderLedger {
-  return new OrderLedger(redis.client(), `{${redis.prefix}${name}}`, { retentionDays: 30, timelineLength: 5 });
+/** A ledger on an empty schema of its own. */
+async function freshLedger(): Promise<PostgresOrderLedger> {
+  const db = await startTestDatabase();
+  databases.push(db);
+  return new PostgresOrderLedger(db.pool(), { retentionDays: 30, timelineLength: 5 });
 }
 
 async function receive(ledger: OrderLedger, orderId: string, at: Date, payload: unknown = { id: orderId }) {
@@ -28,7 +32,7 @@ async function receive(ledger: OrderLedger, orderId: string, at: Date, payload: 
 
 describe('the order ledger', () => {
   it('records an order once: a second event keeps its first-seen time and state, and both events are on the timeline', async () => {
-    const ledger = ledgerFor('a');
+    const ledger = await freshLedger();
     const first = await receive(ledger, '1', new Date('2026-11-01T10:00:00Z'));
     await ledger.setState('dakar-mode:1', 'waiting', new Date('2026-11-01T10:00:01Z'));
     const second = await receive(ledger, '1', new Date('2026-11-01T11:00:00Z'), { id: '1', note: 'edited' });
@@ -40,7 +44,7 @@ describe('the order ledger', () => {
   });
 
   it('keeps the raw payload until the order is ready, and never stores it again after', async () => {
-    const ledger = ledgerFor('b');
+    const ledger = await freshLedger();
     await receive(ledger, '2', new Date('2026-11-01T10:00:00Z'));
     await ledger.setState('dakar-mode:2', 'dispatching', new Date('2026-11-01T10:00:01Z'));
     expect(await ledger.payload('dakar-mode:2')).toEqual({ id: '2' });
@@ -52,7 +56,7 @@ describe('the order ledger', () => {
   });
 
   it('never moves a delivered, returned or cancelled order to another state, and says so by answering false', async () => {
-    const ledger = ledgerFor('final');
+    const ledger = await freshLedger();
     const at = (minute: number) => new Date(Date.UTC(2026, 10, 1, 10, minute));
     for (const [orderId, final] of [['f1', 'delivered'], ['f2', 'returned'], ['f3', 'cancelled']] as const) {
       await receive(ledger, orderId, at(0));
@@ -67,7 +71,7 @@ describe('the order ledger', () => {
   });
 
   it('keeps the newer order and payload when an older version of the order comes later, notes that event as ignored, and still applies one of the same version', async () => {
-    const ledger = ledgerFor('version');
+    const ledger = await freshLedger();
     const id = 'dakar-mode:v1';
     const meta = { externalOrderId: id, shopId: 'dakar-mode', platform: 'shopify' as const, orderId: 'v1', orderName: '#v1' };
     const order = (updatedAt: string, note: string) => ({ updatedAt, note }) as unknown as StoreOrder;
@@ -87,17 +91,30 @@ describe('the order ledger', () => {
     expect([same.olderThanApplied, (same.order as unknown as { note: string }).note]).toEqual([undefined, 'same version']);
   });
 
-  it('trims the shop index to the retention, keeping recent orders listed', async () => {
-    const ledger = ledgerFor('c');
+  it('erases the normalised order and payload of orders finished more than the retention ago, keeping their state, amounts and timeline', async () => {
+    const ledger = await freshLedger();
     const now = new Date('2026-11-22T00:00:00Z');
-    await receive(ledger, 'old', new Date(now.getTime() - 31 * DAY));
-    await receive(ledger, 'recent', new Date(now.getTime() - 29 * DAY));
-    expect(await ledger.trimShopIndex('dakar-mode', now)).toBe(1);
-    expect(await ledger.listShopOrders('dakar-mode')).toEqual(['dakar-mode:recent']);
+    for (const [orderId, finishedDaysAgo] of [['old', 31], ['recent', 29]] as const) {
+      const at = new Date(now.getTime() - finishedDaysAgo * DAY);
+      await ledger.recordEvent({
+        meta: { externalOrderId: `dakar-mode:${orderId}`, shopId: 'dakar-mode', platform: 'shopify', orderId, orderName: `#${orderId}` },
+        payload: { id: orderId }, order: { orderName: `#${orderId}`, dropoff: { phone: '+221770000000' } } as unknown as StoreOrder, now: at,
+        timeline: { at: at.toISOString(), system: 'shop', operation: 'webhook orders/create', outcome: 'received' },
+      });
+      await ledger.save(`dakar-mode:${orderId}`, 'door', { collect: 15000 });
+      await ledger.setState(`dakar-mode:${orderId}`, 'delivered', at);
+    }
+    await receive(ledger, 'open', new Date(now.getTime() - 40 * DAY));
+    expect(await ledger.erasePersonalDataOfFinished(new Date(now.getTime() - 30 * DAY))).toBe(1);
+    const [old, recent, open] = await ledger.getMany(['dakar-mode:old', 'dakar-mode:recent', 'dakar-mode:open']);
+    expect([old?.order, old?.state, old?.door]).toEqual([undefined, 'delivered', { collect: 15000 }]);
+    expect(await ledger.timeline('dakar-mode:old')).toHaveLength(1);
+    expect([recent?.order?.orderName, open?.state]).toEqual(['#recent', 'received']);
+    expect(await ledger.erasePersonalDataOfFinished(new Date(now.getTime() - 30 * DAY))).toBe(0);
   });
 
   it('never moves a dispatched order back: a late hold or "dispatching" from a worker that lost its lease changes nothing', async () => {
-    const ledger = ledgerFor('d');
+    const ledger = await freshLedger();
     await receive(ledger, '3', new Date('2026-11-01T10:00:00Z'));
     expect(await ledger.setState('dakar-mode:3', 'dispatching', new Date('2026-11-01T10:00:01Z'))).toBe(true);
     expect(await ledger.setState('dakar-mode:3', 'ready', new Date('2026-11-01T10:00:02Z'))).toBe(true);
@@ -112,7 +129,7 @@ describe('the order ledger', () => {
   });
 
   it('holds an order before dispatch with its reason, and lists it as held until it moves on', async () => {
-    const ledger = ledgerFor('e');
+    const ledger = await freshLedger();
     await receive(ledger, '4', new Date('2026-11-01T10:00:00Z'));
     expect(await ledger.hold('dakar-mode:4', { code: 'neighbourhood_not_found', message: 'no neighbourhood in "Rue 10"' }, new Date('2026-11-01T10:00:01Z'))).toBe(true);
     expect((await ledger.listHeld()).map((r) => [r.meta.externalOrderId, r.hold?.code])).toEqual([['dakar-mode:4', 'neighbourhood_not_found']]);
@@ -123,11 +140,11 @@ describe('the order ledger', () => {
   });
 
   it('never saves a shipment whose markReady was recorded back without it, follows it in flight, and lists it as unready until then', async () => {
-    const ledger = ledgerFor('f');
+    const ledger = await freshLedger();
     await receive(ledger, '5', new Date('2026-11-01T10:00:00Z'));
     const created = { shipmentId: 'shp_5', status: 'CREATED', createdAt: '2026-11-01T10:00:01Z' };
     expect(await ledger.saveShipment('dakar-mode:5', created)).toBe(true);
-    expect(await ledger.listInFlight(10)).toEqual(['dakar-mode:5']);
+    expect(await ledger.listInFlight(10)).toEqual([{ externalOrderId: 'dakar-mode:5', shopId: 'dakar-mode', shipmentId: 'shp_5' }]);
     expect((await ledger.listUnready(new Date(Date.now() + 1000))).map((u) => u.externalOrderId)).toEqual(['dakar-mode:5']);
     expect(await ledger.countUnready(new Date(Date.now() - 60_000))).toBe(0);
     const ready = { ...created, status: 'READY', markedReadyAt: '2026-11-01T10:00:02Z' };

@@ -1,0 +1,124 @@
+/**
+ * The PostgreSQL connection of the ledger: the pool, the schema it works in, the migrations (`relais migrate`)
+ * and the checks web and worker make at start (the database answers; its schema is not older than the code).
+ *
+ * One schema holds Relais's tables: `public` unless RELAIS_DB_SCHEMA names another (the tests give each file its
+ * own). Every statement runs with the schema as its search_path, so no SQL names it.
+ */
+import pg from 'pg';
+import type { Logger } from '../../log.js';
+import { LATEST_SCHEMA_VERSION, MIGRATIONS } from './migrations.js';
+
+export interface DatabaseOptions {
+  url: string;
+  /** The schema holding Relais's tables; default `public`. */
+  schema?: string;
+  /** Connections kept at most (default 10). */
+  poolSize?: number;
+  logger?: Logger;
+}
+
+/** Past this, a query waiting for a connection fails instead of hanging (a stopped database fails loudly). */
+const CONNECT_TIMEOUT_MS = 5_000;
+/**
+ * Past this, a query sent and never answered (a database connected but silent) fails: the job retries, the page
+ * says so. Far above any ledger statement's time (all are single-row or indexed), so it only fires on an outage.
+ */
+const QUERY_TIMEOUT_MS = 20_000;
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+const MIGRATIONS_TABLE = 'relais_schema_migrations';
+/** pg_advisory_xact_lock key taken by `migrate`, so two processes migrating at once apply each migration once. */
+const MIGRATION_LOCK = 7_411_531;
+
+export function createPool(options: DatabaseOptions): pg.Pool {
+  const schema = options.schema ?? 'public';
+  if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid schema name "${schema}" (lower-case letters, digits and _)`);
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolSize ?? 10,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    query_timeout: QUERY_TIMEOUT_MS,
+    keepAlive: true,
+    idleTimeoutMillis: 30_000,
+    application_name: 'relais',
+    options: `-c search_path=${schema}`,
+  });
+  // An idle connection dropped by the server (a restart) is replaced on the next query; without a listener
+  // the pool's 'error' event would end the process.
+  pool.on('error', (error: Error) => options.logger?.warn({ err: error.message }, 'postgresql connection lost; reconnecting on next query'));
+  return pool;
+}
+
+/** The URL without its password, for messages. */
+export function databaseUrlForHumans(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(an unparsable DATABASE_URL)';
+  }
+}
+
+/** The schema version applied (0 for an empty database). */
+export async function schemaVersion(pool: pg.Pool): Promise<number> {
+  const table = await pool.query<{ found: string | null }>(`SELECT to_regclass('${MIGRATIONS_TABLE}')::text AS found`);
+  if (table.rows[0]?.found === null || table.rows[0]?.found === undefined) return 0;
+  const applied = await pool.query<{ version: number | null }>(`SELECT max(version) AS version FROM ${MIGRATIONS_TABLE}`);
+  return applied.rows[0]?.version ?? 0;
+}
+
+/**
+ * Applies the migrations the database lacks, each in its own transaction, under an advisory lock so two
+ * processes migrating at once apply each once. Idempotent: on a current schema it applies nothing.
+ */
+export async function migrate(pool: pg.Pool, schema = 'public'): Promise<{ from: number; to: number; applied: string[] }> {
+  if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid schema name "${schema}" (lower-case letters, digits and _)`);
+  const client = await pool.connect();
+  const applied: string[] = [];
+  let from = 0;
+  try {
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    await client.query(`CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+    for (const migration of MIGRATIONS) {
+      await client.query('BEGIN');
+      try {
+        await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+        const done = await client.query(`SELECT 1 FROM ${MIGRATIONS_TABLE} WHERE version = $1`, [migration.version]);
+        if (done.rowCount === 0) {
+          await client.query(migration.sql);
+          await client.query(`INSERT INTO ${MIGRATIONS_TABLE} (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
+          applied.push(`${migration.version} ${migration.name}`);
+        } else from = migration.version;
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    }
+  } finally {
+    client.release();
+  }
+  return { from, to: LATEST_SCHEMA_VERSION, applied };
+}
+
+/** Thrown when the database's schema is older than the code: the operator runs `relais migrate`. */
+export class SchemaTooOldError extends Error {
+  constructor(
+    readonly found: number,
+    readonly needed: number,
+  ) {
+    super(
+      found === 0
+        ? `the database has no Relais schema yet (this code needs version ${needed}): run \`relais migrate\` first`
+        : `the database schema is at version ${found}, older than this code's ${needed}: run \`relais migrate\` first`,
+    );
+    this.name = 'SchemaTooOldError';
+  }
+}
+
+/** Refuses a schema older than the code (a newer one is allowed: migrations only add). */
+export async function assertSchemaCurrent(pool: pg.Pool): Promise<void> {
+  const found = await schemaVersion(pool);
+  if (found < LATEST_SCHEMA_VERSION) throw new SchemaTooOldError(found, LATEST_SCHEMA_VERSION);
+}

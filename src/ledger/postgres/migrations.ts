@@ -1,0 +1,98 @@
+/**
+ * The ledger's schema, as numbered migrations applied in order by `relais migrate` (and by the demo and the
+ * tests). A migration is never edited once released: a change is a new entry at the end. `LATEST_SCHEMA_VERSION`
+ * is what this code needs; web and worker refuse to start on an older schema (database.ts).
+ *
+ * Timestamps are timestamptz; the parts of a record each written whole by one step (the normalised order, the
+ * quote, the shipment, the delivery progress, the door amount) are jsonb, as the steps shape them
+ * (src/ledger/order-ledger.ts). The columns the lookups filter and sort on are plain columns with their indexes.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'order ledger',
+    sql: `
+CREATE TABLE orders (
+  external_order_id text PRIMARY KEY,
+  shop_id text NOT NULL,
+  platform text NOT NULL,
+  order_id text NOT NULL,
+  order_name text NOT NULL,
+  first_seen_at timestamptz NOT NULL,
+  -- Bumped by each replay so a new dispatch job can be enqueued for an order whose last one completed.
+  generation integer NOT NULL DEFAULT 0,
+  state text NOT NULL,
+  state_changed_at timestamptz NOT NULL,
+  -- Set once the state is final (delivered, returned, cancelled): a final state is never left.
+  finished_at timestamptz,
+  hold jsonb,
+  held_at timestamptz,
+  -- The shop's last-modified time of the order applied (ms since the epoch): an older event changes nothing.
+  version_ms bigint,
+  -- The raw shop payload, kept only while the order is before dispatch (a replay may need it).
+  payload jsonb,
+  store_order jsonb,
+  neighbourhood jsonb,
+  quote jsonb,
+  shipment jsonb,
+  delivery jsonb,
+  door jsonb,
+  -- Following the shipment until the order is final (the polling fallback): when it was last polled.
+  in_flight_since timestamptz,
+  -- A shipment saved without a recorded markReady (the unready watchdog's input).
+  unready_since timestamptz,
+  personal_data_erased_at timestamptz
+);
+CREATE INDEX orders_by_shop_and_first_seen ON orders (shop_id, first_seen_at, external_order_id);
+CREATE INDEX orders_held ON orders (held_at) WHERE state = 'held';
+CREATE INDEX orders_in_flight ON orders (in_flight_since) WHERE in_flight_since IS NOT NULL;
+CREATE INDEX orders_unready ON orders (unready_since) WHERE unready_since IS NOT NULL;
+CREATE INDEX orders_open_by_first_seen ON orders (first_seen_at) WHERE finished_at IS NULL;
+CREATE INDEX orders_finished_with_personal_data ON orders (finished_at) WHERE finished_at IS NOT NULL AND personal_data_erased_at IS NULL;
+CREATE INDEX orders_by_shipment ON orders ((shipment->>'shipmentId')) WHERE shipment IS NOT NULL;
+
+-- Every call made for an order, in the order it was noted.
+CREATE TABLE order_timeline (
+  id bigserial PRIMARY KEY,
+  external_order_id text NOT NULL,
+  shop_id text NOT NULL,
+  at timestamptz NOT NULL,
+  system text NOT NULL,
+  operation text NOT NULL,
+  outcome text NOT NULL,
+  ms integer,
+  detail text
+);
+CREATE INDEX order_timeline_by_order ON order_timeline (external_order_id, id);
+CREATE INDEX order_timeline_by_shop ON order_timeline (shop_id);
+
+-- Claims (disputes) on an order's shipment as last seen, decided ones included.
+CREATE TABLE order_claims (
+  external_order_id text NOT NULL,
+  claim_key text NOT NULL,
+  shop_id text NOT NULL,
+  claim jsonb NOT NULL,
+  decided boolean NOT NULL,
+  seen_at timestamptz NOT NULL,
+  PRIMARY KEY (external_order_id, claim_key)
+);
+CREATE INDEX order_claims_by_shop ON order_claims (shop_id);
+
+-- Neighbourhood aliases added by operators while Relais runs, on top of the shop registry's.
+CREATE TABLE shop_aliases (
+  shop_id text NOT NULL,
+  alias text NOT NULL,
+  neighbourhood text NOT NULL,
+  PRIMARY KEY (shop_id, alias)
+);
+`,
+  },
+];
+
+export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
