@@ -1,29 +1,30 @@
 /**
  * The dashboard, mounted at /dashboard by createApp. Without a token it only says how to enable it.
  *
- * Request flow: security headers → login/logout (public) → authentication (session cookie or bearer
- * token) → CSRF check on every state-changing request → pages, actions, bull-board.
+ * Request flow: security headers → Redis reachable (./middleware/availability.ts) → login (public) →
+ * authentication, session cookie or bearer token (./middleware/auth.ts) → CSRF check on every
+ * state-changing request (./middleware/csrf.ts) → pages, actions, bull-board.
  */
 import { resolveDeliveryAddress } from '../geo/order-address.js';
-import express, { Router, type NextFunction, type Request, type Response } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { openDisputeInputSchema } from '../disputes/disputes.js';
 import { unreadySince } from '../domain/shipment-status.js';
 import type { OrderRecord, OrderState } from '../ledger/order-ledger.js';
-import {
-  bearerToken, clearCookie, DEFAULT_SESSION_TTL_MS, FLASH_COOKIE, isCrossSite, LoginThrottle, readCookie, secretsEqual,
-  SESSION_COOKIE, SessionSigner, setCookie, type Flash, type Session,
-} from './auth.js';
+import { clearCookie, DEFAULT_SESSION_TTL_MS, FLASH_COOKIE, LoginThrottle, readCookie, SessionSigner, setCookie, type Flash } from './auth.js';
 import { codFigures, listOrders, loadRecords, SCAN_LIMIT } from './data.js';
 import { formatTime } from './html.js';
-import { disabledPage, loginPage, page, PAGE_CSP, QUEUES_CSP, securityHeaders, type PageContext } from './layout.js';
+import { dashboardAuth } from './middleware/auth.js';
+import { answerOr503 } from './middleware/availability.js';
+import { csrfCheck } from './middleware/csrf.js';
+import { dashboardErrors } from './middleware/errors.js';
+import { disputeForm, form } from './middleware/forms.js';
+import { disabledPage, page, PAGE_CSP, QUEUES_CSP, securityHeaders, type PageContext } from './layout.js';
 import {
   heldBody, moneyBody, notFoundBody, ORDER_STATES, orderDetailBody, orderHref, ordersBody, TRANSIENT_STATES, type OrderDisputesView, type ShopChoice,
 } from './pages.js';
 import type { DashboardDeps } from './ports.js';
-import { queuesBoard } from './queues.js';
-
-type Viewer = { kind: 'session'; session: Session; csrf: string } | { kind: 'bearer' };
+import { queuesBoard, refuseWrites } from './queues.js';
 
 const ORDERS_PAGE_SIZE = 100;
 const HELD_PAGE_SIZE = 200;
@@ -46,13 +47,6 @@ function parseDisputeForm(body: unknown) {
 
 const sentence = (text: string) => text.trim().replace(/[.\s]+$/, '');
 
-/** Only paths inside the dashboard are followed after login: never an open redirect. */
-function safeNext(candidate: unknown): string {
-  if (typeof candidate !== 'string') return '/dashboard/orders';
-  if (!/^\/dashboard(\/[A-Za-z0-9\-._~%:/?=&+]*)?$/.test(candidate) || candidate.includes('//') || /^\/dashboard\/(login|logout)/.test(candidate)) return '/dashboard/orders';
-  return candidate;
-}
-
 function pick<T>(schema: z.ZodType<T>, value: unknown, fallback: T): T {
   const parsed = schema.safeParse(value);
   return parsed.success ? parsed.data : fallback;
@@ -70,13 +64,7 @@ export function dashboardRoutes(deps: DashboardDeps | undefined): Router {
 function enabledDashboard(deps: DashboardDeps): Router {
   const router = Router();
   const signer = new SessionSigner(deps.token);
-  const throttle = new LoginThrottle();
-  const ttlMs = deps.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS;
-  const viewers = new WeakMap<Request, Viewer>();
   const nowMs = () => deps.now().getTime();
-  const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 });
-  // A dispute's description may be 4000 characters of accented text: up to 9 bytes each once form-encoded.
-  const disputeForm = express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 20 });
   const shopChoices: ShopChoice[] = deps.shops.all().map((s) => ({ id: s.id, name: s.name, platform: s.platform }));
   const shopName = (id: string) => deps.shops.get(id)?.name ?? id;
 
@@ -85,133 +73,16 @@ function enabledDashboard(deps: DashboardDeps): Router {
     next();
   });
 
-  // Every page reads Redis (sessions, the ledger), whose commands wait for a reconnect: without Redis, say so
-  // at once (503) rather than leave the browser spinning. A page (GET) still unanswered after answerWithinMs,
-  // Redis connected but silent, answers 503 too; a handler finishing later finds the answer sent and stops.
-  // Actions (POST) are left to finish: cutting one short would hide whether it happened.
-  const answerWithinMs = deps.answerWithinMs ?? 10_000;
-  const unavailable = (res: Response, why: string) => {
-    res.status(503).set('Retry-After', '10').type('text/plain').send(`${why} Try again in a moment; /readyz says what is wrong.\n`);
-  };
-  router.use((req, res, next) => {
-    if (deps.redisConnected && !deps.redisConnected()) {
-      unavailable(res, 'Relais cannot reach Redis right now, so the dashboard cannot read orders.');
-      return;
-    }
-    if (req.method === 'GET' || req.method === 'HEAD') {
-      const watchdog = setTimeout(() => {
-        if (!res.headersSent) unavailable(res, `The dashboard could not answer within ${Math.round(answerWithinMs / 1000)} s: Redis (or a service it asked) is not answering.`);
-      }, answerWithinMs);
-      res.once('close', () => clearTimeout(watchdog));
-    }
-    next();
+  router.use(answerOr503({ redisConnected: deps.redisConnected, answerWithinMs: deps.answerWithinMs ?? 10_000 }));
+
+  const auth = dashboardAuth({
+    token: deps.token, signer, throttle: new LoginThrottle(), revocations: deps.revocations, sessionTtlMs: deps.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS, nowMs, logger: deps.logger,
   });
-
-  async function sessionOf(req: Request): Promise<Session | undefined> {
-    const session = signer.verify(readCookie(req, SESSION_COOKIE), nowMs());
-    if (!session || (await deps.revocations.isRevoked(session.id))) return undefined;
-    return session;
-  }
-
-  // ------------------------------------------------------------------------------- login, logout
-  router.get('/login', async (req, res) => {
-    if (await sessionOf(req)) {
-      res.redirect(303, safeNext(req.query.next));
-      return;
-    }
-    res.type('html').send(loginPage({ next: safeNext(req.query.next), notice: req.query.bye === '1' ? 'You are logged out.' : undefined }));
-  });
-
-  router.post('/login', form, async (req: Request, res: Response) => {
-    const client = req.ip ?? req.socket.remoteAddress ?? 'unknown';
-    const next = safeNext((req.body as Record<string, unknown> | undefined)?.next);
-    if (isCrossSite(req)) {
-      res.status(403).type('html').send(loginPage({ next, error: 'Log in from the dashboard itself.' }));
-      return;
-    }
-    if (throttle.blocked(client, nowMs())) {
-      res.status(429).type('html').send(loginPage({ next, error: 'Too many wrong tokens from this address: wait 15 minutes.' }));
-      return;
-    }
-    const candidate = (req.body as Record<string, unknown> | undefined)?.token;
-    if (typeof candidate !== 'string' || !secretsEqual(candidate, deps.token)) {
-      throttle.fail(client, nowMs());
-      deps.logger.warn({ client }, 'dashboard login with a wrong token');
-      res.status(401).type('html').send(loginPage({ next, error: 'Wrong token.' }));
-      return;
-    }
-    throttle.succeed(client);
-    const { cookieValue } = signer.issue(nowMs(), ttlMs);
-    setCookie(req, res, SESSION_COOKIE, cookieValue, ttlMs);
-    deps.logger.info({ client }, 'dashboard login');
-    res.redirect(303, next);
-  });
-
-  // ---------------------------------------------------------------------------- authentication
-  router.use(async (req, res, next) => {
-    const bearer = bearerToken(req);
-    if (bearer !== undefined) {
-      // Wrong bearer tokens count against the same per-address budget as wrong logins.
-      const client = req.ip ?? req.socket.remoteAddress ?? 'unknown';
-      if (throttle.blocked(client, nowMs())) {
-        res.status(429).type('text/plain').send('too many wrong tokens from this address: wait 15 minutes\n');
-        return;
-      }
-      if (bearer !== '' && secretsEqual(bearer, deps.token)) {
-        viewers.set(req, { kind: 'bearer' });
-        next();
-        return;
-      }
-      throttle.fail(client, nowMs());
-      res.status(401).set('WWW-Authenticate', 'Bearer realm="relais-dashboard"').type('text/plain').send('wrong dashboard token\n');
-      return;
-    }
-    const session = await sessionOf(req);
-    if (session) {
-      viewers.set(req, { kind: 'session', session, csrf: signer.csrfToken(session) });
-      next();
-      return;
-    }
-    if (readCookie(req, SESSION_COOKIE) !== undefined) clearCookie(req, res, SESSION_COOKIE);
-    if (req.method === 'GET' || req.method === 'HEAD') {
-      res.redirect(303, `/dashboard/login?next=${encodeURIComponent(safeNext(req.originalUrl))}`);
-      return;
-    }
-    res.status(401).set('WWW-Authenticate', 'Bearer realm="relais-dashboard"').type('text/plain').send('log in to the dashboard first\n');
-  });
-
-  const viewerOf = (req: Request): Viewer => {
-    const viewer = viewers.get(req);
-    if (!viewer) throw new Error('dashboard route reached without authentication');
-    return viewer;
-  };
-
-  /**
-   * State-changing requests: never from another site, and from a browser session only with the CSRF token
-   * of that session. Bearer requests come from scripts: a browser never adds that header on its own.
-   */
-  const csrf = (req: Request, res: Response, next: NextFunction) => {
-    const viewer = viewerOf(req);
-    if (isCrossSite(req)) {
-      res.status(403).type('text/plain').send('cross-site request refused\n');
-      return;
-    }
-    if (viewer.kind === 'session') {
-      const candidate = (req.body as Record<string, unknown> | undefined)?._csrf ?? req.get('x-csrf-token');
-      if (!signer.csrfValid(viewer.session, candidate)) {
-        res.status(403).type('text/plain').send('missing or wrong CSRF token: reload the page and try again\n');
-        return;
-      }
-    }
-    next();
-  };
-
-  router.post('/logout', form, csrf, async (req, res) => {
-    const viewer = viewerOf(req);
-    if (viewer.kind === 'session') await deps.revocations.revoke(viewer.session.id, viewer.session.expiresAtMs);
-    clearCookie(req, res, SESSION_COOKIE);
-    res.redirect(303, '/dashboard/login?bye=1');
-  });
+  const { viewerOf } = auth;
+  const csrf = csrfCheck(signer, viewerOf);
+  router.use(auth.login);
+  router.use(auth.authenticate);
+  router.post('/logout', form, csrf, auth.logout);
 
   // ------------------------------------------------------------------------------------- pages
   function takeFlash(req: Request, res: Response): Flash | undefined {
@@ -465,28 +336,15 @@ function enabledDashboard(deps: DashboardDeps): Router {
   });
 
   // ------------------------------------------------------------------------------------ queues
-  const board = queuesBoard(deps.queues.all());
-  router.use('/queues', (req, res, next) => {
-    // Read-only: bull-board's API adds, retries, promotes, removes, pauses and cleans jobs with POST, PUT
-    // and DELETE. None of it is allowed here, whoever asks (see ./queues.ts).
-    if (req.method === 'GET' || req.method === 'HEAD') {
-      next();
-      return;
-    }
-    res.status(405).set('Allow', 'GET, HEAD').type('text/plain').send('the queues board is read-only: replay held orders from the dashboard or with relais replay\n');
-  }, board);
+  // Read-only, whoever asks: see ./queues.ts.
+  router.use('/queues', refuseWrites, queuesBoard(deps.queues.all()));
 
   // ------------------------------------------------------------------------------ not found, errors
   router.use((req, res) => {
     send(req, res, { section: 'none', title: 'Not found' }, notFoundBody('There is no such dashboard page.'), 404);
   });
 
-  router.use((error: Error & { status?: number; type?: string }, req: Request, res: Response, _next: NextFunction) => {
-    const status = error.status && error.status >= 400 && error.status < 500 ? error.status : 500;
-    if (status === 500) deps.logger.error({ err: error.message, path: req.path }, 'dashboard error');
-    if (res.headersSent) return;
-    res.status(status).type('text/plain').send(status === 500 ? 'internal error (see the web process log)\n' : `${error.message}\n`);
-  });
+  router.use(dashboardErrors(deps.logger));
 
   return router;
 }
