@@ -4,36 +4,37 @@
  * Request flow: security headers → Redis reachable (./middleware/availability.ts) → login (public) →
  * authentication, session cookie or bearer token (./middleware/auth.ts) → CSRF check on every
  * state-changing request (./middleware/csrf.ts) → pages, actions, bull-board.
+ *
+ * The held orders' page and actions read their input, call one use-case (./use-cases/) and turn the result
+ * into a page or a redirect with a flash message: whether an alias is acceptable and the order worth
+ * replaying is decided there.
  */
-import { resolveDeliveryAddress } from '../geo/order-address.js';
-import { Router, type Request, type Response } from 'express';
+import { Router } from 'express';
 import { z } from 'zod';
 import { openDisputeInputSchema } from '../disputes/disputes.js';
-import { unreadySince } from '../domain/shipment-status.js';
 import type { OrderRecord, OrderState } from '../ledger/order-ledger.js';
-import { clearCookie, DEFAULT_SESSION_TTL_MS, FLASH_COOKIE, LoginThrottle, readCookie, SessionSigner, setCookie, type Flash } from './auth.js';
+import { DEFAULT_SESSION_TTL_MS, LoginThrottle, SessionSigner, type Flash } from './auth.js';
 import { codFigures, listOrders, loadRecords, SCAN_LIMIT } from './data.js';
 import { formatTime } from './html.js';
+import { disabledPage, PAGE_CSP, QUEUES_CSP, securityHeaders } from './layout.js';
 import { dashboardAuth } from './middleware/auth.js';
 import { answerOr503 } from './middleware/availability.js';
 import { csrfCheck } from './middleware/csrf.js';
 import { dashboardErrors } from './middleware/errors.js';
 import { disputeForm, form } from './middleware/forms.js';
-import { disabledPage, page, PAGE_CSP, QUEUES_CSP, securityHeaders, type PageContext } from './layout.js';
 import {
   heldBody, moneyBody, notFoundBody, ORDER_STATES, orderDetailBody, orderHref, ordersBody, TRANSIENT_STATES, type OrderDisputesView, type ShopChoice,
 } from './pages.js';
 import type { DashboardDeps } from './ports.js';
 import { queuesBoard, refuseWrites } from './queues.js';
+import { responses } from './responses.js';
+import { addAliasAndReplay } from './use-cases/add-alias-and-replay.js';
+import { closestNeighbourhoods, type HeldOrderLookup, type ReplayOutcome } from './use-cases/held-order.js';
+import { heldOrders } from './use-cases/held-orders.js';
+import { replayHeldOrder } from './use-cases/replay-held-order.js';
 
 const ORDERS_PAGE_SIZE = 100;
 const HELD_PAGE_SIZE = 200;
-
-const aliasForm = z.object({
-  _csrf: z.string().optional(),
-  text: z.string().trim().min(1, 'say what customers write').max(120),
-  neighbourhood: z.string().trim().min(1, 'name the neighbourhood').max(120),
-});
 
 /** How the dispute form's fields are named in messages. */
 const DISPUTE_FIELD_LABELS: Record<string, string> = { reason: 'reason', description: 'description', claimantId: 'claimant id', claimantType: 'claimant type' };
@@ -52,6 +53,10 @@ function pick<T>(schema: z.ZodType<T>, value: unknown, fallback: T): T {
   return parsed.success ? parsed.data : fallback;
 }
 
+const daysParam = (allowed: number[], fallback: number) => z.coerce.number().int().refine((d) => allowed.includes(d)).catch(fallback);
+
+const field = (body: unknown, name: string): unknown => (body as Record<string, unknown> | undefined)?.[name];
+
 export function dashboardRoutes(deps: DashboardDeps | undefined): Router {
   if (deps) return enabledDashboard(deps);
   // Never open: with no token configured there is nothing to log in with, so say how to enable it.
@@ -61,12 +66,28 @@ export function dashboardRoutes(deps: DashboardDeps | undefined): Router {
   });
 }
 
+/** Where an action on a held order goes back to, and with which message, when the order is not there to act on. */
+function notActionable(lookup: Exclude<HeldOrderLookup, { kind: 'found' }>): { to: string; flash: Flash } {
+  if (lookup.kind === 'not_found') return { to: '/dashboard/held', flash: { kind: 'error', message: `No order ${lookup.externalOrderId} in the ledger.` } };
+  const { meta, state } = lookup.record;
+  return { to: orderHref(meta.externalOrderId), flash: { kind: 'error', message: `${meta.orderName} is ${state.replace(/_/g, ' ')}, not held: nothing to replay.` } };
+}
+
+/** After a replay: the order page (reloading itself until the worker takes the order), saying what happened. */
+function afterReplay(outcome: ReplayOutcome, done: string): { to: string; flash: Flash } {
+  const { externalOrderId, orderName } = outcome.record.meta;
+  return outcome.kind === 'replayed'
+    ? { to: `${orderHref(externalOrderId)}?replayed=${String(outcome.replayedAt.getTime())}`, flash: { kind: 'ok', message: `${done}${orderName} replayed: it is being dispatched now.` } }
+    : { to: orderHref(externalOrderId), flash: { kind: 'error', message: `${done}${orderName} was not replayed: ${outcome.why}.` } };
+}
+
 function enabledDashboard(deps: DashboardDeps): Router {
   const router = Router();
   const signer = new SessionSigner(deps.token);
   const nowMs = () => deps.now().getTime();
   const shopChoices: ShopChoice[] = deps.shops.all().map((s) => ({ id: s.id, name: s.name, platform: s.platform }));
   const shopName = (id: string) => deps.shops.get(id)?.name ?? id;
+  const shopParam = (value: unknown) => pick(z.string().refine((id) => deps.shops.get(id) !== undefined), value, shopChoices[0]?.id ?? '');
 
   router.use((req, res, next) => {
     securityHeaders(res, req.path === '/queues' || req.path.startsWith('/queues/') ? QUEUES_CSP : PAGE_CSP);
@@ -78,55 +99,19 @@ function enabledDashboard(deps: DashboardDeps): Router {
   const auth = dashboardAuth({
     token: deps.token, signer, throttle: new LoginThrottle(), revocations: deps.revocations, sessionTtlMs: deps.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS, nowMs, logger: deps.logger,
   });
-  const { viewerOf } = auth;
-  const csrf = csrfCheck(signer, viewerOf);
+  const csrf = csrfCheck(signer, auth.viewerOf);
+  const { send, redirectWithFlash, csrfOf } = responses(signer, auth.viewerOf, nowMs);
   router.use(auth.login);
   router.use(auth.authenticate);
   router.post('/logout', form, csrf, auth.logout);
 
   // ------------------------------------------------------------------------------------- pages
-  function takeFlash(req: Request, res: Response): Flash | undefined {
-    const raw = readCookie(req, FLASH_COOKIE);
-    if (raw === undefined) return undefined;
-    clearCookie(req, res, FLASH_COOKIE);
-    return signer.readFlash(raw, nowMs());
-  }
-
-  function redirectWithFlash(req: Request, res: Response, to: string, flash: Flash): void {
-    // A cookie holds about 4 kB: a long resolver explanation is cut rather than silently dropped.
-    const message = flash.message.length > 800 ? `${flash.message.slice(0, 799)}…` : flash.message;
-    setCookie(req, res, FLASH_COOKIE, signer.flashCookie({ ...flash, message }, nowMs()), 60_000);
-    res.redirect(303, to);
-  }
-
-  function send(req: Request, res: Response, ctx: Omit<PageContext, 'csrf' | 'flash'>, body: Parameters<typeof page>[1], status = 200): void {
-    const viewer = viewerOf(req);
-    res.status(status).type('html').send(page({ ...ctx, csrf: viewer.kind === 'session' ? viewer.csrf : undefined, flash: takeFlash(req, res) }, body));
-  }
-
-  const csrfOf = (req: Request): string | undefined => {
-    const viewer = viewerOf(req);
-    return viewer.kind === 'session' ? viewer.csrf : undefined;
-  };
-
-  /** Neighbourhoods the order's address comes closest to, as suggestions for an alias. */
-  async function suggestionsFor(record: OrderRecord): Promise<string[]> {
-    const shop = deps.shops.get(record.meta.shopId);
-    const d = record.order?.dropoff;
-    if (!shop || !d) return [];
-    const resolution = resolveDeliveryAddress(deps.resolver, d, { country: shop.country, aliases: await deps.aliases.forShop(shop) });
-    return resolution.ok ? [resolution.neighbourhood.name] : resolution.candidates.map((c) => c.name);
-  }
-
   router.get('/', (_req, res) => {
     res.redirect(303, '/dashboard/orders');
   });
 
-  const daysParam = (allowed: number[], fallback: number) => z.coerce.number().int().refine((d) => allowed.includes(d)).catch(fallback);
-
   router.get('/orders', async (req, res) => {
-    const fallbackShop = shopChoices[0]?.id ?? '';
-    const shopId = pick(z.string().refine((id) => deps.shops.get(id) !== undefined), req.query.shop, fallbackShop);
+    const shopId = shopParam(req.query.shop);
     const state = pick(z.enum(ORDER_STATES as [OrderState, ...OrderState[]]).optional(), req.query.state || undefined, undefined);
     const days = daysParam([1, 7, 30, 90], 30).parse(req.query.days ?? 30);
     const since = new Date(nowMs() - days * 86_400_000);
@@ -177,7 +162,7 @@ function enabledDashboard(deps: DashboardDeps): Router {
     const disputes = record.shipment ? await disputesOf(record, { reloading, ask: req.query.claims === 'ask' }) : undefined;
     const [timeline, suggestions] = await Promise.all([
       deps.ledger.timeline(record.meta.externalOrderId),
-      record.state === 'held' ? suggestionsFor(record) : Promise.resolve([]),
+      record.state === 'held' ? closestNeighbourhoods(deps, record) : Promise.resolve([]),
     ]);
     send(
       req, res,
@@ -187,20 +172,13 @@ function enabledDashboard(deps: DashboardDeps): Router {
   });
 
   router.get('/held', async (req, res) => {
-    const [records, unreadyIds] = await Promise.all([
-      deps.ledger.listHeld(HELD_PAGE_SIZE),
-      deps.ledger.listUnready(unreadySince(deps.now(), deps.shops.all().map((s) => s.policy.unreadyAlertMinutes)), HELD_PAGE_SIZE),
-    ]);
-    const held = await Promise.all(records.reverse().map(async (record) => ({ record, shopName: shopName(record.meta.shopId), suggestions: await suggestionsFor(record) })));
-    // Shipments with no recorded markReady: no courier is offered them, whatever the service calls their state.
-    const unready = (await Promise.all(unreadyIds.map(async ({ externalOrderId, since }) => ({ record: await deps.ledger.get(externalOrderId), since }))))
-      .flatMap(({ record, since }) => (record?.shipment ? [{ record, since, shopName: shopName(record.meta.shopId) }] : []));
-    send(req, res, { section: 'held', title: 'Held orders', heldCount: held.length }, heldBody({ held, unready, csrf: csrfOf(req) }));
+    const { held, unready } = await heldOrders(deps, HELD_PAGE_SIZE);
+    const withShop = <T extends { record: { meta: { shopId: string } } }>(item: T) => ({ ...item, shopName: shopName(item.record.meta.shopId) });
+    send(req, res, { section: 'held', title: 'Held orders', heldCount: held.length }, heldBody({ held: held.map(withShop), unready: unready.map(withShop), csrf: csrfOf(req) }));
   });
 
   router.get('/money', async (req, res) => {
-    const fallbackShop = shopChoices[0]?.id ?? '';
-    const shopId = pick(z.string().refine((id) => deps.shops.get(id) !== undefined), req.query.shop, fallbackShop);
+    const shopId = shopParam(req.query.shop);
     const days = daysParam([7, 30, 90], 30).parse(req.query.days ?? 30);
     const since = new Date(nowMs() - days * 86_400_000);
     const ids = shopId ? await deps.ledger.listShopOrders(shopId, { since, limit: SCAN_LIMIT }) : [];
@@ -211,75 +189,52 @@ function enabledDashboard(deps: DashboardDeps): Router {
   });
 
   // ----------------------------------------------------------------------------------- actions
-  /** The held order an action names, or a redirect back to the held list saying why not. */
-  async function heldOrder(req: Request, res: Response): Promise<OrderRecord | undefined> {
-    const id = String(req.params.id);
-    const record = await deps.ledger.get(id);
-    if (!record) {
-      redirectWithFlash(req, res, '/dashboard/held', { kind: 'error', message: `No order ${id} in the ledger.` });
-      return undefined;
-    }
-    if (record.state !== 'held') {
-      redirectWithFlash(req, res, orderHref(id), { kind: 'error', message: `${record.meta.orderName} is ${record.state.replace(/_/g, ' ')}, not held: nothing to replay.` });
-      return undefined;
-    }
-    return record;
-  }
-
-  async function replayAndReport(req: Request, res: Response, record: OrderRecord, done: string): Promise<void> {
-    const result = await deps.replay(record.meta.externalOrderId);
-    deps.logger.info({ order: record.meta.externalOrderId, ok: result.ok }, 'dashboard replay');
-    const to = result.ok ? `${orderHref(record.meta.externalOrderId)}?replayed=${String(nowMs())}` : orderHref(record.meta.externalOrderId);
-    redirectWithFlash(req, res, to, result.ok
-      ? { kind: 'ok', message: `${done}${record.meta.orderName} replayed: it is being dispatched now.` }
-      : { kind: 'error', message: `${done}${record.meta.orderName} was not replayed: ${result.why}.` });
-  }
+  const logReplay = (outcome: ReplayOutcome) => deps.logger.info({ order: outcome.record.meta.externalOrderId, ok: outcome.kind === 'replayed' }, 'dashboard replay');
 
   router.post('/held/:id/alias', form, csrf, async (req, res) => {
-    const record = await heldOrder(req, res);
-    if (!record) return;
-    const back = `/dashboard/held`;
-    const shop = deps.shops.get(record.meta.shopId);
-    if (!shop) {
-      redirectWithFlash(req, res, back, { kind: 'error', message: `The shop ${record.meta.shopId} is no longer in the registry.` });
-      return;
+    const result = await addAliasAndReplay(deps, String(req.params.id), { text: field(req.body, 'text'), neighbourhood: field(req.body, 'neighbourhood') });
+    const back = '/dashboard/held';
+    switch (result.kind) {
+      case 'not_found':
+      case 'not_held': {
+        const { to, flash } = notActionable(result);
+        redirectWithFlash(req, res, to, flash);
+        return;
+      }
+      case 'shop_missing':
+        redirectWithFlash(req, res, back, { kind: 'error', message: `The shop ${result.record.meta.shopId} is no longer in the registry.` });
+        return;
+      case 'invalid':
+        redirectWithFlash(req, res, back, { kind: 'error', message: `Alias not added: ${result.problems.join('; ')}.` });
+        return;
+      case 'unknown_neighbourhood':
+        redirectWithFlash(req, res, back, {
+          kind: 'error',
+          message: `Alias not added: "${result.neighbourhood}" is not a known neighbourhood in ${result.country}${result.reason === undefined ? '' : ` (${result.reason})`}.`,
+        });
+        return;
     }
-    const parsed = aliasForm.safeParse(req.body);
-    if (!parsed.success) {
-      redirectWithFlash(req, res, back, { kind: 'error', message: `Alias not added: ${parsed.error.issues.map((i) => i.message).join('; ')}.` });
-      return;
-    }
-    const { text, neighbourhood } = parsed.data;
-    // The target must be a neighbourhood of the shop's own country, spelled as the gazetteer spells it.
-    const target = deps.resolver.resolve({ country: shop.country, fields: { city: neighbourhood } });
-    if (!target.ok || target.neighbourhood.country !== shop.country) {
+    const { alias } = result;
+    const added = `Alias "${alias.text}" → ${alias.neighbourhood} added for ${alias.shopName}. `;
+    if (result.kind === 'still_unresolved') {
+      // Replaying an order whose address still does not resolve would only hold it again: said instead.
+      const closest = result.suggestions.length ? `; closest: ${result.suggestions.join(', ')}` : '';
       redirectWithFlash(req, res, back, {
         kind: 'error',
-        message: `Alias not added: "${neighbourhood}" is not a known neighbourhood in ${shop.country}${target.ok ? '' : ` (${target.reason})`}.`,
+        message: `${added}But the address of ${result.record.meta.orderName} still does not resolve (${result.reason}${closest}), so it was not replayed.`,
       });
       return;
     }
-    await deps.aliases.add(shop.id, text, target.neighbourhood.name);
-    const added = `Alias "${text}" → ${target.neighbourhood.name} added for ${shop.name}. `;
-    // Replaying an order whose address still does not resolve would only hold it again: say so instead.
-    const suggestions = await suggestionsFor(record);
-    const d = record.order?.dropoff;
-    if (d) {
-      const check = resolveDeliveryAddress(deps.resolver, d, { country: shop.country, aliases: await deps.aliases.forShop(shop) });
-      if (!check.ok) {
-        redirectWithFlash(req, res, back, {
-          kind: 'error',
-          message: `${added}But the address of ${record.meta.orderName} still does not resolve (${check.reason}${suggestions.length ? `; closest: ${suggestions.join(', ')}` : ''}), so it was not replayed.`,
-        });
-        return;
-      }
-    }
-    await replayAndReport(req, res, record, added);
+    logReplay(result);
+    const { to, flash } = afterReplay(result, added);
+    redirectWithFlash(req, res, to, flash);
   });
 
   router.post('/held/:id/replay', form, csrf, async (req, res) => {
-    const record = await heldOrder(req, res);
-    if (record) await replayAndReport(req, res, record, '');
+    const result = await replayHeldOrder(deps, String(req.params.id));
+    if (result.kind === 'replayed' || result.kind === 'not_replayed') logReplay(result);
+    const { to, flash } = result.kind === 'replayed' || result.kind === 'not_replayed' ? afterReplay(result, '') : notActionable(result);
+    redirectWithFlash(req, res, to, flash);
   });
 
   router.post('/orders/:id/disputes', disputeForm, csrf, async (req, res) => {
@@ -348,4 +303,3 @@ function enabledDashboard(deps: DashboardDeps): Router {
 
   return router;
 }
-
