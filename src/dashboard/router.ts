@@ -5,16 +5,15 @@
  * authentication, session cookie or bearer token (./middleware/auth.ts) → CSRF check on every
  * state-changing request (./middleware/csrf.ts) → pages, actions, bull-board.
  *
- * The held orders' page and actions read their input, call one use-case (./use-cases/) and turn the result
- * into a page or a redirect with a flash message: whether an alias is acceptable and the order worth
- * replaying is decided there.
+ * A route reads its input, calls one use-case (./use-cases/) and turns the result into a page, a redirect
+ * with a flash message, or a status. What the dashboard decides (whether an alias is acceptable and the
+ * order worth replaying, whether a claim would be a duplicate, when to ask the service) is in the use-cases.
  */
 import { Router } from 'express';
 import { z } from 'zod';
-import { openDisputeInputSchema } from '../disputes/disputes.js';
-import type { OrderRecord, OrderState } from '../ledger/order-ledger.js';
+import type { OrderState } from '../ledger/order-ledger.js';
 import { DEFAULT_SESSION_TTL_MS, LoginThrottle, SessionSigner, type Flash } from './auth.js';
-import { codFigures, listOrders, loadRecords, SCAN_LIMIT } from './data.js';
+import { listOrders } from './data.js';
 import { formatTime } from './html.js';
 import { disabledPage, PAGE_CSP, QUEUES_CSP, securityHeaders } from './layout.js';
 import { dashboardAuth } from './middleware/auth.js';
@@ -22,29 +21,24 @@ import { answerOr503 } from './middleware/availability.js';
 import { csrfCheck } from './middleware/csrf.js';
 import { dashboardErrors } from './middleware/errors.js';
 import { disputeForm, form } from './middleware/forms.js';
-import {
-  heldBody, moneyBody, notFoundBody, ORDER_STATES, orderDetailBody, orderHref, ordersBody, TRANSIENT_STATES, type OrderDisputesView, type ShopChoice,
-} from './pages.js';
+import { heldBody, moneyBody, notFoundBody, ORDER_STATES, orderDetailBody, orderHref, ordersBody, type OrderDisputesView, type ShopChoice } from './pages.js';
 import type { DashboardDeps } from './ports.js';
 import { queuesBoard, refuseWrites } from './queues.js';
 import { responses } from './responses.js';
 import { addAliasAndReplay } from './use-cases/add-alias-and-replay.js';
-import { closestNeighbourhoods, type HeldOrderLookup, type ReplayOutcome } from './use-cases/held-order.js';
+import { cashReport } from './use-cases/cash-report.js';
+import type { HeldOrderLookup, ReplayOutcome } from './use-cases/held-order.js';
 import { heldOrders } from './use-cases/held-orders.js';
+import { openDispute, type OpenDisputeOutcome } from './use-cases/open-dispute.js';
+import type { OrderDisputes } from './use-cases/order-disputes.js';
 import { replayHeldOrder } from './use-cases/replay-held-order.js';
+import { viewOrder } from './use-cases/view-order.js';
 
 const ORDERS_PAGE_SIZE = 100;
 const HELD_PAGE_SIZE = 200;
 
 /** How the dispute form's fields are named in messages. */
 const DISPUTE_FIELD_LABELS: Record<string, string> = { reason: 'reason', description: 'description', claimantId: 'claimant id', claimantType: 'claimant type' };
-
-/** The dispute form, read with src/disputes' own schema; an emptied claimant type means the default (seller). */
-function parseDisputeForm(body: unknown) {
-  const fields = (body ?? {}) as Record<string, unknown>;
-  const claimantType = typeof fields.claimantType === 'string' && fields.claimantType.trim() === '' ? undefined : fields.claimantType;
-  return openDisputeInputSchema.safeParse({ reason: fields.reason, description: fields.description, claimantId: fields.claimantId, claimantType });
-}
 
 const sentence = (text: string) => text.trim().replace(/[.\s]+$/, '');
 
@@ -54,6 +48,9 @@ function pick<T>(schema: z.ZodType<T>, value: unknown, fallback: T): T {
 }
 
 const daysParam = (allowed: number[], fallback: number) => z.coerce.number().int().refine((d) => allowed.includes(d)).catch(fallback);
+
+/** The replay's time the order page carries after a replay (`?replayed=`), when it is one. */
+const replayedParam = (value: unknown): number | undefined => (typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : undefined);
 
 const field = (body: unknown, name: string): unknown => (body as Record<string, unknown> | undefined)?.[name];
 
@@ -79,6 +76,38 @@ function afterReplay(outcome: ReplayOutcome, done: string): { to: string; flash:
   return outcome.kind === 'replayed'
     ? { to: `${orderHref(externalOrderId)}?replayed=${String(outcome.replayedAt.getTime())}`, flash: { kind: 'ok', message: `${done}${orderName} replayed: it is being dispatched now.` } }
     : { to: orderHref(externalOrderId), flash: { kind: 'error', message: `${done}${orderName} was not replayed: ${outcome.why}.` } };
+}
+
+/** The flash message after a dispute form, for every outcome but an unknown order. */
+function disputeMessage(outcome: Exclude<OpenDisputeOutcome, { kind: 'not_found' }>): Flash {
+  const name = outcome.record.meta.orderName;
+  switch (outcome.kind) {
+    case 'no_shipment':
+      return { kind: 'error', message: `Dispute not opened: ${name} has no shipment yet. A dispute is opened on a shipment, once the order is dispatched.` };
+    case 'invalid': {
+      const problems = outcome.problems.map((p) => `${(p.field === undefined ? undefined : DISPUTE_FIELD_LABELS[p.field]) ?? 'form'}: ${p.message}`);
+      return { kind: 'error', message: `Dispute not opened for ${name}: ${problems.join('; ')}.` };
+    }
+    case 'duplicate':
+      return { kind: 'error', message: `Dispute not opened twice: ${name} already has this open claim (${outcome.claim.claimId ?? 'no id'}, opened ${formatTime(outcome.claim.createdAt)}).` };
+    case 'opened':
+      return {
+        kind: 'ok',
+        message: `Dispute opened for ${name}: claim ${outcome.claimId ?? '(the service gave no id)'} on shipment ${outcome.shipmentId}. The service holds the shipment's settlement until it decides.`,
+      };
+    case 'refused':
+      return {
+        kind: 'error',
+        message: outcome.retryable
+          ? `Dispute not opened for ${name}: ${sentence(outcome.why)}. Reload this page first: if the service received it without answering, the claim is listed below.`
+          : `Dispute not opened for ${name}: ${sentence(outcome.why)}.`,
+      };
+    case 'unconfirmed':
+      return {
+        kind: 'error',
+        message: `Dispute for ${name} not confirmed: Relais failed while opening it (see the web process log). Reload this page to see whether the claim was opened before trying again.`,
+      };
+  }
 }
 
 function enabledDashboard(deps: DashboardDeps): Router {
@@ -119,55 +148,29 @@ function enabledDashboard(deps: DashboardDeps): Router {
     send(req, res, { section: 'orders', title: 'Orders' }, ordersBody({ shops: shopChoices, shopId, state, days, listing }));
   });
 
-  /**
-   * Whether the order page should reload itself: the order is between two steps of the pipeline, or a replay
-   * was just queued and the worker has not taken it yet (still held, by the hold from before the replay).
-   * `replayed` (the replay's time, from the redirect) only ever makes the page reload, for a minute at most.
-   */
-  function stillMoving(record: OrderRecord, replayed: unknown): boolean {
-    if (TRANSIENT_STATES.has(record.state)) return true;
-    const replayedAt = typeof replayed === 'string' && /^\d{1,15}$/.test(replayed) ? Number(replayed) : undefined;
-    if (record.state !== 'held' || replayedAt === undefined || !record.hold || nowMs() - replayedAt > 60_000) return false;
-    return Date.parse(record.hold.at) < replayedAt;
-  }
-
-  /**
-   * The claims on the order's shipment. The delivery service is asked only when there is news to expect (a
-   * claim still open) or the operator asks: each call goes on the order's timeline, which keeps the last 200
-   * entries, so page views must not push the order's history out. Never while the page reloads itself.
-   */
-  async function disputesOf(record: OrderRecord, options: { reloading: boolean; ask: boolean }): Promise<OrderDisputesView> {
-    const id = record.meta.externalOrderId;
-    const recorded = await deps.disputes.lastSeen(id);
-    const waiting = recorded.some((c) => c.status.toUpperCase() === 'OPEN');
-    if (options.reloading || !(waiting || options.ask)) return { claims: recorded, source: { kind: 'recorded', canAsk: !options.reloading } };
-    try {
-      const listed = await deps.disputes.list(id);
-      if (listed.ok) return { claims: listed.claims, source: { kind: 'service' } };
-      return { claims: recorded, source: { kind: 'unavailable', why: sentence(listed.why) } };
-    } catch (error) {
-      deps.logger.error({ err: error instanceof Error ? error.message : String(error), order: id }, 'dashboard: listing disputes failed');
-      return { claims: recorded, source: { kind: 'unavailable', why: 'Relais failed while asking (see the web process log)' } };
-    }
-  }
+  /** The claims as the page shows them; a failure of Relais itself is logged and said in general terms. */
+  const disputesView = (disputes: OrderDisputes, externalOrderId: string): OrderDisputesView => {
+    const { source } = disputes;
+    if (source.kind === 'unavailable') return { claims: disputes.claims, source: { kind: 'unavailable', why: sentence(source.why) } };
+    if (source.kind !== 'failed') return { claims: disputes.claims, source };
+    deps.logger.error({ err: source.error, order: externalOrderId }, 'dashboard: listing disputes failed');
+    return { claims: disputes.claims, source: { kind: 'unavailable', why: 'Relais failed while asking (see the web process log)' } };
+  };
 
   router.get('/orders/:id', async (req, res) => {
-    const record = await deps.ledger.get(req.params.id);
-    if (!record) {
+    const result = await viewOrder(deps, req.params.id, { replayedAt: replayedParam(req.query.replayed), askForClaims: req.query.claims === 'ask' });
+    if (result.kind === 'not_found') {
       send(req, res, { section: 'orders', title: 'Not found' }, notFoundBody('No order with this id in the ledger (finished orders are kept 90 days).'), 404);
       return;
     }
-    const reloading = stillMoving(record, req.query.replayed);
-    // Before the timeline is read: listing the claims writes its call (and any newly decided claim) there.
-    const disputes = record.shipment ? await disputesOf(record, { reloading, ask: req.query.claims === 'ask' }) : undefined;
-    const [timeline, suggestions] = await Promise.all([
-      deps.ledger.timeline(record.meta.externalOrderId),
-      record.state === 'held' ? closestNeighbourhoods(deps, record) : Promise.resolve([]),
-    ]);
+    const { record, reloading, disputes, timeline, suggestions } = result;
     send(
       req, res,
       { section: 'orders', title: record.meta.orderName, refreshSeconds: reloading ? 2 : undefined },
-      orderDetailBody({ record, shopName: shopName(record.meta.shopId), timeline, csrf: csrfOf(req), suggestions, ...(disputes ? { disputes } : {}) }),
+      orderDetailBody({
+        record, shopName: shopName(record.meta.shopId), timeline, csrf: csrfOf(req), suggestions,
+        ...(disputes ? { disputes: disputesView(disputes, record.meta.externalOrderId) } : {}),
+      }),
     );
   });
 
@@ -180,12 +183,8 @@ function enabledDashboard(deps: DashboardDeps): Router {
   router.get('/money', async (req, res) => {
     const shopId = shopParam(req.query.shop);
     const days = daysParam([7, 30, 90], 30).parse(req.query.days ?? 30);
-    const since = new Date(nowMs() - days * 86_400_000);
-    const ids = shopId ? await deps.ledger.listShopOrders(shopId, { since, limit: SCAN_LIMIT }) : [];
-    const [records, reconciliation] = await Promise.all([loadRecords(deps.ledger, ids), deps.reconciliation?.latestSummary() ?? Promise.resolve(undefined)]);
-    send(req, res, { section: 'money', title: 'Cash & reconciliation' }, moneyBody({
-      shops: shopChoices, shopId, days, cod: codFigures(records), reconciliation, reconciliationWired: deps.reconciliation !== undefined,
-    }));
+    const report = await cashReport(deps, { shopId: shopId || undefined, since: new Date(nowMs() - days * 86_400_000) });
+    send(req, res, { section: 'money', title: 'Cash & reconciliation' }, moneyBody({ shops: shopChoices, shopId, days, ...report }));
   });
 
   // ----------------------------------------------------------------------------------- actions
@@ -239,55 +238,18 @@ function enabledDashboard(deps: DashboardDeps): Router {
 
   router.post('/orders/:id/disputes', disputeForm, csrf, async (req, res) => {
     const id = String(req.params.id);
-    const record = await deps.ledger.get(id);
-    if (!record) {
+    const result = await openDispute(deps, id, {
+      reason: field(req.body, 'reason'), description: field(req.body, 'description'), claimantId: field(req.body, 'claimantId'), claimantType: field(req.body, 'claimantType'),
+    });
+    if (result.kind === 'not_found') {
       redirectWithFlash(req, res, '/dashboard/orders', { kind: 'error', message: `No order ${id} in the ledger: no dispute opened.` });
       return;
     }
-    const back = orderHref(id);
-    const name = record.meta.orderName;
-    // Checked here rather than left to the service: the ledger knows, and the page offered no form.
-    if (!record.shipment) {
-      redirectWithFlash(req, res, back, { kind: 'error', message: `Dispute not opened: ${name} has no shipment yet. A dispute is opened on a shipment, once the order is dispatched.` });
-      return;
+    if (result.kind === 'opened' || result.kind === 'refused') {
+      deps.logger.info({ order: id, ok: result.kind === 'opened', claim: result.kind === 'opened' ? result.claimId : undefined }, 'dashboard dispute');
     }
-    const parsed = parseDisputeForm(req.body);
-    if (!parsed.success) {
-      const problems = parsed.error.issues.map((i) => `${DISPUTE_FIELD_LABELS[String(i.path[0])] ?? 'form'}: ${i.message}`);
-      redirectWithFlash(req, res, back, { kind: 'error', message: `Dispute not opened for ${name}: ${problems.join('; ')}.` });
-      return;
-    }
-    const input = parsed.data;
-    // The same form sent twice (a double click, or the back button and send again) would open a second claim.
-    const same = (await deps.disputes.lastSeen(id)).find((c) =>
-      c.status.toUpperCase() === 'OPEN' && c.reason === input.reason && c.description === input.description && c.claimantId === input.claimantId);
-    // Two submissions at the same moment are kept apart by src/disputes (one opening per order at a time).
-    if (same) {
-      redirectWithFlash(req, res, back, {
-        kind: 'error',
-        message: `Dispute not opened twice: ${name} already has this open claim (${same.claimId ?? 'no id'}, opened ${formatTime(same.createdAt)}).`,
-      });
-      return;
-    }
-    try {
-      const result = await deps.disputes.open(id, input);
-      deps.logger.info({ order: id, ok: result.ok, claim: result.ok ? result.claim.claimId : undefined }, 'dashboard dispute');
-      redirectWithFlash(req, res, back, result.ok
-        ? { kind: 'ok', message: `Dispute opened for ${name}: claim ${result.claim.claimId ?? '(the service gave no id)'} on shipment ${result.shipmentId}. The service holds the shipment's settlement until it decides.` }
-        : {
-          kind: 'error',
-          message: result.retryable
-            ? `Dispute not opened for ${name}: ${sentence(result.why)}. Reload this page first: if the service received it without answering, the claim is listed below.`
-            : `Dispute not opened for ${name}: ${sentence(result.why)}.`,
-        });
-    } catch (error) {
-      // Not the service's answer (src/disputes turns those into results): Relais itself failed, maybe after the claim was opened.
-      deps.logger.error({ err: error instanceof Error ? error.message : String(error), order: id }, 'dashboard: opening a dispute failed');
-      redirectWithFlash(req, res, back, {
-        kind: 'error',
-        message: `Dispute for ${name} not confirmed: Relais failed while opening it (see the web process log). Reload this page to see whether the claim was opened before trying again.`,
-      });
-    }
+    if (result.kind === 'unconfirmed') deps.logger.error({ err: result.error, order: id }, 'dashboard: opening a dispute failed');
+    redirectWithFlash(req, res, orderHref(id), disputeMessage(result));
   });
 
   // ------------------------------------------------------------------------------------ queues
