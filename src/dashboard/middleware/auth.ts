@@ -5,11 +5,24 @@
  *
  * The building blocks (signed sessions, constant-time comparison, the throttle of wrong tokens) are in
  * ../auth.ts; this file decides what a request gets.
+ *
+ * Wrong tokens, at login or as a bearer, are throttled per client: ten within 15 minutes and that client's
+ * next attempts are refused, the right token included, until the window passes. A blocked client must get
+ * the same answer whatever token it sends, or the block would tell a guesser which guess is right and
+ * limit nothing. So a right token from a blocked address is refused too, and the operator is told apart
+ * from a guesser by what a guesser cannot have: the known-browser cookie, which only a login with the
+ * right token sets. A request carrying a valid one is counted on that browser's own budget instead of its
+ * address's: a browser that logged in before still gets in while wrong tokens from its address (a
+ * colleague's typos, a script with an old token, someone behind the same proxy) have the address blocked;
+ * ten wrong tokens sent with it block it in turn. Without the cookie nothing changed: scripts, first logins
+ * and guessers have their address's budget, and a success counted on a browser's budget leaves the
+ * address's count as it was.
  */
 import { Router, type Request, type RequestHandler } from 'express';
 import type { Logger } from '../../log.js';
 import {
-  bearerToken, clearCookie, isCrossSite, readCookie, secretsEqual, SESSION_COOKIE, setCookie, type LoginThrottle, type Session, type SessionSigner,
+  bearerToken, clearCookie, isCrossSite, KNOWN_BROWSER_COOKIE, KNOWN_BROWSER_TTL_MS, readCookie, secretsEqual, SESSION_COOKIE, setCookie, type LoginThrottle,
+  type Session, type SessionSigner,
 } from '../auth.js';
 import { loginPage } from '../layout.js';
 import type { SessionRevocations } from '../ports.js';
@@ -46,11 +59,26 @@ export function safeNext(candidate: unknown): string {
   return candidate;
 }
 
-const clientOf = (req: Request): string => req.ip ?? req.socket.remoteAddress ?? 'unknown';
+const addressOf = (req: Request): string => req.ip ?? req.socket.remoteAddress ?? 'unknown';
+
+/** Whose budget of wrong tokens a request counts on: a known browser's own, else its address's. */
+interface Client {
+  key: string;
+  address: string;
+  knownBrowser: boolean;
+}
 
 export function dashboardAuth(deps: AuthDeps): DashboardAuth {
   const { signer, throttle } = deps;
   const viewers = new WeakMap<Request, Viewer>();
+
+  function clientOf(req: Request): Client {
+    const address = addressOf(req);
+    const browser = signer.knownBrowser(readCookie(req, KNOWN_BROWSER_COOKIE), deps.nowMs());
+    // An address is never 'browser:…', so the two kinds of key cannot meet.
+    return browser === undefined ? { key: address, address, knownBrowser: false } : { key: `browser:${browser}`, address, knownBrowser: true };
+  }
+  const from = (client: Client) => (client.knownBrowser ? 'browser' : 'address');
 
   async function sessionOf(req: Request): Promise<Session | undefined> {
     const session = signer.verify(readCookie(req, SESSION_COOKIE), deps.nowMs());
@@ -74,31 +102,32 @@ export function dashboardAuth(deps: AuthDeps): DashboardAuth {
       res.status(403).type('html').send(loginPage({ next, error: 'Log in from the dashboard itself.' }));
       return;
     }
-    if (throttle.blocked(client, deps.nowMs())) {
-      res.status(429).type('html').send(loginPage({ next, error: 'Too many wrong tokens from this address: wait 15 minutes.' }));
+    if (throttle.blocked(client.key, deps.nowMs())) {
+      res.status(429).type('html').send(loginPage({ next, error: `Too many wrong tokens from this ${from(client)}: wait 15 minutes.` }));
       return;
     }
     const candidate = (req.body as Record<string, unknown> | undefined)?.token;
     if (typeof candidate !== 'string' || !secretsEqual(candidate, deps.token)) {
-      throttle.fail(client, deps.nowMs());
-      deps.logger.warn({ client }, 'dashboard login with a wrong token');
+      throttle.fail(client.key, deps.nowMs());
+      deps.logger.warn({ client: client.address, knownBrowser: client.knownBrowser }, 'dashboard login with a wrong token');
       res.status(401).type('html').send(loginPage({ next, error: 'Wrong token.' }));
       return;
     }
-    throttle.succeed(client);
+    throttle.succeed(client.key);
     const { cookieValue } = signer.issue(deps.nowMs(), deps.sessionTtlMs);
     setCookie(req, res, SESSION_COOKIE, cookieValue, deps.sessionTtlMs);
-    deps.logger.info({ client }, 'dashboard login');
+    setCookie(req, res, KNOWN_BROWSER_COOKIE, signer.knownBrowserCookie(deps.nowMs()), KNOWN_BROWSER_TTL_MS);
+    deps.logger.info({ client: client.address, knownBrowser: client.knownBrowser }, 'dashboard login');
     res.redirect(303, next);
   });
 
   const authenticate: RequestHandler = async (req, res, next) => {
     const bearer = bearerToken(req);
     if (bearer !== undefined) {
-      // Wrong bearer tokens count against the same per-address budget as wrong logins.
+      // Wrong bearer tokens count against the same budget as wrong logins.
       const client = clientOf(req);
-      if (throttle.blocked(client, deps.nowMs())) {
-        res.status(429).type('text/plain').send('too many wrong tokens from this address: wait 15 minutes\n');
+      if (throttle.blocked(client.key, deps.nowMs())) {
+        res.status(429).type('text/plain').send(`too many wrong tokens from this ${from(client)}: wait 15 minutes\n`);
         return;
       }
       if (bearer !== '' && secretsEqual(bearer, deps.token)) {
@@ -106,7 +135,7 @@ export function dashboardAuth(deps: AuthDeps): DashboardAuth {
         next();
         return;
       }
-      throttle.fail(client, deps.nowMs());
+      throttle.fail(client.key, deps.nowMs());
       res.status(401).set('WWW-Authenticate', 'Bearer realm="relais-dashboard"').type('text/plain').send('wrong dashboard token\n');
       return;
     }
