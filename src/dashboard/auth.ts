@@ -18,6 +18,12 @@ export const SESSION_COOKIE = 'relais_session';
 export const FLASH_COOKIE = 'relais_flash';
 export const COOKIE_PATH = '/dashboard';
 export const DEFAULT_SESSION_TTL_MS = 8 * 3600_000;
+/**
+ * Set on a successful login, for 30 days: this browser once logged in with the token. It opens nothing by
+ * itself; wrong tokens sent with it are throttled on its own budget instead of its address's (LoginThrottle).
+ */
+export const KNOWN_BROWSER_COOKIE = 'relais_known_browser';
+export const KNOWN_BROWSER_TTL_MS = 30 * 86_400_000;
 const FLASH_TTL_MS = 60_000;
 
 export interface Session {
@@ -53,21 +59,40 @@ export class SessionSigner {
     return base64url(createHmac('sha256', this.#key).update(`${purpose}\u0000${payload}`).digest());
   }
 
-  issue(nowMs: number, ttlMs: number): { session: Session; cookieValue: string } {
+  /** An id with an expiry, signed for one purpose: a value signed for one purpose is refused for another. */
+  #issue(purpose: string, nowMs: number, ttlMs: number): { session: Session; cookieValue: string } {
     const session = { id: base64url(randomBytes(18)), expiresAtMs: nowMs + ttlMs };
     const payload = `${session.id}.${String(session.expiresAtMs)}`;
-    return { session, cookieValue: `${payload}.${this.#sign('session', payload)}` };
+    return { session, cookieValue: `${payload}.${this.#sign(purpose, payload)}` };
   }
 
-  /** The session a cookie value carries, or undefined if it is forged, malformed or expired. */
-  verify(cookieValue: string | undefined, nowMs: number): Session | undefined {
+  #verify(purpose: string, cookieValue: string | undefined, nowMs: number): Session | undefined {
     if (!cookieValue) return undefined;
     const match = /^([A-Za-z0-9_-]{24})\.(\d{1,15})\.([A-Za-z0-9_-]{43})$/.exec(cookieValue);
     if (!match) return undefined;
     const [, id, expires, signature] = match as unknown as [string, string, string, string];
-    if (!secretsEqual(signature, this.#sign('session', `${id}.${expires}`))) return undefined;
+    if (!secretsEqual(signature, this.#sign(purpose, `${id}.${expires}`))) return undefined;
     const expiresAtMs = Number(expires);
     return expiresAtMs > nowMs ? { id, expiresAtMs } : undefined;
+  }
+
+  issue(nowMs: number, ttlMs: number): { session: Session; cookieValue: string } {
+    return this.#issue('session', nowMs, ttlMs);
+  }
+
+  /** The session a cookie value carries, or undefined if it is forged, malformed or expired. */
+  verify(cookieValue: string | undefined, nowMs: number): Session | undefined {
+    return this.#verify('session', cookieValue, nowMs);
+  }
+
+  /** The value of KNOWN_BROWSER_COOKIE, for a browser that just logged in. */
+  knownBrowserCookie(nowMs: number): string {
+    return this.#issue('known-browser', nowMs, KNOWN_BROWSER_TTL_MS).cookieValue;
+  }
+
+  /** The known browser's id, or undefined if the value is forged, malformed, expired, or not a known-browser cookie. */
+  knownBrowser(cookieValue: string | undefined, nowMs: number): string | undefined {
+    return this.#verify('known-browser', cookieValue, nowMs)?.id;
   }
 
   csrfToken(session: Session): string {
@@ -170,10 +195,11 @@ export class RedisSessionRevocations implements SessionRevocations {
 }
 
 /**
- * Failed logins per client address: after `max` failures within `windowMs` further attempts are refused
- * until the window passes, so the token cannot be guessed at network speed. In memory, per process:
- * enough to make guessing a 32+ character token hopeless. The client is req.ip: behind a reverse proxy,
- * set TRUST_PROXY or every user shares the proxy's address, and one user's wrong tokens lock out all.
+ * Failed logins per client: after `max` failures within `windowMs` further attempts are refused until the
+ * window passes, so the token cannot be guessed at network speed. In memory, per process: enough to make
+ * guessing a 32+ character token hopeless. The client is req.ip: behind a reverse proxy, set TRUST_PROXY or
+ * every user shares the proxy's address, and one user's wrong tokens lock out all. A browser that logged in
+ * before (KNOWN_BROWSER_COOKIE) is a client of its own (middleware/auth.ts says why that weakens nothing).
  */
 export class LoginThrottle {
   readonly #failures = new Map<string, number[]>();

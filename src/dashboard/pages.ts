@@ -14,9 +14,6 @@ export const ORDER_STATES: readonly OrderState[] = [
   'received', 'waiting', 'held', 'dispatching', 'awaiting_ready', 'ready', 'in_delivery', 'delivered', 'delivery_failed', 'returned', 'cancelled', 'cancel_refused',
 ];
 
-/** Where an order is still moving on its own: its page reloads itself until it settles. */
-export const TRANSIENT_STATES: ReadonlySet<OrderState> = new Set(['received', 'dispatching']);
-
 export interface ShopChoice {
   id: string;
   name: string;

@@ -32,3 +32,15 @@ export function queuesBoard(queues: readonly Queue[]): RequestHandler {
   });
   return serverAdapter.getRouter() as RequestHandler;
 }
+
+/**
+ * Read-only: bull-board's API adds, retries, promotes, removes, pauses and cleans jobs with POST, PUT and
+ * DELETE. None of it is allowed here, whoever asks; mounted in front of the board.
+ */
+export const refuseWrites: RequestHandler = (req, res, next) => {
+  if (req.method === 'GET' || req.method === 'HEAD') {
+    next();
+    return;
+  }
+  res.status(405).set('Allow', 'GET, HEAD').type('text/plain').send('the queues board is read-only: replay held orders from the dashboard or with relais replay\n');
+};

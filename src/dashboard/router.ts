@@ -1,62 +1,58 @@
 /**
  * The dashboard, mounted at /dashboard by createApp. Without a token it only says how to enable it.
  *
- * Request flow: security headers → login/logout (public) → authentication (session cookie or bearer
- * token) → CSRF check on every state-changing request → pages, actions, bull-board.
+ * Request flow: security headers → Redis reachable (./middleware/availability.ts) → login (public) →
+ * authentication, session cookie or bearer token (./middleware/auth.ts) → CSRF check on every
+ * state-changing request (./middleware/csrf.ts) → pages, actions, bull-board.
+ *
+ * A route reads its input, calls one use-case (./use-cases/) and turns the result into a page, a redirect
+ * with a flash message, or a status. What the dashboard decides (whether an alias is acceptable and the
+ * order worth replaying, whether a claim would be a duplicate, when to ask the service) is in the use-cases.
  */
-import { resolveDeliveryAddress } from '../geo/order-address.js';
-import express, { Router, type NextFunction, type Request, type Response } from 'express';
+import { Router } from 'express';
 import { z } from 'zod';
-import { openDisputeInputSchema } from '../disputes/disputes.js';
-import { unreadySince } from '../domain/shipment-status.js';
-import type { OrderRecord, OrderState } from '../ledger/order-ledger.js';
-import {
-  bearerToken, clearCookie, DEFAULT_SESSION_TTL_MS, FLASH_COOKIE, isCrossSite, LoginThrottle, readCookie, secretsEqual,
-  SESSION_COOKIE, SessionSigner, setCookie, type Flash, type Session,
-} from './auth.js';
-import { codFigures, listOrders, loadRecords, SCAN_LIMIT } from './data.js';
+import type { OrderState } from '../ledger/order-ledger.js';
+import { DEFAULT_SESSION_TTL_MS, LoginThrottle, SessionSigner, type Flash } from './auth.js';
+import { listOrders } from './data.js';
 import { formatTime } from './html.js';
-import { disabledPage, loginPage, page, PAGE_CSP, QUEUES_CSP, securityHeaders, type PageContext } from './layout.js';
-import {
-  heldBody, moneyBody, notFoundBody, ORDER_STATES, orderDetailBody, orderHref, ordersBody, TRANSIENT_STATES, type OrderDisputesView, type ShopChoice,
-} from './pages.js';
+import { disabledPage, PAGE_CSP, QUEUES_CSP, securityHeaders } from './layout.js';
+import { dashboardAuth } from './middleware/auth.js';
+import { answerOr503 } from './middleware/availability.js';
+import { csrfCheck } from './middleware/csrf.js';
+import { dashboardErrors } from './middleware/errors.js';
+import { disputeForm, form } from './middleware/forms.js';
+import { heldBody, moneyBody, notFoundBody, ORDER_STATES, orderDetailBody, orderHref, ordersBody, type OrderDisputesView, type ShopChoice } from './pages.js';
 import type { DashboardDeps } from './ports.js';
-import { queuesBoard } from './queues.js';
-
-type Viewer = { kind: 'session'; session: Session; csrf: string } | { kind: 'bearer' };
+import { queuesBoard, refuseWrites } from './queues.js';
+import { responses } from './responses.js';
+import { addAliasAndReplay } from './use-cases/add-alias-and-replay.js';
+import { cashReport } from './use-cases/cash-report.js';
+import type { HeldOrderLookup, ReplayOutcome } from './use-cases/held-order.js';
+import { heldOrders } from './use-cases/held-orders.js';
+import { openDispute, type OpenDisputeOutcome } from './use-cases/open-dispute.js';
+import type { OrderDisputes } from './use-cases/order-disputes.js';
+import { replayHeldOrder } from './use-cases/replay-held-order.js';
+import { viewOrder } from './use-cases/view-order.js';
 
 const ORDERS_PAGE_SIZE = 100;
 const HELD_PAGE_SIZE = 200;
 
-const aliasForm = z.object({
-  _csrf: z.string().optional(),
-  text: z.string().trim().min(1, 'say what customers write').max(120),
-  neighbourhood: z.string().trim().min(1, 'name the neighbourhood').max(120),
-});
-
 /** How the dispute form's fields are named in messages. */
 const DISPUTE_FIELD_LABELS: Record<string, string> = { reason: 'reason', description: 'description', claimantId: 'claimant id', claimantType: 'claimant type' };
 
-/** The dispute form, read with src/disputes' own schema; an emptied claimant type means the default (seller). */
-function parseDisputeForm(body: unknown) {
-  const fields = (body ?? {}) as Record<string, unknown>;
-  const claimantType = typeof fields.claimantType === 'string' && fields.claimantType.trim() === '' ? undefined : fields.claimantType;
-  return openDisputeInputSchema.safeParse({ reason: fields.reason, description: fields.description, claimantId: fields.claimantId, claimantType });
-}
-
 const sentence = (text: string) => text.trim().replace(/[.\s]+$/, '');
-
-/** Only paths inside the dashboard are followed after login: never an open redirect. */
-function safeNext(candidate: unknown): string {
-  if (typeof candidate !== 'string') return '/dashboard/orders';
-  if (!/^\/dashboard(\/[A-Za-z0-9\-._~%:/?=&+]*)?$/.test(candidate) || candidate.includes('//') || /^\/dashboard\/(login|logout)/.test(candidate)) return '/dashboard/orders';
-  return candidate;
-}
 
 function pick<T>(schema: z.ZodType<T>, value: unknown, fallback: T): T {
   const parsed = schema.safeParse(value);
   return parsed.success ? parsed.data : fallback;
 }
+
+const daysParam = (allowed: number[], fallback: number) => z.coerce.number().int().refine((d) => allowed.includes(d)).catch(fallback);
+
+/** The replay's time the order page carries after a replay (`?replayed=`), when it is one. */
+const replayedParam = (value: unknown): number | undefined => (typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : undefined);
+
+const field = (body: unknown, name: string): unknown => (body as Record<string, unknown> | undefined)?.[name];
 
 export function dashboardRoutes(deps: DashboardDeps | undefined): Router {
   if (deps) return enabledDashboard(deps);
@@ -67,195 +63,84 @@ export function dashboardRoutes(deps: DashboardDeps | undefined): Router {
   });
 }
 
+/** Where an action on a held order goes back to, and with which message, when the order is not there to act on. */
+function notActionable(lookup: Exclude<HeldOrderLookup, { kind: 'found' }>): { to: string; flash: Flash } {
+  if (lookup.kind === 'not_found') return { to: '/dashboard/held', flash: { kind: 'error', message: `No order ${lookup.externalOrderId} in the ledger.` } };
+  const { meta, state } = lookup.record;
+  return { to: orderHref(meta.externalOrderId), flash: { kind: 'error', message: `${meta.orderName} is ${state.replace(/_/g, ' ')}, not held: nothing to replay.` } };
+}
+
+/** After a replay: the order page (reloading itself until the worker takes the order), saying what happened. */
+function afterReplay(outcome: ReplayOutcome, done: string): { to: string; flash: Flash } {
+  const { externalOrderId, orderName } = outcome.record.meta;
+  return outcome.kind === 'replayed'
+    ? { to: `${orderHref(externalOrderId)}?replayed=${String(outcome.replayedAt.getTime())}`, flash: { kind: 'ok', message: `${done}${orderName} replayed: it is being dispatched now.` } }
+    : { to: orderHref(externalOrderId), flash: { kind: 'error', message: `${done}${orderName} was not replayed: ${outcome.why}.` } };
+}
+
+/** The flash message after a dispute form, for every outcome but an unknown order. */
+function disputeMessage(outcome: Exclude<OpenDisputeOutcome, { kind: 'not_found' }>): Flash {
+  const name = outcome.record.meta.orderName;
+  switch (outcome.kind) {
+    case 'no_shipment':
+      return { kind: 'error', message: `Dispute not opened: ${name} has no shipment yet. A dispute is opened on a shipment, once the order is dispatched.` };
+    case 'invalid': {
+      const problems = outcome.problems.map((p) => `${(p.field === undefined ? undefined : DISPUTE_FIELD_LABELS[p.field]) ?? 'form'}: ${p.message}`);
+      return { kind: 'error', message: `Dispute not opened for ${name}: ${problems.join('; ')}.` };
+    }
+    case 'duplicate':
+      return { kind: 'error', message: `Dispute not opened twice: ${name} already has this open claim (${outcome.claim.claimId ?? 'no id'}, opened ${formatTime(outcome.claim.createdAt)}).` };
+    case 'opened':
+      return {
+        kind: 'ok',
+        message: `Dispute opened for ${name}: claim ${outcome.claimId ?? '(the service gave no id)'} on shipment ${outcome.shipmentId}. The service holds the shipment's settlement until it decides.`,
+      };
+    case 'refused':
+      return {
+        kind: 'error',
+        message: outcome.retryable
+          ? `Dispute not opened for ${name}: ${sentence(outcome.why)}. Reload this page first: if the service received it without answering, the claim is listed below.`
+          : `Dispute not opened for ${name}: ${sentence(outcome.why)}.`,
+      };
+    case 'unconfirmed':
+      return {
+        kind: 'error',
+        message: `Dispute for ${name} not confirmed: Relais failed while opening it (see the web process log). Reload this page to see whether the claim was opened before trying again.`,
+      };
+  }
+}
+
 function enabledDashboard(deps: DashboardDeps): Router {
   const router = Router();
   const signer = new SessionSigner(deps.token);
-  const throttle = new LoginThrottle();
-  const ttlMs = deps.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS;
-  const viewers = new WeakMap<Request, Viewer>();
   const nowMs = () => deps.now().getTime();
-  const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 });
-  // A dispute's description may be 4000 characters of accented text: up to 9 bytes each once form-encoded.
-  const disputeForm = express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 20 });
   const shopChoices: ShopChoice[] = deps.shops.all().map((s) => ({ id: s.id, name: s.name, platform: s.platform }));
   const shopName = (id: string) => deps.shops.get(id)?.name ?? id;
+  const shopParam = (value: unknown) => pick(z.string().refine((id) => deps.shops.get(id) !== undefined), value, shopChoices[0]?.id ?? '');
 
   router.use((req, res, next) => {
     securityHeaders(res, req.path === '/queues' || req.path.startsWith('/queues/') ? QUEUES_CSP : PAGE_CSP);
     next();
   });
 
-  // Pages read Redis (sessions, queues), whose commands wait for a reconnect: without Redis, say so at once (503)
-  // rather than leave the browser spinning. A page (GET) still unanswered after answerWithinMs (the database or
-  // Redis connected but silent) answers 503 too; a handler finishing later finds the answer sent and stops.
-  // Actions (POST) are left to finish: cutting one short would hide whether it happened.
-  const answerWithinMs = deps.answerWithinMs ?? 10_000;
-  const unavailable = (res: Response, why: string) => {
-    res.status(503).set('Retry-After', '10').type('text/plain').send(`${why} Try again in a moment; /readyz says what is wrong.\n`);
-  };
-  router.use((req, res, next) => {
-    if (deps.redisConnected && !deps.redisConnected()) {
-      unavailable(res, 'Relais cannot reach Redis right now, so the dashboard cannot read orders.');
-      return;
-    }
-    if (req.method === 'GET' || req.method === 'HEAD') {
-      const watchdog = setTimeout(() => {
-        if (!res.headersSent) unavailable(res, `The dashboard could not answer within ${Math.round(answerWithinMs / 1000)} s: the database, Redis or a service it asked is not answering.`);
-      }, answerWithinMs);
-      res.once('close', () => clearTimeout(watchdog));
-    }
-    next();
+  router.use(answerOr503({ redisConnected: deps.redisConnected, answerWithinMs: deps.answerWithinMs ?? 10_000 }));
+
+  const auth = dashboardAuth({
+    token: deps.token, signer, throttle: new LoginThrottle(), revocations: deps.revocations, sessionTtlMs: deps.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS, nowMs, logger: deps.logger,
   });
-
-  async function sessionOf(req: Request): Promise<Session | undefined> {
-    const session = signer.verify(readCookie(req, SESSION_COOKIE), nowMs());
-    if (!session || (await deps.revocations.isRevoked(session.id))) return undefined;
-    return session;
-  }
-
-  // ------------------------------------------------------------------------------- login, logout
-  router.get('/login', async (req, res) => {
-    if (await sessionOf(req)) {
-      res.redirect(303, safeNext(req.query.next));
-      return;
-    }
-    res.type('html').send(loginPage({ next: safeNext(req.query.next), notice: req.query.bye === '1' ? 'You are logged out.' : undefined }));
-  });
-
-  router.post('/login', form, async (req: Request, res: Response) => {
-    const client = req.ip ?? req.socket.remoteAddress ?? 'unknown';
-    const next = safeNext((req.body as Record<string, unknown> | undefined)?.next);
-    if (isCrossSite(req)) {
-      res.status(403).type('html').send(loginPage({ next, error: 'Log in from the dashboard itself.' }));
-      return;
-    }
-    if (throttle.blocked(client, nowMs())) {
-      res.status(429).type('html').send(loginPage({ next, error: 'Too many wrong tokens from this address: wait 15 minutes.' }));
-      return;
-    }
-    const candidate = (req.body as Record<string, unknown> | undefined)?.token;
-    if (typeof candidate !== 'string' || !secretsEqual(candidate, deps.token)) {
-      throttle.fail(client, nowMs());
-      deps.logger.warn({ client }, 'dashboard login with a wrong token');
-      res.status(401).type('html').send(loginPage({ next, error: 'Wrong token.' }));
-      return;
-    }
-    throttle.succeed(client);
-    const { cookieValue } = signer.issue(nowMs(), ttlMs);
-    setCookie(req, res, SESSION_COOKIE, cookieValue, ttlMs);
-    deps.logger.info({ client }, 'dashboard login');
-    res.redirect(303, next);
-  });
-
-  // ---------------------------------------------------------------------------- authentication
-  router.use(async (req, res, next) => {
-    const bearer = bearerToken(req);
-    if (bearer !== undefined) {
-      // Wrong bearer tokens count against the same per-address budget as wrong logins.
-      const client = req.ip ?? req.socket.remoteAddress ?? 'unknown';
-      if (throttle.blocked(client, nowMs())) {
-        res.status(429).type('text/plain').send('too many wrong tokens from this address: wait 15 minutes\n');
-        return;
-      }
-      if (bearer !== '' && secretsEqual(bearer, deps.token)) {
-        viewers.set(req, { kind: 'bearer' });
-        next();
-        return;
-      }
-      throttle.fail(client, nowMs());
-      res.status(401).set('WWW-Authenticate', 'Bearer realm="relais-dashboard"').type('text/plain').send('wrong dashboard token\n');
-      return;
-    }
-    const session = await sessionOf(req);
-    if (session) {
-      viewers.set(req, { kind: 'session', session, csrf: signer.csrfToken(session) });
-      next();
-      return;
-    }
-    if (readCookie(req, SESSION_COOKIE) !== undefined) clearCookie(req, res, SESSION_COOKIE);
-    if (req.method === 'GET' || req.method === 'HEAD') {
-      res.redirect(303, `/dashboard/login?next=${encodeURIComponent(safeNext(req.originalUrl))}`);
-      return;
-    }
-    res.status(401).set('WWW-Authenticate', 'Bearer realm="relais-dashboard"').type('text/plain').send('log in to the dashboard first\n');
-  });
-
-  const viewerOf = (req: Request): Viewer => {
-    const viewer = viewers.get(req);
-    if (!viewer) throw new Error('dashboard route reached without authentication');
-    return viewer;
-  };
-
-  /**
-   * State-changing requests: never from another site, and from a browser session only with the CSRF token
-   * of that session. Bearer requests come from scripts: a browser never adds that header on its own.
-   */
-  const csrf = (req: Request, res: Response, next: NextFunction) => {
-    const viewer = viewerOf(req);
-    if (isCrossSite(req)) {
-      res.status(403).type('text/plain').send('cross-site request refused\n');
-      return;
-    }
-    if (viewer.kind === 'session') {
-      const candidate = (req.body as Record<string, unknown> | undefined)?._csrf ?? req.get('x-csrf-token');
-      if (!signer.csrfValid(viewer.session, candidate)) {
-        res.status(403).type('text/plain').send('missing or wrong CSRF token: reload the page and try again\n');
-        return;
-      }
-    }
-    next();
-  };
-
-  router.post('/logout', form, csrf, async (req, res) => {
-    const viewer = viewerOf(req);
-    if (viewer.kind === 'session') await deps.revocations.revoke(viewer.session.id, viewer.session.expiresAtMs);
-    clearCookie(req, res, SESSION_COOKIE);
-    res.redirect(303, '/dashboard/login?bye=1');
-  });
+  const csrf = csrfCheck(signer, auth.viewerOf);
+  const { send, redirectWithFlash, csrfOf } = responses(signer, auth.viewerOf, nowMs);
+  router.use(auth.login);
+  router.use(auth.authenticate);
+  router.post('/logout', form, csrf, auth.logout);
 
   // ------------------------------------------------------------------------------------- pages
-  function takeFlash(req: Request, res: Response): Flash | undefined {
-    const raw = readCookie(req, FLASH_COOKIE);
-    if (raw === undefined) return undefined;
-    clearCookie(req, res, FLASH_COOKIE);
-    return signer.readFlash(raw, nowMs());
-  }
-
-  function redirectWithFlash(req: Request, res: Response, to: string, flash: Flash): void {
-    // A cookie holds about 4 kB: a long resolver explanation is cut rather than silently dropped.
-    const message = flash.message.length > 800 ? `${flash.message.slice(0, 799)}…` : flash.message;
-    setCookie(req, res, FLASH_COOKIE, signer.flashCookie({ ...flash, message }, nowMs()), 60_000);
-    res.redirect(303, to);
-  }
-
-  function send(req: Request, res: Response, ctx: Omit<PageContext, 'csrf' | 'flash'>, body: Parameters<typeof page>[1], status = 200): void {
-    const viewer = viewerOf(req);
-    res.status(status).type('html').send(page({ ...ctx, csrf: viewer.kind === 'session' ? viewer.csrf : undefined, flash: takeFlash(req, res) }, body));
-  }
-
-  const csrfOf = (req: Request): string | undefined => {
-    const viewer = viewerOf(req);
-    return viewer.kind === 'session' ? viewer.csrf : undefined;
-  };
-
-  /** Neighbourhoods the order's address comes closest to, as suggestions for an alias. */
-  async function suggestionsFor(record: OrderRecord): Promise<string[]> {
-    const shop = deps.shops.get(record.meta.shopId);
-    const d = record.order?.dropoff;
-    if (!shop || !d) return [];
-    const resolution = resolveDeliveryAddress(deps.resolver, d, { country: shop.country, aliases: await deps.aliases.forShop(shop) });
-    return resolution.ok ? [resolution.neighbourhood.name] : resolution.candidates.map((c) => c.name);
-  }
-
   router.get('/', (_req, res) => {
     res.redirect(303, '/dashboard/orders');
   });
 
-  const daysParam = (allowed: number[], fallback: number) => z.coerce.number().int().refine((d) => allowed.includes(d)).catch(fallback);
-
   router.get('/orders', async (req, res) => {
-    const fallbackShop = shopChoices[0]?.id ?? '';
-    const shopId = pick(z.string().refine((id) => deps.shops.get(id) !== undefined), req.query.shop, fallbackShop);
+    const shopId = shopParam(req.query.shop);
     const state = pick(z.enum(ORDER_STATES as [OrderState, ...OrderState[]]).optional(), req.query.state || undefined, undefined);
     const days = daysParam([1, 7, 30, 90], 30).parse(req.query.days ?? 30);
     const since = new Date(nowMs() - days * 86_400_000);
@@ -263,231 +148,120 @@ function enabledDashboard(deps: DashboardDeps): Router {
     send(req, res, { section: 'orders', title: 'Orders' }, ordersBody({ shops: shopChoices, shopId, state, days, listing }));
   });
 
-  /**
-   * Whether the order page should reload itself: the order is between two steps of the pipeline, or a replay
-   * was just queued and the worker has not taken it yet (still held, by the hold from before the replay).
-   * `replayed` (the replay's time, from the redirect) only ever makes the page reload, for a minute at most.
-   */
-  function stillMoving(record: OrderRecord, replayed: unknown): boolean {
-    if (TRANSIENT_STATES.has(record.state)) return true;
-    const replayedAt = typeof replayed === 'string' && /^\d{1,15}$/.test(replayed) ? Number(replayed) : undefined;
-    if (record.state !== 'held' || replayedAt === undefined || !record.hold || nowMs() - replayedAt > 60_000) return false;
-    return Date.parse(record.hold.at) < replayedAt;
-  }
-
-  /**
-   * The claims on the order's shipment. The delivery service is asked only when there is news to expect (a
-   * claim still open) or the operator asks: each call goes on the order's timeline, which keeps the last 200
-   * entries, so page views must not push the order's history out. Never while the page reloads itself.
-   */
-  async function disputesOf(record: OrderRecord, options: { reloading: boolean; ask: boolean }): Promise<OrderDisputesView> {
-    const id = record.meta.externalOrderId;
-    const recorded = await deps.disputes.lastSeen(id);
-    const waiting = recorded.some((c) => c.status.toUpperCase() === 'OPEN');
-    if (options.reloading || !(waiting || options.ask)) return { claims: recorded, source: { kind: 'recorded', canAsk: !options.reloading } };
-    try {
-      const listed = await deps.disputes.list(id);
-      if (listed.ok) return { claims: listed.claims, source: { kind: 'service' } };
-      return { claims: recorded, source: { kind: 'unavailable', why: sentence(listed.why) } };
-    } catch (error) {
-      deps.logger.error({ err: error instanceof Error ? error.message : String(error), order: id }, 'dashboard: listing disputes failed');
-      return { claims: recorded, source: { kind: 'unavailable', why: 'Relais failed while asking (see the web process log)' } };
-    }
-  }
+  /** The claims as the page shows them; a failure of Relais itself is logged and said in general terms. */
+  const disputesView = (disputes: OrderDisputes, externalOrderId: string): OrderDisputesView => {
+    const { source } = disputes;
+    if (source.kind === 'unavailable') return { claims: disputes.claims, source: { kind: 'unavailable', why: sentence(source.why) } };
+    if (source.kind !== 'failed') return { claims: disputes.claims, source };
+    deps.logger.error({ err: source.error, order: externalOrderId }, 'dashboard: listing disputes failed');
+    return { claims: disputes.claims, source: { kind: 'unavailable', why: 'Relais failed while asking (see the web process log)' } };
+  };
 
   router.get('/orders/:id', async (req, res) => {
-    const record = await deps.ledger.get(req.params.id);
-    if (!record) {
+    const result = await viewOrder(deps, req.params.id, { replayedAt: replayedParam(req.query.replayed), askForClaims: req.query.claims === 'ask' });
+    if (result.kind === 'not_found') {
       send(req, res, { section: 'orders', title: 'Not found' }, notFoundBody('No order with this id in the ledger (finished orders are kept 90 days).'), 404);
       return;
     }
-    const reloading = stillMoving(record, req.query.replayed);
-    // Before the timeline is read: listing the claims writes its call (and any newly decided claim) there.
-    const disputes = record.shipment ? await disputesOf(record, { reloading, ask: req.query.claims === 'ask' }) : undefined;
-    const [timeline, suggestions] = await Promise.all([
-      deps.ledger.timeline(record.meta.externalOrderId),
-      record.state === 'held' ? suggestionsFor(record) : Promise.resolve([]),
-    ]);
+    const { record, reloading, disputes, timeline, suggestions } = result;
     send(
       req, res,
       { section: 'orders', title: record.meta.orderName, refreshSeconds: reloading ? 2 : undefined },
-      orderDetailBody({ record, shopName: shopName(record.meta.shopId), timeline, csrf: csrfOf(req), suggestions, ...(disputes ? { disputes } : {}) }),
+      orderDetailBody({
+        record, shopName: shopName(record.meta.shopId), timeline, csrf: csrfOf(req), suggestions,
+        ...(disputes ? { disputes: disputesView(disputes, record.meta.externalOrderId) } : {}),
+      }),
     );
   });
 
   router.get('/held', async (req, res) => {
-    const [records, unreadyIds] = await Promise.all([
-      deps.ledger.listHeld(HELD_PAGE_SIZE),
-      deps.ledger.listUnready(unreadySince(deps.now(), deps.shops.all().map((s) => s.policy.unreadyAlertMinutes)), HELD_PAGE_SIZE),
-    ]);
-    const held = await Promise.all(records.reverse().map(async (record) => ({ record, shopName: shopName(record.meta.shopId), suggestions: await suggestionsFor(record) })));
-    // Shipments with no recorded markReady: no courier is offered them, whatever the service calls their state.
-    const unready = (await Promise.all(unreadyIds.map(async ({ externalOrderId, since }) => ({ record: await deps.ledger.get(externalOrderId), since }))))
-      .flatMap(({ record, since }) => (record?.shipment ? [{ record, since, shopName: shopName(record.meta.shopId) }] : []));
-    send(req, res, { section: 'held', title: 'Held orders', heldCount: held.length }, heldBody({ held, unready, csrf: csrfOf(req) }));
+    const { held, unready } = await heldOrders(deps, HELD_PAGE_SIZE);
+    const withShop = <T extends { record: { meta: { shopId: string } } }>(item: T) => ({ ...item, shopName: shopName(item.record.meta.shopId) });
+    send(req, res, { section: 'held', title: 'Held orders', heldCount: held.length }, heldBody({ held: held.map(withShop), unready: unready.map(withShop), csrf: csrfOf(req) }));
   });
 
   router.get('/money', async (req, res) => {
-    const fallbackShop = shopChoices[0]?.id ?? '';
-    const shopId = pick(z.string().refine((id) => deps.shops.get(id) !== undefined), req.query.shop, fallbackShop);
+    const shopId = shopParam(req.query.shop);
     const days = daysParam([7, 30, 90], 30).parse(req.query.days ?? 30);
-    const since = new Date(nowMs() - days * 86_400_000);
-    const ids = shopId ? await deps.ledger.listShopOrders(shopId, { since, limit: SCAN_LIMIT }) : [];
-    const [records, reconciliation] = await Promise.all([loadRecords(deps.ledger, ids), deps.reconciliation?.latestSummary() ?? Promise.resolve(undefined)]);
-    send(req, res, { section: 'money', title: 'Cash & reconciliation' }, moneyBody({
-      shops: shopChoices, shopId, days, cod: codFigures(records), reconciliation, reconciliationWired: deps.reconciliation !== undefined,
-    }));
+    const report = await cashReport(deps, { shopId: shopId || undefined, since: new Date(nowMs() - days * 86_400_000) });
+    send(req, res, { section: 'money', title: 'Cash & reconciliation' }, moneyBody({ shops: shopChoices, shopId, days, ...report }));
   });
 
   // ----------------------------------------------------------------------------------- actions
-  /** The held order an action names, or a redirect back to the held list saying why not. */
-  async function heldOrder(req: Request, res: Response): Promise<OrderRecord | undefined> {
-    const id = String(req.params.id);
-    const record = await deps.ledger.get(id);
-    if (!record) {
-      redirectWithFlash(req, res, '/dashboard/held', { kind: 'error', message: `No order ${id} in the ledger.` });
-      return undefined;
-    }
-    if (record.state !== 'held') {
-      redirectWithFlash(req, res, orderHref(id), { kind: 'error', message: `${record.meta.orderName} is ${record.state.replace(/_/g, ' ')}, not held: nothing to replay.` });
-      return undefined;
-    }
-    return record;
-  }
-
-  async function replayAndReport(req: Request, res: Response, record: OrderRecord, done: string): Promise<void> {
-    const result = await deps.replay(record.meta.externalOrderId);
-    deps.logger.info({ order: record.meta.externalOrderId, ok: result.ok }, 'dashboard replay');
-    const to = result.ok ? `${orderHref(record.meta.externalOrderId)}?replayed=${String(nowMs())}` : orderHref(record.meta.externalOrderId);
-    redirectWithFlash(req, res, to, result.ok
-      ? { kind: 'ok', message: `${done}${record.meta.orderName} replayed: it is being dispatched now.` }
-      : { kind: 'error', message: `${done}${record.meta.orderName} was not replayed: ${result.why}.` });
-  }
+  const logReplay = (outcome: ReplayOutcome) => deps.logger.info({ order: outcome.record.meta.externalOrderId, ok: outcome.kind === 'replayed' }, 'dashboard replay');
 
   router.post('/held/:id/alias', form, csrf, async (req, res) => {
-    const record = await heldOrder(req, res);
-    if (!record) return;
-    const back = `/dashboard/held`;
-    const shop = deps.shops.get(record.meta.shopId);
-    if (!shop) {
-      redirectWithFlash(req, res, back, { kind: 'error', message: `The shop ${record.meta.shopId} is no longer in the registry.` });
-      return;
+    const result = await addAliasAndReplay(deps, String(req.params.id), { text: field(req.body, 'text'), neighbourhood: field(req.body, 'neighbourhood') });
+    const back = '/dashboard/held';
+    switch (result.kind) {
+      case 'not_found':
+      case 'not_held': {
+        const { to, flash } = notActionable(result);
+        redirectWithFlash(req, res, to, flash);
+        return;
+      }
+      case 'shop_missing':
+        redirectWithFlash(req, res, back, { kind: 'error', message: `The shop ${result.record.meta.shopId} is no longer in the registry.` });
+        return;
+      case 'invalid':
+        redirectWithFlash(req, res, back, { kind: 'error', message: `Alias not added: ${result.problems.join('; ')}.` });
+        return;
+      case 'unknown_neighbourhood':
+        redirectWithFlash(req, res, back, {
+          kind: 'error',
+          message: `Alias not added: "${result.neighbourhood}" is not a known neighbourhood in ${result.country}${result.reason === undefined ? '' : ` (${result.reason})`}.`,
+        });
+        return;
     }
-    const parsed = aliasForm.safeParse(req.body);
-    if (!parsed.success) {
-      redirectWithFlash(req, res, back, { kind: 'error', message: `Alias not added: ${parsed.error.issues.map((i) => i.message).join('; ')}.` });
-      return;
-    }
-    const { text, neighbourhood } = parsed.data;
-    // The target must be a neighbourhood of the shop's own country, spelled as the gazetteer spells it.
-    const target = deps.resolver.resolve({ country: shop.country, fields: { city: neighbourhood } });
-    if (!target.ok || target.neighbourhood.country !== shop.country) {
+    const { alias } = result;
+    const added = `Alias "${alias.text}" → ${alias.neighbourhood} added for ${alias.shopName}. `;
+    if (result.kind === 'still_unresolved') {
+      // Replaying an order whose address still does not resolve would only hold it again: said instead.
+      const closest = result.suggestions.length ? `; closest: ${result.suggestions.join(', ')}` : '';
       redirectWithFlash(req, res, back, {
         kind: 'error',
-        message: `Alias not added: "${neighbourhood}" is not a known neighbourhood in ${shop.country}${target.ok ? '' : ` (${target.reason})`}.`,
+        message: `${added}But the address of ${result.record.meta.orderName} still does not resolve (${result.reason}${closest}), so it was not replayed.`,
       });
       return;
     }
-    await deps.aliases.add(shop.id, text, target.neighbourhood.name);
-    const added = `Alias "${text}" → ${target.neighbourhood.name} added for ${shop.name}. `;
-    // Replaying an order whose address still does not resolve would only hold it again: say so instead.
-    const suggestions = await suggestionsFor(record);
-    const d = record.order?.dropoff;
-    if (d) {
-      const check = resolveDeliveryAddress(deps.resolver, d, { country: shop.country, aliases: await deps.aliases.forShop(shop) });
-      if (!check.ok) {
-        redirectWithFlash(req, res, back, {
-          kind: 'error',
-          message: `${added}But the address of ${record.meta.orderName} still does not resolve (${check.reason}${suggestions.length ? `; closest: ${suggestions.join(', ')}` : ''}), so it was not replayed.`,
-        });
-        return;
-      }
-    }
-    await replayAndReport(req, res, record, added);
+    logReplay(result);
+    const { to, flash } = afterReplay(result, added);
+    redirectWithFlash(req, res, to, flash);
   });
 
   router.post('/held/:id/replay', form, csrf, async (req, res) => {
-    const record = await heldOrder(req, res);
-    if (record) await replayAndReport(req, res, record, '');
+    const result = await replayHeldOrder(deps, String(req.params.id));
+    if (result.kind === 'replayed' || result.kind === 'not_replayed') logReplay(result);
+    const { to, flash } = result.kind === 'replayed' || result.kind === 'not_replayed' ? afterReplay(result, '') : notActionable(result);
+    redirectWithFlash(req, res, to, flash);
   });
 
   router.post('/orders/:id/disputes', disputeForm, csrf, async (req, res) => {
     const id = String(req.params.id);
-    const record = await deps.ledger.get(id);
-    if (!record) {
+    const result = await openDispute(deps, id, {
+      reason: field(req.body, 'reason'), description: field(req.body, 'description'), claimantId: field(req.body, 'claimantId'), claimantType: field(req.body, 'claimantType'),
+    });
+    if (result.kind === 'not_found') {
       redirectWithFlash(req, res, '/dashboard/orders', { kind: 'error', message: `No order ${id} in the ledger: no dispute opened.` });
       return;
     }
-    const back = orderHref(id);
-    const name = record.meta.orderName;
-    // Checked here rather than left to the service: the ledger knows, and the page offered no form.
-    if (!record.shipment) {
-      redirectWithFlash(req, res, back, { kind: 'error', message: `Dispute not opened: ${name} has no shipment yet. A dispute is opened on a shipment, once the order is dispatched.` });
-      return;
+    if (result.kind === 'opened' || result.kind === 'refused') {
+      deps.logger.info({ order: id, ok: result.kind === 'opened', claim: result.kind === 'opened' ? result.claimId : undefined }, 'dashboard dispute');
     }
-    const parsed = parseDisputeForm(req.body);
-    if (!parsed.success) {
-      const problems = parsed.error.issues.map((i) => `${DISPUTE_FIELD_LABELS[String(i.path[0])] ?? 'form'}: ${i.message}`);
-      redirectWithFlash(req, res, back, { kind: 'error', message: `Dispute not opened for ${name}: ${problems.join('; ')}.` });
-      return;
-    }
-    const input = parsed.data;
-    // The same form sent twice (a double click, or the back button and send again) would open a second claim.
-    const same = (await deps.disputes.lastSeen(id)).find((c) =>
-      c.status.toUpperCase() === 'OPEN' && c.reason === input.reason && c.description === input.description && c.claimantId === input.claimantId);
-    // Two submissions at the same moment are kept apart by src/disputes (one opening per order at a time).
-    if (same) {
-      redirectWithFlash(req, res, back, {
-        kind: 'error',
-        message: `Dispute not opened twice: ${name} already has this open claim (${same.claimId ?? 'no id'}, opened ${formatTime(same.createdAt)}).`,
-      });
-      return;
-    }
-    try {
-      const result = await deps.disputes.open(id, input);
-      deps.logger.info({ order: id, ok: result.ok, claim: result.ok ? result.claim.claimId : undefined }, 'dashboard dispute');
-      redirectWithFlash(req, res, back, result.ok
-        ? { kind: 'ok', message: `Dispute opened for ${name}: claim ${result.claim.claimId ?? '(the service gave no id)'} on shipment ${result.shipmentId}. The service holds the shipment's settlement until it decides.` }
-        : {
-          kind: 'error',
-          message: result.retryable
-            ? `Dispute not opened for ${name}: ${sentence(result.why)}. Reload this page first: if the service received it without answering, the claim is listed below.`
-            : `Dispute not opened for ${name}: ${sentence(result.why)}.`,
-        });
-    } catch (error) {
-      // Not the service's answer (src/disputes turns those into results): Relais itself failed, maybe after the claim was opened.
-      deps.logger.error({ err: error instanceof Error ? error.message : String(error), order: id }, 'dashboard: opening a dispute failed');
-      redirectWithFlash(req, res, back, {
-        kind: 'error',
-        message: `Dispute for ${name} not confirmed: Relais failed while opening it (see the web process log). Reload this page to see whether the claim was opened before trying again.`,
-      });
-    }
+    if (result.kind === 'unconfirmed') deps.logger.error({ err: result.error, order: id }, 'dashboard: opening a dispute failed');
+    redirectWithFlash(req, res, orderHref(id), disputeMessage(result));
   });
 
   // ------------------------------------------------------------------------------------ queues
-  const board = queuesBoard(deps.queues.all());
-  router.use('/queues', (req, res, next) => {
-    // Read-only: bull-board's API adds, retries, promotes, removes, pauses and cleans jobs with POST, PUT
-    // and DELETE. None of it is allowed here, whoever asks (see ./queues.ts).
-    if (req.method === 'GET' || req.method === 'HEAD') {
-      next();
-      return;
-    }
-    res.status(405).set('Allow', 'GET, HEAD').type('text/plain').send('the queues board is read-only: replay held orders from the dashboard or with relais replay\n');
-  }, board);
+  // Read-only, whoever asks: see ./queues.ts.
+  router.use('/queues', refuseWrites, queuesBoard(deps.queues.all()));
 
   // ------------------------------------------------------------------------------ not found, errors
   router.use((req, res) => {
     send(req, res, { section: 'none', title: 'Not found' }, notFoundBody('There is no such dashboard page.'), 404);
   });
 
-  router.use((error: Error & { status?: number; type?: string }, req: Request, res: Response, _next: NextFunction) => {
-    const status = error.status && error.status >= 400 && error.status < 500 ? error.status : 500;
-    if (status === 500) deps.logger.error({ err: error.message, path: req.path }, 'dashboard error');
-    if (res.headersSent) return;
-    res.status(status).type('text/plain').send(status === 500 ? 'internal error (see the web process log)\n' : `${error.message}\n`);
-  });
+  router.use(dashboardErrors(deps.logger));
 
   return router;
 }
-

@@ -3,7 +3,7 @@
  * throttle, and the cash-on-delivery figures.
  */
 import { describe, expect, it } from 'vitest';
-import { LoginThrottle, secretsEqual, SessionSigner } from '../../src/dashboard/auth.js';
+import { KNOWN_BROWSER_TTL_MS, LoginThrottle, secretsEqual, SessionSigner } from '../../src/dashboard/auth.js';
 import { codFigures } from '../../src/dashboard/data.js';
 import { escapeHtml, formatXof, html, safeHref } from '../../src/dashboard/html.js';
 import { moneyBody } from '../../src/dashboard/pages.js';
@@ -70,6 +70,18 @@ describe('sessions', () => {
     expect(signer.csrfValid(a, signer.csrfToken(b))).toBe(false);
     expect(signer.csrfValid(a, '')).toBe(false);
     expect(signer.csrfValid(a, undefined)).toBe(false);
+  });
+
+  it('recognises its own known-browser cookie for 30 days, and takes neither a session cookie for one nor the reverse', () => {
+    const known = signer.knownBrowserCookie(NOW);
+    expect(known).not.toContain(TOKEN);
+    expect(signer.knownBrowser(known, NOW + KNOWN_BROWSER_TTL_MS - 1)).toMatch(/^[A-Za-z0-9_-]{24}$/);
+    expect(signer.knownBrowser(known, NOW + KNOWN_BROWSER_TTL_MS)).toBeUndefined();
+    expect(KNOWN_BROWSER_TTL_MS).toBe(30 * 86_400_000);
+    expect(signer.knownBrowser(signer.issue(NOW, 60_000).cookieValue, NOW)).toBeUndefined();
+    expect(signer.verify(known, NOW)).toBeUndefined();
+    expect(new SessionSigner(`${TOKEN}-rotated`).knownBrowser(known, NOW)).toBeUndefined();
+    expect(signer.knownBrowser('garbage', NOW)).toBeUndefined();
   });
 
   it('shows only flash messages it signed itself, for a minute', () => {

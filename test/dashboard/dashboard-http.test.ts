@@ -56,12 +56,14 @@ afterAll(async () => {
 
 const orderPath = (id: string) => `/dashboard/orders/${encodeURIComponent(id)}`;
 
-async function loggedIn(): Promise<DashboardSession> {
-  const session = new DashboardSession(relais.web.url);
+async function loggedInAt(url: string): Promise<DashboardSession> {
+  const session = new DashboardSession(url);
   const login = await session.login(TOKEN);
   expect(login.status).toBe(303);
   return session;
 }
+
+const loggedIn = () => loggedInAt(relais.web.url);
 
 describe('authentication', () => {
   it('sends a visitor without a session to the login page, remembering where they were going', async () => {
@@ -342,6 +344,71 @@ describe('guessing the token', () => {
     expect((await session.login(TOKEN)).status).toBe(429);
     expect((await fetch(`${web.url}/dashboard/orders`, { headers: { authorization: `Bearer ${TOKEN}` }, redirect: 'manual' })).status).toBe(429);
     expect(session.cookies.size).toBe(0);
+  });
+});
+
+describe('guessing the token from the address of a browser that logged in before', () => {
+  /** A web process of its own for each test: its throttle starts empty and locks no other test out. */
+  async function withWeb(test: (url: string) => Promise<void>): Promise<void> {
+    const web = await startWeb({ ...relais.base, dashboardToken: TOKEN });
+    try {
+      await test(web.url);
+    } finally {
+      await web.close();
+    }
+  }
+  const wrongBearers = async (url: string) => {
+    for (let i = 0; i < 10; i++) {
+      expect((await fetch(`${url}/dashboard/orders`, { headers: { authorization: `Bearer wrong-guess-${i}` }, redirect: 'manual' })).status).toBe(401);
+    }
+  };
+  /** Logged in once (its session since expired): it keeps only the known-browser cookie. */
+  async function knownBrowser(url: string): Promise<DashboardSession> {
+    const browser = new DashboardSession(url);
+    const login = await browser.login(TOKEN);
+    expect(login.status).toBe(303);
+    const cookie = login.headers.getSetCookie().find((c) => c.startsWith('relais_known_browser='));
+    expect(cookie).toMatch(/; HttpOnly; SameSite=Strict; Max-Age=2592000$/);
+    expect(cookie).toMatch(/; Path=\/dashboard;/);
+    expect(cookie).not.toContain(TOKEN);
+    browser.cookies.delete('relais_session');
+    return browser;
+  }
+
+  it('lets that browser in with the right token while the address is blocked; a new client from the address stays refused, and its count of wrong tokens is kept', async () => {
+    await withWeb(async (url) => {
+      const browser = await knownBrowser(url);
+      await wrongBearers(url);
+      expect((await new DashboardSession(url).login(TOKEN)).status).toBe(429);
+      expect((await browser.login(TOKEN)).status).toBe(303);
+      expect((await browser.request('/dashboard/orders')).status).toBe(200);
+      expect((await new DashboardSession(url).login(TOKEN)).status).toBe(429);
+      expect((await fetch(`${url}/dashboard/orders`, { headers: { authorization: `Bearer ${TOKEN}` }, redirect: 'manual' })).status).toBe(429);
+    });
+  });
+
+  it('counts wrong tokens sent from that browser on its own budget: ten block it, even for the right token, and not its address', async () => {
+    await withWeb(async (url) => {
+      const browser = await knownBrowser(url);
+      for (let i = 0; i < 10; i++) expect((await browser.login(`wrong-guess-number-${i}`)).status).toBe(401);
+      const blocked = await browser.login(TOKEN);
+      expect(blocked.status).toBe(429);
+      expect(blocked.body).toContain('Too many wrong tokens from this browser');
+      expect(browser.cookies.has('relais_session')).toBe(false);
+      expect((await new DashboardSession(url).login(TOKEN)).status).toBe(303);
+    });
+  });
+
+  it('holds the address\'s block against a forged known-browser cookie and against a session cookie passed off as one', async () => {
+    await withWeb(async (url) => {
+      const session = await loggedInAt(url);
+      await wrongBearers(url);
+      for (const value of [session.cookies.get('relais_session')!, 'AAAAAAAAAAAAAAAAAAAAAAAA.99999999999999.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA']) {
+        const forger = new DashboardSession(url);
+        forger.cookies.set('relais_known_browser', value);
+        expect((await forger.login(TOKEN)).status).toBe(429);
+      }
+    });
   });
 });
 

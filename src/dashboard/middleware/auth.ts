@@ -1,0 +1,170 @@
+/**
+ * Who may use the dashboard, as Express middleware: the login form (public), the check every other
+ * request passes (a session cookie, or the token as `Authorization: Bearer` for scripts), and logout.
+ * The check records the request's viewer (`viewerOf`), which the CSRF check and the pages read.
+ *
+ * The building blocks (signed sessions, constant-time comparison, the throttle of wrong tokens) are in
+ * ../auth.ts; this file decides what a request gets.
+ *
+ * Wrong tokens, at login or as a bearer, are throttled per client: ten within 15 minutes and that client's
+ * next attempts are refused, the right token included, until the window passes. A blocked client must get
+ * the same answer whatever token it sends, or the block would tell a guesser which guess is right and
+ * limit nothing. So a right token from a blocked address is refused too, and the operator is told apart
+ * from a guesser by what a guesser cannot have: the known-browser cookie, which only a login with the
+ * right token sets. A request carrying a valid one is counted on that browser's own budget instead of its
+ * address's: a browser that logged in before still gets in while wrong tokens from its address (a
+ * colleague's typos, a script with an old token, someone behind the same proxy) have the address blocked;
+ * ten wrong tokens sent with it block it in turn. Without the cookie nothing changed: scripts, first logins
+ * and guessers have their address's budget, and a success counted on a browser's budget leaves the
+ * address's count as it was.
+ */
+import { Router, type Request, type RequestHandler } from 'express';
+import type { Logger } from '../../log.js';
+import {
+  bearerToken, clearCookie, isCrossSite, KNOWN_BROWSER_COOKIE, KNOWN_BROWSER_TTL_MS, readCookie, secretsEqual, SESSION_COOKIE, setCookie, type LoginThrottle,
+  type Session, type SessionSigner,
+} from '../auth.js';
+import { loginPage } from '../layout.js';
+import type { SessionRevocations } from '../ports.js';
+import { form } from './forms.js';
+
+export type Viewer = { kind: 'session'; session: Session; csrf: string } | { kind: 'bearer' };
+
+export interface AuthDeps {
+  /** RELAIS_DASHBOARD_TOKEN. */
+  token: string;
+  signer: SessionSigner;
+  throttle: LoginThrottle;
+  revocations: SessionRevocations;
+  sessionTtlMs: number;
+  nowMs(): number;
+  logger: Logger;
+}
+
+export interface DashboardAuth {
+  /** GET and POST /login: the only pages open without a session. */
+  login: Router;
+  /** Lets a request through with a live session or the right bearer token; otherwise to the login page (pages) or 401. */
+  authenticate: RequestHandler;
+  /** POST /logout, after the CSRF check: the session is revoked for good. */
+  logout: RequestHandler;
+  /** The viewer `authenticate` let through; throws for a request that did not pass it. */
+  viewerOf(req: Request): Viewer;
+}
+
+/** Only paths inside the dashboard are followed after login: never an open redirect. */
+export function safeNext(candidate: unknown): string {
+  if (typeof candidate !== 'string') return '/dashboard/orders';
+  if (!/^\/dashboard(\/[A-Za-z0-9\-._~%:/?=&+]*)?$/.test(candidate) || candidate.includes('//') || /^\/dashboard\/(login|logout)/.test(candidate)) return '/dashboard/orders';
+  return candidate;
+}
+
+const addressOf = (req: Request): string => req.ip ?? req.socket.remoteAddress ?? 'unknown';
+
+/** Whose budget of wrong tokens a request counts on: a known browser's own, else its address's. */
+interface Client {
+  key: string;
+  address: string;
+  knownBrowser: boolean;
+}
+
+export function dashboardAuth(deps: AuthDeps): DashboardAuth {
+  const { signer, throttle } = deps;
+  const viewers = new WeakMap<Request, Viewer>();
+
+  function clientOf(req: Request): Client {
+    const address = addressOf(req);
+    const browser = signer.knownBrowser(readCookie(req, KNOWN_BROWSER_COOKIE), deps.nowMs());
+    // An address is never 'browser:…', so the two kinds of key cannot meet.
+    return browser === undefined ? { key: address, address, knownBrowser: false } : { key: `browser:${browser}`, address, knownBrowser: true };
+  }
+  const from = (client: Client) => (client.knownBrowser ? 'browser' : 'address');
+
+  async function sessionOf(req: Request): Promise<Session | undefined> {
+    const session = signer.verify(readCookie(req, SESSION_COOKIE), deps.nowMs());
+    if (!session || (await deps.revocations.isRevoked(session.id))) return undefined;
+    return session;
+  }
+
+  const login = Router();
+  login.get('/login', async (req, res) => {
+    if (await sessionOf(req)) {
+      res.redirect(303, safeNext(req.query.next));
+      return;
+    }
+    res.type('html').send(loginPage({ next: safeNext(req.query.next), notice: req.query.bye === '1' ? 'You are logged out.' : undefined }));
+  });
+
+  login.post('/login', form, async (req, res) => {
+    const client = clientOf(req);
+    const next = safeNext((req.body as Record<string, unknown> | undefined)?.next);
+    if (isCrossSite(req)) {
+      res.status(403).type('html').send(loginPage({ next, error: 'Log in from the dashboard itself.' }));
+      return;
+    }
+    if (throttle.blocked(client.key, deps.nowMs())) {
+      res.status(429).type('html').send(loginPage({ next, error: `Too many wrong tokens from this ${from(client)}: wait 15 minutes.` }));
+      return;
+    }
+    const candidate = (req.body as Record<string, unknown> | undefined)?.token;
+    if (typeof candidate !== 'string' || !secretsEqual(candidate, deps.token)) {
+      throttle.fail(client.key, deps.nowMs());
+      deps.logger.warn({ client: client.address, knownBrowser: client.knownBrowser }, 'dashboard login with a wrong token');
+      res.status(401).type('html').send(loginPage({ next, error: 'Wrong token.' }));
+      return;
+    }
+    throttle.succeed(client.key);
+    const { cookieValue } = signer.issue(deps.nowMs(), deps.sessionTtlMs);
+    setCookie(req, res, SESSION_COOKIE, cookieValue, deps.sessionTtlMs);
+    setCookie(req, res, KNOWN_BROWSER_COOKIE, signer.knownBrowserCookie(deps.nowMs()), KNOWN_BROWSER_TTL_MS);
+    deps.logger.info({ client: client.address, knownBrowser: client.knownBrowser }, 'dashboard login');
+    res.redirect(303, next);
+  });
+
+  const authenticate: RequestHandler = async (req, res, next) => {
+    const bearer = bearerToken(req);
+    if (bearer !== undefined) {
+      // Wrong bearer tokens count against the same budget as wrong logins.
+      const client = clientOf(req);
+      if (throttle.blocked(client.key, deps.nowMs())) {
+        res.status(429).type('text/plain').send(`too many wrong tokens from this ${from(client)}: wait 15 minutes\n`);
+        return;
+      }
+      if (bearer !== '' && secretsEqual(bearer, deps.token)) {
+        viewers.set(req, { kind: 'bearer' });
+        next();
+        return;
+      }
+      throttle.fail(client.key, deps.nowMs());
+      res.status(401).set('WWW-Authenticate', 'Bearer realm="relais-dashboard"').type('text/plain').send('wrong dashboard token\n');
+      return;
+    }
+    const session = await sessionOf(req);
+    if (session) {
+      viewers.set(req, { kind: 'session', session, csrf: signer.csrfToken(session) });
+      next();
+      return;
+    }
+    if (readCookie(req, SESSION_COOKIE) !== undefined) clearCookie(req, res, SESSION_COOKIE);
+    if (req.method === 'GET' || req.method === 'HEAD') {
+      res.redirect(303, `/dashboard/login?next=${encodeURIComponent(safeNext(req.originalUrl))}`);
+      return;
+    }
+    res.status(401).set('WWW-Authenticate', 'Bearer realm="relais-dashboard"').type('text/plain').send('log in to the dashboard first\n');
+  };
+
+  const viewerOf = (req: Request): Viewer => {
+    const viewer = viewers.get(req);
+    if (!viewer) throw new Error('dashboard route reached without authentication');
+    return viewer;
+  };
+
+  const logout: RequestHandler = async (req, res) => {
+    const viewer = viewerOf(req);
+    if (viewer.kind === 'session') await deps.revocations.revoke(viewer.session.id, viewer.session.expiresAtMs);
+    clearCookie(req, res, SESSION_COOKIE);
+    res.redirect(303, '/dashboard/login?bye=1');
+  };
+
+  return { login, authenticate, logout, viewerOf };
+}

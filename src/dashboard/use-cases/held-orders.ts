@@ -1,0 +1,25 @@
+/**
+ * The held page: every held order, newest hold first, with the neighbourhoods its address comes closest
+ * to; and the shipments with no recorded markReady past the watchdog bound (held or not), which no courier
+ * is offered whatever the service calls their state.
+ */
+import { unreadySince } from '../../domain/shipment-status.js';
+import type { OrderRecord } from '../../ledger/order-ledger.js';
+import type { DashboardDeps } from '../ports.js';
+import { closestNeighbourhoods } from './held-order.js';
+
+export interface HeldOrders {
+  held: { record: OrderRecord; suggestions: string[] }[];
+  unready: { record: OrderRecord; since: Date }[];
+}
+
+export async function heldOrders(ports: Pick<DashboardDeps, 'ledger' | 'shops' | 'resolver' | 'aliases' | 'now'>, limit: number): Promise<HeldOrders> {
+  const [records, unreadyIds] = await Promise.all([
+    ports.ledger.listHeld(limit),
+    ports.ledger.listUnready(unreadySince(ports.now(), ports.shops.all().map((s) => s.policy.unreadyAlertMinutes)), limit),
+  ]);
+  const held = await Promise.all(records.reverse().map(async (record) => ({ record, suggestions: await closestNeighbourhoods(ports, record) })));
+  const unready = (await Promise.all(unreadyIds.map(async ({ externalOrderId, since }) => ({ record: await ports.ledger.get(externalOrderId), since }))))
+    .flatMap(({ record, since }) => (record?.shipment ? [{ record, since }] : []));
+  return { held, unready };
+}
