@@ -17,6 +17,11 @@ const envSchema = z.object({
   DATABASE_URL: z.string().url().default('postgres://127.0.0.1:5432/relais'),
   /** The schema holding Relais's tables. */
   RELAIS_DB_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'lower-case letters, digits and _').default('public'),
+  /**
+   * Keys sealing connected shops' secrets in the database (AES-256-GCM): `id:base64[,id:base64…]`, each 32 random
+   * bytes (`openssl rand -base64 32`); the first encrypts, all decrypt (src/config/secret-box.ts, `relais secrets rotate`).
+   */
+  RELAIS_SECRET_KEYS: z.string().min(1).optional(),
   /** How long `relais web` and `relais worker` wait for PostgreSQL at start before exiting non-zero. */
   RELAIS_DB_WAIT_MS: z.coerce.number().int().min(0).max(600_000).default(20_000),
   RELAIS_SHOPS_FILE: z.string().default('config/shops.json'),

@@ -20,7 +20,9 @@ import { runStaleCommand } from '../ops/stale.js';
 import { userInfo } from 'node:os';
 import { runDemo } from './demo.js';
 import { emulateDispatch, emulateShopify, emulateWooCommerce, type EmulateOptions } from './emulate.js';
+import { SecretBox } from '../config/secret-box.js';
 import { createPool, databaseUrlForHumans, migrate } from '../ledger/postgres/database.js';
+import { PostgresShopSecretStore } from '../ledger/postgres/pg-shop-secrets.js';
 import { createRuntime, waitForDatabase } from './runtime.js';
 import { startWeb } from './web.js';
 import { startWorker } from './worker.js';
@@ -107,6 +109,24 @@ program
           ? `schema ${env.RELAIS_DB_SCHEMA} at ${where} is current (version ${result.to}); nothing to apply\n`
           : `schema ${env.RELAIS_DB_SCHEMA} at ${where}: applied ${result.applied.join(', ')}; now at version ${result.to}\n`,
       );
+    } finally {
+      await pool.end();
+    }
+  });
+
+program
+  .command('secrets')
+  .description('Connected shops\' secrets in the database: `rotate` re-seals every one under the first key of RELAIS_SECRET_KEYS')
+  .argument('<action>', 'rotate')
+  .action(async (action: string) => {
+    if (action !== 'rotate') throw new Error(`unknown action "${action}": rotate`);
+    const env = readEnv();
+    if (!env.RELAIS_SECRET_KEYS) throw new Error('RELAIS_SECRET_KEYS is not set: list the new key first, then the old ones (id:base64,id:base64)');
+    const box = SecretBox.fromSetting(env.RELAIS_SECRET_KEYS);
+    const pool = createPool({ url: env.DATABASE_URL, schema: env.RELAIS_DB_SCHEMA });
+    try {
+      const resealed = await new PostgresShopSecretStore(pool, box).reseal();
+      process.stdout.write(`re-sealed ${resealed} secret(s) under key ${box.currentKeyId}; keys listed after it can now be removed\n`);
     } finally {
       await pool.end();
     }

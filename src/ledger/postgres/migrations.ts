@@ -93,6 +93,24 @@ CREATE TABLE shop_aliases (
 );
 `,
   },
+  {
+    version: 2,
+    name: 'shop secrets',
+    sql: `
+-- Secrets of connected shops (tokens, refresh tokens, webhook secrets, API keys), each sealed with AES-256-GCM
+-- (src/config/secret-box.ts) under the key named by key_id; the shop and name are bound in as associated data.
+CREATE TABLE shop_secrets (
+  shop_id text NOT NULL,
+  name text NOT NULL,
+  key_id text NOT NULL,
+  sealed bytea NOT NULL,
+  expires_at timestamptz,
+  updated_at timestamptz NOT NULL,
+  PRIMARY KEY (shop_id, name)
+);
+CREATE INDEX shop_secrets_by_key ON shop_secrets (key_id);
+`,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -1,0 +1,27 @@
+/**
+ * The port for the secrets of connected shops (issue 17): access and refresh tokens with their expiry, webhook
+ * secrets, consumer keys, dispatch API keys. The adapter (src/ledger/postgres/pg-shop-secrets.ts) keeps them
+ * encrypted at rest (src/config/secret-box.ts); what comes back is a `Secret`, which never prints its value.
+ */
+import type { Secret } from './secret.js';
+
+export interface StoredSecret {
+  value: Secret;
+  /** When the secret stops working (an expiring access token); absent for one that does not expire. */
+  expiresAt?: Date;
+  updatedAt: Date;
+}
+
+export interface ShopSecretStore {
+  get(shopId: string, name: string): Promise<StoredSecret | undefined>;
+  put(shopId: string, name: string, value: string, options?: { expiresAt?: Date }): Promise<void>;
+  /**
+   * Replaces the secret only if it still is `expected` (compare-and-set on the plaintext): two processes refreshing
+   * one token at once cannot overwrite the newer one with the older. Answers whether it was replaced.
+   */
+  replaceIf(shopId: string, name: string, expected: string | undefined, value: string, options?: { expiresAt?: Date }): Promise<boolean>;
+  /** Every secret of the shop (an uninstall, a shop erased). Answers how many were deleted. */
+  deleteShop(shopId: string): Promise<number>;
+  /** Re-encrypts every secret sealed with an older key under the current one. Answers how many were re-sealed. */
+  reseal(): Promise<number>;
+}
