@@ -30,8 +30,8 @@ export async function handleCompliance(shopId: string, topic: string, payload: u
   const body = (payload ?? {}) as { orders_to_redact?: unknown; orders_requested?: unknown };
   if (topic === 'customers/data_request') {
     const ids = numericIds(body.orders_requested).map((id) => externalOrderId(shopId, id));
-    const held: string[] = [];
-    for (const id of ids) if (await deps.ledger.get(id)) held.push(id);
+    const records = await deps.ledger.getMany(ids);
+    const held = ids.filter((_, i) => records[i] !== undefined);
     deps.logger.info({ orders: held }, 'customer data request: Relais holds delivery data for these orders');
     return { kind: 'data_request', orders: held };
   }

@@ -19,7 +19,11 @@ export async function heldOrders(ports: Pick<DashboardDeps, 'ledger' | 'shops' |
     ports.ledger.listUnready(unreadySince(ports.now(), ports.shops.all().map((s) => s.policy.unreadyAlertMinutes)), limit),
   ]);
   const held = await Promise.all(records.reverse().map(async (record) => ({ record, suggestions: await closestNeighbourhoods(ports, record) })));
-  const unready = (await Promise.all(unreadyIds.map(async ({ externalOrderId, since }) => ({ record: await ports.ledger.get(externalOrderId), since }))))
-    .flatMap(({ record, since }) => (record?.shipment ? [{ record, since }] : []));
+  // One read for the whole list, not one per order.
+  const unreadyRecords = await ports.ledger.getMany(unreadyIds.map((u) => u.externalOrderId));
+  const unready = unreadyIds.flatMap(({ since }, i) => {
+    const record = unreadyRecords[i];
+    return record?.shipment ? [{ record, since }] : [];
+  });
   return { held, unready };
 }
