@@ -23,6 +23,7 @@ import { NeighbourhoodResolver } from '../geo/resolver.js';
 import { TariffMemory } from '../jobs/tariff-guard.js';
 import type { AliasStore } from '../ledger/alias-store.js';
 import type { Logger } from '../log.js';
+import { VERIFICATION_STATUS } from '../http/verification.js';
 import type { RelaisMetrics } from '../observability/metrics.js';
 import { priceAtCheckout, type CheckoutPrice, type CheckoutRateOutcome, type CheckoutRateRequest, type CheckoutRatesDeps } from './checkout-rates.js';
 import { CodFeeMemory } from './cod-fee.js';
@@ -62,7 +63,7 @@ interface Platform<Parsed> {
   secretOf(shop: ShopConfig): string | undefined;
   signatureHeader: string;
   /** A reason to refuse an authenticated request that is not meant for this shop. */
-  mismatch?(shop: ShopConfig, req: Request): string | undefined;
+  mismatch?(shop: ShopConfig, req: Request): 'shop_domain_mismatch' | undefined;
   toRequest(parsed: Parsed): CheckoutRateRequest;
   answer(shop: ShopConfig, outcome: CheckoutRateOutcome, now: Date): { status: number; body: unknown };
 }
@@ -130,27 +131,27 @@ export function checkoutRoutes(deps: CheckoutRouteDeps): Router {
     const shop = deps.shops.get(shopId);
     const secret = shop ? platform.secretOf(shop) : undefined;
     if (!shop || secret === undefined) {
-      res.status(404).json({ error: 'unknown_shop', message: `no ${platform.name} shop "${shopId}" in the Relais registry` });
+      res.status(VERIFICATION_STATUS.unknown_shop).json({ error: 'unknown_shop', message: `no ${platform.name} shop "${shopId}" in the Relais registry` });
       return;
     }
     const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const signature = checkBodySignature(rawBody, headerOf(req, platform.signatureHeader), secret);
     if (!signature.ok) {
       logger.warn({ shop: shop.id, platform: platform.name, reason: signature.reason }, 'rejected a checkout rate request');
-      res.status(401).json({ error: signature.reason });
+      res.status(VERIFICATION_STATUS[signature.reason]).json({ error: signature.reason });
       return;
     }
     const mismatch = platform.mismatch?.(shop, req);
     if (mismatch) {
       logger.warn({ shop: shop.id, platform: platform.name, reason: mismatch }, 'rejected a checkout rate request');
-      res.status(401).json({ error: mismatch });
+      res.status(VERIFICATION_STATUS[mismatch]).json({ error: mismatch });
       return;
     }
     let json: unknown;
     try {
       json = JSON.parse(rawBody.toString('utf8'));
     } catch {
-      res.status(400).json({ error: 'malformed_body', message: 'the body is not JSON' });
+      res.status(VERIFICATION_STATUS.malformed_body).json({ error: 'malformed_body', message: 'the body is not JSON' });
       return;
     }
     const parsed = platform.schema.safeParse(json);

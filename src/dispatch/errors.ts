@@ -6,6 +6,7 @@
  * Nothing in an error ever carries the API key: messages are built from the operation, the status and the
  * service's code, and a service message is scrubbed of the key before it is kept (see http.ts).
  */
+import { failureOf, RelaisError } from '../domain/errors.js';
 import type { ErrorMeaning } from './profile.js';
 import type { OperationName } from './wire.js';
 
@@ -33,7 +34,7 @@ export interface DispatchErrorInit {
   cause?: unknown;
 }
 
-export class DispatchError extends Error {
+export class DispatchError extends RelaisError {
   override readonly name = 'DispatchError';
   readonly operation: OperationName;
   readonly kind: DispatchErrorKind;
@@ -45,19 +46,15 @@ export class DispatchError extends Error {
    * already ready...). Use-cases decide on this, never on the service's code.
    */
   readonly meaning?: ErrorMeaning;
-  readonly retryable: boolean;
-  /** From Retry-After (seconds or HTTP-date), when the service sent it. */
-  readonly retryAfterMs?: number;
 
+  /** `retryable` is the transient/permanent verdict of the base (src/domain/errors.ts); `retryAfterMs` comes from Retry-After. */
   constructor(init: DispatchErrorInit) {
-    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    super({ failure: failureOf(init.retryable), message: init.message, retryAfterMs: init.retryAfterMs, cause: init.cause });
     this.operation = init.operation;
     this.kind = init.kind;
-    this.retryable = init.retryable;
     if (init.status !== undefined) this.status = init.status;
     if (init.code !== undefined) this.code = init.code;
     if (init.meaning !== undefined) this.meaning = init.meaning;
-    if (init.retryAfterMs !== undefined) this.retryAfterMs = init.retryAfterMs;
   }
 
   /** Structured form for logs: every field a reader needs, never a header or a key. */

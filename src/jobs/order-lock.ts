@@ -20,10 +20,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { RelaisError } from '../domain/errors.js';
 
-export class OrderBusyError extends Error {
+/** Transient: the order is another job's for now; tried again a second later. */
+export class OrderBusyError extends RelaisError {
   override readonly name: string = 'OrderBusyError';
-  readonly retryAfterMs = 1_000;
+
+  constructor(message: string) {
+    super({ failure: 'transient', message, retryAfterMs: 1_000 });
+  }
 }
 
 /** The order lock was lost while the job held it: it stops before its next side effect, and is retried. */

@@ -12,7 +12,8 @@
  * webhook de-duplication keys outlive removed jobs (see http/routes/webhooks.ts).
  */
 import { createHash } from 'node:crypto';
-import { Queue, type ConnectionOptions, type DefaultJobOptions, type JobsOptions } from 'bullmq';
+import { Queue, UnrecoverableError, type ConnectionOptions, type DefaultJobOptions, type JobsOptions } from 'bullmq';
+import { isPermanent, RelaisError } from '../domain/errors.js';
 import type { Platform } from '../domain/order.js';
 
 export const QUEUE = { shopEvents: 'shop-events', dispatch: 'dispatch', deliveries: 'deliveries', maintenance: 'maintenance' } as const;
@@ -100,8 +101,17 @@ export function createQueues(connection: ConnectionOptions, prefix: string): Rel
  * for with Retry-After when the error carries it.
  */
 export function retryDelayMs(attemptsMade: number, error: unknown): number {
-  const asked = (error as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
-  if (typeof asked === 'number' && asked >= 0) return Math.min(asked, 15 * 60_000);
+  const asked = error instanceof RelaisError ? error.retryAfterMs : undefined;
+  if (asked !== undefined && asked >= 0) return Math.min(asked, 15 * 60_000);
   const base = Math.min(2_000 * 2 ** Math.max(0, attemptsMade - 1), 5 * 60_000);
   return Math.round(base * (0.8 + Math.random() * 0.4));
+}
+
+/**
+ * The one place a failure becomes BullMQ's: a permanent error (src/domain/errors.ts: the service or the shop
+ * refused, and would refuse again) becomes an UnrecoverableError, so the job fails now instead of spending its
+ * attempts; anything else is thrown as it is and retried with backoff. Use in a processor's catch: `throw jobFailure(error)`.
+ */
+export function jobFailure(error: unknown): unknown {
+  return isPermanent(error) ? new UnrecoverableError(error.message) : error;
 }

@@ -8,15 +8,15 @@
  * A 429 from the service is handled separately (Retry-After, see jobs/queues.ts).
  */
 import type { Redis } from 'ioredis';
+import { RelaisError } from '../domain/errors.js';
 
-export class ShopRateLimited extends Error {
+export class ShopRateLimited extends RelaisError {
   override readonly name = 'ShopRateLimited';
-  readonly retryable = true;
   constructor(
     readonly shopId: string,
-    readonly retryAfterMs: number,
+    retryAfterMs: number,
   ) {
-    super(`shop ${shopId} is over its dispatch call rate; retrying in ${retryAfterMs} ms`);
+    super({ failure: 'transient', message: `shop ${shopId} is over its dispatch call rate; retrying in ${retryAfterMs} ms`, retryAfterMs });
   }
 }
 

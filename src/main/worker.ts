@@ -10,11 +10,10 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { NeighbourhoodResolver } from '../geo/resolver.js';
 import { ShopRateLimiter } from '../jobs/rate-limit.js';
 import { dispatchOrder, type DispatchOutcome } from '../jobs/dispatch-order.js';
-import { QUEUE, retryDelayMs, stableJobId, type DeliveryJob, type DispatchJob, type MaintenanceJob, type ShopEventJob } from '../jobs/queues.js';
+import { jobFailure, QUEUE, retryDelayMs, stableJobId, type DeliveryJob, type DispatchJob, type MaintenanceJob, type ShopEventJob } from '../jobs/queues.js';
 import { cancelDelivery, syncDelivery, type CancelOutcome, type DeliveryDeps, type DeliveryOutcome } from '../jobs/sync-delivery.js';
 import { handleShopEvent, type ShopEventOutcome } from '../jobs/shop-event.js';
 import { shopifyOrderReader } from '../stores/shopify/owner.js';
-import { DispatchError } from '../dispatch/errors.js';
 import { checkReadiness, databaseProbe, redisProbe, startOpsServer, workersProbe } from '../observability/health.js';
 import { TariffMemory } from '../jobs/tariff-guard.js';
 import { instrumentWorkers, RelaisMetrics } from '../observability/metrics.js';
@@ -96,8 +95,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         }
         return outcome;
       } catch (error) {
-        if (error instanceof DispatchError && !error.retryable) throw new UnrecoverableError(error.message);
-        throw error;
+        throw jobFailure(error);
       }
     },
     { connection, prefix: options.prefix, concurrency: options.concurrency ?? 10, settings, lockDuration: options.lockMs ?? 30_000, stalledInterval: options.lockMs ?? 30_000 },
@@ -115,10 +113,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       try {
         return job.name === 'cancel' ? await cancelDelivery(job.data, deliveryDeps(job)) : await syncDelivery(job.data, deliveryDeps(job));
       } catch (error) {
-        if (error instanceof DispatchError && !error.retryable) throw new UnrecoverableError(error.message);
         // A shop that refused a write (userErrors, an order that is gone) answers the same on every retry.
-        if (error instanceof Error && (error as { retryable?: unknown }).retryable === false) throw new UnrecoverableError(error.message);
-        throw error;
+        throw jobFailure(error);
       }
     },
     { connection, prefix: options.prefix, concurrency: options.concurrency ?? 10, settings, lockDuration: options.lockMs ?? 30_000, stalledInterval: options.lockMs ?? 30_000 },

@@ -4,6 +4,7 @@
  * Shopify's cost figures), or after a short exponential backoff; anything else fails at once. Calls run
  * one after another, or a few at a time with mapLimit, never all at once.
  */
+import { isTransient, RelaisError } from '../domain/errors.js';
 
 export interface RetryOptions {
   /** Tries in all, the first included. */
@@ -16,14 +17,14 @@ export interface RetryOptions {
 
 export const sleepFor = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** True for the errors of every client Relais has (DispatchError, ShopifyWriteError, WooApiError) that a retry can help. */
+/** True for the errors of every client Relais has (src/domain/errors.ts RelaisError) that a retry can help. */
 export function isRetryable(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { retryable?: unknown }).retryable === true;
+  return isTransient(error);
 }
 
 export function retryAfterMsOf(error: unknown): number | undefined {
-  const value = typeof error === 'object' && error !== null ? (error as { retryAfterMs?: unknown }).retryAfterMs : undefined;
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
+  const value = error instanceof RelaisError ? error.retryAfterMs : undefined;
+  return value !== undefined && Number.isFinite(value) && value >= 0 ? value : undefined;
 }
 
 export async function withRetries<T>(what: string, call: () => Promise<T>, options: RetryOptions = {}): Promise<T> {

@@ -21,6 +21,7 @@ import { ownerOfShopifyPayload } from '../../stores/shopify/owner.js';
 import { verifyShopifyWebhook } from '../../stores/shopify/verify.js';
 import { verifyWooWebhook } from '../../stores/woocommerce/verify.js';
 import type { Redis } from 'ioredis';
+import { VERIFICATION_STATUS } from '../verification.js';
 
 export const SHOPIFY_ORDER_TOPICS = new Set(['orders/create', 'orders/paid', 'orders/updated', 'orders/cancelled']);
 export const SHOPIFY_COMPLIANCE_TOPICS = new Set(['customers/data_request', 'customers/redact', 'shop/redact']);
@@ -57,28 +58,27 @@ export function webhookRoutes(deps: WebhookDeps): Router {
 
   router.post('/webhooks/shopify', async (req: Request, res: Response) => {
     const domain = header(req, 'x-shopify-shop-domain');
-    if (!domain) return void res.status(400).json({ error: 'missing_headers', missing: ['X-Shopify-Shop-Domain'] });
+    if (!domain) return void res.status(VERIFICATION_STATUS.missing_headers).json({ error: 'missing_headers', missing: ['X-Shopify-Shop-Domain'] });
     const shop = deps.shops.byShopifyDomain(domain);
-    if (!shop) return void res.status(404).json({ error: 'unknown_shop', message: `no shop ${domain} in the Relais registry` });
+    if (!shop) return void res.status(VERIFICATION_STATUS.unknown_shop).json({ error: 'unknown_shop', message: `no shop ${domain} in the Relais registry` });
     const rawBody = rawBodyOf(req);
     const verification = verifyShopifyWebhook({ rawBody, headers: req.headers, secret: shop.shopify.webhookSecret.reveal() });
     if (!verification.ok) {
-      const status = verification.reason === 'missing_headers' ? 400 : 401;
       deps.logger.warn({ shop: shop.id, reason: verification.reason }, 'rejected a Shopify webhook');
-      return void res.status(status).json({ error: verification.reason, missing: verification.missing });
+      return void res.status(VERIFICATION_STATUS[verification.reason]).json({ error: verification.reason, missing: verification.missing });
     }
     const { topic } = verification;
     if (!SHOPIFY_ORDER_TOPICS.has(topic) && !SHOPIFY_COMPLIANCE_TOPICS.has(topic)) {
       return void res.status(200).json({ status: 'ignored', topic });
     }
     const payload = parseJson(rawBody);
-    if (payload === undefined) return void res.status(400).json(MALFORMED_BODY);
+    if (payload === undefined) return void res.status(VERIFICATION_STATUS.malformed_body).json(MALFORMED_BODY);
     // The shop header is not signed and shops of one app share its secret: the signed body must not name
     // another shop (the worker confirms what the body cannot tell through the shop's Admin API).
     const owner = ownerOfShopifyPayload(shop.shopify.domain, payload);
     if (owner.kind === 'other_shop') {
       deps.logger.warn({ shop: shop.id, topic, found: owner.found }, 'rejected a Shopify webhook: its body belongs to another shop');
-      return void res.status(401).json({ error: 'shop_mismatch', message: `the body belongs to ${owner.found}, not ${shop.shopify.domain}` });
+      return void res.status(VERIFICATION_STATUS.shop_mismatch).json({ error: 'shop_mismatch', message: `the body belongs to ${owner.found}, not ${shop.shopify.domain}` });
     }
     const eventKey = `${topic}|${verification.eventId ?? verification.webhookId}`;
     await enqueue(deps, res, { shopId: shop.id, platform: 'shopify', topic, receivedAt: deps.now().toISOString(), payload }, eventKey);
@@ -87,23 +87,22 @@ export function webhookRoutes(deps: WebhookDeps): Router {
   router.post('/webhooks/woocommerce/:shopId', async (req: Request, res: Response) => {
     const shop = deps.shops.get(String(req.params.shopId));
     if (!shop || shop.platform !== 'woocommerce') {
-      return void res.status(404).json({ error: 'unknown_shop', message: `no WooCommerce shop "${String(req.params.shopId)}" in the Relais registry` });
+      return void res.status(VERIFICATION_STATUS.unknown_shop).json({ error: 'unknown_shop', message: `no WooCommerce shop "${String(req.params.shopId)}" in the Relais registry` });
     }
     const rawBody = rawBodyOf(req);
     const verification = verifyWooWebhook({
       rawBody, headers: req.headers, secret: shop.woocommerce.webhookSecret.reveal(), contentType: header(req, 'content-type'),
     });
     if (!verification.ok) {
-      const status = verification.reason === 'invalid_signature' ? 401 : 400;
       deps.logger.warn({ shop: shop.id, reason: verification.reason }, 'rejected a WooCommerce webhook');
-      return void res.status(status).json({ error: verification.reason, missing: verification.missing });
+      return void res.status(VERIFICATION_STATUS[verification.reason]).json({ error: verification.reason, missing: verification.missing });
     }
     // WooCommerce pings a new webhook once, unsigned: answer 200 or it will not activate it.
     if (verification.kind === 'ping') return void res.status(200).json({ status: 'pong', webhookId: verification.webhookId });
     if (!WOO_ORDER_TOPICS.has(verification.topic)) return void res.status(200).json({ status: 'ignored', topic: verification.topic });
     const payload = parseJson(rawBody);
     if (payload === undefined || typeof payload !== 'object' || payload === null) {
-      return void res.status(400).json({ ...MALFORMED_BODY, message: `the body is not a JSON object, or is nested deeper than ${String(MAX_JSON_DEPTH)} levels` });
+      return void res.status(VERIFICATION_STATUS.malformed_body).json({ ...MALFORMED_BODY, message: `the body is not a JSON object, or is nested deeper than ${String(MAX_JSON_DEPTH)} levels` });
     }
     // WooCommerce's delivery id changes on every delivery; the order's modification date does not.
     // date_modified has one-second precision: two saves in the same second (Relais's own write-back, then

@@ -39,6 +39,7 @@ import {
 import { setAbstractFetchFunc } from '@shopify/shopify-api/runtime';
 import { z } from 'zod';
 import type { Secret } from '../../config/secret.js';
+import { failureOf, RelaisError } from '../../domain/errors.js';
 import type { Logger } from '../../log.js';
 
 // ---- routing to an emulator ---------------------------------------------------------------------------
@@ -89,20 +90,16 @@ export interface ShopifyWriteErrorInit {
  * `retryAfterMs` when known) or not (the shop refused: userErrors, an invalid document, a revoked token).
  * Messages name the operation and Shopify's own error messages; never a token or a header.
  */
-export class ShopifyWriteError extends Error {
+export class ShopifyWriteError extends RelaisError {
   override readonly name = 'ShopifyWriteError';
   readonly operation: string;
-  readonly retryable: boolean;
-  readonly retryAfterMs?: number;
   readonly status?: number;
   readonly userErrors: ShopifyUserError[];
 
   constructor(init: ShopifyWriteErrorInit) {
-    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    super({ failure: failureOf(init.retryable), message: init.message, retryAfterMs: init.retryAfterMs, cause: init.cause });
     this.operation = init.operation;
-    this.retryable = init.retryable;
     this.userErrors = init.userErrors ?? [];
-    if (init.retryAfterMs !== undefined) this.retryAfterMs = init.retryAfterMs;
     if (init.status !== undefined) this.status = init.status;
   }
 }

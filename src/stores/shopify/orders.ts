@@ -18,7 +18,7 @@ import { z } from 'zod';
 import type { ShopifyShopConfig } from '../../config/shops.js';
 import type { Logger } from '../../log.js';
 import type { OrderWindow, ShopOrderLister, ShopOrderPage } from '../index.js';
-import { shopifyAdminClientFor, type ShopifyAdminClient } from './admin.js';
+import { shopifyAdminClientFor, ShopifyWriteError, type ShopifyAdminClient } from './admin.js';
 
 /** Orders per page: see the cost note above. */
 export const SHOPIFY_ORDER_PAGE_SIZE = 80;
@@ -239,8 +239,8 @@ export class ShopifyOrderLister implements ShopOrderLister {
   }
 }
 
-function unexpected(operation: string, error: z.ZodError): Error {
-  return Object.assign(new Error(`${operation}: unexpected answer from Shopify (${z.prettifyError(error)})`), { retryable: false });
+function unexpected(operation: string, error: z.ZodError): ShopifyWriteError {
+  return new ShopifyWriteError({ operation, message: `${operation}: unexpected answer from Shopify (${z.prettifyError(error)})`, retryable: false });
 }
 
 /** The lister of a Shopify shop of the registry; in-process waits are longer than the writer's, nothing waits on a queue here. */

@@ -19,6 +19,7 @@
  */
 import { z } from 'zod';
 import type { Secret } from '../../config/secret.js';
+import { failureOf, RelaisError } from '../../domain/errors.js';
 import { parseRetryAfter } from '../../dispatch/errors.js';
 import { silentLogger, type Logger } from '../../log.js';
 
@@ -36,27 +37,23 @@ export interface WooApiErrorInit {
   retryAfterMs?: number;
 }
 
-export class WooApiError extends Error {
+/** `retryAfterMs` (in the base, src/domain/errors.ts) comes from Retry-After, when the shop or its proxy sent one. */
+export class WooApiError extends RelaisError {
   override readonly name = 'WooApiError';
   readonly method: string;
   readonly endpoint: string;
   readonly kind: WooErrorKind;
-  readonly retryable: boolean;
   readonly status?: number;
   /** WooCommerce's error code, e.g. `woocommerce_rest_product_invalid_id`. */
   readonly code?: string;
-  /** From Retry-After, when the shop (or the proxy in front of it) sent one. Read by the job backoff. */
-  readonly retryAfterMs?: number;
 
   constructor(init: WooApiErrorInit) {
-    super(init.message);
+    super({ failure: failureOf(init.retryable), message: init.message, retryAfterMs: init.retryAfterMs });
     this.method = init.method;
     this.endpoint = init.endpoint;
     this.kind = init.kind;
-    this.retryable = init.retryable;
     if (init.status !== undefined) this.status = init.status;
     if (init.code !== undefined) this.code = init.code;
-    if (init.retryAfterMs !== undefined) this.retryAfterMs = init.retryAfterMs;
   }
 
   /** True when WooCommerce says the resource does not exist (a deleted product or order). */

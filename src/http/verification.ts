@@ -1,0 +1,24 @@
+/**
+ * Why a request that claims to come from a shop (an order webhook, a checkout rate request) was not taken,
+ * and the one table that says which HTTP status each reason answers. The routes look the status up here,
+ * never decide it themselves, so a platform's verifier only names the reason.
+ *
+ *   400  the request is not one the platform sends (a header missing, a body that is not JSON): a retry would not help
+ *   401  it is not signed by the shop's secret, or its signed body belongs to another shop (Shopify requires exactly 401)
+ *   404  no such shop in the registry (or not one of this platform)
+ *
+ * The signature verifiers' own reasons come from src/stores/common.ts (VERIFICATION_FAILURE_STATUS, next to them);
+ * the rest are the intake's.
+ */
+import { VERIFICATION_FAILURE_STATUS } from '../stores/common.js';
+
+export const VERIFICATION_STATUS = {
+  ...VERIFICATION_FAILURE_STATUS,
+  malformed_body: 400,
+  missing_signature: 401,
+  shop_mismatch: 401,
+  shop_domain_mismatch: 401,
+  unknown_shop: 404,
+} as const satisfies Record<string, 400 | 401 | 404>;
+
+export type VerificationFailure = keyof typeof VERIFICATION_STATUS;
