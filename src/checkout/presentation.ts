@@ -8,6 +8,25 @@ import type { CheckoutRateOutcome } from './checkout-rates.js';
 
 type RateOutcome = Extract<CheckoutRateOutcome, { kind: 'rate' }>;
 
+/**
+ * The answer both platforms get when there is no rate to show:
+ *  - no_rate: empty rates with a 2xx, Shopify's "this carrier service cannot handle this shipping request";
+ *  - unavailable: "to force backup rates instead, return a 40x or 50x HTTP code" (Shopify). 503 says what
+ *    happened, and Shopify keeps an error only 30 s (a success 15 min): a recovered service is asked again within
+ *    half a minute. The WooCommerce plugin adds nothing;
+ *  - disabled: 404, as for a shop without checkout prices.
+ */
+export function noRateAnswer(outcome: Exclude<CheckoutRateOutcome, RateOutcome>): { status: 200 | 503 | 404; body: { rates: [] } | { error: string } } {
+  switch (outcome.kind) {
+    case 'no_rate':
+      return { status: 200, body: { rates: [] } };
+    case 'unavailable':
+      return { status: 503, body: { rates: [] } };
+    case 'disabled':
+      return { status: 404, body: { error: 'checkout_rates_disabled' } };
+  }
+}
+
 export function rateDescription(outcome: RateOutcome): string {
   if (outcome.basis === 'fallback') {
     return `Livraison à ${outcome.neighbourhood} — tarif forfaitaire (prix exact momentanément indisponible)`;

@@ -1,5 +1,6 @@
 /**
- * Delivery prices at checkout, over HTTP:
+ * Delivery prices at checkout, over HTTP: one route per shop platform, its path, request, signature and answer
+ * given by the platform (StorePlatform.checkoutRates, src/stores/<platform>/checkout-rates.ts):
  *   POST /checkout/shopify/:shopId/rates       Shopify CarrierService callback (X-Shopify-Hmac-Sha256)
  *   POST /checkout/woocommerce/:shopId/rates   the WooCommerce plugin's endpoint (X-Relais-Signature)
  *
@@ -17,28 +18,23 @@
 import { performance } from 'node:perf_hooks';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import type { Redis } from 'ioredis';
-import type { z } from 'zod';
-import type { ShopConfig, ShopRegistry } from '../config/shops.js';
+import type { ShopRegistry } from '../config/shops.js';
 import { NeighbourhoodResolver } from '../geo/resolver.js';
 import { TariffMemory } from '../jobs/tariff-guard.js';
 import type { AliasStore } from '../ledger/alias-store.js';
 import type { Logger } from '../log.js';
 import { VERIFICATION_STATUS } from '../http/verification.js';
 import type { RelaisMetrics } from '../observability/metrics.js';
-import { priceAtCheckout, type CheckoutPrice, type CheckoutRateOutcome, type CheckoutRateRequest, type CheckoutRatesDeps } from './checkout-rates.js';
+import { storePlatforms, type StorePlatform } from '../stores/index.js';
+import { priceAtCheckout, type CheckoutPrice, type CheckoutRatesDeps } from './checkout-rates.js';
 import { CodFeeMemory } from './cod-fee.js';
 import { DispatchPriceSource, type PriceSource } from './price-source.js';
 import { RateCache, SingleFlight } from './rate-cache.js';
 import { ResolutionMemo } from './resolution-memo.js';
-import { fromShopifyRateRequest, shopifyRateRequestSchema, toShopifyAnswer } from './shopify-rates.js';
-import { checkBodySignature, RELAIS_SIGNATURE_HEADER, SHOPIFY_HMAC_HEADER, SHOPIFY_SHOP_DOMAIN_HEADER } from './signature.js';
-import { fromWooRateRequest, toWooAnswer, wooRateRequestSchema } from './woocommerce-rates.js';
+import { checkBodySignature } from './signature.js';
 
 /** A rate request lists the basket's items; a thousand lines fit well below this. */
 export const MAX_RATE_REQUEST_BYTES = 1024 * 1024;
-
-export const SHOPIFY_RATES_PATH = '/checkout/shopify/:shopId/rates';
-export const WOO_RATES_PATH = '/checkout/woocommerce/:shopId/rates';
 
 export interface CheckoutRouteDeps {
   shops: ShopRegistry;
@@ -56,42 +52,6 @@ export interface CheckoutRouteDeps {
   /** The web process's metrics (createApp passes its own): rates withheld are counted. */
   metrics?: RelaisMetrics;
 }
-
-interface Platform<Parsed> {
-  name: 'shopify' | 'woocommerce';
-  schema: z.ZodType<Parsed>;
-  secretOf(shop: ShopConfig): string | undefined;
-  signatureHeader: string;
-  /** A reason to refuse an authenticated request that is not meant for this shop. */
-  mismatch?(shop: ShopConfig, req: Request): 'shop_domain_mismatch' | undefined;
-  toRequest(parsed: Parsed): CheckoutRateRequest;
-  answer(shop: ShopConfig, outcome: CheckoutRateOutcome, now: Date): { status: number; body: unknown };
-}
-
-const shopify: Platform<z.output<typeof shopifyRateRequestSchema>> = {
-  name: 'shopify',
-  schema: shopifyRateRequestSchema,
-  secretOf: (shop) => (shop.platform === 'shopify' ? shop.shopify.webhookSecret.reveal() : undefined),
-  signatureHeader: SHOPIFY_HMAC_HEADER,
-  // The client secret is the app's, shared by every shop that installed it: a request signed for another shop
-  // would pass the HMAC, so the shop domain Shopify names must be this one (when it names one).
-  mismatch: (shop, req) => {
-    const domain = headerOf(req, SHOPIFY_SHOP_DOMAIN_HEADER)?.toLowerCase();
-    return shop.platform === 'shopify' && domain !== undefined && domain !== shop.shopify.domain ? 'shop_domain_mismatch' : undefined;
-  },
-  toRequest: fromShopifyRateRequest,
-  answer: toShopifyAnswer,
-};
-
-const woocommerce: Platform<z.output<typeof wooRateRequestSchema>> = {
-  name: 'woocommerce',
-  schema: wooRateRequestSchema,
-  // The plugin's own secret when the registry gives one: a leaked plugin setting then cannot forge order webhooks.
-  secretOf: (shop) => (shop.platform === 'woocommerce' ? (shop.woocommerce.checkoutSecret ?? shop.woocommerce.webhookSecret).reveal() : undefined),
-  signatureHeader: RELAIS_SIGNATURE_HEADER,
-  toRequest: fromWooRateRequest,
-  answer: (shop, outcome) => toWooAnswer(shop, outcome),
-};
 
 export function checkoutRoutes(deps: CheckoutRouteDeps): Router {
   const logger = deps.logger.child({ component: 'checkout-rates' });
@@ -121,27 +81,27 @@ export function checkoutRoutes(deps: CheckoutRouteDeps): Router {
     next();
   };
   const raw = express.raw({ type: () => true, limit: MAX_RATE_REQUEST_BYTES });
-  router.post(SHOPIFY_RATES_PATH, arrival, raw, (req, res) => handle(shopify, req, res));
-  router.post(WOO_RATES_PATH, arrival, raw, (req, res) => handle(woocommerce, req, res));
+  for (const platform of storePlatforms()) router.post(platform.checkoutRates.path, arrival, raw, (req, res) => handle(platform, req, res));
   return router;
 
-  async function handle<Parsed>(platform: Platform<Parsed>, req: Request, res: Response): Promise<void> {
+  async function handle(platform: StorePlatform, req: Request, res: Response): Promise<void> {
     const startedAt = typeof res.locals.startedAt === 'number' ? res.locals.startedAt : performance.now();
     const shopId = String(req.params.shopId);
-    const shop = deps.shops.get(shopId);
-    const secret = shop ? platform.secretOf(shop) : undefined;
-    if (!shop || secret === undefined) {
+    const found = deps.shops.get(shopId);
+    const shop = found?.platform === platform.name ? found : undefined;
+    if (!shop) {
       res.status(VERIFICATION_STATUS.unknown_shop).json({ error: 'unknown_shop', message: `no ${platform.name} shop "${shopId}" in the Relais registry` });
       return;
     }
     const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    const signature = checkBodySignature(rawBody, headerOf(req, platform.signatureHeader), secret);
+    const endpoint = platform.checkoutRates;
+    const signature = checkBodySignature(rawBody, headerOf(req, endpoint.signatureHeader), endpoint.secretOf(shop));
     if (!signature.ok) {
       logger.warn({ shop: shop.id, platform: platform.name, reason: signature.reason }, 'rejected a checkout rate request');
       res.status(VERIFICATION_STATUS[signature.reason]).json({ error: signature.reason });
       return;
     }
-    const mismatch = platform.mismatch?.(shop, req);
+    const mismatch = endpoint.mismatch(shop, req.headers);
     if (mismatch) {
       logger.warn({ shop: shop.id, platform: platform.name, reason: mismatch }, 'rejected a checkout rate request');
       res.status(VERIFICATION_STATUS[mismatch]).json({ error: mismatch });
@@ -154,15 +114,15 @@ export function checkoutRoutes(deps: CheckoutRouteDeps): Router {
       res.status(VERIFICATION_STATUS.malformed_body).json({ error: 'malformed_body', message: 'the body is not JSON' });
       return;
     }
-    const parsed = platform.schema.safeParse(json);
+    const parsed = endpoint.schema.safeParse(json);
     if (!parsed.success) {
       const problems = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
       res.status(400).json({ error: 'malformed_rate_request', problems });
       return;
     }
     try {
-      const outcome = await priceAtCheckout(shop, platform.toRequest(parsed.data), rates, startedAt);
-      const answer = platform.answer(shop, outcome, now());
+      const outcome = await priceAtCheckout(shop, endpoint.toRequest(parsed.data), rates, startedAt);
+      const answer = endpoint.answer(shop, outcome, now());
       res.status(answer.status).json(answer.body);
     } catch (error) {
       logger.error({ shop: shop.id, platform: platform.name, err: error instanceof Error ? error.message : String(error) }, 'checkout rate request failed');

@@ -4,6 +4,17 @@
  * the value calls `reveal()` at the last moment (an HTTP header, an HMAC key).
  */
 import { inspect } from 'node:util';
+import { z } from 'zod';
+
+/**
+ * How a registry names a secret: `{ "env": "VAR_NAME" }` or `{ "file": "/run/secrets/name" }`, never the value.
+ * src/config/shops.ts resolves each reference to a Secret when the registry is loaded.
+ */
+export const secretRef = z.union([
+  z.object({ env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name') }).strict(),
+  z.object({ file: z.string().min(1) }).strict(),
+], { error: 'must be a secret reference, { "env": "VARIABLE_NAME" } or { "file": "/run/secrets/name" }, never the secret itself' });
+export type SecretRef = z.infer<typeof secretRef>;
 
 export class Secret {
   readonly #value: string;

@@ -11,14 +11,9 @@ import { readFileSync } from 'node:fs';
 import { loadWireProfile, WireProfileError } from '../dispatch/profile.js';
 import { z } from 'zod';
 import { SHOP_ID_PATTERN } from '../domain/ids.js';
+import { PLATFORM_SETTINGS, type PlatformName } from '../stores/settings.js';
 import { lookupEnv, MAKE_A_TOKEN, MIN_TOKEN_LENGTH } from './env.js';
-import { Secret } from './secret.js';
-
-const secretRef = z.union([
-  z.object({ env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name') }).strict(),
-  z.object({ file: z.string().min(1) }).strict(),
-], { error: 'must be a secret reference, { "env": "VARIABLE_NAME" } or { "file": "/run/secrets/name" }, never the secret itself' });
-type SecretRef = z.infer<typeof secretRef>;
+import { Secret, secretRef, type SecretRef } from './secret.js';
 
 const coords = z.object({ lat: z.number().min(-90).max(90), lng: z.number().min(-180).max(180) });
 
@@ -146,7 +141,7 @@ const dispatchSchema = z
   })
   .strict();
 
-const baseShop = {
+const baseShopSchema = z.object({
   id: z.string().regex(SHOP_ID_PATTERN, 'lowercase letters, digits and hyphens'),
   name: z.string().min(1),
   /** ISO country code of the delivery area: SN, CI, TG, BJ, ML, BF, NE. */
@@ -154,56 +149,28 @@ const baseShop = {
   dispatch: dispatchSchema,
   pickup: pickupSchema,
   policy: policySchema.default(policySchema.parse({})),
-};
+});
 
-const shopifyShopSchema = z
-  .object({
-    ...baseShop,
-    platform: z.literal('shopify'),
-    shopify: z
-      .object({
-        domain: z.string().regex(/^[a-z0-9][a-z0-9-]*\.myshopify\.com$/, 'a *.myshopify.com domain'),
-        accessToken: secretRef,
-        /** The app's client secret: Shopify signs webhooks (and carrier-service calls) with it. */
-        webhookSecret: secretRef,
-        apiVersion: z.string().regex(/^\d{4}-\d{2}$/).default('2026-10'),
-        /** Local emulator only: send Admin API calls here instead of https://<domain>. */
-        adminUrl: z.string().url().optional(),
-      })
-      .strict(),
-  })
+/**
+ * One shop of each platform: the common fields, `platform`, and the platform's own settings under its name,
+ * validated by the platform's schema (src/stores/settings.ts).
+ */
+const shopSchemas = (Object.keys(PLATFORM_SETTINGS) as PlatformName[]).map((platform) =>
+  baseShopSchema.extend({ platform: z.literal(platform), [platform]: PLATFORM_SETTINGS[platform] }).strict());
+
+const registrySchema = z
+  .object({ shops: z.array(z.discriminatedUnion('platform', shopSchemas as [(typeof shopSchemas)[number], ...(typeof shopSchemas)[number][]])) })
   .strict();
 
-const wooShopSchema = z
-  .object({
-    ...baseShop,
-    platform: z.literal('woocommerce'),
-    woocommerce: z
-      .object({
-        url: z.string().url(),
-        consumerKey: secretRef,
-        consumerSecret: secretRef,
-        webhookSecret: secretRef,
-        /**
-         * The checkout plugin's own secret (its "Secret" field): rate requests are signed with it, and then only
-         * with it. Unset, the webhook secret signs them too, as before (relais doctor says to set one).
-         */
-        checkoutSecret: secretRef.optional(),
-      })
-      .strict(),
-  })
-  .strict();
-
-const registrySchema = z.object({ shops: z.array(z.discriminatedUnion('platform', [shopifyShopSchema, wooShopSchema])) }).strict();
-
-type RawShop = z.output<typeof shopifyShopSchema> | z.output<typeof wooShopSchema>;
+type RawShopOf<P extends PlatformName> = z.output<typeof baseShopSchema> & { platform: P } & { [K in P]: z.output<(typeof PLATFORM_SETTINGS)[K]> };
+type RawShop = { [P in PlatformName]: RawShopOf<P> }[PlatformName];
 
 /** Replaces every SecretRef in T by a Secret. */
 type Resolved<T> = T extends SecretRef ? Secret : T extends (infer U)[] ? Resolved<U>[] : T extends object ? { [K in keyof T]: Resolved<T[K]> } : T;
 
 export type ShopConfig = Resolved<RawShop>;
-export type ShopifyShopConfig = Extract<ShopConfig, { platform: 'shopify' }>;
-export type WooShopConfig = Extract<ShopConfig, { platform: 'woocommerce' }>;
+/** A shop of one platform: its own settings are under `shop[platform]`. */
+export type ShopOf<P extends PlatformName> = Extract<ShopConfig, { platform: P }>;
 export type ShopPolicy = ShopConfig['policy'];
 
 export class ShopRegistryError extends Error {
@@ -215,20 +182,13 @@ export class ShopRegistryError extends Error {
 
 export class ShopRegistry {
   readonly #byId = new Map<string, ShopConfig>();
-  readonly #byShopifyDomain = new Map<string, ShopifyShopConfig>();
 
   constructor(shops: ShopConfig[]) {
-    for (const shop of shops) {
-      this.#byId.set(shop.id, shop);
-      if (shop.platform === 'shopify') this.#byShopifyDomain.set(shop.shopify.domain, shop);
-    }
+    for (const shop of shops) this.#byId.set(shop.id, shop);
   }
 
   get(id: string): ShopConfig | undefined {
     return this.#byId.get(id);
-  }
-  byShopifyDomain(domain: string): ShopifyShopConfig | undefined {
-    return this.#byShopifyDomain.get(domain.toLowerCase());
   }
   all(): ShopConfig[] {
     return [...this.#byId.values()];
@@ -269,7 +229,8 @@ export function buildShopRegistry(document: unknown, secrets: SecretSource = def
     if (Array.isArray(value)) return value.map((v, i) => resolve(v, `${path}.${i}`));
     return value;
   };
-  const shops = parsed.data.shops.map((shop, index) => {
+  // The schema is built from the platforms' list, so its output type is looser than the one it enforces.
+  const shops = (parsed.data.shops as unknown as RawShop[]).map((shop, index) => {
     if (seen.has(shop.id)) problems.push(`shops.${index}.id: duplicate shop id "${shop.id}"`);
     seen.add(shop.id);
     return resolve(shop, `shops.${index}`) as ShopConfig;

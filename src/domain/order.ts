@@ -4,7 +4,11 @@
  */
 import type { Xof } from './money.js';
 
-export type Platform = 'shopify' | 'woocommerce';
+/**
+ * The shop's platform, as the store-platform registry names it (src/stores/settings.ts, `shop.platform`).
+ * Opaque here: what a platform means is the platform's business (src/stores/), never a branch in the domain.
+ */
+export type Platform = string;
 
 /** The spec's payment families (section 1). */
 export type PaymentFamily = 'cash_on_delivery' | 'prepaid' | 'deposit_then_balance' | 'business_account';
@@ -80,3 +84,6 @@ export interface HoldReason {
   code: string;
   message: string;
 }
+
+/** Whether an order ships now, by its shop's policy (src/jobs/policy.ts, and each platform's own rules). */
+export type Eligibility = { decision: 'dispatch' } | { decision: 'wait'; why: string } | { decision: 'cancel' };

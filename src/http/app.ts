@@ -10,7 +10,8 @@ import { checkoutRoutes } from '../checkout/routes.js';
 import type { AliasStore } from '../ledger/alias-store.js';
 import { dashboardRoutes, type DashboardDeps } from '../dashboard/index.js';
 import { dispatchWebhookRoutes } from './routes/dispatch-webhooks.js';
-import { SHOPIFY_ORDER_TOPICS, webhookRoutes, type WebhookDeps } from './routes/webhooks.js';
+import { webhookRoutes, type WebhookDeps } from './routes/webhooks.js';
+import { isOrderTopic } from '../stores/index.js';
 import type { ShopEventJob } from '../jobs/queues.js';
 import { checkReadiness, databaseProbe, queuesProbe, readinessBody, redisProbe, writeMetrics } from '../observability/health.js';
 import { webhookAckTimer, type RelaisMetrics } from '../observability/metrics.js';
@@ -95,7 +96,7 @@ export function createApp(deps: AppDeps): express.Express {
 
   const countReceived = metrics
     ? (job: ShopEventJob) => {
-        if (SHOPIFY_ORDER_TOPICS.has(job.topic) || job.topic.startsWith('order.')) metrics.orderReceived(job.shopId, job.platform);
+        if (isOrderTopic(job.platform, job.topic)) metrics.orderReceived(job.shopId, job.platform);
         deps.onEnqueued?.(job);
       }
     : deps.onEnqueued;

@@ -1,7 +1,7 @@
 /**
- * Why a request that claims to come from a shop (an order webhook, a checkout rate request) was not taken,
- * and the one table that says which HTTP status each reason answers. The routes look the status up here,
- * never decide it themselves, so a platform's verifier only names the reason.
+ * The one table from why a request that claims to come from a shop was not taken (an order webhook, a checkout
+ * rate request: StorePlatform's VerificationFailure) to the HTTP status it answers. The routes look the status
+ * up here, never decide it themselves, so a platform's intake only names the reason.
  *
  *   400  the request is not one the platform sends (a header missing, a body that is not JSON): a retry would not help
  *   401  it is not signed by the shop's secret, or its signed body belongs to another shop (Shopify requires exactly 401)
@@ -11,14 +11,13 @@
  * the rest are the intake's.
  */
 import { VERIFICATION_FAILURE_STATUS } from '../stores/common.js';
+import type { VerificationFailure } from '../stores/index.js';
 
-export const VERIFICATION_STATUS = {
+export const VERIFICATION_STATUS: Readonly<Record<VerificationFailure, 400 | 401 | 404>> = {
   ...VERIFICATION_FAILURE_STATUS,
   malformed_body: 400,
   missing_signature: 401,
   shop_mismatch: 401,
   shop_domain_mismatch: 401,
   unknown_shop: 404,
-} as const satisfies Record<string, 400 | 401 | 404>;
-
-export type VerificationFailure = keyof typeof VERIFICATION_STATUS;
+};

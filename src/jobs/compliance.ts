@@ -14,9 +14,11 @@ import type { Queue } from 'bullmq';
 import { externalOrderId } from '../domain/ids.js';
 import type { OrderLedger } from '../ledger/order-ledger.js';
 import type { Logger } from '../log.js';
+import { complianceTopics } from '../stores/index.js';
 import type { ShopEventJob } from './queues.js';
 
-export const COMPLIANCE_TOPICS = new Set(['customers/data_request', 'customers/redact', 'shop/redact']);
+/** The platforms' data-protection topics (today Shopify's, listed with its webhooks in src/stores/shopify/webhooks.ts). */
+export const COMPLIANCE_TOPICS = complianceTopics();
 
 export interface ComplianceDeps {
   ledger: OrderLedger;

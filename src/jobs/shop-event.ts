@@ -12,8 +12,7 @@ import type { StoreOrder } from '../domain/order.js';
 import { FINAL_STATES } from '../domain/order-state.js';
 import type { OrderLedger, OrderRecord, OrderState } from '../ledger/order-ledger.js';
 import type { Logger } from '../log.js';
-import { normaliseOrder, orderIdOf, orderVersionOf } from '../stores/index.js';
-import { ownerOfShopifyPayload } from '../stores/shopify/owner.js';
+import { normaliseOrder, orderIdOf, orderVersionOf, platformOf, type OwnershipCheck } from '../stores/index.js';
 import { COMPLIANCE_TOPICS, handleCompliance, type ComplianceOutcome } from './compliance.js';
 import { withOrderLock } from './order-lock.js';
 import { decideEligibility } from './policy.js';
@@ -32,10 +31,10 @@ export interface ShopEventDeps {
   /** Called for a cancelled order that already has a shipment (write-back and cancellation live elsewhere). */
   onCancelled?(shop: ShopConfig, externalOrderId: string): Promise<void>;
   /**
-   * Whether a Shopify order is in the shop, read through that shop's Admin API (src/stores/shopify/owner.ts).
-   * Asked when the signed body cannot tell which shop it belongs to; without it, such an order is not recorded.
+   * Whether a verified order event is the shop's, where the platform's signature cannot tell (shops of one
+   * Shopify app share its secret): stores/index.ts createOwnershipCheck. Without it, every event is taken as the shop's.
    */
-  shopifyOrderInShop?(shop: ShopConfig & { platform: 'shopify' }, orderId: string): Promise<boolean>;
+  ownership?: OwnershipCheck;
 }
 
 export type ShopEventOutcome =
@@ -76,19 +75,14 @@ export async function handleShopEvent(event: ShopEventJob, deps: ShopEventDeps):
 }
 
 /**
- * A Shopify order webhook is recorded only once its body confirms the shop the header names: the header is
- * not signed, and shops of one app share its secret (src/stores/shopify/owner.ts). The web process already
- * refuses an order whose status page is on another shop's myshopify domain; this covers the rest.
+ * An order webhook is recorded only once it is confirmed as the shop's order, where the platform's signature
+ * cannot tell (a Shopify header is not signed, and shops of one app share its secret: src/stores/shopify/owner.ts).
+ * The web process already refuses what the signed body shows to be another shop's; this covers the rest.
  */
 async function notTheShopsOrder(event: ShopEventJob, shop: ShopConfig, orderId: string, deps: ShopEventDeps): Promise<ShopEventOutcome | undefined> {
-  if (shop.platform !== 'shopify' || !event.topic.startsWith('orders/')) return undefined;
-  const owner = ownerOfShopifyPayload(shop.shopify.domain, event.payload);
-  if (owner.kind === 'confirmed') return undefined;
-  if (owner.kind === 'ask_admin' && deps.shopifyOrderInShop && (await deps.shopifyOrderInShop(shop, orderId))) return undefined;
-  const why = owner.kind === 'other_shop'
-    ? `the order belongs to ${owner.found}, not ${shop.shopify.domain}`
-    : `${owner.why}, and ${deps.shopifyOrderInShop ? `${shop.shopify.domain}'s Admin API has no order ${orderId}` : 'no Admin API check is configured'}`;
-  deps.logger.warn({ topic: event.topic, orderId, why }, 'Shopify order webhook not recorded: not confirmed as this shop\'s order');
+  const why = await deps.ownership?.(shop, event, orderId);
+  if (why === undefined) return undefined;
+  deps.logger.warn({ topic: event.topic, orderId, why }, `${platformOf(shop).label} order webhook not recorded: not confirmed as this shop's order`);
   return { kind: 'ignored', why };
 }
 
@@ -104,7 +98,7 @@ async function recordAndDecide(
   const now = deps.now();
   // The order's own version is inside the signed body: an event older than the one applied (a late delivery
   // of an earlier update) is noted on the timeline and changes nothing, whatever it says.
-  const version = normalised.ok ? normalised.order.updatedAt : orderVersionOf(shop.platform, event.payload);
+  const version = normalised.ok ? normalised.order.updatedAt : orderVersionOf(shop, event.payload);
   const record = await deps.ledger.recordEvent({
     meta: { externalOrderId: extId, shopId: shop.id, platform: shop.platform, orderId, orderName },
     payload: event.payload,

@@ -13,7 +13,7 @@ import { dispatchOrder, type DispatchOutcome } from '../jobs/dispatch-order.js';
 import { jobFailure, QUEUE, retryDelayMs, stableJobId, type DeliveryJob, type DispatchJob, type MaintenanceJob, type ShopEventJob } from '../jobs/queues.js';
 import { cancelDelivery, syncDelivery, type CancelOutcome, type DeliveryDeps, type DeliveryOutcome } from '../jobs/sync-delivery.js';
 import { handleShopEvent, type ShopEventOutcome } from '../jobs/shop-event.js';
-import { shopifyOrderReader } from '../stores/shopify/owner.js';
+import { createOwnershipCheck } from '../stores/index.js';
 import { checkReadiness, databaseProbe, redisProbe, startOpsServer, workersProbe } from '../observability/health.js';
 import { TariffMemory } from '../jobs/tariff-guard.js';
 import { instrumentWorkers, RelaisMetrics } from '../observability/metrics.js';
@@ -60,7 +60,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const settings = { backoffStrategy: (attemptsMade: number, _type?: string, error?: Error) => retryDelayMs(attemptsMade, error) };
   const connection = { url: options.redisUrl, maxRetriesPerRequest: null };
 
-  const shopifyOrderInShop = shopifyOrderReader(logger);
+  const ownership = createOwnershipCheck({ logger });
   const shopEvents = new Worker<ShopEventJob, ShopEventOutcome>(
     QUEUE.shopEvents,
     async (job) =>
@@ -70,7 +70,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         onCancelled: async (shop, externalOrderId) => {
           await runtime.queues.deliveries.add('cancel', { shopId: shop.id, externalOrderId, trigger: job.data.topic });
         },
-        shopifyOrderInShop,
+        ownership,
       }),
     { connection, prefix: options.prefix, concurrency: options.concurrency ?? 10, settings, lockDuration: options.lockMs ?? 30_000, stalledInterval: options.lockMs ?? 30_000 },
   );

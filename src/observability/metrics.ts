@@ -19,6 +19,7 @@ import { UnrecoverableError, type Job, type Worker } from 'bullmq';
 import type { DispatchOutcome } from '../jobs/dispatch-order.js';
 import type { DispatchJob, ShopEventJob } from '../jobs/queues.js';
 import type { ShopEventOutcome } from '../jobs/shop-event.js';
+import { storePlatforms } from '../stores/index.js';
 
 /** The job states reported by relais_queue_jobs (BullMQ getJobCounts). */
 export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'paused', 'failed', 'completed'] as const;
@@ -207,10 +208,16 @@ export class RelaisMetrics {
   }
 }
 
+/** Each shop platform's webhook route (StorePlatform.webhooks.path), its `:params` matching one path segment each. */
+let shopRoutes: { label: string; pattern: RegExp }[] | undefined;
+function shopWebhookRoutes(): { label: string; pattern: RegExp }[] {
+  shopRoutes ??= storePlatforms().map(({ webhooks: { path } }) => ({ label: path, pattern: new RegExp(`^${path.replace(/:\w+/g, '[^/]+')}/?$`) }));
+  return shopRoutes;
+}
+
 /** The route pattern a webhook URL belongs to. Never the URL itself: the delivery-webhook path carries a secret token. */
 export function webhookRouteLabel(path: string): string {
-  if (/^\/webhooks\/shopify\/?$/.test(path)) return '/webhooks/shopify';
-  if (/^\/webhooks\/woocommerce\/[^/]+\/?$/.test(path)) return '/webhooks/woocommerce/:shopId';
+  for (const route of shopWebhookRoutes()) if (route.pattern.test(path)) return route.label;
   if (/^\/webhooks\/dispatch\/[^/]+\/[^/]+\/?$/.test(path)) return '/webhooks/dispatch/:shopId/:token';
   return 'other';
 }

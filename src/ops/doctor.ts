@@ -5,13 +5,15 @@
  *                  and each alias target known to the gazetteer
  *   Redis          reachable; persistence (AOF or RDB); maxmemory-policy noeviction (BullMQ keys must never
  *                  be evicted); managed servers that disable CONFIG are said to be unchecked
- *   Each shop      the dispatch key (one cheap authenticated call); the shop's credentials and currency
- *                  (XOF); its order webhooks pointing at RELAIS_PUBLIC_URL; for Shopify shops with checkout
- *                  rates, the carrier service
+ *   Each shop      the dispatch key (one cheap authenticated call); the delivery-webhook URL; then the
+ *                  shop platform's own checks (StorePlatform.doctor, src/stores/<platform>/doctor.ts): the
+ *                  shop's credentials and currency (XOF), its order webhooks pointing at RELAIS_PUBLIC_URL,
+ *                  and for Shopify shops with checkout rates, the carrier service
  *
- * With `fix`, missing webhooks are registered again (Shopify deletes subscriptions after repeated failed
- * deliveries; WooCommerce disables webhooks), disabled WooCommerce webhooks are re-activated, and the Shopify
- * carrier service is registered or re-pointed (src/checkout/shopify-carrier-service.ts).
+ * With `fix`, each platform repairs what it can: missing webhooks registered again (Shopify deletes
+ * subscriptions after repeated failed deliveries; WooCommerce disables webhooks), disabled WooCommerce webhooks
+ * re-activated, the Shopify carrier service registered or re-pointed. The documents and topic lists those checks
+ * send are the platforms' own, next to the code that receives the webhooks.
  *
  * Each check is a function returning CheckResult(s); `runDoctor` runs them and `renderReport` prints them.
  * Keys, tokens and secrets never reach a result: keys are shown by Secret.hint() and where they come from;
@@ -20,29 +22,16 @@
 import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { lookupEnv, readEnv, type RelaisEnv } from '../config/env.js';
-import { loadShopRegistry, ShopRegistryError, type SecretSource, type ShopConfig, type ShopRegistry, type ShopifyShopConfig, type WooShopConfig } from '../config/shops.js';
-import {
-  CARRIER_SERVICES_QUERY, carrierServiceCallbackUrl, registerCarrierService, type CarrierServiceRegistration,
-} from '../checkout/shopify-carrier-service.js';
+import { loadShopRegistry, ShopRegistryError, type SecretSource, type ShopConfig, type ShopRegistry } from '../config/shops.js';
 import { DispatchClient } from '../dispatch/client.js';
 import { DispatchError } from '../dispatch/errors.js';
 import { normaliseText, NeighbourhoodResolver } from '../geo/resolver.js';
 import { silentLogger, type Logger } from '../log.js';
-import { shopifyAdminClientFor, ShopifyWriteError, type ShopifyAdminClient } from '../stores/shopify/admin.js';
 import { wireProfileOf } from '../dispatch/for-shop.js';
-import { createWooOperatorRest, WooApiError, type WooOperatorRest, type WooWebhookView } from '../stores/woocommerce/rest.js';
-import { z } from 'zod';
+import { platformOf } from '../stores/index.js';
+import { messageOf, publicEndpoint, type CheckResult, type CheckStatus } from './checks.js';
 
-export type CheckStatus = 'ok' | 'warn' | 'error';
-
-export interface CheckResult {
-  name: string;
-  status: CheckStatus;
-  /** What was found, in words an operator reads. Never a secret. */
-  detail: string;
-  /** What to do about it. */
-  fix?: string;
-}
+export { CURRENCY, publicEndpoint, type CheckResult, type CheckStatus } from './checks.js';
 
 export interface ReportEntry extends CheckResult {
   /** "Configuration", "Redis", "Shop dakar-mode (Shopify, dakar-mode.myshopify.com)". */
@@ -71,44 +60,6 @@ export interface DoctorOptions {
 }
 
 const DEFAULT_TIMEOUT_MS = 5_000;
-export const CURRENCY = 'XOF';
-/** The Shopify order topics Relais handles (http/routes/webhooks.ts), as Admin GraphQL names them. */
-export const SHOPIFY_WEBHOOK_TOPICS = ['ORDERS_CREATE', 'ORDERS_PAID', 'ORDERS_UPDATED', 'ORDERS_CANCELLED'] as const;
-export const WOO_WEBHOOK_TOPICS = ['order.created', 'order.updated'] as const;
-
-// ---- the documents sent to Shopify (validated against the Admin schema in test/ops/doctor.test.ts) -----------
-
-export const DOCTOR_SHOPIFY_DOCUMENTS = {
-  shop: `query RelaisDoctorShop {
-  shop { name currencyCode myshopifyDomain }
-}`,
-  webhookSubscriptions: `query RelaisDoctorWebhooks($after: String) {
-  webhookSubscriptions(first: 100, after: $after) {
-    nodes { id topic uri }
-    pageInfo { hasNextPage endCursor }
-  }
-}`,
-  webhookSubscriptionCreate: `mutation RelaisDoctorWebhookCreate($topic: WebhookSubscriptionTopic!, $webhookSubscription: WebhookSubscriptionInput!) {
-  webhookSubscriptionCreate(topic: $topic, webhookSubscription: $webhookSubscription) {
-    webhookSubscription { id topic uri }
-    userErrors { field message }
-  }
-}`,
-} as const;
-
-const shopSchema = z.object({ shop: z.object({ name: z.string(), currencyCode: z.string(), myshopifyDomain: z.string().optional() }) });
-const subscriptionsSchema = z.object({
-  webhookSubscriptions: z.object({
-    nodes: z.array(z.object({ id: z.string(), topic: z.string(), uri: z.string().nullish() })),
-    pageInfo: z.object({ hasNextPage: z.boolean(), endCursor: z.string().nullish() }),
-  }),
-});
-const carrierServicesSchema = z.object({
-  carrierServices: z.object({
-    nodes: z.array(z.object({ id: z.string(), name: z.string().nullish(), callbackUrl: z.string().nullish(), active: z.boolean() })),
-  }),
-});
-
 // ---- configuration -------------------------------------------------------------------------------------------
 
 export function checkEnvironment(source: NodeJS.ProcessEnv): { result: CheckResult; env?: RelaisEnv } {
@@ -326,254 +277,6 @@ function explainDispatchFailure(error: unknown, shown: string, baseUrl: string):
   return { status: 'error', detail: `${shown}: ${error.message}` };
 }
 
-// ---- Shopify -------------------------------------------------------------------------------------------------
-
-export function shopifyAdminFor(shop: ShopifyShopConfig, options: { timeoutMs?: number; logger?: Logger } = {}): ShopifyAdminClient {
-  return shopifyAdminClientFor(shop, {
-    logger: options.logger ?? silentLogger,
-    // A doctor answers fast: one retry, short waits.
-    maxAttempts: 2, maxWaitMs: 1_000, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-  });
-}
-
-/**
- * The access token works (first result) and the shop sells in XOF (second result, only when the first is ok).
- * Credentials refused make every later call of the shop pointless: the caller stops there.
- */
-export async function checkShopifyShop(shop: ShopifyShopConfig, admin: ShopifyAdminClient): Promise<CheckResult[]> {
-  const name = 'shop credentials';
-  try {
-    const { shop: info } = shopSchema.parse(await admin.query(DOCTOR_SHOPIFY_DOCUMENTS.shop, {}, 'RelaisDoctorShop'));
-    return [
-      { name, status: 'ok', detail: `"${info.name}" (${shop.shopify.domain}), access token ${shop.shopify.accessToken.hint()} accepted` },
-      currencyResult(info.currencyCode, 'Shopify admin › Settings › Store details › Store currency'),
-    ];
-  } catch (error) {
-    return [{ name, ...explainShopifyFailure(error, shop) }];
-  }
-}
-
-function currencyResult(currency: string, where: string): CheckResult {
-  const name = 'currency';
-  if (currency.toUpperCase() === CURRENCY) return { name, status: 'ok', detail: CURRENCY };
-  return {
-    name, status: 'error',
-    detail: `the shop sells in ${currency}: the delivery service collects XOF only, so Relais holds every order of this shop`,
-    fix: `set the store currency to ${CURRENCY} (${where}), or remove the shop from the registry`,
-  };
-}
-
-function explainShopifyFailure(error: unknown, shop: ShopifyShopConfig): Omit<CheckResult, 'name'> {
-  const token = `access token ${shop.shopify.accessToken.hint()} (from ${shop.shopify.accessToken.source})`;
-  if (error instanceof ShopifyWriteError) {
-    switch (error.status) {
-      case 401:
-        return { status: 'error', detail: `Shopify refused the ${token} (401)`, fix: 'the app was uninstalled or the token rotated: reinstall the app and put the new Admin API token in the referenced variable' };
-      case 402:
-        return { status: 'error', detail: `the shop ${shop.shopify.domain} is frozen (402 Payment Required)`, fix: 'the merchant must settle their Shopify bill' };
-      case 403:
-        return { status: 'error', detail: `the ${token} lacks an access scope (403)`, fix: 'grant the app read_orders, write_orders, write_fulfillments, write_shipping and reinstall' };
-      case 404:
-        return { status: 'error', detail: `no shop at ${shop.shopify.domain} (404)`, fix: 'check shopify.domain (the *.myshopify.com name)' };
-      case 423:
-        return { status: 'error', detail: `the shop ${shop.shopify.domain} is locked (423)`, fix: 'Shopify locked the shop; the merchant must contact Shopify' };
-      default:
-        break;
-    }
-    if (error.retryable) return { status: 'error', detail: `Shopify did not answer usefully: ${error.message}`, fix: 'check the network to Shopify, then run relais doctor again' };
-    return { status: 'error', detail: error.message };
-  }
-  if (error instanceof z.ZodError) return { status: 'error', detail: 'Shopify answered something that is not the expected shape' };
-  return { status: 'error', detail: messageOf(error) };
-}
-
-interface ShopifySubscription {
-  id: string;
-  topic: string;
-  uri?: string | null;
-}
-
-async function listShopifySubscriptions(admin: ShopifyAdminClient): Promise<ShopifySubscription[]> {
-  const all: ShopifySubscription[] = [];
-  let after: string | null = null;
-  for (let page = 0; page < 20; page++) {
-    const parsed: z.output<typeof subscriptionsSchema> = subscriptionsSchema.parse(await admin.query(DOCTOR_SHOPIFY_DOCUMENTS.webhookSubscriptions, { after }, 'RelaisDoctorWebhooks'));
-    all.push(...parsed.webhookSubscriptions.nodes);
-    const { hasNextPage, endCursor } = parsed.webhookSubscriptions.pageInfo;
-    if (!hasNextPage || !endCursor) break;
-    after = endCursor;
-  }
-  return all;
-}
-
-const COMPLIANCE_NOTE = 'the compliance topics (customers/data_request, customers/redact, shop/redact) of a public app are set in its shopify.app.toml, not through the API, and are not checked here';
-
-/** orders/create, paid, updated, cancelled → {publicUrl}/webhooks/shopify; with fix, the missing ones are created. */
-export async function checkShopifyWebhooks(shop: ShopifyShopConfig, admin: ShopifyAdminClient, publicUrl: string, fix: boolean): Promise<CheckResult> {
-  const name = 'webhook subscriptions';
-  const uri = publicEndpoint(publicUrl, '/webhooks/shopify');
-  let subscriptions: ShopifySubscription[];
-  try {
-    subscriptions = await listShopifySubscriptions(admin);
-  } catch (error) {
-    return { name, ...explainShopifyFailure(error, shop) };
-  }
-  const missing = SHOPIFY_WEBHOOK_TOPICS.filter((topic) => !subscriptions.some((s) => s.topic === topic && sameUrl(s.uri, uri)));
-  const elsewhere = subscriptions.filter((s) => (SHOPIFY_WEBHOOK_TOPICS as readonly string[]).includes(s.topic) && !sameUrl(s.uri, uri));
-  const strays = elsewhere.length > 0 ? ` Also subscribed elsewhere: ${elsewhere.map((s) => `${topicName(s.topic)} → ${s.uri ?? '?'}`).join(', ')} (an earlier public URL?).` : '';
-  if (missing.length === 0) {
-    return { name, status: 'ok', detail: `${SHOPIFY_WEBHOOK_TOPICS.map(topicName).join(', ')} → ${uri}.${strays} Note: ${COMPLIANCE_NOTE}.` };
-  }
-  if (!fix) {
-    return {
-      name, status: 'error',
-      detail: `missing ${missing.map(topicName).join(', ')} → ${uri}: Relais never hears of those order events (Shopify deletes subscriptions after repeated failed deliveries).${strays}`,
-      fix: 'relais doctor --fix registers them',
-    };
-  }
-  const failures: string[] = [];
-  for (const topic of missing) {
-    try {
-      await admin.mutate(DOCTOR_SHOPIFY_DOCUMENTS.webhookSubscriptionCreate, { topic, webhookSubscription: { uri, format: 'JSON' } }, 'RelaisDoctorWebhookCreate');
-    } catch (error) {
-      failures.push(`${topicName(topic)}: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  }
-  if (failures.length > 0) {
-    return { name, status: 'error', detail: `could not register ${failures.join('; ')}`, fix: 'check the app\'s access scopes (read_orders), then run relais doctor --fix again' };
-  }
-  return { name, status: 'ok', detail: `registered ${missing.map(topicName).join(', ')} → ${uri} (were missing).${strays}` };
-}
-
-/** With checkout rates on, Shopify must know Relais as a carrier service calling {publicUrl}/checkout/shopify/{shop}/rates. */
-export async function checkShopifyCarrierService(shop: ShopifyShopConfig, admin: ShopifyAdminClient, publicUrl: string, fix: boolean): Promise<CheckResult> {
-  const name = 'carrier service (checkout rates)';
-  const callbackUrl = carrierServiceCallbackUrl(shop, publicUrl);
-  if (fix) {
-    const outcome = await registerCarrierService(shop, { request: (query, variables) => sendDocument(admin, query, variables), publicUrl });
-    return carrierResult(name, outcome);
-  }
-  try {
-    const { carrierServices } = carrierServicesSchema.parse(await admin.query(CARRIER_SERVICES_QUERY, { after: null }, 'RelaisCarrierServices'));
-    const ours = carrierServices.nodes.find((s) => s.callbackUrl === callbackUrl);
-    if (!ours) {
-      return {
-        name, status: 'warn', detail: `no carrier service calls ${callbackUrl}: checkout shows no Relais delivery price`,
-        fix: 'relais doctor --fix registers it (needs the write_shipping scope and carrier-calculated shipping on the plan), or set policy.checkoutRates.enabled to false',
-      };
-    }
-    if (!ours.active) return { name, status: 'warn', detail: `"${ours.name ?? ''}" calls ${callbackUrl} but is inactive: the merchant turned it off`, fix: 'the merchant re-activates it in Shopify (Settings › Shipping)' };
-    return { name, status: 'ok', detail: `"${ours.name ?? ''}" → ${callbackUrl}` };
-  } catch (error) {
-    return { name, ...explainShopifyFailure(error, shop) };
-  }
-}
-
-function carrierResult(name: string, outcome: CarrierServiceRegistration): CheckResult {
-  switch (outcome.status) {
-    case 'present': return { name, status: 'ok', detail: `registered → ${outcome.callbackUrl}` };
-    case 'created': return { name, status: 'ok', detail: `registered → ${outcome.callbackUrl} (was missing)` };
-    case 'updated': return { name, status: 'ok', detail: `re-pointed from ${outcome.previousCallbackUrl ?? '?'} to ${outcome.callbackUrl}` };
-    case 'inactive': return { name, status: 'warn', detail: outcome.message, fix: 'the merchant re-activates it in Shopify (Settings › Shipping)' };
-    case 'failed': return { name, status: 'error', detail: outcome.message, fix: 'needs the write_shipping scope and carrier-calculated shipping on the plan; or set policy.checkoutRates.enabled to false' };
-  }
-}
-
-/** registerCarrierService brings its own documents: queries are read, mutations are sent once. */
-function sendDocument(admin: ShopifyAdminClient, document: string, variables: Record<string, unknown>): Promise<unknown> {
-  const [, kind, operation] = /^\s*(query|mutation)\s+(\w+)/.exec(document) ?? [];
-  return kind === 'mutation' ? admin.mutate(document, variables, operation ?? 'mutation') : admin.query(document, variables, operation ?? 'query');
-}
-
-// ---- WooCommerce ---------------------------------------------------------------------------------------------
-
-export function wooOperatorRestFor(shop: WooShopConfig, options: { timeoutMs?: number; logger?: Logger } = {}): WooOperatorRest {
-  return createWooOperatorRest({
-    url: shop.woocommerce.url, consumerKey: shop.woocommerce.consumerKey, consumerSecret: shop.woocommerce.consumerSecret,
-    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS, logger: options.logger ?? silentLogger,
-  });
-}
-
-/** The REST keys work (first result) and the shop sells in XOF (second result, only when the first is ok). */
-export async function checkWooShop(shop: WooShopConfig, rest: WooOperatorRest): Promise<CheckResult[]> {
-  const name = 'shop credentials';
-  try {
-    const setting = await rest.getSetting('general', 'woocommerce_currency');
-    const currency = typeof setting.value === 'string' ? setting.value : String(setting.value);
-    return [
-      { name, status: 'ok', detail: `${shop.woocommerce.url}, REST key ${shop.woocommerce.consumerKey.hint()} accepted` },
-      currencyResult(currency, 'WooCommerce › Settings › General › Currency'),
-    ];
-  } catch (error) {
-    return [{ name, ...explainWooFailure(error, shop) }];
-  }
-}
-
-function explainWooFailure(error: unknown, shop: WooShopConfig): Omit<CheckResult, 'name'> {
-  const key = `REST key ${shop.woocommerce.consumerKey.hint()} (from ${shop.woocommerce.consumerKey.source})`;
-  if (error instanceof WooApiError) {
-    if (error.status === 401) {
-      return {
-        status: 'error', detail: `WooCommerce refused the ${key} (401${error.code ? ` ${error.code}` : ''})`,
-        fix: 'create a key with Read/Write permission (WooCommerce › Settings › Advanced › REST API) and put it and its secret in the referenced variables',
-      };
-    }
-    if (error.status === 403) {
-      return { status: 'error', detail: `the ${key} may not do this (403${error.code ? ` ${error.code}` : ''})`, fix: 'give the key Read/Write permission, on a user who can manage WooCommerce' };
-    }
-    if (error.status === 404) {
-      return { status: 'error', detail: `no WooCommerce REST API at ${shop.woocommerce.url} (404)`, fix: 'check woocommerce.url (the site address), that WooCommerce is active and permalinks are not "Plain"' };
-    }
-    if (error.kind === 'network' || error.kind === 'timeout') {
-      return { status: 'error', detail: `cannot reach ${shop.woocommerce.url}: ${error.message}`, fix: 'check woocommerce.url and the network between Relais and the shop' };
-    }
-    return { status: 'error', detail: error.message };
-  }
-  return { status: 'error', detail: messageOf(error) };
-}
-
-/** order.created and order.updated → {publicUrl}/webhooks/woocommerce/{shop}, active; with fix, created or re-activated. */
-export async function checkWooWebhooks(shop: WooShopConfig, rest: WooOperatorRest, publicUrl: string, fix: boolean): Promise<CheckResult> {
-  const name = 'webhooks';
-  const url = publicEndpoint(publicUrl, `/webhooks/woocommerce/${encodeURIComponent(shop.id)}`);
-  let hooks: WooWebhookView[];
-  try {
-    hooks = await rest.listWebhooks();
-  } catch (error) {
-    return { name, ...explainWooFailure(error, shop) };
-  }
-  const problems: { topic: string; hook?: WooWebhookView }[] = [];
-  for (const topic of WOO_WEBHOOK_TOPICS) {
-    const ours = hooks.filter((h) => h.topic === topic && sameUrl(h.delivery_url, url));
-    if (ours.some((h) => h.status === 'active')) continue;
-    problems.push({ topic, ...(ours[0] ? { hook: ours[0] } : {}) });
-  }
-  if (problems.length === 0) return { name, status: 'ok', detail: `${WOO_WEBHOOK_TOPICS.join(', ')} → ${url}, active` };
-  const describe = (p: { topic: string; hook?: WooWebhookView }) =>
-    p.hook ? `${p.topic} is ${p.hook.status}${p.hook.status === 'disabled' ? ' (WooCommerce disables a webhook after repeated failed deliveries)' : ''}` : `${p.topic} is missing`;
-  if (!fix) {
-    return { name, status: 'error', detail: `${problems.map(describe).join('; ')} (→ ${url}): WooCommerce never retries, so those orders never reach Relais`, fix: 'relais doctor --fix registers or re-activates them' };
-  }
-  const done: string[] = [];
-  const failures: string[] = [];
-  for (const problem of problems) {
-    try {
-      if (problem.hook) {
-        await rest.updateWebhook(problem.hook.id, { status: 'active' });
-        done.push(`re-activated ${problem.topic}`);
-      } else {
-        // The shop's webhook secret is what Relais verifies X-WC-Webhook-Signature with.
-        await rest.createWebhook({ name: `Relais ${problem.topic}`, topic: problem.topic, delivery_url: url, secret: shop.woocommerce.webhookSecret.reveal() });
-        done.push(`registered ${problem.topic}`);
-      }
-    } catch (error) {
-      failures.push(`${problem.topic}: ${explainWooFailure(error, shop).detail}`);
-    }
-  }
-  if (failures.length > 0) return { name, status: 'error', detail: `could not repair ${failures.join('; ')}`, fix: 'check the key has Read/Write permission, then run relais doctor --fix again' };
-  return { name, status: 'ok', detail: `${done.join(', ')} → ${url}` };
-}
-
 // ---- the run -------------------------------------------------------------------------------------------------
 
 export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
@@ -620,29 +323,14 @@ async function checkShop(
 ): Promise<CheckResult[]> {
   const results: CheckResult[] = [checkPickup(shop, context.resolver), checkAliases(shop, context.resolver), await checkDispatchKey(shop, context.timeoutMs)];
   if (context.publicUrl) results.push(checkDeliveryWebhook(shop, context.publicUrl));
-  const clientOptions = { timeoutMs: context.timeoutMs, logger: context.logger };
-  if (shop.platform === 'shopify') {
-    const admin = shopifyAdminFor(shop, clientOptions);
-    const credentials = await checkShopifyShop(shop, admin);
-    results.push(...credentials);
-    // With credentials refused, every other call would only repeat the same refusal.
-    if (credentials[0]?.status !== 'ok') return results;
-    if (context.publicUrl) {
-      results.push(await checkShopifyWebhooks(shop, admin, context.publicUrl, context.fix));
-      if (shop.policy.checkoutRates.enabled) results.push(await checkShopifyCarrierService(shop, admin, context.publicUrl, context.fix));
-    }
-  } else {
-    const rest = wooOperatorRestFor(shop, clientOptions);
-    const credentials = await checkWooShop(shop, rest);
-    results.push(...credentials);
-    if (credentials[0]?.status !== 'ok') return results;
-    if (context.publicUrl) results.push(await checkWooWebhooks(shop, rest, context.publicUrl, context.fix));
-  }
+  // The platform's own checks: credentials, currency, webhook subscriptions (src/stores/<platform>/doctor.ts).
+  results.push(...(await platformOf(shop).doctor(shop, context)));
   return results;
 }
 
 function sectionOf(shop: ShopConfig): string {
-  return shop.platform === 'shopify' ? `Shop ${shop.id} (Shopify, ${shop.shopify.domain})` : `Shop ${shop.id} (WooCommerce, ${shop.woocommerce.url})`;
+  const platform = platformOf(shop);
+  return `Shop ${shop.id} (${platform.label}, ${platform.whereIs(shop)})`;
 }
 
 function finish(checks: ReportEntry[], fixed: boolean): DoctorReport {
@@ -681,7 +369,6 @@ export function reportJson(report: DoctorReport): string {
 
 // ---- helpers -------------------------------------------------------------------------------------------------
 
-/** publicUrl + path, keeping a path prefix the public URL may have (https://example.com/relais). */
 /**
  * Where the dispatch service must send this shop's delivery webhooks, and the signature Relais checks there
  * (the wire profile's header): what the merchant copies into the service's console. The token in the URL is
@@ -698,22 +385,8 @@ export function checkDeliveryWebhook(shop: ShopConfig, publicUrl: string): Check
   return { name, status: 'ok', detail: `${url}; wire profile "${profile.name}"; ${signature}` };
 }
 
-export function publicEndpoint(publicUrl: string, path: string): string {
-  const url = new URL(publicUrl);
-  url.pathname = `${url.pathname.replace(/\/+$/, '')}${path}`;
-  url.search = '';
-  url.hash = '';
-  return url.href;
-}
 
-function sameUrl(a: string | null | undefined, b: string): boolean {
-  return typeof a === 'string' && a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
-}
 
-/** ORDERS_CREATE → orders/create, as merchants see topics in Shopify's admin. */
-function topicName(topic: string): string {
-  return topic.toLowerCase().replace('_', '/');
-}
 
 /** The Redis URL without its password. */
 function safeRedisUrl(url: string): string {
@@ -737,6 +410,3 @@ function secretsFrom(env: NodeJS.ProcessEnv): SecretSource {
   };
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

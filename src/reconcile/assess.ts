@@ -10,6 +10,7 @@ import { FINAL_STEPS, movesForward, showsMarkedReady, type DeliveryStep } from '
 import { collectsCash } from '../dispatch/requests.js';
 import type { WireClaim, WireShipment } from '../dispatch/wire.js';
 import { decideEligibility } from '../jobs/policy.js';
+import { platformOf } from '../stores/index.js';
 import type { OrderRecord } from '../ledger/order-ledger.js';
 import type { FindingKind } from './types.js';
 
@@ -150,8 +151,8 @@ export function assessOrder(c: OrderCase): Assessment[] {
           kind: 'missed_webhook',
           severity: 'alert',
           detail: record
-            ? `the shop says ship it (${describeShopStatus(c.shopSide.order)}) but Relais has it ${record.state} and no shipment exists`
-            : `the shop says ship it (${describeShopStatus(c.shopSide.order)}) but Relais never received the order and no shipment exists`,
+            ? `the shop says ship it (${platformOf(shop).describeStatus(c.shopSide.order)}) but Relais has it ${record.state} and no shipment exists`
+            : `the shop says ship it (${platformOf(shop).describeStatus(c.shopSide.order)}) but Relais never received the order and no shipment exists`,
           repair: { type: 'enqueue_order', orderId: c.orderId },
           ...(isCashOnDelivery(c.shopSide.order, undefined) ? { amountXof: goodsOf(c.shopSide.order, shop) } : {}),
         });
@@ -314,10 +315,4 @@ export function assessOrder(c: OrderCase): Assessment[] {
 /** A claim with no status, or OPEN, is treated as open: the settlement stays held until the service says otherwise. */
 export function isOpenClaim(claim: WireClaim): boolean {
   return claim.status === undefined || claim.status.toUpperCase() === 'OPEN';
-}
-
-function describeShopStatus(order: StoreOrder): string {
-  return order.platform === 'woocommerce'
-    ? `status ${order.platformStatus}`
-    : `${order.paymentFamily.replace(/_/g, ' ')}, ${order.financialStatus}`;
 }

@@ -222,6 +222,13 @@ export function nonEmpty(value: string | null | undefined): string | undefined {
   return trimmed === '' ? undefined : trimmed;
 }
 
+/** A payload's text field, trimmed, when it is a non-empty string (read even from a payload too broken to normalise). */
+export function textField(payload: unknown, key: string): string | undefined {
+  if (!payload || typeof payload !== 'object') return undefined;
+  const value = (payload as Record<string, unknown>)[key];
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+}
+
 /** The hold reasons both platforms give. Messages name the order and say what the merchant can do. */
 export const holds = {
   malformedOrder(platform: string, detail: string): HoldReason {
@@ -273,3 +280,48 @@ export const holds = {
     };
   },
 } as const;
+
+// ---- webhook bodies ----------------------------------------------------------------------------------
+
+/**
+ * Deepest JSON accepted. A real order is about 6 levels deep; a body of thousands of nested arrays parses,
+ * but then overflows the stack when the job is serialised, which answered 503 (retry) for input that can
+ * never succeed.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** The answer to a body that is not what the platform sends: `what` says what was expected ("JSON", "a JSON object"). */
+export function malformedBody(what: string): { error: 'malformed_body'; message: string } {
+  return { error: 'malformed_body', message: `the body is not ${what}, or is nested deeper than ${String(MAX_JSON_DEPTH)} levels` };
+}
+
+/** The body's JSON, or undefined when it is not JSON or nests deeper than MAX_JSON_DEPTH. */
+export function parseJson(raw: Buffer): unknown {
+  if (jsonDepthExceeds(raw, MAX_JSON_DEPTH)) return undefined;
+  try {
+    return JSON.parse(raw.toString('utf8')) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether brackets outside strings nest deeper than `max` (checked on the bytes, before parsing). */
+export function jsonDepthExceeds(raw: Buffer, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i];
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped byte
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x5b || c === 0x7b) {
+      depth++;
+      if (depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
+  }
+  return false;
+}

@@ -1,22 +1,45 @@
 /**
- * The one door into the stores: platform payloads go in, StoreOrders (or a hold reason) come out.
- * Nothing outside src/stores/ imports a platform module directly.
+ * The one door into the stores: the registry of shop platforms, and the functions the rest of Relais calls
+ * with a shop, which find the shop's platform here. Nothing outside src/stores/ imports a platform module
+ * directly, or branches on a platform's name (eslint.config.js enforces the first).
+ *
+ * A new platform is a folder (src/stores/<name>/ exporting its StorePlatform, src/stores/platform.ts) plus its
+ * settings schema in src/stores/settings.ts and one line in STORE_PLATFORMS below; the compiler asks for the
+ * line once the settings are there, and for every member of StorePlatform the folder leaves out.
  */
-import type { Redis } from 'ioredis';
 import type { ShopConfig } from '../config/shops.js';
 import type { Logger } from '../log.js';
+import { shopifyPlatform } from './shopify/index.js';
+import { wooPlatform } from './woocommerce/index.js';
+import { isPlatformName, type PlatformName } from './settings.js';
+import type { NormaliseContext, NormaliseResult } from './common.js';
+import type { OwnershipCheck, ShopOrderLister, StorePlatform, WeightFiller, WriterDeps } from './platform.js';
 import type { ShopWriter } from './writer.js';
-import { normaliseShopifyOrder } from './shopify/normalise.js';
-import { createShopifyWriter } from './shopify/writer.js';
-import { normaliseWooOrder, utcIso } from './woocommerce/normalise.js';
-import { fillWooWeights } from './woocommerce/weights.js';
-import { createWooWriter, wooRestFor } from './woocommerce/writer.js';
-import { createShopifyOrderLister } from './shopify/orders.js';
-import { createWooOrderLister } from './woocommerce/orders.js';
-import type { StoreOrder } from '../domain/order.js';
-import type { NormaliseContext, NormaliseResult } from './shopify/normalise.js';
 
 export type { NormaliseResult };
+export type {
+  CheckoutRatesEndpoint, DoctorContext, OrderWindow, OwnershipCheck, ShopOrderLister, ShopOrderPage, StorePlatform,
+  VerificationFailure, WebhookReceipt, WeightFiller, WriterDeps,
+} from './platform.js';
+export { PLATFORM_NAMES, type PlatformName } from './settings.js';
+
+export const STORE_PLATFORMS: { readonly [P in PlatformName]: StorePlatform<P> } = {
+  shopify: shopifyPlatform,
+  woocommerce: wooPlatform,
+};
+
+/** Every platform, in the registry's order (routes are mounted for each). */
+export function storePlatforms(): StorePlatform[] {
+  return Object.values(STORE_PLATFORMS) as StorePlatform[];
+}
+
+/**
+ * The shop's platform. Its members take any shop: the one given is of this platform, since it was looked up by
+ * the shop's own `platform` (the one cast that lets a union of shops meet the union of platforms).
+ */
+export function platformOf(shop: ShopConfig): StorePlatform {
+  return STORE_PLATFORMS[shop.platform] as unknown as StorePlatform;
+}
 
 export function normaliseContext(shop: ShopConfig): NormaliseContext {
   return {
@@ -28,8 +51,7 @@ export function normaliseContext(shop: ShopConfig): NormaliseContext {
 }
 
 export function normaliseOrder(shop: ShopConfig, payload: unknown): NormaliseResult {
-  const context = normaliseContext(shop);
-  return shop.platform === 'shopify' ? normaliseShopifyOrder(payload, context) : normaliseWooOrder(payload, context);
+  return platformOf(shop).normalise(payload, normaliseContext(shop));
 }
 
 /** The platform's order id in a payload, even one too broken to normalise (for holding it visibly). */
@@ -48,64 +70,43 @@ export function orderIdOf(payload: unknown): string | undefined {
  * date_modified), even one too broken to normalise; undefined when it carries none. Normalised orders carry
  * the same value as `updatedAt`.
  */
-export function orderVersionOf(platform: ShopConfig['platform'], payload: unknown): string | undefined {
-  if (!payload || typeof payload !== 'object') return undefined;
-  const p = payload as Record<string, unknown>;
-  const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
-  if (platform === 'shopify') return text(p.updated_at);
-  return utcIso(text(p.date_modified_gmt)) ?? text(p.date_modified);
+export function orderVersionOf(shop: ShopConfig, payload: unknown): string | undefined {
+  return platformOf(shop).orderVersionOf(payload);
 }
 
-export interface WriterDeps {
-  redis: Redis;
-  prefix: string;
-  logger: Logger;
+/** Whether a shop event's topic is one of its platform's order topics (the web process counts received orders). */
+export function isOrderTopic(platform: string, topic: string): boolean {
+  return isPlatformName(platform) && STORE_PLATFORMS[platform].webhooks.orderTopics.has(topic);
+}
+
+/** The data-protection topics of every platform (src/jobs/compliance.ts acts on them). */
+export function complianceTopics(): ReadonlySet<string> {
+  return new Set(storePlatforms().flatMap((platform) => [...platform.webhooks.complianceTopics]));
+}
+
+/** Whether a verified order event is the shop's, for every platform; each platform's check is built on first use. */
+export function createOwnershipCheck(deps: { logger: Logger }): OwnershipCheck {
+  const checks = new Map<PlatformName, OwnershipCheck>();
+  return (shop, event, orderId) => {
+    let check = checks.get(shop.platform);
+    if (!check) {
+      check = platformOf(shop).ownershipCheck(deps);
+      checks.set(shop.platform, check);
+    }
+    return check(shop, event, orderId);
+  };
 }
 
 /** The write-back client for a shop; undefined for a platform whose writer has not landed (nothing is written back). */
 export function createShopWriter(shop: ShopConfig, deps: WriterDeps): ShopWriter | undefined {
-  switch (shop.platform) {
-    case 'shopify': return createShopifyWriter(shop, deps);
-    case 'woocommerce': return createWooWriter(shop, deps);
-  }
+  return platformOf(shop).createWriter(shop, deps);
 }
 
-/** Fills in the weights a platform leaves off its orders; undefined when the orders already carry them. */
-export type WeightFiller = (order: StoreOrder) => Promise<StoreOrder>;
-
-/**
- * WooCommerce line items carry no weight: this reads it from the shop's products (cached in Redis).
- * Shopify orders carry grams already, so nothing is needed for them.
- */
+/** Fills in the weights the shop's platform leaves off its orders; undefined when its orders carry them. */
 export function createWeightFiller(shop: ShopConfig, deps: WriterDeps): WeightFiller | undefined {
-  if (shop.platform !== 'woocommerce') return undefined;
-  const logger = deps.logger.child({ shop: shop.id });
-  const rest = wooRestFor(shop, logger);
-  // fillWooWeights binds the order's shop itself: given the parent logger, or the line would say "shop" twice.
-  return (order) => fillWooWeights(order, { rest, redis: deps.redis, prefix: deps.prefix, logger: deps.logger });
-}
-
-// ---- reading a shop's orders (reconciliation, src/reconcile) -------------------------------------------
-
-/** Which orders to read: those created or changed since this instant. */
-export interface OrderWindow {
-  updatedSince: Date;
-}
-
-export interface ShopOrderPage {
-  /** Each the order as the shop's webhooks carry it (give it to normaliseOrder, or replay it as a shop event). */
-  payloads: unknown[];
-  /** Opaque: pass it back to page() for the next page; absent on the last one. */
-  next?: string;
-}
-
-/** A shop's orders, page by page, in the platform's own paging (Shopify cursors, WooCommerce page numbers). */
-export interface ShopOrderLister {
-  page(window: OrderWindow, next?: string): Promise<ShopOrderPage>;
-  /** One order in full, as a webhook would carry it; undefined when the shop has no such order. */
-  order(orderId: string): Promise<unknown>;
+  return platformOf(shop).createWeightFiller(shop, deps);
 }
 
 export function createOrderLister(shop: ShopConfig, deps: { logger: Logger }): ShopOrderLister {
-  return shop.platform === 'shopify' ? createShopifyOrderLister(shop, deps) : createWooOrderLister(shop, deps);
+  return platformOf(shop).createOrderLister(shop, deps);
 }

@@ -8,11 +8,11 @@ import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { buildClientSchema, getVariableValues, parse, validate, type GraphQLSchema, type IntrospectionQuery, type OperationDefinitionNode } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ShopifyShopConfig } from '../../src/config/shops.js';
 import {
   CARRIER_SERVICE_CREATE_MUTATION, CARRIER_SERVICE_UPDATE_MUTATION, CARRIER_SERVICES_QUERY, carrierServiceCallbackUrl, registerCarrierService,
   type AdminGraphqlRequest,
-} from '../../src/checkout/shopify-carrier-service.js';
+} from '../../src/stores/shopify/carrier-service.js';
+import type { ShopifyShopConfig } from '../../src/stores/shopify/settings.js';
 import { startShopifyEmulator, type ShopifyEmulator } from '../../src/emulators/shopify/index.js';
 import { SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, startCheckoutStack, type CheckoutStack } from './stack.js';
 

@@ -14,8 +14,9 @@ import { loadAdminSchema, startShopifyEmulator, type ShopifyEmulator } from '../
 import { startWooEmulator, type WooEmulator } from '../../src/emulators/woocommerce/index.js';
 import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
 import {
-  checkAliases, checkPickup, checkRedis, DOCTOR_SHOPIFY_DOCUMENTS, renderReport, runDoctor, type DoctorReport, type ReportEntry,
+  checkAliases, checkPickup, checkRedis, renderReport, runDoctor, type DoctorReport, type ReportEntry,
 } from '../../src/ops/doctor.js';
+import { DOCTOR_SHOPIFY_DOCUMENTS } from '../../src/stores/shopify/doctor.js';
 import { freePort, startRedis, type TestRedis } from '../support/redis.js';
 import { makeSecrets, randomHex, SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, startTestRelais, WOO_SHOP_ID, type TestRelais, type TestSecrets } from '../support/relais.js';
 

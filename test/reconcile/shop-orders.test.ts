@@ -6,7 +6,9 @@
  */
 import { parse, validate } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildShopRegistry, type ShopifyShopConfig, type WooShopConfig } from '../../src/config/shops.js';
+import { buildShopRegistry } from '../../src/config/shops.js';
+import type { ShopifyShopConfig } from '../../src/stores/shopify/settings.js';
+import type { WooShopConfig } from '../../src/stores/woocommerce/settings.js';
 import { loadAdminSchema, startShopifyEmulator, type ShopifyEmulator } from '../../src/emulators/shopify/index.js';
 import { startWooEmulator, type WooEmulator } from '../../src/emulators/woocommerce/index.js';
 import { createLogger } from '../../src/log.js';

@@ -22,7 +22,7 @@
  * The access token is a Secret: revealed once, into the library's session, and never logged (the library's
  * logger is silenced; our log lines carry the shop domain and the operation only).
  */
-import type { ShopifyShopConfig } from '../../config/shops.js';
+import type { ShopifyShopConfig } from './settings.js';
 import '@shopify/shopify-api/adapters/node';
 import {
   ApiVersion,

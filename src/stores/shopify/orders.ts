@@ -15,7 +15,7 @@
  * retryable ShopifyWriteError with retryAfterMs that the caller honours.
  */
 import { z } from 'zod';
-import type { ShopifyShopConfig } from '../../config/shops.js';
+import type { ShopifyShopConfig } from './settings.js';
 import type { Logger } from '../../log.js';
 import type { OrderWindow, ShopOrderLister, ShopOrderPage } from '../index.js';
 import { shopifyAdminClientFor, ShopifyWriteError, type ShopifyAdminClient } from './admin.js';

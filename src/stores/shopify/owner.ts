@@ -9,8 +9,9 @@
  *   - anything else (a custom storefront domain, the field missing) is confirmed by reading the order
  *     through the header's shop's Admin API, with that shop's own token: another shop's order is not there.
  */
-import type { ShopifyShopConfig } from '../../config/shops.js';
+import type { ShopifyShopConfig } from './settings.js';
 import type { Logger } from '../../log.js';
+import type { OwnershipCheck } from '../platform.js';
 import { shopifyAdminClientFor, type ShopifyAdminClient } from './admin.js';
 
 export type OwnerCheck =
@@ -54,5 +55,23 @@ export function shopifyOrderReader(logger: Logger): (shop: ShopifyShopConfig, or
       clients.set(shop.id, client);
     }
     return (await client.orderState(`gid://shopify/Order/${orderId}`)) !== undefined;
+  };
+}
+
+/**
+ * The shop-event job's check (StorePlatform.ownershipCheck): an order event is recorded only once its body
+ * confirms the shop the header names, or the shop's Admin API has the order. The web process already refused
+ * an order whose status page is on another shop's myshopify domain; this covers the rest.
+ */
+export function shopifyOwnershipCheck(deps: { logger: Logger }): OwnershipCheck<'shopify'> {
+  const inShop = shopifyOrderReader(deps.logger);
+  return async (shop, event, orderId) => {
+    if (!event.topic.startsWith('orders/')) return undefined;
+    const owner = ownerOfShopifyPayload(shop.shopify.domain, event.payload);
+    if (owner.kind === 'confirmed') return undefined;
+    if (owner.kind === 'ask_admin' && (await inShop(shop, orderId))) return undefined;
+    return owner.kind === 'other_shop'
+      ? `the order belongs to ${owner.found}, not ${shop.shopify.domain}`
+      : `${owner.why}, and ${shop.shopify.domain}'s Admin API has no order ${orderId}`;
   };
 }

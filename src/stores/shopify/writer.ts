@@ -15,7 +15,7 @@
  * Errors are ShopifyWriteErrors (admin.ts): `retryable` ones make the job run again later; the others are
  * the shop refusing (userErrors), which a retry cannot fix.
  */
-import type { ShopifyShopConfig } from '../../config/shops.js';
+import type { ShopifyShopConfig } from './settings.js';
 import type { DeliveryStep } from '../../domain/shipment-status.js';
 import type { Logger } from '../../log.js';
 import type { DispatchInfo, ShopOrderRef, ShopWriter } from '../writer.js';

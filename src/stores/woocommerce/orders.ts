@@ -4,7 +4,7 @@
  * is the REST order, which is also what `order.*` webhooks carry, so it goes to normaliseOrder and, for a
  * repair, into a replayed shop event unchanged.
  */
-import type { WooShopConfig } from '../../config/shops.js';
+import type { WooShopConfig } from './settings.js';
 import type { Logger } from '../../log.js';
 import type { OrderWindow, ShopOrderLister, ShopOrderPage } from '../index.js';
 import type { WooRest } from './rest.js';

@@ -15,7 +15,7 @@
  * already dispatched.
  */
 import { describeDoorAmount } from '../../domain/door-amount.js';
-import type { WooShopConfig } from '../../config/shops.js';
+import type { WooShopConfig } from './settings.js';
 import type { DeliveryStep } from '../../domain/shipment-status.js';
 import { silentLogger, type Logger } from '../../log.js';
 import type { DispatchInfo, ShopOrderRef, ShopWriter } from '../writer.js';

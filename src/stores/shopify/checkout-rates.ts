@@ -11,10 +11,12 @@
  * `total_price` in sub-units: XOF has none, and Shopify still wants the amount × 100 (toShopifySubunits).
  */
 import { z } from 'zod';
-import type { ShopConfig } from '../config/shops.js';
-import { toShopifySubunits } from '../domain/money.js';
-import type { CheckoutRateOutcome, CheckoutRateRequest } from './checkout-rates.js';
-import { deliveryWindow, rateDescription } from './presentation.js';
+import type { ShopConfig } from '../../config/shops.js';
+import { toShopifySubunits } from '../../domain/money.js';
+import type { CheckoutRateOutcome, CheckoutRateRequest } from '../../checkout/checkout-rates.js';
+import { deliveryWindow, noRateAnswer, rateDescription } from '../../checkout/presentation.js';
+import { SHOPIFY_HMAC_HEADER, SHOPIFY_SHOP_DOMAIN_HEADER } from '../../checkout/signature.js';
+import type { CheckoutRatesEndpoint } from '../platform.js';
 
 const text = z.string().max(1_000).nullish();
 const coordinate = z.union([z.number(), z.string().max(40)]).nullish();
@@ -117,15 +119,8 @@ export function toShopifyAnswer(shop: ShopConfig, outcome: CheckoutRateOutcome, 
       }
       return { status: 200, body: { rates: [rate] } };
     }
-    case 'no_rate':
-      // Empty rates with a 2xx: "this carrier service cannot handle this shipping request" (Shopify's words).
-      return { status: 200, body: { rates: [] } };
-    case 'unavailable':
-      // "To force backup rates instead, return a 40x or 50x HTTP code". 503 says what happened, and Shopify keeps an
-      // error only 30 s (a success 15 min): a recovered service is asked again within half a minute.
-      return { status: 503, body: { rates: [] } };
-    case 'disabled':
-      return { status: 404, body: { error: 'checkout_rates_disabled' } };
+    default:
+      return noRateAnswer(outcome);
   }
 }
 
@@ -136,3 +131,23 @@ export function coordinatesOf(lat: unknown, lng: unknown): { lat: number; lng: n
   if (Math.abs(la) > 90 || Math.abs(lo) > 180 || (la === 0 && lo === 0)) return undefined;
   return { lat: la, lng: lo };
 }
+
+/** Where Shopify asks for rates (`relais doctor --fix` registers it as the shop's carrier service: carrier-service.ts). */
+export const SHOPIFY_RATES_PATH = '/checkout/shopify/:shopId/rates';
+
+/** The carrier-service callback, mounted by src/checkout/routes.ts and signed with the app's client secret. */
+export const shopifyCheckoutRates: CheckoutRatesEndpoint<'shopify', ShopifyRateRequest> = {
+  path: SHOPIFY_RATES_PATH,
+  schema: shopifyRateRequestSchema,
+  secretOf: (shop) => shop.shopify.webhookSecret.reveal(),
+  signatureHeader: SHOPIFY_HMAC_HEADER,
+  // The client secret is the app's, shared by every shop that installed it: a request signed for another shop
+  // would pass the HMAC, so the shop domain Shopify names must be this one (when it names one).
+  mismatch: (shop, headers) => {
+    const value = headers[SHOPIFY_SHOP_DOMAIN_HEADER];
+    const domain = (Array.isArray(value) ? value[0] : value)?.toLowerCase();
+    return domain !== undefined && domain !== shop.shopify.domain ? 'shop_domain_mismatch' : undefined;
+  },
+  toRequest: fromShopifyRateRequest,
+  answer: toShopifyAnswer,
+};

@@ -19,7 +19,8 @@
  * or with its `data` alone.
  */
 import { z } from 'zod';
-import type { ShopifyShopConfig } from '../config/shops.js';
+import { SHOPIFY_RATES_PATH } from './checkout-rates.js';
+import type { ShopifyShopConfig } from './settings.js';
 
 export type AdminGraphqlRequest = (query: string, variables: Record<string, unknown>) => Promise<unknown>;
 
@@ -55,7 +56,7 @@ export const CARRIER_SERVICE_UPDATE_MUTATION = `mutation RelaisCarrierServiceUpd
 const MAX_PAGES = 20;
 
 const serviceSchema = z.object({ id: z.string(), name: z.string().nullish(), callbackUrl: z.string().nullish(), active: z.boolean() });
-type Service = z.output<typeof serviceSchema>;
+export type CarrierService = z.output<typeof serviceSchema>;
 
 const listSchema = z.object({
   carrierServices: z.object({
@@ -70,7 +71,7 @@ const updateSchema = z.object({ carrierServiceUpdate: z.object({ carrierService:
 /** The callback URL Shopify must call for this shop. */
 export function carrierServiceCallbackUrl(shop: ShopifyShopConfig, publicUrl: string): string {
   const base = new URL(publicUrl);
-  base.pathname = `${base.pathname.replace(/\/+$/, '')}/checkout/shopify/${encodeURIComponent(shop.id)}/rates`;
+  base.pathname = `${base.pathname.replace(/\/+$/, '')}${SHOPIFY_RATES_PATH.replace(':shopId', encodeURIComponent(shop.id))}`;
   base.search = '';
   base.hash = '';
   return base.href;
@@ -82,7 +83,7 @@ export async function registerCarrierService(
 ): Promise<CarrierServiceRegistration> {
   const callbackUrl = carrierServiceCallbackUrl(shop, deps.publicUrl);
   const name = shop.policy.checkoutRates.serviceName;
-  let services: Service[];
+  let services: CarrierService[];
   try {
     services = await listCarrierServices(deps.request);
   } catch (error) {
@@ -125,8 +126,8 @@ export async function registerCarrierService(
   }
 }
 
-async function listCarrierServices(request: AdminGraphqlRequest): Promise<Service[]> {
-  const all: Service[] = [];
+export async function listCarrierServices(request: AdminGraphqlRequest): Promise<CarrierService[]> {
+  const all: CarrierService[] = [];
   let after: string | null = null;
   for (let page = 0; page < MAX_PAGES; page++) {
     const list: z.output<typeof listSchema> = listSchema.parse(dataOf(await request(CARRIER_SERVICES_QUERY, { after })));

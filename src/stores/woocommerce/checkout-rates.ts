@@ -24,9 +24,11 @@
  *          401 bad signature, 400 malformed body, 404 unknown shop or checkout prices disabled.
  */
 import { z } from 'zod';
-import type { ShopConfig } from '../config/shops.js';
-import type { CheckoutRateOutcome, CheckoutRateRequest } from './checkout-rates.js';
-import { rateDescription } from './presentation.js';
+import type { ShopConfig } from '../../config/shops.js';
+import type { CheckoutRateOutcome, CheckoutRateRequest } from '../../checkout/checkout-rates.js';
+import { noRateAnswer, rateDescription } from '../../checkout/presentation.js';
+import { RELAIS_SIGNATURE_HEADER } from '../../checkout/signature.js';
+import type { CheckoutRatesEndpoint } from '../platform.js';
 
 const text = z.string().max(1_000).nullish();
 
@@ -97,11 +99,20 @@ export function toWooAnswer(shop: ShopConfig, outcome: CheckoutRateOutcome): { s
           rates: [{ id: policy.serviceCode, label: policy.serviceName, cost: outcome.amountXof, currency: 'XOF', description: rateDescription(outcome) }],
         },
       };
-    case 'no_rate':
-      return { status: 200, body: { rates: [] } };
-    case 'unavailable':
-      return { status: 503, body: { rates: [] } };
-    case 'disabled':
-      return { status: 404, body: { error: 'checkout_rates_disabled' } };
+    default:
+      return noRateAnswer(outcome);
   }
 }
+
+/** The checkout plugin's endpoint, mounted by src/checkout/routes.ts. */
+export const wooCheckoutRates: CheckoutRatesEndpoint<'woocommerce', WooRateRequest> = {
+  path: '/checkout/woocommerce/:shopId/rates',
+  schema: wooRateRequestSchema,
+  // The plugin's own secret when the registry gives one: a leaked plugin setting then cannot forge order webhooks.
+  secretOf: (shop) => (shop.woocommerce.checkoutSecret ?? shop.woocommerce.webhookSecret).reveal(),
+  signatureHeader: RELAIS_SIGNATURE_HEADER,
+  // The URL names the shop and the secret is the shop's own: nothing else to match.
+  mismatch: () => undefined,
+  toRequest: fromWooRateRequest,
+  answer: (shop, outcome) => toWooAnswer(shop, outcome),
+};

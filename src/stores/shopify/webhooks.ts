@@ -1,0 +1,75 @@
+/**
+ * Shopify order webhooks: one URL for every shop of the app (`/webhooks/shopify`), the shop named by the
+ * X-Shopify-Shop-Domain header and confirmed by the signed body (owner.ts), the delivery verified as
+ * shopify-api does (verify.ts). The topics listed here are the ones Relais acts on and the ones
+ * `relais doctor --fix` subscribes a shop to (doctor.ts), so the two lists cannot drift apart.
+ */
+import type { ShopRegistry } from '../../config/shops.js';
+import { malformedBody, parseJson } from '../common.js';
+import type { WebhookDelivery, WebhookIntake, WebhookReceipt } from '../platform.js';
+import { ownerOfShopifyPayload } from './owner.js';
+import type { ShopifyShopConfig } from './settings.js';
+import { verifyShopifyWebhook } from './verify.js';
+
+export const SHOPIFY_ORDER_TOPICS: ReadonlySet<string> = new Set(['orders/create', 'orders/paid', 'orders/updated', 'orders/cancelled']);
+/** The mandatory compliance topics of a public app; set in its shopify.app.toml, not through the API. */
+export const SHOPIFY_COMPLIANCE_TOPICS: ReadonlySet<string> = new Set(['customers/data_request', 'customers/redact', 'shop/redact']);
+
+/** orders/create → ORDERS_CREATE, as Admin GraphQL names a WebhookSubscriptionTopic. */
+export function graphqlTopic(topic: string): string {
+  return topic.toUpperCase().replace('/', '_');
+}
+
+/** ORDERS_CREATE → orders/create, as merchants see topics in Shopify's admin. */
+export function topicName(topic: string): string {
+  return topic.toLowerCase().replace('_', '/');
+}
+
+/** The shops of a registry by myshopify domain, indexed once per registry (a registry never changes once built). */
+const byDomain = new WeakMap<ShopRegistry, Map<string, ShopifyShopConfig>>();
+
+function shopOfDomain(shops: ShopRegistry, domain: string): ShopifyShopConfig | undefined {
+  let index = byDomain.get(shops);
+  if (!index) {
+    index = new Map();
+    for (const shop of shops.all()) if (shop.platform === 'shopify') index.set(shop.shopify.domain, shop);
+    byDomain.set(shops, index);
+  }
+  return index.get(domain.toLowerCase());
+}
+
+export const shopifyWebhooks: WebhookIntake = {
+  path: '/webhooks/shopify',
+  orderTopics: SHOPIFY_ORDER_TOPICS,
+  complianceTopics: SHOPIFY_COMPLIANCE_TOPICS,
+  subscribedTopics: [...SHOPIFY_ORDER_TOPICS].map(graphqlTopic),
+
+  receive({ rawBody, headers }: WebhookDelivery, shops: ShopRegistry): WebhookReceipt {
+    const value = headers['x-shopify-shop-domain'];
+    const domain = Array.isArray(value) ? value[0] : value;
+    if (!domain) return { kind: 'rejected', reason: 'missing_headers', body: { error: 'missing_headers', missing: ['X-Shopify-Shop-Domain'] } };
+    const shop = shopOfDomain(shops, domain);
+    if (!shop) return { kind: 'rejected', reason: 'unknown_shop', body: { error: 'unknown_shop', message: `no shop ${domain} in the Relais registry` } };
+    const verification = verifyShopifyWebhook({ rawBody, headers, secret: shop.shopify.webhookSecret.reveal() });
+    if (!verification.ok) {
+      return {
+        kind: 'rejected', reason: verification.reason, body: { error: verification.reason, missing: verification.missing },
+        warn: { msg: 'rejected a Shopify webhook', fields: { shop: shop.id, reason: verification.reason } },
+      };
+    }
+    const { topic } = verification;
+    if (!SHOPIFY_ORDER_TOPICS.has(topic) && !SHOPIFY_COMPLIANCE_TOPICS.has(topic)) return { kind: 'answer', body: { status: 'ignored', topic } };
+    const payload = parseJson(rawBody);
+    if (payload === undefined) return { kind: 'rejected', reason: 'malformed_body', body: malformedBody('JSON') };
+    // The shop header is not signed and shops of one app share its secret: the signed body must not name
+    // another shop (the worker confirms what the body cannot tell through the shop's Admin API).
+    const owner = ownerOfShopifyPayload(shop.shopify.domain, payload);
+    if (owner.kind === 'other_shop') {
+      return {
+        kind: 'rejected', reason: 'shop_mismatch', body: { error: 'shop_mismatch', message: `the body belongs to ${owner.found}, not ${shop.shopify.domain}` },
+        warn: { msg: 'rejected a Shopify webhook: its body belongs to another shop', fields: { shop: shop.id, topic, found: owner.found } },
+      };
+    }
+    return { kind: 'event', shop, topic, payload, eventKey: `${topic}|${verification.eventId ?? verification.webhookId}` };
+  },
+};
