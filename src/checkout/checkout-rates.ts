@@ -34,7 +34,7 @@
 import { performance } from 'node:perf_hooks';
 import type { ShopConfig } from '../config/shops.js';
 import { xof, type Xof } from '../domain/money.js';
-import { DispatchError } from '../dispatch/errors.js';
+import { DeliveryError } from '../domain/delivery.js';
 import type { AddressFields, NeighbourhoodResolver } from '../geo/resolver.js';
 import type { AliasStore } from '../ledger/alias-store.js';
 import type { Logger } from '../log.js';
@@ -141,9 +141,9 @@ export async function priceAtCheckout(
     const service = serviceId(shop);
     const fallbackKey: FallbackKey = { pickup: shop.pickup.neighbourhood, city: neighbourhood.city, weight: weightLabel(band.priceAtKg), paymentMode: SIMULATED_PAYMENT_MODE };
     const simulate = async (dropoff: string): Promise<Xof> => {
-      const simulation = await deps.prices.simulatePrice(
+      const simulation = await deps.prices.price(
         shop,
-        { pickup_city: shop.pickup.neighbourhood, dropoff_city: dropoff, ...(band.priceAtKg === undefined ? {} : { weight_kg: band.priceAtKg }) },
+        { pickupNeighbourhood: shop.pickup.neighbourhood, dropoffNeighbourhood: dropoff, ...(band.priceAtKg === undefined ? {} : { weightKg: band.priceAtKg }) },
         { timeoutMs },
       );
       if (simulation.currency !== 'XOF') throw new Error(`simulatePrice answered in ${simulation.currency}, not XOF`);
@@ -180,7 +180,7 @@ export async function priceAtCheckout(
     }
     return bounded(shop, { kind: 'rate', basis: 'live', amountXof: price.amountXof, neighbourhood: neighbourhood.name }, deps, log);
   } catch (error) {
-    if (error instanceof DispatchError && !error.retryable && error.kind === 'http') {
+    if (refusedByService(error)) {
       // The service understood and said no (a weight it does not carry, a name it refuses): no price to show.
       log().warn({ err: error.toJSON(), neighbourhood: neighbourhood.name, band: band.key }, 'no delivery price at checkout: the delivery service refused the price request');
       return { kind: 'no_rate', why: 'refused_by_service', detail: error.message };
@@ -221,7 +221,7 @@ async function cityFallback(deps: CheckoutRatesDeps, service: string, key: Fallb
     });
     return learned;
   } catch (error) {
-    if (error instanceof DispatchError && !error.retryable && error.kind === 'http') {
+    if (refusedByService(error)) {
       log().warn({ err: errorText(error), city: key.city }, 'could not learn the fallback tariff (price for the city name refused)');
       return undefined;
     }
@@ -236,7 +236,7 @@ async function codFee(shop: ShopConfig, deps: CheckoutRatesDeps, service: string
   const learned = await learnCodFee(shop, deps.prices, neighbourhood, timeoutMs, log).catch((error: unknown) => {
     // Not the service refusing this destination's price: a fee that cannot be learned is the service unavailable
     // for a door price (the shop's flat rate, or none), never "refused" (which would hide the rate for good).
-    if (error instanceof DispatchError && !error.retryable && error.kind === 'http') throw new Error(`cannot learn the cash-collection fee: ${error.message}`);
+    if (refusedByService(error)) throw new Error(`cannot learn the cash-collection fee: ${error.message}`);
     throw error;
   });
   await deps.fees.set(service, learned).catch((error: unknown) => {
@@ -278,4 +278,9 @@ function beforeDeadline<T>(work: Promise<T>, deadline: number): Promise<T> {
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** The service understood the request and said no (not a failure to answer, nor an answer Relais cannot read). */
+function refusedByService(error: unknown): error is DeliveryError {
+  return error instanceof DeliveryError && error.answer === 'refused' && !error.retryable;
 }

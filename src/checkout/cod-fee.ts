@@ -22,7 +22,8 @@
 import type { Redis } from 'ioredis';
 import type { ShopConfig } from '../config/shops.js';
 import { xof, type Xof } from '../domain/money.js';
-import { PaymentMode, type WireQuoteRequest } from '../dispatch/wire.js';
+import type { QuoteRequest } from '../domain/delivery.js';
+import type { PaymentFamily } from '../domain/order.js';
 import { FALLBACK_TTL_SECONDS } from '../jobs/tariff-guard.js';
 import type { Logger } from '../log.js';
 import type { PriceSource } from './price-source.js';
@@ -69,14 +70,14 @@ export async function learnCodFee(
   timeoutMs: number,
   log: () => Logger,
 ): Promise<Xof> {
-  const route = (mode: PaymentMode): WireQuoteRequest => ({
-    pickup: { city: shop.pickup.neighbourhood, address: shop.pickup.address },
-    dropoff: { city: dropoffNeighbourhood, address: dropoffNeighbourhood },
-    payment_mode: mode,
+  const route = (payment: PaymentFamily): QuoteRequest => ({
+    pickup: { neighbourhood: shop.pickup.neighbourhood, address: shop.pickup.address },
+    dropoff: { neighbourhood: dropoffNeighbourhood, address: dropoffNeighbourhood },
+    payment,
   });
   const [cod, prepaid] = await Promise.all([
-    prices.createQuote(shop, route(PaymentMode.cashOnDelivery), { timeoutMs }),
-    prices.createQuote(shop, route(PaymentMode.prepaid), { timeoutMs }),
+    prices.quote(shop, route('cash_on_delivery'), { timeoutMs }),
+    prices.quote(shop, route('prepaid'), { timeoutMs }),
   ]);
   const fee = cod.total - prepaid.total;
   if (!Number.isSafeInteger(fee) || fee < 0) {

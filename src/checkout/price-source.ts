@@ -7,50 +7,51 @@
  * the registry guarantees) and close them when the web process closes its Redis connection (see routes.ts).
  */
 import type { ShopConfig } from '../config/shops.js';
-import type { CallOptions, DispatchClient } from '../dispatch/client.js';
-import { dispatchClientForShop } from '../dispatch/for-shop.js';
-import type { WirePriceSimulation, WireQuote, WireQuoteRequest, WireSimulatePriceRequest } from '../dispatch/wire.js';
+import { deliveryServiceForShop, type DispatchDeliveryService } from '../dispatch/index.js';
+import type { CallOptions, PriceRequest, PriceSimulation, Quote, QuoteRequest } from '../domain/delivery.js';
 import type { Logger } from '../log.js';
 
 export interface PriceSource {
-  simulatePrice(shop: ShopConfig, request: WireSimulatePriceRequest, options: CallOptions): Promise<WirePriceSimulation>;
+  /** The service's public, indicative price by neighbourhood. */
+  price(shop: ShopConfig, request: PriceRequest, options: CallOptions): Promise<PriceSimulation>;
   /** A firm quote (authenticated with the shop's key); it creates nothing a courier or a customer sees. */
-  createQuote(shop: ShopConfig, request: WireQuoteRequest, options: CallOptions): Promise<WireQuote>;
+  quote(shop: ShopConfig, request: QuoteRequest, options: CallOptions): Promise<Quote>;
   /** The host that answers, for cache keys: the same host gives the same public prices. */
   sourceOf(shop: ShopConfig): string;
 }
 
+/** Prices from each shop's delivery service (the port, src/domain/delivery.ts), one per shop, owned and closed here. */
 export class DispatchPriceSource implements PriceSource {
-  readonly #clients = new Map<string, DispatchClient>();
+  readonly #services = new Map<string, DispatchDeliveryService>();
   #closed = false;
 
   constructor(private readonly logger: Logger) {}
 
-  simulatePrice(shop: ShopConfig, request: WireSimulatePriceRequest, options: CallOptions): Promise<WirePriceSimulation> {
-    return this.#clientFor(shop).simulatePrice(request, options);
+  price(shop: ShopConfig, request: PriceRequest, options: CallOptions): Promise<PriceSimulation> {
+    return this.#serviceFor(shop).price(request, options);
   }
 
-  createQuote(shop: ShopConfig, request: WireQuoteRequest, options: CallOptions): Promise<WireQuote> {
-    return this.#clientFor(shop).createQuote(request, options);
+  quote(shop: ShopConfig, request: QuoteRequest, options: CallOptions): Promise<Quote> {
+    return this.#serviceFor(shop).quote(request, options);
   }
 
   sourceOf(shop: ShopConfig): string {
     return shop.dispatch.trackingUrl ?? shop.dispatch.baseUrl;
   }
 
-  #clientFor(shop: ShopConfig): DispatchClient {
+  #serviceFor(shop: ShopConfig): DispatchDeliveryService {
     if (this.#closed) throw new Error('checkout prices: the price source is closed');
-    let client = this.#clients.get(shop.id);
-    if (!client) {
-      client = dispatchClientForShop(shop, this.logger.child({ shop: shop.id, component: 'checkout-rates' }), 'relais-checkout-rates/0.1');
-      this.#clients.set(shop.id, client);
+    let service = this.#services.get(shop.id);
+    if (!service) {
+      service = deliveryServiceForShop(shop, this.logger.child({ shop: shop.id, component: 'checkout-rates' }), 'relais-checkout-rates/0.1');
+      this.#services.set(shop.id, service);
     }
-    return client;
+    return service;
   }
 
   async close(): Promise<void> {
     this.#closed = true;
-    await Promise.all([...this.#clients.values()].map((c) => c.close()));
-    this.#clients.clear();
+    await Promise.all([...this.#services.values()].map((s) => s.close()));
+    this.#services.clear();
   }
 }

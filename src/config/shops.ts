@@ -138,6 +138,8 @@ const dispatchSchema = z
      * holds every name the spec does not show (states, error codes, webhook signature); see README.
      */
     profile: z.string().min(1).default('default'),
+    /** The carrier name the shop shows with the tracking link (Shopify's tracking company, the WooCommerce note). */
+    carrierName: z.string().trim().min(1).max(100).default('Relais'),
   })
   .strict();
 

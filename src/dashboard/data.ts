@@ -2,7 +2,7 @@
  * What the pages read from the ledger: a shop's orders newest first (optionally one state), and the
  * cash-on-delivery figures per day. Records are read a batch per query, and every scan is bounded.
  */
-import { collectsCash } from '../dispatch/requests.js';
+import { collectsCash } from '../domain/delivery.js';
 import type { OrderLedger, OrderRecord, OrderState } from '../ledger/order-ledger.js';
 
 type LedgerReader = Pick<OrderLedger, 'getMany' | 'listShopOrders'>;

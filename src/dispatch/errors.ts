@@ -6,7 +6,8 @@
  * Nothing in an error ever carries the API key: messages are built from the operation, the status and the
  * service's code, and a service message is scrubbed of the key before it is kept (see http.ts).
  */
-import { failureOf, RelaisError } from '../domain/errors.js';
+import { DeliveryError, type DeliveryAnswer } from '../domain/delivery.js';
+import { failureOf } from '../domain/errors.js';
 import type { ErrorMeaning } from './profile.js';
 import type { OperationName } from './wire.js';
 
@@ -34,9 +35,13 @@ export interface DispatchErrorInit {
   cause?: unknown;
 }
 
-export class DispatchError extends RelaisError {
+/**
+ * The dispatch adapter's error is the delivery port's (src/domain/delivery.ts DeliveryError): the use-cases read
+ * its `answer`, `reason`, `label` and `refusal`, which are derived here from the wire-level fields below.
+ */
+export class DispatchError extends DeliveryError {
   override readonly name = 'DispatchError';
-  readonly operation: OperationName;
+  declare readonly operation: OperationName;
   readonly kind: DispatchErrorKind;
   readonly status?: number;
   /** The service's error code when it sent one, e.g. SANDBOX_KEY_NOT_SUPPORTED. */
@@ -49,8 +54,15 @@ export class DispatchError extends RelaisError {
 
   /** `retryable` is the transient/permanent verdict of the base (src/domain/errors.ts); `retryAfterMs` comes from Retry-After. */
   constructor(init: DispatchErrorInit) {
-    super({ failure: failureOf(init.retryable), message: init.message, retryAfterMs: init.retryAfterMs, cause: init.cause });
-    this.operation = init.operation;
+    super({
+      failure: failureOf(init.retryable), message: init.message, retryAfterMs: init.retryAfterMs, cause: init.cause,
+      operation: init.operation,
+      answer: ANSWER_OF_KIND[init.kind],
+      notFound: init.kind === 'http' && init.status === 404,
+      reason: reasonOf(init),
+      label: init.code ?? init.kind,
+      refusal: init.meaning ?? init.code ?? `http_${init.status ?? 'error'}`,
+    });
     this.kind = init.kind;
     if (init.status !== undefined) this.status = init.status;
     if (init.code !== undefined) this.code = init.code;
@@ -58,7 +70,7 @@ export class DispatchError extends RelaisError {
   }
 
   /** Structured form for logs: every field a reader needs, never a header or a key. */
-  toJSON(): Record<string, unknown> {
+  override toJSON(): Record<string, unknown> {
     return {
       name: this.name,
       message: this.message,
@@ -71,6 +83,16 @@ export class DispatchError extends RelaisError {
       retryAfterMs: this.retryAfterMs,
     };
   }
+}
+
+const ANSWER_OF_KIND: Record<DispatchErrorKind, DeliveryAnswer> = { network: 'none', timeout: 'none', http: 'refused', invalid_response: 'unreadable' };
+
+/**
+ * The reason the port reports: the profile's reading of the answer, except that a 409 to cancelShipment is the
+ * spec's refusal after pickup (`cancel_refused`), whatever code the profile reads in it.
+ */
+function reasonOf(init: DispatchErrorInit): ErrorMeaning | undefined {
+  return init.operation === 'cancelShipment' && init.status === 409 ? 'cancel_refused' : init.meaning;
 }
 
 /** A configuration the client refuses before making any call (a sandbox key, a malformed base URL...). */

@@ -1,11 +1,13 @@
 /**
- * A dispatch client configured from a shop's registry entry. The one place the shop's API key is
- * revealed to build a client.
+ * A dispatch client, and the delivery service over it, configured from a shop's registry entry. The one place
+ * the shop's API key is revealed to build a client.
  */
+import { createHash } from 'node:crypto';
 import type { ShopConfig } from '../config/shops.js';
 import type { Logger } from '../log.js';
 import { DispatchClient } from './client.js';
 import { loadWireProfile, type WireProfile } from './profile.js';
+import { DispatchDeliveryService } from './service.js';
 
 /** The wire profile a shop's dispatch settings name (validated when the registry was loaded). */
 export function wireProfileOf(shop: ShopConfig): WireProfile {
@@ -22,4 +24,16 @@ export function dispatchClientForShop(shop: ShopConfig, logger: Logger, userAgen
     logger,
     ...(userAgent ? { userAgent } : {}),
   });
+}
+
+/** The shop's delivery service over `client` (one of the shop's, from dispatchClientForShop). */
+export function deliveryServiceOver(client: DispatchClient, shop: ShopConfig): DispatchDeliveryService {
+  // The key itself never leaves this function: only a digest names the organisation.
+  const organisation = `${client.baseUrl}|${createHash('sha256').update(shop.dispatch.apiKey.reveal()).digest('hex')}`;
+  return new DispatchDeliveryService(client, { organisation, carrierName: shop.dispatch.carrierName });
+}
+
+/** The shop's delivery service, with a client of its own (closed by the service's close()). */
+export function deliveryServiceForShop(shop: ShopConfig, logger: Logger, userAgent?: string): DispatchDeliveryService {
+  return deliveryServiceOver(dispatchClientForShop(shop, logger, userAgent), shop);
 }

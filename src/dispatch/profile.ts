@@ -16,31 +16,15 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { findProjectDir } from '../config/project-files.js';
+import { DELIVERY_ERROR_REASONS, type DeliveryErrorReason } from '../domain/delivery.js';
 import { DELIVERY_STEPS, type DeliveryStep } from '../domain/shipment-status.js';
 
 /**
- * What an error answer means to Relais, whatever the service calls it. The use-cases act on these, never on
- * a code: `already_ready` counts as success for markReady, `quote_expired`/`quote_not_found` re-quote,
- * `cancel_refused` is written on the order, and so on.
+ * What an error answer means to Relais, whatever the service calls it: the delivery port's reasons
+ * (src/domain/delivery.ts), which the profile's `errors` section maps the service's codes and statuses onto.
  */
-export const ERROR_MEANINGS = [
-  'sandbox_key',
-  'unauthorized',
-  'quote_not_found',
-  'quote_expired',
-  'shipment_not_found',
-  'route_not_found',
-  'cancel_refused',
-  'already_ready',
-  'invalid_state',
-  'validation',
-  'malformed_body',
-  'payload_too_large',
-  'unsupported_media_type',
-  'rate_limited',
-  'service_error',
-] as const;
-export type ErrorMeaning = (typeof ERROR_MEANINGS)[number];
+export const ERROR_MEANINGS = DELIVERY_ERROR_REASONS;
+export type ErrorMeaning = DeliveryErrorReason;
 
 /** The response fields Relais reads, each spelled one or more ways (tried in order). */
 export const FIELD_KEYS = [

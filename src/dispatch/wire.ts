@@ -14,7 +14,9 @@
  * checked against more than one dialect.
  */
 import { z } from 'zod';
-import type { DeliveryStep } from '../domain/shipment-status.js';
+import type {
+  Claim, PriceSimulation, Quote, QuoteBreakdown, Shipment, ShipmentEvent, ShipmentPage, TrackingView,
+} from '../domain/delivery.js';
 import type { FieldKey, WireProfile } from './profile.js';
 
 export const API_PREFIX = '/v1';
@@ -125,83 +127,15 @@ export interface WireSimulatePriceRequest {
 // unknown extra fields are ignored, an optional field that is missing or of an unexpected type is left
 // out, and a reader fails only when a field Relais needs is missing, naming it and the spellings tried.
 
-// A type, not an interface: it is stored as a plain record of figures (ledger, shop metafield).
-export type WireBreakdown = {
-  customer?: number;
-  courier?: number;
-  platform?: number;
-  codFee?: number;
-};
-
-export interface WireQuote {
-  quoteId: string;
-  expiresAt: string;
-  total: number;
-  breakdown?: WireBreakdown;
-  currency?: string;
-  pickupZone?: string;
-  dropoffZone?: string;
-  /** Present when the service priced by coordinates. */
-  distanceKm?: number;
-  /** What the service calls its pricing basis, when it says (e.g. zone, distance, fallback). */
-  pricingBasis?: string;
-}
-
-export interface WireShipment {
-  shipmentId: string;
-  externalOrderId?: string;
-  quoteId?: string;
-  /** The service's own name for the state, kept as it came. */
-  status: string;
-  /** The step the profile maps `status` to; undefined for a name the profile does not know (never progress). */
-  step?: DeliveryStep;
-  publicTrackingUrl?: string;
-  trackingCode?: string;
-  orderAmountXof?: number;
-  courierId?: string;
-  settlementStatus?: string;
-  /** The settlement state reads as held (a claim is open), per the profile. */
-  settlementHeld?: boolean;
-  createdAt?: string;
-  updatedAt?: string;
-  statusHistory?: WireHistoryEntry[];
-}
-
-export interface WireHistoryEntry {
-  status: string;
-  at: string;
-  /** The step the profile maps `status` to, when it knows the name. */
-  step?: DeliveryStep;
-}
-
-export interface WireShipmentList {
-  shipments: WireShipment[];
-  nextCursor?: string;
-}
-
-export interface WireClaim {
-  claimId?: string;
-  shipmentId?: string;
-  reason: string;
-  description?: string;
-  claimantId?: string;
-  claimantType?: string;
-  status?: string;
-  outcome?: string;
-  createdAt?: string;
-  decidedAt?: string;
-}
-
-export interface WireTrackingView {
-  trackingCode?: string;
-  status: string;
-  events: WireHistoryEntry[];
-}
-
-export interface WirePriceSimulation {
-  total: number;
-  currency: string;
-}
+// The readers produce the port's own shapes (src/domain/delivery.ts): the use-cases read those, never these names.
+export type WireBreakdown = QuoteBreakdown;
+export type WireQuote = Quote;
+export type WireShipment = Shipment;
+export type WireHistoryEntry = ShipmentEvent;
+export type WireShipmentList = ShipmentPage;
+export type WireClaim = Claim;
+export type WireTrackingView = TrackingView;
+export type WirePriceSimulation = PriceSimulation;
 
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 const whole = (v: unknown): number | undefined => (typeof v === 'number' && Number.isSafeInteger(v) ? v : undefined);

@@ -17,9 +17,7 @@ import { z } from 'zod';
 import type { ShopConfig, ShopRegistry } from '../config/shops.js';
 import { parseExternalOrderId } from '../domain/ids.js';
 import { tryLease } from '../jobs/order-lock.js';
-import type { DispatchClient } from '../dispatch/client.js';
-import { DispatchError } from '../dispatch/errors.js';
-import type { WireClaim } from '../dispatch/wire.js';
+import { DeliveryError, type Claim, type DeliveryService } from '../domain/delivery.js';
 import type { OrderLedger } from '../ledger/order-ledger.js';
 
 /** What the dispute functions need; a Runtime (src/main/runtime.ts) is one. */
@@ -28,7 +26,8 @@ export interface DisputeRuntime {
   redis: Redis;
   ledger: Pick<OrderLedger, 'get' | 'appendTimeline' | 'knownClaims' | 'saveClaim'>;
   now(): Date;
-  dispatchClientFor(shop: ShopConfig): Pick<DispatchClient, 'getShipmentByExternalOrder' | 'openDispute' | 'listShipmentDisputes'>;
+  /** The shop's delivery service (the port, src/domain/delivery.ts). */
+  deliveryFor(shop: ShopConfig): Pick<DeliveryService, 'shipmentForOrder' | 'openClaim' | 'claims'>;
 }
 
 export const DEFAULT_CLAIMANT_TYPE = 'seller';
@@ -64,7 +63,7 @@ export type ListDisputesResult =
   | { ok: true; externalOrderId: string; shipmentId: string; claims: DisputeView[] }
   | { ok: false; externalOrderId: string; why: string; retryable: boolean };
 
-export function disputeView(claim: WireClaim, shipmentId: string): DisputeView {
+export function disputeView(claim: Claim, shipmentId: string): DisputeView {
   const view: DisputeView = { shipmentId: claim.shipmentId ?? shipmentId, reason: claim.reason, status: claim.status ?? 'OPEN' };
   if (claim.claimId !== undefined) view.claimId = claim.claimId;
   if (claim.description !== undefined) view.description = claim.description;
@@ -127,7 +126,7 @@ async function locate(runtime: DisputeRuntime, externalOrderId: string): Promise
   if (record?.shipment) return { ok: true, shop, shipmentId: record.shipment.shipmentId };
   try {
     const shipment = await tracked(runtime, externalOrderId, 'getShipmentByExternalOrder', () =>
-      runtime.dispatchClientFor(shop).getShipmentByExternalOrder(externalOrderId));
+      runtime.deliveryFor(shop).shipmentForOrder(externalOrderId));
     if (!shipment) return { ok: false, why: `order ${externalOrderId} has no shipment: there is nothing to dispute`, retryable: false };
     return { ok: true, shop, shipmentId: shipment.shipmentId };
   } catch (error) {
@@ -163,7 +162,7 @@ export async function openDisputeForOrder(runtime: DisputeRuntime, externalOrder
     }
     const claim = await tracked(
       runtime, externalOrderId, 'openDispute',
-      () => runtime.dispatchClientFor(located.shop).openDispute(located.shipmentId, { reason, description, claimant_id: claimantId, claimant_type: claimantType }),
+      () => runtime.deliveryFor(located.shop).openClaim(located.shipmentId, { reason, description, claimantId, claimantType }),
       (c) => `claim ${c.claimId ?? '?'} on ${located.shipmentId}: ${reason} (by ${claimantType})`,
     );
     const view = disputeView(claim, located.shipmentId);
@@ -189,7 +188,7 @@ export async function listDisputesForOrder(runtime: DisputeRuntime, externalOrde
   try {
     const claims = await tracked(
       runtime, externalOrderId, 'listShipmentDisputes',
-      () => runtime.dispatchClientFor(located.shop).listShipmentDisputes(located.shipmentId),
+      () => runtime.deliveryFor(located.shop).claims(located.shipmentId),
       (list) => `${list.length} claim(s) on ${located.shipmentId}`,
     );
     const views = claims.map((c) => disputeView(c, located.shipmentId));
@@ -221,7 +220,7 @@ async function tracked<T>(
   } catch (error) {
     await runtime.ledger.appendTimeline(externalOrderId, {
       at: runtime.now().toISOString(), system: 'dispatch', operation,
-      outcome: error instanceof DispatchError ? (error.code ?? error.kind) : 'error',
+      outcome: error instanceof DeliveryError ? error.label : 'error',
       ms: Date.now() - started, detail: error instanceof Error ? error.message : String(error),
     });
     throw error;
@@ -229,7 +228,7 @@ async function tracked<T>(
 }
 
 function refusal(error: unknown, operation: string): { ok: false; why: string; retryable: boolean } {
-  if (error instanceof DispatchError) {
+  if (error instanceof DeliveryError) {
     return {
       ok: false,
       retryable: error.retryable,

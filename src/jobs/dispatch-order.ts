@@ -14,10 +14,7 @@
 import type { Redis } from 'ioredis';
 import type { ShopConfig, ShopRegistry } from '../config/shops.js';
 import type { HoldReason, StoreOrder } from '../domain/order.js';
-import type { DispatchClient } from '../dispatch/client.js';
-import { DispatchError } from '../dispatch/errors.js';
-import { buildCreateShipmentRequest, buildQuoteRequest, collectsCash } from '../dispatch/requests.js';
-import type { WireQuote, WireQuoteRequest, WireShipment } from '../dispatch/wire.js';
+import { collectsCash, DeliveryError, type DeliveryService, type Quote, type QuoteRequest, type Shipment } from '../domain/delivery.js';
 import { doorAmount, goodsOwed } from '../domain/door-amount.js';
 import { xof } from '../domain/money.js';
 import { showsMarkedReady } from '../domain/shipment-status.js';
@@ -28,20 +25,19 @@ import type { AliasStore } from '../ledger/alias-store.js';
 import { DISPATCHED_STATES } from '../domain/order-state.js';
 import type { OrderLedger, OrderRecord, ShipmentProgress } from '../ledger/order-ledger.js';
 import type { Logger } from '../log.js';
+import { quoteRequestFor, shipmentRequestFor } from './delivery-requests.js';
 import type { DispatchJob } from './queues.js';
 import { OrderLockLostError, withOrderLock, type OrderLock } from './order-lock.js';
 import type { ShopRateLimiter } from './rate-limit.js';
 import { judgeQuote, serviceId, weightBandOf, weightLabel, type FallbackKey, type TariffMemory } from './tariff-guard.js';
 
-export type DispatchClientLike = Pick<
-  DispatchClient,
-  'createQuote' | 'getQuote' | 'createShipment' | 'getShipment' | 'getShipmentByExternalOrder' | 'markReady' | 'cancelShipment'
->;
+/** What the dispatch job asks of the shop's delivery service (the port, src/domain/delivery.ts). */
+export type DispatchDelivery = Pick<DeliveryService, 'quote' | 'createShipment' | 'shipmentForOrder' | 'markReady'>;
 
 export interface PipelineDeps {
   ledger: OrderLedger;
   shops: ShopRegistry;
-  dispatchClientFor(shop: ShopConfig): DispatchClientLike;
+  deliveryFor(shop: ShopConfig): DispatchDelivery;
   resolver: NeighbourhoodResolver;
   /** Aliases operators added at run time, merged over the registry's. */
   aliases: AliasStore;
@@ -103,7 +99,7 @@ interface Attempt {
   order: StoreOrder;
   /** The goods' value the courier collects (orderAmountXof), for a cash-collecting order. */
   goods: number | undefined;
-  client: DispatchClientLike;
+  delivery: DispatchDelivery;
   call: Tracker;
   writes: PendingWrites;
   log: Logger;
@@ -147,7 +143,7 @@ async function dispatchLocked(job: DispatchJob, deps: PipelineDeps, writes: Pend
     record,
     order,
     goods,
-    client: deps.dispatchClientFor(shop),
+    delivery: deps.deliveryFor(shop),
     call: tracker(deps, order.externalOrderId, shop, paced, lock),
     writes,
     log: deps.logger.child({ order: order.orderName, externalOrderId: order.externalOrderId }), // the worker's logger binds the shop
@@ -155,8 +151,8 @@ async function dispatchLocked(job: DispatchJob, deps: PipelineDeps, writes: Pend
   try {
     return await ship(attempt, record, aliases ?? {});
   } catch (error) {
-    if (error instanceof DispatchError && !error.retryable) {
-      if (error.kind === 'invalid_response') {
+    if (error instanceof DeliveryError && !error.retryable) {
+      if (error.answer === 'unreadable') {
         // A wrong guess in the wire profile fails loudly: the order waits with what could not be read.
         return hold(deps, record, {
           code: 'dispatch_unreadable_answer',
@@ -164,7 +160,7 @@ async function dispatchLocked(job: DispatchJob, deps: PipelineDeps, writes: Pend
         });
       }
       return hold(deps, record, {
-        code: `dispatch_${(error.meaning ?? error.code ?? `http_${error.status ?? 'error'}`).toLowerCase().replace(/[^a-z0-9]+/g, '_')}`,
+        code: `dispatch_${error.refusal.toLowerCase().replace(/[^a-z0-9]+/g, '_')}`,
         message: `the delivery service refused ${error.operation}: ${error.message}`,
       });
     }
@@ -173,20 +169,20 @@ async function dispatchLocked(job: DispatchJob, deps: PipelineDeps, writes: Pend
 }
 
 async function ship(attempt: Attempt, record: OrderRecord, aliases: Record<string, string>): Promise<DispatchOutcome> {
-  const { deps, shop, order, client, call, writes, log } = attempt;
+  const { deps, shop, order, delivery, call, writes, log } = attempt;
   if (record.shipment) return finishReady(attempt, record.shipment, false);
 
   // A previous attempt may have created the shipment and died (or lost the response) before saving it:
   // the lookup by external id must answer before anything is created. It runs beside the quote, which
   // creates nothing, so a first attempt waits for one call instead of two; a quote made for an order
   // that turns out to be shipped already is simply not used.
-  const adopt = (existing: WireShipment) => {
+  const adopt = (existing: Shipment) => {
     const shipment = saveShipment(attempt, existing, undefined);
     log.warn({ shipment: existing.shipmentId }, 'adopted a shipment created by an earlier attempt');
     writes.add(deps.ledger.setState(order.externalOrderId, 'dispatching', deps.now()));
     return finishReady(attempt, shipment, true);
   };
-  const lookUp = () => call('getShipmentByExternalOrder', () => client.getShipmentByExternalOrder(order.externalOrderId));
+  const lookUp = () => call('getShipmentByExternalOrder', () => delivery.shipmentForOrder(order.externalOrderId));
 
   const pricing = deps.tariffs ? await deps.tariffs.pricing(serviceId(shop)) : undefined;
   const neighbourhood = resolveDropoff(deps, shop, order, aliases, pricing);
@@ -203,7 +199,7 @@ async function ship(attempt: Attempt, record: OrderRecord, aliases: Record<strin
   // neighbourhood, coordinates, weight and payment mode. A customer who corrected the address gets a new one.
   const saved = record.quote;
   const savedIsFirm = saved?.basis !== undefined && Date.parse(saved.expiresAt) - deps.now().getTime() > QUOTE_SAFETY_MARGIN_MS &&
-    saved.basis === quoteBasis(buildQuoteRequest(shop, await quoted(), neighbourhood.name));
+    saved.basis === quoteBasis(quoteRequestFor(shop, await quoted(), neighbourhood.name));
   // The fallback tariff, when the guard knows it already, is read beside the lookup and the quote.
   const tariff = savedIsFirm ? undefined : tariffCheck(attempt, neighbourhood.city);
   const [lookup, firstQuote, knownFallback] = await Promise.allSettled([
@@ -226,16 +222,16 @@ async function ship(attempt: Attempt, record: OrderRecord, aliases: Record<strin
   writes.add(deps.ledger.save(order.externalOrderId, 'neighbourhood', sent));
   writes.add(deps.ledger.setState(order.externalOrderId, 'dispatching', deps.now()));
 
-  let created: WireShipment;
+  let created: Shipment;
   const { goods } = attempt;
   try {
-    created = await call('createShipment', () => client.createShipment(buildCreateShipmentRequest(order, quote.quoteId, goods)));
+    created = await call('createShipment', () => delivery.createShipment(shipmentRequestFor(order, quote.quoteId, goods)));
   } catch (error) {
     if (!isStaleQuote(error)) throw error;
     // The quote expired between steps (or the service forgot it): a fresh quote, once.
     log.info({ quote: quote.quoteId }, 'quote went stale before createShipment; re-quoting');
     quote = await newQuote(attempt, await quoted(), sent.name);
-    created = await call('createShipment', () => client.createShipment(buildCreateShipmentRequest(order, quote.quoteId, goods)));
+    created = await call('createShipment', () => delivery.createShipment(shipmentRequestFor(order, quote.quoteId, goods)));
   }
   const shipment = saveShipment(attempt, created, undefined);
   if (goods !== undefined) {
@@ -254,7 +250,7 @@ async function ship(attempt: Attempt, record: OrderRecord, aliases: Record<strin
  * order with the shipment's id, and a replay tries markReady again (the shipment is never re-created).
  */
 async function finishReady(attempt: Attempt, shipment: ShipmentProgress, adopted: boolean): Promise<DispatchOutcome> {
-  const { deps, shop, order, client, call, writes } = attempt;
+  const { deps, shop, order, delivery, call, writes } = attempt;
   if (shipment.markedReadyAt !== undefined || showsMarkedReady(shipment.step)) {
     // The service shows the order's shipment as cancelled: never marked ready, never silently re-created.
     if (shipment.step === 'cancelled') {
@@ -271,12 +267,12 @@ async function finishReady(attempt: Attempt, shipment: ShipmentProgress, adopted
   // never put in front of a courier (a shipment's amount cannot be changed through the service's API).
   const amountProblem = wrongAmount(attempt, shipment);
   if (amountProblem) return holdUnready(attempt, shipment, amountProblem, 'cod_amount_mismatch', '');
-  let ready: WireShipment | ShipmentProgress;
+  let ready: Shipment | ShipmentProgress;
   try {
-    ready = await call('markReady', () => client.markReady(shipment.shipmentId, `Relais (automatic) for ${shop.name}`));
+    ready = await call('markReady', () => delivery.markReady(shipment.shipmentId, `Relais (automatic) for ${shop.name}`));
   } catch (error) {
-    if (!(error instanceof DispatchError) || error.retryable) throw error;
-    if (error.meaning !== 'already_ready') {
+    if (!(error instanceof DeliveryError) || error.retryable) throw error;
+    if (error.reason !== 'already_ready') {
       return holdUnready(attempt, shipment, `the delivery service refused to mark it ready: ${error.message}`);
     }
     attempt.log.info({ shipment: shipment.shipmentId }, 'markReady answered "already ready"');
@@ -354,7 +350,7 @@ type QuoteProgress = NonNullable<OrderRecord['quote']>;
  * prices none of them. Never a wrong name: only names that denote the same place are tried.
  */
 function tariffCheck(attempt: Attempt, city: string) {
-  const { deps, shop, client, call, log } = attempt;
+  const { deps, shop, delivery, call, log } = attempt;
   const memory = deps.tariffs;
   if (!memory) return undefined;
   const service = serviceId(shop);
@@ -372,11 +368,11 @@ function tariffCheck(attempt: Attempt, city: string) {
     const learnAtKg = weightBandOf(kgOf(order)).learnAtKg;
     const atBand: StoreOrder = { ...order, dropoff: { ...order.dropoff, coords: undefined }, ...(learnAtKg === undefined ? {} : { weightGrams: Math.round(learnAtKg * 1000) }) };
     try {
-      const cityQuote = await call('createQuote', () => client.createQuote(buildQuoteRequest(shop, atBand, city)));
+      const cityQuote = await call('createQuote', () => delivery.quote(quoteRequestFor(shop, atBand, city)));
       await memory!.rememberFallback(service, keyFor(order), cityQuote.total);
       return cityQuote.total;
     } catch (error) {
-      if (error instanceof DispatchError && error.retryable) throw error;
+      if (error instanceof DeliveryError && error.retryable) throw error;
       // A service that refuses a city name outright has no fallback to fall into; nothing to compare with.
       log.warn({ err: (error as Error).message, city }, 'could not learn the fallback tariff (quote for the city name refused)');
       return undefined;
@@ -415,18 +411,18 @@ function tariffCheck(attempt: Attempt, city: string) {
 
 
 /** What a quote priced, as one comparable string: pickup, drop-off neighbourhood, coordinates, weight, payment mode. */
-export function quoteBasis(request: WireQuoteRequest): string {
+export function quoteBasis(request: QuoteRequest): string {
   const at = (c: { lat: number; lng: number } | undefined) => (c ? `${c.lat.toFixed(5)},${c.lng.toFixed(5)}` : '-');
   return [
-    request.pickup.city, at(request.pickup.coords), request.dropoff.city, at(request.dropoff.coords),
-    weightLabel(request.parcel?.weight_kg), request.payment_mode ?? '-',
+    request.pickup.neighbourhood, at(request.pickup.coords), request.dropoff.neighbourhood, at(request.dropoff.coords),
+    weightLabel(request.weightKg), request.payment ?? '-',
   ].join('|');
 }
 
 async function newQuote(attempt: Attempt, order: StoreOrder, neighbourhood: string): Promise<QuoteProgress> {
-  const { deps, shop, client, call, writes } = attempt;
-  const request = buildQuoteRequest(shop, order, neighbourhood);
-  const quote: WireQuote = await call('createQuote', () => client.createQuote(request));
+  const { deps, shop, delivery, call, writes } = attempt;
+  const request = quoteRequestFor(shop, order, neighbourhood);
+  const quote: Quote = await call('createQuote', () => delivery.quote(request));
   const progress = { quoteId: quote.quoteId, expiresAt: quote.expiresAt, total: quote.total, breakdown: quote.breakdown, basis: quoteBasis(request) };
   writes.add(deps.ledger.save(order.externalOrderId, 'quote', progress));
   return progress;
@@ -436,7 +432,7 @@ async function newQuote(attempt: Attempt, order: StoreOrder, neighbourhood: stri
  * Saves what the service said of the shipment over what was saved before. The caller passes the saved
  * progress it already holds (under the order lock nobody else writes it), so no re-read of the record.
  */
-function saveShipment(attempt: Attempt, s: WireShipment | ShipmentProgress, previous: ShipmentProgress | undefined, markedReadyAt?: string): ShipmentProgress {
+function saveShipment(attempt: Attempt, s: Shipment | ShipmentProgress, previous: ShipmentProgress | undefined, markedReadyAt?: string): ShipmentProgress {
   const step = s.step ?? previous?.step;
   const progress: ShipmentProgress = {
     shipmentId: s.shipmentId,
@@ -475,7 +471,7 @@ class PendingWrites {
 }
 
 function isStaleQuote(error: unknown): boolean {
-  return error instanceof DispatchError && (error.meaning === 'quote_expired' || error.meaning === 'quote_not_found');
+  return error instanceof DeliveryError && (error.reason === 'quote_expired' || error.reason === 'quote_not_found');
 }
 
 async function hold(deps: PipelineDeps, record: OrderRecord, reason: HoldReason): Promise<DispatchOutcome> {
@@ -527,7 +523,7 @@ function tracker(deps: PipelineDeps, externalOrderId: string, shop: ShopConfig, 
     } catch (error) {
       const ms = Date.now() - started;
       deps.onDispatchCall?.({ operation, ms, error });
-      const outcome = error instanceof DispatchError ? (error.code ?? error.kind) : 'error';
+      const outcome = error instanceof DeliveryError ? error.label : 'error';
       note({ at: deps.now().toISOString(), system: 'dispatch', operation, outcome, ms, detail: error instanceof Error ? error.message : String(error) });
       throw error;
     }

@@ -6,7 +6,7 @@
 import type { Queue } from 'bullmq';
 import type { ShopConfig, ShopRegistry } from '../config/shops.js';
 import { externalOrderId } from '../domain/ids.js';
-import { collectsCash } from '../dispatch/requests.js';
+import { collectsCash } from '../domain/delivery.js';
 import { goodsOwed } from '../domain/door-amount.js';
 import type { StoreOrder } from '../domain/order.js';
 import { FINAL_STATES } from '../domain/order-state.js';

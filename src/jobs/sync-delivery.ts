@@ -10,14 +10,11 @@
 import type { Redis } from 'ioredis';
 import type { ShopConfig, ShopRegistry } from '../config/shops.js';
 import { FINAL_STEPS, movesForward, showsMarkedReady, type DeliveryStep } from '../domain/shipment-status.js';
-import type { DispatchClient } from '../dispatch/client.js';
-import { DispatchError } from '../dispatch/errors.js';
-import type { WireShipment } from '../dispatch/wire.js';
+import { collectsCash, DeliveryError, type DeliveryService, type Shipment } from '../domain/delivery.js';
 import { canMove, type OrderState } from '../domain/order-state.js';
 import type { DeliveryProgress, OrderLedger, OrderRecord, ShipmentProgress } from '../ledger/order-ledger.js';
 import type { Logger } from '../log.js';
 import type { DispatchInfo, ShopOrderRef, ShopWriter } from '../stores/writer.js';
-import { collectsCash } from '../dispatch/requests.js';
 import { collectedCovers, goodsOwed } from '../domain/door-amount.js';
 import { withOrderLock } from './order-lock.js';
 import type { DeliveryJob } from './queues.js';
@@ -25,7 +22,8 @@ import type { DeliveryJob } from './queues.js';
 export interface DeliveryDeps {
   ledger: OrderLedger;
   shops: ShopRegistry;
-  dispatchClientFor(shop: ShopConfig): Pick<DispatchClient, 'getShipment' | 'getShipmentByExternalOrder' | 'cancelShipment'>;
+  /** The shop's delivery service (the port, src/domain/delivery.ts). */
+  deliveryFor(shop: ShopConfig): Pick<DeliveryService, 'shipment' | 'shipmentForOrder' | 'cancel' | 'carrierName'>;
   /** The shop writer; undefined when the shop has no write access configured (nothing is written). */
   writerFor(shop: ShopConfig): ShopWriter | undefined;
   redis: Redis;
@@ -64,15 +62,15 @@ const STEPS_WRITTEN: ReadonlySet<DeliveryStep> = new Set([
 export async function syncDelivery(job: DeliveryJob, deps: DeliveryDeps): Promise<DeliveryOutcome> {
   const shop = deps.shops.get(job.shopId);
   if (!shop) return { kind: 'ignored', why: `unknown shop ${job.shopId}` };
-  const client = deps.dispatchClientFor(shop);
+  const delivery = deps.deliveryFor(shop);
 
-  let shipment: WireShipment | undefined;
+  let shipment: Shipment | undefined;
   try {
-    if (job.shipmentId) shipment = await client.getShipment(job.shipmentId);
-    else if (job.externalOrderId) shipment = await client.getShipmentByExternalOrder(job.externalOrderId);
+    if (job.shipmentId) shipment = await delivery.shipment(job.shipmentId);
+    else if (job.externalOrderId) shipment = await delivery.shipmentForOrder(job.externalOrderId);
   } catch (error) {
-    // A retryable 404 is the lookup by external order saying the shipment may exist (client.ts): look again.
-    if (error instanceof DispatchError && error.status === 404 && !error.retryable) return { kind: 'ignored', why: 'no such shipment for this organisation' };
+    // A transient "not found" is the lookup by external order saying the shipment may exist: look again.
+    if (error instanceof DeliveryError && error.notFound && !error.retryable) return { kind: 'ignored', why: 'no such shipment for this organisation' };
     throw error;
   }
   if (!shipment) return { kind: 'ignored', why: 'no shipment id or external order id found' };
@@ -93,7 +91,7 @@ export async function syncDelivery(job: DeliveryJob, deps: DeliveryDeps): Promis
   });
 }
 
-async function applyShipment(deps: DeliveryDeps, shop: ShopConfig, record: OrderRecord, shipment: WireShipment): Promise<DeliveryOutcome> {
+async function applyShipment(deps: DeliveryDeps, shop: ShopConfig, record: OrderRecord, shipment: Shipment): Promise<DeliveryOutcome> {
   const extId = record.meta.externalOrderId;
   const now = deps.now().toISOString();
   const step = shipment.step;
@@ -174,10 +172,10 @@ async function applyShipment(deps: DeliveryDeps, shop: ShopConfig, record: Order
  * The writes of one sync into the shop, each recorded once done (progress saved, a timeline line with its
  * time) or noted as an error on the timeline before the job fails, so a retry continues where this one stopped.
  */
-function shopWrites(deps: DeliveryDeps, shop: ShopConfig, record: OrderRecord, shipment: WireShipment, writer: ShopWriter, start: DeliveryProgress) {
+function shopWrites(deps: DeliveryDeps, shop: ShopConfig, record: OrderRecord, shipment: Shipment, writer: ShopWriter, start: DeliveryProgress) {
   const extId = record.meta.externalOrderId;
   const ref = shopOrderRef(shop, record);
-  const info = dispatchInfo(shop, record, shipment);
+  const info = dispatchInfo(shop, record, shipment, deps.deliveryFor(shop).carrierName);
   const state = {
     writer,
     info,
@@ -210,7 +208,8 @@ function shopOrderRef(shop: ShopConfig, record: OrderRecord): ShopOrderRef {
   return { shopId: shop.id, orderId: record.meta.orderId, orderName: record.meta.orderName, externalOrderId: record.meta.externalOrderId };
 }
 
-function dispatchInfo(shop: ShopConfig, record: OrderRecord, shipment: WireShipment): DispatchInfo {
+/** `carrierName`: the shop's delivery service's (dispatch.carrierName), shown with the tracking link. */
+function dispatchInfo(shop: ShopConfig, record: OrderRecord, shipment: Shipment, carrierName: string): DispatchInfo {
   const order = record.order!;
   const cashOnDelivery = collectsCash(order.paymentFamily);
   return {
@@ -223,13 +222,13 @@ function dispatchInfo(shop: ShopConfig, record: OrderRecord, shipment: WireShipm
     cashOnDelivery,
     neighbourhood: record.neighbourhood?.name,
     quote: record.quote ? { quoteId: record.quote.quoteId, total: record.quote.total, breakdown: record.quote.breakdown } : undefined,
-    carrierName: 'Relais',
+    carrierName,
     notifyCustomer: shop.policy.notifyCustomer,
   };
 }
 
 /** When the service says the step happened (its status history), so a late write (a poll) keeps the real time. */
-function stepTime(shipment: WireShipment, step: DeliveryStep, fallback: string): string {
+function stepTime(shipment: Shipment, step: DeliveryStep, fallback: string): string {
   const at = shipment.statusHistory?.filter((h) => h.step === step).at(-1)?.at;
   return at !== undefined && !Number.isNaN(Date.parse(at)) ? new Date(at).toISOString() : fallback;
 }
@@ -250,11 +249,11 @@ export async function cancelDelivery(job: DeliveryJob, deps: DeliveryDeps): Prom
     if (record.state === 'cancelled') return { kind: 'cancelled' };
     // A delivered or returned order is final: a late cancellation in the shop never moves it back.
     if (!canMove(record.state, 'cancelled')) return { kind: 'ignored', why: `the order is already ${record.state}` };
-    const client = deps.dispatchClientFor(shop);
+    const delivery = deps.deliveryFor(shop);
     await lock.confirm('cancelShipment');
     const started = Date.now();
     try {
-      const cancelled = await client.cancelShipment(record.shipment.shipmentId, {
+      const cancelled = await delivery.cancel(record.shipment.shipmentId, {
         reason: `order ${record.meta.orderName} cancelled in the shop`,
         by: `Relais for ${shop.name}`,
       });
@@ -263,14 +262,14 @@ export async function cancelDelivery(job: DeliveryJob, deps: DeliveryDeps): Prom
       await deps.ledger.setState(extId, 'cancelled', deps.now());
       return { kind: 'cancelled' };
     } catch (error) {
-      if (!(error instanceof DispatchError) || error.retryable) throw error;
+      if (!(error instanceof DeliveryError) || error.retryable) throw error;
       await deps.ledger.appendTimeline(extId, {
-        at: deps.now().toISOString(), system: 'dispatch', operation: 'cancelShipment', outcome: error.code ?? String(error.status), ms: Date.now() - started, detail: error.message,
+        at: deps.now().toISOString(), system: 'dispatch', operation: 'cancelShipment', outcome: error.label, ms: Date.now() - started, detail: error.message,
       });
-      const pickedUp = error.meaning === 'cancel_refused' || error.status === 409;
+      const pickedUp = error.reason === 'cancel_refused';
       const message = pickedUp
         ? `The order was cancelled in the shop, but the delivery service refused to cancel shipment ${record.shipment.shipmentId}: the parcel has already been picked up. Contact the courier service to stop or return it.`
-        : `The order was cancelled in the shop, but the delivery service refused to cancel shipment ${record.shipment.shipmentId} (${error.code ?? error.status}): ${error.message}`;
+        : `The order was cancelled in the shop, but the delivery service refused to cancel shipment ${record.shipment.shipmentId} (${error.label}): ${error.message}`;
       // The note is written only once the ledger took the refusal: an order that reached a final state meanwhile
       // (its delivery was synced by a worker that did not wait for this lock) gets no note saying otherwise.
       if (!(await deps.ledger.setState(extId, 'cancel_refused', deps.now()))) {

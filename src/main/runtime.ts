@@ -7,7 +7,8 @@ import { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { ShopConfig, ShopRegistry } from '../config/shops.js';
 import type { DispatchClient } from '../dispatch/client.js';
-import { dispatchClientForShop } from '../dispatch/for-shop.js';
+import { deliveryServiceOver, dispatchClientForShop } from '../dispatch/for-shop.js';
+import type { DeliveryService } from '../domain/delivery.js';
 import type { AliasStore } from '../ledger/alias-store.js';
 import type { OrderLedger } from '../ledger/order-ledger.js';
 import { assertSchemaCurrent, createPool, databaseUrlForHumans } from '../ledger/postgres/database.js';
@@ -51,6 +52,8 @@ export interface Runtime {
   aliases: AliasStore;
   now(): Date;
   dispatchClientFor(shop: ShopConfig): DispatchClient;
+  /** The shop's delivery service (the port the use-cases call), over the shop's dispatch client. */
+  deliveryFor(shop: ShopConfig): DeliveryService;
   /** The shop's write-back client, or undefined when none can be built for it. */
   writerFor(shop: ShopConfig): ShopWriter | undefined;
   /** Fills the weights the shop's platform leaves off its orders (WooCommerce); undefined when not needed. */
@@ -73,6 +76,15 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const db = createPool({ url: options.databaseUrl, schema: options.databaseSchema, logger: options.logger });
   const ledger = new PostgresOrderLedger(db, { retentionDays: options.retentionDays });
   const clients = new Map<string, DispatchClient>();
+  const deliveries = new Map<string, DeliveryService>();
+  const dispatchClientFor = (shop: ShopConfig): DispatchClient => {
+    let client = clients.get(shop.id);
+    if (!client) {
+      client = dispatchClientForShop(shop, options.logger.child({ shop: shop.id }));
+      clients.set(shop.id, client);
+    }
+    return client;
+  };
   const writers = new Map<string, ShopWriter | undefined>();
   const weightFillers = new Map<string, WeightFiller | undefined>();
   return {
@@ -84,13 +96,14 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     ledger,
     aliases: new PostgresAliasStore(db),
     now: options.now ?? (() => new Date()),
-    dispatchClientFor(shop) {
-      let client = clients.get(shop.id);
-      if (!client) {
-        client = dispatchClientForShop(shop, options.logger.child({ shop: shop.id }));
-        clients.set(shop.id, client);
+    dispatchClientFor,
+    deliveryFor(shop) {
+      let delivery = deliveries.get(shop.id);
+      if (!delivery) {
+        delivery = deliveryServiceOver(dispatchClientFor(shop), shop);
+        deliveries.set(shop.id, delivery);
       }
-      return client;
+      return delivery;
     },
     writerFor(shop) {
       if (!writers.has(shop.id)) writers.set(shop.id, createShopWriter(shop, { redis, prefix: options.prefix, logger: options.logger }));

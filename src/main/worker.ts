@@ -81,7 +81,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     async (job) => {
       try {
         const outcome = await dispatchOrder(job.data, {
-          ledger: runtime.ledger, shops: options.shops, dispatchClientFor: runtime.dispatchClientFor, resolver: options.resolver, aliases: runtime.aliases,
+          ledger: runtime.ledger, shops: options.shops, deliveryFor: runtime.deliveryFor, resolver: options.resolver, aliases: runtime.aliases,
           redis: runtime.redis, prefix: options.prefix, now: runtime.now, weightsFor: runtime.weightsFor,
           logger: logger.child({ shop: job.data.shopId, job: job.id }),
           onDispatchCall: (call) => metrics.observeDispatchCall(call),
@@ -102,7 +102,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   );
 
   const deliveryDeps = (job: Job<DeliveryJob>): DeliveryDeps => ({
-    ledger: runtime.ledger, shops: options.shops, dispatchClientFor: runtime.dispatchClientFor, writerFor: runtime.writerFor,
+    ledger: runtime.ledger, shops: options.shops, deliveryFor: runtime.deliveryFor, writerFor: runtime.writerFor,
     redis: runtime.redis, prefix: options.prefix, now: runtime.now, logger: logger.child({ shop: job.data.shopId, job: job.id }),
     onStep: (shopId, step) => metrics.deliveryStep(shopId, step),
     onUnknownState: (shopId, state) => metrics.unknownState(shopId, state),

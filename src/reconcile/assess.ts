@@ -7,8 +7,7 @@ import { describeDoorAmount, goodsOwed } from '../domain/door-amount.js';
 import type { ShopConfig } from '../config/shops.js';
 import type { StoreOrder } from '../domain/order.js';
 import { FINAL_STEPS, movesForward, showsMarkedReady, type DeliveryStep } from '../domain/shipment-status.js';
-import { collectsCash } from '../dispatch/requests.js';
-import type { WireClaim, WireShipment } from '../dispatch/wire.js';
+import { collectsCash, type Claim, type Shipment } from '../domain/delivery.js';
 import { decideEligibility } from '../jobs/policy.js';
 import { platformOf } from '../stores/index.js';
 import type { OrderRecord } from '../ledger/order-ledger.js';
@@ -28,7 +27,7 @@ export interface Assessment {
   kind: FindingKind;
   detail: string;
   advice?: string;
-  shipment?: WireShipment;
+  shipment?: Shipment;
   amountXof?: number;
   /** Set when Relais can fix it; otherwise `severity` says whether a person must look. */
   repair?: Repair;
@@ -53,9 +52,9 @@ export interface OrderCase {
   shopSide: ShopSide;
   record?: OrderRecord;
   /** Every shipment carrying this external_order_id (duplicates included). */
-  shipments: WireShipment[];
+  shipments: Shipment[];
   /** Claims by shipment id, for the shipments whose claims were read. */
-  claims: ReadonlyMap<string, WireClaim[]>;
+  claims: ReadonlyMap<string, Claim[]>;
   now: Date;
 }
 
@@ -65,10 +64,10 @@ const FINAL_STATE_STEP: Partial<Record<OrderRecord['state'], DeliveryStep>> = { 
 /** How long after Relais starts dispatching, or marks a shipment ready, a missing write-back is still "on its way", not drift. */
 const JUST_MARKED_READY_MS = 5 * 60_000;
 
-const stepOf = (shipment: WireShipment): DeliveryStep | undefined => shipment.step;
+const stepOf = (shipment: Shipment): DeliveryStep | undefined => shipment.step;
 
 /** A shipment whose run can still happen or is happening (unknown states count as live: never assume an end). */
-export function isLive(shipment: WireShipment): boolean {
+export function isLive(shipment: Shipment): boolean {
   const step = stepOf(shipment);
   return step === undefined || !FINAL_STEPS.has(step);
 }
@@ -77,7 +76,7 @@ export function isLive(shipment: WireShipment): boolean {
  * The shipment that stands for the order: the ledger's own, else the newest live one, else the newest.
  * The service may hold several for one reference (it does not refuse duplicates).
  */
-export function primaryShipment(shipments: readonly WireShipment[], record: OrderRecord | undefined): WireShipment | undefined {
+export function primaryShipment(shipments: readonly Shipment[], record: OrderRecord | undefined): Shipment | undefined {
   const ours = record?.shipment ? shipments.find((s) => s.shipmentId === record.shipment?.shipmentId) : undefined;
   if (ours) return ours;
   const newestFirst = [...shipments].sort((a, b) => (b.createdAt ?? '').localeCompare(a.createdAt ?? ''));
@@ -85,7 +84,7 @@ export function primaryShipment(shipments: readonly WireShipment[], record: Orde
 }
 
 /** When the shipment was created: the service's date, else what the ledger recorded. */
-function createdAtOf(shipment: WireShipment, record: OrderRecord | undefined): number | undefined {
+function createdAtOf(shipment: Shipment, record: OrderRecord | undefined): number | undefined {
   const candidates = [shipment.createdAt, record?.shipment?.shipmentId === shipment.shipmentId ? record.shipment.createdAt : undefined];
   for (const text of candidates) {
     const at = text === undefined ? Number.NaN : Date.parse(text);
@@ -95,7 +94,7 @@ function createdAtOf(shipment: WireShipment, record: OrderRecord | undefined): n
 }
 
 /** The cash the shipment carries: its orderAmountXof, else the amount owed when Relais shipped it, else now. */
-export function codAmountOf(shipment: WireShipment | undefined, record: OrderRecord | undefined, order: StoreOrder | undefined): number {
+export function codAmountOf(shipment: Shipment | undefined, record: OrderRecord | undefined, order: StoreOrder | undefined): number {
   return shipment?.orderAmountXof ?? record?.door?.goods ?? record?.order?.amountToCollect ?? order?.amountToCollect ?? 0;
 }
 
@@ -105,7 +104,7 @@ function goodsOf(order: StoreOrder, shop: ShopConfig): number {
   return owed.ok ? owed.goods : 0;
 }
 
-export function isCashOnDelivery(order: StoreOrder | undefined, shipment: WireShipment | undefined): boolean {
+export function isCashOnDelivery(order: StoreOrder | undefined, shipment: Shipment | undefined): boolean {
   return (order !== undefined && collectsCash(order.paymentFamily)) || (shipment?.orderAmountXof ?? 0) > 0;
 }
 
@@ -313,6 +312,6 @@ export function assessOrder(c: OrderCase): Assessment[] {
 }
 
 /** A claim with no status, or OPEN, is treated as open: the settlement stays held until the service says otherwise. */
-export function isOpenClaim(claim: WireClaim): boolean {
+export function isOpenClaim(claim: Claim): boolean {
   return claim.status === undefined || claim.status.toUpperCase() === 'OPEN';
 }

@@ -7,7 +7,7 @@
  *  - held in dispute: the same amounts, for shipments with an open claim (settlement held until decided).
  */
 import type { StoreOrder } from '../domain/order.js';
-import type { WireShipment } from '../dispatch/wire.js';
+import type { Shipment } from '../domain/delivery.js';
 import type { OrderRecord } from '../ledger/order-ledger.js';
 import { codAmountOf, isCashOnDelivery } from './assess.js';
 import type { DayFigures } from './types.js';
@@ -16,7 +16,7 @@ export interface FigureInput {
   order: StoreOrder;
   record?: OrderRecord;
   /** The shipment standing for the order (assess.ts primaryShipment), if any. */
-  shipment?: WireShipment;
+  shipment?: Shipment;
   openClaims: number;
 }
 

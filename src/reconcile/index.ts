@@ -39,7 +39,7 @@ export function reconcileDepsFor(
     prefix: runtime.options.prefix,
     now: () => runtime.now(),
     logger,
-    dispatchClientFor: (shop: ShopConfig) => runtime.dispatchClientFor(shop),
+    deliveryFor: (shop: ShopConfig) => runtime.deliveryFor(shop),
     listerFor(shop) {
       let lister = listers.get(shop.id);
       if (!lister) {

@@ -20,9 +20,7 @@ import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { ShopConfig, ShopRegistry } from '../config/shops.js';
 import { externalOrderId, parseExternalOrderId } from '../domain/ids.js';
-import type { DispatchClient } from '../dispatch/client.js';
-import { DispatchError } from '../dispatch/errors.js';
-import type { WireClaim, WireShipment } from '../dispatch/wire.js';
+import { DeliveryError, type Claim, type DeliveryService, type Shipment } from '../domain/delivery.js';
 import { showsMarkedReady } from '../domain/shipment-status.js';
 import { disputeView, recordClaims } from '../disputes/disputes.js';
 import { withOrderLock } from '../jobs/order-lock.js';
@@ -37,9 +35,8 @@ import { mapLimit, withRetries, type RetryOptions } from './pacing.js';
 import type { ReconcileSummaryStore } from './summary-store.js';
 import type { Finding, FindingAction, ReconciliationReport, ShopReconciliation } from './types.js';
 
-export type ReconcileDispatchClient = Pick<DispatchClient, 'listShipments' | 'getShipmentByExternalOrder' | 'markReady' | 'listShipmentDisputes'> & {
-  readonly baseUrl: string;
-};
+/** What reconciliation asks of a shop's delivery service (the port, src/domain/delivery.ts). */
+export type ReconcileDelivery = Pick<DeliveryService, 'organisation' | 'shipments' | 'shipmentForOrder' | 'markReady' | 'claims'>;
 
 /** Orders read from the ledger per query during a run. */
 const RECORD_BATCH = 1_000;
@@ -52,7 +49,7 @@ export interface ReconcileDeps {
   prefix: string;
   now(): Date;
   logger: Logger;
-  dispatchClientFor(shop: ShopConfig): ReconcileDispatchClient;
+  deliveryFor(shop: ShopConfig): ReconcileDelivery;
   listerFor(shop: ShopConfig): ShopOrderLister;
   /** Where each shop's latest summary is kept (the dashboard reads it); nothing is stored without it. */
   summaries?: Pick<ReconcileSummaryStore, 'save'>;
@@ -119,7 +116,7 @@ interface Window {
 
 /** A case as the run builds it: claims filled in as they are read, and the listed order's version. */
 interface RunCase extends OrderCase {
-  claims: Map<string, WireClaim[]>;
+  claims: Map<string, Claim[]>;
   /** A digest of the order as the shop listed it: changes whenever the order does (replay job ids). */
   version?: string;
 }
@@ -133,8 +130,8 @@ interface ListedOrder {
 
 /** The shipments of one dispatch organisation, shared out by shop. */
 interface OrgShipments {
-  byShop: Map<string, Map<string, WireShipment[]>>;
-  unknown: WireShipment[];
+  byShop: Map<string, Map<string, Shipment[]>>;
+  unknown: Shipment[];
   /** The shop the unknown shipments are reported under (the first of the organisation reconciled). */
   reportedBy?: string;
 }
@@ -179,10 +176,10 @@ class Run {
   private async reconcileShop(shop: ShopConfig): Promise<Omit<ShopReconciliation, 'shopId' | 'platform' | 'runAt' | 'window' | 'repair'>> {
     const { deps } = this;
     const lister = deps.listerFor(shop);
-    const client = deps.dispatchClientFor(shop);
+    const delivery = deps.deliveryFor(shop);
     const listed = await this.listOrders(shop, lister);
-    const org = await this.orgShipments(shop, client);
-    const byExt = org.byShop.get(shop.id) ?? new Map<string, WireShipment[]>();
+    const org = await this.orgShipments(shop, delivery);
+    const byExt = org.byShop.get(shop.id) ?? new Map<string, Shipment[]>();
     deps.progress?.(`${shop.id}: ${listed.size} orders, ${countShipments(byExt)} shipments; matching`);
 
     const cases: RunCase[] = [];
@@ -194,7 +191,7 @@ class Run {
       let shipments = byExt.get(order.externalOrderId) ?? [];
       if (shipments.length === 0 && (record?.shipment !== undefined || shouldHaveShipped(shop, order.side))) {
         // Not in the listing (created since, or a listing that lags): the service's own lookup decides.
-        const found = await this.call('getShipmentByExternalOrder', () => client.getShipmentByExternalOrder(order.externalOrderId));
+        const found = await this.call('getShipmentByExternalOrder', () => delivery.shipmentForOrder(order.externalOrderId));
         if (found) shipments = [found];
       }
       cases.push({
@@ -304,32 +301,30 @@ class Run {
   }
 
   /** Lists the organisation's shipments once per run, whichever of its shops asks first. */
-  private orgShipments(shop: ShopConfig, client: ReconcileDispatchClient): Promise<OrgShipments> {
-    // The key itself never leaves this function: only a digest names the organisation in memory.
-    const org = `${client.baseUrl}|${createHash('sha256').update(shop.dispatch.apiKey.reveal()).digest('hex')}`;
-    let listing = this.orgs.get(org);
+  private orgShipments(shop: ShopConfig, delivery: ReconcileDelivery): Promise<OrgShipments> {
+    let listing = this.orgs.get(delivery.organisation);
     if (!listing) {
-      listing = this.listOrgShipments(shop, client);
-      this.orgs.set(org, listing);
+      listing = this.listOrgShipments(shop, delivery);
+      this.orgs.set(delivery.organisation, listing);
     }
     return listing;
   }
 
-  private async listOrgShipments(shop: ShopConfig, client: ReconcileDispatchClient): Promise<OrgShipments> {
+  private async listOrgShipments(shop: ShopConfig, delivery: ReconcileDelivery): Promise<OrgShipments> {
     const result: OrgShipments = { byShop: new Map(), unknown: [] };
     const seen = new Set<string>();
     let cursor: string | undefined;
     let count = 0;
     do {
       const after = cursor;
-      const page = await this.call('listShipments', () => client.listShipments({ limit: PAGE_SIZE, ...(after === undefined ? {} : { cursor: after }) }));
+      const page = await this.call('listShipments', () => delivery.shipments({ limit: PAGE_SIZE, ...(after === undefined ? {} : { cursor: after }) }));
       for (const shipment of page.shipments) {
         const owner = shipment.externalOrderId ? parseExternalOrderId(shipment.externalOrderId) : undefined;
         if (!owner || !this.deps.shops.get(owner.shopId)) {
           result.unknown.push(shipment);
           continue;
         }
-        const mine = result.byShop.get(owner.shopId) ?? new Map<string, WireShipment[]>();
+        const mine = result.byShop.get(owner.shopId) ?? new Map<string, Shipment[]>();
         result.byShop.set(owner.shopId, mine);
         const list = mine.get(shipment.externalOrderId!) ?? [];
         if (!list.some((s) => s.shipmentId === shipment.shipmentId)) list.push(shipment);
@@ -349,7 +344,7 @@ class Run {
 
   /** Claims of the shipments where a claim matters: finished runs, held settlements, claims Relais opened. */
   private async readClaims(cases: RunCase[]): Promise<void> {
-    const wanted: { c: RunCase; shipment: WireShipment }[] = [];
+    const wanted: { c: RunCase; shipment: Shipment }[] = [];
     for (const c of cases) {
       const known = await this.deps.redis.exists(`${this.deps.prefix}:disputes:${c.externalOrderId}`);
       for (const shipment of c.shipments) {
@@ -358,8 +353,8 @@ class Run {
       }
     }
     await mapLimit(wanted, CLAIM_READS_AT_ONCE, async ({ c, shipment }) => {
-      const client = this.deps.dispatchClientFor(c.shop);
-      const claims: WireClaim[] = await this.call('listShipmentDisputes', () => client.listShipmentDisputes(shipment.shipmentId));
+      const delivery = this.deps.deliveryFor(c.shop);
+      const claims: Claim[] = await this.call('listShipmentDisputes', () => delivery.claims(shipment.shipmentId));
       c.claims.set(shipment.shipmentId, claims);
       // A decided claim's outcome goes into the order's history the first time any run sees it.
       if (claims.length > 0) {
@@ -416,15 +411,15 @@ class Run {
         return { action: 'repaired', note: 'replayed as a shop event (the path a webhook takes)' };
       }
       case 'mark_ready': {
-        const client = deps.dispatchClientFor(shop);
+        const delivery = deps.deliveryFor(shop);
         const started = Date.now();
         let status: string;
         try {
-          status = (await this.call('markReady', () => client.markReady(repair.shipmentId, RECONCILE_ACTOR))).status;
+          status = (await this.call('markReady', () => delivery.markReady(repair.shipmentId, RECONCILE_ACTOR))).status;
         } catch (error) {
           await deps.ledger.appendTimeline(extId, {
             at: deps.now().toISOString(), system: 'dispatch', operation: 'markReady', ms: Date.now() - started,
-            outcome: error instanceof DispatchError ? (error.code ?? error.kind) : 'error', detail: error instanceof Error ? error.message : String(error),
+            outcome: error instanceof DeliveryError ? error.label : 'error', detail: error instanceof Error ? error.message : String(error),
           });
           throw error;
         }
@@ -482,7 +477,7 @@ function shouldHaveShipped(shop: ShopConfig, side: ShopSide): boolean {
   return side.kind === 'order' && decideEligibility(side.order, shop).decision === 'dispatch';
 }
 
-function countShipments(byExt: Map<string, WireShipment[]>): number {
+function countShipments(byExt: Map<string, Shipment[]>): number {
   let n = 0;
   for (const list of byExt.values()) n += list.length;
   return n;

@@ -52,7 +52,7 @@ describe('with the worker in process', () => {
   it('a delivery sync by external order id whose lookup gets a 404 that does not say "no such shipment" fails to be retried, instead of dropping the update', async () => {
     relais.emulator.faults.add({ operation: 'getShipmentByExternalOrder', times: 1, fault: { kind: 'status', status: 404 } });
     const deps: DeliveryDeps = {
-      ledger: relais.worker.runtime.ledger, shops: relais.shops, dispatchClientFor: relais.worker.runtime.dispatchClientFor, writerFor: () => undefined,
+      ledger: relais.worker.runtime.ledger, shops: relais.shops, deliveryFor: relais.worker.runtime.deliveryFor, writerFor: () => undefined,
       redis: relais.redis.client(), prefix: relais.prefix, now: () => new Date(), logger: relais.logger,
     };
     const job = { shopId: SHOPIFY_SHOP_ID, externalOrderId: shopifyExternalId(987_654), trigger: 'test' };
