@@ -16,4 +16,40 @@ export default tseslint.config(
     },
   },
   { files: ['eslint.config.js', 'vitest.config.ts'], rules: { 'no-restricted-syntax': 'off' } },
+  // One door per boundary (docs/ARCHITECTURE.md): each scope below gets every import rule that applies to it,
+  // since a later config object's rule options replace an earlier one's for the files both match.
+  ...importBoundaries(),
 );
+
+/**
+ * The doors, as import patterns with the way to go instead:
+ *  - a shop platform's folder is private to src/stores: everything else goes through src/stores/index.ts;
+ *  - the use-cases see the delivery service through its port (src/domain/delivery.ts), never the dispatch
+ *    client, its wire format or its errors; they build an adapter only through src/dispatch/index.ts;
+ *  - a ledger storage backend (src/ledger/postgres/, src/ledger/redis/) is chosen by src/main and used by
+ *    src/ledger only: everyone else goes through the ledger's port.
+ * Scoped to src/: tests and benchmarks drive adapters directly on purpose.
+ */
+function importBoundaries() {
+  const platformFolders = {
+    group: ['**/stores/shopify/**', '**/stores/woocommerce/**'],
+    message: 'A shop platform\'s folder is private to src/stores. Import from src/stores/index.ts (platformOf(shop), STORE_PLATFORMS and the functions it exports), or add what you need to StorePlatform in src/stores/platform.ts.',
+  };
+  const dispatchInternals = {
+    group: ['**/dispatch/*', '!**/dispatch/index.js'],
+    message: 'Use-cases talk to the delivery service through its port: take deliveryFor(shop) in your deps and import types and DeliveryError from src/domain/delivery.ts. Build an adapter only through src/dispatch/index.ts.',
+  };
+  const ledgerBackends = {
+    group: ['**/ledger/postgres/**', '**/ledger/redis/**'],
+    message: 'A ledger storage backend is used by src/ledger and chosen by src/main only. Go through the ledger\'s ports (src/ledger/order-ledger.ts, src/ledger/alias-store.ts), which the runtime hands you.',
+  };
+  const useCases = ['src/jobs/**', 'src/reconcile/**', 'src/disputes/**', 'src/checkout/**'];
+  const tests = ['**/*.test.ts', '**/*.test-support.ts'];
+  const restrict = (...patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
+  return [
+    { files: ['src/**/*.ts'], ignores: ['src/stores/**', 'src/ledger/**', 'src/main/**'], rules: restrict(platformFolders, ledgerBackends) },
+    { files: useCases, ignores: tests, rules: restrict(platformFolders, dispatchInternals, ledgerBackends) },
+    { files: ['src/stores/**/*.ts'], rules: restrict(ledgerBackends) },
+    { files: ['src/ledger/**/*.ts', 'src/main/**/*.ts'], rules: restrict(platformFolders) },
+  ];
+}
