@@ -13,6 +13,8 @@ import { z } from 'zod';
 export const secretRef = z.union([
   z.object({ env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name') }).strict(),
   z.object({ file: z.string().min(1) }).strict(),
+  // A connected shop's secret, sealed in the database (src/config/shop-secrets.ts) under this name.
+  z.object({ stored: z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, 'a stored secret\'s name') }).strict(),
 ], { error: 'must be a secret reference, { "env": "VARIABLE_NAME" } or { "file": "/run/secrets/name" }, never the secret itself' });
 export type SecretRef = z.infer<typeof secretRef>;
 

@@ -14,6 +14,8 @@ export interface StoredSecret {
 
 export interface ShopSecretStore {
   get(shopId: string, name: string): Promise<StoredSecret | undefined>;
+  /** Every secret of the shop, by name, in one read (building its registry entry). */
+  allOf(shopId: string): Promise<Map<string, StoredSecret>>;
   put(shopId: string, name: string, value: string, options?: { expiresAt?: Date }): Promise<void>;
   /**
    * Replaces the secret only if it still is `expected` (compare-and-set on the plaintext): two processes refreshing

@@ -12,7 +12,7 @@ function document(dispatch: Record<string, unknown> = {}, policy: Record<string,
     }],
   };
 }
-const secrets = (ref: { env: string } | { file: string }) => ('env' in ref && ref.env === 'K' ? 'pk_live_0123456789abcdef' : 'a-secret-of-some-length');
+const secrets = (ref: { env: string } | { file: string } | { stored: string }) => ('env' in ref && ref.env === 'K' ? 'pk_live_0123456789abcdef' : 'a-secret-of-some-length');
 
 function problems(doc: unknown): string[] {
   try {

@@ -199,14 +199,20 @@ export class ShopRegistry {
 
 export type SecretSource = (ref: SecretRef) => string | undefined;
 
-const defaultSecretSource: SecretSource = (ref) => {
-  if ('env' in ref) return lookupEnv(ref.env);
-  try {
-    return readFileSync(ref.file, 'utf8').trim() || undefined;
-  } catch {
-    return undefined;
-  }
-};
+/** Secret references resolved from an environment and the files they name (stored ones are not: see shop-directory.ts). */
+export function defaultSecretSourceFor(env: NodeJS.ProcessEnv): SecretSource {
+  return (ref) => {
+    if ('env' in ref) return lookupEnv(ref.env, env);
+    if ('stored' in ref) return undefined;
+    try {
+      return readFileSync(ref.file, 'utf8').trim() || undefined;
+    } catch {
+      return undefined;
+    }
+  };
+}
+
+const defaultSecretSource: SecretSource = (ref) => defaultSecretSourceFor(process.env)(ref);
 
 /** Validates a parsed registry document and resolves its secrets; throws ShopRegistryError listing every problem. */
 export function buildShopRegistry(document: unknown, secrets: SecretSource = defaultSecretSource): ShopRegistry {
@@ -219,10 +225,10 @@ export function buildShopRegistry(document: unknown, secrets: SecretSource = def
   const resolve = (value: unknown, path: string): unknown => {
     if (value && typeof value === 'object' && !Array.isArray(value)) {
       const keys = Object.keys(value);
-      if (keys.length === 1 && (keys[0] === 'env' || keys[0] === 'file') && secretRef.safeParse(value).success) {
+      if (keys.length === 1 && (keys[0] === 'env' || keys[0] === 'file' || keys[0] === 'stored') && secretRef.safeParse(value).success) {
         const ref = value as SecretRef;
         const found = secrets(ref);
-        const where = 'env' in ref ? `environment variable ${ref.env}` : `file ${ref.file}`;
+        const where = 'env' in ref ? `environment variable ${ref.env}` : 'file' in ref ? `file ${ref.file}` : `stored secret ${ref.stored}`;
         if (found === undefined) problems.push(`${path}: ${where} is not set`);
         return new Secret(found ?? '', where);
       }
@@ -254,23 +260,29 @@ export function buildShopRegistry(document: unknown, secrets: SecretSource = def
   return new ShopRegistry(shops);
 }
 
-export function loadShopRegistry(path: string, secrets?: SecretSource): ShopRegistry {
+/** The registry file's parsed JSON; every problem reading it is a ShopRegistryError naming the file. */
+export function readRegistryDocument(path: string): unknown {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     throw new ShopRegistryError([`cannot read ${path}: ${(error as Error).message}`]);
   }
-  let document: unknown;
   try {
-    document = JSON.parse(text);
+    return JSON.parse(text);
   } catch (error) {
     throw new ShopRegistryError([`${path} is not valid JSON: ${(error as Error).message}`]);
   }
-  const registry = buildShopRegistry(document, secrets);
-  // The delivery webhook URL carries this token: it is the only thing that authenticates those webhooks.
+}
+
+/** The delivery webhook URL carries this token: it is the only thing that authenticates those webhooks. */
+export function assertWebhookTokens(registry: ShopRegistry): ShopRegistry {
   const short = registry.all().filter((shop) => shop.dispatch.webhookToken.reveal().length < MIN_TOKEN_LENGTH).map((shop) =>
     `shop ${shop.id}: dispatch.webhookToken (${shop.dispatch.webhookToken.source}) has ${shop.dispatch.webhookToken.reveal().length} characters, at least ${MIN_TOKEN_LENGTH} are required: ${MAKE_A_TOKEN}`);
   if (short.length > 0) throw new ShopRegistryError(short);
   return registry;
+}
+
+export function loadShopRegistry(path: string, secrets?: SecretSource): ShopRegistry {
+  return assertWebhookTokens(buildShopRegistry(readRegistryDocument(path), secrets));
 }

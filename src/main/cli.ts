@@ -5,10 +5,12 @@
  */
 import type { PricedNames } from '../geo/types.js';
 import { serviceId, TariffMemory } from '../jobs/tariff-guard.js';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { rawEnvironment, readEnv } from '../config/env.js';
-import { loadShopRegistry } from '../config/shops.js';
+import { assertWebhookTokens, defaultSecretSourceFor, loadShopRegistry, readRegistryDocument, type ShopRegistry } from '../config/shops.js';
+import { loadServedShops, prepareImport } from '../config/shop-directory.js';
+import { PostgresShopDirectory } from '../ledger/postgres/pg-shops.js';
 import { explainResolution, NeighbourhoodResolver } from '../geo/resolver.js';
 import { replayOrder, replayOutcome } from '../jobs/replay.js';
 import { createLogger } from '../log.js';
@@ -45,14 +47,36 @@ const program = new Command()
   .description('Connects Shopify and WooCommerce shops to a last-mile delivery and cash-on-delivery service (XOF zone).')
   .version(`relais ${packageVersion()} (Node ${process.versions.node})`, '-V, --version', 'print the version of Relais and of Node');
 
-function baseOptions() {
+/**
+ * The environment, the logger and the shops served: the registry file's, and with RELAIS_SECRET_KEYS set (the
+ * key that opens connected shops' secrets) the database's connected shops too. Without the file (its default
+ * path absent) the connected shops alone.
+ */
+async function baseOptions() {
   const env = readEnv();
   const logger = createLogger({ level: env.LOG_LEVEL });
-  const shops = loadShopRegistry(env.RELAIS_SHOPS_FILE);
+  const shops = env.RELAIS_SECRET_KEYS ? await servedShops(env, logger) : loadShopRegistry(env.RELAIS_SHOPS_FILE);
   return {
     env, logger, shops, redisUrl: env.REDIS_URL, prefix: env.RELAIS_REDIS_PREFIX, retentionDays: env.RELAIS_RETENTION_DAYS, redisWaitMs: env.RELAIS_REDIS_WAIT_MS,
     databaseUrl: env.DATABASE_URL, databaseSchema: env.RELAIS_DB_SCHEMA, databaseWaitMs: env.RELAIS_DB_WAIT_MS,
   };
+}
+
+async function servedShops(env: ReturnType<typeof readEnv>, logger: ReturnType<typeof createLogger>): Promise<ShopRegistry> {
+  const fileGiven = rawEnvironment().RELAIS_SHOPS_FILE !== undefined || existsSync(env.RELAIS_SHOPS_FILE);
+  const fileDocument = fileGiven ? (readRegistryDocument(env.RELAIS_SHOPS_FILE) as { shops: unknown[] }) : undefined;
+  const pool = createPool({ url: env.DATABASE_URL, schema: env.RELAIS_DB_SCHEMA, poolSize: 1 });
+  try {
+    await waitForDatabase(pool, { url: env.DATABASE_URL, waitMs: env.RELAIS_DB_WAIT_MS, logger });
+    const registry = await loadServedShops({
+      ...(fileDocument ? { fileDocument } : {}),
+      directory: new PostgresShopDirectory(pool),
+      secrets: new PostgresShopSecretStore(pool, SecretBox.fromSetting(env.RELAIS_SECRET_KEYS!)),
+    });
+    return assertWebhookTokens(registry);
+  } finally {
+    await pool.end();
+  }
 }
 
 /** Runs `close` once on SIGTERM or SIGINT, then exits. */
@@ -72,7 +96,7 @@ program
   .command('web')
   .description('Receive shop webhooks (Express) and enqueue them')
   .action(async () => {
-    const base = baseOptions();
+    const base = await baseOptions();
     const web = await startWeb({
       ...base, host: base.env.RELAIS_HOST, port: base.env.PORT, dashboardToken: base.env.RELAIS_DASHBOARD_TOKEN,
       metricsToken: base.env.RELAIS_METRICS_TOKEN, // operations: /metrics behind a bearer token when set
@@ -85,7 +109,7 @@ program
   .command('worker')
   .description('Process shop events and dispatch orders (BullMQ worker)')
   .action(async () => {
-    const base = baseOptions();
+    const base = await baseOptions();
     const worker = await startWorker({
       ...base, resolver: NeighbourhoodResolver.load(), concurrency: base.env.WORKER_CONCURRENCY, lockMs: base.env.RELAIS_WORKER_LOCK_MS, reconcileIntervalMs: base.env.RELAIS_RECONCILE_INTERVAL_MS,
       // operations: /metrics, /healthz, /readyz on the worker's own port
@@ -109,6 +133,35 @@ program
           ? `schema ${env.RELAIS_DB_SCHEMA} at ${where} is current (version ${result.to}); nothing to apply\n`
           : `schema ${env.RELAIS_DB_SCHEMA} at ${where}: applied ${result.applied.join(', ')}; now at version ${result.to}\n`,
       );
+    } finally {
+      await pool.end();
+    }
+  });
+
+program
+  .command('shops')
+  .description('Connected shops in the database: `import <file>` moves a registry file\'s shops there (secrets sealed), `list` shows them')
+  .argument('<action>', 'import | list')
+  .argument('[file]', 'the registry file to import (import)')
+  .action(async (action: string, file: string | undefined) => {
+    const env = readEnv();
+    if (!env.RELAIS_SECRET_KEYS) throw new Error('RELAIS_SECRET_KEYS is not set: connected shops\' secrets are sealed with it (openssl rand -base64 32, as id:base64)');
+    const pool = createPool({ url: env.DATABASE_URL, schema: env.RELAIS_DB_SCHEMA });
+    const directory = new PostgresShopDirectory(pool);
+    try {
+      if (action === 'list') {
+        for (const shop of await directory.list()) process.stdout.write(`${shop.id}  ${shop.platform}  ${shop.enabled ? 'enabled' : 'disabled'}\n`);
+        return;
+      }
+      if (action !== 'import' || !file) throw new Error('usage: relais shops import <file> | relais shops list');
+      const secrets = new PostgresShopSecretStore(pool, SecretBox.fromSetting(env.RELAIS_SECRET_KEYS));
+      const prepared = prepareImport(readRegistryDocument(file) as { shops: unknown[] }, defaultSecretSourceFor(process.env));
+      for (const shop of prepared) {
+        for (const [name, value] of shop.secrets) await secrets.put(shop.id, name, value);
+        await directory.save({ id: shop.id, platform: shop.platform, document: shop.document });
+        process.stdout.write(`imported ${shop.id} (${shop.platform}), ${shop.secrets.size} secret(s) sealed\n`);
+      }
+      process.stdout.write(`Remove these shops from ${file} (or stop pointing RELAIS_SHOPS_FILE at it): a shop defined in both is refused.\n`);
     } finally {
       await pool.end();
     }
@@ -190,7 +243,7 @@ program
     let country = options.country;
     let pricing: PricedNames | undefined;
     if (options.shop) {
-      const base = baseOptions();
+      const base = await baseOptions();
       const shop = base.shops.get(options.shop);
       if (!shop) throw new Error(`no shop "${options.shop}" in the shop registry`);
       country ??= shop.country;
@@ -214,7 +267,7 @@ program
   .description('List held orders with the reason and what to do')
   .option('--json', 'print JSON')
   .action(async (options: { json?: boolean }) => {
-    const base = baseOptions();
+    const base = await baseOptions();
     const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
     try {
       const held = await runtime.ledger.listHeld();
@@ -241,7 +294,7 @@ program
   .option('--no-wait', 'only queue the replay; do not wait to say whether the order was dispatched or held again')
   .option('--wait-ms <ms>', 'how long to wait for a running worker to decide each order', (v) => Number.parseInt(v, 10), 30_000)
   .action(async (ids: string[], options: { all?: boolean; wait: boolean; waitMs: number }) => {
-    const base = baseOptions();
+    const base = await baseOptions();
     const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
     try {
       await Promise.all(runtime.queues.all().map((q) => q.waitUntilReady()));
@@ -283,7 +336,7 @@ program
   .argument('[text]', 'the words customers write, e.g. "Pyrotechnie"')
   .argument('[neighbourhood]', 'the gazetteer neighbourhood they mean, e.g. "Sacré-Cœur"')
   .action(async (action: string, shopId: string, text: string | undefined, neighbourhood: string | undefined) => {
-    const base = baseOptions();
+    const base = await baseOptions();
     if (!base.shops.get(shopId)) throw new Error(`no shop "${shopId}" in ${base.env.RELAIS_SHOPS_FILE}`);
     const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
     try {
@@ -345,7 +398,7 @@ program
   .option('--csv', 'print findings and figures per day as CSV')
   .option('--repair', 'repair what Relais can (replay missed orders, mark ready, sync, cancel); a running worker processes the jobs')
   .action(async (options: { shop?: string[]; since?: string; until?: string; json?: boolean; csv?: boolean; repair?: boolean }) => {
-    const base = baseOptions();
+    const base = await baseOptions();
     const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
     try {
       process.exitCode = await runReconcileCommand(runtime, options, { stdout: process.stdout, stderr: process.stderr });
@@ -364,7 +417,7 @@ dispute
   .option('--claimant-type <type>', 'role of the reporter', 'seller')
   .option('--json', 'print the claim as JSON')
   .action(async (externalOrderId: string, options: { reason: string; description: string; claimantId: string; claimantType?: string; json?: boolean }) => {
-    const base = baseOptions();
+    const base = await baseOptions();
     const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
     try {
       process.exitCode = await runDisputeOpen(runtime, externalOrderId, options, { stdout: process.stdout, stderr: process.stderr });
@@ -377,7 +430,7 @@ dispute
   .argument('<externalOrderId>', 'the order, e.g. dakar-mode:5923711254')
   .option('--json', 'print the claims as JSON')
   .action(async (externalOrderId: string, options: { json?: boolean }) => {
-    const base = baseOptions();
+    const base = await baseOptions();
     const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
     try {
       process.exitCode = await runDisputeList(runtime, externalOrderId, options, { stdout: process.stdout, stderr: process.stderr });
@@ -396,7 +449,7 @@ program
   .option('--reason <text>', 'why they are closed (required with --close; written on the timeline)')
   .option('--by <name>', 'who closes them', userInfo().username)
   .action(async (options: { days?: string; shop?: string; json?: boolean; close?: string[]; reason?: string; by: string }) => {
-    const base = baseOptions();
+    const base = await baseOptions();
     const days = options.days === undefined ? base.env.RELAIS_STALE_AFTER_DAYS : Number(options.days);
     if (!Number.isSafeInteger(days) || days < 0) throw new Error(`--days must be a whole number of days, not "${String(options.days)}"`);
     const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });

@@ -19,10 +19,9 @@
  * Keys, tokens and secrets never reach a result: keys are shown by Secret.hint() and where they come from;
  * every client used here already scrubs credentials from its error messages.
  */
-import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
-import { lookupEnv, readEnv, type RelaisEnv } from '../config/env.js';
-import { loadShopRegistry, ShopRegistryError, type SecretSource, type ShopConfig, type ShopRegistry } from '../config/shops.js';
+import { readEnv, type RelaisEnv } from '../config/env.js';
+import { defaultSecretSourceFor, loadShopRegistry, ShopRegistryError, type SecretSource, type ShopConfig, type ShopRegistry } from '../config/shops.js';
 import { DispatchClient } from '../dispatch/client.js';
 import { DispatchError } from '../dispatch/errors.js';
 import { normaliseText, NeighbourhoodResolver } from '../geo/resolver.js';
@@ -400,13 +399,6 @@ function safeRedisUrl(url: string): string {
 }
 
 function secretsFrom(env: NodeJS.ProcessEnv): SecretSource {
-  return (ref) => {
-    if ('env' in ref) return lookupEnv(ref.env, env);
-    try {
-      return readFileSync(ref.file, 'utf8').trim() || undefined;
-    } catch {
-      return undefined;
-    }
-  };
+  return defaultSecretSourceFor(env);
 }
 

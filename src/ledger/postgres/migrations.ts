@@ -111,6 +111,22 @@ CREATE TABLE shop_secrets (
 CREATE INDEX shop_secrets_by_key ON shop_secrets (key_id);
 `,
   },
+  {
+    version: 3,
+    name: 'connected shops',
+    sql: `
+-- Shops connected through Relais (imported from a registry file, or connected from the dashboard): each one's
+-- registry entry as in shops.json, its secrets as { "stored": name } references into shop_secrets.
+CREATE TABLE shops (
+  id text PRIMARY KEY,
+  platform text NOT NULL,
+  document jsonb NOT NULL,
+  enabled boolean NOT NULL DEFAULT true,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz NOT NULL DEFAULT now()
+);
+`,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

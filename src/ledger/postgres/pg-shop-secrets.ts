@@ -27,9 +27,16 @@ export class PostgresShopSecretStore implements ShopSecretStore {
 
   async get(shopId: string, name: string): Promise<StoredSecret | undefined> {
     const { rows } = await this.pool.query<SecretRow>('SELECT * FROM shop_secrets WHERE shop_id = $1 AND name = $2', [shopId, name]);
-    const row = rows[0];
-    if (!row) return undefined;
-    const value = new Secret(this.box.open({ keyId: row.key_id, sealed: row.sealed }, contextOf(shopId, name)), `database ${shopId}/${name}`);
+    return rows[0] && this.stored(rows[0]);
+  }
+
+  async allOf(shopId: string): Promise<Map<string, StoredSecret>> {
+    const { rows } = await this.pool.query<SecretRow>('SELECT * FROM shop_secrets WHERE shop_id = $1', [shopId]);
+    return new Map(rows.map((row) => [row.name, this.stored(row)]));
+  }
+
+  private stored(row: SecretRow): StoredSecret {
+    const value = new Secret(this.box.open({ keyId: row.key_id, sealed: row.sealed }, contextOf(row.shop_id, row.name)), `database ${row.shop_id}/${row.name}`);
     return { value, updatedAt: row.updated_at, ...(row.expires_at ? { expiresAt: row.expires_at } : {}) };
   }
 

@@ -1,0 +1,84 @@
+/**
+ * Connected shops: the shops Relais serves from its database, beside (or instead of) the registry file. Each is
+ * kept as its registry entry, exactly as in shops.json, with every secret a `{ "stored": name }` reference into the
+ * sealed secret store (src/config/shop-secrets.ts). `relais shops import <file>` moves a registry file's shops
+ * there (resolving their env/file secrets once, then sealing them); the Connect flows (issue 17) save shops the
+ * same way.
+ *
+ * The registry a process serves is the file's shops and the database's enabled ones together; a shop id in both is
+ * refused, so nobody wonders which of two definitions is in force.
+ */
+import { secretRef, type SecretRef } from './secret.js';
+import { buildShopRegistry, ShopRegistry, ShopRegistryError, type SecretSource } from './shops.js';
+import type { ShopSecretStore } from './shop-secrets.js';
+
+export interface ConnectedShop {
+  id: string;
+  platform: string;
+  /** The shop's registry entry, secrets as { stored } references. */
+  document: Record<string, unknown>;
+  enabled: boolean;
+}
+
+/** The port: the adapter is src/ledger/postgres/pg-shops.ts. */
+export interface ShopDirectory {
+  list(): Promise<ConnectedShop[]>;
+  save(shop: { id: string; platform: string; document: Record<string, unknown>; enabled?: boolean }): Promise<void>;
+  setEnabled(id: string, enabled: boolean): Promise<boolean>;
+  remove(id: string): Promise<boolean>;
+}
+
+/**
+ * The registry of the file's shops and the directory's enabled ones. Every problem (a shop in both, a stored
+ * secret missing, a schema error) is reported at once, as for the file alone.
+ */
+export async function loadServedShops(input: {
+  fileDocument?: { shops: unknown[] };
+  fileSecrets?: SecretSource;
+  directory: ShopDirectory;
+  secrets: ShopSecretStore;
+}): Promise<ShopRegistry> {
+  const connected = (await input.directory.list()).filter((shop) => shop.enabled);
+  const fromFile = new Set((input.fileDocument?.shops ?? []).map((shop) => (shop as { id?: unknown }).id));
+  const both = connected.filter((shop) => fromFile.has(shop.id)).map((shop) => `shop ${shop.id} is both in the registry file and connected in the database: remove it from one`);
+  if (both.length > 0) throw new ShopRegistryError(both);
+  // Stored secrets, read shop by shop (one query each), then resolved synchronously like env and file ones.
+  const stored = new Map<string, Map<string, string>>();
+  for (const shop of connected) {
+    const secrets = await input.secrets.allOf(shop.id);
+    stored.set(shop.id, new Map([...secrets].map(([name, secret]) => [name, secret.value.reveal()])));
+  }
+  // Each connected shop is validated on its own, its { stored } references resolved from its own secrets.
+  const resolvedConnected = connected.map((shop) => {
+    const own: SecretSource = (ref) => ('stored' in ref ? stored.get(shop.id)?.get(ref.stored) : input.fileSecrets?.(ref));
+    return buildShopRegistry({ shops: [shop.document] }, own).all()[0]!;
+  });
+  const fileShops = input.fileDocument ? buildShopRegistry(input.fileDocument, input.fileSecrets).all() : [];
+  return new ShopRegistry([...fileShops, ...resolvedConnected]);
+}
+
+/**
+ * A registry file's shops made ready for the database: each secret reference resolved now (from the environment
+ * or the file it names) and replaced by a `{ stored }` reference named after where it sits ("shopify.accessToken").
+ * Answers the documents and the secrets to seal; refuses (listing every problem) a reference that does not resolve.
+ */
+export function prepareImport(fileDocument: { shops: unknown[] }, secrets: SecretSource): Array<{ id: string; platform: string; document: Record<string, unknown>; secrets: Map<string, string> }> {
+  // Validates the whole file first, with its secrets, exactly as `relais web` would load it.
+  buildShopRegistry(fileDocument, secrets);
+  return fileDocument.shops.map((raw) => {
+    const shop = raw as Record<string, unknown> & { id: string; platform: string };
+    const sealed = new Map<string, string>();
+    const rewrite = (value: unknown, path: string): unknown => {
+      if (value && typeof value === 'object' && !Array.isArray(value)) {
+        const keys = Object.keys(value);
+        if (keys.length === 1 && (keys[0] === 'env' || keys[0] === 'file') && secretRef.safeParse(value).success) {
+          sealed.set(path, secrets(value as SecretRef)!);
+          return { stored: path };
+        }
+        return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, rewrite(v, path ? `${path}.${k}` : k)]));
+      }
+      return Array.isArray(value) ? value.map((v, i) => rewrite(v, `${path}.${i}`)) : value;
+    };
+    return { id: shop.id, platform: shop.platform, document: rewrite(shop, '') as Record<string, unknown>, secrets: sealed };
+  });
+}
