@@ -29,6 +29,7 @@ import { DispatchError } from '../dispatch/errors.js';
 import { normaliseText, NeighbourhoodResolver } from '../geo/resolver.js';
 import { silentLogger, type Logger } from '../log.js';
 import { shopifyAdminClientFor, ShopifyWriteError, type ShopifyAdminClient } from '../stores/shopify/admin.js';
+import { describeShopifyToken } from '../stores/shopify/access-token.js';
 import { wireProfileOf } from '../dispatch/for-shop.js';
 import { createWooOperatorRest, WooApiError, type WooOperatorRest, type WooWebhookView } from '../stores/woocommerce/rest.js';
 import { z } from 'zod';
@@ -345,7 +346,7 @@ export async function checkShopifyShop(shop: ShopifyShopConfig, admin: ShopifyAd
   try {
     const { shop: info } = shopSchema.parse(await admin.query(DOCTOR_SHOPIFY_DOCUMENTS.shop, {}, 'RelaisDoctorShop'));
     return [
-      { name, status: 'ok', detail: `"${info.name}" (${shop.shopify.domain}), access token ${shop.shopify.accessToken.hint()} accepted` },
+      { name, status: 'ok', detail: `"${info.name}" (${shop.shopify.domain}), ${describeShopifyToken(shop, { withSource: false })} accepted` },
       currencyResult(info.currencyCode, 'Shopify admin › Settings › Store details › Store currency'),
     ];
   } catch (error) {
@@ -364,7 +365,7 @@ function currencyResult(currency: string, where: string): CheckResult {
 }
 
 function explainShopifyFailure(error: unknown, shop: ShopifyShopConfig): Omit<CheckResult, 'name'> {
-  const token = `access token ${shop.shopify.accessToken.hint()} (from ${shop.shopify.accessToken.source})`;
+  const token = describeShopifyToken(shop);
   if (error instanceof ShopifyWriteError) {
     switch (error.status) {
       case 401:
