@@ -49,7 +49,7 @@ function importBoundaries() {
   return [
     { files: ['src/**/*.ts'], ignores: ['src/stores/**', 'src/ledger/**', 'src/main/**'], rules: restrict(platformFolders, ledgerBackends) },
     { files: useCases, ignores: tests, rules: restrict(platformFolders, dispatchInternals, ledgerBackends) },
-    { files: ['src/stores/**/*.ts'], rules: restrict(ledgerBackends) },
+    { files: ['src/stores/**/*.ts'], ignores: tests, rules: restrict(ledgerBackends) },
     { files: ['src/ledger/**/*.ts', 'src/main/**/*.ts'], rules: restrict(platformFolders) },
   ];
 }

@@ -59,6 +59,7 @@ async function baseOptions() {
   return {
     env, logger, shops, redisUrl: env.REDIS_URL, prefix: env.RELAIS_REDIS_PREFIX, retentionDays: env.RELAIS_RETENTION_DAYS, redisWaitMs: env.RELAIS_REDIS_WAIT_MS,
     databaseUrl: env.DATABASE_URL, databaseSchema: env.RELAIS_DB_SCHEMA, databaseWaitMs: env.RELAIS_DB_WAIT_MS,
+    ...(env.RELAIS_SECRET_KEYS === undefined ? {} : { secretKeys: env.RELAIS_SECRET_KEYS }),
   };
 }
 

@@ -14,9 +14,11 @@ import type { OrderLedger } from '../ledger/order-ledger.js';
 import { assertSchemaCurrent, createPool, databaseUrlForHumans } from '../ledger/postgres/database.js';
 import { PostgresAliasStore } from '../ledger/postgres/pg-aliases.js';
 import { PostgresOrderLedger } from '../ledger/postgres/pg-ledger.js';
+import { PostgresShopSecretStore } from '../ledger/postgres/pg-shop-secrets.js';
+import { SecretBox } from '../config/secret-box.js';
 import { createQueues, type RelaisQueues } from '../jobs/queues.js';
 import type { Logger } from '../log.js';
-import { createShopWriter, createWeightFiller, type WeightFiller } from '../stores/index.js';
+import { configureStoredCredentials, createShopWriter, createWeightFiller, shopsWithStoredCredentials, type WeightFiller } from '../stores/index.js';
 import type { ShopWriter } from '../stores/writer.js';
 
 export interface RuntimeOptions {
@@ -37,6 +39,8 @@ export interface RuntimeOptions {
   redisWaitMs?: number;
   /** When set, every command on the producer connection fails after this long (ioredis commandTimeout): the web process sets it. */
   producerCommandTimeoutMs?: number;
+  /** RELAIS_SECRET_KEYS: required when a Shopify shop gets its token through OAuth (kept sealed in the database). */
+  secretKeys?: string;
 }
 
 export interface Runtime {
@@ -75,6 +79,14 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   for (const queue of queues.all()) queue.on('error', (error: Error) => options.logger.debug({ err: error.message, queue: queue.name }, 'queue redis error'));
   const db = createPool({ url: options.databaseUrl, schema: options.databaseSchema, logger: options.logger });
   const ledger = new PostgresOrderLedger(db, { retentionDays: options.retentionDays });
+  const oauthShops = shopsWithStoredCredentials(options.shops.all());
+  if (oauthShops.length > 0) {
+    if (!options.secretKeys) {
+      throw new Error(`shop ${oauthShops.map((s) => s.id).join(', ')} gets its Shopify token through OAuth, which Relais keeps sealed in the database: set RELAIS_SECRET_KEYS (id:base64 of 32 random bytes; openssl rand -base64 32)`);
+    }
+    const secrets = new PostgresShopSecretStore(db, SecretBox.fromSetting(options.secretKeys));
+    configureStoredCredentials(oauthShops, { secrets, logger: options.logger });
+  }
   const clients = new Map<string, DispatchClient>();
   const deliveries = new Map<string, DeliveryService>();
   const dispatchClientFor = (shop: ShopConfig): DispatchClient => {

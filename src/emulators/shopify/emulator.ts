@@ -6,6 +6,8 @@
  *   POST /shops/{domain}/admin/api/{version}/graphql.json   shop chosen by the path (what `fetch` and adminUrl use)
  *   POST /admin/api/{version}/graphql.json                  shop chosen by the Host header (or the only shop)
  *   GET  .../admin/api/{version}/orders/{id}.json and orders.json   REST reads (rest-api.ts)
+ *   GET  [/shops/{domain}]/admin/oauth/authorize            the app install door (oauth.ts): auto-approved, back to redirect_uri
+ *   POST [/shops/{domain}]/admin/oauth/access_token         authorization code, client credentials, refresh token (oauth.ts)
  *   /_emulator/...                                          control routes for demos (see handleControl)
  *
  * Only the configured API version is served; any other answers 404, so a client built for another version
@@ -17,6 +19,7 @@ import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import type { Logger } from '../../log.js';
 import { FaultPlan, type ActiveFault, type FaultSpec } from './faults.js';
+import { OAuthServer, parseTokenRequestBody, type TokenLifetimes, type TokenRequestRecord } from './oauth.js';
 import { parseGid } from './format.js';
 import { answerRest, restBucket } from './rest-api.js';
 import { GraphqlEndpoint, graphqlBodySchema, type CostExtension, type GraphqlBody } from './graphql/endpoint.js';
@@ -41,10 +44,17 @@ import {
 export interface EmulatedShopifyShop {
   /** The myshopify domain, e.g. "dakar-mode.myshopify.com". */
   domain: string;
-  /** The Admin API access token the app must send in X-Shopify-Access-Token. */
+  /**
+   * A static Admin API access token the app may send in X-Shopify-Access-Token (a legacy custom app's); tokens
+   * obtained through /admin/oauth/access_token work as well, until they expire.
+   */
   accessToken: string;
-  /** The app's client secret: webhooks are signed with it. */
+  /** The app's client secret: webhooks and OAuth redirects are signed with it, and the token endpoint checks it. */
   clientSecret: string;
+  /** The app's client id (the token endpoint and the authorize page check it); default `emulated-{name}`. */
+  clientId?: string;
+  /** The scopes the app is granted (client credentials, and authorize without `scope`). */
+  scopes?: string;
   /** Shop currency; default XOF. */
   currency?: string;
   /** Shop name; default the first label of the domain. */
@@ -67,6 +77,8 @@ export interface ShopifyEmulatorOptions {
   schemaFile?: string;
   /** Time source for order timestamps and the throttle bucket (tests can make time jump). */
   clock?: () => number;
+  /** Lifetimes of the tokens /admin/oauth/access_token issues (Shopify's by default: 86399 s, 3600 s, 90 days). */
+  tokenLifetimes?: Partial<TokenLifetimes>;
 }
 
 /** Same shape as the global fetch and as @shopify/shopify-api's AbstractFetchFunc. */
@@ -157,6 +169,18 @@ export interface ShopifyEmulator {
   graphqlCalls(): GraphqlCallRecord[];
   throttleStatus(domain: string): ThrottleStatus;
   readonly faults: { add(spec: FaultSpec): number; clear(): void; pending(): ActiveFault[] };
+  /** The OAuth doors (oauth.ts). */
+  readonly oauth: {
+    clientId(domain: string): string;
+    /** The install page: http://127.0.0.1:port/shops/{domain}/admin/oauth/authorize */
+    authorizeUrl(domain: string): string;
+    /** Makes `ms` pass on the token clock (also POST /_emulator/oauth/advance {"ms":…}). */
+    advance(ms: number): void;
+    /** Revokes one issued token: the next Admin call with it gets Shopify's 401. */
+    revoke(token: string): boolean;
+    /** Every call to the token endpoint (grant type, status, OAuth error): no secret in them. */
+    requests(): TokenRequestRecord[];
+  };
   close(): Promise<void>;
 }
 
@@ -177,6 +201,8 @@ const optionsSchema = z.object({
         domain: z.string().regex(/^[a-z0-9][a-z0-9.-]*$/i, 'a shop domain like dakar-mode.myshopify.com'),
         accessToken: z.string().min(1),
         clientSecret: z.string().min(1),
+        clientId: z.string().min(1).optional(),
+        scopes: z.string().optional(),
         currency: z.string().length(3).optional(),
         name: z.string().min(1).optional(),
       }),
@@ -201,6 +227,7 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
   const ids = new IdSequence();
 
   const shops = new Map<string, ShopRuntime>();
+  const clientIds = new Map<string, string>();
   for (const [index, config] of options.shops.entries()) {
     const domain = config.domain.toLowerCase();
     if (shops.has(domain)) throw new Error(`shop ${domain} is configured twice`);
@@ -214,6 +241,7 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
       accessToken: config.accessToken,
       clientSecret: config.clientSecret,
     };
+    clientIds.set(domain, config.clientId ?? `emulated-${name}`);
     shops.set(domain, {
       shop,
       store: new ShopStore(shop, ids, clock),
@@ -221,6 +249,17 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
       restBucket: restBucket(clock),
     });
   }
+
+  const oauth = new OAuthServer(
+    [...shops.values()].map(({ shop }) => ({
+      domain: shop.domain,
+      name: shop.name,
+      clientId: clientIds.get(shop.domain)!,
+      clientSecret: shop.clientSecret,
+      scopes: options.shops.find((s) => s.domain.toLowerCase() === shop.domain)?.scopes ?? 'read_orders,write_orders,write_fulfillments,write_merchant_managed_fulfillment_orders',
+    })),
+    options.tokenLifetimes,
+  );
 
   const runtime = (domain: string): ShopRuntime => {
     const found = shops.get(domain.toLowerCase());
@@ -285,7 +324,8 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
       send(res, 404, { errors: 'Not Found' });
       return false;
     }
-    if (req.headers['x-shopify-access-token'] !== rt.shop.accessToken) {
+    const token = req.headers['x-shopify-access-token'];
+    if (typeof token !== 'string' || (token !== rt.shop.accessToken && !oauth.accepts(rt.shop.domain, token))) {
       const body = { errors: INVALID_TOKEN };
       record(req, { domain: rt.shop.domain, httpStatus: 401, outcome: 'unauthorized', ...blank, response: body });
       send(res, 401, body);
@@ -370,6 +410,17 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
       send(res, 200, { ok: true, apiVersion, shops: [...shops.keys()] });
       return;
     }
+    if (path === '/_emulator/oauth/advance' && req.method === 'POST') {
+      const raw = await readBody(req);
+      const parsed = z.object({ ms: z.number().min(0) }).safeParse(raw ? JSON.parse(raw.toString('utf8') || '{}') : {});
+      if (!parsed.success) {
+        send(res, 400, { errors: 'body must be {"ms": number}' });
+        return;
+      }
+      oauth.advance(parsed.data.ms);
+      send(res, 200, { ok: true, tokenClock: new Date(oauth.now()).toISOString() });
+      return;
+    }
     const match = /^\/_emulator\/shops\/([^/]+)\/(orders|webhook-deliveries)(?:\/([^/]+))?(?:\/(mark-paid|cancel))?$/.exec(path);
     const rt = match?.[1] ? shops.get(decodeURIComponent(match[1]).toLowerCase()) : undefined;
     if (!match || !rt) {
@@ -430,6 +481,26 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
       path = prefixed[2];
     } else {
       rt = shopOfRequest(req);
+    }
+    if (rt && path === '/admin/oauth/authorize' && req.method === 'GET') {
+      const answer = oauth.authorize(rt.shop.domain, url.searchParams);
+      if (answer.status === 302) {
+        res.writeHead(302, answer.headers).end();
+      } else {
+        res.writeHead(answer.status, { 'Content-Type': 'text/plain; charset=utf-8' }).end(String(answer.body));
+      }
+      return;
+    }
+    if (rt && path === '/admin/oauth/access_token') {
+      if (req.method !== 'POST') {
+        send(res, 405, { errors: 'Method Not Allowed' }, { Allow: 'POST' });
+        return;
+      }
+      const raw = await readBody(req);
+      const body = raw === undefined ? undefined : parseTokenRequestBody(raw, req.headers['content-type']);
+      const answer = body === undefined ? { status: 400, body: { error: 'invalid_request', error_description: 'The body must be JSON or a form' } } : oauth.token(rt.shop.domain, body);
+      send(res, answer.status, answer.body, { 'Cache-Control': 'no-store' });
+      return;
     }
     const admin = /^\/admin\/api\/([^/]+)(\/.+)$/.exec(path);
     if (!rt || !admin?.[1] || !admin[2]) {
@@ -598,6 +669,13 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
       add: (spec) => faults.add(spec),
       clear: () => faults.clear(),
       pending: () => faults.pending(),
+    },
+    oauth: {
+      clientId: (domain) => clientIds.get(runtime(domain).shop.domain)!,
+      authorizeUrl: (domain) => `${base}/shops/${runtime(domain).shop.domain}/admin/oauth/authorize`,
+      advance: (ms) => oauth.advance(ms),
+      revoke: (token) => oauth.revoke(token),
+      requests: () => oauth.requests(),
     },
     async close() {
       if (closed) return;

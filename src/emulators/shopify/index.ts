@@ -22,3 +22,11 @@ export { DEFAULT_THROTTLE, type ThrottleConfig, type ThrottleStatus } from './th
 export { signWebhookBody, type WebhookDeliveryRecord, type WebhookDeliveryResult, type WebhookSettings } from './webhooks.js';
 export { IMPLEMENTED_ROOT_FIELDS } from './graphql/resolvers.js';
 export { restTopic, graphqlTopic } from './topics.js';
+export {
+  CLIENT_CREDENTIALS_TTL_SECONDS,
+  EXPIRING_OFFLINE_TTL_SECONDS,
+  REFRESH_TOKEN_TTL_SECONDS,
+  signOAuthQuery,
+  type TokenLifetimes,
+  type TokenRequestRecord,
+} from './oauth.js';

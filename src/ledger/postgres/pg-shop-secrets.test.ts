@@ -89,6 +89,14 @@ describe('shop secrets at rest', () => {
     expect((await first.get('other-shop', 'shopify.accessToken'))?.value.reveal()).toBe('shpat_y');
   });
 
+  it('lets only one of many callers create a secret that does not exist yet (replaceIf with nothing expected)', async () => {
+    const box = new SecretBox([{ id: 'k1', key: key() }]);
+    const stores = Array.from({ length: 8 }, () => new PostgresShopSecretStore(db.pool(), box));
+    const results = await Promise.all(stores.map((store, i) => store.replaceIf('first-claim', 'shopify.refreshLease', undefined, `holder-${i}`)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect((await stores[0]!.get('first-claim', 'shopify.refreshLease'))?.value.reveal()).toBe(`holder-${results.indexOf(true)}`);
+  });
+
   it('reads RELAIS_SECRET_KEYS as id:base64 pairs, the first current, and refuses a short key or a malformed setting', () => {
     const k1 = key().toString('base64');
     const k2 = key().toString('base64');

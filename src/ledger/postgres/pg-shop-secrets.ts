@@ -49,8 +49,20 @@ export class PostgresShopSecretStore implements ShopSecretStore {
     );
   }
 
-  /** Compare-and-set in one transaction: the row is locked, opened, compared, then replaced. */
+  /**
+   * Compare-and-set in one transaction: the row is locked, opened, compared, then replaced. "Only if there is none"
+   * (expected undefined) is one INSERT … ON CONFLICT DO NOTHING: with no row there is nothing to lock, and two
+   * callers that both saw none would otherwise both succeed.
+   */
   async replaceIf(shopId: string, name: string, expected: string | undefined, value: string, options: { expiresAt?: Date } = {}): Promise<boolean> {
+    if (expected === undefined) {
+      const sealed = this.box.seal(value, contextOf(shopId, name));
+      const inserted = await this.pool.query(
+        `INSERT INTO shop_secrets (shop_id, name, key_id, sealed, expires_at, updated_at) VALUES ($1, $2, $3, $4, $5, now()) ON CONFLICT (shop_id, name) DO NOTHING`,
+        [shopId, name, sealed.keyId, sealed.sealed, options.expiresAt ?? null],
+      );
+      return inserted.rowCount === 1;
+    }
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');

@@ -19,8 +19,11 @@
  * this module loads; it rewrites only the hosts of shops registered with an `adminUrl` and passes every other
  * request to the real global fetch untouched, so a shop without adminUrl still reaches the real Shopify.
  *
- * The access token is a Secret: revealed once, into the library's session, and never logged (the library's
- * logger is silenced; our log lines carry the shop domain and the operation only).
+ * The access token is a Secret: revealed into the library's session, and never logged (the library's logger is
+ * silenced; our log lines carry the shop domain and the operation only). It comes from an AccessTokenSource
+ * (access-token.ts): the registry's static token, or an OAuth provider that renews it. Before each call the client
+ * asks the source for the token; a 401 asks it once for a renewed one and repeats the call once (a 401 means the
+ * call was not executed, so even a mutation is safe to repeat).
  */
 import type { ShopifyShopConfig } from './settings.js';
 import '@shopify/shopify-api/adapters/node';
@@ -38,9 +41,10 @@ import {
 } from '@shopify/shopify-api';
 import { setAbstractFetchFunc } from '@shopify/shopify-api/runtime';
 import { z } from 'zod';
-import type { Secret } from '../../config/secret.js';
+import { Secret } from '../../config/secret.js';
 import { failureOf, RelaisError } from '../../domain/errors.js';
 import type { Logger } from '../../log.js';
+import { AccessTokenError, accessTokenSourceFor, StaticAccessToken, type AccessTokenSource } from './access-token.js';
 
 // ---- routing to an emulator ---------------------------------------------------------------------------
 
@@ -222,7 +226,8 @@ const fulfillmentCreated = z.object({ fulfillmentCreate: z.object({ fulfillment:
 export interface ShopifyAdminOptions {
   /** The shop's myshopify domain. */
   domain: string;
-  accessToken: Secret;
+  /** A static token, or where to get a token that may be renewed (access-token.ts). */
+  accessToken: Secret | AccessTokenSource;
   /** The app's client secret; the library requires one, Admin calls do not use it. */
   clientSecret: Secret;
   /** Admin API version, e.g. "2026-10" (the registry's shopify.apiVersion). */
@@ -250,7 +255,7 @@ export function shopifyAdminClientFor(
 ): ShopifyAdminClient {
   return new ShopifyAdminClient({
     domain: shop.shopify.domain,
-    accessToken: shop.shopify.accessToken,
+    accessToken: accessTokenSourceFor(shop),
     clientSecret: shop.shopify.webhookSecret,
     apiVersion: shop.shopify.apiVersion,
     ...(shop.shopify.adminUrl === undefined ? {} : { adminUrl: shop.shopify.adminUrl }),
@@ -282,7 +287,10 @@ const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resol
 export class ShopifyAdminClient {
   readonly domain: string;
   readonly apiVersion: string;
-  readonly #client: GraphqlClient;
+  readonly #shopify: ReturnType<typeof shopifyApi>;
+  readonly #tokens: AccessTokenSource;
+  /** The library's client for the last token used (rebuilt when the token changes). */
+  #client: { token: string; client: GraphqlClient } | undefined;
   readonly #logger: Logger;
   readonly #maxAttempts: number;
   readonly #maxWaitMs: number;
@@ -304,7 +312,7 @@ export class ShopifyAdminClient {
     if (!KNOWN_VERSIONS.has(this.apiVersion)) {
       this.#logger.warn({ shopDomain: this.domain, apiVersion: this.apiVersion }, '@shopify/shopify-api does not list this Admin API version; using it as given');
     }
-    const shopify = shopifyApi({
+    this.#shopify = shopifyApi({
       apiKey: 'relais',
       apiSecretKey: options.clientSecret.reveal(),
       hostName: 'relais.local',
@@ -314,9 +322,16 @@ export class ShopifyAdminClient {
       // Relais logs through pino; the library's console logger would print outside our redaction.
       logger: { level: LogSeverity.Error, log: () => undefined, httpRequests: false },
     });
-    // A custom app's offline session: the shop and its Admin API access token, nothing else.
-    const session = new Session({ id: `offline_${this.domain}`, shop: this.domain, state: '', isOnline: false, accessToken: options.accessToken.reveal() });
-    this.#client = new shopify.clients.Graphql({ session });
+    this.#tokens = options.accessToken instanceof Secret ? new StaticAccessToken(options.accessToken) : options.accessToken;
+  }
+
+  /** An offline session for the token: the shop and its Admin API access token, nothing else. */
+  #clientFor(token: Secret): GraphqlClient {
+    if (this.#client?.token !== token.reveal()) {
+      const session = new Session({ id: `offline_${this.domain}`, shop: this.domain, state: '', isOnline: false, accessToken: token.reveal() });
+      this.#client = { token: token.reveal(), client: new this.#shopify.clients.Graphql({ session }) };
+    }
+    return this.#client.client;
   }
 
   // ---- typed operations (what the writer calls) -------------------------------------------------------
@@ -429,10 +444,29 @@ export class ShopifyAdminClient {
 
   private async attempt(query: string, variables: Record<string, unknown>, operation: string): Promise<Attempt> {
     let response: { data?: unknown };
+    const send = (token: Secret) => this.#clientFor(token).request(query, { variables, retries: 0, signal: AbortSignal.timeout(this.#timeoutMs) });
+    let token: Secret;
     try {
-      response = await this.#client.request(query, { variables, retries: 0, signal: AbortSignal.timeout(this.#timeoutMs) });
+      token = await this.#tokens.current();
     } catch (error) {
-      return this.classify(operation, error);
+      return this.tokenFailure(operation, error);
+    }
+    try {
+      response = await send(token);
+    } catch (error) {
+      if (!(error instanceof HttpResponseError) || error.response.code !== 401) return this.classify(operation, error);
+      let renewed: Secret | undefined;
+      try {
+        renewed = await this.#tokens.afterUnauthorized(token);
+      } catch (tokenError) {
+        return this.tokenFailure(operation, tokenError);
+      }
+      if (renewed === undefined) return this.classify(operation, error);
+      try {
+        response = await send(renewed);
+      } catch (again) {
+        return this.classify(operation, again);
+      }
     }
     const data = response.data;
     if (data === undefined || data === null) {
@@ -509,6 +543,13 @@ export class ShopifyAdminClient {
       executed: 'maybe',
       error: new ShopifyWriteError({ operation, message: `${operation}: ${error instanceof Error ? error.message : String(error)}`, retryable: true, cause: error }),
     };
+  }
+
+  /** No token to send: the call was not made. */
+  private tokenFailure(operation: string, error: unknown): Attempt {
+    const retryable = error instanceof AccessTokenError ? error.retryable : true;
+    const message = `${operation}: ${error instanceof Error ? error.message : String(error)}`;
+    return { ok: false, executed: 'no', error: new ShopifyWriteError({ operation, message, retryable, ...(retryable ? {} : { status: 401 }), cause: error }) };
   }
 
   private unexpected(operation: string, problem: z.ZodError): ShopifyWriteError {

@@ -12,6 +12,7 @@ import { silentLogger, type Logger } from '../../log.js';
 import { currencyResult, messageOf, publicEndpoint, sameUrl, type CheckResult } from '../../ops/checks.js';
 import type { DoctorContext } from '../platform.js';
 import { shopifyAdminClientFor, ShopifyWriteError, type ShopifyAdminClient } from './admin.js';
+import { describeShopifyToken } from './access-token.js';
 import { carrierServiceCallbackUrl, listCarrierServices, registerCarrierService, type CarrierServiceRegistration } from './carrier-service.js';
 import type { ShopifyShopConfig } from './settings.js';
 import { SHOPIFY_COMPLIANCE_TOPICS, shopifyWebhooks, topicName } from './webhooks.js';
@@ -65,7 +66,7 @@ export async function checkShopifyShop(shop: ShopifyShopConfig, admin: ShopifyAd
   try {
     const { shop: info } = shopSchema.parse(await admin.query(DOCTOR_SHOPIFY_DOCUMENTS.shop, {}, 'RelaisDoctorShop'));
     return [
-      { name, status: 'ok', detail: `"${info.name}" (${shop.shopify.domain}), access token ${shop.shopify.accessToken.hint()} accepted` },
+      { name, status: 'ok', detail: `"${info.name}" (${shop.shopify.domain}), ${describeShopifyToken(shop, { withSource: false })} accepted` },
       currencyResult(info.currencyCode, 'Shopify admin › Settings › Store details › Store currency'),
     ];
   } catch (error) {
@@ -74,7 +75,7 @@ export async function checkShopifyShop(shop: ShopifyShopConfig, admin: ShopifyAd
 }
 
 function explainShopifyFailure(error: unknown, shop: ShopifyShopConfig): Omit<CheckResult, 'name'> {
-  const token = `access token ${shop.shopify.accessToken.hint()} (from ${shop.shopify.accessToken.source})`;
+  const token = describeShopifyToken(shop);
   if (error instanceof ShopifyWriteError) {
     switch (error.status) {
       case 401:
