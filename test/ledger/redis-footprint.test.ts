@@ -78,5 +78,5 @@ describe('what finished orders leave in Redis', () => {
     const summary = (f: Footprint) => [...f.lasting].map(([family, keys]) => `${family}: ${keys.length}`).sort();
     expect(summary(after24)).toEqual(summary(after6));
     expect([...after24.lasting.values()].flat().length).toBeLessThanOrEqual(20);
-  });
+  }, 180_000);
 });

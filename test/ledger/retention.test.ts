@@ -105,7 +105,7 @@ describe('shop/redact', () => {
     } finally {
       await Promise.all(queues.all().map((q) => q.close()));
     }
-  });
+  }, 180_000);
 });
 
 describe('orders with no final state', () => {
@@ -211,5 +211,5 @@ describe('relais stale', () => {
     const closed = await cli('--close', 'dakar-mode:1000000', '--reason', 'never paid', '--by', 'awa');
     expect(closed).toMatchObject({ code: 0, stdout: expect.stringContaining('closed dakar-mode:1000000 (was received)') });
     expect((await ledger.get('dakar-mode:1000000'))?.state).toBe('cancelled');
-  });
+  }, 120_000);
 });

@@ -158,4 +158,19 @@ describe('the order ledger', () => {
     expect(await ledger.saveShipment('dakar-mode:5', { ...ready, status: 'PICKED_UP' })).toBe(true);
     expect(await ledger.saveShipment('dakar-mode:5', { shipmentId: 'shp_6', status: 'CREATED', createdAt: '2026-11-02T10:00:00Z' })).toBe(true);
   });
+
+  it('applies one process\'s writes about an order in the order they were issued, even when they are not awaited one by one', async () => {
+    const ledger = await freshLedger();
+    await receive(ledger, '7', new Date('2026-11-01T10:00:00Z'));
+    for (let round = 0; round < 5; round += 1) {
+      // As a dispatch attempt issues them: several saves, then the state, none awaited before the next.
+      const writes: Promise<unknown>[] = [];
+      for (let n = 1; n <= 20; n += 1) writes.push(ledger.save('dakar-mode:7', 'door', { round, n }));
+      writes.push(ledger.setState('dakar-mode:7', 'dispatching', new Date('2026-11-01T10:00:01Z')));
+      const read = ledger.get('dakar-mode:7');
+      await Promise.all(writes);
+      // The read issued after the writes sees all of them.
+      expect([(await read)?.door, (await read)?.state]).toEqual([{ round, n: 20 }, 'dispatching']);
+    }
+  });
 });

@@ -76,6 +76,8 @@ export interface PostgresLedgerOptions {
 export class PostgresOrderLedger implements OrderLedger {
   readonly retentionDays: number;
   private readonly timelineLength: number;
+  /** The last statement issued about each order with one still running (see `inOrder`). */
+  readonly #tails = new Map<string, Promise<void>>();
 
   constructor(
     private readonly pool: pg.Pool,
@@ -86,7 +88,7 @@ export class PostgresOrderLedger implements OrderLedger {
   }
 
   async get(externalOrderId: string): Promise<OrderRecord | undefined> {
-    const { rows } = await this.pool.query<OrderRow>(`SELECT ${RECORD_COLUMNS} FROM orders WHERE external_order_id = $1`, [externalOrderId]);
+    const { rows } = await this.inOrder(externalOrderId, () => this.pool.query<OrderRow>(`SELECT ${RECORD_COLUMNS} FROM orders WHERE external_order_id = $1`, [externalOrderId]));
     return rows[0] && toRecord(rows[0]);
   }
 
@@ -98,7 +100,7 @@ export class PostgresOrderLedger implements OrderLedger {
   }
 
   async payload(externalOrderId: string): Promise<unknown> {
-    const { rows } = await this.pool.query<{ payload: unknown }>('SELECT payload FROM orders WHERE external_order_id = $1', [externalOrderId]);
+    const { rows } = await this.inOrder(externalOrderId, () => this.pool.query<{ payload: unknown }>('SELECT payload FROM orders WHERE external_order_id = $1', [externalOrderId]));
     return rows[0]?.payload ?? undefined;
   }
 
@@ -118,7 +120,7 @@ export class PostgresOrderLedger implements OrderLedger {
           detail: `the order in this event was last modified ${input.version}, before the version already applied; nothing was changed`,
         }
       : null;
-    const { rows } = await this.pool.query<OrderRow & { prior_version: string | null }>(
+    const { rows } = await this.inOrder(input.meta.externalOrderId, () => this.pool.query<OrderRow & { prior_version: string | null }>(
       `WITH prior AS (SELECT version_ms FROM orders WHERE external_order_id = $1),
       upserted AS (
         INSERT INTO orders AS o (external_order_id, shop_id, platform, order_id, order_name, first_seen_at, state, state_changed_at, payload, store_order, version_ms)
@@ -143,7 +145,7 @@ export class PostgresOrderLedger implements OrderLedger {
         meta.externalOrderId, input.timeline ? JSON.stringify(input.timeline) : null, meta.shopId, meta.platform, meta.orderId, meta.orderName, now,
         JSON.stringify(input.payload), input.order ? JSON.stringify(input.order) : null, version, BEFORE_DISPATCH, ignored ? JSON.stringify(ignored) : null,
       ],
-    );
+    ));
     const row = rows[0]!;
     const record = toRecord(row);
     const applied = row.prior_version === null ? undefined : Number(row.prior_version);
@@ -165,7 +167,7 @@ export class PostgresOrderLedger implements OrderLedger {
    */
   private async moveState(externalOrderId: string, state: OrderState, now: Date, hold: (HoldReason & { at: string }) | null): Promise<boolean> {
     const final = FINAL_STATES.has(state);
-    const result = await this.pool.query(
+    const result = await this.inOrder(externalOrderId, () => this.pool.query(
       `UPDATE orders SET
          state = $2, state_changed_at = $3::timestamptz, hold = $4::jsonb, held_at = CASE WHEN $4::jsonb IS NULL THEN NULL ELSE $3::timestamptz END,
          payload = CASE WHEN $5::boolean THEN payload ELSE NULL END,
@@ -174,17 +176,17 @@ export class PostgresOrderLedger implements OrderLedger {
          finished_at = CASE WHEN $6::boolean THEN coalesce(finished_at, $3::timestamptz) ELSE finished_at END
        WHERE external_order_id = $1 AND NOT (state = ANY($7::text[]))`,
       [externalOrderId, state, now, hold ? JSON.stringify(hold) : null, BEFORE_DISPATCH_STATES.has(state), final, statesRefusingMoveTo(state)],
-    );
+    ));
     return result.rowCount === 1;
   }
 
   async save(externalOrderId: string, field: SavedField, value: unknown): Promise<void> {
-    await this.pool.query(`UPDATE orders SET ${SAVED_COLUMN[field]} = $2::jsonb WHERE external_order_id = $1`, [externalOrderId, JSON.stringify(value)]);
+    await this.inOrder(externalOrderId, () => this.pool.query(`UPDATE orders SET ${SAVED_COLUMN[field]} = $2::jsonb WHERE external_order_id = $1`, [externalOrderId, JSON.stringify(value)]));
   }
 
   async saveShipment(externalOrderId: string, shipment: ShipmentProgress): Promise<boolean> {
     const marked = shipment.markedReadyAt !== undefined;
-    const result = await this.pool.query(
+    const result = await this.inOrder(externalOrderId, () => this.pool.query(
       `UPDATE orders SET
          shipment = $2::jsonb,
          in_flight_since = CASE WHEN finished_at IS NULL THEN coalesce(in_flight_since, $4::timestamptz) END,
@@ -192,15 +194,15 @@ export class PostgresOrderLedger implements OrderLedger {
        WHERE external_order_id = $1
          AND ($3::boolean OR shipment IS NULL OR shipment->>'shipmentId' IS DISTINCT FROM $5::text OR shipment->>'markedReadyAt' IS NULL)`,
       [externalOrderId, JSON.stringify(shipment), marked, new Date(), shipment.shipmentId],
-    );
+    ));
     return result.rowCount === 1;
   }
 
   async bumpGeneration(externalOrderId: string): Promise<number> {
-    const { rows } = await this.pool.query<{ generation: number }>(
+    const { rows } = await this.inOrder(externalOrderId, () => this.pool.query<{ generation: number }>(
       'UPDATE orders SET generation = generation + 1 WHERE external_order_id = $1 RETURNING generation',
       [externalOrderId],
-    );
+    ));
     if (!rows[0]) throw new Error(`unknown order ${externalOrderId}`);
     return rows[0].generation;
   }
@@ -228,7 +230,7 @@ export class PostgresOrderLedger implements OrderLedger {
   }
 
   async touchInFlight(externalOrderId: string, now: Date): Promise<void> {
-    await this.pool.query('UPDATE orders SET in_flight_since = $2 WHERE external_order_id = $1 AND in_flight_since IS NOT NULL', [externalOrderId, now]);
+    await this.inOrder(externalOrderId, () => this.pool.query('UPDATE orders SET in_flight_since = $2 WHERE external_order_id = $1 AND in_flight_since IS NOT NULL', [externalOrderId, now]));
   }
 
   async listHeld(limit = 500): Promise<OrderRecord[]> {
@@ -249,16 +251,16 @@ export class PostgresOrderLedger implements OrderLedger {
   }
 
   async appendTimeline(externalOrderId: string, entry: TimelineEntry): Promise<void> {
-    await this.pool.query(TIMELINE_FROM_JSON, [externalOrderId, JSON.stringify(entry)]);
+    await this.inOrder(externalOrderId, () => this.pool.query(TIMELINE_FROM_JSON, [externalOrderId, JSON.stringify(entry)]));
   }
 
   async timeline(externalOrderId: string): Promise<TimelineEntry[]> {
-    const { rows } = await this.pool.query<{ at: Date; system: string; operation: string; outcome: string; ms: number | null; detail: string | null }>(
+    const { rows } = await this.inOrder(externalOrderId, () => this.pool.query<{ at: Date; system: string; operation: string; outcome: string; ms: number | null; detail: string | null }>(
       `SELECT at, system, operation, outcome, ms, detail FROM
          (SELECT id, at, system, operation, outcome, ms, detail FROM order_timeline WHERE external_order_id = $1 ORDER BY id DESC LIMIT $2) newest
        ORDER BY id`,
       [externalOrderId, this.timelineLength],
-    );
+    ));
     return rows.map((row) => ({
       at: row.at.toISOString(), system: row.system, operation: row.operation, outcome: row.outcome,
       ...(row.ms === null ? {} : { ms: row.ms }), ...(row.detail === null ? {} : { detail: row.detail }),
@@ -359,6 +361,24 @@ export class PostgresOrderLedger implements OrderLedger {
     });
     if (!closed) return { ok: false, why: 'already_final', detail: `order ${externalOrderId} changed state meanwhile` };
     return { ok: true, previousState: record.state };
+  }
+
+  /**
+   * This process's statements about one order, applied in the order they were issued. The jobs issue a step's
+   * writes without waiting for each (the quote, the door amount, the shipment, then the state): on one Redis
+   * connection they arrived in order; over a pool of connections they could land in any order, and a reader
+   * could see the order ready before its door amount was saved. Chaining them per order keeps the issue order;
+   * other orders' statements still run side by side.
+   */
+  private inOrder<T>(externalOrderId: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.#tails.get(externalOrderId) ?? Promise.resolve();
+    const run = previous.then(work, work);
+    const tail = run.then(() => undefined, () => undefined);
+    this.#tails.set(externalOrderId, tail);
+    void tail.then(() => {
+      if (this.#tails.get(externalOrderId) === tail) this.#tails.delete(externalOrderId);
+    });
+    return run;
   }
 
   private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
