@@ -220,7 +220,7 @@ describe('userErrors', () => {
   });
 });
 
-describe('routing to the emulator is limited to the shops registered with an adminUrl', () => {
+describe('routing to the emulator is limited to the clients of shops with an adminUrl', () => {
   let server: Server;
   let seen: string[] = [];
   beforeAll(async () => {
@@ -237,12 +237,14 @@ describe('routing to the emulator is limited to the shops registered with an adm
     });
   });
 
-  it('a request to any other host goes out through the global fetch unchanged', async () => {
+  it('building a client for an emulated shop leaves the library\'s process-wide fetch as it was', async () => {
     seen = [];
-    client(); // registers the emulated shop
+    const runtime = await import('@shopify/shopify-api/runtime');
+    const before = runtime.abstractFetch;
+    client(); // an emulated shop's client, with its own routing fetch
+    expect(runtime.abstractFetch).toBe(before);
     const { port } = server.address() as AddressInfo;
-    const { abstractFetch } = await import('@shopify/shopify-api/runtime');
-    const response = await abstractFetch(`http://127.0.0.1:${port}/admin/api/2026-10/graphql.json?x=1`, { method: 'POST', body: '{}' });
+    const response = await runtime.abstractFetch(`http://127.0.0.1:${port}/admin/api/2026-10/graphql.json?x=1`, { method: 'POST', body: '{}' });
     expect(await response.json()).toEqual({ ok: true });
     expect(seen).toEqual([`POST 127.0.0.1:${port} /admin/api/2026-10/graphql.json?x=1`]);
   });

@@ -15,9 +15,10 @@
  * as retryable at once, so the job runs again and the writer reads the shop before writing anything.
  *
  * Routing to a local emulator: the library always calls https://{shop}/admin/api/..., through a fetch that is
- * process-global (`setAbstractFetchFunc`, read when a client is built). One routing fetch is installed when
- * this module loads; it rewrites only the hosts of shops registered with an `adminUrl` and passes every other
- * request to the real global fetch untouched, so a shop without adminUrl still reaches the real Shopify.
+ * process-global (`setAbstractFetchFunc`) and read once, when a client is built. A shop registered with an
+ * `adminUrl` gets a client built with a fetch of its own that sends its https://{domain} calls there; the
+ * process-global fetch is put back as soon as that client exists. Importing this module changes no fetch, and
+ * a shop without adminUrl is served by the library's own fetch, to the real Shopify.
  *
  * The access token is a Secret: revealed once, into the library's session, and never logged (the library's
  * logger is silenced; our log lines carry the shop domain and the operation only).
@@ -36,34 +37,44 @@ import {
   shopifyApi,
   type GraphqlClient,
 } from '@shopify/shopify-api';
-import { setAbstractFetchFunc } from '@shopify/shopify-api/runtime';
+import { abstractFetch, setAbstractFetchFunc } from '@shopify/shopify-api/runtime';
 import { z } from 'zod';
 import type { Secret } from '../../config/secret.js';
 import type { Logger } from '../../log.js';
 
 // ---- routing to an emulator ---------------------------------------------------------------------------
 
-/** host (myshopify domain) → base URL to use instead of https://{host}. */
-const adminUrlByHost = new Map<string, string>();
-
-async function routingFetch(input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]): Promise<Response> {
-  const url = new URL(input instanceof Request ? input.url : String(input));
-  const base = url.protocol === 'https:' ? adminUrlByHost.get(url.hostname.toLowerCase()) : undefined;
-  if (base === undefined) return globalThis.fetch(input, init);
-  const target = `${base}${url.pathname}${url.search}`;
-  if (!(input instanceof Request)) return globalThis.fetch(target, init);
-  const request = new Request(input, init);
-  const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer();
-  return globalThis.fetch(target, { method: request.method, headers: request.headers, body, signal: request.signal, redirect: 'manual' });
+/**
+ * The fetch of a client for a shop served at `adminUrl` (a local emulator): its https://{domain} requests go
+ * there, path and query kept; any other request goes out through the global fetch unchanged.
+ */
+function fetchRoutedTo(domain: string, adminUrl: string): typeof fetch {
+  const host = domain.toLowerCase();
+  const base = adminUrl.replace(/\/+$/, '');
+  return async (input, init) => {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    if (url.protocol !== 'https:' || url.hostname.toLowerCase() !== host) return globalThis.fetch(input, init);
+    const target = `${base}${url.pathname}${url.search}`;
+    if (!(input instanceof Request)) return globalThis.fetch(target, init);
+    const request = new Request(input, init);
+    const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer();
+    return globalThis.fetch(target, { method: request.method, headers: request.headers, body, signal: request.signal, redirect: 'manual' });
+  };
 }
 
-// Installed once, when the module loads (after the node adapter above has set its own default).
-setAbstractFetchFunc(routingFetch);
-
-/** Sends this shop's Admin API calls to `adminUrl` (a local emulator), or, without one, to the real Shopify. */
-export function routeShopAdmin(domain: string, adminUrl: string | undefined): void {
-  if (adminUrl === undefined) adminUrlByHost.delete(domain.toLowerCase());
-  else adminUrlByHost.set(domain.toLowerCase(), adminUrl.replace(/\/+$/, ''));
+/**
+ * Runs `build` (which creates the library's client) with `fetchFn` as the library's fetch, then puts the
+ * process-global one back. The library has no per-client fetch option, but each client keeps the fetch it was
+ * built with, and building is synchronous, so no other client can be built with this one.
+ */
+function buildWithFetch<T>(fetchFn: typeof fetch, build: () => T): T {
+  const processFetch = abstractFetch;
+  setAbstractFetchFunc(fetchFn);
+  try {
+    return build();
+  } finally {
+    setAbstractFetchFunc(processFetch);
+  }
 }
 
 // ---- errors ---------------------------------------------------------------------------------------------
@@ -303,7 +314,6 @@ export class ShopifyAdminClient {
     this.#maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#sleep = options.sleep ?? sleepFor;
-    routeShopAdmin(this.domain, options.adminUrl);
     if (!KNOWN_VERSIONS.has(this.apiVersion)) {
       this.#logger.warn({ shopDomain: this.domain, apiVersion: this.apiVersion }, '@shopify/shopify-api does not list this Admin API version; using it as given');
     }
@@ -319,7 +329,8 @@ export class ShopifyAdminClient {
     });
     // A custom app's offline session: the shop and its Admin API access token, nothing else.
     const session = new Session({ id: `offline_${this.domain}`, shop: this.domain, state: '', isOnline: false, accessToken: options.accessToken.reveal() });
-    this.#client = new shopify.clients.Graphql({ session });
+    const build = () => new shopify.clients.Graphql({ session });
+    this.#client = options.adminUrl === undefined ? build() : buildWithFetch(fetchRoutedTo(this.domain, options.adminUrl), build);
   }
 
   // ---- typed operations (what the writer calls) -------------------------------------------------------
