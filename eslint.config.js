@@ -16,4 +16,27 @@ export default tseslint.config(
     },
   },
   { files: ['eslint.config.js', 'vitest.config.ts'], rules: { 'no-restricted-syntax': 'off' } },
+  // The app and its emulators (packages/emulators), one way round: the app loads them only with import()
+  // (src/main/emulators.ts, types may be imported), so a web or worker process never loads emulator code;
+  // the emulators take what they need from the app through one file, packages/emulators/src/relais.ts.
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/**/*.test.ts', 'src/**/*.test-support.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{
+        regex: '^@relais/emulators(/|$)|/packages/emulators/', allowTypeImports: true,
+        message: 'The app loads the emulators only with import(): use src/main/emulators.ts.',
+      }] }],
+    },
+  },
+  {
+    files: ['packages/emulators/src/**/*.ts'],
+    ignores: ['packages/emulators/src/relais.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{
+        regex: '^(\\.\\./)+src/',
+        message: 'The emulators take what they need from the app through packages/emulators/src/relais.ts.',
+      }] }],
+    },
+  },
 );

@@ -17,12 +17,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { buildShopRegistry } from '../config/shops.js';
-import { startDispatchEmulator, type DispatchEmulator } from '../emulators/dispatch/index.js';
-import { startShopifyEmulator, type ShopifyEmulator } from '../emulators/shopify/index.js';
-import { startWooEmulator, type WooEmulator } from '../emulators/woocommerce/index.js';
 import { NeighbourhoodResolver } from '../geo/resolver.js';
 import type { OrderRecord } from '../ledger/order-ledger.js';
 import { createLogger } from '../log.js';
+import type { DispatchEmulator } from '@relais/emulators/dispatch';
+import type { ShopifyEmulator } from '@relais/emulators/shopify';
+import type { WooEmulator } from '@relais/emulators/woocommerce';
+import { loadDispatchEmulator, loadShopifyEmulator, loadWooEmulator } from './emulators.js';
 import { startWeb, type RunningWeb } from './web.js';
 import { startWorker, type RunningWorker } from './worker.js';
 
@@ -62,6 +63,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<{ outcomes: De
     for (const s of stops.reverse()) await s().catch(() => undefined);
   };
   try {
+    const [{ startDispatchEmulator }, { startShopifyEmulator }, { startWooEmulator }] = await Promise.all([loadDispatchEmulator(), loadShopifyEmulator(), loadWooEmulator()]);
     const redis = await demoRedis(options.redisUrl, print);
     stops.push(redis.stop);
     const secret = () => randomBytes(16).toString('hex');

@@ -13,7 +13,7 @@ import {
   CARRIER_SERVICE_CREATE_MUTATION, CARRIER_SERVICE_UPDATE_MUTATION, CARRIER_SERVICES_QUERY, carrierServiceCallbackUrl, registerCarrierService,
   type AdminGraphqlRequest,
 } from '../../src/checkout/shopify-carrier-service.js';
-import { startShopifyEmulator, type ShopifyEmulator } from '../../src/emulators/shopify/index.js';
+import { startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
 import { SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, startCheckoutStack, type CheckoutStack } from './stack.js';
 
 function loadAdminSchema(): GraphQLSchema {

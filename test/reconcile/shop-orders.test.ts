@@ -7,8 +7,8 @@
 import { parse, validate } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildShopRegistry, type ShopifyShopConfig, type WooShopConfig } from '../../src/config/shops.js';
-import { loadAdminSchema, startShopifyEmulator, type ShopifyEmulator } from '../../src/emulators/shopify/index.js';
-import { startWooEmulator, type WooEmulator } from '../../src/emulators/woocommerce/index.js';
+import { loadAdminSchema, startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
+import { startWooEmulator, type WooEmulator } from '@relais/emulators/woocommerce';
 import { createLogger } from '../../src/log.js';
 import { normaliseOrder, type ShopOrderLister } from '../../src/stores/index.js';
 import { createShopifyOrderLister, ORDER_LIST_DOCUMENTS, ShopifyOrderLister } from '../../src/stores/shopify/orders.js';

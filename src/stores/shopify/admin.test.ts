@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { parse, validate } from 'graphql';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Secret } from '../../config/secret.js';
-import { loadAdminSchema, startShopifyEmulator, type ShopifyEmulator } from '../../emulators/shopify/index.js';
+import { loadAdminSchema, startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
 import { Writable } from 'node:stream';
 import { createLogger, type Logger } from '../../log.js';
 import { ADMIN_DOCUMENTS, ShopifyAdminClient, ShopifyWriteError, throttleWaitMs } from './admin.js';
