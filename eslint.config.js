@@ -19,6 +19,18 @@ export default tseslint.config(
   // One door per boundary (docs/ARCHITECTURE.md): each scope below gets every import rule that applies to it,
   // since a later config object's rule options replace an earlier one's for the files both match.
   ...importBoundaries(),
+  // The emulators (packages/emulators) take what they need from the app through one file,
+  // packages/emulators/src/relais.ts; the app loads them only with import() (importBoundaries below).
+  {
+    files: ['packages/emulators/src/**/*.ts'],
+    ignores: ['packages/emulators/src/relais.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{
+        regex: '^(\\.\\./)+src/',
+        message: 'The emulators take what they need from the app through packages/emulators/src/relais.ts.',
+      }] }],
+    },
+  },
 );
 
 /**
@@ -43,13 +55,17 @@ function importBoundaries() {
     group: ['**/ledger/postgres/**', '**/ledger/redis/**'],
     message: 'A ledger storage backend is used by src/ledger and chosen by src/main only. Go through the ledger\'s ports (src/ledger/order-ledger.ts, src/ledger/alias-store.ts), which the runtime hands you.',
   };
+  const emulators = {
+    regex: '^@relais/emulators(/|$)|/packages/emulators/', allowTypeImports: true,
+    message: 'The app loads the emulators only with import() (src/main/emulators.ts), so a web or worker process never loads emulator code; types may be imported.',
+  };
   const useCases = ['src/jobs/**', 'src/reconcile/**', 'src/disputes/**', 'src/checkout/**'];
   const tests = ['**/*.test.ts', '**/*.test-support.ts'];
   const restrict = (...patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
   return [
-    { files: ['src/**/*.ts'], ignores: ['src/stores/**', 'src/ledger/**', 'src/main/**'], rules: restrict(platformFolders, ledgerBackends) },
-    { files: useCases, ignores: tests, rules: restrict(platformFolders, dispatchInternals, ledgerBackends) },
-    { files: ['src/stores/**/*.ts'], ignores: tests, rules: restrict(ledgerBackends) },
-    { files: ['src/ledger/**/*.ts', 'src/main/**/*.ts'], rules: restrict(platformFolders) },
+    { files: ['src/**/*.ts'], ignores: ['src/stores/**', 'src/ledger/**', 'src/main/**', ...tests], rules: restrict(platformFolders, ledgerBackends, emulators) },
+    { files: useCases, ignores: tests, rules: restrict(platformFolders, dispatchInternals, ledgerBackends, emulators) },
+    { files: ['src/stores/**/*.ts'], ignores: tests, rules: restrict(ledgerBackends, emulators) },
+    { files: ['src/ledger/**/*.ts', 'src/main/**/*.ts'], ignores: tests, rules: restrict(platformFolders, emulators) },
   ];
 }

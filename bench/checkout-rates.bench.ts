@@ -25,7 +25,7 @@ import { Redis } from 'ioredis';
 import { checkBodySignature, signBody } from '../src/checkout/signature.js';
 import { buildShopRegistry } from '../src/config/shops.js';
 import { DispatchClient } from '../src/dispatch/client.js';
-import { startDispatchEmulator } from '../src/emulators/dispatch/index.js';
+import { startDispatchEmulator } from '@relais/emulators/dispatch';
 import { csvRecords } from '../src/geo/csv.js';
 import { NeighbourhoodResolver } from '../src/geo/resolver.js';
 import { silentLogger } from '../src/log.js';

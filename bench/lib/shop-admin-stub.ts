@@ -2,7 +2,7 @@
  * A stateless stand-in for a Shopify shop's Admin GraphQL API, so the write-back after markReady
  * (order read, metafields, tags, fulfillment with tracking) runs to completion at flash-sale volume.
  *
- * Why not the Shopify emulator (src/emulators/shopify): it validates every document against the full
+ * Why not the Shopify emulator (packages/emulators/src/shopify): it validates every document against the full
  * Admin schema, applies Shopify's cost throttle, and keeps every call and order in memory, which is what
  * tests want and what a 100,000-order run cannot afford. Every order here is an open, unfulfilled order
  * with one line item; each mutation succeeds. Relais still sends its real documents through its real

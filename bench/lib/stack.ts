@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { startDispatchEmulator, type DispatchEmulator } from '../../src/emulators/dispatch/index.js';
+import { startDispatchEmulator, type DispatchEmulator } from '@relais/emulators/dispatch';
 import { startTestDatabase, type TestDatabase } from '../../test/support/postgres.js';
 import { startRedis, type TestRedis } from '../../test/support/redis.js';
 import { makeSecrets, randomHex, registryDocument, secretEnv, type TestSecrets } from '../../test/support/relais.js';

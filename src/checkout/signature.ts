@@ -10,7 +10,7 @@
  *  - a carrier-service decorator verifying exactly this HMAC over the raw body with the app secret
  *    (gist gavinballard/49d56847acddc538c1fa), and the ShipRateAPI Shopify guide (shiprateapi.com/docs/guide/shopify):
  *    "Every inbound request from Shopify is verified using HMAC-SHA256 ... of the raw request body".
- *  - the Shopify emulator (src/emulators/shopify) signs its requestShippingRates calls the same way.
+ *  - the Shopify emulator (packages/emulators/src/shopify) signs its requestShippingRates calls the same way.
  *
  * WooCommerce: our own plugin signs with the shop's WooCommerce webhook secret in `X-Relais-Signature`,
  * the same construction as WooCommerce's own `X-WC-Webhook-Signature`.

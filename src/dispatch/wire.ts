@@ -10,7 +10,7 @@
  *
  * Names the spec leaves "not shown" (state names, error codes and body, the webhook's header and shape,
  * uncertain field spellings) are not here but in the wire profile (profile.ts); the emulator
- * (src/emulators/dispatch) speaks whichever profile it is given, so the client and the emulator are
+ * (packages/emulators/src/dispatch) speaks whichever profile it is given, so the client and the emulator are
  * checked against more than one dialect.
  */
 import { z } from 'zod';

@@ -20,8 +20,7 @@ import { renderReport, reportJson, runDoctor } from '../ops/doctor.js';
 import { runProbeCommand } from '../ops/probe-command.js';
 import { runStaleCommand } from '../ops/stale.js';
 import { userInfo } from 'node:os';
-import { runDemo } from './demo.js';
-import { emulateDispatch, emulateShopify, emulateWooCommerce, type EmulateOptions } from './emulate.js';
+import type { EmulateOptions } from './emulate.js';
 import { SecretBox } from '../config/secret-box.js';
 import { createPool, databaseUrlForHumans, migrate } from '../ledger/postgres/database.js';
 import { PostgresShopSecretStore } from '../ledger/postgres/pg-shop-secrets.js';
@@ -208,6 +207,8 @@ program
       config: options.config, host: options.host, port: options.port ?? defaults[service] ?? 0,
       trackingPort: options.trackingPort, realtime: !options.manualClock, stepMs: options.stepMs, profile: options.profile, products: options.product,
     };
+    // Loaded only for this command, as the demo below: they load the emulators (src/main/emulators.ts).
+    const { emulateDispatch, emulateShopify, emulateWooCommerce } = await import('./emulate.js');
     const start = { dispatch: emulateDispatch, shopify: emulateShopify, woocommerce: emulateWooCommerce }[service];
     if (!start) throw new Error(`unknown service "${service}": dispatch, shopify or woocommerce`);
     const running = await start(common, logger, print);
@@ -221,6 +222,7 @@ program
   .option('--port <port>', 'port of the web process (default: any free port)', (v) => Number.parseInt(v, 10))
   .action(async (options: { once?: boolean; port?: number }) => {
     const env = readEnv();
+    const { runDemo } = await import('./demo.js');
     const demo = await runDemo({
       redisUrl: rawEnvironment().REDIS_URL === undefined ? undefined : env.REDIS_URL, databaseUrl: rawEnvironment().DATABASE_URL === undefined ? undefined : env.DATABASE_URL,
       port: options.port, once: options.once, logLevel: env.LOG_LEVEL === 'info' ? 'warn' : env.LOG_LEVEL, dashboardToken: env.RELAIS_DASHBOARD_TOKEN });

@@ -18,14 +18,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { buildShopRegistry } from '../config/shops.js';
-import { startDispatchEmulator, type DispatchEmulator } from '../emulators/dispatch/index.js';
-import { startShopifyEmulator, type ShopifyEmulator } from '../emulators/shopify/index.js';
-import { startWooEmulator, type WooEmulator } from '../emulators/woocommerce/index.js';
 import { NeighbourhoodResolver } from '../geo/resolver.js';
 import type { OrderRecord } from '../ledger/order-ledger.js';
 import { createPool, databaseUrlForHumans, migrate } from '../ledger/postgres/database.js';
 import { createLogger } from '../log.js';
 import { postgresAnswers, startPrivatePostgres, type PrivatePostgres } from './private-postgres.js';
+import type { DispatchEmulator } from '@relais/emulators/dispatch';
+import type { ShopifyEmulator } from '@relais/emulators/shopify';
+import type { WooEmulator } from '@relais/emulators/woocommerce';
+import { loadDispatchEmulator, loadShopifyEmulator, loadWooEmulator } from './emulators.js';
 import { startWeb, type RunningWeb } from './web.js';
 import { startWorker, type RunningWorker } from './worker.js';
 
@@ -67,6 +68,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<{ outcomes: De
     for (const s of stops.reverse()) await s().catch(() => undefined);
   };
   try {
+    const [{ startDispatchEmulator }, { startShopifyEmulator }, { startWooEmulator }] = await Promise.all([loadDispatchEmulator(), loadShopifyEmulator(), loadWooEmulator()]);
     const redis = await demoRedis(options.redisUrl, print);
     stops.push(redis.stop);
     const database = await demoDatabase(options.databaseUrl, print);

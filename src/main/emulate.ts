@@ -11,10 +11,9 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { rawEnvironment } from '../config/env.js';
 import { defaultWireProfile, loadWireProfile } from '../dispatch/profile.js';
-import { loadEmulatorConfig, startDispatchEmulator, type DispatchEmulatorOptions } from '../emulators/dispatch/index.js';
-import { startShopifyEmulator } from '../emulators/shopify/index.js';
-import { startWooEmulator } from '../emulators/woocommerce/index.js';
 import type { Logger } from '../log.js';
+import type { DispatchEmulatorOptions } from '@relais/emulators/dispatch';
+import { loadDispatchEmulator, loadShopifyEmulator, loadWooEmulator } from './emulators.js';
 
 export interface EmulateOptions {
   config?: string;
@@ -35,6 +34,7 @@ export interface RunningEmulator {
 }
 
 export async function emulateDispatch(options: EmulateOptions, logger: Logger, print: (line: string) => void): Promise<RunningEmulator> {
+  const { loadEmulatorConfig, startDispatchEmulator } = await loadDispatchEmulator();
   let config: DispatchEmulatorOptions;
   let generatedKey: string | undefined;
   if (options.config) {
@@ -65,6 +65,7 @@ const shopifyConfig = z.object({
 });
 
 export async function emulateShopify(options: EmulateOptions, logger: Logger, print: (line: string) => void): Promise<RunningEmulator> {
+  const { startShopifyEmulator } = await loadShopifyEmulator();
   const env = rawEnvironment();
   const shops = options.config
     ? shopifyConfig.parse(JSON.parse(readFileSync(options.config, 'utf8'))).shops.map((s) => ({
@@ -107,6 +108,7 @@ export function parseProductSpec(spec: string): EmulatedProductInput {
 }
 
 export async function emulateWooCommerce(options: EmulateOptions, logger: Logger, print: (line: string) => void): Promise<RunningEmulator> {
+  const { startWooEmulator } = await loadWooEmulator();
   const env = rawEnvironment();
   const fromCommandLine = (options.products ?? []).map(parseProductSpec);
   const shops = options.config

@@ -85,7 +85,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     child = spawn(
       join(bin, 'postgres'),
       ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'synchronous_commit=off',
-        '-c', 'full_page_writes=off', '-c', 'max_connections=200'],
+        '-c', 'full_page_writes=off', '-c', 'max_connections=600'],
       { stdio: ['ignore', 'pipe', 'pipe'], cwd: dir, ...as },
     );
     child.stdout?.on('data', (d: Buffer) => { output += d.toString(); });

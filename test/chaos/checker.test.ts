@@ -3,9 +3,9 @@
  * and stay silent on a clean history (a checker that cannot fail proves nothing).
  */
 import { describe, expect, it } from 'vitest';
-import type { EmulatedShipmentSnapshot, RecordedCall } from '../../src/emulators/dispatch/index.js';
-import type { GraphqlCallRecord, OrderSnapshot as ShopifyOrderSnapshot, RestOrder } from '../../src/emulators/shopify/index.js';
-import type { ApiCall, OrderSnapshot as WooOrderSnapshot } from '../../src/emulators/woocommerce/index.js';
+import type { EmulatedShipmentSnapshot, RecordedCall } from '@relais/emulators/dispatch';
+import type { GraphqlCallRecord, OrderSnapshot as ShopifyOrderSnapshot, RestOrder } from '@relais/emulators/shopify';
+import type { ApiCall, OrderSnapshot as WooOrderSnapshot } from '@relais/emulators/woocommerce';
 import { checkHistory, describeReport } from './support/checker.js';
 import { emptyHistory, type History, type LedgerFinal, type PlacedOrder, type SentWebhook } from './support/history.js';
 

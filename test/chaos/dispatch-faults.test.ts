@@ -4,7 +4,7 @@
  * order still ends with exactly one shipment, marked ready, delivered, and written once into its shop.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { FaultKind, OperationName } from '../../src/emulators/dispatch/index.js';
+import type { FaultKind, OperationName } from '@relais/emulators/dispatch';
 import { expectNoAnomaly, scale, SCENARIO_TIMEOUT_MS, startChaosStack, type ChaosStack } from './support/stack.js';
 
 let stack: ChaosStack;

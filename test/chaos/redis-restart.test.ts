@@ -5,7 +5,7 @@
  * acknowledged is lost, nothing is shipped or written twice.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_COURIER_STEP_MS } from '../../src/emulators/dispatch/index.js';
+import { DEFAULT_COURIER_STEP_MS } from '@relais/emulators/dispatch';
 import { startOwnedRedis, type OwnedRedis } from './support/processes.js';
 import { expectNoAnomaly, scale, SCENARIO_TIMEOUT_MS, startChaosStack, type ChaosStack } from './support/stack.js';
 

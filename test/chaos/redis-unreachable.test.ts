@@ -5,7 +5,7 @@
  * Redis is back; delivery webhooks refused meanwhile are made up by the polling fallback.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_COURIER_STEP_MS } from '../../src/emulators/dispatch/index.js';
+import { DEFAULT_COURIER_STEP_MS } from '@relais/emulators/dispatch';
 import { startOwnedRedis, type OwnedRedis } from './support/processes.js';
 import { expectNoAnomaly, scale, SCENARIO_TIMEOUT_MS, startChaosStack, type ChaosStack } from './support/stack.js';
 import { startFaultProxy, type FaultProxy } from './support/tcp-proxy.js';

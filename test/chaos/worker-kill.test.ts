@@ -6,7 +6,7 @@
  * A new worker then takes over. Every order still ends with one shipment, marked ready, written once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FaultRule, OperationName } from '../../src/emulators/dispatch/index.js';
+import type { FaultRule, OperationName } from '@relais/emulators/dispatch';
 import { SHOPIFY_DOMAIN, WOO_SHOP_ID, waitFor } from '../support/relais.js';
 import { spawnWorker, type WorkerProcess } from '../support/worker-process.js';
 import { expectNoAnomaly, scale, SCENARIO_TIMEOUT_MS, startChaosStack, type ChaosOrder, type ChaosStack } from './support/stack.js';

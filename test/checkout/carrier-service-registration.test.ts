@@ -13,7 +13,7 @@ import {
   type AdminGraphqlRequest,
 } from '../../src/stores/shopify/carrier-service.js';
 import type { ShopifyShopConfig } from '../../src/stores/shopify/settings.js';
-import { startShopifyEmulator, type ShopifyEmulator } from '../../src/emulators/shopify/index.js';
+import { startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
 import { SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, startCheckoutStack, type CheckoutStack } from './stack.js';
 
 function loadAdminSchema(): GraphQLSchema {

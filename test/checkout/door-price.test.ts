@@ -3,7 +3,7 @@
  * it, it is bounded by the shop's maximum, and a neighbourhood the service prices at the fallback tariff (the
  * city's) gets no rate at all. Real HTTP, real Redis, the dispatch emulator told not to price Mermoz.
  *
- * Emulator tariff from the Plateau (src/emulators/dispatch/pricing.ts): Almadies 2 000, Point E 1 500, an
+ * Emulator tariff from the Plateau (packages/emulators/src/dispatch/pricing.ts): Almadies 2 000, Point E 1 500, an
  * unpriced name or a city name 4 000 (the fallback); ≤ 1 kg adds nothing, 1–5 kg 300; cash on delivery adds 500,
  * which simulatePrice never shows. From Marcory (the WooCommerce shop): Danga 1 500.
  */

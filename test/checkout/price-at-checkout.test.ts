@@ -12,7 +12,7 @@ import { ResolutionMemo } from '../../src/checkout/resolution-memo.js';
 import { checkBodySignature, signBody } from '../../src/checkout/signature.js';
 import { weightBand } from '../../src/checkout/weight.js';
 import { buildShopRegistry, type ShopConfig } from '../../src/config/shops.js';
-import { startDispatchEmulator, type DispatchEmulator } from '../../src/emulators/dispatch/index.js';
+import { startDispatchEmulator, type DispatchEmulator } from '@relais/emulators/dispatch';
 import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
 import { TariffMemory } from '../../src/jobs/tariff-guard.js';
 import { createPool } from '../../src/ledger/postgres/database.js';

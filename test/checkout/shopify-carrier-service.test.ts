@@ -2,7 +2,7 @@
  * The Shopify CarrierService callback, driven over real HTTP with Shopify's published rate request (copied from
  * ../shared/fixtures into test/fixtures/shopify) moved to Dakar, real Redis, and the dispatch emulator.
  *
- * Emulator tariff used below (src/emulators/dispatch/pricing.ts): from the Plateau, Almadies/Yoff/Mamelles/Unité 26
+ * Emulator tariff used below (packages/emulators/src/dispatch/pricing.ts): from the Plateau, Almadies/Yoff/Mamelles/Unité 26
  * are zone band 3 (2 000 XOF), HLM Grand Yoff and Point E band 2 (1 500 XOF); ≤ 1 kg adds nothing, 1–5 kg adds 300.
  * These shops keep the default checkoutRates.includeCodFee (true): Shopify never names the payment method, so every
  * rate includes the service's 500 XOF cash-collection fee, what the customer pays at the door.

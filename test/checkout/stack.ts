@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { buildShopRegistry, type ShopRegistry } from '../../src/config/shops.js';
-import { startDispatchEmulator, type DispatchEmulator } from '../../src/emulators/dispatch/index.js';
+import { startDispatchEmulator, type DispatchEmulator } from '@relais/emulators/dispatch';
 import { createLogger } from '../../src/log.js';
 import { startWeb, type RunningWeb } from '../../src/main/web.js';
 import { startTestDatabase, type TestDatabase } from '../support/postgres.js';

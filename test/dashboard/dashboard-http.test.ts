@@ -4,8 +4,8 @@
  * emulator's courier), and an order whose address carries markup and cannot be resolved (held).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_COURIER_STEP_MS } from '../../src/emulators/dispatch/index.js';
-import { DEFAULT_SHIPPING_ADDRESS, startShopifyEmulator, type ShopifyEmulator } from '../../src/emulators/shopify/index.js';
+import { DEFAULT_COURIER_STEP_MS } from '@relais/emulators/dispatch';
+import { DEFAULT_SHIPPING_ADDRESS, startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
 import { formatXof } from '../../src/dashboard/html.js';
 import { startWeb, type RunningWeb } from '../../src/main/web.js';
 import { shopifyExternalId, waitForState } from '../pipeline/helpers.js';

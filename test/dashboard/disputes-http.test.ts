@@ -5,8 +5,8 @@
  * service's decision visible once it is made.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_SHIPPING_ADDRESS } from '../../src/emulators/shopify/index.js';
-import type { EmulatedClaim } from '../../src/emulators/dispatch/index.js';
+import { DEFAULT_SHIPPING_ADDRESS } from '@relais/emulators/shopify';
+import type { EmulatedClaim } from '@relais/emulators/dispatch';
 import { runDisputeOpen } from '../../src/disputes/command.js';
 import { shopifyExternalId, waitForState } from '../pipeline/helpers.js';
 import { randomHex, SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, startTestRelais, type TestRelais } from '../support/relais.js';

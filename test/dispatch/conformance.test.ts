@@ -30,7 +30,7 @@ import {
   type WireShipment,
 } from '../../src/dispatch/wire.js';
 import { createLogger } from '../../src/log.js';
-import { startDispatchEmulator, type DispatchEmulator, type DispatchEmulatorOptions } from '../../src/emulators/dispatch/index.js';
+import { startDispatchEmulator, type DispatchEmulator, type DispatchEmulatorOptions } from '@relais/emulators/dispatch';
 
 // ---------------------------------------------------------------------------------------------------
 // Harness

@@ -22,8 +22,8 @@ import {
   startDispatchEmulator,
   type DispatchEmulator,
   type DispatchEmulatorOptions,
-} from '../../src/emulators/dispatch/index.js';
-import { parseCsvRecords } from '../../src/emulators/dispatch/csv.js';
+} from '@relais/emulators/dispatch';
+import { parseCsvRecords } from '@relais/emulators/dispatch/csv';
 import { createLogger } from '../../src/log.js';
 
 const STEP_MS = 60_000;

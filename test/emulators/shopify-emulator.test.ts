@@ -11,7 +11,7 @@ import '@shopify/shopify-api/adapters/node';
 import { ApiVersion, LogSeverity, Session, shopifyApi } from '@shopify/shopify-api';
 import { setAbstractFetchFunc } from '@shopify/shopify-api/runtime';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { IMPLEMENTED_ROOT_FIELDS, startShopifyEmulator, type ShopifyEmulator } from '../../src/emulators/shopify/index.js';
+import { IMPLEMENTED_ROOT_FIELDS, startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
 
 const SHOP = 'dakar-mode.myshopify.com';
 const OTHER_SHOP = 'abidjan-style.myshopify.com';

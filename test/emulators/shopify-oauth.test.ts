@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import '@shopify/shopify-api/adapters/node';
 import { ApiVersion, LogSeverity, shopifyApi } from '@shopify/shopify-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startShopifyEmulator, type ShopifyEmulator } from '../../src/emulators/shopify/index.js';
+import { startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
 
 const SHOP = 'dakar-mode.myshopify.com';
 const hex = (bytes = 16) => randomBytes(bytes).toString('hex');

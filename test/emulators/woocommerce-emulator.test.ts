@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startWooEmulator, type WooEmulator } from '../../src/emulators/woocommerce/index.js';
+import { startWooEmulator, type WooEmulator } from '@relais/emulators/woocommerce';
 
 // ------------------------------------------------------------------------------------------- test support
 

@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { getVariableValues, parse, validate, type OperationDefinitionNode } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildShopRegistry, type ShopConfig } from '../../src/config/shops.js';
-import { loadAdminSchema, startShopifyEmulator, type ShopifyEmulator } from '../../src/emulators/shopify/index.js';
-import { startWooEmulator, type WooEmulator } from '../../src/emulators/woocommerce/index.js';
+import { loadAdminSchema, startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
+import { startWooEmulator, type WooEmulator } from '@relais/emulators/woocommerce';
 import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
 import {
   checkAliases, checkPickup, checkRedis, renderReport, runDoctor, type DoctorReport, type ReportEntry,

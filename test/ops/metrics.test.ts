@@ -3,7 +3,7 @@
  * through: Shopify emulator → Relais web → worker → dispatch emulator (courier, delivery webhooks) → Shopify.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_SHIPPING_ADDRESS, startShopifyEmulator, type ShopifyEmulator } from '../../src/emulators/shopify/index.js';
+import { DEFAULT_SHIPPING_ADDRESS, startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
 import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
 import type { OrderRecord } from '../../src/ledger/order-ledger.js';
 import { startWeb } from '../../src/main/web.js';

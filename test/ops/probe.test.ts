@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildShopRegistry } from '../../src/config/shops.js';
 import { DispatchClient } from '../../src/dispatch/client.js';
 import { defaultWireProfile, loadWireProfile, parseWireProfile, type WireProfile } from '../../src/dispatch/profile.js';
-import { startDispatchEmulator, type DispatchEmulator } from '../../src/emulators/dispatch/index.js';
+import { startDispatchEmulator, type DispatchEmulator } from '@relais/emulators/dispatch';
 import {
   allowedRoute, ProbeFailure, ProbeRefusedOperation, PROBE_ROUTES, renderProbeReport, runProbe, type ProbeOptions, type ProbeReport,
 } from '../../src/ops/probe.js';

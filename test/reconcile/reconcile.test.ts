@@ -8,8 +8,8 @@
  * of, the command line, and last the scheduled job.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startShopifyEmulator, type ShopifyEmulator } from '../../src/emulators/shopify/index.js';
-import { startWooEmulator, type WooEmulator } from '../../src/emulators/woocommerce/index.js';
+import { startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
+import { startWooEmulator, type WooEmulator } from '@relais/emulators/woocommerce';
 import { dashboardDepsFor } from '../../src/dashboard/wiring.js';
 import { listDisputesForOrder, openDisputeForOrder } from '../../src/disputes/disputes.js';
 import { NeighbourhoodResolver } from '../../src/geo/resolver.js';

@@ -6,9 +6,9 @@
 import { randomBytes } from 'node:crypto';
 import { buildShopRegistry, type ShopRegistry } from '../../src/config/shops.js';
 import { loadWireProfile } from '../../src/dispatch/profile.js';
-import { startDispatchEmulator, type DispatchEmulator, type DispatchEmulatorOptions } from '../../src/emulators/dispatch/index.js';
-import { startShopifyEmulator, type ShopifyEmulator } from '../../src/emulators/shopify/index.js';
-import { startWooEmulator, type WooEmulator } from '../../src/emulators/woocommerce/index.js';
+import { startDispatchEmulator, type DispatchEmulator, type DispatchEmulatorOptions } from '@relais/emulators/dispatch';
+import { startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
+import { startWooEmulator, type WooEmulator } from '@relais/emulators/woocommerce';
 import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import { startWeb, type RunningWeb } from '../../src/main/web.js';

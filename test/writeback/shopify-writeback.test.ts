@@ -4,8 +4,8 @@
  * emulator's courier and its delivery webhooks → Relais → what the merchant sees on the Shopify order.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startShopifyEmulator, type OrderSnapshot, type ShopifyEmulator } from '../../src/emulators/shopify/index.js';
-import { DEFAULT_COURIER_STEP_MS } from '../../src/emulators/dispatch/index.js';
+import { startShopifyEmulator, type OrderSnapshot, type ShopifyEmulator } from '@relais/emulators/shopify';
+import { DEFAULT_COURIER_STEP_MS } from '@relais/emulators/dispatch';
 import type { DeliveryStep } from '../../src/domain/shipment-status.js';
 import type { DeliveryProgress } from '../../src/ledger/order-ledger.js';
 import { shipmentsFor, shopifyExternalId, waitForIdle, waitForState } from '../pipeline/helpers.js';

@@ -9,7 +9,7 @@
  * its moment: Relais writes the state it READS, so a courier racing ahead would rightly skip a step.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWooEmulator, type OrderSnapshot, type WooEmulator } from '../../src/emulators/woocommerce/index.js';
+import { startWooEmulator, type OrderSnapshot, type WooEmulator } from '@relais/emulators/woocommerce';
 import { makeSecrets, startTestRelais, waitFor, WOO_SHOP_ID, type TestRelais } from '../support/relais.js';
 import { shipmentsFor, waitForIdle, waitForState, wooExternalId } from '../pipeline/helpers.js';
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestDatabase, type TestDatabase } from '../../../test/support/postgres.js';
 import { Secret } from '../../config/secret.js';
 import { SecretBox } from '../../config/secret-box.js';
-import { startShopifyEmulator, type ShopifyEmulator } from '../../emulators/shopify/index.js';
+import { startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
 import { PostgresShopSecretStore } from '../../ledger/postgres/pg-shop-secrets.js';
 import { createLogger } from '../../log.js';
 import type { DispatchInfo, ShopOrderRef } from '../writer.js';

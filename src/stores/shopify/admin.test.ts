@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { parse, validate } from 'graphql';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Secret } from '../../config/secret.js';
-import { loadAdminSchema, startShopifyEmulator, type ShopifyEmulator } from '../../emulators/shopify/index.js';
+import { loadAdminSchema, startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
 import { Writable } from 'node:stream';
 import { createLogger, type Logger } from '../../log.js';
 import { ADMIN_DOCUMENTS, ShopifyAdminClient, ShopifyWriteError, throttleWaitMs } from './admin.js';
@@ -220,7 +220,7 @@ describe('userErrors', () => {
   });
 });
 
-describe('routing to the emulator is limited to the shops registered with an adminUrl', () => {
+describe('routing to the emulator is limited to the clients of shops with an adminUrl', () => {
   let server: Server;
   let seen: string[] = [];
   beforeAll(async () => {
@@ -237,12 +237,14 @@ describe('routing to the emulator is limited to the shops registered with an adm
     });
   });
 
-  it('a request to any other host goes out through the global fetch unchanged', async () => {
+  it('building a client for an emulated shop leaves the library\'s process-wide fetch as it was', async () => {
     seen = [];
-    client(); // registers the emulated shop
+    const runtime = await import('@shopify/shopify-api/runtime');
+    const before = runtime.abstractFetch;
+    client(); // an emulated shop's client, with its own routing fetch
+    expect(runtime.abstractFetch).toBe(before);
     const { port } = server.address() as AddressInfo;
-    const { abstractFetch } = await import('@shopify/shopify-api/runtime');
-    const response = await abstractFetch(`http://127.0.0.1:${port}/admin/api/2026-10/graphql.json?x=1`, { method: 'POST', body: '{}' });
+    const response = await runtime.abstractFetch(`http://127.0.0.1:${port}/admin/api/2026-10/graphql.json?x=1`, { method: 'POST', body: '{}' });
     expect(await response.json()).toEqual({ ok: true });
     expect(seen).toEqual([`POST 127.0.0.1:${port} /admin/api/2026-10/graphql.json?x=1`]);
   });

@@ -15,9 +15,10 @@
  * as retryable at once, so the job runs again and the writer reads the shop before writing anything.
  *
  * Routing to a local emulator: the library always calls https://{shop}/admin/api/..., through a fetch that is
- * process-global (`setAbstractFetchFunc`, read when a client is built). One routing fetch is installed when
- * this module loads; it rewrites only the hosts of shops registered with an `adminUrl` and passes every other
- * request to the real global fetch untouched, so a shop without adminUrl still reaches the real Shopify.
+ * process-global (`setAbstractFetchFunc`) and read once, when a client is built. A shop registered with an
+ * `adminUrl` gets a client built with a fetch of its own that sends its https://{domain} calls there; the
+ * process-global fetch is put back as soon as that client exists. Importing this module changes no fetch, and
+ * a shop without adminUrl is served by the library's own fetch, to the real Shopify.
  *
  * The access token is a Secret: revealed into the library's session, and never logged (the library's logger is
  * silenced; our log lines carry the shop domain and the operation only). It comes from an AccessTokenSource
@@ -39,7 +40,7 @@ import {
   shopifyApi,
   type GraphqlClient,
 } from '@shopify/shopify-api';
-import { setAbstractFetchFunc } from '@shopify/shopify-api/runtime';
+import { abstractFetch, setAbstractFetchFunc } from '@shopify/shopify-api/runtime';
 import { z } from 'zod';
 import { Secret } from '../../config/secret.js';
 import { failureOf, RelaisError } from '../../domain/errors.js';
@@ -48,27 +49,63 @@ import { AccessTokenError, accessTokenSourceFor, StaticAccessToken, type AccessT
 
 // ---- routing to an emulator ---------------------------------------------------------------------------
 
-/** host (myshopify domain) → base URL to use instead of https://{host}. */
-const adminUrlByHost = new Map<string, string>();
-
-async function routingFetch(input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]): Promise<Response> {
-  const url = new URL(input instanceof Request ? input.url : String(input));
-  const base = url.protocol === 'https:' ? adminUrlByHost.get(url.hostname.toLowerCase()) : undefined;
-  if (base === undefined) return globalThis.fetch(input, init);
-  const target = `${base}${url.pathname}${url.search}`;
-  if (!(input instanceof Request)) return globalThis.fetch(target, init);
-  const request = new Request(input, init);
-  const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer();
-  return globalThis.fetch(target, { method: request.method, headers: request.headers, body, signal: request.signal, redirect: 'manual' });
+/**
+ * The fetch of a client for a shop served at `adminUrl` (a local emulator): its https://{domain} requests go
+ * there, path and query kept; any other request goes out through the global fetch unchanged.
+ */
+function fetchRoutedTo(domain: string, adminUrl: string): typeof fetch {
+  const host = domain.toLowerCase();
+  const base = adminUrl.replace(/\/+$/, '');
+  return async (input, init) => {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    if (url.protocol !== 'https:' || url.hostname.toLowerCase() !== host) return globalThis.fetch(input, init);
+    const target = `${base}${url.pathname}${url.search}`;
+    if (!(input instanceof Request)) return globalThis.fetch(target, init);
+    const request = new Request(input, init);
+    const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer();
+    return globalThis.fetch(target, { method: request.method, headers: request.headers, body, signal: request.signal, redirect: 'manual' });
+  };
 }
 
-// Installed once, when the module loads (after the node adapter above has set its own default).
-setAbstractFetchFunc(routingFetch);
+/**
+ * Runs `build` (which creates the library's client) with `fetchFn` as the library's fetch, then puts the
+ * process-global one back. The library has no per-client fetch option, but each client keeps the fetch it was
+ * built with, and building is synchronous, so no other client can be built with this one.
+ */
+function buildWithFetch<T>(fetchFn: typeof fetch, build: () => T): T {
+  const processFetch = abstractFetch;
+  setAbstractFetchFunc(fetchFn);
+  try {
+    return build();
+  } finally {
+    setAbstractFetchFunc(processFetch);
+  }
+}
 
-/** Sends this shop's Admin API calls to `adminUrl` (a local emulator), or, without one, to the real Shopify. */
+/** host (myshopify domain) → base URL of the emulator serving it, for the OAuth token calls (below). */
+const adminUrlByHost = new Map<string, string>();
+let tokenCallsRouted = false;
+
+/**
+ * Sends a shop's calls made through the library's process-wide fetch (the OAuth token endpoint, which
+ * \`auth.clientCredentials\` and \`auth.refreshToken\` call with no per-call fetch) to \`adminUrl\`, a local emulator.
+ * Installed by the first shop configured with an emulator's adminUrl that uses OAuth, never on import; every
+ * other host goes to the fetch that was in place.
+ */
 export function routeShopAdmin(domain: string, adminUrl: string | undefined): void {
-  if (adminUrl === undefined) adminUrlByHost.delete(domain.toLowerCase());
-  else adminUrlByHost.set(domain.toLowerCase(), adminUrl.replace(/\/+$/, ''));
+  if (adminUrl === undefined) {
+    adminUrlByHost.delete(domain.toLowerCase());
+    return;
+  }
+  adminUrlByHost.set(domain.toLowerCase(), adminUrl.replace(/\/+$/, ''));
+  if (tokenCallsRouted) return;
+  tokenCallsRouted = true;
+  const processFetch = abstractFetch;
+  setAbstractFetchFunc(async (input, init) => {
+    const host = new URL(input instanceof Request ? input.url : String(input)).hostname.toLowerCase();
+    const base = adminUrlByHost.get(host);
+    return base === undefined ? processFetch(input, init) : fetchRoutedTo(host, base)(input, init);
+  });
 }
 
 // ---- errors ---------------------------------------------------------------------------------------------
@@ -289,6 +326,7 @@ export class ShopifyAdminClient {
   readonly apiVersion: string;
   readonly #shopify: ReturnType<typeof shopifyApi>;
   readonly #tokens: AccessTokenSource;
+  readonly #adminUrl: string | undefined;
   /** The library's client for the last token used (rebuilt when the token changes). */
   #client: { token: string; client: GraphqlClient } | undefined;
   readonly #logger: Logger;
@@ -308,7 +346,6 @@ export class ShopifyAdminClient {
     this.#maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#sleep = options.sleep ?? sleepFor;
-    routeShopAdmin(this.domain, options.adminUrl);
     if (!KNOWN_VERSIONS.has(this.apiVersion)) {
       this.#logger.warn({ shopDomain: this.domain, apiVersion: this.apiVersion }, '@shopify/shopify-api does not list this Admin API version; using it as given');
     }
@@ -323,13 +360,19 @@ export class ShopifyAdminClient {
       logger: { level: LogSeverity.Error, log: () => undefined, httpRequests: false },
     });
     this.#tokens = options.accessToken instanceof Secret ? new StaticAccessToken(options.accessToken) : options.accessToken;
+    this.#adminUrl = options.adminUrl;
   }
 
-  /** An offline session for the token: the shop and its Admin API access token, nothing else. */
+  /**
+   * An offline session for the token: the shop and its Admin API access token, nothing else. For a shop served
+   * by a local emulator (adminUrl), the client is built with a fetch routed there (no process-wide change).
+   */
   #clientFor(token: Secret): GraphqlClient {
     if (this.#client?.token !== token.reveal()) {
       const session = new Session({ id: `offline_${this.domain}`, shop: this.domain, state: '', isOnline: false, accessToken: token.reveal() });
-      this.#client = { token: token.reveal(), client: new this.#shopify.clients.Graphql({ session }) };
+      const build = () => new this.#shopify.clients.Graphql({ session });
+      const client = this.#adminUrl === undefined ? build() : buildWithFetch(fetchRoutedTo(this.domain, this.#adminUrl), build);
+      this.#client = { token: token.reveal(), client };
     }
     return this.#client.client;
   }

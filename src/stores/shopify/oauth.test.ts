@@ -10,7 +10,7 @@ import { startTestDatabase, type TestDatabase } from '../../../test/support/post
 import { startRedis, type TestRedis } from '../../../test/support/redis.js';
 import { Secret } from '../../config/secret.js';
 import { SecretBox } from '../../config/secret-box.js';
-import { signOAuthQuery, startShopifyEmulator, type ShopifyEmulator } from '../../emulators/shopify/index.js';
+import { signOAuthQuery, startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
 import { PostgresShopSecretStore } from '../../ledger/postgres/pg-shop-secrets.js';
 import { createLogger } from '../../log.js';
 import { OAuthAccessToken, TOKENS_SECRET } from './access-token.js';

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Secret } from '../../config/secret.js';
-import { startShopifyEmulator, type ShopifyEmulator } from '../../emulators/shopify/index.js';
+import { startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
 import { createLogger } from '../../log.js';
 import type { DispatchInfo, ShopOrderRef } from '../writer.js';
 import { ShopifyAdminClient, ShopifyWriteError } from './admin.js';

@@ -8,7 +8,7 @@ import { inspect } from 'node:util';
 import { Writable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Secret } from '../../config/secret.js';
-import { startWooEmulator, type WooEmulator } from '../../emulators/woocommerce/index.js';
+import { startWooEmulator, type WooEmulator } from '@relais/emulators/woocommerce';
 import { createLogger } from '../../log.js';
 import { freePort } from '../../../test/support/redis.js';
 import { createWooRest, scrubCredentials, WooApiError, type WooRest } from './rest.js';

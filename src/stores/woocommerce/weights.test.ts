@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Secret } from '../../config/secret.js';
 import type { StoreOrder } from '../../domain/order.js';
-import { startWooEmulator, type WooEmulator } from '../../emulators/woocommerce/index.js';
+import { startWooEmulator, type WooEmulator } from '@relais/emulators/woocommerce';
 import { startRedis, type TestRedis } from '../../../test/support/redis.js';
 import { normaliseWooOrder } from './normalise.js';
 import { createWooRest, WooApiError, type WooProductView, type WooRest } from './rest.js';

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Secret } from '../../config/secret.js';
-import { startWooEmulator, type WooEmulator } from '../../emulators/woocommerce/index.js';
+import { startWooEmulator, type WooEmulator } from '@relais/emulators/woocommerce';
 import type { DispatchInfo, ShopOrderRef } from '../writer.js';
 import { createWooRest } from './rest.js';
 import { META_SHIPMENT_ID, META_TRACKING_CODE, META_TRACKING_URL, WooWriter, plainText } from './writer.js';

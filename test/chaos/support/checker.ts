@@ -15,9 +15,9 @@
  *   STALE       the scenario settled but the ledger or the shop does not show the shipment's final state
  *               (invariant 3: the shop ends in the shipment's final state)
  */
-import type { EmulatedShipmentSnapshot } from '../../../src/emulators/dispatch/index.js';
-import type { OrderSnapshot as ShopifyOrderSnapshot } from '../../../src/emulators/shopify/index.js';
-import type { OrderSnapshot as WooOrderSnapshot } from '../../../src/emulators/woocommerce/index.js';
+import type { EmulatedShipmentSnapshot } from '@relais/emulators/dispatch';
+import type { OrderSnapshot as ShopifyOrderSnapshot } from '@relais/emulators/shopify';
+import type { OrderSnapshot as WooOrderSnapshot } from '@relais/emulators/woocommerce';
 import { FINAL_STATES, isOrderState, stateRank, type OrderState } from '../../../src/domain/order-state.js';
 import type { History, LedgerFinal, PlacedOrder } from './history.js';
 

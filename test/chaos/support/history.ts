@@ -12,9 +12,9 @@
  *
  * The recorder only collects; test/chaos/support/checker.ts judges.
  */
-import type { DispatchEmulator, EmulatedShipmentSnapshot, RecordedCall, WebhookDelivery } from '../../../src/emulators/dispatch/index.js';
-import type { GraphqlCallRecord, OrderSnapshot as ShopifyOrderSnapshot, ShopifyEmulator } from '../../../src/emulators/shopify/index.js';
-import type { ApiCall, OrderSnapshot as WooOrderSnapshot, WooEmulator } from '../../../src/emulators/woocommerce/index.js';
+import type { DispatchEmulator, EmulatedShipmentSnapshot, RecordedCall, WebhookDelivery } from '@relais/emulators/dispatch';
+import type { GraphqlCallRecord, OrderSnapshot as ShopifyOrderSnapshot, ShopifyEmulator } from '@relais/emulators/shopify';
+import type { ApiCall, OrderSnapshot as WooOrderSnapshot, WooEmulator } from '@relais/emulators/woocommerce';
 import type { HoldReason } from '../../../src/domain/order.js';
 import type { DeliveryProgress, OrderLedger, TimelineEntry } from '../../../src/ledger/order-ledger.js';
 

@@ -7,9 +7,9 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { expect } from 'vitest';
-import { DEFAULT_COURIER_STEP_MS, type EmulatedShipmentSnapshot } from '../../../src/emulators/dispatch/index.js';
-import type { ShopifyEmulator } from '../../../src/emulators/shopify/index.js';
-import type { WooEmulator } from '../../../src/emulators/woocommerce/index.js';
+import { DEFAULT_COURIER_STEP_MS, type EmulatedShipmentSnapshot } from '@relais/emulators/dispatch';
+import type { ShopifyEmulator } from '@relais/emulators/shopify';
+import type { WooEmulator } from '@relais/emulators/woocommerce';
 import { createQueues, type RelaisQueues } from '../../../src/jobs/queues.js';
 import type { OrderLedger } from '../../../src/ledger/order-ledger.js';
 import { PostgresOrderLedger } from '../../../src/ledger/postgres/pg-ledger.js';

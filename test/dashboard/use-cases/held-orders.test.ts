@@ -12,7 +12,7 @@ import { heldOrders } from '../../../src/dashboard/use-cases/held-orders.js';
 import { replayHeldOrder } from '../../../src/dashboard/use-cases/replay-held-order.js';
 import { dashboardDepsFor } from '../../../src/dashboard/wiring.js';
 import { UNREADY_WATCHDOG_MINUTES } from '../../../src/domain/shipment-status.js';
-import { DEFAULT_SHIPPING_ADDRESS } from '../../../src/emulators/shopify/index.js';
+import { DEFAULT_SHIPPING_ADDRESS } from '@relais/emulators/shopify';
 import { replayOutcome } from '../../../src/jobs/replay.js';
 import { queuedShopEvents, shopifyExternalId, waitForState } from '../../pipeline/helpers.js';
 import { randomHex, SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, startTestRelais, WOO_SHOP_ID, type TestRelais } from '../../support/relais.js';

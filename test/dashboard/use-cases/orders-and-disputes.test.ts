@@ -11,8 +11,8 @@ import { openDispute, type DisputeInput } from '../../../src/dashboard/use-cases
 import { orderDisputes } from '../../../src/dashboard/use-cases/order-disputes.js';
 import { stillMoving, viewOrder } from '../../../src/dashboard/use-cases/view-order.js';
 import { dashboardDepsFor } from '../../../src/dashboard/wiring.js';
-import type { EmulatedClaim } from '../../../src/emulators/dispatch/index.js';
-import { DEFAULT_SHIPPING_ADDRESS } from '../../../src/emulators/shopify/index.js';
+import type { EmulatedClaim } from '@relais/emulators/dispatch';
+import { DEFAULT_SHIPPING_ADDRESS } from '@relais/emulators/shopify';
 import type { OrderRecord } from '../../../src/ledger/order-ledger.js';
 import { shopifyExternalId, waitForState } from '../../pipeline/helpers.js';
 import { randomHex, SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, startTestRelais, type TestRelais } from '../../support/relais.js';
