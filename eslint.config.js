@@ -8,7 +8,21 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', Buffer: 'readonly', fetch: 'readonly', AbortController: 'readonly', AbortSignal: 'readonly' } },
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        URL: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        Buffer: 'readonly',
+        fetch: 'readonly',
+        AbortController: 'readonly',
+        AbortSignal: 'readonly',
+      },
+    },
     rules: {
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
@@ -25,10 +39,17 @@ export default tseslint.config(
     files: ['packages/emulators/src/**/*.ts'],
     ignores: ['packages/emulators/src/relais.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{
-        regex: '^(\\.\\./)+src/',
-        message: 'The emulators take what they need from the app through packages/emulators/src/relais.ts.',
-      }] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\.\\./)+src/',
+              message: 'The emulators take what they need from the app through packages/emulators/src/relais.ts.',
+            },
+          ],
+        },
+      ],
     },
   },
 );
@@ -45,25 +66,34 @@ export default tseslint.config(
 function importBoundaries() {
   const platformFolders = {
     group: ['**/stores/shopify/**', '**/stores/woocommerce/**'],
-    message: 'A shop platform\'s folder is private to src/stores. Import from src/stores/index.ts (platformOf(shop), STORE_PLATFORMS and the functions it exports), or add what you need to StorePlatform in src/stores/platform.ts.',
+    message:
+      "A shop platform's folder is private to src/stores. Import from src/stores/index.ts (platformOf(shop), STORE_PLATFORMS and the functions it exports), or add what you need to StorePlatform in src/stores/platform.ts.",
   };
   const dispatchInternals = {
     group: ['**/dispatch/*', '!**/dispatch/index.js'],
-    message: 'Use-cases talk to the delivery service through its port: take deliveryFor(shop) in your deps and import types and DeliveryError from src/domain/delivery.ts. Build an adapter only through src/dispatch/index.ts.',
+    message:
+      'Use-cases talk to the delivery service through its port: take deliveryFor(shop) in your deps and import types and DeliveryError from src/domain/delivery.ts. Build an adapter only through src/dispatch/index.ts.',
   };
   const ledgerBackends = {
     group: ['**/ledger/postgres/**', '**/ledger/redis/**'],
-    message: 'A ledger storage backend is used by src/ledger and chosen by src/main only. Go through the ledger\'s ports (src/ledger/order-ledger.ts, src/ledger/alias-store.ts), which the runtime hands you.',
+    message:
+      "A ledger storage backend is used by src/ledger and chosen by src/main only. Go through the ledger's ports (src/ledger/order-ledger.ts, src/ledger/alias-store.ts), which the runtime hands you.",
   };
   const emulators = {
-    regex: '^@relais/emulators(/|$)|/packages/emulators/', allowTypeImports: true,
-    message: 'The app loads the emulators only with import() (src/main/emulators.ts), so a web or worker process never loads emulator code; types may be imported.',
+    regex: '^@relais/emulators(/|$)|/packages/emulators/',
+    allowTypeImports: true,
+    message:
+      'The app loads the emulators only with import() (src/main/emulators.ts), so a web or worker process never loads emulator code; types may be imported.',
   };
   const useCases = ['src/jobs/**', 'src/reconcile/**', 'src/disputes/**', 'src/checkout/**'];
   const tests = ['**/*.test.ts', '**/*.test-support.ts'];
   const restrict = (...patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
   return [
-    { files: ['src/**/*.ts'], ignores: ['src/stores/**', 'src/ledger/**', 'src/main/**', ...tests], rules: restrict(platformFolders, ledgerBackends, emulators) },
+    {
+      files: ['src/**/*.ts'],
+      ignores: ['src/stores/**', 'src/ledger/**', 'src/main/**', ...tests],
+      rules: restrict(platformFolders, ledgerBackends, emulators),
+    },
     { files: useCases, ignores: tests, rules: restrict(platformFolders, dispatchInternals, ledgerBackends, emulators) },
     { files: ['src/stores/**/*.ts'], ignores: tests, rules: restrict(ledgerBackends, emulators) },
     { files: ['src/ledger/**/*.ts', 'src/main/**/*.ts'], ignores: tests, rules: restrict(platformFolders, emulators) },

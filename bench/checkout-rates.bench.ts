@@ -35,7 +35,8 @@ import { startRedis } from '../test/support/redis.js';
 import { makeSecrets, registryDocument, secretEnv, SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID } from '../test/support/relais.js';
 
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ''), process.argv[i + 1] ?? '');
+for (let i = 2; i < process.argv.length; i += 2)
+  args.set(process.argv[i]!.replace(/^--/, ''), process.argv[i + 1] ?? '');
 const ROUNDS = Number(args.get('rounds') ?? 5);
 const CONCURRENCY = Number(args.get('concurrency') ?? 16);
 const HITS = Number(args.get('hits') ?? 2000);
@@ -91,7 +92,9 @@ process.stdout.write(JSON.stringify({ requests: requests.length, seconds, rps: r
 
 function load(url: string, requests: Signed[], extraHeaders: Record<string, string> = {}): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', LOADER], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', LOADER], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
     let out = '';
     let cpuAtStart: NodeJS.CpuUsage | undefined;
     child.stdout.on('data', (d: Buffer) => {
@@ -106,7 +109,9 @@ function load(url: string, requests: Signed[], extraHeaders: Record<string, stri
       const result = JSON.parse(out.slice(2)) as Omit<RunResult, 'cpuUs'>;
       resolve({ ...result, cpuUs: (cpu.user + cpu.system) / result.requests });
     });
-    child.stdin.end(JSON.stringify({ url, headerName: 'x-shopify-hmac-sha256', requests, concurrency: CONCURRENCY, extraHeaders }));
+    child.stdin.end(
+      JSON.stringify({ url, headerName: 'x-shopify-hmac-sha256', requests, concurrency: CONCURRENCY, extraHeaders }),
+    );
   });
 }
 
@@ -125,17 +130,31 @@ const median = (xs: number[]) => {
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
-const spread = (xs: number[], digits: number) => `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`;
+const spread = (xs: number[], digits: number) =>
+  `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`;
 
 async function main(): Promise<void> {
   const redis = await startRedis();
   const db = await startTestDatabase();
   const secrets = makeSecrets();
-  const emulator = await startDispatchEmulator({ organisations: [{ id: 'org_bench', name: 'bench', apiKeys: [secrets.dispatchApiKey] }] });
+  const emulator = await startDispatchEmulator({
+    organisations: [{ id: 'org_bench', name: 'bench', apiKeys: [secrets.dispatchApiKey] }],
+  });
   const env = secretEnv(secrets);
-  const shops = buildShopRegistry(registryDocument({ dispatchBaseUrl: emulator.baseUrl, trackingUrl: emulator.trackingUrl }), (ref) => ('env' in ref ? env[ref.env] : undefined));
+  const shops = buildShopRegistry(
+    registryDocument({ dispatchBaseUrl: emulator.baseUrl, trackingUrl: emulator.trackingUrl }),
+    (ref) => ('env' in ref ? env[ref.env] : undefined),
+  );
   const prefix = `{${redis.prefix}}`;
-  const web = await startWeb({ redisUrl: redis.url, prefix, shops, logger: silentLogger, port: 0, databaseUrl: db.url, databaseSchema: db.schema });
+  const web = await startWeb({
+    redisUrl: redis.url,
+    prefix,
+    shops,
+    logger: silentLogger,
+    port: 0,
+    databaseUrl: db.url,
+    databaseSchema: db.schema,
+  });
   const secret = secrets.shopifyClientSecret;
 
   // The ceiling: what any signed, cached JSON endpoint on this stack costs.
@@ -143,19 +162,36 @@ async function main(): Promise<void> {
   const baselineRedis = new Redis(redis.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
   await new Promise((resolve) => baselineRedis.once('ready', resolve));
   await baselineRedis.set('bench:fixed', '230000');
-  const fixed = { rates: [{ service_name: 'Relais — livraison', service_code: 'RELAIS_STANDARD', total_price: '230000', description: 'Livraison à Almadies', currency: 'XOF' }] };
-  const client = new DispatchClient({ baseUrl: emulator.baseUrl, trackingUrl: emulator.trackingUrl, apiKey: secrets.dispatchApiKey, logger: silentLogger });
+  const fixed = {
+    rates: [
+      {
+        service_name: 'Relais — livraison',
+        service_code: 'RELAIS_STANDARD',
+        total_price: '230000',
+        description: 'Livraison à Almadies',
+        currency: 'XOF',
+      },
+    ],
+  };
+  const client = new DispatchClient({
+    baseUrl: emulator.baseUrl,
+    trackingUrl: emulator.trackingUrl,
+    apiKey: secrets.dispatchApiKey,
+    logger: silentLogger,
+  });
   const baselineApp = express();
   baselineApp.post('/baseline', express.raw({ type: () => true, limit: 1024 * 1024 }), async (req, res) => {
     const raw = req.body as Buffer;
-    if (!checkBodySignature(raw, req.headers['x-shopify-hmac-sha256'] as string | undefined, secret).ok) return void res.status(401).json({ error: 'invalid_signature' });
+    if (!checkBodySignature(raw, req.headers['x-shopify-hmac-sha256'] as string | undefined, secret).ok)
+      return void res.status(401).json({ error: 'invalid_signature' });
     await baselineRedis.get('bench:fixed');
     res.json(fixed);
   });
   let missCounter = 0;
   baselineApp.post('/baseline-miss', express.raw({ type: () => true, limit: 1024 * 1024 }), async (req, res) => {
     const raw = req.body as Buffer;
-    if (!checkBodySignature(raw, req.headers['x-shopify-hmac-sha256'] as string | undefined, secret).ok) return void res.status(401).json({ error: 'invalid_signature' });
+    if (!checkBodySignature(raw, req.headers['x-shopify-hmac-sha256'] as string | undefined, secret).ok)
+      return void res.status(401).json({ error: 'invalid_signature' });
     const key = `bench:miss:${String(missCounter++)}`;
     await baselineRedis.get(key);
     const price = await client.simulatePrice({ pickup_city: 'Plateau', dropoff_city: 'Almadies', weight_kg: 2 });
@@ -165,11 +201,16 @@ async function main(): Promise<void> {
   const baseline = await listen(baselineApp);
 
   // Rate requests: Shopify's published example moved to Dakar neighbourhoods the resolver knows.
-  const published = JSON.parse(readFileSync(new URL('../test/fixtures/shopify/carrier-service-request.json', import.meta.url), 'utf8')) as {
+  const published = JSON.parse(
+    readFileSync(new URL('../test/fixtures/shopify/carrier-service-request.json', import.meta.url), 'utf8'),
+  ) as {
     rate: { destination: Record<string, unknown>; items: Record<string, unknown>[]; currency: string };
   };
   const resolver = NeighbourhoodResolver.load();
-  const names = csvRecords(readFileSync(new URL('../data/neighbourhoods/SN_dakar.csv', import.meta.url), 'utf8'), 'SN_dakar.csv')
+  const names = csvRecords(
+    readFileSync(new URL('../data/neighbourhoods/SN_dakar.csv', import.meta.url), 'utf8'),
+    'SN_dakar.csv',
+  )
     .map((r) => r.neighbourhood ?? '')
     .filter((n) => {
       const r = resolver.resolve({ country: 'SN', fields: { address1: n, city: 'Dakar' } });
@@ -180,7 +221,14 @@ async function main(): Promise<void> {
   const sign = (destination: string, grams: number): Signed => {
     const body = structuredClone(published);
     body.rate.currency = 'XOF';
-    body.rate.destination = { ...body.rate.destination, country: 'SN', postal_code: null, province: 'Dakar', city: 'Dakar', address1: `Villa 5, ${destination}` };
+    body.rate.destination = {
+      ...body.rate.destination,
+      country: 'SN',
+      postal_code: null,
+      province: 'Dakar',
+      city: 'Dakar',
+      address1: `Villa 5, ${destination}`,
+    };
     body.rate.items = [{ ...body.rate.items[0], grams, quantity: 1 }];
     const text = JSON.stringify(body);
     return { body: text, signature: signBody(text, secret) };
@@ -220,8 +268,12 @@ async function main(): Promise<void> {
   }
 
   const redisVersion = /redis_version:(\S+)/.exec(await baselineRedis.info('server'))?.[1] ?? '?';
-  console.log(`checkout-rates bench: Node ${process.version}, Redis ${redisVersion}, ${String(ROUNDS)} rounds (+1 warm-up), concurrency ${String(CONCURRENCY)}, ${String(HITS)} hit / ${String(misses.length)} miss requests per run, ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  console.log('\nscenario        req/s median (spread)     p99 ms median (spread)    server CPU µs/request median (spread)');
+  console.log(
+    `checkout-rates bench: Node ${process.version}, Redis ${redisVersion}, ${String(ROUNDS)} rounds (+1 warm-up), concurrency ${String(CONCURRENCY)}, ${String(HITS)} hit / ${String(misses.length)} miss requests per run, ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
+  console.log(
+    '\nscenario        req/s median (spread)     p99 ms median (spread)    server CPU µs/request median (spread)',
+  );
   for (const [name, runs] of Object.entries(results)) {
     const rps = runs.map((r) => r.rps);
     const p99 = runs.map((r) => r.p99);
@@ -232,9 +284,14 @@ async function main(): Promise<void> {
         `${median(cpu).toFixed(0).padStart(6)} (${spread(cpu, 0)})`,
     );
   }
-  const ratio = (a: string, b: string, field: 'rps' | 'p99' | 'cpuUs') => results[a]!.map((r, i) => r[field] / results[b]![i]![field]);
+  const ratio = (a: string, b: string, field: 'rps' | 'p99' | 'cpuUs') =>
+    results[a]!.map((r, i) => r[field] / results[b]![i]![field]);
   console.log('\nratio (per round, then median and spread)');
-  for (const [a, b] of [['relais hit', 'baseline'], ['relais miss', 'baseline'], ['relais miss', 'baseline miss']] as const) {
+  for (const [a, b] of [
+    ['relais hit', 'baseline'],
+    ['relais miss', 'baseline'],
+    ['relais miss', 'baseline miss'],
+  ] as const) {
     const t = ratio(a, b, 'rps');
     const p = ratio(a, b, 'p99');
     const c = ratio(a, b, 'cpuUs');

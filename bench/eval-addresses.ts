@@ -51,21 +51,33 @@ function num(s: string | undefined): number | undefined {
 }
 
 export function readCorpus(dir = CORPUS_DIR): CorpusRow[] {
-  const files = readdirSync(dir).filter((f) => f.endsWith('.csv')).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.csv'))
+    .sort();
   return files.flatMap((f) =>
     csvRecords(readFileSync(join(dir, f), 'utf8'), join(dir, f)).map((r) => {
       const lat = num(r.lat);
       const lng = num(r.lng);
       const accuracyM = num(r.accuracy_m);
       const fields = Object.fromEntries(
-        (['address1', 'address2', 'city', 'province'] as const).filter((k) => (r[k] ?? '') !== '').map((k) => [k, r[k]]),
+        (['address1', 'address2', 'city', 'province'] as const)
+          .filter((k) => (r[k] ?? '') !== '')
+          .map((k) => [k, r[k]]),
       );
       const input: ResolveInput = {
         country: r.country,
         fields,
-        ...(lat !== undefined && lng !== undefined ? { coords: { lat, lng, ...(accuracyM !== undefined ? { accuracyM } : {}) } } : {}),
+        ...(lat !== undefined && lng !== undefined
+          ? { coords: { lat, lng, ...(accuracyM !== undefined ? { accuracyM } : {}) } }
+          : {}),
       };
-      const expect = r.expect === 'hold' ? [] : (r.expect ?? '').split('|').map((s) => s.trim()).filter((s) => s !== '');
+      const expect =
+        r.expect === 'hold'
+          ? []
+          : (r.expect ?? '')
+              .split('|')
+              .map((s) => s.trim())
+              .filter((s) => s !== '');
       return { id: r.id ?? '?', input, expect, source: r.source ?? '' };
     }),
   );
@@ -74,19 +86,38 @@ export function readCorpus(dir = CORPUS_DIR): CorpusRow[] {
 /** A hold tells the merchant what to add: a neighbourhood, an alias, the number, coordinates or the country. */
 const SAYS_WHAT_TO_ADD = /\b(add|set)\b/;
 
-export function evaluateCorpus(rows: CorpusRow[] = readCorpus(), resolver: Pick<NeighbourhoodResolver, 'resolve' | 'dataDir'> = NeighbourhoodResolver.load()): Report {
+export function evaluateCorpus(
+  rows: CorpusRow[] = readCorpus(),
+  resolver: Pick<NeighbourhoodResolver, 'resolve' | 'dataDir'> = NeighbourhoodResolver.load(),
+): Report {
   const gazetteer = loadGazetteer(resolver.dataDir);
   // A city, region or country name of the address's own country (Niamey's quartier "Abidjan" is not one).
   const blockedIn = (country: string | undefined) =>
-    new Set(gazetteer.blocked.filter((b) => b.kind === 'country' || country === undefined || b.country === country).map((b) => b.key));
+    new Set(
+      gazetteer.blocked
+        .filter((b) => b.kind === 'country' || country === undefined || b.country === country)
+        .map((b) => b.key),
+    );
   const results = rows.map((row): RowResult => {
     const r = resolver.resolve(row.input);
     if (!r.ok) {
-      return { row, outcome: row.expect.length === 0 ? 'held' : 'missed', reason: r.reason, cityNameSent: false, vagueHold: !SAYS_WHAT_TO_ADD.test(r.reason) };
+      return {
+        row,
+        outcome: row.expect.length === 0 ? 'held' : 'missed',
+        reason: r.reason,
+        cityNameSent: false,
+        vagueHold: !SAYS_WHAT_TO_ADD.test(r.reason),
+      };
     }
     const sent = r.neighbourhood.name;
     const ok = row.expect.some((e) => normaliseText(e) === normaliseText(sent));
-    return { row, outcome: ok ? 'correct' : 'wrong', sent, cityNameSent: blockedIn(row.input.country?.toUpperCase()).has(normaliseText(sent)), vagueHold: false };
+    return {
+      row,
+      outcome: ok ? 'correct' : 'wrong',
+      sent,
+      cityNameSent: blockedIn(row.input.country?.toUpperCase()).has(normaliseText(sent)),
+      vagueHold: false,
+    };
   });
   const byCountry: Record<string, number> = {};
   for (const r of rows) byCountry[r.input.country ?? '?'] = (byCountry[r.input.country ?? '?'] ?? 0) + 1;
@@ -104,12 +135,16 @@ export function evaluateCorpus(rows: CorpusRow[] = readCorpus(), resolver: Pick<
 }
 
 const fieldsText = (r: CorpusRow) =>
-  [...Object.values(r.input.fields), r.input.coords ? `@${r.input.coords.lat},${r.input.coords.lng}` : ''].filter(Boolean).join(' | ');
+  [...Object.values(r.input.fields), r.input.coords ? `@${r.input.coords.lat},${r.input.coords.lng}` : '']
+    .filter(Boolean)
+    .join(' | ');
 
 export function formatReport(rep: Report, list = false): string {
   const pct = (a: number, b: number) => (b === 0 ? '-' : `${((100 * a) / b).toFixed(1)}%`);
   const lines = [
-    `Address corpus: ${rep.rows.length} addresses (${Object.entries(rep.byCountry).map(([c, n]) => `${c} ${n}`).join(', ')}), ${rep.resolvable} resolvable, ${rep.rows.length - rep.resolvable} to hold`,
+    `Address corpus: ${rep.rows.length} addresses (${Object.entries(rep.byCountry)
+      .map(([c, n]) => `${c} ${n}`)
+      .join(', ')}), ${rep.resolvable} resolvable, ${rep.rows.length - rep.resolvable} to hold`,
     `Resolved correctly: ${rep.resolvedCorrectly}/${rep.resolvable} resolvable (${pct(rep.resolvedCorrectly, rep.resolvable)})`,
     `Wrong neighbourhoods sent: ${rep.wrongSends.length}`,
     `Held but resolvable: ${rep.missed.length}`,
@@ -134,7 +169,12 @@ export function formatReport(rep: Report, list = false): string {
 
 /** Issue 18's targets: ≥ 98% of resolvable addresses right, no wrong name, no city name, every hold says what to add. */
 export function meetsTargets(rep: Report): boolean {
-  return rep.resolvedCorrectly >= 0.98 * rep.resolvable && rep.wrongSends.length === 0 && rep.cityNamesSent.length === 0 && rep.vagueHolds.length === 0;
+  return (
+    rep.resolvedCorrectly >= 0.98 * rep.resolvable &&
+    rep.wrongSends.length === 0 &&
+    rep.cityNamesSent.length === 0 &&
+    rep.vagueHolds.length === 0
+  );
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -24,7 +24,20 @@ import { closedLoop, HttpLoad } from './lib/load.js';
 import { ShopifyOrderStream } from './lib/orders.js';
 import { cpuMsBetween, startProcess, type BenchProcess } from './lib/processes.js';
 import { startShopAdminStub } from './lib/shop-admin-stub.js';
-import { benchFlags, callsByOperation, CompletionCounter, controlQueue, header, mib, profileArgs, RELAIS_ORG, shipmentCensus, sleep, startStack, type BenchStack } from './lib/stack.js';
+import {
+  benchFlags,
+  callsByOperation,
+  CompletionCounter,
+  controlQueue,
+  header,
+  mib,
+  profileArgs,
+  RELAIS_ORG,
+  shipmentCensus,
+  sleep,
+  startStack,
+  type BenchStack,
+} from './lib/stack.js';
 import { fmt, table } from './lib/stats.js';
 import type { ChildStats } from './lib/child.js';
 
@@ -45,21 +58,41 @@ async function main(): Promise<void> {
   if (total < block) throw new Error(`--orders must be at least one block (${block})`);
   const stub = await startShopAdminStub();
   const stack = await startStack({ shopifyAdminUrl: stub.url });
-  console.log(header('Flash sale: a burst of orders drains, no duplicate, bounded memory', stack, {
-    firstBurst: block, totalOrders: total, blocks: Math.ceil(total / block), latencyMsPerCall: flags.latencyMs ?? 0, workerConcurrency: CONCURRENCY, postConcurrency: POST_CONCURRENCY, quick: flags.quick,
-  }));
+  console.log(
+    header('Flash sale: a burst of orders drains, no duplicate, bounded memory', stack, {
+      firstBurst: block,
+      totalOrders: total,
+      blocks: Math.ceil(total / block),
+      latencyMsPerCall: flags.latencyMs ?? 0,
+      workerConcurrency: CONCURRENCY,
+      postConcurrency: POST_CONCURRENCY,
+      quick: flags.quick,
+    }),
+  );
   if (flags.latencyMs) stack.emulator.faults.add({ operation: '*', fault: { kind: 'latency', ms: flags.latencyMs } });
 
   const started: BenchProcess[] = [];
   const queues = [QUEUE.shopEvents, QUEUE.dispatch, QUEUE.deliveries].map((name) => controlQueue(name, stack));
-  const readyCount = new CompletionCounter(QUEUE.dispatch, { redisUrl: stack.redis.url, prefix: stack.prefix, accept: (v) => (v as { kind?: unknown } | null)?.kind === 'ready' });
+  const readyCount = new CompletionCounter(QUEUE.dispatch, {
+    redisUrl: stack.redis.url,
+    prefix: stack.prefix,
+    accept: (v) => (v as { kind?: unknown } | null)?.kind === 'ready',
+  });
   const syncCount = new CompletionCounter(QUEUE.deliveries, { redisUrl: stack.redis.url, prefix: stack.prefix });
   let sampler: NodeJS.Timeout | undefined;
   let load: HttpLoad | undefined;
   try {
     await Promise.all([readyCount.ready(), syncCount.ready()]);
     const spawn = async (name: string, role: 'relais-web' | 'relais-worker') => {
-      const child = await startProcess(name, { role, redisUrl: stack.redis.url, prefix: stack.prefix, registry: stack.registry, concurrency: CONCURRENCY }, { secrets: stack.childSecrets, logFile: join(stack.logDir, `${name}.log`), nodeArgs: profileArgs(flags, stack, name) });
+      const child = await startProcess(
+        name,
+        { role, redisUrl: stack.redis.url, prefix: stack.prefix, registry: stack.registry, concurrency: CONCURRENCY },
+        {
+          secrets: stack.childSecrets,
+          logFile: join(stack.logDir, `${name}.log`),
+          nodeArgs: profileArgs(flags, stack, name),
+        },
+      );
       started.push(child);
       return child;
     };
@@ -79,9 +112,22 @@ async function main(): Promise<void> {
     await sample();
     sampler = setInterval(() => void sample().catch(() => undefined), 2_000);
 
-    const usedMemory = async () => Number((await stack.admin.info('memory')).match(/used_memory:(\d+)/)?.[1] ?? Number.NaN);
+    const usedMemory = async () =>
+      Number((await stack.admin.info('memory')).match(/used_memory:(\d+)/)?.[1] ?? Number.NaN);
     const memoryBefore = await usedMemory();
-    const rows: string[][] = [['orders', 'posted in', 'intake /s', 'drained in', 'orders/s (post → drained)', 'CPU ms/order: worker / web / bench', 'Redis used_memory', 'worker RSS', 'worker heap used']];
+    const rows: string[][] = [
+      [
+        'orders',
+        'posted in',
+        'intake /s',
+        'drained in',
+        'orders/s (post → drained)',
+        'CPU ms/order: worker / web / bench',
+        'Redis used_memory',
+        'worker RSS',
+        'worker heap used',
+      ],
+    ];
     const memoryAt = new Map<number, number>();
     const breakdowns = new Map<number, Map<string, { keys: number; bytes: number }>>();
     let burstCensus: ReturnType<typeof shipmentCensus> | undefined;
@@ -92,8 +138,16 @@ async function main(): Promise<void> {
       // CPU per order in this block, per process: where the time goes if the drain slows as volume grows
       // (the bench process hosts the dispatch emulator and the load generator).
       const [workerBefore, webBefore, benchBefore] = [await worker.stats(), await web.stats(), process.cpuUsage()];
-      const result = await closedLoop(load, { total: count, concurrency: POST_CONCURRENCY, make: (i) => orders.request(first + i), maxDurationMs: 30 * 60_000 });
-      if (result.ok !== count) throw new Error(`${result.ok}/${count} webhooks accepted (${JSON.stringify(result.statuses)} ${result.firstError ?? ''})`);
+      const result = await closedLoop(load, {
+        total: count,
+        concurrency: POST_CONCURRENCY,
+        make: (i) => orders.request(first + i),
+        maxDurationMs: 30 * 60_000,
+      });
+      if (result.ok !== count)
+        throw new Error(
+          `${result.ok}/${count} webhooks accepted (${JSON.stringify(result.statuses)} ${result.firstError ?? ''})`,
+        );
       posted = first + count;
       for (let i = first; i < first + count; i++) externalIds.push(orders.externalOrderId(i));
       const postedIn = (performance.now() - blockStart) / 1000;
@@ -107,9 +161,27 @@ async function main(): Promise<void> {
       memoryAt.set(posted, memory);
       const last = samples.at(-1)!;
       const benchCpu = process.cpuUsage(benchBefore);
-      const cpuPerOrder = [cpuMsBetween(workerBefore, last.worker), cpuMsBetween(webBefore, last.web), (benchCpu.user + benchCpu.system) / 1000].map((ms) => fmt(ms / count, 2)).join(' / ');
-      rows.push([String(posted), `${fmt(postedIn, 1)} s`, fmt(count / postedIn, 0), `${fmt(drainedIn, 1)} s`, fmt(count / drainedIn, 1), cpuPerOrder, mib(memory), mib(last.worker.rss), mib(last.worker.heapUsed)]);
-      console.log(`${posted} orders: posted in ${fmt(postedIn, 1)} s, drained in ${fmt(drainedIn, 1)} s, used_memory ${mib(memory)}, worker RSS ${mib(last.worker.rss)} heap ${mib(last.worker.heapUsed)}`);
+      const cpuPerOrder = [
+        cpuMsBetween(workerBefore, last.worker),
+        cpuMsBetween(webBefore, last.web),
+        (benchCpu.user + benchCpu.system) / 1000,
+      ]
+        .map((ms) => fmt(ms / count, 2))
+        .join(' / ');
+      rows.push([
+        String(posted),
+        `${fmt(postedIn, 1)} s`,
+        fmt(count / postedIn, 0),
+        `${fmt(drainedIn, 1)} s`,
+        fmt(count / drainedIn, 1),
+        cpuPerOrder,
+        mib(memory),
+        mib(last.worker.rss),
+        mib(last.worker.heapUsed),
+      ]);
+      console.log(
+        `${posted} orders: posted in ${fmt(postedIn, 1)} s, drained in ${fmt(drainedIn, 1)} s, used_memory ${mib(memory)}, worker RSS ${mib(last.worker.rss)} heap ${mib(last.worker.heapUsed)}`,
+      );
       if (first === 0) {
         burstCensus = shipmentCensus(stack.emulator, RELAIS_ORG, externalIds);
         console.log(`first burst at the emulator: ${JSON.stringify(burstCensus)}`);
@@ -128,33 +200,55 @@ async function main(): Promise<void> {
     const firstMemory = memoryAt.get(Math.min(block, total))!;
     const lastMemory = memoryAt.get(total)!;
     const growth = (lastMemory - memoryBefore) / (firstMemory - memoryBefore);
-    console.log(`Redis used_memory: empty ${mib(memoryBefore)}, after ${Math.min(block, total)} orders ${mib(firstMemory)}, after ${total} orders ${mib(lastMemory)}: ratio ${fmt(lastMemory / firstMemory, 2)} (target ≤ 1.2; growth over the empty server ${fmt(growth, 2)}× for ${fmt(total / Math.min(block, total), 0)}× the orders)`);
+    console.log(
+      `Redis used_memory: empty ${mib(memoryBefore)}, after ${Math.min(block, total)} orders ${mib(firstMemory)}, after ${total} orders ${mib(lastMemory)}: ratio ${fmt(lastMemory / firstMemory, 2)} (target ≤ 1.2; growth over the empty server ${fmt(growth, 2)}× for ${fmt(total / Math.min(block, total), 0)}× the orders)`,
+    );
     const families = [...new Set([...breakdowns.values()].flatMap((m) => [...m.keys()]))].sort();
     const points = [...breakdowns.keys()].sort((a, b) => a - b);
-    console.log(table([
-      ['key family', ...points.flatMap((p) => [`keys @${p}`, `bytes @${p}`]), 'bytes per order (last)'],
-      ...families.map((f) => [
-        f,
-        ...points.flatMap((p) => [String(breakdowns.get(p)?.get(f)?.keys ?? 0), mib(breakdowns.get(p)?.get(f)?.bytes ?? 0)]),
-        fmt((breakdowns.get(points.at(-1)!)?.get(f)?.bytes ?? 0) / total, 0),
+    console.log(
+      table([
+        ['key family', ...points.flatMap((p) => [`keys @${p}`, `bytes @${p}`]), 'bytes per order (last)'],
+        ...families.map((f) => [
+          f,
+          ...points.flatMap((p) => [
+            String(breakdowns.get(p)?.get(f)?.keys ?? 0),
+            mib(breakdowns.get(p)?.get(f)?.bytes ?? 0),
+          ]),
+          fmt((breakdowns.get(points.at(-1)!)?.get(f)?.bytes ?? 0) / total, 0),
+        ]),
       ]),
-    ]));
+    );
     // The part the issue names ("bounded job retention and event streams"): BullMQ's keys alone.
-    const queueBytes = (at: number) => [...(breakdowns.get(at) ?? new Map<string, { bytes: number }>()).entries()]
-      .filter(([family]) => family.startsWith('queue ')).reduce((sum, [, v]) => sum + v.bytes, 0);
+    const queueBytes = (at: number) =>
+      [...(breakdowns.get(at) ?? new Map<string, { bytes: number }>()).entries()]
+        .filter(([family]) => family.startsWith('queue '))
+        .reduce((sum, [, v]) => sum + v.bytes, 0);
     const [firstPoint, lastPoint] = [points[0]!, points.at(-1)!];
-    console.log(`job queues and their event streams alone: ${mib(queueBytes(firstPoint))} after ${firstPoint} orders, ${mib(queueBytes(lastPoint))} after ${lastPoint}: ratio ${fmt(queueBytes(lastPoint) / queueBytes(firstPoint), 2)}; the rest (ledger records, timelines, indexes, de-duplication markers) grows with the orders in flight: ${fmt((lastMemory - memoryBefore - queueBytes(lastPoint)) / total, 0)} B per order`);
+    console.log(
+      `job queues and their event streams alone: ${mib(queueBytes(firstPoint))} after ${firstPoint} orders, ${mib(queueBytes(lastPoint))} after ${lastPoint}: ratio ${fmt(queueBytes(lastPoint) / queueBytes(firstPoint), 2)}; the rest (ledger records, timelines, indexes, de-duplication markers) grows with the orders in flight: ${fmt((lastMemory - memoryBefore - queueBytes(lastPoint)) / total, 0)} B per order`,
+    );
     const rssOf = (from: number, to: number) => samples.filter((s) => s.orders > from && s.orders <= to);
     const firstBlock = rssOf(0, Math.min(block, total));
     const lastBlock = rssOf(Math.max(0, total - block), total);
-    const range = (xs: Sample[], pick: (s: Sample) => number) => (xs.length ? `${mib(Math.min(...xs.map(pick)))} – ${mib(Math.max(...xs.map(pick)))}` : '-');
-    console.log(`worker RSS: first block ${range(firstBlock, (s) => s.worker.rss)}, last block ${range(lastBlock, (s) => s.worker.rss)}; heap used: first ${range(firstBlock, (s) => s.worker.heapUsed)}, last ${range(lastBlock, (s) => s.worker.heapUsed)} (${samples.length} samples)`);
-    console.log(`web RSS: first block ${range(firstBlock, (s) => s.web.rss)}, last block ${range(lastBlock, (s) => s.web.rss)}`);
-    console.log(`all ${total} orders at the emulator: ${JSON.stringify(census)}; failed attempts: dispatch ${readyCount.failed}, write-back ${syncCount.failed}`);
+    const range = (xs: Sample[], pick: (s: Sample) => number) =>
+      xs.length ? `${mib(Math.min(...xs.map(pick)))} – ${mib(Math.max(...xs.map(pick)))}` : '-';
+    console.log(
+      `worker RSS: first block ${range(firstBlock, (s) => s.worker.rss)}, last block ${range(lastBlock, (s) => s.worker.rss)}; heap used: first ${range(firstBlock, (s) => s.worker.heapUsed)}, last ${range(lastBlock, (s) => s.worker.heapUsed)} (${samples.length} samples)`,
+    );
+    console.log(
+      `web RSS: first block ${range(firstBlock, (s) => s.web.rss)}, last block ${range(lastBlock, (s) => s.web.rss)}`,
+    );
+    console.log(
+      `all ${total} orders at the emulator: ${JSON.stringify(census)}; failed attempts: dispatch ${readyCount.failed}, write-back ${syncCount.failed}`,
+    );
     console.log(`queues at the end: ${counts.map(([name, c]) => `${name} ${JSON.stringify(c)}`).join('; ')}`);
     console.log(`shop stand-in calls: ${JSON.stringify(stub.calls())}`);
     console.log(`dispatch calls by operation: ${JSON.stringify(callsByOperation(stack.emulator))}`);
-    if (census.missing + census.duplicated + census.notReady > 0 || (burstCensus && burstCensus.missing + burstCensus.duplicated > 0)) process.exitCode = 1;
+    if (
+      census.missing + census.duplicated + census.notReady > 0 ||
+      (burstCensus && burstCensus.missing + burstCensus.duplicated > 0)
+    )
+      process.exitCode = 1;
   } finally {
     if (sampler) clearInterval(sampler);
     load?.close();
@@ -169,7 +263,9 @@ async function main(): Promise<void> {
 
 async function waitEmpty(stack: BenchStack, queues: ReturnType<typeof controlQueue>[]): Promise<void> {
   for (;;) {
-    const counts = await Promise.all(queues.map((q) => q.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused', 'waiting-children')));
+    const counts = await Promise.all(
+      queues.map((q) => q.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused', 'waiting-children')),
+    );
     if (counts.every((c) => Object.values(c).every((n) => n === 0))) return;
     await sleep(200);
   }

@@ -26,7 +26,17 @@ import { QUEUE } from '../src/jobs/queues.js';
 import { closedLoop, HttpLoad } from './lib/load.js';
 import { ShopifyOrderStream } from './lib/orders.js';
 import { cpuMsBetween, startProcess, type BenchProcess } from './lib/processes.js';
-import { BARE_ORG, benchFlags, CompletionCounter, controlQueue, header, profileArgs, RELAIS_ORG, shipmentCensus, startStack } from './lib/stack.js';
+import {
+  BARE_ORG,
+  benchFlags,
+  CompletionCounter,
+  controlQueue,
+  header,
+  profileArgs,
+  RELAIS_ORG,
+  shipmentCensus,
+  startStack,
+} from './lib/stack.js';
 import { fmt, formatSpread, median, spread, table, verdict } from './lib/stats.js';
 import type { Role } from './lib/child.js';
 
@@ -51,9 +61,16 @@ async function main(): Promise<void> {
   const perRound = flags.orders ?? (flags.quick ? 100 : 500);
   const latencyMs = flags.latencyMs ?? 20;
   const stack = await startStack();
-  console.log(header('Pipeline: webhook → markReady, Relais vs bare BullMQ jobs making the same HTTP calls', stack, {
-    rounds, ordersPerRound: perRound, latencyMsPerCall: latencyMs, workerConcurrency: CONCURRENCY, postConcurrency: POST_CONCURRENCY, quick: flags.quick,
-  }));
+  console.log(
+    header('Pipeline: webhook → markReady, Relais vs bare BullMQ jobs making the same HTTP calls', stack, {
+      rounds,
+      ordersPerRound: perRound,
+      latencyMsPerCall: latencyMs,
+      workerConcurrency: CONCURRENCY,
+      postConcurrency: POST_CONCURRENCY,
+      quick: flags.quick,
+    }),
+  );
 
   const started: BenchProcess[] = [];
   const sides = new Map<SideName, Side>();
@@ -63,42 +80,87 @@ async function main(): Promise<void> {
   try {
     await deliveries.pause();
     const spawn = async (name: string, role: Role, extra: { prefix: string; bareQueue?: string }) => {
-      const child = await startProcess(name, {
-        role, redisUrl: stack.redis.url, registry: stack.registry, concurrency: CONCURRENCY, dispatchBaseUrl: stack.emulator.baseUrl, ...extra,
-      }, { secrets: stack.childSecrets, logFile: join(stack.logDir, `${name}.log`), nodeArgs: role.startsWith('relais') ? profileArgs(flags, stack, name) : [] });
+      const child = await startProcess(
+        name,
+        {
+          role,
+          redisUrl: stack.redis.url,
+          registry: stack.registry,
+          concurrency: CONCURRENCY,
+          dispatchBaseUrl: stack.emulator.baseUrl,
+          ...extra,
+        },
+        {
+          secrets: stack.childSecrets,
+          logFile: join(stack.logDir, `${name}.log`),
+          nodeArgs: role.startsWith('relais') ? profileArgs(flags, stack, name) : [],
+        },
+      );
       started.push(child);
       return child;
     };
     const addSide = async (name: SideName, web: BenchProcess, worker: BenchProcess, completions: CompletionCounter) => {
       await completions.ready();
-      sides.set(name, { name, web, worker, load: new HttpLoad(web.url ?? '', { maxSockets: POST_CONCURRENCY }), completions, externalIds: [] });
+      sides.set(name, {
+        name,
+        web,
+        worker,
+        load: new HttpLoad(web.url ?? '', { maxSockets: POST_CONCURRENCY }),
+        completions,
+        externalIds: [],
+      });
     };
     const relaisWeb = await spawn('relais-web', 'relais-web', { prefix: stack.prefix });
     const relaisWorker = await spawn('relais-worker', 'relais-worker', { prefix: stack.prefix });
-    await addSide('relais', relaisWeb, relaisWorker, new CompletionCounter(QUEUE.dispatch, {
-      redisUrl: stack.redis.url, prefix: stack.prefix, accept: (value) => (value as { kind?: unknown } | null)?.kind === 'ready',
-    }));
-    for (const [name, role] of [['baseline-3', 'bare-worker'], ['baseline-4', 'bare-worker-4-calls'], ['noop', 'noop-worker']] as const) {
+    await addSide(
+      'relais',
+      relaisWeb,
+      relaisWorker,
+      new CompletionCounter(QUEUE.dispatch, {
+        redisUrl: stack.redis.url,
+        prefix: stack.prefix,
+        accept: (value) => (value as { kind?: unknown } | null)?.kind === 'ready',
+      }),
+    );
+    for (const [name, role] of [
+      ['baseline-3', 'bare-worker'],
+      ['baseline-4', 'bare-worker-4-calls'],
+      ['noop', 'noop-worker'],
+    ] as const) {
       const bareQueue = `bare-orders-${name}`;
       const web = await spawn(`${name}-receiver`, 'bare-receiver', { prefix: BARE_PREFIX, bareQueue });
       const worker = await spawn(`${name}-worker`, role, { prefix: BARE_PREFIX, bareQueue });
-      await addSide(name, web, worker, new CompletionCounter(bareQueue, { redisUrl: stack.redis.url, prefix: BARE_PREFIX }));
+      await addSide(
+        name,
+        web,
+        worker,
+        new CompletionCounter(bareQueue, { redisUrl: stack.redis.url, prefix: BARE_PREFIX }),
+      );
     }
 
     /** Posts `count` orders to a side and waits until the last one is marked ready; returns orders per second and CPU. */
-    const redisCommands = async () => Number((await stack.admin.info('stats')).match(/total_commands_processed:(\d+)/)?.[1] ?? Number.NaN);
+    const redisCommands = async () =>
+      Number((await stack.admin.info('stats')).match(/total_commands_processed:(\d+)/)?.[1] ?? Number.NaN);
     const run = async (side: Side, count: number) => {
       const target = side.completions.count + count;
       const [web0, worker0, commands0] = await Promise.all([side.web.stats(), side.worker.stats(), redisCommands()]);
       const first = sequence;
       sequence += count;
       const t0 = performance.now();
-      const posted = await closedLoop(side.load, { total: count, concurrency: POST_CONCURRENCY, make: (i) => orders.request(first + i) });
-      if (posted.ok !== count) throw new Error(`${side.name}: ${posted.ok}/${count} webhooks accepted (${JSON.stringify(posted.statuses)} ${posted.firstError ?? ''})`);
+      const posted = await closedLoop(side.load, {
+        total: count,
+        concurrency: POST_CONCURRENCY,
+        make: (i) => orders.request(first + i),
+      });
+      if (posted.ok !== count)
+        throw new Error(
+          `${side.name}: ${posted.ok}/${count} webhooks accepted (${JSON.stringify(posted.statuses)} ${posted.firstError ?? ''})`,
+        );
       await side.completions.reach(target, Math.max(120_000, count * 500));
       const seconds = (side.completions.lastAt - t0) / 1000;
       const [web1, worker1, commands1] = await Promise.all([side.web.stats(), side.worker.stats(), redisCommands()]);
-      for (let i = first; i < first + count; i++) side.externalIds.push(side.name === 'relais' ? orders.externalOrderId(i) : `bare:${orders.orderId(i)}`);
+      for (let i = first; i < first + count; i++)
+        side.externalIds.push(side.name === 'relais' ? orders.externalOrderId(i) : `bare:${orders.orderId(i)}`);
       return {
         ordersPerSecond: count / seconds,
         workerCpuMs: cpuMsBetween(worker0, worker1) / count,
@@ -125,7 +187,9 @@ async function main(): Promise<void> {
       }
       ratio3.push(got.get('relais')! / got.get('baseline-3')!);
       ratio4.push(got.get('relais')! / got.get('baseline-4')!);
-      console.log(`round ${round + 1}/${rounds} (latency ${latencyMs} ms): ${withLatency.map((n) => `${n} ${fmt(got.get(n)!, 1)}/s`).join(' | ')}`);
+      console.log(
+        `round ${round + 1}/${rounds} (latency ${latencyMs} ms): ${withLatency.map((n) => `${n} ${fmt(got.get(n)!, 1)}/s`).join(' | ')}`,
+      );
     }
 
     // Phase 2: no latency: CPU per order, and the CPU-bound throughput.
@@ -152,38 +216,62 @@ async function main(): Promise<void> {
       }
       ratioNoLatency.push(got.get('relais')! / got.get('baseline-3')!);
       cpuRatio.push(cpu.relais.worker.at(-1)! / cpu['baseline-3'].worker.at(-1)!);
-      console.log(`round ${round + 1}/${rounds} (no latency): ${cpuSides.map((n) => `${n} ${fmt(got.get(n)!, 1)}/s, worker ${fmt(cpu[n].worker.at(-1)!, 2)} ms CPU/order`).join(' | ')}`);
+      console.log(
+        `round ${round + 1}/${rounds} (no latency): ${cpuSides.map((n) => `${n} ${fmt(got.get(n)!, 1)}/s, worker ${fmt(cpu[n].worker.at(-1)!, 2)} ms CPU/order`).join(' | ')}`,
+      );
     }
 
     // Every order of every side: exactly one shipment, marked ready.
     const census = {
       relais: shipmentCensus(stack.emulator, RELAIS_ORG, sides.get('relais')!.externalIds),
-      bare: shipmentCensus(stack.emulator, BARE_ORG, [...sides.get('baseline-3')!.externalIds, ...sides.get('baseline-4')!.externalIds]),
+      bare: shipmentCensus(stack.emulator, BARE_ORG, [
+        ...sides.get('baseline-3')!.externalIds,
+        ...sides.get('baseline-4')!.externalIds,
+      ]),
     };
     const failedAttempts = [...sides.values()].map((s) => `${s.name} ${s.completions.failed}`).join(', ');
 
     console.log('');
-    console.log(table([
-      ['side', `orders/s, ${latencyMs} ms per call (median)`, 'orders/s, no latency', 'worker CPU ms/order', 'web CPU ms/order', 'Redis commands/order'],
-      ...(['relais', 'baseline-3', 'baseline-4', 'noop'] as const).map((n) => [
-        n,
-        rate[n].length ? fmt(median(rate[n]), 1) : '-',
-        cpu[n].rate.length ? fmt(median(cpu[n].rate), 1) : '-',
-        cpu[n].worker.length ? fmt(median(cpu[n].worker), 3) : '-',
-        cpu[n].web.length ? fmt(median(cpu[n].web), 3) : '-',
-        cpu[n].commands.length ? fmt(median(cpu[n].commands), 0) : '-',
+    console.log(
+      table([
+        [
+          'side',
+          `orders/s, ${latencyMs} ms per call (median)`,
+          'orders/s, no latency',
+          'worker CPU ms/order',
+          'web CPU ms/order',
+          'Redis commands/order',
+        ],
+        ...(['relais', 'baseline-3', 'baseline-4', 'noop'] as const).map((n) => [
+          n,
+          rate[n].length ? fmt(median(rate[n]), 1) : '-',
+          cpu[n].rate.length ? fmt(median(cpu[n].rate), 1) : '-',
+          cpu[n].worker.length ? fmt(median(cpu[n].worker), 3) : '-',
+          cpu[n].web.length ? fmt(median(cpu[n].web), 3) : '-',
+          cpu[n].commands.length ? fmt(median(cpu[n].commands), 0) : '-',
+        ]),
       ]),
-    ]));
+    );
     console.log('');
     const r3 = spread(ratio3);
-    console.log(`orders/s ratio relais/baseline-3 (the three calls), ${latencyMs} ms latency: ${formatSpread(r3)}  → ${verdict(r3.median, { atLeast: 0.85 })}`);
-    console.log(`orders/s ratio relais/baseline-4 (the same four calls), ${latencyMs} ms latency: ${formatSpread(spread(ratio4))}`);
+    console.log(
+      `orders/s ratio relais/baseline-3 (the three calls), ${latencyMs} ms latency: ${formatSpread(r3)}  → ${verdict(r3.median, { atLeast: 0.85 })}`,
+    );
+    console.log(
+      `orders/s ratio relais/baseline-4 (the same four calls), ${latencyMs} ms latency: ${formatSpread(spread(ratio4))}`,
+    );
     console.log(`orders/s ratio relais/baseline-3, no latency (CPU-bound): ${formatSpread(spread(ratioNoLatency))}`);
     const relaisCpu = median(cpu.relais.worker);
-    console.log(`worker CPU per order, no latency: relais ${fmt(relaisCpu, 2)} ms, baseline-3 ${fmt(median(cpu['baseline-3'].worker), 2)} ms, no-op job ${fmt(median(cpu.noop.worker), 2)} ms (relais = ${fmt(relaisCpu / median(cpu.noop.worker), 1)}× the no-op job)`);
+    console.log(
+      `worker CPU per order, no latency: relais ${fmt(relaisCpu, 2)} ms, baseline-3 ${fmt(median(cpu['baseline-3'].worker), 2)} ms, no-op job ${fmt(median(cpu.noop.worker), 2)} ms (relais = ${fmt(relaisCpu / median(cpu.noop.worker), 1)}× the no-op job)`,
+    );
     console.log(`worker CPU per order ratio relais/baseline-3, per round: ${formatSpread(spread(cpuRatio))}`);
-    console.log(`shipments at the emulator: relais ${JSON.stringify(census.relais)}; baselines ${JSON.stringify(census.bare)}`);
-    console.log(`failed job attempts: ${failedAttempts}; write-back jobs waiting (deliveries paused): ${await deliveries.getWaitingCount()}`);
+    console.log(
+      `shipments at the emulator: relais ${JSON.stringify(census.relais)}; baselines ${JSON.stringify(census.bare)}`,
+    );
+    console.log(
+      `failed job attempts: ${failedAttempts}; write-back jobs waiting (deliveries paused): ${await deliveries.getWaitingCount()}`,
+    );
     if (census.relais.missing + census.relais.duplicated + census.relais.notReady > 0) process.exitCode = 1;
   } finally {
     for (const side of sides.values()) {
@@ -200,4 +288,3 @@ main().catch((error: unknown) => {
   console.error(error);
   process.exitCode = 1;
 });
-

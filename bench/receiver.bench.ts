@@ -35,19 +35,45 @@ async function main(): Promise<void> {
   const concurrency = 32;
   const openLoopMs = flags.quick ? 3_000 : 10_000;
   const stack = await startStack();
-  console.log(header('Receiver: Relais webhook endpoint vs bare Express + HMAC + queue.add', stack, { rounds, requestsPerRound: perRound, concurrency, openLoopMs, quick: flags.quick }));
+  console.log(
+    header('Receiver: Relais webhook endpoint vs bare Express + HMAC + queue.add', stack, {
+      rounds,
+      requestsPerRound: perRound,
+      concurrency,
+      openLoopMs,
+      quick: flags.quick,
+    }),
+  );
 
   const sides: Side[] = [];
   const started: BenchProcess[] = [];
   try {
     const secrets = { secrets: stack.childSecrets };
-    const relais = await startProcess('relais-web', { role: 'relais-web', redisUrl: stack.redis.url, prefix: stack.prefix, registry: stack.registry }, { ...secrets, logFile: join(stack.logDir, 'relais-web.log'), nodeArgs: profileArgs(flags, stack, 'relais-web') });
+    const relais = await startProcess(
+      'relais-web',
+      { role: 'relais-web', redisUrl: stack.redis.url, prefix: stack.prefix, registry: stack.registry },
+      { ...secrets, logFile: join(stack.logDir, 'relais-web.log'), nodeArgs: profileArgs(flags, stack, 'relais-web') },
+    );
     started.push(relais);
-    const bare = await startProcess('bare-receiver', { role: 'bare-receiver', redisUrl: stack.redis.url, prefix: BARE_PREFIX }, { ...secrets, logFile: join(stack.logDir, 'bare-receiver.log') });
+    const bare = await startProcess(
+      'bare-receiver',
+      { role: 'bare-receiver', redisUrl: stack.redis.url, prefix: BARE_PREFIX },
+      { ...secrets, logFile: join(stack.logDir, 'bare-receiver.log') },
+    );
     started.push(bare);
     sides.push(
-      { name: 'baseline', process: bare, queue: controlQueue('bare-orders', stack, BARE_PREFIX), load: new HttpLoad(bare.url ?? '', { maxSockets: concurrency }) },
-      { name: 'relais', process: relais, queue: controlQueue(QUEUE.shopEvents, stack), load: new HttpLoad(relais.url ?? '', { maxSockets: concurrency }) },
+      {
+        name: 'baseline',
+        process: bare,
+        queue: controlQueue('bare-orders', stack, BARE_PREFIX),
+        load: new HttpLoad(bare.url ?? '', { maxSockets: concurrency }),
+      },
+      {
+        name: 'relais',
+        process: relais,
+        queue: controlQueue(QUEUE.shopEvents, stack),
+        load: new HttpLoad(relais.url ?? '', { maxSockets: concurrency }),
+      },
     );
     const orders = new ShopifyOrderStream(stack.secrets.shopifyClientSecret);
     let sequence = 0;
@@ -70,7 +96,10 @@ async function main(): Promise<void> {
         const before = await side.process.stats();
         const result = await closedLoop(side.load, { total: perRound, concurrency, make, maxDurationMs: 120_000 });
         const after = await side.process.stats();
-        if (result.ok !== perRound) throw new Error(`${side.name}: ${result.ok}/${perRound} answered 2xx (${JSON.stringify(result.statuses)}; ${result.firstError ?? ''})`);
+        if (result.ok !== perRound)
+          throw new Error(
+            `${side.name}: ${result.ok}/${perRound} answered 2xx (${JSON.stringify(result.statuses)}; ${result.firstError ?? ''})`,
+          );
         results.set(side.name, result);
         maxRate[side.name].push(result);
         cpuPerRequest[side.name].push(cpuMsBetween(before, after) / perRound);
@@ -91,16 +120,40 @@ async function main(): Promise<void> {
     // (what it acknowledges when it is not saturated). A request not answered within the timeout, or not
     // sent because 512 were already waiting, counts as slower than every answered one.
     const rates = [
-      { label: "half the baseline's max", rate: Math.max(1, Math.round(median(maxRate.baseline.map((r) => r.throughput)) / 2)) },
-      { label: "half relais's own max", rate: Math.max(1, Math.round(median(maxRate.relais.map((r) => r.throughput)) / 2)) },
+      {
+        label: "half the baseline's max",
+        rate: Math.max(1, Math.round(median(maxRate.baseline.map((r) => r.throughput)) / 2)),
+      },
+      {
+        label: "half relais's own max",
+        rate: Math.max(1, Math.round(median(maxRate.relais.map((r) => r.throughput)) / 2)),
+      },
     ];
     const openRounds = Math.max(1, Math.ceil(rounds / 2));
-    const ack = new Map<string, { p50: number[]; p99: number[]; unanswered: number; due: number; skipped: number; failed: number; refused: number; firstError?: string }>();
+    const ack = new Map<
+      string,
+      {
+        p50: number[];
+        p99: number[];
+        unanswered: number;
+        due: number;
+        skipped: number;
+        failed: number;
+        refused: number;
+        firstError?: string;
+      }
+    >();
     for (const { rate } of rates) {
       for (let round = 0; round < openRounds; round++) {
         const order = round % 2 === 0 ? [...sides].reverse() : sides;
         for (const side of order) {
-          const result = await openLoop(side.load, { ratePerSecond: rate, durationMs: openLoopMs, make, maxInFlight: 512, timeoutMs: 10_000 });
+          const result = await openLoop(side.load, {
+            ratePerSecond: rate,
+            durationMs: openLoopMs,
+            make,
+            maxInFlight: 512,
+            timeoutMs: 10_000,
+          });
           const unanswered = result.failed + result.skipped + result.refused;
           const all = [...result.latenciesMs, ...Array.from({ length: unanswered }, () => Number.POSITIVE_INFINITY)];
           const key = `${side.name}@${rate}`;
@@ -135,7 +188,14 @@ async function main(): Promise<void> {
     console.log('');
     console.log(
       table([
-        ['side', 'max req/s (median)', 'p50 ms', 'p99 ms', 'CPU ms/request', ...rates.map((r) => `ack p50 / p99 at ${r.rate} req/s`)],
+        [
+          'side',
+          'max req/s (median)',
+          'p50 ms',
+          'p99 ms',
+          'CPU ms/request',
+          ...rates.map((r) => `ack p50 / p99 at ${r.rate} req/s`),
+        ],
         ...sides.map((s) => [
           s.name,
           fmt(median(maxRate[s.name].map((r) => r.throughput)), 0),
@@ -149,10 +209,14 @@ async function main(): Promise<void> {
     console.log('');
     console.log(`throughput ratio relais/baseline: ${formatSpread(tp)}  → ${verdict(tp.median, { atLeast: 0.8 })}`);
     console.log(`p99 latency ratio relais/baseline: ${formatSpread(p99)}  → ${verdict(p99.median, { atMost: 1.5 })}`);
-    console.log(`server CPU per request ratio relais/baseline (steadier than wall time on a shared machine): ${formatSpread(spread(cpuRatios))}`);
+    console.log(
+      `server CPU per request ratio relais/baseline (steadier than wall time on a shared machine): ${formatSpread(spread(cpuRatios))}`,
+    );
     for (const { label, rate } of rates) {
       const relaisAck = median(ack.get(`relais@${rate}`)?.p99 ?? []);
-      console.log(`relais p99 acknowledgement at ${rate} req/s (${label}): ${ackText('relais', rate)}  → ${verdict(relaisAck, { below: 250 })}${label.includes('baseline') ? ' (the target)' : ''}`);
+      console.log(
+        `relais p99 acknowledgement at ${rate} req/s (${label}): ${ackText('relais', rate)}  → ${verdict(relaisAck, { below: 250 })}${label.includes('baseline') ? ' (the target)' : ''}`,
+      );
     }
   } finally {
     for (const side of sides) {

@@ -18,7 +18,11 @@ const BENCHES: Bench[] = [
   { name: 'flash-sale', file: 'bench/flash-sale.bench.ts', quickArgs: ['--quick'] },
   { name: 'scale', file: 'bench/scale.bench.ts', quickArgs: ['--quick'] },
   // Owned by the checkout work (issue 6); it takes sizes rather than --quick.
-  { name: 'checkout-rates', file: 'bench/checkout-rates.bench.ts', quickArgs: ['--rounds', '2', '--hits', '300', '--misses', '100'] },
+  {
+    name: 'checkout-rates',
+    file: 'bench/checkout-rates.bench.ts',
+    quickArgs: ['--rounds', '2', '--hits', '300', '--misses', '100'],
+  },
 ];
 
 function run(file: string, args: string[]): Promise<number> {
@@ -29,10 +33,14 @@ function run(file: string, args: string[]): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } }, strict: true });
+  const { values } = parseArgs({
+    options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } },
+    strict: true,
+  });
   const only = values.only?.split(',').map((s) => s.trim());
   const unknown = only?.filter((name) => !BENCHES.some((b) => b.name === name)) ?? [];
-  if (unknown.length > 0) throw new Error(`unknown bench ${unknown.join(', ')}; known: ${BENCHES.map((b) => b.name).join(', ')}`);
+  if (unknown.length > 0)
+    throw new Error(`unknown bench ${unknown.join(', ')}; known: ${BENCHES.map((b) => b.name).join(', ')}`);
   const failed: string[] = [];
   for (const bench of BENCHES.filter((b) => !only || only.includes(b.name))) {
     console.log(`\n===== ${bench.name}${values.quick ? ' (quick)' : ''} =====`);

@@ -21,7 +21,15 @@ import { spawnWorker, type WorkerProcess } from '../test/support/worker-process.
 import { closedLoop, HttpLoad } from './lib/load.js';
 import { ShopifyOrderStream } from './lib/orders.js';
 import { startShopAdminStub } from './lib/shop-admin-stub.js';
-import { BENCH_POLICY, benchFlags, callsByOperation, CompletionCounter, RELAIS_ORG, shipmentCensus, sleep } from './lib/stack.js';
+import {
+  BENCH_POLICY,
+  benchFlags,
+  callsByOperation,
+  CompletionCounter,
+  RELAIS_ORG,
+  shipmentCensus,
+  sleep,
+} from './lib/stack.js';
 import { fmt, formatSpread, median, spread, table } from './lib/stats.js';
 
 const POST_CONCURRENCY = 16;
@@ -36,20 +44,35 @@ async function main(): Promise<void> {
   const stub = await startShopAdminStub();
   // A private Redis, never REDIS_URL: a bench must not load a shared server.
   const redis = await startRedis({ extraArgs: ['--maxmemory-policy', 'noeviction'] });
-  const relais = await startTestRelais({ redis, shopifyAdminUrl: stub.url, inProcessWorker: false, policy: BENCH_POLICY });
+  const relais = await startTestRelais({
+    redis,
+    shopifyAdminUrl: stub.url,
+    inProcessWorker: false,
+    policy: BENCH_POLICY,
+  });
   const admin = redis.client();
   const [one, five] = loadavg();
-  const bullmq = (JSON.parse(readFileSync(new URL('../node_modules/bullmq/package.json', import.meta.url), 'utf8')) as { version: string }).version;
-  console.log([
-    '# Horizontal scale: two `relais worker` processes against one Redis, vs one',
-    `date ${new Date().toISOString()}  machine ${cpus().length} cores, load average ${one?.toFixed(2)} / ${five?.toFixed(2)} (1 / 5 min) at start`,
-    `Node ${process.version}, BullMQ ${bullmq}, Redis ${(await admin.info('server')).match(/redis_version:(\S+)/)?.[1] ?? '?'} (private, 127.0.0.1)`,
-    `settings rounds=${rounds} per worker count, ordersPerRound=${perRound}, latencyMsPerCall=${latencyMs}, workerConcurrency=4 per process, lockMs=${LOCK_MS}, dispatchCallsPerSecond=${BENCH_POLICY.dispatchCallsPerSecond}, quick=${flags.quick}`,
-  ].join('\n'));
+  const bullmq = (
+    JSON.parse(readFileSync(new URL('../node_modules/bullmq/package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    }
+  ).version;
+  console.log(
+    [
+      '# Horizontal scale: two `relais worker` processes against one Redis, vs one',
+      `date ${new Date().toISOString()}  machine ${cpus().length} cores, load average ${one?.toFixed(2)} / ${five?.toFixed(2)} (1 / 5 min) at start`,
+      `Node ${process.version}, BullMQ ${bullmq}, Redis ${(await admin.info('server')).match(/redis_version:(\S+)/)?.[1] ?? '?'} (private, 127.0.0.1)`,
+      `settings rounds=${rounds} per worker count, ordersPerRound=${perRound}, latencyMsPerCall=${latencyMs}, workerConcurrency=4 per process, lockMs=${LOCK_MS}, dispatchCallsPerSecond=${BENCH_POLICY.dispatchCallsPerSecond}, quick=${flags.quick}`,
+    ].join('\n'),
+  );
 
   relais.emulator.faults.add({ operation: '*', fault: { kind: 'latency', ms: latencyMs } });
   const { shopEvents, dispatch, deliveries } = relais.web.runtime.queues;
-  const readyCount = new CompletionCounter(QUEUE.dispatch, { redisUrl: redis.url, prefix: relais.prefix, accept: (v) => (v as { kind?: unknown } | null)?.kind === 'ready' });
+  const readyCount = new CompletionCounter(QUEUE.dispatch, {
+    redisUrl: redis.url,
+    prefix: relais.prefix,
+    accept: (v) => (v as { kind?: unknown } | null)?.kind === 'ready',
+  });
   const syncCount = new CompletionCounter(QUEUE.deliveries, { redisUrl: redis.url, prefix: relais.prefix });
   const load = new HttpLoad(relais.web.url, { maxSockets: POST_CONCURRENCY });
   const orders = new ShopifyOrderStream(relais.secrets.shopifyClientSecret);
@@ -63,13 +86,20 @@ async function main(): Promise<void> {
       const first = sequence;
       sequence += count;
       const t0 = performance.now();
-      const posted = await closedLoop(load, { total: count, concurrency: POST_CONCURRENCY, make: (i) => orders.request(first + i) });
-      if (posted.ok !== count) throw new Error(`${posted.ok}/${count} webhooks accepted (${JSON.stringify(posted.statuses)})`);
+      const posted = await closedLoop(load, {
+        total: count,
+        concurrency: POST_CONCURRENCY,
+        make: (i) => orders.request(first + i),
+      });
+      if (posted.ok !== count)
+        throw new Error(`${posted.ok}/${count} webhooks accepted (${JSON.stringify(posted.statuses)})`);
       for (let i = first; i < first + count; i++) externalIds.push(orders.externalOrderId(i));
       await readyCount.reach(sequence, Math.max(300_000, count * 500));
       await syncCount.reach(sequence, Math.max(300_000, count * 500));
       for (;;) {
-        const counts = await Promise.all([shopEvents, dispatch, deliveries].map((q) => q.getJobCounts('waiting', 'active', 'delayed', 'prioritized')));
+        const counts = await Promise.all(
+          [shopEvents, dispatch, deliveries].map((q) => q.getJobCounts('waiting', 'active', 'delayed', 'prioritized')),
+        );
         if (counts.every((c) => Object.values(c).every((n) => n === 0))) break;
         await sleep(100);
       }
@@ -91,19 +121,31 @@ async function main(): Promise<void> {
         rate[n].push(got[n]);
       }
       ratios.push(got[2]! / got[1]!);
-      console.log(`round ${r + 1}/${rounds}: one worker ${fmt(got[1]!, 1)} orders/s | two workers ${fmt(got[2]!, 1)} orders/s`);
+      console.log(
+        `round ${r + 1}/${rounds}: one worker ${fmt(got[1]!, 1)} orders/s | two workers ${fmt(got[2]!, 1)} orders/s`,
+      );
     }
 
     const census = shipmentCensus(relais.emulator, RELAIS_ORG, externalIds);
-    const failed = await Promise.all([shopEvents, dispatch, deliveries].map(async (q) => `${q.name} ${await q.getFailedCount()}`));
+    const failed = await Promise.all(
+      [shopEvents, dispatch, deliveries].map(async (q) => `${q.name} ${await q.getFailedCount()}`),
+    );
     console.log('');
-    console.log(table([
-      ['workers', 'orders/s (median, post → drained)', 'min – max'],
-      ...([1, 2] as const).map((n) => [String(n), fmt(median(rate[n]), 1), `${fmt(Math.min(...rate[n]), 1)} – ${fmt(Math.max(...rate[n]), 1)}`]),
-    ]));
+    console.log(
+      table([
+        ['workers', 'orders/s (median, post → drained)', 'min – max'],
+        ...([1, 2] as const).map((n) => [
+          String(n),
+          fmt(median(rate[n]), 1),
+          `${fmt(Math.min(...rate[n]), 1)} – ${fmt(Math.max(...rate[n]), 1)}`,
+        ]),
+      ]),
+    );
     console.log('');
     console.log(`throughput ratio two workers / one: ${formatSpread(spread(ratios))}`);
-    console.log(`every order of every round at the emulator: ${JSON.stringify(census)}; failed jobs: ${failed.join(', ')}; failed attempts seen: dispatch ${readyCount.failed}, write-back ${syncCount.failed}`);
+    console.log(
+      `every order of every round at the emulator: ${JSON.stringify(census)}; failed jobs: ${failed.join(', ')}; failed attempts seen: dispatch ${readyCount.failed}, write-back ${syncCount.failed}`,
+    );
     console.log(`dispatch calls by operation: ${JSON.stringify(callsByOperation(relais.emulator))}`);
     if (census.missing + census.duplicated + census.notReady > 0) process.exitCode = 1;
   } finally {

@@ -46,4 +46,8 @@ for (const [location, pkg] of Object.entries(packages)) {
 const [root, ...rest] = Object.entries(packages);
 lock.packages = Object.fromEntries([root, ...rest.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))]);
 writeFileSync(path, `${JSON.stringify(lock, null, 2)}\n`);
-process.stdout.write(added.length ? `lock: ${added.length} platform builds recorded as optional: ${added.join(', ')}\n` : 'lock: nothing to add\n');
+process.stdout.write(
+  added.length
+    ? `lock: ${added.length} platform builds recorded as optional: ${added.join(', ')}\n`
+    : 'lock: nothing to add\n',
+);

@@ -12,22 +12,72 @@ import { pino, type Logger, type LoggerOptions } from 'pino';
 export type { Logger };
 
 const SECRET_KEYS = [
-  'apiKey', 'api_key', 'x-api-key', 'X-Api-Key', 'accessToken', 'access_token', 'token', 'secret', 'password',
-  'webhookSecret', 'webhook_secret', 'consumerKey', 'consumer_key', 'consumerSecret', 'consumer_secret',
-  'authorization', 'Authorization', 'x-shopify-hmac-sha256', 'x-wc-webhook-signature', 'x-shopify-access-token',
-  'signature', 'cookie',
+  'apiKey',
+  'api_key',
+  'x-api-key',
+  'X-Api-Key',
+  'accessToken',
+  'access_token',
+  'token',
+  'secret',
+  'password',
+  'webhookSecret',
+  'webhook_secret',
+  'consumerKey',
+  'consumer_key',
+  'consumerSecret',
+  'consumer_secret',
+  'authorization',
+  'Authorization',
+  'x-shopify-hmac-sha256',
+  'x-wc-webhook-signature',
+  'x-shopify-access-token',
+  'signature',
+  'cookie',
 ];
 
 /** Fields that hold a customer's personal data, as Shopify, WooCommerce, the dispatch API and Relais name them. */
 const PERSONAL_KEYS = [
-  'address', 'address1', 'address2', 'address_1', 'address_2', 'street', 'fields', 'dropoff', 'destination',
-  'shipping_address', 'billing_address', 'shipping', 'billing', 'default_address', 'customer',
-  'phone', 'contactPhone', 'contact_phone', 'recipient_phone', 'recipientPhone', 'email', 'contact_email', 'contactEmail',
-  'first_name', 'last_name', 'firstName', 'lastName', 'contactName', 'contact_name', 'recipient_name', 'recipientName',
-  'note', 'customer_note', 'coords', 'latitude', 'longitude',
+  'address',
+  'address1',
+  'address2',
+  'address_1',
+  'address_2',
+  'street',
+  'fields',
+  'dropoff',
+  'destination',
+  'shipping_address',
+  'billing_address',
+  'shipping',
+  'billing',
+  'default_address',
+  'customer',
+  'phone',
+  'contactPhone',
+  'contact_phone',
+  'recipient_phone',
+  'recipientPhone',
+  'email',
+  'contact_email',
+  'contactEmail',
+  'first_name',
+  'last_name',
+  'firstName',
+  'lastName',
+  'contactName',
+  'contact_name',
+  'recipient_name',
+  'recipientName',
+  'note',
+  'customer_note',
+  'coords',
+  'latitude',
+  'longitude',
 ];
 
-const pathOf = (k: string, depth: number) => `${'*.'.repeat(depth)}${/^[A-Za-z_]\w*$/.test(k) ? k : `["${k}"]`}`.replace(/\.\[/g, '[');
+const pathOf = (k: string, depth: number) =>
+  `${'*.'.repeat(depth)}${/^[A-Za-z_]\w*$/.test(k) ? k : `["${k}"]`}`.replace(/\.\[/g, '[');
 
 export const REDACT_PATHS = [
   ...[0, 1, 2].flatMap((depth) => SECRET_KEYS.map((k) => pathOf(k, depth))),
@@ -40,7 +90,9 @@ export const REDACT_PATHS = [
  */
 export const logContext = new AsyncLocalStorage<Readonly<Record<string, string>>>();
 
-export function createLogger(options: { level?: string; name?: string; destination?: pino.DestinationStream } = {}): Logger {
+export function createLogger(
+  options: { level?: string; name?: string; destination?: pino.DestinationStream } = {},
+): Logger {
   const config: LoggerOptions = {
     name: options.name ?? 'relais',
     level: options.level ?? 'info',

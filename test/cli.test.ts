@@ -19,7 +19,10 @@ let env: NodeJS.ProcessEnv;
 
 async function relaisCli(...args: string[]): Promise<{ stdout: string; code: number }> {
   try {
-    const { stdout } = await run(join(process.cwd(), 'node_modules/.bin/tsx'), ['src/main/cli.ts', ...args], { env, cwd: process.cwd() });
+    const { stdout } = await run(join(process.cwd(), 'node_modules/.bin/tsx'), ['src/main/cli.ts', ...args], {
+      env,
+      cwd: process.cwd(),
+    });
     return { stdout, code: 0 };
   } catch (error) {
     const e = error as { stdout?: string; code?: number };
@@ -53,7 +56,7 @@ describe('relais resolve', () => {
     expect(stdout).toMatch(/"Sacre Coeur 3"/);
   });
 
-  it('with --shop, says which nested name is sent and whether the shop\'s delivery service is known to price it', async () => {
+  it("with --shop, says which nested name is sent and whether the shop's delivery service is known to price it", async () => {
     const shop = relais.shops.get(SHOPIFY_SHOP_ID)!;
     await new TariffMemory(relais.worker.runtime.redis, relais.prefix).remember(serviceId(shop), 'Cite Avion', true);
     const { stdout, code } = await relaisCli('resolve', 'Ouakam, cité Avion', '--shop', SHOPIFY_SHOP_ID);
@@ -72,7 +75,9 @@ describe('relais resolve', () => {
 
 /** Posts an order whose address names no neighbourhood, and waits until it is held. */
 async function heldOrderAt(street: string): Promise<string> {
-  const payload = shopifyOrderPayload({ shipping_address: { address1: street, address2: '', city: 'Dakar', latitude: null, longitude: null } });
+  const payload = shopifyOrderPayload({
+    shipping_address: { address1: street, address2: '', city: 'Dakar', latitude: null, longitude: null },
+  });
   await postShopify(relais, 'orders/create', payload);
   const extId = shopifyExternalId(payload.id);
   await waitForState(relais, extId, ['held'], 30_000);
@@ -120,6 +125,8 @@ describe('relais --version', () => {
   it('prints the version of package.json and of Node, and exits 0', async () => {
     const { stdout, code } = await relaisCli('--version');
     expect(code).toBe(0);
-    expect(stdout.trim()).toBe(`relais ${(JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version} (Node ${process.versions.node})`);
+    expect(stdout.trim()).toBe(
+      `relais ${(JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version} (Node ${process.versions.node})`,
+    );
   });
 });

@@ -8,7 +8,13 @@ import { runDemo } from '../src/main/demo.js';
 describe('npm run demo', () => {
   it('ends with each sample order in the outcome its scenario calls for', async () => {
     const lines: string[] = [];
-    const demo = await runDemo({ once: true, stepMs: 250, print: (l) => lines.push(l), logLevel: 'silent', redisUrl: process.env.REDIS_URL });
+    const demo = await runDemo({
+      once: true,
+      stepMs: 250,
+      print: (l) => lines.push(l),
+      logLevel: 'silent',
+      redisUrl: process.env.REDIS_URL,
+    });
     try {
       const byScenario = Object.fromEntries(demo.outcomes.map((o) => [o.scenario, o]));
       expect(byScenario['Shopify, cash on delivery']?.state).toBe('delivered');

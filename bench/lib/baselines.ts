@@ -29,7 +29,8 @@ export function bareReceiverApp(options: { queue: Queue<BareOrderJob>; secret: s
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const given = Buffer.from(req.get('x-shopify-hmac-sha256') ?? '', 'base64');
     const expected = createHmac('sha256', options.secret).update(body).digest();
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return void res.status(401).json({ error: 'invalid_hmac' });
+    if (given.length !== expected.length || !timingSafeEqual(given, expected))
+      return void res.status(401).json({ error: 'invalid_hmac' });
     let payload: unknown;
     try {
       payload = JSON.parse(body.toString('utf8'));
@@ -37,7 +38,10 @@ export function bareReceiverApp(options: { queue: Queue<BareOrderJob>; secret: s
       return void res.status(400).json({ error: 'malformed_body' });
     }
     try {
-      await options.queue.add(req.get('x-shopify-topic') ?? 'unknown', { topic: req.get('x-shopify-topic') ?? 'unknown', payload });
+      await options.queue.add(req.get('x-shopify-topic') ?? 'unknown', {
+        topic: req.get('x-shopify-topic') ?? 'unknown',
+        payload,
+      });
       res.status(200).json({ status: 'enqueued' });
     } catch {
       res.status(503).json({ error: 'unavailable' });
@@ -48,7 +52,11 @@ export function bareReceiverApp(options: { queue: Queue<BareOrderJob>; secret: s
 
 /** Where the bare jobs ship from and to: the same places, coordinates and amount Relais sends for the bench's orders. */
 const PICKUP = { city: 'Plateau', address: '12 avenue Léopold Sédar Senghor', coords: { lat: 14.6681, lng: -17.4322 } };
-const DROPOFF = { city: 'Sacré-Cœur 3', address: 'Villa 12, Sacré Coeur 3, Dakar', coords: { lat: 14.7236, lng: -17.4694 } };
+const DROPOFF = {
+  city: 'Sacré-Cœur 3',
+  address: 'Villa 12, Sacré Coeur 3, Dakar',
+  coords: { lat: 14.7236, lng: -17.4694 },
+};
 
 /**
  * The bare pipeline: createQuote → createShipment → markReady. With `lookupFirst`, it also makes the
@@ -62,7 +70,12 @@ export function bareDispatchJob(client: DispatchClient, options: { lookupFirst: 
       const existing = await client.getShipmentByExternalOrder(externalOrderId);
       if (existing) return existing.shipmentId;
     }
-    const quote = await client.createQuote({ pickup: PICKUP, dropoff: DROPOFF, parcel: { weight_kg: 0.6 }, payment_mode: PaymentMode.cashOnDelivery });
+    const quote = await client.createQuote({
+      pickup: PICKUP,
+      dropoff: DROPOFF,
+      parcel: { weight_kg: 0.6 },
+      payment_mode: PaymentMode.cashOnDelivery,
+    });
     const shipment = await client.createShipment({
       quote_id: quote.quoteId,
       external_order_id: externalOrderId,

@@ -19,7 +19,14 @@ import { startWeb } from '../../src/main/web.js';
 import { startWorker } from '../../src/main/worker.js';
 import { bareDispatchJob, bareReceiverApp, type BareOrderJob } from './baselines.js';
 
-export const ROLES = ['relais-web', 'relais-worker', 'bare-receiver', 'bare-worker', 'bare-worker-4-calls', 'noop-worker'] as const;
+export const ROLES = [
+  'relais-web',
+  'relais-worker',
+  'bare-receiver',
+  'bare-worker',
+  'bare-worker-4-calls',
+  'noop-worker',
+] as const;
 export type Role = (typeof ROLES)[number];
 
 export const childConfigSchema = z.object({
@@ -37,7 +44,10 @@ export const childConfigSchema = z.object({
 });
 export type ChildConfig = z.input<typeof childConfigSchema>;
 
-export const parentMessageSchema = z.discriminatedUnion('type', [z.object({ type: z.literal('stats') }), z.object({ type: z.literal('stop') })]);
+export const parentMessageSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('stats') }),
+  z.object({ type: z.literal('stop') }),
+]);
 
 export interface ChildStats {
   type: 'stats';
@@ -62,13 +72,26 @@ async function start(config: z.output<typeof childConfigSchema>): Promise<{ url?
   const ledger = () => ({ databaseUrl: secret('DATABASE_URL'), databaseSchema: secret('RELAIS_DB_SCHEMA') });
   switch (config.role) {
     case 'relais-web': {
-      const web = await startWeb({ redisUrl: config.redisUrl, prefix: config.prefix, shops: shops(), logger, port: 0, ...ledger() });
+      const web = await startWeb({
+        redisUrl: config.redisUrl,
+        prefix: config.prefix,
+        shops: shops(),
+        logger,
+        port: 0,
+        ...ledger(),
+      });
       return { url: web.url, close: () => web.close() };
     }
     case 'relais-worker': {
       const worker = await startWorker({
-        redisUrl: config.redisUrl, prefix: config.prefix, shops: shops(), logger, resolver: NeighbourhoodResolver.load(), ...ledger(),
-        concurrency: config.concurrency, ...(config.lockMs ? { lockMs: config.lockMs } : {}),
+        redisUrl: config.redisUrl,
+        prefix: config.prefix,
+        shops: shops(),
+        logger,
+        resolver: NeighbourhoodResolver.load(),
+        ...ledger(),
+        concurrency: config.concurrency,
+        ...(config.lockMs ? { lockMs: config.lockMs } : {}),
       });
       return { close: () => worker.close() };
     }
@@ -104,9 +127,19 @@ async function start(config: z.output<typeof childConfigSchema>): Promise<{ url?
       const client =
         config.role === 'noop-worker'
           ? undefined
-          : new DispatchClient({ baseUrl: config.dispatchBaseUrl ?? '', apiKey: secret('T_BARE_DISPATCH_API_KEY'), timeoutMs: 2_000 });
-      const processor = client ? bareDispatchJob(client, { lookupFirst: config.role === 'bare-worker-4-calls' }) : async () => 'noop';
-      const worker = new Worker<BareOrderJob, string>(config.bareQueue, processor, { connection, prefix: config.prefix, concurrency: config.concurrency });
+          : new DispatchClient({
+              baseUrl: config.dispatchBaseUrl ?? '',
+              apiKey: secret('T_BARE_DISPATCH_API_KEY'),
+              timeoutMs: 2_000,
+            });
+      const processor = client
+        ? bareDispatchJob(client, { lookupFirst: config.role === 'bare-worker-4-calls' })
+        : async () => 'noop';
+      const worker = new Worker<BareOrderJob, string>(config.bareQueue, processor, {
+        connection,
+        prefix: config.prefix,
+        concurrency: config.concurrency,
+      });
       worker.on('error', (error) => logger.error({ err: error.message }, 'bare worker error'));
       await worker.waitUntilReady();
       return {
@@ -129,7 +162,14 @@ async function main(): Promise<void> {
     if (message.data.type === 'stats') {
       const cpu = process.cpuUsage();
       const memory = process.memoryUsage();
-      const stats: ChildStats = { type: 'stats', cpuUserUs: cpu.user, cpuSystemUs: cpu.system, rss: memory.rss, heapUsed: memory.heapUsed, heapTotal: memory.heapTotal };
+      const stats: ChildStats = {
+        type: 'stats',
+        cpuUserUs: cpu.user,
+        cpuSystemUs: cpu.system,
+        rss: memory.rss,
+        heapUsed: memory.heapUsed,
+        heapTotal: memory.heapTotal,
+      };
       send(stats);
     } else {
       void running.close().then(

@@ -41,7 +41,12 @@ export class HttpLoad {
     this.#base = new URL(baseUrl);
     // Idle sockets are dropped after 4 s, before the server's 5 s keep-alive timeout closes them under us
     // (reusing a socket the server is closing fails as "socket hang up").
-    this.#agent = new http.Agent({ keepAlive: true, maxSockets: options.maxSockets, maxFreeSockets: options.maxSockets, timeout: 4_000 });
+    this.#agent = new http.Agent({
+      keepAlive: true,
+      maxSockets: options.maxSockets,
+      maxFreeSockets: options.maxSockets,
+      timeout: 4_000,
+    });
   }
 
   /** One request; resolves with its status (0 when it got no answer) and never rejects. */
@@ -95,7 +100,13 @@ function record(result: LoadResult, status: number, ms: number, error?: string):
 /** `total` requests, `concurrency` in flight at all times, stopping early after `maxDurationMs`. */
 export async function closedLoop(
   load: HttpLoad,
-  options: { total: number; concurrency: number; make: (i: number) => RequestSpec; timeoutMs?: number; maxDurationMs?: number },
+  options: {
+    total: number;
+    concurrency: number;
+    make: (i: number) => RequestSpec;
+    timeoutMs?: number;
+    maxDurationMs?: number;
+  },
 ): Promise<LoadResult> {
   const result = emptyResult();
   const timeoutMs = options.timeoutMs ?? 10_000;
@@ -122,7 +133,13 @@ export async function closedLoop(
  */
 export async function openLoop(
   load: HttpLoad,
-  options: { ratePerSecond: number; durationMs: number; make: (i: number) => RequestSpec; maxInFlight: number; timeoutMs?: number },
+  options: {
+    ratePerSecond: number;
+    durationMs: number;
+    make: (i: number) => RequestSpec;
+    maxInFlight: number;
+    timeoutMs?: number;
+  },
 ): Promise<LoadResult> {
   const result = emptyResult();
   const timeoutMs = options.timeoutMs ?? 10_000;

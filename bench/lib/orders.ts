@@ -21,7 +21,12 @@ export class ShopifyOrderStream {
   constructor(secret: string) {
     this.#secret = secret;
     const body = JSON.stringify(
-      shopifyOrderPayload({ id: PLACEHOLDER_ID, admin_graphql_api_id: `gid://shopify/Order/${PLACEHOLDER_ID}`, name: `#${PLACEHOLDER_ID}`, order_number: PLACEHOLDER_ID }),
+      shopifyOrderPayload({
+        id: PLACEHOLDER_ID,
+        admin_graphql_api_id: `gid://shopify/Order/${PLACEHOLDER_ID}`,
+        name: `#${PLACEHOLDER_ID}`,
+        order_number: PLACEHOLDER_ID,
+      }),
     );
     this.#parts = body.split(String(PLACEHOLDER_ID));
     if (this.#parts.length < 3) throw new Error('the order template lost its placeholder id');

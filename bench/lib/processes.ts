@@ -20,7 +20,14 @@ export interface BenchProcess {
 
 const childMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ready'), url: z.string().optional() }),
-  z.object({ type: z.literal('stats'), cpuUserUs: z.number(), cpuSystemUs: z.number(), rss: z.number(), heapUsed: z.number(), heapTotal: z.number() }),
+  z.object({
+    type: z.literal('stats'),
+    cpuUserUs: z.number(),
+    cpuSystemUs: z.number(),
+    rss: z.number(),
+    heapUsed: z.number(),
+    heapTotal: z.number(),
+  }),
   z.object({ type: z.literal('stopped') }),
 ]);
 type ChildMessage = z.infer<typeof childMessageSchema>;
@@ -34,14 +41,27 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 export async function startProcess(
   name: string,
   config: ChildConfig,
-  options: { secrets: Record<string, string>; logFile: string; /** Extra Node flags, e.g. --cpu-prof to see where the time goes. */ nodeArgs?: string[] },
+  options: {
+    secrets: Record<string, string>;
+    logFile: string;
+    /** Extra Node flags, e.g. --cpu-prof to see where the time goes. */ nodeArgs?: string[];
+  },
 ): Promise<BenchProcess> {
   const log = openSync(options.logFile, 'a');
-  const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', join(ROOT, 'bench/lib/child.ts')], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.secrets, BENCH_CHILD: JSON.stringify(config) },
-    stdio: ['ignore', log, log, 'ipc'],
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...(options.nodeArgs ?? []), '--import', 'tsx', join(ROOT, 'bench/lib/child.ts')],
+    {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        ...options.secrets,
+        BENCH_CHILD: JSON.stringify(config),
+      },
+      stdio: ['ignore', log, log, 'ipc'],
+    },
+  );
   closeSync(log);
   const waiters: { type: ChildMessage['type']; resolve: (m: ChildMessage) => void }[] = [];
   let exited: string | undefined;
@@ -57,10 +77,16 @@ export async function startProcess(
       resolve();
     });
   });
-  const next = <T extends ChildMessage['type']>(type: T, timeoutMs: number): Promise<Extract<ChildMessage, { type: T }>> =>
+  const next = <T extends ChildMessage['type']>(
+    type: T,
+    timeoutMs: number,
+  ): Promise<Extract<ChildMessage, { type: T }>> =>
     new Promise((resolve, reject) => {
       if (exited) return reject(new Error(`${name} ${exited}; see ${options.logFile}`));
-      const timer = setTimeout(() => reject(new Error(`${name}: no '${type}' within ${timeoutMs} ms; see ${options.logFile}`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`${name}: no '${type}' within ${timeoutMs} ms; see ${options.logFile}`)),
+        timeoutMs,
+      );
       const onExit = () => reject(new Error(`${name} ${exited ?? 'exited'}; see ${options.logFile}`));
       void exitPromise.then(onExit);
       waiters.push({

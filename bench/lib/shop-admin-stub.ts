@@ -21,7 +21,11 @@ export interface ShopAdminStub {
 
 const graphqlRequest = z.object({ query: z.string(), variables: z.record(z.string(), z.unknown()).optional() });
 
-const COST = { requestedQueryCost: 10, actualQueryCost: 10, throttleStatus: { maximumAvailable: 2000, currentlyAvailable: 1990, restoreRate: 100 } };
+const COST = {
+  requestedQueryCost: 10,
+  actualQueryCost: 10,
+  throttleStatus: { maximumAvailable: 2000, currentlyAvailable: 1990, restoreRate: 100 },
+};
 
 function answer(operation: string, variables: Record<string, unknown>, sequence: number): unknown {
   switch (operation) {
@@ -36,7 +40,13 @@ function answer(operation: string, variables: Record<string, unknown>, sequence:
           displayFinancialStatus: 'PENDING',
           metafields: { nodes: [] },
           fulfillmentOrders: {
-            nodes: [{ id: 'gid://shopify/FulfillmentOrder/1', status: 'OPEN', lineItems: { nodes: [{ id: 'gid://shopify/FulfillmentOrderLineItem/1', remainingQuantity: 1 }] } }],
+            nodes: [
+              {
+                id: 'gid://shopify/FulfillmentOrder/1',
+                status: 'OPEN',
+                lineItems: { nodes: [{ id: 'gid://shopify/FulfillmentOrderLineItem/1', remainingQuantity: 1 }] },
+              },
+            ],
           },
           fulfillments: [],
         },
@@ -46,7 +56,12 @@ function answer(operation: string, variables: Record<string, unknown>, sequence:
     case 'RelaisTagsAdd':
       return { tagsAdd: { node: { id: String(variables.id) }, userErrors: [] } };
     case 'RelaisFulfillmentCreate':
-      return { fulfillmentCreate: { fulfillment: { id: `gid://shopify/Fulfillment/${sequence}`, status: 'SUCCESS', trackingInfo: [] }, userErrors: [] } };
+      return {
+        fulfillmentCreate: {
+          fulfillment: { id: `gid://shopify/Fulfillment/${sequence}`, status: 'SUCCESS', trackingInfo: [] },
+          userErrors: [],
+        },
+      };
     default:
       return undefined;
   }
@@ -59,11 +74,14 @@ export async function startShopAdminStub(): Promise<ShopAdminStub> {
   app.use(express.json({ limit: '1mb' }));
   app.post(/\/graphql\.json$/, (req, res) => {
     const parsed = graphqlRequest.safeParse(req.body);
-    const operation = parsed.success ? (/(?:query|mutation)\s+(\w+)/.exec(parsed.data.query)?.[1] ?? 'anonymous') : 'invalid';
+    const operation = parsed.success
+      ? (/(?:query|mutation)\s+(\w+)/.exec(parsed.data.query)?.[1] ?? 'anonymous')
+      : 'invalid';
     counts[operation] = (counts[operation] ?? 0) + 1;
     const data = parsed.success ? answer(operation, parsed.data.variables ?? {}, ++sequence) : undefined;
     // An operation the stub does not know is a loud failure in the bench, not a silent success.
-    if (data === undefined) return void res.status(400).json({ errors: [{ message: `the bench's shop stub does not answer ${operation}` }] });
+    if (data === undefined)
+      return void res.status(400).json({ errors: [{ message: `the bench's shop stub does not answer ${operation}` }] });
     res.json({ data, extensions: { cost: COST } });
   });
   const server = await new Promise<Server>((resolve, reject) => {

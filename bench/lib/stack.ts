@@ -37,7 +37,13 @@ export interface BenchFlags {
 /** --quick (a smoke run: small counts, few rounds), --profile, --rounds N, --orders N, --latency MS. */
 export function benchFlags(): BenchFlags {
   const { values } = parseArgs({
-    options: { quick: { type: 'boolean', default: false }, profile: { type: 'boolean', default: false }, rounds: { type: 'string' }, orders: { type: 'string' }, latency: { type: 'string' } },
+    options: {
+      quick: { type: 'boolean', default: false },
+      profile: { type: 'boolean', default: false },
+      rounds: { type: 'string' },
+      orders: { type: 'string' },
+      latency: { type: 'string' },
+    },
     strict: true,
   });
   const int = (s: string | undefined, name: string) => {
@@ -46,7 +52,13 @@ export function benchFlags(): BenchFlags {
     if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a whole number, got "${s}"`);
     return n;
   };
-  return { quick: values.quick ?? false, profile: values.profile ?? false, rounds: int(values.rounds, 'rounds'), orders: int(values.orders, 'orders'), latencyMs: int(values.latency, 'latency') };
+  return {
+    quick: values.quick ?? false,
+    profile: values.profile ?? false,
+    rounds: int(values.rounds, 'rounds'),
+    orders: int(values.orders, 'orders'),
+    latencyMs: int(values.latency, 'latency'),
+  };
 }
 
 export interface BenchStack {
@@ -84,9 +96,18 @@ export async function startStack(options: { shopifyAdminUrl?: string } = {}): Pr
       { id: BARE_ORG, name: 'Baseline bench org', apiKeys: [bareApiKey] },
     ],
   });
-  const registry = registryDocument({ dispatchBaseUrl: emulator.baseUrl, trackingUrl: emulator.trackingUrl, policy: BENCH_POLICY, ...(options.shopifyAdminUrl ? { shopifyAdminUrl: options.shopifyAdminUrl } : {}) });
+  const registry = registryDocument({
+    dispatchBaseUrl: emulator.baseUrl,
+    trackingUrl: emulator.trackingUrl,
+    policy: BENCH_POLICY,
+    ...(options.shopifyAdminUrl ? { shopifyAdminUrl: options.shopifyAdminUrl } : {}),
+  });
   const info = (await admin.info('server')).match(/redis_version:(\S+)/)?.[1] ?? 'unknown';
-  const bullmq = (JSON.parse(readFileSync(new URL('../../node_modules/bullmq/package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  const bullmq = (
+    JSON.parse(readFileSync(new URL('../../node_modules/bullmq/package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    }
+  ).version;
   return {
     redis,
     admin,
@@ -114,7 +135,9 @@ export function header(title: string, stack: BenchStack, settings: Record<string
     `# ${title}`,
     `date ${new Date().toISOString()}  machine ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB (${(freemem() / 2 ** 30).toFixed(1)} free), load average ${one?.toFixed(2)} / ${five?.toFixed(2)} (1 / 5 min) at start`,
     `Node ${stack.versions.node}, BullMQ ${stack.versions.bullmq}, Redis ${stack.versions.redis} (private, 127.0.0.1)`,
-    `settings ${Object.entries({ ...settings, dispatchCallsPerSecond: BENCH_POLICY.dispatchCallsPerSecond }).map(([k, v]) => `${k}=${String(v)}`).join(' ')}`,
+    `settings ${Object.entries({ ...settings, dispatchCallsPerSecond: BENCH_POLICY.dispatchCallsPerSecond })
+      .map(([k, v]) => `${k}=${String(v)}`)
+      .join(' ')}`,
     `child process logs: ${stack.logDir}`,
   ].join('\n');
 }
@@ -127,8 +150,14 @@ export class CompletionCounter {
   #lastAt = 0;
   #waiters: { target: number; resolve: () => void }[] = [];
 
-  constructor(queue: string, options: { redisUrl: string; prefix: string; accept?: (returnvalue: unknown) => boolean }) {
-    this.#events = new QueueEvents(queue, { connection: { url: options.redisUrl, maxRetriesPerRequest: null }, prefix: options.prefix });
+  constructor(
+    queue: string,
+    options: { redisUrl: string; prefix: string; accept?: (returnvalue: unknown) => boolean },
+  ) {
+    this.#events = new QueueEvents(queue, {
+      connection: { url: options.redisUrl, maxRetriesPerRequest: null },
+      prefix: options.prefix,
+    });
     this.#events.on('completed', ({ returnvalue }) => {
       if (options.accept && !options.accept(returnvalue)) return;
       this.#count += 1;
@@ -161,7 +190,15 @@ export class CompletionCounter {
   async reach(target: number, timeoutMs: number): Promise<void> {
     if (this.#count >= target) return;
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`only ${this.#count} of ${target} jobs completed within ${timeoutMs} ms (${this.#failed} failed attempts)`)), timeoutMs);
+      const timer = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `only ${this.#count} of ${target} jobs completed within ${timeoutMs} ms (${this.#failed} failed attempts)`,
+            ),
+          ),
+        timeoutMs,
+      );
       this.#waiters.push({ target, resolve: () => (clearTimeout(timer), resolve()) });
     });
   }
@@ -177,7 +214,11 @@ export function controlQueue(name: string, stack: BenchStack, prefix = stack.pre
 }
 
 /** Shipments per external order id at the emulator, for the given ids: how many have none, and how many have more than one. */
-export function shipmentCensus(emulator: DispatchEmulator, orgId: string, externalIds: Iterable<string>): { missing: number; duplicated: number; notReady: number; total: number } {
+export function shipmentCensus(
+  emulator: DispatchEmulator,
+  orgId: string,
+  externalIds: Iterable<string>,
+): { missing: number; duplicated: number; notReady: number; total: number } {
   const byExternal = new Map<string, { count: number; ready: boolean }>();
   for (const s of emulator.shipments(orgId)) {
     const entry = byExternal.get(s.external_order_id) ?? { count: 0, ready: false };

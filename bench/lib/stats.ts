@@ -52,8 +52,10 @@ export function formatSpread(s: Spread, digits = 2, unit = ''): string {
 
 /** A verdict line against a target, e.g. ratio ≥ 0.8. */
 export function verdict(value: number, target: { atLeast?: number; atMost?: number; below?: number }): string {
-  if (target.atLeast !== undefined) return value >= target.atLeast ? `meets ≥ ${target.atLeast}` : `MISSES ≥ ${target.atLeast}`;
-  if (target.atMost !== undefined) return value <= target.atMost ? `meets ≤ ${target.atMost}` : `MISSES ≤ ${target.atMost}`;
+  if (target.atLeast !== undefined)
+    return value >= target.atLeast ? `meets ≥ ${target.atLeast}` : `MISSES ≥ ${target.atLeast}`;
+  if (target.atMost !== undefined)
+    return value <= target.atMost ? `meets ≤ ${target.atMost}` : `MISSES ≤ ${target.atMost}`;
   if (target.below !== undefined) return value < target.below ? `meets < ${target.below}` : `MISSES < ${target.below}`;
   return '';
 }
@@ -62,5 +64,12 @@ export function verdict(value: number, target: { atLeast?: number; atMost?: numb
 export function table(rows: readonly (readonly string[])[]): string {
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
-  return rows.map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((row) =>
+      row
+        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }

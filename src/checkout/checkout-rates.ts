@@ -65,10 +65,12 @@ export type CheckoutRateOutcome =
   | { kind: 'disabled' };
 
 export type UnavailableWhy = 'slow' | 'error';
-export type NoRateWhy = 'unknown_neighbourhood' | 'fallback_tariff' | 'above_maximum' | 'outside_delivery_area' | 'refused_by_service';
+export type NoRateWhy =
+  'unknown_neighbourhood' | 'fallback_tariff' | 'above_maximum' | 'outside_delivery_area' | 'refused_by_service';
 
 /** What one flight finds: a price to show, or a price at the fallback tariff that must not be shown. */
-export type CheckoutPrice = { kind: 'priced'; amountXof: Xof } | { kind: 'fallback'; simulatedXof: Xof; fallbackXof: number; city: string };
+export type CheckoutPrice =
+  { kind: 'priced'; amountXof: Xof } | { kind: 'fallback'; simulatedXof: Xof; fallbackXof: number; city: string };
 
 /** The simulatePrice "payment mode" under which checkout fallbacks are kept: never mixed with firm quotes' fallbacks. */
 export const SIMULATED_PAYMENT_MODE = 'simulate_price';
@@ -110,23 +112,42 @@ export async function priceAtCheckout(
   const log = (): Logger => (child ??= deps.logger.child({ shop: shop.id, component: 'checkout-rates' }));
   const country = request.destination.country?.trim().toUpperCase() || shop.country;
   if (country !== shop.country) {
-    log().info({ country }, 'no delivery price at checkout: destination outside the shop\'s country');
-    return { kind: 'no_rate', why: 'outside_delivery_area', detail: `destination country ${country}, shop delivers in ${shop.country}` };
+    log().info({ country }, "no delivery price at checkout: destination outside the shop's country");
+    return {
+      kind: 'no_rate',
+      why: 'outside_delivery_area',
+      detail: `destination country ${country}, shop delivers in ${shop.country}`,
+    };
   }
 
   const aliases = { ...shop.policy.neighbourhoodAliases, ...(await runtimeAliases(shop, deps, deadline, log)) };
-  const resolution = deps.resolver.resolve({ country: shop.country, fields: request.destination.fields, coords: request.destination.coords, aliases });
+  const resolution = deps.resolver.resolve({
+    country: shop.country,
+    fields: request.destination.fields,
+    coords: request.destination.coords,
+    aliases,
+  });
   if (!resolution.ok) {
     const target = resolution.candidates[0]?.name ?? '<neighbourhood>';
     // No address in the log (personal data, and the resolver's reason quotes it): the candidates and the fix's shape.
-    warnAliasFix(shop, log, 'the address names no known neighbourhood', { candidates: resolution.candidates.map((c) => c.name) }, target);
+    warnAliasFix(
+      shop,
+      log,
+      'the address names no known neighbourhood',
+      { candidates: resolution.candidates.map((c) => c.name) },
+      target,
+    );
     return { kind: 'no_rate', why: 'unknown_neighbourhood', detail: resolution.reason };
   }
   const neighbourhood = resolution.neighbourhood;
   const band = weightBand(request.weightGrams);
   const atDoor = collectsAtDoor(shop, request.paymentMethod);
   const key = deps.cache.key({
-    source: deps.prices.sourceOf(shop), pickup: shop.pickup.neighbourhood, dropoff: neighbourhood, band: band.key, payment: atDoor ? 'cod' : 'prepaid',
+    source: deps.prices.sourceOf(shop),
+    pickup: shop.pickup.neighbourhood,
+    dropoff: neighbourhood,
+    band: band.key,
+    payment: atDoor ? 'cod' : 'prepaid',
   });
   const timeoutMs = Math.max(policy.budgetMs, shop.dispatch.timeoutMs);
 
@@ -135,15 +156,30 @@ export async function priceAtCheckout(
     log().warn({ err: errorText(error) }, 'checkout price cache unreadable; asking the delivery service');
     return undefined;
   });
-  if (cached !== undefined) return bounded(shop, { kind: 'rate', basis: 'cache', amountXof: cached, neighbourhood: neighbourhood.name }, deps, log);
+  if (cached !== undefined)
+    return bounded(
+      shop,
+      { kind: 'rate', basis: 'cache', amountXof: cached, neighbourhood: neighbourhood.name },
+      deps,
+      log,
+    );
 
   const flight = deps.flights.run(key, async (): Promise<CheckoutPrice> => {
     const service = serviceId(shop);
-    const fallbackKey: FallbackKey = { pickup: shop.pickup.neighbourhood, city: neighbourhood.city, weight: weightLabel(band.priceAtKg), paymentMode: SIMULATED_PAYMENT_MODE };
+    const fallbackKey: FallbackKey = {
+      pickup: shop.pickup.neighbourhood,
+      city: neighbourhood.city,
+      weight: weightLabel(band.priceAtKg),
+      paymentMode: SIMULATED_PAYMENT_MODE,
+    };
     const simulate = async (dropoff: string): Promise<Xof> => {
       const simulation = await deps.prices.price(
         shop,
-        { pickupNeighbourhood: shop.pickup.neighbourhood, dropoffNeighbourhood: dropoff, ...(band.priceAtKg === undefined ? {} : { weightKg: band.priceAtKg }) },
+        {
+          pickupNeighbourhood: shop.pickup.neighbourhood,
+          dropoffNeighbourhood: dropoff,
+          ...(band.priceAtKg === undefined ? {} : { weightKg: band.priceAtKg }),
+        },
         { timeoutMs },
       );
       if (simulation.currency !== 'XOF') throw new Error(`simulatePrice answered in ${simulation.currency}, not XOF`);
@@ -174,35 +210,65 @@ export async function priceAtCheckout(
     const price = await beforeDeadline(flight, deadline);
     if (price.kind === 'fallback') {
       const detail = `the delivery service does not price '${neighbourhood.name}': it is priced at the fallback tariff of ${String(price.fallbackXof)} XOF, its price for the city name '${price.city}'`;
-      warnAliasFix(shop, log, detail, { neighbourhood: neighbourhood.name, simulated: price.simulatedXof, fallback: price.fallbackXof }, '<neighbourhood the service prices>');
+      warnAliasFix(
+        shop,
+        log,
+        detail,
+        { neighbourhood: neighbourhood.name, simulated: price.simulatedXof, fallback: price.fallbackXof },
+        '<neighbourhood the service prices>',
+      );
       deps.onWithheld?.(shop.id, 'fallback_tariff');
       return { kind: 'no_rate', why: 'fallback_tariff', detail };
     }
-    return bounded(shop, { kind: 'rate', basis: 'live', amountXof: price.amountXof, neighbourhood: neighbourhood.name }, deps, log);
+    return bounded(
+      shop,
+      { kind: 'rate', basis: 'live', amountXof: price.amountXof, neighbourhood: neighbourhood.name },
+      deps,
+      log,
+    );
   } catch (error) {
     if (refusedByService(error)) {
       // The service understood and said no (a weight it does not carry, a name it refuses): no price to show.
-      log().warn({ err: error.toJSON(), neighbourhood: neighbourhood.name, band: band.key }, 'no delivery price at checkout: the delivery service refused the price request');
+      log().warn(
+        { err: error.toJSON(), neighbourhood: neighbourhood.name, band: band.key },
+        'no delivery price at checkout: the delivery service refused the price request',
+      );
       return { kind: 'no_rate', why: 'refused_by_service', detail: error.message };
     }
     const why: UnavailableWhy = error instanceof OutOfTime ? 'slow' : 'error';
     log().warn(
       { why, err: errorText(error), budgetMs: policy.budgetMs, fallback: policy.fallback.mode },
-      why === 'slow' ? 'delivery service too slow for the checkout time budget' : 'delivery service unavailable for a checkout price',
+      why === 'slow'
+        ? 'delivery service too slow for the checkout time budget'
+        : 'delivery service unavailable for a checkout price',
     );
     if (policy.fallback.mode === 'rate') {
-      return { kind: 'rate', basis: 'fallback', amountXof: xof(policy.fallback.amountXof), neighbourhood: neighbourhood.name, why };
+      return {
+        kind: 'rate',
+        basis: 'fallback',
+        amountXof: xof(policy.fallback.amountXof),
+        neighbourhood: neighbourhood.name,
+        why,
+      };
     }
     return { kind: 'unavailable', why, neighbourhood: neighbourhood.name };
   }
 }
 
 /** A live or cached rate above the shop's maximum is not offered: no rate, a warn line, a count. */
-function bounded(shop: ShopConfig, outcome: Extract<CheckoutRateOutcome, { kind: 'rate' }>, deps: CheckoutRatesDeps, log: () => Logger): CheckoutRateOutcome {
+function bounded(
+  shop: ShopConfig,
+  outcome: Extract<CheckoutRateOutcome, { kind: 'rate' }>,
+  deps: CheckoutRatesDeps,
+  log: () => Logger,
+): CheckoutRateOutcome {
   const max = shop.policy.checkoutRates.maxRateXof;
   if (max === undefined || outcome.amountXof <= max) return outcome;
   const detail = `the delivery price to ${outcome.neighbourhood}, ${String(outcome.amountXof)} XOF, is above the shop's maximum of ${String(max)} XOF`;
-  log().warn({ neighbourhood: outcome.neighbourhood, amountXof: outcome.amountXof, maxRateXof: max }, `no delivery price at checkout: ${detail}`);
+  log().warn(
+    { neighbourhood: outcome.neighbourhood, amountXof: outcome.amountXof, maxRateXof: max },
+    `no delivery price at checkout: ${detail}`,
+  );
   deps.onWithheld?.(shop.id, 'above_maximum');
   return { kind: 'no_rate', why: 'above_maximum', detail };
 }
@@ -211,7 +277,13 @@ function bounded(shop: ShopConfig, outcome: Extract<CheckoutRateOutcome, { kind:
  * The simulated price of the city name (the fallback tariff), from Redis or learned once. A service that refuses
  * the city name outright has no fallback to fall into: nothing to compare with (as for orders).
  */
-async function cityFallback(deps: CheckoutRatesDeps, service: string, key: FallbackKey, learn: () => Promise<Xof>, log: () => Logger): Promise<number | undefined> {
+async function cityFallback(
+  deps: CheckoutRatesDeps,
+  service: string,
+  key: FallbackKey,
+  learn: () => Promise<Xof>,
+  log: () => Logger,
+): Promise<number | undefined> {
   const known = await deps.tariffs.fallback(service, key).catch(() => undefined);
   if (known !== undefined) return known;
   try {
@@ -222,7 +294,10 @@ async function cityFallback(deps: CheckoutRatesDeps, service: string, key: Fallb
     return learned;
   } catch (error) {
     if (refusedByService(error)) {
-      log().warn({ err: errorText(error), city: key.city }, 'could not learn the fallback tariff (price for the city name refused)');
+      log().warn(
+        { err: errorText(error), city: key.city },
+        'could not learn the fallback tariff (price for the city name refused)',
+      );
       return undefined;
     }
     throw error;
@@ -230,7 +305,14 @@ async function cityFallback(deps: CheckoutRatesDeps, service: string, key: Fallb
 }
 
 /** The service's collection fee, from Redis or learned once (cod-fee.ts). */
-async function codFee(shop: ShopConfig, deps: CheckoutRatesDeps, service: string, neighbourhood: string, timeoutMs: number, log: () => Logger): Promise<Xof> {
+async function codFee(
+  shop: ShopConfig,
+  deps: CheckoutRatesDeps,
+  service: string,
+  neighbourhood: string,
+  timeoutMs: number,
+  log: () => Logger,
+): Promise<Xof> {
   const known = await deps.fees.get(service).catch(() => undefined);
   if (known !== undefined) return known;
   const learned = await learnCodFee(shop, deps.prices, neighbourhood, timeoutMs, log).catch((error: unknown) => {
@@ -247,7 +329,13 @@ async function codFee(shop: ShopConfig, deps: CheckoutRatesDeps, service: string
 
 /** The merchant's way out of a no_rate for an address: an alias to a neighbourhood the service prices. */
 /** The warn line of a checkout without a price, with the alias that would fix it; never the customer's address. */
-function warnAliasFix(shop: ShopConfig, log: () => Logger, what: string, extra: Record<string, unknown>, target: string): void {
+function warnAliasFix(
+  shop: ShopConfig,
+  log: () => Logger,
+  what: string,
+  extra: Record<string, unknown>,
+  target: string,
+): void {
   const fix = `relais alias add ${shop.id} "<the words the customer wrote>" "${target}"`;
   log().warn(
     { ...extra, fix },
@@ -256,11 +344,16 @@ function warnAliasFix(shop: ShopConfig, log: () => Logger, what: string, extra: 
 }
 
 /** The operator's run-time aliases (Redis); without them in time, the registry's still apply. */
-async function runtimeAliases(shop: ShopConfig, deps: CheckoutRatesDeps, deadline: number, log: () => Logger): Promise<Record<string, string>> {
+async function runtimeAliases(
+  shop: ShopConfig,
+  deps: CheckoutRatesDeps,
+  deadline: number,
+  log: () => Logger,
+): Promise<Record<string, string>> {
   try {
     return await beforeDeadline(deps.aliases.list(shop.id), deadline);
   } catch (error) {
-    log().warn({ err: errorText(error) }, 'run-time neighbourhood aliases unreadable; using the registry\'s only');
+    log().warn({ err: errorText(error) }, "run-time neighbourhood aliases unreadable; using the registry's only");
     return {};
   }
 }

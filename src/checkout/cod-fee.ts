@@ -81,11 +81,16 @@ export async function learnCodFee(
   ]);
   const fee = cod.total - prepaid.total;
   if (!Number.isSafeInteger(fee) || fee < 0) {
-    throw new Error(`cannot learn the cash-collection fee: a cash-on-delivery quote of ${String(cod.total)} XOF against a prepaid one of ${String(prepaid.total)} XOF`);
+    throw new Error(
+      `cannot learn the cash-collection fee: a cash-on-delivery quote of ${String(cod.total)} XOF against a prepaid one of ${String(prepaid.total)} XOF`,
+    );
   }
   const named = cod.breakdown?.codFee;
   if (named !== undefined && named !== fee) {
-    log().warn({ breakdownFee: named, differenceOfTotals: fee }, 'the quote breakdown names another collection fee than the difference of totals; using the difference');
+    log().warn(
+      { breakdownFee: named, differenceOfTotals: fee },
+      'the quote breakdown names another collection fee than the difference of totals; using the difference',
+    );
   }
   return xof(fee);
 }

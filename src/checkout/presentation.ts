@@ -16,7 +16,10 @@ type RateOutcome = Extract<CheckoutRateOutcome, { kind: 'rate' }>;
  *    half a minute. The WooCommerce plugin adds nothing;
  *  - disabled: 404, as for a shop without checkout prices.
  */
-export function noRateAnswer(outcome: Exclude<CheckoutRateOutcome, RateOutcome>): { status: 200 | 503 | 404; body: { rates: [] } | { error: string } } {
+export function noRateAnswer(outcome: Exclude<CheckoutRateOutcome, RateOutcome>): {
+  status: 200 | 503 | 404;
+  body: { rates: [] } | { error: string };
+} {
   switch (outcome.kind) {
     case 'no_rate':
       return { status: 200, body: { rates: [] } };
@@ -38,7 +41,10 @@ export function rateDescription(outcome: RateOutcome): string {
  * Shopify's date form "2013-04-12 14:48:45 -0400", written in UTC: the XOF zone runs on UTC (Dakar, Abidjan,
  * Bamako, Lomé, Ouagadougou) or UTC+1 (Cotonou, Niamey), and a delivery day does not move by an hour.
  */
-export function deliveryWindow(days: ShopPolicy['checkoutRates']['deliveryDays'], now: Date): { min: string; max: string } | undefined {
+export function deliveryWindow(
+  days: ShopPolicy['checkoutRates']['deliveryDays'],
+  now: Date,
+): { min: string; max: string } | undefined {
   if (!days) return undefined;
   const at = (n: number) => shopifyDate(new Date(now.getTime() + n * 86_400_000));
   return { min: at(days.min), max: at(days.max) };

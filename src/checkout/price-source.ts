@@ -43,7 +43,11 @@ export class DispatchPriceSource implements PriceSource {
     if (this.#closed) throw new Error('checkout prices: the price source is closed');
     let service = this.#services.get(shop.id);
     if (!service) {
-      service = deliveryServiceForShop(shop, this.logger.child({ shop: shop.id, component: 'checkout-rates' }), 'relais-checkout-rates/0.1');
+      service = deliveryServiceForShop(
+        shop,
+        this.logger.child({ shop: shop.id, component: 'checkout-rates' }),
+        'relais-checkout-rates/0.1',
+      );
       this.#services.set(shop.id, service);
     }
     return service;

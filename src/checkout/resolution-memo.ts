@@ -20,7 +20,18 @@ export class ResolutionMemo implements Pick<NeighbourhoodResolver, 'resolve'> {
   resolve(input: ResolveInput): Resolution {
     const f = input.fields;
     const aliases = input.aliases ? Object.entries(input.aliases).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) : [];
-    const key = JSON.stringify([input.country, f.address1, f.address2, f.city, f.province, f.zip, f.company, input.coords?.lat, input.coords?.lng, aliases]);
+    const key = JSON.stringify([
+      input.country,
+      f.address1,
+      f.address2,
+      f.city,
+      f.province,
+      f.zip,
+      f.company,
+      input.coords?.lat,
+      input.coords?.lng,
+      aliases,
+    ]);
     const known = this.#entries.get(key);
     if (known) {
       // Map keeps insertion order: re-inserting marks the entry as the most recently used.

@@ -81,7 +81,8 @@ export function checkoutRoutes(deps: CheckoutRouteDeps): Router {
     next();
   };
   const raw = express.raw({ type: () => true, limit: MAX_RATE_REQUEST_BYTES });
-  for (const platform of storePlatforms()) router.post(platform.checkoutRates.path, arrival, raw, (req, res) => handle(platform, req, res));
+  for (const platform of storePlatforms())
+    router.post(platform.checkoutRates.path, arrival, raw, (req, res) => handle(platform, req, res));
   return router;
 
   async function handle(platform: StorePlatform, req: Request, res: Response): Promise<void> {
@@ -90,14 +91,19 @@ export function checkoutRoutes(deps: CheckoutRouteDeps): Router {
     const found = deps.shops.get(shopId);
     const shop = found?.platform === platform.name ? found : undefined;
     if (!shop) {
-      res.status(VERIFICATION_STATUS.unknown_shop).json({ error: 'unknown_shop', message: `no ${platform.name} shop "${shopId}" in the Relais registry` });
+      res
+        .status(VERIFICATION_STATUS.unknown_shop)
+        .json({ error: 'unknown_shop', message: `no ${platform.name} shop "${shopId}" in the Relais registry` });
       return;
     }
     const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const endpoint = platform.checkoutRates;
     const signature = checkBodySignature(rawBody, headerOf(req, endpoint.signatureHeader), endpoint.secretOf(shop));
     if (!signature.ok) {
-      logger.warn({ shop: shop.id, platform: platform.name, reason: signature.reason }, 'rejected a checkout rate request');
+      logger.warn(
+        { shop: shop.id, platform: platform.name, reason: signature.reason },
+        'rejected a checkout rate request',
+      );
       res.status(VERIFICATION_STATUS[signature.reason]).json({ error: signature.reason });
       return;
     }
@@ -125,7 +131,10 @@ export function checkoutRoutes(deps: CheckoutRouteDeps): Router {
       const answer = endpoint.answer(shop, outcome, now());
       res.status(answer.status).json(answer.body);
     } catch (error) {
-      logger.error({ shop: shop.id, platform: platform.name, err: error instanceof Error ? error.message : String(error) }, 'checkout rate request failed');
+      logger.error(
+        { shop: shop.id, platform: platform.name, err: error instanceof Error ? error.message : String(error) },
+        'checkout rate request failed',
+      );
       res.status(500).json({ rates: [] });
     }
   }

@@ -37,6 +37,7 @@ export function checkBodySignature(rawBody: Buffer, header: string | undefined, 
   const expected = createHmac('sha256', secret).update(rawBody).digest();
   const received = Buffer.from(given, 'base64');
   // timingSafeEqual throws on different lengths; a digest of another length is simply wrong.
-  if (received.length !== expected.length || !timingSafeEqual(received, expected)) return { ok: false, reason: 'invalid_signature' };
+  if (received.length !== expected.length || !timingSafeEqual(received, expected))
+    return { ok: false, reason: 'invalid_signature' };
   return { ok: true };
 }

@@ -25,7 +25,8 @@ export interface WeightBand {
  * spec prices an absent weight as a standard parcel, which is also what the order pipeline sends.
  */
 export function weightBand(totalGrams: number): WeightBand {
-  if (!Number.isFinite(totalGrams) || totalGrams < 0) throw new RangeError(`not a weight in grams: ${String(totalGrams)}`);
+  if (!Number.isFinite(totalGrams) || totalGrams < 0)
+    throw new RangeError(`not a weight in grams: ${String(totalGrams)}`);
   if (totalGrams === 0) return { key: 'std' };
   const kg = totalGrams / 1000;
   const limit = WEIGHT_BAND_LIMITS_KG.find((l) => kg <= l);

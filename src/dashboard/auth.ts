@@ -114,10 +114,12 @@ export class SessionSigner {
     const match = /^([A-Za-z0-9_-]{1,4000})\.(\d{1,15})\.([A-Za-z0-9_-]{43})$/.exec(cookieValue);
     if (!match) return undefined;
     const [, body, expires, signature] = match as unknown as [string, string, string, string];
-    if (!secretsEqual(signature, this.#sign('flash', `${body}.${expires}`)) || Number(expires) <= nowMs) return undefined;
+    if (!secretsEqual(signature, this.#sign('flash', `${body}.${expires}`)) || Number(expires) <= nowMs)
+      return undefined;
     try {
       const parsed = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as Partial<Flash>;
-      if ((parsed.kind === 'ok' || parsed.kind === 'error') && typeof parsed.message === 'string') return { kind: parsed.kind, message: parsed.message };
+      if ((parsed.kind === 'ok' || parsed.kind === 'error') && typeof parsed.message === 'string')
+        return { kind: parsed.kind, message: parsed.message };
     } catch {
       // An undecodable flash is simply not shown.
     }
@@ -149,7 +151,13 @@ function isHttps(req: Request): boolean {
 }
 
 export function setCookie(req: Request, res: Response, name: string, value: string, maxAgeMs: number): void {
-  const parts = [`${name}=${value}`, `Path=${COOKIE_PATH}`, 'HttpOnly', 'SameSite=Strict', `Max-Age=${String(Math.max(0, Math.floor(maxAgeMs / 1000)))}`];
+  const parts = [
+    `${name}=${value}`,
+    `Path=${COOKIE_PATH}`,
+    'HttpOnly',
+    'SameSite=Strict',
+    `Max-Age=${String(Math.max(0, Math.floor(maxAgeMs / 1000)))}`,
+  ];
   if (isHttps(req)) parts.push('Secure');
   res.append('Set-Cookie', parts.join('; '));
 }

@@ -53,7 +53,13 @@ export function amountToCollect(record: OrderRecord): number {
 }
 
 /** Orders with a live shipment: cash the couriers are expected to bring back. */
-const IN_FLIGHT: ReadonlySet<OrderState> = new Set(['awaiting_ready', 'ready', 'in_delivery', 'delivery_failed', 'cancel_refused']);
+const IN_FLIGHT: ReadonlySet<OrderState> = new Set([
+  'awaiting_ready',
+  'ready',
+  'in_delivery',
+  'delivery_failed',
+  'cancel_refused',
+]);
 /** Orders that have not reached the service yet. */
 const NOT_DISPATCHED: ReadonlySet<OrderState> = new Set(['received', 'held', 'dispatching']);
 

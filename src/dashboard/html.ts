@@ -12,7 +12,14 @@ export class SafeHtml {
   }
 }
 
-const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#96;' };
+const ENTITIES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+  '`': '&#96;',
+};
 
 /** The one escaping function: text and attribute values alike (attributes are always double-quoted). */
 export function escapeHtml(value: string): string {
@@ -55,7 +62,9 @@ export function safeHref(url: string | undefined): string {
 export function formatXof(amount: number | undefined): string {
   if (amount === undefined || !Number.isFinite(amount)) return '—';
   const sign = amount < 0 ? '−' : '';
-  const digits = Math.abs(Math.trunc(amount)).toString().replace(/\B(?=(\d{3})+(?!\d))/g, '\u202f');
+  const digits = Math.abs(Math.trunc(amount))
+    .toString()
+    .replace(/\B(?=(\d{3})+(?!\d))/g, '\u202f');
   return `${sign}${digits}\u00a0F`;
 }
 

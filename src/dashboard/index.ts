@@ -2,5 +2,11 @@
 export { dashboardRoutes } from './router.js';
 export { RedisSessionRevocations } from './auth.js';
 export type {
-  DashboardDeps, DisputesPort, ReconciliationDay, ReconciliationShopSummary, ReconciliationSummary, ReconciliationSummaryStore, SessionRevocations,
+  DashboardDeps,
+  DisputesPort,
+  ReconciliationDay,
+  ReconciliationShopSummary,
+  ReconciliationSummary,
+  ReconciliationSummaryStore,
+  SessionRevocations,
 } from './ports.js';

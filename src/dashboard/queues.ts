@@ -42,5 +42,9 @@ export const refuseWrites: RequestHandler = (req, res, next) => {
     next();
     return;
   }
-  res.status(405).set('Allow', 'GET, HEAD').type('text/plain').send('the queues board is read-only: replay held orders from the dashboard or with relais replay\n');
+  res
+    .status(405)
+    .set('Allow', 'GET, HEAD')
+    .type('text/plain')
+    .send('the queues board is read-only: replay held orders from the dashboard or with relais replay\n');
 };

@@ -31,7 +31,10 @@ export function responses(signer: SessionSigner, viewerOf: (req: Request) => Vie
   return {
     csrfOf,
     send(req, res, ctx, body, status = 200) {
-      res.status(status).type('html').send(page({ ...ctx, csrf: csrfOf(req), flash: takeFlash(req, res) }, body));
+      res
+        .status(status)
+        .type('html')
+        .send(page({ ...ctx, csrf: csrfOf(req), flash: takeFlash(req, res) }, body));
     },
     redirectWithFlash(req, res, to, flash) {
       // A cookie holds about 4 kB: a long resolver explanation is cut rather than silently dropped.

@@ -21,7 +21,17 @@ import { answerOr503 } from './middleware/availability.js';
 import { csrfCheck } from './middleware/csrf.js';
 import { dashboardErrors } from './middleware/errors.js';
 import { disputeForm, form } from './middleware/forms.js';
-import { heldBody, moneyBody, notFoundBody, ORDER_STATES, orderDetailBody, orderHref, ordersBody, type OrderDisputesView, type ShopChoice } from './pages.js';
+import {
+  heldBody,
+  moneyBody,
+  notFoundBody,
+  ORDER_STATES,
+  orderDetailBody,
+  orderHref,
+  ordersBody,
+  type OrderDisputesView,
+  type ShopChoice,
+} from './pages.js';
 import type { DashboardDeps } from './ports.js';
 import { queuesBoard, refuseWrites } from './queues.js';
 import { responses } from './responses.js';
@@ -38,7 +48,12 @@ const ORDERS_PAGE_SIZE = 100;
 const HELD_PAGE_SIZE = 200;
 
 /** How the dispute form's fields are named in messages. */
-const DISPUTE_FIELD_LABELS: Record<string, string> = { reason: 'reason', description: 'description', claimantId: 'claimant id', claimantType: 'claimant type' };
+const DISPUTE_FIELD_LABELS: Record<string, string> = {
+  reason: 'reason',
+  description: 'description',
+  claimantId: 'claimant id',
+  claimantType: 'claimant type',
+};
 
 const sentence = (text: string) => text.trim().replace(/[.\s]+$/, '');
 
@@ -47,10 +62,16 @@ function pick<T>(schema: z.ZodType<T>, value: unknown, fallback: T): T {
   return parsed.success ? parsed.data : fallback;
 }
 
-const daysParam = (allowed: number[], fallback: number) => z.coerce.number().int().refine((d) => allowed.includes(d)).catch(fallback);
+const daysParam = (allowed: number[], fallback: number) =>
+  z.coerce
+    .number()
+    .int()
+    .refine((d) => allowed.includes(d))
+    .catch(fallback);
 
 /** The replay's time the order page carries after a replay (`?replayed=`), when it is one. */
-const replayedParam = (value: unknown): number | undefined => (typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : undefined);
+const replayedParam = (value: unknown): number | undefined =>
+  typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : undefined;
 
 const field = (body: unknown, name: string): unknown => (body as Record<string, unknown> | undefined)?.[name];
 
@@ -65,17 +86,30 @@ export function dashboardRoutes(deps: DashboardDeps | undefined): Router {
 
 /** Where an action on a held order goes back to, and with which message, when the order is not there to act on. */
 function notActionable(lookup: Exclude<HeldOrderLookup, { kind: 'found' }>): { to: string; flash: Flash } {
-  if (lookup.kind === 'not_found') return { to: '/dashboard/held', flash: { kind: 'error', message: `No order ${lookup.externalOrderId} in the ledger.` } };
+  if (lookup.kind === 'not_found')
+    return {
+      to: '/dashboard/held',
+      flash: { kind: 'error', message: `No order ${lookup.externalOrderId} in the ledger.` },
+    };
   const { meta, state } = lookup.record;
-  return { to: orderHref(meta.externalOrderId), flash: { kind: 'error', message: `${meta.orderName} is ${state.replace(/_/g, ' ')}, not held: nothing to replay.` } };
+  return {
+    to: orderHref(meta.externalOrderId),
+    flash: { kind: 'error', message: `${meta.orderName} is ${state.replace(/_/g, ' ')}, not held: nothing to replay.` },
+  };
 }
 
 /** After a replay: the order page (reloading itself until the worker takes the order), saying what happened. */
 function afterReplay(outcome: ReplayOutcome, done: string): { to: string; flash: Flash } {
   const { externalOrderId, orderName } = outcome.record.meta;
   return outcome.kind === 'replayed'
-    ? { to: `${orderHref(externalOrderId)}?replayed=${String(outcome.replayedAt.getTime())}`, flash: { kind: 'ok', message: `${done}${orderName} replayed: it is being dispatched now.` } }
-    : { to: orderHref(externalOrderId), flash: { kind: 'error', message: `${done}${orderName} was not replayed: ${outcome.why}.` } };
+    ? {
+        to: `${orderHref(externalOrderId)}?replayed=${String(outcome.replayedAt.getTime())}`,
+        flash: { kind: 'ok', message: `${done}${orderName} replayed: it is being dispatched now.` },
+      }
+    : {
+        to: orderHref(externalOrderId),
+        flash: { kind: 'error', message: `${done}${orderName} was not replayed: ${outcome.why}.` },
+      };
 }
 
 /** The flash message after a dispute form, for every outcome but an unknown order. */
@@ -83,13 +117,21 @@ function disputeMessage(outcome: Exclude<OpenDisputeOutcome, { kind: 'not_found'
   const name = outcome.record.meta.orderName;
   switch (outcome.kind) {
     case 'no_shipment':
-      return { kind: 'error', message: `Dispute not opened: ${name} has no shipment yet. A dispute is opened on a shipment, once the order is dispatched.` };
+      return {
+        kind: 'error',
+        message: `Dispute not opened: ${name} has no shipment yet. A dispute is opened on a shipment, once the order is dispatched.`,
+      };
     case 'invalid': {
-      const problems = outcome.problems.map((p) => `${(p.field === undefined ? undefined : DISPUTE_FIELD_LABELS[p.field]) ?? 'form'}: ${p.message}`);
+      const problems = outcome.problems.map(
+        (p) => `${(p.field === undefined ? undefined : DISPUTE_FIELD_LABELS[p.field]) ?? 'form'}: ${p.message}`,
+      );
       return { kind: 'error', message: `Dispute not opened for ${name}: ${problems.join('; ')}.` };
     }
     case 'duplicate':
-      return { kind: 'error', message: `Dispute not opened twice: ${name} already has this open claim (${outcome.claim.claimId ?? 'no id'}, opened ${formatTime(outcome.claim.createdAt)}).` };
+      return {
+        kind: 'error',
+        message: `Dispute not opened twice: ${name} already has this open claim (${outcome.claim.claimId ?? 'no id'}, opened ${formatTime(outcome.claim.createdAt)}).`,
+      };
     case 'opened':
       return {
         kind: 'ok',
@@ -116,7 +158,12 @@ function enabledDashboard(deps: DashboardDeps): Router {
   const nowMs = () => deps.now().getTime();
   const shopChoices: ShopChoice[] = deps.shops.all().map((s) => ({ id: s.id, name: s.name, platform: s.platform }));
   const shopName = (id: string) => deps.shops.get(id)?.name ?? id;
-  const shopParam = (value: unknown) => pick(z.string().refine((id) => deps.shops.get(id) !== undefined), value, shopChoices[0]?.id ?? '');
+  const shopParam = (value: unknown) =>
+    pick(
+      z.string().refine((id) => deps.shops.get(id) !== undefined),
+      value,
+      shopChoices[0]?.id ?? '',
+    );
 
   router.use((req, res, next) => {
     securityHeaders(res, req.path === '/queues' || req.path.startsWith('/queues/') ? QUEUES_CSP : PAGE_CSP);
@@ -126,7 +173,13 @@ function enabledDashboard(deps: DashboardDeps): Router {
   router.use(answerOr503({ redisConnected: deps.redisConnected, answerWithinMs: deps.answerWithinMs ?? 10_000 }));
 
   const auth = dashboardAuth({
-    token: deps.token, signer, throttle: new LoginThrottle(), revocations: deps.revocations, sessionTtlMs: deps.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS, nowMs, logger: deps.logger,
+    token: deps.token,
+    signer,
+    throttle: new LoginThrottle(),
+    revocations: deps.revocations,
+    sessionTtlMs: deps.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS,
+    nowMs,
+    logger: deps.logger,
   });
   const csrf = csrfCheck(signer, auth.viewerOf);
   const { send, redirectWithFlash, csrfOf } = responses(signer, auth.viewerOf, nowMs);
@@ -141,34 +194,63 @@ function enabledDashboard(deps: DashboardDeps): Router {
 
   router.get('/orders', async (req, res) => {
     const shopId = shopParam(req.query.shop);
-    const state = pick(z.enum(ORDER_STATES as [OrderState, ...OrderState[]]).optional(), req.query.state || undefined, undefined);
+    const state = pick(
+      z.enum(ORDER_STATES as [OrderState, ...OrderState[]]).optional(),
+      req.query.state || undefined,
+      undefined,
+    );
     const days = daysParam([1, 7, 30, 90], 30).parse(req.query.days ?? 30);
     const since = new Date(nowMs() - days * 86_400_000);
-    const listing = shopId ? await listOrders(deps.ledger, { shopId, since, state, limit: ORDERS_PAGE_SIZE }) : { records: [], inWindow: 0, truncated: false };
-    send(req, res, { section: 'orders', title: 'Orders' }, ordersBody({ shops: shopChoices, shopId, state, days, listing }));
+    const listing = shopId
+      ? await listOrders(deps.ledger, { shopId, since, state, limit: ORDERS_PAGE_SIZE })
+      : { records: [], inWindow: 0, truncated: false };
+    send(
+      req,
+      res,
+      { section: 'orders', title: 'Orders' },
+      ordersBody({ shops: shopChoices, shopId, state, days, listing }),
+    );
   });
 
   /** The claims as the page shows them; a failure of Relais itself is logged and said in general terms. */
   const disputesView = (disputes: OrderDisputes, externalOrderId: string): OrderDisputesView => {
     const { source } = disputes;
-    if (source.kind === 'unavailable') return { claims: disputes.claims, source: { kind: 'unavailable', why: sentence(source.why) } };
+    if (source.kind === 'unavailable')
+      return { claims: disputes.claims, source: { kind: 'unavailable', why: sentence(source.why) } };
     if (source.kind !== 'failed') return { claims: disputes.claims, source };
     deps.logger.error({ err: source.error, order: externalOrderId }, 'dashboard: listing disputes failed');
-    return { claims: disputes.claims, source: { kind: 'unavailable', why: 'Relais failed while asking (see the web process log)' } };
+    return {
+      claims: disputes.claims,
+      source: { kind: 'unavailable', why: 'Relais failed while asking (see the web process log)' },
+    };
   };
 
   router.get('/orders/:id', async (req, res) => {
-    const result = await viewOrder(deps, req.params.id, { replayedAt: replayedParam(req.query.replayed), askForClaims: req.query.claims === 'ask' });
+    const result = await viewOrder(deps, req.params.id, {
+      replayedAt: replayedParam(req.query.replayed),
+      askForClaims: req.query.claims === 'ask',
+    });
     if (result.kind === 'not_found') {
-      send(req, res, { section: 'orders', title: 'Not found' }, notFoundBody('No order with this id in the ledger (finished orders are kept 90 days).'), 404);
+      send(
+        req,
+        res,
+        { section: 'orders', title: 'Not found' },
+        notFoundBody('No order with this id in the ledger (finished orders are kept 90 days).'),
+        404,
+      );
       return;
     }
     const { record, reloading, disputes, timeline, suggestions } = result;
     send(
-      req, res,
+      req,
+      res,
       { section: 'orders', title: record.meta.orderName, refreshSeconds: reloading ? 2 : undefined },
       orderDetailBody({
-        record, shopName: shopName(record.meta.shopId), timeline, csrf: csrfOf(req), suggestions,
+        record,
+        shopName: shopName(record.meta.shopId),
+        timeline,
+        csrf: csrfOf(req),
+        suggestions,
         ...(disputes ? { disputes: disputesView(disputes, record.meta.externalOrderId) } : {}),
       }),
     );
@@ -176,22 +258,45 @@ function enabledDashboard(deps: DashboardDeps): Router {
 
   router.get('/held', async (req, res) => {
     const { held, unready } = await heldOrders(deps, HELD_PAGE_SIZE);
-    const withShop = <T extends { record: { meta: { shopId: string } } }>(item: T) => ({ ...item, shopName: shopName(item.record.meta.shopId) });
-    send(req, res, { section: 'held', title: 'Held orders', heldCount: held.length }, heldBody({ held: held.map(withShop), unready: unready.map(withShop), csrf: csrfOf(req) }));
+    const withShop = <T extends { record: { meta: { shopId: string } } }>(item: T) => ({
+      ...item,
+      shopName: shopName(item.record.meta.shopId),
+    });
+    send(
+      req,
+      res,
+      { section: 'held', title: 'Held orders', heldCount: held.length },
+      heldBody({ held: held.map(withShop), unready: unready.map(withShop), csrf: csrfOf(req) }),
+    );
   });
 
   router.get('/money', async (req, res) => {
     const shopId = shopParam(req.query.shop);
     const days = daysParam([7, 30, 90], 30).parse(req.query.days ?? 30);
-    const report = await cashReport(deps, { shopId: shopId || undefined, since: new Date(nowMs() - days * 86_400_000) });
-    send(req, res, { section: 'money', title: 'Cash & reconciliation' }, moneyBody({ shops: shopChoices, shopId, days, ...report }));
+    const report = await cashReport(deps, {
+      shopId: shopId || undefined,
+      since: new Date(nowMs() - days * 86_400_000),
+    });
+    send(
+      req,
+      res,
+      { section: 'money', title: 'Cash & reconciliation' },
+      moneyBody({ shops: shopChoices, shopId, days, ...report }),
+    );
   });
 
   // ----------------------------------------------------------------------------------- actions
-  const logReplay = (outcome: ReplayOutcome) => deps.logger.info({ order: outcome.record.meta.externalOrderId, ok: outcome.kind === 'replayed' }, 'dashboard replay');
+  const logReplay = (outcome: ReplayOutcome) =>
+    deps.logger.info(
+      { order: outcome.record.meta.externalOrderId, ok: outcome.kind === 'replayed' },
+      'dashboard replay',
+    );
 
   router.post('/held/:id/alias', form, csrf, async (req, res) => {
-    const result = await addAliasAndReplay(deps, String(req.params.id), { text: field(req.body, 'text'), neighbourhood: field(req.body, 'neighbourhood') });
+    const result = await addAliasAndReplay(deps, String(req.params.id), {
+      text: field(req.body, 'text'),
+      neighbourhood: field(req.body, 'neighbourhood'),
+    });
     const back = '/dashboard/held';
     switch (result.kind) {
       case 'not_found':
@@ -201,10 +306,16 @@ function enabledDashboard(deps: DashboardDeps): Router {
         return;
       }
       case 'shop_missing':
-        redirectWithFlash(req, res, back, { kind: 'error', message: `The shop ${result.record.meta.shopId} is no longer in the registry.` });
+        redirectWithFlash(req, res, back, {
+          kind: 'error',
+          message: `The shop ${result.record.meta.shopId} is no longer in the registry.`,
+        });
         return;
       case 'invalid':
-        redirectWithFlash(req, res, back, { kind: 'error', message: `Alias not added: ${result.problems.join('; ')}.` });
+        redirectWithFlash(req, res, back, {
+          kind: 'error',
+          message: `Alias not added: ${result.problems.join('; ')}.`,
+        });
         return;
       case 'unknown_neighbourhood':
         redirectWithFlash(req, res, back, {
@@ -232,23 +343,34 @@ function enabledDashboard(deps: DashboardDeps): Router {
   router.post('/held/:id/replay', form, csrf, async (req, res) => {
     const result = await replayHeldOrder(deps, String(req.params.id));
     if (result.kind === 'replayed' || result.kind === 'not_replayed') logReplay(result);
-    const { to, flash } = result.kind === 'replayed' || result.kind === 'not_replayed' ? afterReplay(result, '') : notActionable(result);
+    const { to, flash } =
+      result.kind === 'replayed' || result.kind === 'not_replayed' ? afterReplay(result, '') : notActionable(result);
     redirectWithFlash(req, res, to, flash);
   });
 
   router.post('/orders/:id/disputes', disputeForm, csrf, async (req, res) => {
     const id = String(req.params.id);
     const result = await openDispute(deps, id, {
-      reason: field(req.body, 'reason'), description: field(req.body, 'description'), claimantId: field(req.body, 'claimantId'), claimantType: field(req.body, 'claimantType'),
+      reason: field(req.body, 'reason'),
+      description: field(req.body, 'description'),
+      claimantId: field(req.body, 'claimantId'),
+      claimantType: field(req.body, 'claimantType'),
     });
     if (result.kind === 'not_found') {
-      redirectWithFlash(req, res, '/dashboard/orders', { kind: 'error', message: `No order ${id} in the ledger: no dispute opened.` });
+      redirectWithFlash(req, res, '/dashboard/orders', {
+        kind: 'error',
+        message: `No order ${id} in the ledger: no dispute opened.`,
+      });
       return;
     }
     if (result.kind === 'opened' || result.kind === 'refused') {
-      deps.logger.info({ order: id, ok: result.kind === 'opened', claim: result.kind === 'opened' ? result.claimId : undefined }, 'dashboard dispute');
+      deps.logger.info(
+        { order: id, ok: result.kind === 'opened', claim: result.kind === 'opened' ? result.claimId : undefined },
+        'dashboard dispute',
+      );
     }
-    if (result.kind === 'unconfirmed') deps.logger.error({ err: result.error, order: id }, 'dashboard: opening a dispute failed');
+    if (result.kind === 'unconfirmed')
+      deps.logger.error({ err: result.error, order: id }, 'dashboard: opening a dispute failed');
     redirectWithFlash(req, res, orderHref(id), disputeMessage(result));
   });
 

@@ -47,7 +47,12 @@ async function startServer(handler: Handler): Promise<TestServer> {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const recorded = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const recorded = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
       requests.push(recorded);
       handler(recorded, res);
     });
@@ -83,13 +88,21 @@ function liveKey(): string {
   return `pk_live_${randomBytes(16).toString('hex')}`;
 }
 
-function makeClient(options: { baseUrl: string; trackingUrl?: string; apiKey?: string; timeoutMs?: number; logLines?: string[] }): {
+function makeClient(options: {
+  baseUrl: string;
+  trackingUrl?: string;
+  apiKey?: string;
+  timeoutMs?: number;
+  logLines?: string[];
+}): {
   client: DispatchClient;
   apiKey: string;
 } {
   const apiKey = options.apiKey ?? liveKey();
   const logLines = options.logLines;
-  const logger = logLines ? createLogger({ level: 'debug', destination: { write: (line: string) => void logLines.push(line) } }) : undefined;
+  const logger = logLines
+    ? createLogger({ level: 'debug', destination: { write: (line: string) => void logLines.push(line) } })
+    : undefined;
   const client = new DispatchClient({
     baseUrl: options.baseUrl,
     apiKey,
@@ -111,7 +124,13 @@ async function failure(promise: Promise<unknown>): Promise<DispatchError> {
   throw new Error('expected the call to fail');
 }
 
-const QUOTE_SPEC = { quote_id: 'qte_a1', expiresAt: '2030-01-01T00:00:00.000Z', total: 2500, currency: 'XOF', breakdown: { customer: 2500, courier: 2000, platform: 500 } };
+const QUOTE_SPEC = {
+  quote_id: 'qte_a1',
+  expiresAt: '2030-01-01T00:00:00.000Z',
+  total: 2500,
+  currency: 'XOF',
+  breakdown: { customer: 2500, courier: 2000, platform: 500 },
+};
 const SHIPMENT_SPEC = {
   shipment_id: 'shp_b2',
   external_order_id: 'dakar-mode:1001',
@@ -121,7 +140,10 @@ const SHIPMENT_SPEC = {
   tracking_code: 'ABCDEFGH23',
   orderAmountXof: 15000,
 };
-const QUOTE_REQUEST = { pickup: { city: 'Almadies', address: 'Route des Almadies' }, dropoff: { city: 'Ngor', address: 'Village de Ngor' } };
+const QUOTE_REQUEST = {
+  pickup: { city: 'Almadies', address: 'Route des Almadies' },
+  dropoff: { city: 'Ngor', address: 'Village de Ngor' },
+};
 
 // ---------------------------------------------------------------------------------------------------
 
@@ -160,13 +182,19 @@ describe('keys', () => {
 
   it('warns, without writing the key, when a key does not look like a live key', () => {
     const lines: string[] = [];
-    const { apiKey } = makeClient({ baseUrl: 'http://127.0.0.1:1', apiKey: `sk_${randomBytes(8).toString('hex')}`, logLines: lines });
+    const { apiKey } = makeClient({
+      baseUrl: 'http://127.0.0.1:1',
+      apiKey: `sk_${randomBytes(8).toString('hex')}`,
+      logLines: lines,
+    });
     expect(lines.join('')).toContain('does not begin with pk_live_');
     expect(lines.join('')).not.toContain(apiKey);
   });
 
   it('refuses a base URL that carries credentials or is not http(s)', () => {
-    expect(() => new DispatchClient({ baseUrl: 'http://user:pw@127.0.0.1:1', apiKey: liveKey() })).toThrow(DispatchConfigError);
+    expect(() => new DispatchClient({ baseUrl: 'http://user:pw@127.0.0.1:1', apiKey: liveKey() })).toThrow(
+      DispatchConfigError,
+    );
     expect(() => new DispatchClient({ baseUrl: 'ftp://127.0.0.1', apiKey: liveKey() })).toThrow(DispatchConfigError);
     expect(() => new DispatchClient({ baseUrl: 'not a url', apiKey: liveKey() })).toThrow(DispatchConfigError);
   });
@@ -181,32 +209,48 @@ describe('keys', () => {
   it('sends public operations to the tracking host, with no X-Api-Key', async () => {
     const gateway = await startServer((_req, res) => send(res, 500, { code: 'INTERNAL_ERROR' }));
     const tracking = await startServer((req, res) =>
-      req.url.endsWith('/simulate-price') ? send(res, 200, { total: 2000, currency: 'XOF' }) : send(res, 200, { tracking_code: 'ABCDEFGH23', status: 'READY', events: [] }),
+      req.url.endsWith('/simulate-price')
+        ? send(res, 200, { total: 2000, currency: 'XOF' })
+        : send(res, 200, { tracking_code: 'ABCDEFGH23', status: 'READY', events: [] }),
     );
     const { client } = makeClient({ baseUrl: gateway.url, trackingUrl: tracking.url });
     await client.trackByCode('ABCDEFGH23');
     await client.simulatePrice({ pickup_city: 'Almadies', dropoff_city: 'Ngor' });
     expect(gateway.requests).toHaveLength(0);
-    expect(tracking.requests.map((r) => `${r.method} ${r.url}`)).toEqual(['GET /v1/tracking/ABCDEFGH23', 'POST /v1/tracking/simulate-price']);
+    expect(tracking.requests.map((r) => `${r.method} ${r.url}`)).toEqual([
+      'GET /v1/tracking/ABCDEFGH23',
+      'POST /v1/tracking/simulate-price',
+    ]);
     for (const request of tracking.requests) expect(request.headers['x-api-key']).toBeUndefined();
   });
 });
 
 describe('reading answers', () => {
   it('reads the spec spellings expiresAt and publicTrackingUrl', async () => {
-    const server = await startServer((req, res) => send(res, 201, req.url === '/v1/quotes' ? QUOTE_SPEC : SHIPMENT_SPEC));
+    const server = await startServer((req, res) =>
+      send(res, 201, req.url === '/v1/quotes' ? QUOTE_SPEC : SHIPMENT_SPEC),
+    );
     const { client } = makeClient({ baseUrl: server.url });
     const quote = await client.createQuote(QUOTE_REQUEST);
     expect(quote).toMatchObject({ quoteId: 'qte_a1', expiresAt: '2030-01-01T00:00:00.000Z', total: 2500 });
     const shipment = await client.createShipment({ quote_id: 'qte_a1', external_order_id: 'dakar-mode:1001' });
-    expect(shipment).toMatchObject({ shipmentId: 'shp_b2', publicTrackingUrl: 'http://track.example/t/ABCDEFGH23', orderAmountXof: 15000 });
+    expect(shipment).toMatchObject({
+      shipmentId: 'shp_b2',
+      publicTrackingUrl: 'http://track.example/t/ABCDEFGH23',
+      orderAmountXof: 15000,
+    });
   });
 
   it('reads the snake_case spellings expires_at, public_tracking_url and order_amount_xof', async () => {
     const server = await startServer((req, res) =>
       req.url === '/v1/quotes'
         ? send(res, 201, { quote_id: 'qte_a1', expires_at: '2030-01-01T00:00:00.000Z', total: 2500 })
-        : send(res, 201, { shipment_id: 'shp_b2', status: 'CREATED', public_tracking_url: 'http://track.example/t/ABCDEFGH23', order_amount_xof: 15000 }),
+        : send(res, 201, {
+            shipment_id: 'shp_b2',
+            status: 'CREATED',
+            public_tracking_url: 'http://track.example/t/ABCDEFGH23',
+            order_amount_xof: 15000,
+          }),
     );
     const { client } = makeClient({ baseUrl: server.url });
     expect(await client.createQuote(QUOTE_REQUEST)).toMatchObject({ expiresAt: '2030-01-01T00:00:00.000Z' });
@@ -217,7 +261,9 @@ describe('reading answers', () => {
   });
 
   it('ignores fields it does not know', async () => {
-    const server = await startServer((_req, res) => send(res, 200, { ...SHIPMENT_SPEC, brand_new_field: { nested: [1, 2] }, courier_rating: 4.5 }));
+    const server = await startServer((_req, res) =>
+      send(res, 200, { ...SHIPMENT_SPEC, brand_new_field: { nested: [1, 2] }, courier_rating: 4.5 }),
+    );
     const { client } = makeClient({ baseUrl: server.url });
     const shipment = await client.getShipment('shp_b2');
     expect(shipment.shipmentId).toBe('shp_b2');
@@ -256,13 +302,19 @@ describe('writing requests', () => {
     await client.createShipment({ quote_id: 'qte_a1', external_order_id: 'dakar-mode:1001', orderAmountXof: 15000 });
     const request = server.requests[0];
     expect(request?.headers['content-type']).toBe('application/json');
-    expect(JSON.parse(request?.body ?? '')).toEqual({ quote_id: 'qte_a1', external_order_id: 'dakar-mode:1001', orderAmountXof: 15000 });
+    expect(JSON.parse(request?.body ?? '')).toEqual({
+      quote_id: 'qte_a1',
+      external_order_id: 'dakar-mode:1001',
+      orderAmountXof: 15000,
+    });
   });
 
   it('refuses a fraction of a franc before any call', async () => {
     const server = await startServer((_req, res) => send(res, 201, SHIPMENT_SPEC));
     const { client } = makeClient({ baseUrl: server.url });
-    expect(() => client.createShipment({ quote_id: 'qte_a1', external_order_id: 'x:1', orderAmountXof: 150.5 })).toThrow(RangeError);
+    expect(() =>
+      client.createShipment({ quote_id: 'qte_a1', external_order_id: 'x:1', orderAmountXof: 150.5 }),
+    ).toThrow(RangeError);
     expect(server.requests).toHaveLength(0);
   });
 
@@ -270,8 +322,10 @@ describe('writing requests', () => {
     const server = await startServer((req, res) => {
       if (req.url.startsWith('/v1/quotes')) return send(res, 200, QUOTE_SPEC);
       if (req.url.endsWith('/disputes')) return send(res, 200, { data: [] });
-      if (req.url.endsWith('/open-dispute')) return send(res, 201, { claim_id: 'clm_1', reason: 'damaged', status: 'OPEN' });
-      if (req.url.startsWith('/v1/shipments?') || req.url === '/v1/shipments' && req.method === 'GET') return send(res, 200, { shipments: [] });
+      if (req.url.endsWith('/open-dispute'))
+        return send(res, 201, { claim_id: 'clm_1', reason: 'damaged', status: 'OPEN' });
+      if (req.url.startsWith('/v1/shipments?') || (req.url === '/v1/shipments' && req.method === 'GET'))
+        return send(res, 200, { shipments: [] });
       if (req.url === '/v1/tracking/simulate-price') return send(res, 200, { total: 2000 });
       if (req.url.startsWith('/v1/tracking/')) return send(res, 200, { status: 'READY' });
       return send(res, 200, SHIPMENT_SPEC);
@@ -340,13 +394,16 @@ describe('error mapping', () => {
     { status: 409, code: 'QUOTE_EXPIRED', retryable: false },
     { status: 422, code: 'UNPROCESSABLE', retryable: false },
   ];
-  it.each(table)('HTTP $status $code is an http error with retryable=$retryable', async ({ status, code, retryable }) => {
-    const server = await startServer((_req, res) => send(res, status, { code, message: 'told by the service' }));
-    const { client } = makeClient({ baseUrl: server.url });
-    const error = await failure(client.getQuote('qte_a1'));
-    expect(error).toMatchObject({ kind: 'http', status, code, retryable, operation: 'getQuote' });
-    expect(error.message).toContain(`HTTP ${status} ${code}: told by the service`);
-  });
+  it.each(table)(
+    'HTTP $status $code is an http error with retryable=$retryable',
+    async ({ status, code, retryable }) => {
+      const server = await startServer((_req, res) => send(res, status, { code, message: 'told by the service' }));
+      const { client } = makeClient({ baseUrl: server.url });
+      const error = await failure(client.getQuote('qte_a1'));
+      expect(error).toMatchObject({ kind: 'http', status, code, retryable, operation: 'getQuote' });
+      expect(error.message).toContain(`HTTP ${status} ${code}: told by the service`);
+    },
+  );
 
   it('reads Retry-After in seconds', async () => {
     const server = await startServer((_req, res) => send(res, 429, { code: 'RATE_LIMITED' }, { 'retry-after': '7' }));
@@ -380,7 +437,11 @@ describe('error mapping', () => {
       return send(res, 502, '<html>Bad gateway</html>');
     });
     const { client } = makeClient({ baseUrl: server.url });
-    expect(await failure(client.getQuote('qte_a1'))).toMatchObject({ status: 409, code: 'QUOTE_EXPIRED', retryable: false });
+    expect(await failure(client.getQuote('qte_a1'))).toMatchObject({
+      status: 409,
+      code: 'QUOTE_EXPIRED',
+      retryable: false,
+    });
     expect(await failure(client.getQuote('qte_a1'))).toMatchObject({ status: 404, code: 'SHIPMENT_NOT_FOUND' });
     const html = await failure(client.getQuote('qte_a1'));
     expect(html).toMatchObject({ kind: 'http', status: 502, retryable: true });
@@ -448,7 +509,9 @@ describe('error mapping', () => {
 
 describe('lookups and pages', () => {
   it('getShipmentByExternalOrder returns undefined when the shipment is not found', async () => {
-    const server = await startServer((_req, res) => send(res, 404, { code: 'SHIPMENT_NOT_FOUND', message: 'no such shipment' }));
+    const server = await startServer((_req, res) =>
+      send(res, 404, { code: 'SHIPMENT_NOT_FOUND', message: 'no such shipment' }),
+    );
     const { client } = makeClient({ baseUrl: server.url });
     expect(await client.getShipmentByExternalOrder('dakar-mode:404')).toBeUndefined();
   });
@@ -456,21 +519,32 @@ describe('lookups and pages', () => {
   it('getShipmentByExternalOrder throws on a 404 for an unknown route, so a wrong base URL never reads as "no shipment"', async () => {
     const server = await startServer((_req, res) => send(res, 404, { code: 'NOT_FOUND', message: 'no route' }));
     const { client } = makeClient({ baseUrl: server.url });
-    expect(await failure(client.getShipmentByExternalOrder('dakar-mode:1'))).toMatchObject({ status: 404, code: 'NOT_FOUND' });
+    expect(await failure(client.getShipmentByExternalOrder('dakar-mode:1'))).toMatchObject({
+      status: 404,
+      code: 'NOT_FOUND',
+    });
   });
 
   it('getShipmentByExternalOrder throws a retryable error on a 404 whose code says something else than "no such shipment" or that the profile does not know', async () => {
     for (const code of ['INVALID_STATE', 'SOMETHING_NEW']) {
       const server = await startServer((_req, res) => send(res, 404, { code, message: 'not here' }));
       const { client } = makeClient({ baseUrl: server.url });
-      expect(await failure(client.getShipmentByExternalOrder('dakar-mode:1'))).toMatchObject({ status: 404, code, retryable: true, meaning: undefined });
+      expect(await failure(client.getShipmentByExternalOrder('dakar-mode:1'))).toMatchObject({
+        status: 404,
+        code,
+        retryable: true,
+        meaning: undefined,
+      });
       expect(server.requests.map((r) => r.url)).toEqual(['/v1/shipments/by-external-order/dakar-mode%3A1']);
     }
   });
 
   it('getShipmentByExternalOrder confirms a 404 without a code with listShipments: the listed shipment is answered, and "none" only when the listing ends without it', async () => {
     const pages: Record<string, unknown> = {
-      first: { shipments: [{ shipment_id: 'shp_1', external_order_id: 'dakar-mode:9', status: 'READY' }], next_cursor: 'p2' },
+      first: {
+        shipments: [{ shipment_id: 'shp_1', external_order_id: 'dakar-mode:9', status: 'READY' }],
+        next_cursor: 'p2',
+      },
       p2: { shipments: [{ ...SHIPMENT_SPEC, shipment_id: 'shp_2' }] },
     };
     const server = await startServer((req, res) => {
@@ -480,7 +554,10 @@ describe('lookups and pages', () => {
     });
     const { client } = makeClient({ baseUrl: server.url });
     expect((await client.getShipmentByExternalOrder('dakar-mode:1001'))?.shipmentId).toBe('shp_2');
-    expect(server.requests.map((r) => r.url).slice(1)).toEqual(['/v1/shipments?limit=100', '/v1/shipments?cursor=p2&limit=100']);
+    expect(server.requests.map((r) => r.url).slice(1)).toEqual([
+      '/v1/shipments?limit=100',
+      '/v1/shipments?cursor=p2&limit=100',
+    ]);
     expect(await client.getShipmentByExternalOrder('dakar-mode:1002')).toBeUndefined();
   });
 
@@ -489,22 +566,38 @@ describe('lookups and pages', () => {
     const server = await startServer((req, res) => {
       if (req.url.startsWith('/v1/shipments/by-external-order/')) return send(res, 404, '');
       page += 1;
-      send(res, 200, { shipments: [{ shipment_id: `shp_${page}`, external_order_id: 'dakar-mode:9', status: 'READY' }], next_cursor: `p${page + 1}` });
+      send(res, 200, {
+        shipments: [{ shipment_id: `shp_${page}`, external_order_id: 'dakar-mode:9', status: 'READY' }],
+        next_cursor: `p${page + 1}`,
+      });
     });
     const { client } = makeClient({ baseUrl: server.url });
-    expect(await failure(client.getShipmentByExternalOrder('dakar-mode:1001'))).toMatchObject({ status: 404, retryable: true, operation: 'getShipmentByExternalOrder' });
+    expect(await failure(client.getShipmentByExternalOrder('dakar-mode:1001'))).toMatchObject({
+      status: 404,
+      retryable: true,
+      operation: 'getShipmentByExternalOrder',
+    });
     expect(page).toBe(3);
   });
 
   it('getShipmentByExternalOrder throws on a 5xx instead of answering "none"', async () => {
     const server = await startServer((_req, res) => send(res, 503, { code: 'UNAVAILABLE' }));
     const { client } = makeClient({ baseUrl: server.url });
-    expect(await failure(client.getShipmentByExternalOrder('dakar-mode:1'))).toMatchObject({ status: 503, retryable: true });
+    expect(await failure(client.getShipmentByExternalOrder('dakar-mode:1'))).toMatchObject({
+      status: 503,
+      retryable: true,
+    });
   });
 
   it('iterateShipments follows next_cursor until the last page', async () => {
     const pages: Record<string, unknown> = {
-      first: { shipments: [{ shipment_id: 'shp_1', status: 'READY' }, { shipment_id: 'shp_2', status: 'READY' }], next_cursor: 'p2' },
+      first: {
+        shipments: [
+          { shipment_id: 'shp_1', status: 'READY' },
+          { shipment_id: 'shp_2', status: 'READY' },
+        ],
+        next_cursor: 'p2',
+      },
       p2: { shipments: [{ shipment_id: 'shp_3', status: 'READY' }], nextCursor: 'p3' },
       p3: { shipments: [{ shipment_id: 'shp_4', status: 'READY' }], next_cursor: null },
     };
@@ -514,7 +607,8 @@ describe('lookups and pages', () => {
     });
     const { client } = makeClient({ baseUrl: server.url });
     const ids: string[] = [];
-    for await (const shipment of client.iterateShipments({ status: 'READY', pageSize: 2 })) ids.push(shipment.shipmentId);
+    for await (const shipment of client.iterateShipments({ status: 'READY', pageSize: 2 }))
+      ids.push(shipment.shipmentId);
     expect(ids).toEqual(['shp_1', 'shp_2', 'shp_3', 'shp_4']);
     expect(server.requests.map((r) => r.url)).toEqual([
       '/v1/shipments?status=READY&limit=2',
@@ -524,7 +618,9 @@ describe('lookups and pages', () => {
   });
 
   it('iterateShipments stops with invalid_response when the service repeats a cursor', async () => {
-    const server = await startServer((_req, res) => send(res, 200, { shipments: [{ shipment_id: 'shp_1', status: 'READY' }], next_cursor: 'same' }));
+    const server = await startServer((_req, res) =>
+      send(res, 200, { shipments: [{ shipment_id: 'shp_1', status: 'READY' }], next_cursor: 'same' }),
+    );
     const { client } = makeClient({ baseUrl: server.url });
     const seen: string[] = [];
     const run = async (): Promise<void> => {
@@ -578,7 +674,13 @@ describe('the key stays secret', () => {
     const logger = createLogger({ level: 'debug', destination: { write: (line: string) => void lines.push(line) } });
     for (const error of errors) {
       logger.error({ err: error }, 'dispatch call failed');
-      for (const text of [String(error), error.message, error.stack ?? '', JSON.stringify(error), inspect(error, { depth: 5 })]) {
+      for (const text of [
+        String(error),
+        error.message,
+        error.stack ?? '',
+        JSON.stringify(error),
+        inspect(error, { depth: 5 }),
+      ]) {
         expect(text).not.toContain(apiKey);
       }
     }

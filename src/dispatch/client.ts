@@ -82,7 +82,8 @@ export class DispatchClient {
     const baseUrl = checkBaseUrl(options.baseUrl, 'baseUrl');
     const trackingUrl = options.trackingUrl === undefined ? baseUrl : checkBaseUrl(options.trackingUrl, 'trackingUrl');
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new DispatchConfigError('dispatch timeoutMs must be a positive number');
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
+      throw new DispatchConfigError('dispatch timeoutMs must be a positive number');
     this.baseUrl = baseUrl.href.replace(/\/+$/, '');
     this.trackingUrl = trackingUrl.href.replace(/\/+$/, '');
     this.profile = options.profile ?? defaultWireProfile();
@@ -104,14 +105,21 @@ export class DispatchClient {
     if (request.parcel?.weight_kg !== undefined) requirePositiveNumber(request.parcel.weight_kg, 'parcel.weight_kg');
     // The field that carries the payment mode is "not shown" in the spec: the profile names it.
     const { payment_mode: paymentMode, ...rest } = request;
-    const body = paymentMode === undefined ? rest : { ...rest, [this.profile.document.requests.paymentModeField]: paymentMode };
-    return this.#http.request({ operation: 'createQuote', method: 'POST', path: paths.quotes, body, read: this.#read.quote }, options);
+    const body =
+      paymentMode === undefined ? rest : { ...rest, [this.profile.document.requests.paymentModeField]: paymentMode };
+    return this.#http.request(
+      { operation: 'createQuote', method: 'POST', path: paths.quotes, body, read: this.#read.quote },
+      options,
+    );
   }
 
   /** Rereads a quote. The service answers 404 once it has expired. */
   getQuote(quoteId: string, options?: CallOptions): Promise<WireQuote> {
     requireText(quoteId, 'quoteId');
-    return this.#http.request({ operation: 'getQuote', method: 'GET', path: paths.quote(quoteId), read: this.#read.quote }, options);
+    return this.#http.request(
+      { operation: 'getQuote', method: 'GET', path: paths.quote(quoteId), read: this.#read.quote },
+      options,
+    );
   }
 
   /** Creates a shipment from a quote. Writes `orderAmountXof` as the spec spells it. */
@@ -128,12 +136,18 @@ export class DispatchClient {
       external_order_id: request.external_order_id,
       ...(request.orderAmountXof === undefined ? {} : { orderAmountXof: request.orderAmountXof }),
     };
-    return this.#http.request({ operation: 'createShipment', method: 'POST', path: paths.shipments, body, read: this.#read.shipment }, options);
+    return this.#http.request(
+      { operation: 'createShipment', method: 'POST', path: paths.shipments, body, read: this.#read.shipment },
+      options,
+    );
   }
 
   getShipment(shipmentId: string, options?: CallOptions): Promise<WireShipment> {
     requireText(shipmentId, 'shipmentId');
-    return this.#http.request({ operation: 'getShipment', method: 'GET', path: paths.shipment(shipmentId), read: this.#read.shipment }, options);
+    return this.#http.request(
+      { operation: 'getShipment', method: 'GET', path: paths.shipment(shipmentId), read: this.#read.shipment },
+      options,
+    );
   }
 
   /** One page of the organisation's shipments. Pass `nextCursor` back as `cursor` for the next page. */
@@ -154,7 +168,10 @@ export class DispatchClient {
   }
 
   /** Every shipment matching the filter, page after page, following next_cursor until there is none. */
-  async *iterateShipments(query: { status?: string; pageSize?: number } = {}, options?: CallOptions): AsyncGenerator<WireShipment, void, undefined> {
+  async *iterateShipments(
+    query: { status?: string; pageSize?: number } = {},
+    options?: CallOptions,
+  ): AsyncGenerator<WireShipment, void, undefined> {
     if (query.pageSize !== undefined) requirePageSize(query.pageSize, 'pageSize');
     const seen = new Set<string>();
     let cursor: string | undefined;
@@ -196,25 +213,40 @@ export class DispatchClient {
     requireText(externalOrderId, 'externalOrderId');
     try {
       return await this.#http.request(
-        { operation: 'getShipmentByExternalOrder', method: 'GET', path: paths.shipmentByExternalOrder(externalOrderId), read: this.#read.shipment },
+        {
+          operation: 'getShipmentByExternalOrder',
+          method: 'GET',
+          path: paths.shipmentByExternalOrder(externalOrderId),
+          read: this.#read.shipment,
+        },
         options,
       );
     } catch (error) {
       if (!(error instanceof DispatchError) || error.kind !== 'http' || error.status !== 404) throw error;
       if (error.meaning === 'shipment_not_found') return undefined;
       if (error.meaning === 'route_not_found') throw error;
-      if (error.meaning === undefined && error.code === undefined) return this.#scanForExternalOrder(externalOrderId, error, options);
-      const said = [error.code && `code ${error.code}`, error.meaning && `read as ${error.meaning}`].filter(Boolean).join(', ');
+      if (error.meaning === undefined && error.code === undefined)
+        return this.#scanForExternalOrder(externalOrderId, error, options);
+      const said = [error.code && `code ${error.code}`, error.meaning && `read as ${error.meaning}`]
+        .filter(Boolean)
+        .join(', ');
       throw maybeExists(error, `a 404 (${said}) does not say there is no such shipment`);
     }
   }
 
   /** The "none" of a bare 404, confirmed by listing the organisation's shipments (see getShipmentByExternalOrder). */
-  async #scanForExternalOrder(externalOrderId: string, notFound: DispatchError, options?: CallOptions): Promise<WireShipment | undefined> {
+  async #scanForExternalOrder(
+    externalOrderId: string,
+    notFound: DispatchError,
+    options?: CallOptions,
+  ): Promise<WireShipment | undefined> {
     let cursor: string | undefined;
     let found: WireShipment | undefined;
     for (let page = 0; page < LOOKUP_SCAN_PAGES; page++) {
-      const listed = await this.listShipments({ limit: LIST_MAX_LIMIT, ...(cursor === undefined ? {} : { cursor }) }, options);
+      const listed = await this.listShipments(
+        { limit: LIST_MAX_LIMIT, ...(cursor === undefined ? {} : { cursor }) },
+        options,
+      );
       // The most recent match: the latest created, else the last listed.
       for (const shipment of listed.shipments) {
         if (shipment.externalOrderId !== externalOrderId) continue;
@@ -223,7 +255,10 @@ export class DispatchClient {
       cursor = listed.nextCursor || undefined;
       if (found || cursor === undefined) return found;
     }
-    throw maybeExists(notFound, `a 404 without a code, and the first ${LOOKUP_SCAN_PAGES * LIST_MAX_LIMIT} shipments listed do not settle whether one exists`);
+    throw maybeExists(
+      notFound,
+      `a 404 without a code, and the first ${LOOKUP_SCAN_PAGES * LIST_MAX_LIMIT} shipments listed do not settle whether one exists`,
+    );
   }
 
   /** Puts the run into the assignment queue. Until this is called no courier is ever offered the shipment. */
@@ -231,7 +266,13 @@ export class DispatchClient {
     requireText(shipmentId, 'shipmentId');
     requireText(by, 'by');
     return this.#http.request(
-      { operation: 'markReady', method: 'POST', path: paths.markReady(shipmentId), body: { by }, read: this.#read.shipment },
+      {
+        operation: 'markReady',
+        method: 'POST',
+        path: paths.markReady(shipmentId),
+        body: { by },
+        read: this.#read.shipment,
+      },
       options,
     );
   }
@@ -268,14 +309,22 @@ export class DispatchClient {
       claimant_id: request.claimant_id,
       ...(request.claimant_type === undefined ? {} : { claimant_type: request.claimant_type }),
     };
-    return this.#http.request({ operation: 'openDispute', method: 'POST', path: paths.openDispute(shipmentId), body, read: this.#read.claim }, options);
+    return this.#http.request(
+      { operation: 'openDispute', method: 'POST', path: paths.openDispute(shipmentId), body, read: this.#read.claim },
+      options,
+    );
   }
 
   /** The shipment's claims, decided ones included; an empty list means no dispute. */
   listShipmentDisputes(shipmentId: string, options?: CallOptions): Promise<WireClaim[]> {
     requireText(shipmentId, 'shipmentId');
     return this.#http.request(
-      { operation: 'listShipmentDisputes', method: 'GET', path: paths.disputes(shipmentId), read: this.#read.claimList },
+      {
+        operation: 'listShipmentDisputes',
+        method: 'GET',
+        path: paths.disputes(shipmentId),
+        read: this.#read.claimList,
+      },
       options,
     );
   }
@@ -284,7 +333,13 @@ export class DispatchClient {
   trackByCode(trackingCode: string, options?: CallOptions): Promise<WireTrackingView> {
     requireText(trackingCode, 'trackingCode');
     return this.#http.request(
-      { operation: 'trackByCode', method: 'GET', path: paths.tracking(trackingCode), public: true, read: this.#read.trackingView },
+      {
+        operation: 'trackByCode',
+        method: 'GET',
+        path: paths.tracking(trackingCode),
+        public: true,
+        read: this.#read.trackingView,
+      },
       options,
     );
   }
@@ -296,7 +351,14 @@ export class DispatchClient {
     requireText(request.dropoff_city, 'dropoff_city');
     if (request.weight_kg !== undefined) requirePositiveNumber(request.weight_kg, 'weight_kg');
     return this.#http.request(
-      { operation: 'simulatePrice', method: 'POST', path: paths.simulatePrice, body: request, public: true, read: this.#read.priceSimulation },
+      {
+        operation: 'simulatePrice',
+        method: 'POST',
+        path: paths.simulatePrice,
+        body: request,
+        public: true,
+        read: this.#read.priceSimulation,
+      },
       options,
     );
   }
@@ -334,7 +396,9 @@ function maybeExists(cause: DispatchError, why: string): DispatchError {
 
 function checkApiKey(apiKey: unknown, logger: Logger): string {
   if (typeof apiKey !== 'string' || apiKey.length === 0) {
-    throw new DispatchConfigError('The dispatch API key is missing. Create a live key (pk_live_...) in the dispatch console under Developer, then API Keys.');
+    throw new DispatchConfigError(
+      'The dispatch API key is missing. Create a live key (pk_live_...) in the dispatch console under Developer, then API Keys.',
+    );
   }
   if (apiKey.startsWith(TEST_KEY_PREFIX)) throw new DispatchConfigError(SANDBOX_KEY_MESSAGE);
   if (!/^[\x21-\x7e]+$/.test(apiKey)) {
@@ -344,7 +408,8 @@ function checkApiKey(apiKey: unknown, logger: Logger): string {
   }
   // Only warned: the spec documents live keys as pk_live_..., but refusing any other shape would also refuse
   // whatever key format the service introduces next. The key itself is never written.
-  if (!apiKey.startsWith(LIVE_KEY_PREFIX)) logger.warn('the dispatch API key does not begin with pk_live_, as live keys do');
+  if (!apiKey.startsWith(LIVE_KEY_PREFIX))
+    logger.warn('the dispatch API key does not begin with pk_live_, as live keys do');
   return apiKey;
 }
 
@@ -355,7 +420,8 @@ function checkBaseUrl(value: unknown, name: string): URL {
   } catch {
     throw new DispatchConfigError(`dispatch ${name} is not a URL`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new DispatchConfigError(`dispatch ${name} must be http or https`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new DispatchConfigError(`dispatch ${name} must be http or https`);
   if (url.username || url.password) throw new DispatchConfigError(`dispatch ${name} must not carry credentials`);
   if (url.search || url.hash) throw new DispatchConfigError(`dispatch ${name} must not carry a query or a fragment`);
   return url;
@@ -376,5 +442,6 @@ function requirePageSize(value: number, name: string): void {
 }
 
 function requirePositiveNumber(value: number, name: string): void {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number`);
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
+    throw new RangeError(`${name} must be a positive number`);
 }

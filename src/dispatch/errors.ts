@@ -55,7 +55,10 @@ export class DispatchError extends DeliveryError {
   /** `retryable` is the transient/permanent verdict of the base (src/domain/errors.ts); `retryAfterMs` comes from Retry-After. */
   constructor(init: DispatchErrorInit) {
     super({
-      failure: failureOf(init.retryable), message: init.message, retryAfterMs: init.retryAfterMs, cause: init.cause,
+      failure: failureOf(init.retryable),
+      message: init.message,
+      retryAfterMs: init.retryAfterMs,
+      cause: init.cause,
       operation: init.operation,
       answer: ANSWER_OF_KIND[init.kind],
       notFound: init.kind === 'http' && init.status === 404,
@@ -85,7 +88,12 @@ export class DispatchError extends DeliveryError {
   }
 }
 
-const ANSWER_OF_KIND: Record<DispatchErrorKind, DeliveryAnswer> = { network: 'none', timeout: 'none', http: 'refused', invalid_response: 'unreadable' };
+const ANSWER_OF_KIND: Record<DispatchErrorKind, DeliveryAnswer> = {
+  network: 'none',
+  timeout: 'none',
+  http: 'refused',
+  invalid_response: 'unreadable',
+};
 
 /**
  * The reason the port reports: the profile's reading of the answer, except that a 409 to cancelShipment is the

@@ -206,7 +206,13 @@ export class DispatchHttp {
       });
     }
     if (cause instanceof CallerAborted) {
-      return new DispatchError({ operation, kind: 'network', retryable: true, message: `dispatch ${operation}: aborted by the caller`, cause });
+      return new DispatchError({
+        operation,
+        kind: 'network',
+        retryable: true,
+        message: `dispatch ${operation}: aborted by the caller`,
+        cause,
+      });
     }
     const code = errnoCode(cause);
     const detail = cause instanceof Error ? cause.message : String(cause);
@@ -224,7 +230,10 @@ export class DispatchHttp {
     const meaning = this.#profile.meaningOf(response.status, code);
     const serviceMessage = message ? this.#scrub(message).slice(0, MAX_SERVICE_MESSAGE_CHARS) : undefined;
     const retryAfterMs = parseRetryAfter(headerValue(response.headers['retry-after']));
-    const hint = meaning === 'sandbox_key' ? ' (the service refuses every pk_test_ key; use a pk_live_ key, or `relais emulate dispatch` to try things safely)' : '';
+    const hint =
+      meaning === 'sandbox_key'
+        ? ' (the service refuses every pk_test_ key; use a pk_live_ key, or `relais emulate dispatch` to try things safely)'
+        : '';
     return new DispatchError({
       operation,
       kind: 'http',
@@ -280,7 +289,8 @@ function headerValue(value: string | string[] | undefined): string | undefined {
 }
 
 function errnoCode(error: unknown): string | undefined {
-  if (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string') return error.code;
+  if (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string')
+    return error.code;
   return undefined;
 }
 

@@ -69,13 +69,22 @@ export const wireProfileSchema = z
     name: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, 'lowercase letters, digits, dots, hyphens'),
     description: z.string().optional(),
     /** The service's state names for each of Relais's delivery steps; several names allowed per step. */
-    states: z.object(Object.fromEntries(DELIVERY_STEPS.map((step) => [step, names])) as Record<DeliveryStep, typeof names>).strict(),
+    states: z
+      .object(Object.fromEntries(DELIVERY_STEPS.map((step) => [step, names])) as Record<DeliveryStep, typeof names>)
+      .strict(),
     errors: z
       .object({
         /** Where the error code sits in an error body, tried in order (a string at that path). */
         codePaths: paths,
         messagePaths: paths,
-        meanings: z.object(Object.fromEntries(ERROR_MEANINGS.map((m) => [m, meaningSchema.optional()])) as Record<ErrorMeaning, z.ZodOptional<typeof meaningSchema>>).strict(),
+        meanings: z
+          .object(
+            Object.fromEntries(ERROR_MEANINGS.map((m) => [m, meaningSchema.optional()])) as Record<
+              ErrorMeaning,
+              z.ZodOptional<typeof meaningSchema>
+            >,
+          )
+          .strict(),
       })
       .strict(),
     webhook: z
@@ -99,7 +108,10 @@ export const wireProfileSchema = z
     fields: z.object(Object.fromEntries(FIELD_KEYS.map((k) => [k, paths])) as Record<FieldKey, typeof paths>).strict(),
     requests: z.object({ paymentModeField: name }).strict(),
     /** Settlement states of a shipment (spec 3.4: a claim holds the settlement): the names meaning "held". */
-    settlement: z.object({ heldNames: z.array(name).default([]) }).strict().default({ heldNames: [] }),
+    settlement: z
+      .object({ heldNames: z.array(name).default([]) })
+      .strict()
+      .default({ heldNames: [] }),
   })
   .strict()
   .superRefine((profile, ctx) => {
@@ -110,7 +122,11 @@ export const wireProfileSchema = z
         const key = state.toUpperCase();
         const other = seen.get(key);
         if (other !== undefined && other !== step) {
-          ctx.addIssue({ code: 'custom', path: ['states', step, i], message: `"${state}" is already mapped to ${other}` });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['states', step, i],
+            message: `"${state}" is already mapped to ${other}`,
+          });
         }
         seen.set(key, step);
       }
@@ -120,7 +136,11 @@ export const wireProfileSchema = z
       for (const [i, code] of (profile.errors.meanings[meaning]?.codes ?? []).entries()) {
         const other = codeOwners.get(code);
         if (other !== undefined && other !== meaning) {
-          ctx.addIssue({ code: 'custom', path: ['errors', 'meanings', meaning, 'codes', i], message: `"${code}" already means ${other}` });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['errors', 'meanings', meaning, 'codes', i],
+            message: `"${code}" already means ${other}`,
+          });
         }
         codeOwners.set(code, meaning);
       }
@@ -161,11 +181,13 @@ export class WireProfile {
   constructor(document: WireProfileDocument) {
     this.name = document.name;
     this.document = document;
-    for (const step of DELIVERY_STEPS) for (const state of document.states[step]) this.#stepByState.set(state.trim().toUpperCase(), step);
+    for (const step of DELIVERY_STEPS)
+      for (const state of document.states[step]) this.#stepByState.set(state.trim().toUpperCase(), step);
     for (const meaning of ERROR_MEANINGS) {
       const entry = document.errors.meanings[meaning];
       for (const code of entry?.codes ?? []) this.#meaningByCode.set(code, meaning);
-      for (const status of entry?.statuses ?? []) if (!this.#meaningByStatus.has(status)) this.#meaningByStatus.set(status, meaning);
+      for (const status of entry?.statuses ?? [])
+        if (!this.#meaningByStatus.has(status)) this.#meaningByStatus.set(status, meaning);
     }
   }
 
@@ -198,7 +220,10 @@ export class WireProfile {
 
   /** True when the service's settlement state says the money is held (an open claim). */
   settlementHeld(state: string | undefined): boolean {
-    return state !== undefined && this.document.settlement.heldNames.some((n) => n.toUpperCase() === state.trim().toUpperCase());
+    return (
+      state !== undefined &&
+      this.document.settlement.heldNames.some((n) => n.toUpperCase() === state.trim().toUpperCase())
+    );
   }
 
   /** The code the service is expected to send for a meaning (the emulator's answer); undefined when the profile has none. */
@@ -271,7 +296,12 @@ export class WireProfile {
   }
 
   /** A status-change webhook body in this profile's shape (the emulator's). */
-  webhookBody(event: { shipmentId: string; externalOrderId: string; state: string; occurredAt: string }): Record<string, unknown> {
+  webhookBody(event: {
+    shipmentId: string;
+    externalOrderId: string;
+    state: string;
+    occurredAt: string;
+  }): Record<string, unknown> {
     const { shipmentIdPaths, externalOrderIdPaths, statePaths, event: eventName } = this.document.webhook;
     const body: Record<string, unknown> = {};
     if (eventName) setPath(body, eventName.path, eventName.statusChanged);
@@ -341,9 +371,12 @@ const loaded = new Map<string, WireProfile>();
  * Loaded once per process; later calls (one per delivery webhook) touch no file.
  */
 export function loadWireProfile(reference = 'default'): WireProfile {
-  const file = /^[a-z0-9][a-z0-9._-]*$/.test(reference) && !reference.endsWith('.json')
-    ? join(builtInProfileDir(), `${reference}.json`)
-    : isAbsolute(reference) ? reference : resolve(reference);
+  const file =
+    /^[a-z0-9][a-z0-9._-]*$/.test(reference) && !reference.endsWith('.json')
+      ? join(builtInProfileDir(), `${reference}.json`)
+      : isAbsolute(reference)
+        ? reference
+        : resolve(reference);
   const cached = loaded.get(file);
   if (cached) return cached;
   let text: string;

@@ -5,8 +5,20 @@
  * (DispatchError is a DeliveryError), so both pass through unchanged.
  */
 import type {
-  CallOptions, Claim, ClaimRequest, DeliveryPlace, DeliveryService, PriceRequest, PriceSimulation, Quote, QuoteRequest,
-  Shipment, ShipmentPage, ShipmentQuery, ShipmentRequest, TrackingView,
+  CallOptions,
+  Claim,
+  ClaimRequest,
+  DeliveryPlace,
+  DeliveryService,
+  PriceRequest,
+  PriceSimulation,
+  Quote,
+  QuoteRequest,
+  Shipment,
+  ShipmentPage,
+  ShipmentQuery,
+  ShipmentRequest,
+  TrackingView,
 } from '../domain/delivery.js';
 import type { PaymentFamily } from '../domain/order.js';
 import type { DispatchClient } from './client.js';
@@ -21,7 +33,11 @@ const PAYMENT_MODE: Record<PaymentFamily, PaymentMode> = {
 
 /** `city` carries the NEIGHBOURHOOD (spec section 1). */
 function wirePlace(place: DeliveryPlace): WirePlace {
-  return { city: place.neighbourhood, address: place.address, ...(place.coords ? { coords: { lat: place.coords.lat, lng: place.coords.lng } } : {}) };
+  return {
+    city: place.neighbourhood,
+    address: place.address,
+    ...(place.coords ? { coords: { lat: place.coords.lat, lng: place.coords.lng } } : {}),
+  };
 }
 
 export function wireQuoteRequest(request: QuoteRequest): WireQuoteRequest {

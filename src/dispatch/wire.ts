@@ -15,7 +15,14 @@
  */
 import { z } from 'zod';
 import type {
-  Claim, PriceSimulation, Quote, QuoteBreakdown, Shipment, ShipmentEvent, ShipmentPage, TrackingView,
+  Claim,
+  PriceSimulation,
+  Quote,
+  QuoteBreakdown,
+  Shipment,
+  ShipmentEvent,
+  ShipmentPage,
+  TrackingView,
 } from '../domain/delivery.js';
 import type { FieldKey, WireProfile } from './profile.js';
 
@@ -68,7 +75,6 @@ export const CLAIM_ID_PREFIX = 'clm_';
 export const LIST_DEFAULT_LIMIT = 20;
 export const LIST_MAX_LIMIT = 100;
 export const TRACKING_CODE_LENGTH = 10;
-
 
 export const PaymentMode = {
   cashOnDelivery: 'cash_on_delivery',
@@ -149,7 +155,10 @@ function defined<T extends object>(value: T): T {
 }
 
 /** A reader over the profile: a zod type, so the transport reports a failure the same way for every resource. */
-function reader<T>(what: string, read: (body: Record<string, unknown>, missing: (field: string) => never) => T): z.ZodType<T> {
+function reader<T>(
+  what: string,
+  read: (body: Record<string, unknown>, missing: (field: string) => never) => T,
+): z.ZodType<T> {
   return z.unknown().transform((value, ctx): T => {
     const body = record(value);
     if (!body) {

@@ -20,13 +20,19 @@ export interface OpenDisputeCommandOptions {
 const EX_TEMPFAIL = 75;
 
 function describeClaim(claim: DisputeView): string {
-  const decided = claim.status.toUpperCase() === 'OPEN'
-    ? 'open: the settlement is held until it is decided'
-    : `${claim.status}${claim.decidedAt ? ` on ${claim.decidedAt}` : ''}: ${claim.outcome ?? 'no outcome given'}`;
+  const decided =
+    claim.status.toUpperCase() === 'OPEN'
+      ? 'open: the settlement is held until it is decided'
+      : `${claim.status}${claim.decidedAt ? ` on ${claim.decidedAt}` : ''}: ${claim.outcome ?? 'no outcome given'}`;
   return `${claim.claimId ?? '(no id)'}  ${claim.reason}  by ${claim.claimantId ?? '?'} (${claim.claimantType ?? 'seller'})  ${claim.createdAt ?? ''}\n    ${decided}`;
 }
 
-export async function runDisputeOpen(runtime: DisputeRuntime, externalOrderId: string, options: OpenDisputeCommandOptions, io: { stdout: Output; stderr: Output }): Promise<number> {
+export async function runDisputeOpen(
+  runtime: DisputeRuntime,
+  externalOrderId: string,
+  options: OpenDisputeCommandOptions,
+  io: { stdout: Output; stderr: Output },
+): Promise<number> {
   const result = await openDisputeForOrder(runtime, externalOrderId, {
     reason: options.reason,
     description: options.description,
@@ -37,13 +43,20 @@ export async function runDisputeOpen(runtime: DisputeRuntime, externalOrderId: s
     io.stderr.write(`dispute not opened for ${externalOrderId}: ${result.why}\n`);
     return result.retryable ? EX_TEMPFAIL : 1;
   }
-  io.stdout.write(options.json
-    ? `${JSON.stringify(result, null, 2)}\n`
-    : `opened on shipment ${result.shipmentId}:\n${describeClaim(result.claim)}\n`);
+  io.stdout.write(
+    options.json
+      ? `${JSON.stringify(result, null, 2)}\n`
+      : `opened on shipment ${result.shipmentId}:\n${describeClaim(result.claim)}\n`,
+  );
   return 0;
 }
 
-export async function runDisputeList(runtime: DisputeRuntime, externalOrderId: string, options: { json?: boolean }, io: { stdout: Output; stderr: Output }): Promise<number> {
+export async function runDisputeList(
+  runtime: DisputeRuntime,
+  externalOrderId: string,
+  options: { json?: boolean },
+  io: { stdout: Output; stderr: Output },
+): Promise<number> {
   const result = await listDisputesForOrder(runtime, externalOrderId);
   if (!result.ok) {
     io.stderr.write(`cannot list the disputes of ${externalOrderId}: ${result.why}\n`);

@@ -35,7 +35,7 @@ export const DEFAULT_CLAIMANT_TYPE = 'seller';
 export const openDisputeInputSchema = z.object({
   reason: z.string().trim().min(1, 'a reason is required (damaged, lost, never delivered...)').max(200),
   description: z.string().trim().min(1, 'a description is required').max(4000),
-  claimantId: z.string().trim().min(1, 'a claimant id is required (who reports, on the merchant\'s side)').max(200),
+  claimantId: z.string().trim().min(1, "a claimant id is required (who reports, on the merchant's side)").max(200),
   claimantType: z.string().trim().min(1).max(100).optional(),
 });
 export type OpenDisputeInput = z.input<typeof openDisputeInputSchema>;
@@ -64,7 +64,11 @@ export type ListDisputesResult =
   | { ok: false; externalOrderId: string; why: string; retryable: boolean };
 
 export function disputeView(claim: Claim, shipmentId: string): DisputeView {
-  const view: DisputeView = { shipmentId: claim.shipmentId ?? shipmentId, reason: claim.reason, status: claim.status ?? 'OPEN' };
+  const view: DisputeView = {
+    shipmentId: claim.shipmentId ?? shipmentId,
+    reason: claim.reason,
+    status: claim.status ?? 'OPEN',
+  };
   if (claim.claimId !== undefined) view.claimId = claim.claimId;
   if (claim.description !== undefined) view.description = claim.description;
   if (claim.claimantId !== undefined) view.claimantId = claim.claimantId;
@@ -83,7 +87,10 @@ function claimKey(claim: DisputeView): string {
 }
 
 /** The claims Relais has seen for the order, decided ones included, oldest first. */
-export async function knownDisputes(deps: { ledger: Pick<OrderLedger, 'knownClaims'> }, externalOrderId: string): Promise<DisputeView[]> {
+export async function knownDisputes(
+  deps: { ledger: Pick<OrderLedger, 'knownClaims'> },
+  externalOrderId: string,
+): Promise<DisputeView[]> {
   const known = await deps.ledger.knownClaims<DisputeView>(externalOrderId);
   return known.map((k) => k.claim).sort((a, b) => (a.createdAt ?? '').localeCompare(b.createdAt ?? ''));
 }
@@ -99,7 +106,11 @@ export async function recordClaims(
 ): Promise<DisputeView[]> {
   const newlyDecided: DisputeView[] = [];
   for (const claim of claims) {
-    const saved = await deps.ledger.saveClaim(externalOrderId, { key: claimKey(claim), claim, decided: isDecided(claim) }, deps.now());
+    const saved = await deps.ledger.saveClaim(
+      externalOrderId,
+      { key: claimKey(claim), claim, decided: isDecided(claim) },
+      deps.now(),
+    );
     if (saved.newlyDecided) newlyDecided.push(claim);
   }
   for (const claim of newlyDecided) {
@@ -120,24 +131,40 @@ type Located = { ok: true; shop: ShopConfig; shipmentId: string } | { ok: false;
 async function locate(runtime: DisputeRuntime, externalOrderId: string): Promise<Located> {
   const record = await runtime.ledger.get(externalOrderId);
   const shopId = record?.meta.shopId ?? parseExternalOrderId(externalOrderId)?.shopId;
-  if (shopId === undefined) return { ok: false, why: `"${externalOrderId}" is not an external order id (shop-id:order-id)`, retryable: false };
+  if (shopId === undefined)
+    return { ok: false, why: `"${externalOrderId}" is not an external order id (shop-id:order-id)`, retryable: false };
   const shop = runtime.options.shops.get(shopId);
   if (!shop) return { ok: false, why: `shop "${shopId}" is not in the shop registry`, retryable: false };
   if (record?.shipment) return { ok: true, shop, shipmentId: record.shipment.shipmentId };
   try {
     const shipment = await tracked(runtime, externalOrderId, 'getShipmentByExternalOrder', () =>
-      runtime.deliveryFor(shop).shipmentForOrder(externalOrderId));
-    if (!shipment) return { ok: false, why: `order ${externalOrderId} has no shipment: there is nothing to dispute`, retryable: false };
+      runtime.deliveryFor(shop).shipmentForOrder(externalOrderId),
+    );
+    if (!shipment)
+      return {
+        ok: false,
+        why: `order ${externalOrderId} has no shipment: there is nothing to dispute`,
+        retryable: false,
+      };
     return { ok: true, shop, shipmentId: shipment.shipmentId };
   } catch (error) {
     return refusal(error, 'getShipmentByExternalOrder');
   }
 }
 
-export async function openDisputeForOrder(runtime: DisputeRuntime, externalOrderId: string, input: OpenDisputeInput): Promise<OpenDisputeResult> {
+export async function openDisputeForOrder(
+  runtime: DisputeRuntime,
+  externalOrderId: string,
+  input: OpenDisputeInput,
+): Promise<OpenDisputeResult> {
   const parsed = openDisputeInputSchema.safeParse(input);
   if (!parsed.success) {
-    return { ok: false, externalOrderId, why: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '), retryable: false };
+    return {
+      ok: false,
+      externalOrderId,
+      why: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
+      retryable: false,
+    };
   }
   const located = await locate(runtime, externalOrderId);
   if (!located.ok) return { ...located, externalOrderId };
@@ -145,24 +172,45 @@ export async function openDisputeForOrder(runtime: DisputeRuntime, externalOrder
   const claimantType = parsed.data.claimantType ?? DEFAULT_CLAIMANT_TYPE;
   // One opening at a time per order, across every web process and the CLI: the same form sent twice
   // (a double click, two operators) would otherwise open two claims, and the service does not refuse that.
-  const guard = await tryLease(runtime.redis, `${runtime.options.prefix}:disputes:opening:${externalOrderId}`, OPENING_GUARD_MS);
+  const guard = await tryLease(
+    runtime.redis,
+    `${runtime.options.prefix}:disputes:opening:${externalOrderId}`,
+    OPENING_GUARD_MS,
+  );
   if (!guard) {
-    return { ok: false, externalOrderId, why: 'a dispute for this order is being opened right now (a second submission, or another operator); look at its claims in a moment', retryable: true };
+    return {
+      ok: false,
+      externalOrderId,
+      why: 'a dispute for this order is being opened right now (a second submission, or another operator); look at its claims in a moment',
+      retryable: true,
+    };
   }
   try {
     // The same claim again (the command run twice, a form re-sent after a reload): the service would open a
     // second one. Relais's record of the order's claims outlives any run, so it is the one to ask.
-    const same = (await knownDisputes(runtime, externalOrderId)).find((c) =>
-      c.status.toUpperCase() === 'OPEN' && c.reason === reason && c.description === description && c.claimantId === claimantId);
+    const same = (await knownDisputes(runtime, externalOrderId)).find(
+      (c) =>
+        c.status.toUpperCase() === 'OPEN' &&
+        c.reason === reason &&
+        c.description === description &&
+        c.claimantId === claimantId,
+    );
     if (same) {
       return {
-        ok: false, externalOrderId, retryable: false,
+        ok: false,
+        externalOrderId,
+        retryable: false,
         why: `the order already has this open claim (${same.claimId ?? 'no id'}${same.createdAt ? `, opened ${same.createdAt}` : ''}): not opened twice`,
       };
     }
     const claim = await tracked(
-      runtime, externalOrderId, 'openDispute',
-      () => runtime.deliveryFor(located.shop).openClaim(located.shipmentId, { reason, description, claimantId, claimantType }),
+      runtime,
+      externalOrderId,
+      'openDispute',
+      () =>
+        runtime
+          .deliveryFor(located.shop)
+          .openClaim(located.shipmentId, { reason, description, claimantId, claimantType }),
       (c) => `claim ${c.claimId ?? '?'} on ${located.shipmentId}: ${reason} (by ${claimantType})`,
     );
     const view = disputeView(claim, located.shipmentId);
@@ -182,19 +230,26 @@ const OPENING_GUARD_MS = 120_000;
  * The order's claims as the service lists them now, with any claim Relais saw before and the service no
  * longer lists (a decided claim stays readable either way).
  */
-export async function listDisputesForOrder(runtime: DisputeRuntime, externalOrderId: string): Promise<ListDisputesResult> {
+export async function listDisputesForOrder(
+  runtime: DisputeRuntime,
+  externalOrderId: string,
+): Promise<ListDisputesResult> {
   const located = await locate(runtime, externalOrderId);
   if (!located.ok) return { ...located, externalOrderId };
   try {
     const claims = await tracked(
-      runtime, externalOrderId, 'listShipmentDisputes',
+      runtime,
+      externalOrderId,
+      'listShipmentDisputes',
       () => runtime.deliveryFor(located.shop).claims(located.shipmentId),
       (list) => `${list.length} claim(s) on ${located.shipmentId}`,
     );
     const views = claims.map((c) => disputeView(c, located.shipmentId));
     await recordClaims(runtime, externalOrderId, views);
     const listed = new Set(views.map((v) => v.claimId).filter((id) => id !== undefined));
-    const earlier = (await knownDisputes(runtime, externalOrderId)).filter((v) => v.claimId === undefined || !listed.has(v.claimId));
+    const earlier = (await knownDisputes(runtime, externalOrderId)).filter(
+      (v) => v.claimId === undefined || !listed.has(v.claimId),
+    );
     return { ok: true, externalOrderId, shipmentId: located.shipmentId, claims: [...earlier, ...views] };
   } catch (error) {
     return { ...refusal(error, 'listShipmentDisputes'), externalOrderId };
@@ -213,15 +268,22 @@ async function tracked<T>(
   try {
     const result = await call();
     await runtime.ledger.appendTimeline(externalOrderId, {
-      at: runtime.now().toISOString(), system: 'dispatch', operation, outcome: 'ok', ms: Date.now() - started,
+      at: runtime.now().toISOString(),
+      system: 'dispatch',
+      operation,
+      outcome: 'ok',
+      ms: Date.now() - started,
       ...(describe ? { detail: describe(result) } : {}),
     });
     return result;
   } catch (error) {
     await runtime.ledger.appendTimeline(externalOrderId, {
-      at: runtime.now().toISOString(), system: 'dispatch', operation,
+      at: runtime.now().toISOString(),
+      system: 'dispatch',
+      operation,
       outcome: error instanceof DeliveryError ? error.label : 'error',
-      ms: Date.now() - started, detail: error instanceof Error ? error.message : String(error),
+      ms: Date.now() - started,
+      detail: error instanceof Error ? error.message : String(error),
     });
     throw error;
   }

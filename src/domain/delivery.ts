@@ -256,8 +256,14 @@ export class DeliveryError extends RelaisError {
   /** Structured form for logs: never a header or a key. */
   toJSON(): Record<string, unknown> {
     return {
-      name: this.name, message: this.message, operation: this.operation, answer: this.answer, reason: this.reason,
-      label: this.label, failure: this.failure, retryAfterMs: this.retryAfterMs,
+      name: this.name,
+      message: this.message,
+      operation: this.operation,
+      answer: this.answer,
+      reason: this.reason,
+      label: this.label,
+      failure: this.failure,
+      retryAfterMs: this.retryAfterMs,
     };
   }
 }

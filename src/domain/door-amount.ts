@@ -38,9 +38,13 @@ export type GoodsOwed = { ok: true; goods: Xof } | { ok: false; hold: HoldReason
  * the door, the shop's own shipping charge comes out (at most what is outstanding: an order whose goods are paid
  * and only shipping remains owes no goods).
  */
-export function goodsOwed(order: Pick<StoreOrder, 'amountToCollect' | 'shippingCharged' | 'orderName'>, paidBy: DeliveryFeePaidBy): GoodsOwed {
+export function goodsOwed(
+  order: Pick<StoreOrder, 'amountToCollect' | 'shippingCharged' | 'orderName'>,
+  paidBy: DeliveryFeePaidBy,
+): GoodsOwed {
   const outstanding = order.amountToCollect;
-  const goods = paidBy === 'customer' ? Math.max(0, outstanding - Math.min(order.shippingCharged, outstanding)) : outstanding;
+  const goods =
+    paidBy === 'customer' ? Math.max(0, outstanding - Math.min(order.shippingCharged, outstanding)) : outstanding;
   if (goods <= 0) {
     return {
       ok: false,
@@ -57,12 +61,24 @@ export function goodsOwed(order: Pick<StoreOrder, 'amountToCollect' | 'shippingC
  * The breakdown at the door for goods and a quote. `quoteTotal` is the quote's total (delivery, collection fee
  * included when cash is collected); `codFee` the fee as the breakdown gives it (0 when absent).
  */
-export function doorAmount(goods: Xof, quote: { total: number; codFee?: number } | undefined, paidBy: DeliveryFeePaidBy): DoorAmount {
-  const collectionFee = quote?.codFee !== undefined && quote.codFee > 0 && quote.codFee <= quote.total ? quote.codFee : 0;
+export function doorAmount(
+  goods: Xof,
+  quote: { total: number; codFee?: number } | undefined,
+  paidBy: DeliveryFeePaidBy,
+): DoorAmount {
+  const collectionFee =
+    quote?.codFee !== undefined && quote.codFee > 0 && quote.codFee <= quote.total ? quote.codFee : 0;
   const delivery = quote ? quote.total - collectionFee : 0;
   const quoted = { delivery: xof(delivery), collectionFee: xof(collectionFee) };
   if (paidBy === 'merchant') return { paidBy, goods, delivery: xof(0), collectionFee: xof(0), atDoor: goods, quoted };
-  return { paidBy, goods, delivery: quoted.delivery, collectionFee: quoted.collectionFee, atDoor: xof(goods + delivery + collectionFee), quoted };
+  return {
+    paidBy,
+    goods,
+    delivery: quoted.delivery,
+    collectionFee: quoted.collectionFee,
+    atDoor: xof(goods + delivery + collectionFee),
+    quoted,
+  };
 }
 
 /** "at the door: goods 15 000 + delivery 2 300 + collection fee 500 = 17 800 XOF" (what the merchant reads). */

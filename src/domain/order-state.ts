@@ -33,14 +33,25 @@ export const FINAL_STATES: ReadonlySet<OrderState> = new Set<OrderState>(['deliv
  * States before dispatch: the raw payload is still kept (a replay may need it, see `jobs/replay.ts`), and an
  * order past dispatch (DISPATCHED_STATES) never moves back into one of them.
  */
-export const BEFORE_DISPATCH_STATES: ReadonlySet<OrderState> = new Set<OrderState>(['received', 'waiting', 'held', 'dispatching']);
+export const BEFORE_DISPATCH_STATES: ReadonlySet<OrderState> = new Set<OrderState>([
+  'received',
+  'waiting',
+  'held',
+  'dispatching',
+]);
 
 /**
  * States past dispatch: the shipment is marked ready (or further), or the order ended. None of them goes
  * back before dispatch, and a dispatch job finding one has nothing to do.
  */
 export const DISPATCHED_STATES: ReadonlySet<OrderState> = new Set<OrderState>([
-  'ready', 'in_delivery', 'delivery_failed', 'cancel_refused', 'delivered', 'returned', 'cancelled',
+  'ready',
+  'in_delivery',
+  'delivery_failed',
+  'cancel_refused',
+  'delivered',
+  'returned',
+  'cancelled',
 ]);
 
 /**
@@ -49,9 +60,18 @@ export const DISPATCHED_STATES: ReadonlySet<OrderState> = new Set<OrderState>([
  * of them comes after another.
  */
 const RANK: Record<OrderState, number> = {
-  received: 0, waiting: 0, held: 0, dispatching: 0, awaiting_ready: 0,
-  ready: 1, in_delivery: 2, delivery_failed: 3, cancel_refused: 4,
-  delivered: 5, returned: 5, cancelled: 5,
+  received: 0,
+  waiting: 0,
+  held: 0,
+  dispatching: 0,
+  awaiting_ready: 0,
+  ready: 1,
+  in_delivery: 2,
+  delivery_failed: 3,
+  cancel_refused: 4,
+  delivered: 5,
+  returned: 5,
+  cancelled: 5,
 };
 
 export function stateRank(state: OrderState): number {

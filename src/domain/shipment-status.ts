@@ -23,8 +23,16 @@ export const DELIVERY_STEPS = [
 export type DeliveryStep = (typeof DELIVERY_STEPS)[number];
 
 const RANK: Record<DeliveryStep, number> = {
-  created: 0, ready: 1, assigned: 2, picked_up: 3, in_transit: 4, out_for_delivery: 5,
-  delivery_failed: 6, delivered: 7, returned: 7, cancelled: 7,
+  created: 0,
+  ready: 1,
+  assigned: 2,
+  picked_up: 3,
+  in_transit: 4,
+  out_for_delivery: 5,
+  delivery_failed: 6,
+  delivered: 7,
+  returned: 7,
+  cancelled: 7,
 };
 
 export const FINAL_STEPS: ReadonlySet<DeliveryStep> = new Set(['delivered', 'returned', 'cancelled']);

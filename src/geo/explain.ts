@@ -4,7 +4,13 @@
  * whether the service is known to price it, and, when not resolved, the alias that would fix it.
  */
 import { normaliseText } from './normalise.js';
-import { DEFAULT_MIN_CONFIDENCE, type LevelDecision, type MatchEvidence, type Resolution, type ResolveInput } from './types.js';
+import {
+  DEFAULT_MIN_CONFIDENCE,
+  type LevelDecision,
+  type MatchEvidence,
+  type Resolution,
+  type ResolveInput,
+} from './types.js';
 
 const VIA_LABEL: Record<MatchEvidence['via'], string> = {
   exact: 'exact name',
@@ -38,7 +44,12 @@ const pricedText = (p: boolean | undefined) =>
 function levelLines(level: LevelDecision, sent: string): string[] {
   const lines = [`Level sent: ${level.sent === 'only' ? 'the only place named' : level.sent} (${level.reason})`];
   if (level.levels.length > 1) {
-    lines.push('Nested names, most precise first:', ...level.levels.map((l) => `  - ${l.name} (${l.placeType}): priced ${pricedText(l.priced)}${l.name === sent ? ' ← sent' : ''}`));
+    lines.push(
+      'Nested names, most precise first:',
+      ...level.levels.map(
+        (l) => `  - ${l.name} (${l.placeType}): priced ${pricedText(l.priced)}${l.name === sent ? ' ← sent' : ''}`,
+      ),
+    );
   }
   lines.push(`Priced by the service: ${pricedText(level.levels.find((l) => l.name === sent)?.priced)}`);
   return lines;
@@ -52,7 +63,9 @@ export function explainResolution(input: ResolveInput, r: Resolution): string {
     lines.push(`Confidence: ${r.confidence.toFixed(2)} (resolved: ${DEFAULT_MIN_CONFIDENCE} or more is needed)`);
     lines.push('Matched:', ...r.evidence.map(describe));
     if (r.why) lines.push(`Why it won: ${r.why}`);
-    lines.push(`Other candidates (rivals): ${r.alternatives.length > 0 ? r.alternatives.map((a) => `${a.name} ${a.confidence.toFixed(2)}`).join(', ') : 'none'}`);
+    lines.push(
+      `Other candidates (rivals): ${r.alternatives.length > 0 ? r.alternatives.map((a) => `${a.name} ${a.confidence.toFixed(2)}`).join(', ') : 'none'}`,
+    );
     if (r.level) lines.push(...levelLines(r.level, n.name));
     if (r.subArea) lines.push(`Kept in the address line: ${r.subArea.name} (the more precise name)`);
     lines.push(`Sent to the dispatch service as the neighbourhood: "${n.name}"`);
@@ -62,7 +75,9 @@ export function explainResolution(input: ResolveInput, r: Resolution): string {
   const evidence = r.evidence ?? [];
   lines.push(evidence.length > 0 ? 'Matched:' : 'Matched: no word of this address names a known neighbourhood');
   lines.push(...evidence.map(describe));
-  lines.push(`Candidates: ${r.candidates.length > 0 ? r.candidates.map((c) => `${c.name} ${c.confidence.toFixed(2)}`).join(', ') : 'none'}`);
+  lines.push(
+    `Candidates: ${r.candidates.length > 0 ? r.candidates.map((c) => `${c.name} ${c.confidence.toFixed(2)}`).join(', ') : 'none'}`,
+  );
   const top = r.candidates[0];
   const matched = evidence.find((e) => e.field !== 'coords' && e.field !== 'alias');
   // An alias equal to the name would change nothing (the name is already known but contradicted):
@@ -70,13 +85,21 @@ export function explainResolution(input: ResolveInput, r: Resolution): string {
   const line = matched ? input.fields[matched.field as keyof typeof input.fields]?.trim() : undefined;
   const words = matched && normaliseText(matched.text) !== normaliseText(top?.name ?? '') ? matched.text : line;
   if (top && words && normaliseText(words) === normaliseText(top.name)) {
-    lines.push(`To fix: the address names ${top.name} but not clearly enough; correct the address (or set the shop's country if it is missing).`);
+    lines.push(
+      `To fix: the address names ${top.name} but not clearly enough; correct the address (or set the shop's country if it is missing).`,
+    );
   } else if (top && words) {
-    lines.push(`To fix: if "${words}" means ${top.name} for this shop, add the alias "${words}" → "${top.name}"; otherwise correct the address.`);
+    lines.push(
+      `To fix: if "${words}" means ${top.name} for this shop, add the alias "${words}" → "${top.name}"; otherwise correct the address.`,
+    );
   } else if (top) {
-    lines.push(`To fix: add an alias from the words this customer uses for the quartier to "${top.name}" (or another listed name), or correct the address.`);
+    lines.push(
+      `To fix: add an alias from the words this customer uses for the quartier to "${top.name}" (or another listed name), or correct the address.`,
+    );
   } else {
-    lines.push('To fix: correct the address with the customer\'s quartier, or add an alias from the words used here to a listed neighbourhood name (e.g. "Villa Awa" → "Mermoz").');
+    lines.push(
+      'To fix: correct the address with the customer\'s quartier, or add an alias from the words used here to a listed neighbourhood name (e.g. "Villa Awa" → "Mermoz").',
+    );
   }
   return lines.join('\n');
 }

@@ -13,7 +13,14 @@ import { z } from 'zod';
 import { csvRecords } from './csv.js';
 import { normaliseTokens } from './normalise.js';
 import {
-  COUNTRIES, COUNTRY_NAMES, EXTRA_CITY_NAMES, LINKING_WORDS, REGION_NAMES, isCountryCode, NOISE_WORDS, type CountryCode,
+  COUNTRIES,
+  COUNTRY_NAMES,
+  EXTRA_CITY_NAMES,
+  LINKING_WORDS,
+  REGION_NAMES,
+  isCountryCode,
+  NOISE_WORDS,
+  type CountryCode,
 } from './names.js';
 
 export interface Point {
@@ -101,19 +108,27 @@ export interface Gazetteer {
 }
 
 const coordinate = (min: number, max: number) =>
-  z.string().trim().transform((s, ctx) => {
-    if (s === '') return undefined;
-    const n = Number(s);
-    if (!Number.isFinite(n) || n < min || n > max) {
-      ctx.addIssue({ code: 'custom', message: `not a coordinate: ${s}` });
-      return z.NEVER;
-    }
-    return n;
-  });
+  z
+    .string()
+    .trim()
+    .transform((s, ctx) => {
+      if (s === '') return undefined;
+      const n = Number(s);
+      if (!Number.isFinite(n) || n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: `not a coordinate: ${s}` });
+        return z.NEVER;
+      }
+      return n;
+    });
 // Names go on the wire as the dispatch service's neighbourhood: no non-breaking or doubled spaces.
 const cleanName = (s: string): string => s.replace(/\s+/gu, ' ').trim();
 const name = z.string().transform(cleanName).pipe(z.string().min(1));
-const pipeList = z.string().transform((s) => s.split('|').map(cleanName).filter((x) => x !== ''));
+const pipeList = z.string().transform((s) =>
+  s
+    .split('|')
+    .map(cleanName)
+    .filter((x) => x !== ''),
+);
 const countryCode = z.string().trim().refine(isCountryCode, 'unknown country code');
 
 const CityRow = z.object({
@@ -141,7 +156,17 @@ const OfficialRow = z.object({
 type OfficialRow = z.infer<typeof OfficialRow>;
 
 // Which row of several names a place: the commune's node before a same-name hamlet elsewhere.
-const TYPE_RANK = ['city', 'town', 'suburb', 'neighbourhood', 'quarter', 'wof:neighbourhood', 'district', 'locality', 'wof:locality'];
+const TYPE_RANK = [
+  'city',
+  'town',
+  'suburb',
+  'neighbourhood',
+  'quarter',
+  'wof:neighbourhood',
+  'district',
+  'locality',
+  'wof:locality',
+];
 const BROAD_TYPES = new Set(['city', 'town', 'district']);
 const RURAL_FACTOR: Record<string, number> = { village: 0.93, hamlet: 0.9 };
 const BROAD_FACTOR = 0.9;
@@ -159,7 +184,9 @@ function readRows<T>(file: string, schema: z.ZodType<T>): T[] {
   return csvRecords(readFileSync(file, 'utf8'), file).map((record, n) => {
     const parsed = schema.safeParse(record);
     if (!parsed.success) {
-      throw new Error(`${file}: row ${n + 2}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+      throw new Error(
+        `${file}: row ${n + 2}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+      );
     }
     return parsed.data;
   });
@@ -270,7 +297,9 @@ function addCommuneParts(index: CountryIndex, addKey: (key: string, hit: KeyHit,
 
 /** Reads every CSV of `dataDir` and builds the indexes. Throws with file and row on malformed data. */
 export function loadGazetteer(dataDir: string): Gazetteer {
-  const files = readdirSync(dataDir).filter((f) => /^[A-Z]{2}_.+\.csv$/.test(f)).sort();
+  const files = readdirSync(dataDir)
+    .filter((f) => /^[A-Z]{2}_.+\.csv$/.test(f))
+    .sort();
   if (files.length === 0) throw new Error(`no gazetteer CSV (XX_city.csv) in ${dataDir}`);
   const cityRows = files.flatMap((f) => readRows(join(dataDir, f), CityRow));
   const officialRows = readRows(join(dataDir, 'official-lists.csv'), OfficialRow);
@@ -315,7 +344,8 @@ export function loadGazetteer(dataDir: string): Gazetteer {
     const drafts = draftsOf(country);
     const existing = drafts.get(key);
     // The département a Dakar row lies in (Pikine, Guédiawaye, Rufisque) holds it: "Thiaroye, Pikine" is one place.
-    const admin2 = keyOf(row.admin2) === keyOf(row.city) ? [] : normaliseTokens(row.admin2).filter((t) => !NOISE_WORDS.has(t));
+    const admin2 =
+      keyOf(row.admin2) === keyOf(row.city) ? [] : normaliseTokens(row.admin2).filter((t) => !NOISE_WORDS.has(t));
     if (existing) {
       existing.altNames.push(...row.alt_names);
       rememberAlts(existing, row.alt_names);
@@ -324,10 +354,17 @@ export function loadGazetteer(dataDir: string): Gazetteer {
       continue;
     }
     const draft: Draft = {
-      country, city: row.city, name: row.neighbourhood, placeType: row.place_type,
-      broad: BROAD_TYPES.has(row.place_type), listedQuartier: false, listedCommune: false,
+      country,
+      city: row.city,
+      name: row.neighbourhood,
+      placeType: row.place_type,
+      broad: BROAD_TYPES.has(row.place_type),
+      listedQuartier: false,
+      listedCommune: false,
       ...(point ? { coords: point } : {}),
-      altNames: [...row.alt_names], points: point ? [point] : [], parents: admin2.length > 0 ? [admin2] : [],
+      altNames: [...row.alt_names],
+      points: point ? [point] : [],
+      parents: admin2.length > 0 ? [admin2] : [],
     };
     drafts.set(key, draft);
     rememberAlts(draft, row.alt_names);
@@ -358,9 +395,17 @@ export function loadGazetteer(dataDir: string): Gazetteer {
       continue;
     }
     const draft: Draft = {
-      country, city: row.city, name: row.name, placeType: row.level, broad: officialIsBroad(row.level),
-      listedQuartier: row.level === 'quartier', listedCommune: officialIsBroad(row.level), ...(point ? { coords: point } : {}),
-      altNames: [...row.alt_names], points: [], parents: parent.length > 0 ? [parent] : [],
+      country,
+      city: row.city,
+      name: row.name,
+      placeType: row.level,
+      broad: officialIsBroad(row.level),
+      listedQuartier: row.level === 'quartier',
+      listedCommune: officialIsBroad(row.level),
+      ...(point ? { coords: point } : {}),
+      altNames: [...row.alt_names],
+      points: [],
+      parents: parent.length > 0 ? [parent] : [],
     };
     drafts.set(key, draft);
     rememberAlts(draft, row.alt_names);
@@ -371,7 +416,15 @@ export function loadGazetteer(dataDir: string): Gazetteer {
   for (const [country, drafts] of draftsByCountry) {
     const blockedHere = ownBlocked.get(country)!;
     const foreign = foreignCities.get(country)!;
-    const index: CountryIndex = { country, places: [], byKey: new Map(), byCompact: new Map(), prefixes: new Set(), fuzzyByLength: new Map(), byWords: new Map() };
+    const index: CountryIndex = {
+      country,
+      places: [],
+      byKey: new Map(),
+      byCompact: new Map(),
+      prefixes: new Set(),
+      fuzzyByLength: new Map(),
+      byWords: new Map(),
+    };
     const addKey = (key: string, hit: KeyHit, fuzzy: boolean) => {
       if (key === '' || blockedHere.has(key) || hit.place.keys.has(key)) return;
       hit.place.keys.add(key);
@@ -405,11 +458,26 @@ export function loadGazetteer(dataDir: string): Gazetteer {
       const tokens = normaliseTokens(d.name);
       const key = tokens.join(' ');
       const altNames = [...new Set(d.altNames)].filter((a) => keyOf(a) !== key && !blockedHere.has(keyOf(a)));
-      const specificity: Place['specificity'] = d.broad ? 1 : d.listedQuartier || tokens.some((t) => /^\d+$/.test(t)) ? 3 : 2;
+      const specificity: Place['specificity'] = d.broad
+        ? 1
+        : d.listedQuartier || tokens.some((t) => /^\d+$/.test(t))
+          ? 3
+          : 2;
       const place: Place = {
-        id: nextId++, country, city: d.city, name: d.name, tokens, placeType: d.placeType,
-        ...(d.coords ? { coords: d.coords } : {}), altNames, points: d.points, parents: d.parents, keys: new Set(),
-        specificity, commune: !d.broad && d.listedCommune && !d.listedQuartier, typeFactor: d.broad ? BROAD_FACTOR : (RURAL_FACTOR[d.placeType] ?? 1),
+        id: nextId++,
+        country,
+        city: d.city,
+        name: d.name,
+        tokens,
+        placeType: d.placeType,
+        ...(d.coords ? { coords: d.coords } : {}),
+        altNames,
+        points: d.points,
+        parents: d.parents,
+        keys: new Set(),
+        specificity,
+        commune: !d.broad && d.listedCommune && !d.listedQuartier,
+        typeFactor: d.broad ? BROAD_FACTOR : (RURAL_FACTOR[d.placeType] ?? 1),
         onlyWithCountry: foreign.has(key),
       };
       index.places.push(place);
@@ -440,8 +508,10 @@ export function loadGazetteer(dataDir: string): Gazetteer {
       const before = keyOf(m[1] ?? '');
       const inside = keyOf(m[2] ?? '');
       const shared = bracketed.filter((b) => keyOf(b.m[1] ?? '') === before).length > 1;
-      if (before.length >= 6 && !shared && !index.byKey.has(before)) addKey(before, { place, kind: 'abbreviation' }, false);
-      if (/^[a-z]{4,}$/.test(inside) && !index.byKey.has(inside)) addKey(inside, { place, kind: 'abbreviation' }, false);
+      if (before.length >= 6 && !shared && !index.byKey.has(before))
+        addKey(before, { place, kind: 'abbreviation' }, false);
+      if (/^[a-z]{4,}$/.test(inside) && !index.byKey.has(inside))
+        addKey(inside, { place, kind: 'abbreviation' }, false);
     }
     addBareNames(index, addKey);
     addCommuneParts(index, addKey);
@@ -450,7 +520,9 @@ export function loadGazetteer(dataDir: string): Gazetteer {
         const m = /^(?:cite|quartier) (.+)$/.exec(k);
         const rest = m?.[1];
         if (!rest || compactOf(rest).length < 6 || NOISE_WORDS.has(rest) || index.byKey.has(rest)) continue;
-        const shared = index.places.filter((p) => p !== place && [...p.keys].some((pk) => pk.endsWith(` ${rest}`) && /^(?:cite|quartier) /.test(pk)));
+        const shared = index.places.filter(
+          (p) => p !== place && [...p.keys].some((pk) => pk.endsWith(` ${rest}`) && /^(?:cite|quartier) /.test(pk)),
+        );
         if (shared.length === 0) addKey(rest, { place, kind: 'abbreviation' }, false);
       }
     }

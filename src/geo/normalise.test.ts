@@ -37,7 +37,13 @@ describe('normaliseText', () => {
 describe('segmentsOf', () => {
   it('splits at commas, slashes, brackets and a spaced dash, keeping the raw words', () => {
     const segments = segmentsOf('Villa 12, Sacré Coeur 3 - Dakar (près de la VDN) / Yoff');
-    expect(segments.map((s) => s.rawWords.join(' '))).toEqual(['Villa 12', 'Sacré Coeur 3', 'Dakar', 'près de la VDN', 'Yoff']);
+    expect(segments.map((s) => s.rawWords.join(' '))).toEqual([
+      'Villa 12',
+      'Sacré Coeur 3',
+      'Dakar',
+      'près de la VDN',
+      'Yoff',
+    ]);
     expect(segments[1]!.tokens.map((t) => t.text)).toEqual(['sacre', 'coeur', '3']);
   });
 
@@ -66,7 +72,10 @@ describe('boundedEditDistance', () => {
 
 describe('parseCsv', () => {
   it('reads quoted fields with commas, doubled quotes and line breaks', () => {
-    expect(parseCsv('a,b,c\r\n1,"x, ""y""","line\nbreak"\n')).toEqual([['a', 'b', 'c'], ['1', 'x, "y"', 'line\nbreak']]);
+    expect(parseCsv('a,b,c\r\n1,"x, ""y""","line\nbreak"\n')).toEqual([
+      ['a', 'b', 'c'],
+      ['1', 'x, "y"', 'line\nbreak'],
+    ]);
   });
 
   it('refuses a file that ends inside quotes', () => {

@@ -21,17 +21,51 @@ const LIGATURES: Record<string, string> = { œ: 'oe', æ: 'ae', ß: 'ss', ø: 'o
 // Written after a number, these mark an ordinal: 7e, 7ème, 7eme, 1er, 1ère, 2nd (all become "7 e").
 const ORDINAL_SUFFIXES = new Set(['e', 'eme', 'ieme', 'em', 'me', 'er', 'ere', 'nd', 'nde']);
 const NUMBER_WORDS: Record<string, string> = {
-  deux: '2', trois: '3', quatre: '4', cinq: '5', six: '6', sept: '7', huit: '8', neuf: '9', dix: '10',
+  deux: '2',
+  trois: '3',
+  quatre: '4',
+  cinq: '5',
+  six: '6',
+  sept: '7',
+  huit: '8',
+  neuf: '9',
+  dix: '10',
 };
 const ORDINAL_WORDS: Record<string, string> = {
-  premier: '1', premiere: '1', deuxieme: '2', second: '2', seconde: '2', troisieme: '3', quatrieme: '4',
-  cinquieme: '5', sixieme: '6', septieme: '7', huitieme: '8', neuvieme: '9', dixieme: '10',
+  premier: '1',
+  premiere: '1',
+  deuxieme: '2',
+  second: '2',
+  seconde: '2',
+  troisieme: '3',
+  quatrieme: '4',
+  cinquieme: '5',
+  sixieme: '6',
+  septieme: '7',
+  huitieme: '8',
+  neuvieme: '9',
+  dixieme: '10',
 };
 // Multi-letter numerals are unambiguous anywhere ("II Plateaux", "Santé III"); the one-letter ones
 // ("Arafat I") only after a word, so a lone "v" or "x" elsewhere keeps its letter.
 const ROMAN: Record<string, string> = {
-  ii: '2', iii: '3', iv: '4', vi: '6', vii: '7', viii: '8', ix: '9', xi: '11', xii: '12', xiii: '13',
-  xiv: '14', xv: '15', xvi: '16', xvii: '17', xviii: '18', xix: '19', xx: '20',
+  ii: '2',
+  iii: '3',
+  iv: '4',
+  vi: '6',
+  vii: '7',
+  viii: '8',
+  ix: '9',
+  xi: '11',
+  xii: '12',
+  xiii: '13',
+  xiv: '14',
+  xv: '15',
+  xvi: '16',
+  xvii: '17',
+  xviii: '18',
+  xix: '19',
+  xx: '20',
 };
 const ROMAN_SINGLE: Record<string, string> = { i: '1', v: '5', x: '10' };
 // Gazetteer sources mix French and English forms of the same quarter ("Pikine North" / "Pikine Nord").
@@ -46,7 +80,10 @@ export function isNumberToken(t: string): boolean {
 
 /** Case, accents (ᵉ → e through NFKD), ligatures; apostrophes vanish so "N'diarème" meets "Ndiarème". */
 function foldChars(s: string): string {
-  let out = s.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
+  let out = s
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase();
   out = out.replace(/[œæßøłđı]/g, (c) => LIGATURES[c] ?? c);
   out = out.replace(/['’ʼ‘`´]/g, '');
   return out;
@@ -166,7 +203,8 @@ export function boundedEditDistance(a: string, b: string, max: number): number {
     for (let j = 1; j <= n; j++) {
       const cb = b.charCodeAt(j - 1);
       let v = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (ca === cb ? 0 : 1));
-      if (i > 1 && j > 1 && ca === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === cb) v = Math.min(v, prevPrev[j - 2]! + 1);
+      if (i > 1 && j > 1 && ca === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === cb)
+        v = Math.min(v, prevPrev[j - 2]! + 1);
       cur[j] = v;
       if (v < rowMin) rowMin = v;
     }

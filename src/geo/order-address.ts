@@ -18,8 +18,12 @@ export function resolveDeliveryAddress(
     // The address's own country wins: a shop may deliver beyond its home country.
     country: address.countryCode ?? context.country,
     fields: {
-      address1: address.address1, address2: address.address2, city: address.city,
-      province: address.province, zip: address.zip, company: address.company,
+      address1: address.address1,
+      address2: address.address2,
+      city: address.city,
+      province: address.province,
+      zip: address.zip,
+      company: address.company,
     },
     coords: address.coords,
     aliases: context.aliases,

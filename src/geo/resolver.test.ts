@@ -6,12 +6,15 @@ import { describe, expect, it } from 'vitest';
 import { loadGazetteer } from './gazetteer.js';
 import { COUNTRIES, COUNTRY_NAMES, REGION_NAMES } from './names.js';
 import {
-  explainResolution, normaliseText, NeighbourhoodResolver, type AddressFields, type ResolveInput,
+  explainResolution,
+  normaliseText,
+  NeighbourhoodResolver,
+  type AddressFields,
+  type ResolveInput,
 } from './resolver.js';
 import { held, resolved } from '../../test/geo/resolution-asserts.js';
 
 const resolver = NeighbourhoodResolver.load();
-
 
 // Real-looking addresses as customers type them at checkout: [country, fields, expected neighbourhood,
 // and, when the address names an area and a sub-area inside it, the sub-area kept beside the area sent].
@@ -70,7 +73,11 @@ const RESOLVED: [string, AddressFields, string, string?][] = [
   ['ML', { address1: 'ACI 2000', city: 'Bamako' }, 'ACI 2000'],
   ['ML', { address1: 'Badalabougou', city: 'Bamako' }, 'Badalabougou'],
   ['CI', { address1: 'Niangon Sud - Sicogi', city: 'Yopougon' }, 'Yopougon', 'Niangon Sud - Sicogi'],
-  ['CI', { address1: 'VITIB, Grand-Bassam road' }, 'Village des Technologies de l’Information et de la Biotechnologie (VITIB)'],
+  [
+    'CI',
+    { address1: 'VITIB, Grand-Bassam road' },
+    'Village des Technologies de l’Information et de la Biotechnologie (VITIB)',
+  ],
   ['BF', { address1: 'Ouaga 2000', city: 'Ouagadougou' }, 'Ouaga 2000'],
   ['BF', { address1: 'Tang Sega', city: 'Ouagadougou' }, 'Tang-Séga'],
 ];
@@ -118,7 +125,9 @@ describe('NeighbourhoodResolver', () => {
 
   it('never sends the city for a bare city address, and says the city is not a neighbourhood', () => {
     const r = held(resolver.resolve({ country: 'SN', fields: { address1: 'Rue 10', city: 'Dakar' } }));
-    expect(r.reason).toBe("no neighbourhood found in 'Rue 10, Dakar' ('Dakar' is a city, not a neighbourhood): add an alias or correct the address");
+    expect(r.reason).toBe(
+      "no neighbourhood found in 'Rue 10, Dakar' ('Dakar' is a city, not a neighbourhood): add an alias or correct the address",
+    );
     expect(r.candidates).toEqual([]);
   });
 
@@ -147,30 +156,54 @@ describe('NeighbourhoodResolver', () => {
   it('reads abbreviations customers type', () => {
     const pa = resolved(resolver.resolve({ country: 'SN', fields: { address1: 'PA U17' } }));
     expect(pa.evidence).toContainEqual(expect.objectContaining({ via: 'abbreviation', text: 'U17' }));
-    expect(resolved(resolver.resolve({ country: 'CI', fields: { address1: 'Yop city' } })).neighbourhood.name).toBe('Yopougon');
+    expect(resolved(resolver.resolve({ country: 'CI', fields: { address1: 'Yop city' } })).neighbourhood.name).toBe(
+      'Yopougon',
+    );
   });
 
   it('treats accents, case, hyphens and apostrophes as the same name', () => {
     for (const address1 of ['Fann-Résidence', 'FANN RESIDENCE', 'fann résidence', 'Fann  Residence']) {
-      expect(resolved(resolver.resolve({ country: 'SN', fields: { address1 } })).neighbourhood.name).toBe('Fann Résidence');
+      expect(resolved(resolver.resolve({ country: 'SN', fields: { address1 } })).neighbourhood.name).toBe(
+        'Fann Résidence',
+      );
     }
     for (const address1 of ["Patte d'Oie", 'Patte d’oie', 'Patte-d-Oie', 'pattedoie']) {
-      expect(resolved(resolver.resolve({ country: 'SN', fields: { address1 } })).neighbourhood.name).toBe("Patte d'Oie");
+      expect(resolved(resolver.resolve({ country: 'SN', fields: { address1 } })).neighbourhood.name).toBe(
+        "Patte d'Oie",
+      );
     }
   });
 
   it('looks for the neighbourhood in every field, the company name counting for less', () => {
     const inCity = resolved(resolver.resolve({ country: 'SN', fields: { address1: 'Rue 10', city: 'Almadies' } }));
-    const inProvince = resolved(resolver.resolve({ country: 'SN', fields: { address1: 'Rue 10', province: 'Almadies' } }));
-    const inCompany = resolved(resolver.resolve({ country: 'SN', fields: { company: 'Boutique Almadies', address1: 'Rue 10', city: 'Dakar' } }));
-    expect([inCity, inProvince, inCompany].map((r) => r.neighbourhood.name)).toEqual(['Almadies', 'Almadies', 'Almadies']);
+    const inProvince = resolved(
+      resolver.resolve({ country: 'SN', fields: { address1: 'Rue 10', province: 'Almadies' } }),
+    );
+    const inCompany = resolved(
+      resolver.resolve({ country: 'SN', fields: { company: 'Boutique Almadies', address1: 'Rue 10', city: 'Dakar' } }),
+    );
+    expect([inCity, inProvince, inCompany].map((r) => r.neighbourhood.name)).toEqual([
+      'Almadies',
+      'Almadies',
+      'Almadies',
+    ]);
     expect(inCompany.confidence).toBeLessThan(inProvince.confidence);
     expect(inProvince.confidence).toBeLessThan(inCity.confidence);
     expect(inCompany.evidence[0]?.field).toBe('company');
   });
 
   it("answers Abidjan's communes and Dakar's large communes, and sends the commune with the quartier as its sub-area when both are typed", () => {
-    for (const commune of ['Cocody', 'Yopougon', 'Marcory', 'Treichville', 'Koumassi', 'Port-Bouët', 'Adjamé', 'Attécoubé', 'Abobo']) {
+    for (const commune of [
+      'Cocody',
+      'Yopougon',
+      'Marcory',
+      'Treichville',
+      'Koumassi',
+      'Port-Bouët',
+      'Adjamé',
+      'Attécoubé',
+      'Abobo',
+    ]) {
       expect(resolved(resolver.resolve({ country: 'CI', fields: { city: commune } })).neighbourhood.name).toBe(commune);
     }
     const pikine = resolved(resolver.resolve({ country: 'SN', fields: { address1: 'Pikine rue 5' } }));
@@ -220,43 +253,75 @@ describe('NeighbourhoodResolver', () => {
     });
 
     it('at 0,0, outside the country or on the city centroid are ignored', () => {
-      expect(held(resolver.resolve({ country: 'SN', fields: noWords, coords: { lat: 0, lng: 0 } })).reason).toContain('0,0 ignored');
-      expect(held(resolver.resolve({ country: 'SN', fields: noWords, coords: { lat: 5.35, lng: -4 } })).reason).toContain('outside SN');
-      expect(held(resolver.resolve({ country: 'SN', fields: noWords, coords: { lat: 14.69343, lng: -17.44794 } })).reason).toContain('city centre');
+      expect(held(resolver.resolve({ country: 'SN', fields: noWords, coords: { lat: 0, lng: 0 } })).reason).toContain(
+        '0,0 ignored',
+      );
+      expect(
+        held(resolver.resolve({ country: 'SN', fields: noWords, coords: { lat: 5.35, lng: -4 } })).reason,
+      ).toContain('outside SN');
+      expect(
+        held(resolver.resolve({ country: 'SN', fields: noWords, coords: { lat: 14.69343, lng: -17.44794 } })).reason,
+      ).toContain('city centre');
     });
 
     it('break a tie between two quartiers the words name', () => {
       const fields = { address1: 'Mermoz, Ouakam' };
-      expect(resolved(resolver.resolve({ country: 'SN', fields, coords: { lat: 14.7245, lng: -17.485 } })).neighbourhood.name).toBe('Ouakam');
-      expect(resolved(resolver.resolve({ country: 'SN', fields, coords: { lat: 14.7075, lng: -17.4743 } })).neighbourhood.name).toBe('Mermoz');
+      expect(
+        resolved(resolver.resolve({ country: 'SN', fields, coords: { lat: 14.7245, lng: -17.485 } })).neighbourhood
+          .name,
+      ).toBe('Ouakam');
+      expect(
+        resolved(resolver.resolve({ country: 'SN', fields, coords: { lat: 14.7075, lng: -17.4743 } })).neighbourhood
+          .name,
+      ).toBe('Mermoz');
     });
 
     it('raise the confidence of a name found near them', () => {
       const plain = resolved(resolver.resolve({ country: 'SN', fields: { address1: 'Ouakem' } }));
-      const near = resolved(resolver.resolve({ country: 'SN', fields: { address1: 'Ouakem' }, coords: { lat: 14.7245, lng: -17.485 } }));
+      const near = resolved(
+        resolver.resolve({ country: 'SN', fields: { address1: 'Ouakem' }, coords: { lat: 14.7245, lng: -17.485 } }),
+      );
       expect(near.confidence).toBeGreaterThan(plain.confidence);
     });
   });
 
   describe('merchant aliases', () => {
     it('win over the words of the address', () => {
-      const r = resolved(resolver.resolve({
-        country: 'SN', fields: { address1: 'Mermoz, villa Tonton Awa' }, aliases: { 'Villa Tonton Awa': 'Point E' },
-      }));
+      const r = resolved(
+        resolver.resolve({
+          country: 'SN',
+          fields: { address1: 'Mermoz, villa Tonton Awa' },
+          aliases: { 'Villa Tonton Awa': 'Point E' },
+        }),
+      );
       expect(r.neighbourhood.name).toBe('Point E');
-      expect(r.evidence).toEqual([{ field: 'alias', text: 'Villa Tonton Awa (in address1)', via: 'alias', score: 0.99 }]);
+      expect(r.evidence).toEqual([
+        { field: 'alias', text: 'Villa Tonton Awa (in address1)', via: 'alias', score: 0.99 },
+      ]);
       expect(r.alternatives).toEqual([{ name: 'Mermoz', confidence: 0.97 }]);
     });
 
     it('match after the same folding as names, across commas of a field', () => {
-      const r = resolved(resolver.resolve({ country: 'SN', fields: { address1: 'MERMOZ, OUAKAM' }, aliases: { 'mermoz ouakam': 'Mermoz' } }));
+      const r = resolved(
+        resolver.resolve({
+          country: 'SN',
+          fields: { address1: 'MERMOZ, OUAKAM' },
+          aliases: { 'mermoz ouakam': 'Mermoz' },
+        }),
+      );
       expect(r.neighbourhood.name).toBe('Mermoz');
     });
 
     it('pointing to a name the gazetteer does not list are reported, not followed', () => {
-      const unknown = held(resolver.resolve({ country: 'SN', fields: { address1: 'chez Awa' }, aliases: { 'chez awa': 'Mermozz' } }));
-      expect(unknown.reason).toBe("the alias 'chez awa' points to 'Mermozz', which is not a neighbourhood in the gazetteer for SN: correct the alias to a listed neighbourhood name");
-      const city = held(resolver.resolve({ country: 'SN', fields: { address1: 'chez Awa' }, aliases: { 'chez awa': 'Dakar' } }));
+      const unknown = held(
+        resolver.resolve({ country: 'SN', fields: { address1: 'chez Awa' }, aliases: { 'chez awa': 'Mermozz' } }),
+      );
+      expect(unknown.reason).toBe(
+        "the alias 'chez awa' points to 'Mermozz', which is not a neighbourhood in the gazetteer for SN: correct the alias to a listed neighbourhood name",
+      );
+      const city = held(
+        resolver.resolve({ country: 'SN', fields: { address1: 'chez Awa' }, aliases: { 'chez awa': 'Dakar' } }),
+      );
       expect(city.reason).toContain("points to 'Dakar'");
     });
 
@@ -266,7 +331,9 @@ describe('NeighbourhoodResolver', () => {
     });
 
     it('that are absent from the address change nothing', () => {
-      const r = resolved(resolver.resolve({ country: 'SN', fields: { address1: 'Ouakam' }, aliases: { 'chez awa': 'Mermoz' } }));
+      const r = resolved(
+        resolver.resolve({ country: 'SN', fields: { address1: 'Ouakam' }, aliases: { 'chez awa': 'Mermoz' } }),
+      );
       expect(r.neighbourhood.name).toBe('Ouakam');
     });
   });
@@ -305,17 +372,49 @@ describe('NeighbourhoodResolver', () => {
       [...CITIES, ...COUNTRIES.flatMap((c) => [...COUNTRY_NAMES[c], ...REGION_NAMES[c]])].map(normaliseText),
     );
     const words = fc.constantFrom(
-      ...CITIES, ...COUNTRIES.flatMap((c) => COUNTRY_NAMES[c]), ...COUNTRIES.flatMap((c) => REGION_NAMES[c]),
-      'DAKAR', 'dakar ville', 'Abidjan Plateau? non', 'Dakkar', 'Abidjn', 'Lome', 'Ouaga', 'Niamey 1', 'Bamako-Coura',
-      'rue', 'Rue 10', 'villa 12', 'BP 1234', 'immeuble', 'près de la mosquée', 'quartier', 'commune', 'région', 'lot 45',
-      'appt 3', 'face pharmacie', 'route', 'avenue', 'cité', 'centre ville', 'district', '12', 'x', '-', '',
+      ...CITIES,
+      ...COUNTRIES.flatMap((c) => COUNTRY_NAMES[c]),
+      ...COUNTRIES.flatMap((c) => REGION_NAMES[c]),
+      'DAKAR',
+      'dakar ville',
+      'Abidjan Plateau? non',
+      'Dakkar',
+      'Abidjn',
+      'Lome',
+      'Ouaga',
+      'Niamey 1',
+      'Bamako-Coura',
+      'rue',
+      'Rue 10',
+      'villa 12',
+      'BP 1234',
+      'immeuble',
+      'près de la mosquée',
+      'quartier',
+      'commune',
+      'région',
+      'lot 45',
+      'appt 3',
+      'face pharmacie',
+      'route',
+      'avenue',
+      'cité',
+      'centre ville',
+      'district',
+      '12',
+      'x',
+      '-',
+      '',
     );
-    const field = fc.array(words, { maxLength: 5 }).chain((ws) =>
-      fc.constantFrom(', ', ' ', ' - ', '/').map((sep) => ws.join(sep)),
-    );
+    const field = fc
+      .array(words, { maxLength: 5 })
+      .chain((ws) => fc.constantFrom(', ', ' ', ' - ', '/').map((sep) => ws.join(sep)));
     const input = fc.record({
       country: fc.constantFrom(undefined, ...COUNTRIES),
-      fields: fc.record({ address1: field, address2: field, city: field, province: field, company: field }, { requiredKeys: [] }),
+      fields: fc.record(
+        { address1: field, address2: field, city: field, province: field, company: field },
+        { requiredKeys: [] },
+      ),
     });
 
     it('is returned for any mix of city, country, region names and address words', () => {
@@ -334,22 +433,32 @@ describe('NeighbourhoodResolver', () => {
 
   it('answers any text, coordinates and aliases without throwing, within its own bounds', () => {
     const text = fc.option(fc.string({ unit: 'binary', maxLength: 60 }), { nil: undefined });
-    const coord = fc.option(fc.record({ lat: fc.double({ min: -100, max: 100 }), lng: fc.double({ min: -200, max: 200 }) }), { nil: undefined });
+    const coord = fc.option(
+      fc.record({ lat: fc.double({ min: -100, max: 100 }), lng: fc.double({ min: -200, max: 200 }) }),
+      { nil: undefined },
+    );
     fc.assert(
-      fc.property(fc.constantFrom(undefined, 'SN', 'CI', 'ne', 'XX'), text, text, text, coord, (country, address1, address2, city, coords) => {
-        const fields: AddressFields = {};
-        if (address1 !== undefined) fields.address1 = address1;
-        if (address2 !== undefined) fields.address2 = address2;
-        if (city !== undefined) fields.city = city;
-        const input: ResolveInput = { fields, aliases: { [address2 ?? 'x']: 'Mermoz' } };
-        if (country !== undefined) input.country = country;
-        if (coords !== undefined) input.coords = coords;
-        const r = resolver.resolve(input);
-        expect(explainResolution(input, r).length).toBeGreaterThan(0);
-        if (r.ok) expect(r.confidence).toBeGreaterThanOrEqual(resolver.minConfidence);
-        else expect(r.reason.length).toBeGreaterThan(0);
-        for (const c of r.ok ? r.alternatives : r.candidates) expect(c.confidence).toBeLessThanOrEqual(0.99);
-      }),
+      fc.property(
+        fc.constantFrom(undefined, 'SN', 'CI', 'ne', 'XX'),
+        text,
+        text,
+        text,
+        coord,
+        (country, address1, address2, city, coords) => {
+          const fields: AddressFields = {};
+          if (address1 !== undefined) fields.address1 = address1;
+          if (address2 !== undefined) fields.address2 = address2;
+          if (city !== undefined) fields.city = city;
+          const input: ResolveInput = { fields, aliases: { [address2 ?? 'x']: 'Mermoz' } };
+          if (country !== undefined) input.country = country;
+          if (coords !== undefined) input.coords = coords;
+          const r = resolver.resolve(input);
+          expect(explainResolution(input, r).length).toBeGreaterThan(0);
+          if (r.ok) expect(r.confidence).toBeGreaterThanOrEqual(resolver.minConfidence);
+          else expect(r.reason.length).toBeGreaterThan(0);
+          for (const c of r.ok ? r.alternatives : r.candidates) expect(c.confidence).toBeLessThanOrEqual(0.99);
+        },
+      ),
       { numRuns: 500 },
     );
   });
@@ -362,18 +471,34 @@ describe('NeighbourhoodResolver', () => {
 
     it('names the file and row of a malformed gazetteer', () => {
       const dir = mkdtempSync(join(tmpdir(), 'relais-geo-'));
-      writeFileSync(join(dir, 'SN_dakar.csv'), 'country,city,neighbourhood,lat,lng,alt_names,ascii_name,admin2,place_type,population,source,source_id\nSN,Dakar,Mermoz,not-a-number,-17.47,,,Dakar,suburb,,osm,node/1\n');
-      writeFileSync(join(dir, 'official-lists.csv'), 'country,city,name,lat,lng,alt_names,level,parent,source_url,note\n');
+      writeFileSync(
+        join(dir, 'SN_dakar.csv'),
+        'country,city,neighbourhood,lat,lng,alt_names,ascii_name,admin2,place_type,population,source,source_id\nSN,Dakar,Mermoz,not-a-number,-17.47,,,Dakar,suburb,,osm,node/1\n',
+      );
+      writeFileSync(
+        join(dir, 'official-lists.csv'),
+        'country,city,name,lat,lng,alt_names,level,parent,source_url,note\n',
+      );
       expect(() => NeighbourhoodResolver.load(dir)).toThrow(/SN_dakar\.csv: row 2: lat: not a coordinate/);
     });
 
     it('works from any gazetteer directory with the same columns', () => {
       const dir = mkdtempSync(join(tmpdir(), 'relais-geo-'));
-      writeFileSync(join(dir, 'SN_dakar.csv'), 'country,city,neighbourhood,lat,lng,alt_names,ascii_name,admin2,place_type,population,source,source_id\nSN,Dakar,Dakar,14.69,-17.44,,,Dakar,city,,osm,node/1\nSN,Dakar,Mermoz,14.70,-17.47,,,Dakar,suburb,,osm,node/2\n');
-      writeFileSync(join(dir, 'official-lists.csv'), 'country,city,name,lat,lng,alt_names,level,parent,source_url,note\nSN,Dakar,"Unité 9",,,,quartier,"Parcelles Assainies",http://example.invalid,"a note, with a comma"\n');
+      writeFileSync(
+        join(dir, 'SN_dakar.csv'),
+        'country,city,neighbourhood,lat,lng,alt_names,ascii_name,admin2,place_type,population,source,source_id\nSN,Dakar,Dakar,14.69,-17.44,,,Dakar,city,,osm,node/1\nSN,Dakar,Mermoz,14.70,-17.47,,,Dakar,suburb,,osm,node/2\n',
+      );
+      writeFileSync(
+        join(dir, 'official-lists.csv'),
+        'country,city,name,lat,lng,alt_names,level,parent,source_url,note\nSN,Dakar,"Unité 9",,,,quartier,"Parcelles Assainies",http://example.invalid,"a note, with a comma"\n',
+      );
       const small = NeighbourhoodResolver.load(dir);
-      expect(resolved(small.resolve({ country: 'SN', fields: { address1: 'Mermoz' } })).neighbourhood.name).toBe('Mermoz');
-      expect(resolved(small.resolve({ country: 'SN', fields: { address1: 'Unite 9' } })).neighbourhood.name).toBe('Unité 9');
+      expect(resolved(small.resolve({ country: 'SN', fields: { address1: 'Mermoz' } })).neighbourhood.name).toBe(
+        'Mermoz',
+      );
+      expect(resolved(small.resolve({ country: 'SN', fields: { address1: 'Unite 9' } })).neighbourhood.name).toBe(
+        'Unité 9',
+      );
       expect(small.resolve({ country: 'SN', fields: { address1: 'Dakar' } }).ok).toBe(false);
     });
   });

@@ -18,27 +18,62 @@
  */
 import { join, resolve as resolvePath } from 'node:path';
 import { findProjectDir } from '../config/project-files.js';
-import { bareKeyOf, loadGazetteer, wordsKey, type BlockedName, type CountryIndex, type Gazetteer, type KeyHit, type Place, type Point } from './gazetteer.js';
 import {
-  ABBREVIATIONS, COUNTRIES, COUNTRY_BOXES, isCountryCode, LINKING_WORDS, NOISE_WORDS, STREET_OR_LANDMARK_WORDS,
+  bareKeyOf,
+  loadGazetteer,
+  wordsKey,
+  type BlockedName,
+  type CountryIndex,
+  type Gazetteer,
+  type KeyHit,
+  type Place,
+  type Point,
+} from './gazetteer.js';
+import {
+  ABBREVIATIONS,
+  COUNTRIES,
+  COUNTRY_BOXES,
+  isCountryCode,
+  LINKING_WORDS,
+  NOISE_WORDS,
+  STREET_OR_LANDMARK_WORDS,
   type CountryCode,
 } from './names.js';
 import { allowedEdits, boundedEditDistance, isNumberToken, normaliseTokens, segmentsOf } from './normalise.js';
 import {
-  COORDS_RADIUS_KM, DEFAULT_MIN_CONFIDENCE, type AddressFields, type LevelDecision, type MatchEvidence, type Neighbourhood,
-  type PricedNames, type Resolution, type ResolveInput,
+  COORDS_RADIUS_KM,
+  DEFAULT_MIN_CONFIDENCE,
+  type AddressFields,
+  type LevelDecision,
+  type MatchEvidence,
+  type Neighbourhood,
+  type PricedNames,
+  type Resolution,
+  type ResolveInput,
 } from './types.js';
 
 export { normaliseText } from './normalise.js';
 export { explainResolution } from './explain.js';
 export {
-  COORDS_RADIUS_KM, DEFAULT_MIN_CONFIDENCE, type AddressFields, type LevelDecision, type MatchEvidence, type Neighbourhood,
-  type PricedNames, type Resolution, type ResolveInput,
+  COORDS_RADIUS_KM,
+  DEFAULT_MIN_CONFIDENCE,
+  type AddressFields,
+  type LevelDecision,
+  type MatchEvidence,
+  type Neighbourhood,
+  type PricedNames,
+  type Resolution,
+  type ResolveInput,
 } from './types.js';
 
 const FIELD_ORDER: (keyof AddressFields)[] = ['address1', 'address2', 'city', 'province', 'zip', 'company'];
 const FIELD_WEIGHT: Record<keyof AddressFields, number> = {
-  address1: 1, address2: 1, city: 1, province: 0.95, zip: 0.9, company: 0.85,
+  address1: 1,
+  address2: 1,
+  city: 1,
+  province: 0.95,
+  zip: 0.9,
+  company: 0.85,
 };
 const VIA_SCORE = { alias: 0.99, exact: 0.97, alt_name: 0.95, abbreviation: 0.9, reordered: 0.92 } as const;
 const NUMBERED_FALLBACK = 0.9;
@@ -240,7 +275,8 @@ function encloses(a: Place, b: Place, geo: Geography): boolean {
   if (b.specificity === 1) return false;
   if (a.specificity === 1) return communeHolds(a, b, geo);
   const km = placesDistanceKm(a, b);
-  if (a.tokens.length < b.tokens.length && contains(a.tokens, b.tokens)) return km === undefined || km <= COORDS_RADIUS_KM;
+  if (a.tokens.length < b.tokens.length && contains(a.tokens, b.tokens))
+    return km === undefined || km <= COORDS_RADIUS_KM;
   return a.commune && !b.commune && km !== undefined && km <= COMMUNE_ARRONDISSEMENT_REACH_KM;
 }
 
@@ -251,14 +287,19 @@ function spanOf(c: Candidate): number {
 
 /** A name inside a longer name is part of it: "Grand Yoff" in "HLM Grand Yoff". */
 function subsumed(matches: Match[]): Match[] {
-  return matches.filter((m) => !matches.some((o) => o.start <= m.start && o.end >= m.end && o.end - o.start > m.end - m.start));
+  return matches.filter(
+    (m) => !matches.some((o) => o.start <= m.start && o.end >= m.end && o.end - o.start > m.end - m.start),
+  );
 }
 
 function toNeighbourhood(p: Place): Neighbourhood {
   return {
-    country: p.country, city: p.city, name: p.name,
+    country: p.country,
+    city: p.city,
+    name: p.name,
     ...(p.coords ? { coords: { lat: p.coords.lat, lng: p.coords.lng } } : {}),
-    altNames: [...p.altNames], placeType: p.placeType,
+    altNames: [...p.altNames],
+    placeType: p.placeType,
   };
 }
 
@@ -272,7 +313,9 @@ function addressText(fields: AddressFields): string {
 function defaultDataDir(): string {
   const found = findProjectDir(import.meta.url, join('data', 'neighbourhoods'), 'official-lists.csv');
   if (found) return found;
-  throw new Error('data/neighbourhoods not found above src/geo: pass the gazetteer directory to NeighbourhoodResolver.load()');
+  throw new Error(
+    'data/neighbourhoods not found above src/geo: pass the gazetteer directory to NeighbourhoodResolver.load()',
+  );
 }
 
 /** A city, region or country name written in the address. */
@@ -311,14 +354,21 @@ export class NeighbourhoodResolver {
     const index = this.gazetteer.countries.get(p.country);
     // A name that opens this one, a few km away, holds it too: "Angré" holds "Angré Cocoteraie", and Angré's parent is Cocody.
     const opening = (q: Place) =>
-      q.tokens.slice(0, -1).flatMap((_, n) =>
-        (index?.byKey.get(q.tokens.slice(0, n + 1).join(' ')) ?? [])
-          .filter((h) => h.kind === 'exact' && h.place !== q && (placesDistanceKm(h.place, q) ?? 0) <= COORDS_RADIUS_KM)
-          .map((h) => h.place),
-      );
+      q.tokens
+        .slice(0, -1)
+        .flatMap((_, n) =>
+          (index?.byKey.get(q.tokens.slice(0, n + 1).join(' ')) ?? [])
+            .filter(
+              (h) => h.kind === 'exact' && h.place !== q && (placesDistanceKm(h.place, q) ?? 0) <= COORDS_RADIUS_KM,
+            )
+            .map((h) => h.place),
+        );
     let frontier = [p];
     for (let depth = 0; depth < 3 && index && frontier.length > 0; depth++) {
-      const next = frontier.flatMap((q) => [...q.parents.flatMap((key) => (index.byKey.get(key.join(' ')) ?? []).map((h) => h.place)), ...opening(q)]);
+      const next = frontier.flatMap((q) => [
+        ...q.parents.flatMap((key) => (index.byKey.get(key.join(' ')) ?? []).map((h) => h.place)),
+        ...opening(q),
+      ]);
       frontier = next.filter((q) => q !== p && !found!.includes(q));
       found.push(...new Set(frontier));
     }
@@ -351,7 +401,13 @@ export class NeighbourhoodResolver {
    */
   private holds(a: Candidate, b: Candidate): boolean {
     if (encloses(a.place, b.place, this.geo)) return true;
-    if (encloses(b.place, a.place, this.geo) || b.place.specificity === 1 || b.place.commune || a.place.country !== b.place.country) return false;
+    if (
+      encloses(b.place, a.place, this.geo) ||
+      b.place.specificity === 1 ||
+      b.place.commune ||
+      a.place.country !== b.place.country
+    )
+      return false;
     const km = placesDistanceKm(a.place, b.place);
     if (km === undefined || km > TYPED_SUB_AREA_KM) return false;
     return a.matches.some((m) => b.matches.some((n) => n.field === m.field && n.seg === m.seg && n.start === m.end));
@@ -361,10 +417,11 @@ export class NeighbourhoodResolver {
   private nestedGroup(best: Candidate, candidates: Candidate[]): Candidate[] {
     if (best.matches.length === 0) return [best];
     const group = [best];
-    for (let grew = true; grew; ) {
+    for (let grew = true; grew;) {
       grew = false;
       for (const c of candidates) {
-        if (c.matches.every((m) => m.street) || group.some((g) => g.place === c.place || g.place.name === c.place.name)) continue;
+        if (c.matches.every((m) => m.street) || group.some((g) => g.place === c.place || g.place.name === c.place.name))
+          continue;
         if (group.some((g) => this.holds(g, c) || this.holds(c, g))) {
           group.push(c);
           grew = true;
@@ -374,7 +431,9 @@ export class NeighbourhoodResolver {
     const heldBy = (c: Candidate) => group.filter((o) => o !== c && this.holds(o, c)).length;
     // Two parts of one area ("Cocody Angré, 7e tranche"): customers write from the widest to the finest.
     const typedAt = (c: Candidate) => Math.min(...c.matches.map((m) => FIELD_ORDER.indexOf(m.field) * 1000 + m.start));
-    return group.sort((a, b) => heldBy(a) - heldBy(b) || a.place.specificity - b.place.specificity || typedAt(a) - typedAt(b));
+    return group.sort(
+      (a, b) => heldBy(a) - heldBy(b) || a.place.specificity - b.place.specificity || typedAt(a) - typedAt(b),
+    );
   }
 
   /** Issue 18 §3: the most precise name the service prices; until that is known, the area. */
@@ -387,21 +446,35 @@ export class NeighbourhoodResolver {
     });
     const decide = (sent: Candidate, reason: string) => ({
       sent,
-      level: { sent: group.length === 1 ? ('only' as const) : sent === group[0] ? ('area' as const) : ('sub-area' as const), levels, reason },
+      level: {
+        sent: group.length === 1 ? ('only' as const) : sent === group[0] ? ('area' as const) : ('sub-area' as const),
+        levels,
+        reason,
+      },
     });
     if (group.length === 1) {
       const p = priced(group[0]!);
-      return decide(group[0]!, `the only place named${p === undefined ? '' : p ? '; the service prices it' : '; the service is not known to price it'}`);
+      return decide(
+        group[0]!,
+        `the only place named${p === undefined ? '' : p ? '; the service prices it' : '; the service is not known to price it'}`,
+      );
     }
     const names = preciseFirst.map((c) => c.place.name).join(' ⊂ ');
     const pricedOne = preciseFirst.find((c) => priced(c) === true);
-    if (pricedOne) return decide(pricedOne, `${names}: ${pricedOne.place.name} is the most precise name the service prices`);
+    if (pricedOne)
+      return decide(pricedOne, `${names}: ${pricedOne.place.name} is the most precise name the service prices`);
     const area = group.find((c) => priced(c) !== false);
     if (area) {
       const why = pricing ? 'no finer name is known to be priced' : 'which names the service prices is not known yet';
-      return decide(area, `${names}: ${why}, so the area ${area.place.name} is sent and ${preciseFirst[0]!.place.name} stays in the address line`);
+      return decide(
+        area,
+        `${names}: ${why}, so the area ${area.place.name} is sent and ${preciseFirst[0]!.place.name} stays in the address line`,
+      );
     }
-    return decide(group[0]!, `${names}: none is known to be priced; the area ${group[0]!.place.name} is sent (the fallback-tariff guard decides)`);
+    return decide(
+      group[0]!,
+      `${names}: none is known to be priced; the area ${group[0]!.place.name} is sent (the fallback-tariff guard decides)`,
+    );
   }
 
   /** The directory the gazetteer was read from. */
@@ -422,7 +495,11 @@ export class NeighbourhoodResolver {
 
   resolve(input: ResolveInput): Resolution {
     const requested = input.country?.trim().toUpperCase();
-    if (requested !== undefined && requested !== '' && !(isCountryCode(requested) && this.gazetteer.countries.has(requested))) {
+    if (
+      requested !== undefined &&
+      requested !== '' &&
+      !(isCountryCode(requested) && this.gazetteer.countries.has(requested))
+    ) {
       return {
         ok: false,
         reason: `no neighbourhood list for country '${input.country}': Relais knows ${[...this.gazetteer.countries.keys()].join(', ')}`,
@@ -462,15 +539,26 @@ export class NeighbourhoodResolver {
     }
     candidates.sort(
       (a, b) =>
-        b.confidence - a.confidence || b.place.specificity - a.place.specificity || Number(a.place.commune) - Number(b.place.commune) ||
-        b.score - a.score || spanOf(b) - spanOf(a) || a.place.name.localeCompare(b.place.name),
+        b.confidence - a.confidence ||
+        b.place.specificity - a.place.specificity ||
+        Number(a.place.commune) - Number(b.place.commune) ||
+        b.score - a.score ||
+        spanOf(b) - spanOf(a) ||
+        a.place.name.localeCompare(b.place.name),
     );
 
     const best = candidates[0];
     const evidenceOf = (c: Candidate): MatchEvidence[] => [
       ...c.matches.map((m) => ({ field: m.field, text: m.text, via: m.via, score: round2(m.score) })),
       ...(c.coordsKm !== undefined && coords.point
-        ? [{ field: 'coords' as const, text: `${coords.point.lat},${coords.point.lng}: ${c.coordsKm.toFixed(1)} km from ${c.place.name}`, via: 'coords' as const, score: round2(c.confidence) }]
+        ? [
+            {
+              field: 'coords' as const,
+              text: `${coords.point.lat},${coords.point.lng}: ${c.coordsKm.toFixed(1)} km from ${c.place.name}`,
+              via: 'coords' as const,
+              score: round2(c.confidence),
+            },
+          ]
         : []),
     ];
     const distinct = (list: Candidate[]) => {
@@ -486,7 +574,8 @@ export class NeighbourhoodResolver {
         neighbourhood: toNeighbourhood(sent.place),
         confidence: round2(best.confidence),
         evidence: group.flatMap(evidenceOf),
-        alternatives: distinct(candidates.filter((c) => !group.includes(c))).slice(0, 4)
+        alternatives: distinct(candidates.filter((c) => !group.includes(c)))
+          .slice(0, 4)
           .map((c) => ({ name: c.place.name, confidence: round2(c.confidence) })),
         why: this.whyWon(best, group, candidates),
         level,
@@ -504,13 +593,22 @@ export class NeighbourhoodResolver {
 
   private whyWon(best: Candidate, group: Candidate[], candidates: Candidate[]): string {
     const m = best.matches[0];
-    const how = m ? `"${m.text}" in ${m.field} (${m.via.replace('_', ' ')}, ${round2(m.score).toFixed(2)})` : `the coordinates, ${best.coordsKm?.toFixed(2)} km away`;
+    const how = m
+      ? `"${m.text}" in ${m.field} (${m.via.replace('_', ' ')}, ${round2(m.score).toFixed(2)})`
+      : `the coordinates, ${best.coordsKm?.toFixed(2)} km away`;
     const parts = [`best match ${best.place.name} ${round2(best.confidence).toFixed(2)}, from ${how}`];
     if (best.coordsKm !== undefined && m) parts.push(`coordinates ${best.coordsKm.toFixed(2)} km from it`);
-    if (group.length > 1) parts.push(`${group.filter((c) => c !== best).map((c) => c.place.name).join(', ')} nested with it, not rivals`);
+    if (group.length > 1)
+      parts.push(
+        `${group
+          .filter((c) => c !== best)
+          .map((c) => c.place.name)
+          .join(', ')} nested with it, not rivals`,
+      );
     const next = candidates.find((c) => !group.includes(c));
     if (next) parts.push(`next unrelated: ${next.place.name} ${round2(next.confidence).toFixed(2)}`);
-    const shorter = best.matches.length > 0 ? candidates.filter((c) => !group.includes(c) && c.matches.length === 0) : [];
+    const shorter =
+      best.matches.length > 0 ? candidates.filter((c) => !group.includes(c) && c.matches.length === 0) : [];
     if (shorter.length > 0) parts.push(`${shorter.map((c) => c.place.name).join(', ')} only near the coordinates`);
     return parts.join('; ');
   }
@@ -565,29 +663,42 @@ export class NeighbourhoodResolver {
   private usableCoords(c: ResolveInput['coords'], explicit: CountryCode | undefined): { point?: Point; note?: string } {
     if (!c) return {};
     const { lat, lng } = c;
-    if (!Number.isFinite(lat) || !Number.isFinite(lng) || Math.abs(lat) > 90 || Math.abs(lng) > 180) return { note: 'coordinates are not valid numbers' };
+    if (!Number.isFinite(lat) || !Number.isFinite(lng) || Math.abs(lat) > 90 || Math.abs(lng) > 180)
+      return { note: 'coordinates are not valid numbers' };
     if (Math.abs(lat) < 1e-6 && Math.abs(lng) < 1e-6) return { note: 'coordinates 0,0 ignored (no location)' };
     const boxes = explicit ? [explicit] : COUNTRIES;
-    if (!boxes.some((k) => inBox({ lat, lng }, k))) return { note: `coordinates ${lat},${lng} lie outside ${explicit ?? 'the covered countries'}` };
+    if (!boxes.some((k) => inBox({ lat, lng }, k)))
+      return { note: `coordinates ${lat},${lng} lie outside ${explicit ?? 'the covered countries'}` };
     const accuracy = c.accuracyM;
     if (accuracy !== undefined && Number.isFinite(accuracy) && accuracy > COARSE_ACCURACY_M) {
-      return { note: `coordinates are only accurate to ${Math.round(accuracy)} m (a geocoded city or district), not a delivery point` };
+      return {
+        note: `coordinates are only accurate to ${Math.round(accuracy)} m (a geocoded city or district), not a delivery point`,
+      };
     }
     const centreKm = Math.min(
       Infinity,
-      ...this.gazetteer.cityCentres.filter((cc) => !explicit || cc.country === explicit).map((cc) => haversineKm(cc.point, { lat, lng })),
+      ...this.gazetteer.cityCentres
+        .filter((cc) => !explicit || cc.country === explicit)
+        .map((cc) => haversineKm(cc.point, { lat, lng })),
     );
     // Distance alone cannot tell a phone's fix at a landmark near the centre from the city's centroid: precision decides.
-    const precise = accuracy !== undefined && Number.isFinite(accuracy)
-      ? accuracy <= PRECISE_ACCURACY_M
-      : Math.min(decimalsOf(lat), decimalsOf(lng)) >= PRECISE_DECIMALS && centreKm > CITY_POINT_KM;
+    const precise =
+      accuracy !== undefined && Number.isFinite(accuracy)
+        ? accuracy <= PRECISE_ACCURACY_M
+        : Math.min(decimalsOf(lat), decimalsOf(lng)) >= PRECISE_DECIMALS && centreKm > CITY_POINT_KM;
     if (centreKm <= CITY_CENTROID_KM && !precise) {
-      return { note: 'coordinates are the city centre (a geocoded city name), not a delivery point: add the quartier or precise coordinates' };
+      return {
+        note: 'coordinates are the city centre (a geocoded city name), not a delivery point: add the quartier or precise coordinates',
+      };
     }
     return { point: { lat, lng } };
   }
 
-  private countriesFor(explicit: CountryCode | undefined, mentions: { name: BlockedName }[], point: Point | undefined): CountryIndex[] {
+  private countriesFor(
+    explicit: CountryCode | undefined,
+    mentions: { name: BlockedName }[],
+    point: Point | undefined,
+  ): CountryIndex[] {
     const all = [...this.gazetteer.countries.values()];
     if (explicit) return all.filter((c) => c.country === explicit);
     const named = new Set(mentions.map((m) => m.name.country));
@@ -639,7 +750,9 @@ export class NeighbourhoodResolver {
       const key = normaliseTokens(hit.alias.canonical).join(' ');
       const places = [
         ...new Set(
-          countries.flatMap((c) => (c.byKey.get(key) ?? []).map((h) => h.place)).filter((p) => explicit !== undefined || !p.onlyWithCountry),
+          countries
+            .flatMap((c) => (c.byKey.get(key) ?? []).map((h) => h.place))
+            .filter((p) => explicit !== undefined || !p.onlyWithCountry),
         ),
       ];
       if (places.length === 0) {
@@ -666,7 +779,11 @@ export class NeighbourhoodResolver {
         candidates: [],
       };
     }
-    return { ok: true, place: places[0]!, evidence: { field: 'alias', text: `${hit.alias.text} (in ${hit.field})`, via: 'alias', score: VIA_SCORE.alias } };
+    return {
+      ok: true,
+      place: places[0]!,
+      evidence: { field: 'alias', text: `${hit.alias.text} (in ${hit.field})`, via: 'alias', score: VIA_SCORE.alias },
+    };
   }
 
   /** The country's abbreviations written out ("PA U17" → "parcelles assainies unite 17"), within one part. */
@@ -674,7 +791,7 @@ export class NeighbourhoodResolver {
     const out: Token[] = [];
     const rules = ABBREVIATIONS[country];
     const inPart = (i: number, k: number) => src[i + k] !== undefined && src[i + k]!.seg === src[i]!.seg;
-    for (let i = 0; i < src.length; ) {
+    for (let i = 0; i < src.length;) {
       const rule = rules.find(
         (r) =>
           r.from.every((t, k) => inPart(i, k) && src[i + k]!.text === t) &&
@@ -691,20 +808,34 @@ export class NeighbourhoodResolver {
     return out;
   }
 
-  private textCandidates(fields: FieldText[], countries: CountryIndex[], explicit: CountryCode | undefined, unlisted: string[]): Candidate[] {
+  private textCandidates(
+    fields: FieldText[],
+    countries: CountryIndex[],
+    explicit: CountryCode | undefined,
+    unlisted: string[],
+  ): Candidate[] {
     const byPlace = new Map<Place, Candidate>();
     const isEditable = (t: Token) => !t.expanded && this.editable(t.text);
     for (const index of countries) {
       for (const fs of fields) {
         const tokens = this.expand(fs.tokens, index.country);
-        const rawText = (start: number, end: number) => fs.rawWords.slice(tokens[start]!.raw, tokens[end - 1]!.raw + 1).join(' ');
+        const rawText = (start: number, end: number) =>
+          fs.rawWords.slice(tokens[start]!.raw, tokens[end - 1]!.raw + 1).join(' ');
         const found = [...this.exactMatches(index, fs, tokens, rawText)];
         found.push(...this.reorderedMatches(index, fs, tokens, rawText, found));
         const exact = subsumed(found);
         const covered = new Array<boolean>(tokens.length).fill(false);
         for (const m of exact) for (let k = m.start; k < m.end; k++) covered[k] = true;
-        const kept = subsumed([...exact, ...this.fuzzyMatches(index, fs, tokens, covered, rawText, tokens.map(isEditable))]);
-        const matches = this.withNumberedFallback([...kept, ...this.communesOpening(found, kept, tokens)], tokens, rawText, unlisted);
+        const kept = subsumed([
+          ...exact,
+          ...this.fuzzyMatches(index, fs, tokens, covered, rawText, tokens.map(isEditable)),
+        ]);
+        const matches = this.withNumberedFallback(
+          [...kept, ...this.communesOpening(found, kept, tokens)],
+          tokens,
+          rawText,
+          unlisted,
+        );
         for (const m of matches) {
           if (m.place.onlyWithCountry && explicit === undefined) continue;
           if (this.afterStreetWord(tokens, m.start)) {
@@ -722,12 +853,20 @@ export class NeighbourhoodResolver {
       c.matches.sort((a, b) => b.score - a.score);
       const fields = new Set(c.matches.map((m) => m.field)).size;
       // Not capped yet: bonuses still separate two strong candidates; the cap applies to the confidence.
-      c.score = c.matches[0]!.score + MULTI_FIELD_BONUS * Math.min(2, fields - 1) + (c.place.specificity === 3 ? LISTED_QUARTIER_BONUS : 0);
+      c.score =
+        c.matches[0]!.score +
+        MULTI_FIELD_BONUS * Math.min(2, fields - 1) +
+        (c.place.specificity === 3 ? LISTED_QUARTIER_BONUS : 0);
     }
     return [...byPlace.values()];
   }
 
-  private exactMatches(index: CountryIndex, fs: FieldText, tokens: Token[], rawText: (s: number, e: number) => string): Match[] {
+  private exactMatches(
+    index: CountryIndex,
+    fs: FieldText,
+    tokens: Token[],
+    rawText: (s: number, e: number) => string,
+  ): Match[] {
     const found: Match[] = [];
     const texts = tokens.map((t) => t.text);
     for (let i = 0; i < texts.length; i++) {
@@ -743,7 +882,8 @@ export class NeighbourhoodResolver {
         const onePart = tokens[end - 1]!.seg === tokens[i]!.seg;
         // A name written without its spaces ("Sacrecoeur", "Keurmassar") is found by its compact form,
         // unless the words as typed already name a place ("Tang Sega" is not "Tangséga", 25 km away).
-        const compactHits = onePart && n <= MAX_COMPACT_TOKENS && !index.byKey.has(key) ? index.byCompact.get(compact) : undefined;
+        const compactHits =
+          onePart && n <= MAX_COMPACT_TOKENS && !index.byKey.has(key) ? index.byCompact.get(compact) : undefined;
         if (!extendable && compactHits === undefined) {
           if (n >= MAX_COMPACT_TOKENS) break;
           continue;
@@ -753,7 +893,16 @@ export class NeighbourhoodResolver {
           if (seen.has(hit.place)) return;
           seen.add(hit.place);
           const via = expanded ? 'abbreviation' : viaCompact && hit.kind === 'exact' ? 'alt_name' : hit.kind;
-          found.push({ place: hit.place, field: fs.field, start: i, end, via, score: VIA_SCORE[via], text: rawText(i, end), seg: tokens[i]!.seg });
+          found.push({
+            place: hit.place,
+            field: fs.field,
+            start: i,
+            end,
+            via,
+            score: VIA_SCORE[via],
+            text: rawText(i, end),
+            seg: tokens[i]!.seg,
+          });
         };
         for (const hit of (extendable && index.byKey.get(key)) || []) add(hit, false);
         for (const hit of compactHits ?? []) add(hit, true);
@@ -767,7 +916,13 @@ export class NeighbourhoodResolver {
    * as a run of words of one part. Not a run whose words already name only communes ("Adjamé Abobo" is
    * two communes, not the quartier Abobo Adjame).
    */
-  private reorderedMatches(index: CountryIndex, fs: FieldText, tokens: Token[], rawText: (s: number, e: number) => string, exact: Match[]): Match[] {
+  private reorderedMatches(
+    index: CountryIndex,
+    fs: FieldText,
+    tokens: Token[],
+    rawText: (s: number, e: number) => string,
+    exact: Match[],
+  ): Match[] {
     const found: Match[] = [];
     for (let i = 0; i < tokens.length; i++) {
       for (let end = i + 2; end <= Math.min(tokens.length, i + MAX_COMPACT_TOKENS); end++) {
@@ -780,7 +935,16 @@ export class NeighbourhoodResolver {
         const inside = exact.filter((m) => m.start >= i && m.end <= end);
         if (inside.length > 0 && inside.every((m) => m.place.specificity === 1)) continue;
         for (const hit of hits) {
-          found.push({ place: hit.place, field: fs.field, start: i, end, via: 'reordered', score: VIA_SCORE.reordered, text: rawText(i, end), seg: tokens[i]!.seg });
+          found.push({
+            place: hit.place,
+            field: fs.field,
+            start: i,
+            end,
+            via: 'reordered',
+            score: VIA_SCORE.reordered,
+            text: rawText(i, end),
+            seg: tokens[i]!.seg,
+          });
         }
       }
     }
@@ -800,7 +964,10 @@ export class NeighbourhoodResolver {
         !kept.includes(m) &&
         kept.some(
           (k) =>
-            k.start === m.start && k.end > m.end && k.via === 'alt_name' && encloses(m.place, k.place, this.geo) &&
+            k.start === m.start &&
+            k.end > m.end &&
+            k.via === 'alt_name' &&
+            encloses(m.place, k.place, this.geo) &&
             tokens.slice(m.end, k.end).some((t) => !NOISE_WORDS.has(t.text) && !isNumberToken(t.text)),
         ),
     );
@@ -811,10 +978,16 @@ export class NeighbourhoodResolver {
    * where only "Hann Maristes 1" is listed (found by its bare name) is another unit, not that one: the
    * match is dropped and noted in `unlisted`, so the hold can say which number is missing.
    */
-  private withNumberedFallback(matches: Match[], tokens: Token[], rawText: (s: number, e: number) => string, unlisted: string[]): Match[] {
+  private withNumberedFallback(
+    matches: Match[],
+    tokens: Token[],
+    rawText: (s: number, e: number) => string,
+    unlisted: string[],
+  ): Match[] {
     const kept: Match[] = [];
     for (const m of matches) {
-      const numberFollows = m.end < tokens.length && tokens[m.end]!.seg === tokens[m.end - 1]!.seg && isNumberToken(tokens[m.end]!.text);
+      const numberFollows =
+        m.end < tokens.length && tokens[m.end]!.seg === tokens[m.end - 1]!.seg && isNumberToken(tokens[m.end]!.text);
       // "Angré 8e tranche": the number opens another name, it does not number this one.
       if (numberFollows && !matches.some((o) => (o.start <= m.start && o.end > m.end) || o.start === m.end)) {
         if (bareKeyOf(m.place) !== undefined) {
@@ -855,7 +1028,11 @@ export class NeighbourhoodResolver {
    * equal; the others may differ within allowedEdits ("Mermoz Baobab" → "Mermoz Boabab").
    */
   private fuzzyMatches(
-    index: CountryIndex, fs: FieldText, tokens: Token[], covered: boolean[], rawText: (s: number, e: number) => string,
+    index: CountryIndex,
+    fs: FieldText,
+    tokens: Token[],
+    covered: boolean[],
+    rawText: (s: number, e: number) => string,
     editable: boolean[],
   ): Match[] {
     const found: Match[] = [];
@@ -878,7 +1055,16 @@ export class NeighbourhoodResolver {
             const edits = this.tokenEdits(tokens, i, fk.tokens, editableHere, budget);
             if (edits === undefined || edits === 0) continue;
             const score = FUZZY_BASE - (FUZZY_SLOPE * edits) / fk.length;
-            found.push({ place: fk.hit.place, field: fs.field, start: i, end: i + n, via: 'fuzzy', score, text: rawText(i, i + n), seg: tokens[i]!.seg });
+            found.push({
+              place: fk.hit.place,
+              field: fs.field,
+              start: i,
+              end: i + n,
+              via: 'fuzzy',
+              score,
+              text: rawText(i, i + n),
+              seg: tokens[i]!.seg,
+            });
           }
         }
       }
@@ -887,7 +1073,13 @@ export class NeighbourhoodResolver {
   }
 
   /** Edits needed to turn tokens[i..] into `want`, or undefined beyond the budget or on a frozen word. */
-  private tokenEdits(tokens: Token[], i: number, want: string[], editableHere: boolean[], budget: number): number | undefined {
+  private tokenEdits(
+    tokens: Token[],
+    i: number,
+    want: string[],
+    editableHere: boolean[],
+    budget: number,
+  ): number | undefined {
     // Frozen words (numbers, short or address words, words already matched) first: cheapest to refute.
     for (let k = 0; k < want.length; k++) {
       if (!editableHere[i + k] && tokens[i + k]!.text !== want[k]) return undefined;
@@ -944,7 +1136,9 @@ export class NeighbourhoodResolver {
     return near.slice(0, 5).map(({ place, km }, i) => {
       const rival = near.find((o, j) => j !== i && o.place.name !== place.name && !related(o.place, place, this.geo));
       const crowded = rival !== undefined && rival.km < Math.max(km, 0.05) * COORDS_CLEARLY_NEARER;
-      const score = (COORDS_BASE - (COORDS_DISTANCE_SLOPE * km) / COORDS_RADIUS_KM - (crowded ? COORDS_CROWDED : 0)) * place.typeFactor;
+      const score =
+        (COORDS_BASE - (COORDS_DISTANCE_SLOPE * km) / COORDS_RADIUS_KM - (crowded ? COORDS_CROWDED : 0)) *
+        place.typeFactor;
       return { place, matches: [], coordsKm: km, score, confidence: score };
     });
   }
@@ -985,15 +1179,21 @@ export class NeighbourhoodResolver {
     }
     notes.push(...unlisted);
     if (coords.note) notes.push(coords.note);
-    else if (coords.point && top.length === 0) notes.push(`no known neighbourhood within ${COORDS_RADIUS_KM} km of the coordinates`);
+    else if (coords.point && top.length === 0)
+      notes.push(`no known neighbourhood within ${COORDS_RADIUS_KM} km of the coordinates`);
     const suffix = notes.length > 0 ? ` (${notes.join('; ')})` : '';
     if (top.length === 0) return `no neighbourhood found in ${quoted}${suffix}: add an alias or correct the address`;
     const best = top[0]?.confidence ?? 0;
-    const countriesNamed = [...new Set(all.filter((c) => c.confidence >= best - 0.05).map((c) => c.place.country))].sort();
+    const countriesNamed = [
+      ...new Set(all.filter((c) => c.confidence >= best - 0.05).map((c) => c.place.country)),
+    ].sort();
     if (countriesNamed.length > 1) {
       return `${quoted} names neighbourhoods in several countries (${countriesNamed.join(', ')})${suffix}: set the shop's country, add an alias or correct the address`;
     }
-    const list = top.slice(0, 3).map((c) => `${c.place.name} ${round2(c.confidence).toFixed(2)}`).join(', ');
+    const list = top
+      .slice(0, 3)
+      .map((c) => `${c.place.name} ${round2(c.confidence).toFixed(2)}`)
+      .join(', ');
     const ambiguous = top.length > 1 && top[0]!.score >= this.minConfidence;
     const what = ambiguous ? `${quoted} names several neighbourhoods` : `neighbourhood unclear in ${quoted}`;
     return `${what}: ${list}, below ${this.minConfidence}${suffix}: add an alias or correct the address`;

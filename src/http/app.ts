@@ -13,7 +13,14 @@ import { dispatchWebhookRoutes } from './routes/dispatch-webhooks.js';
 import { webhookRoutes, type WebhookDeps } from './routes/webhooks.js';
 import { isOrderTopic } from '../stores/index.js';
 import type { ShopEventJob } from '../jobs/queues.js';
-import { checkReadiness, databaseProbe, queuesProbe, readinessBody, redisProbe, writeMetrics } from '../observability/health.js';
+import {
+  checkReadiness,
+  databaseProbe,
+  queuesProbe,
+  readinessBody,
+  redisProbe,
+  writeMetrics,
+} from '../observability/health.js';
 import { webhookAckTimer, type RelaisMetrics } from '../observability/metrics.js';
 
 export const MAX_BODY_BYTES = 512 * 1024;
@@ -83,7 +90,11 @@ export function createApp(deps: AppDeps): express.Express {
   });
   // Ready when Redis answers PING and the queues answer, each within a short bound; 503 with the reasons otherwise.
   app.get('/readyz', async (_req, res) => {
-    const probes = [redisProbe(deps.redis), queuesProbe(deps.queues.all()), ...(deps.database ? [databaseProbe(deps.database, { required: false })] : [])];
+    const probes = [
+      redisProbe(deps.redis),
+      queuesProbe(deps.queues.all()),
+      ...(deps.database ? [databaseProbe(deps.database, { required: false })] : []),
+    ];
     const readiness = await checkReadiness(probes, { shuttingDown: deps.shuttingDown?.() });
     const { status, body } = readinessBody(readiness);
     res.status(status).json(body);
@@ -116,7 +127,10 @@ export function createApp(deps: AppDeps): express.Express {
     }
     const status = error.status && error.status >= 400 && error.status < 500 ? error.status : 500;
     if (status === 500) deps.logger.error({ err: error.message }, 'unhandled error in the web process');
-    res.status(status).json({ error: status === 500 ? 'internal_error' : 'bad_request', message: status === 500 ? 'internal error' : error.message });
+    res.status(status).json({
+      error: status === 500 ? 'internal_error' : 'bad_request',
+      message: status === 500 ? 'internal error' : error.message,
+    });
   });
   return app;
 }

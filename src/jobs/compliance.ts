@@ -26,9 +26,15 @@ export interface ComplianceDeps {
   logger: Logger;
 }
 
-export type ComplianceOutcome = { kind: 'redacted'; orders: number; jobs: number } | { kind: 'data_request'; orders: string[] };
+export type ComplianceOutcome =
+  { kind: 'redacted'; orders: number; jobs: number } | { kind: 'data_request'; orders: string[] };
 
-export async function handleCompliance(shopId: string, topic: string, payload: unknown, deps: ComplianceDeps): Promise<ComplianceOutcome> {
+export async function handleCompliance(
+  shopId: string,
+  topic: string,
+  payload: unknown,
+  deps: ComplianceDeps,
+): Promise<ComplianceOutcome> {
   const body = (payload ?? {}) as { orders_to_redact?: unknown; orders_requested?: unknown };
   if (topic === 'customers/data_request') {
     const ids = numericIds(body.orders_requested).map((id) => externalOrderId(shopId, id));
@@ -54,7 +60,12 @@ export async function handleCompliance(shopId: string, topic: string, payload: u
 }
 
 /** Replaces the payload of every kept shop-event job about these orders (or the whole shop). */
-async function redactJobs(queue: Queue<ShopEventJob>, shopId: string, orderIds: Set<string>, wholeShop: boolean): Promise<number> {
+async function redactJobs(
+  queue: Queue<ShopEventJob>,
+  shopId: string,
+  orderIds: Set<string>,
+  wholeShop: boolean,
+): Promise<number> {
   let count = 0;
   const jobs = await queue.getJobs(['completed', 'failed', 'delayed', 'waiting', 'paused']);
   for (const job of jobs) {
@@ -69,5 +80,7 @@ async function redactJobs(queue: Queue<ShopEventJob>, shopId: string, orderIds: 
 
 function numericIds(value: unknown): string[] {
   if (!Array.isArray(value)) return [];
-  return value.filter((v) => (typeof v === 'number' && Number.isSafeInteger(v)) || (typeof v === 'string' && /^\d+$/.test(v))).map(String);
+  return value
+    .filter((v) => (typeof v === 'number' && Number.isSafeInteger(v)) || (typeof v === 'string' && /^\d+$/.test(v)))
+    .map(String);
 }

@@ -17,7 +17,10 @@ export function dropoffAddressLine(order: StoreOrder): string {
  */
 export function quoteRequestFor(shop: ShopConfig, order: StoreOrder, dropoffNeighbourhood: string): QuoteRequest {
   const pickup: DeliveryPlace = { neighbourhood: shop.pickup.neighbourhood, address: shop.pickup.address };
-  const dropoff: DeliveryPlace = { neighbourhood: dropoffNeighbourhood, address: dropoffAddressLine(order) || dropoffNeighbourhood };
+  const dropoff: DeliveryPlace = {
+    neighbourhood: dropoffNeighbourhood,
+    address: dropoffAddressLine(order) || dropoffNeighbourhood,
+  };
   if (shop.pickup.coords && order.dropoff.coords) {
     pickup.coords = { lat: shop.pickup.coords.lat, lng: shop.pickup.coords.lng };
     dropoff.coords = { lat: order.dropoff.coords.lat, lng: order.dropoff.coords.lng };
@@ -32,7 +35,10 @@ export function quoteRequestFor(shop: ShopConfig, order: StoreOrder, dropoffNeig
 export function shipmentRequestFor(order: StoreOrder, quoteId: string, goods: number | undefined): ShipmentRequest {
   const request: ShipmentRequest = { quoteId, externalOrderId: order.externalOrderId };
   if (collectsCash(order.paymentFamily)) {
-    if (goods === undefined || goods <= 0) throw new RangeError(`order ${order.orderName}: a cash-on-delivery shipment needs a positive amount of goods to collect`);
+    if (goods === undefined || goods <= 0)
+      throw new RangeError(
+        `order ${order.orderName}: a cash-on-delivery shipment needs a positive amount of goods to collect`,
+      );
     request.amountToCollectXof = goods;
   }
   return request;

@@ -14,7 +14,14 @@
 import type { Redis } from 'ioredis';
 import type { ShopConfig, ShopRegistry } from '../config/shops.js';
 import type { HoldReason, StoreOrder } from '../domain/order.js';
-import { collectsCash, DeliveryError, type DeliveryService, type Quote, type QuoteRequest, type Shipment } from '../domain/delivery.js';
+import {
+  collectsCash,
+  DeliveryError,
+  type DeliveryService,
+  type Quote,
+  type QuoteRequest,
+  type Shipment,
+} from '../domain/delivery.js';
 import { doorAmount, goodsOwed } from '../domain/door-amount.js';
 import { xof } from '../domain/money.js';
 import { showsMarkedReady } from '../domain/shipment-status.js';
@@ -29,7 +36,14 @@ import { quoteRequestFor, shipmentRequestFor } from './delivery-requests.js';
 import type { DispatchJob } from './queues.js';
 import { OrderLockLostError, withOrderLock, type OrderLock } from './order-lock.js';
 import type { ShopRateLimiter } from './rate-limit.js';
-import { judgeQuote, serviceId, weightBandOf, weightLabel, type FallbackKey, type TariffMemory } from './tariff-guard.js';
+import {
+  judgeQuote,
+  serviceId,
+  weightBandOf,
+  weightLabel,
+  type FallbackKey,
+  type TariffMemory,
+} from './tariff-guard.js';
 
 /** What the dispatch job asks of the shop's delivery service (the port, src/domain/delivery.ts). */
 export type DispatchDelivery = Pick<DeliveryService, 'quote' | 'createShipment' | 'shipmentForOrder' | 'markReady'>;
@@ -70,7 +84,6 @@ export type DispatchOutcome =
 /** A quote closer than this to its expiry is replaced: createShipment would race the clock. */
 export const QUOTE_SAFETY_MARGIN_MS = 60_000;
 
-
 export async function dispatchOrder(job: DispatchJob, deps: PipelineDeps): Promise<DispatchOutcome> {
   // The attempt's ledger writes are waited for after the lock is released: the release goes out behind
   // them on the same connection, so whoever takes the lock next sees them applied, and the job saves a
@@ -78,7 +91,9 @@ export async function dispatchOrder(job: DispatchJob, deps: PipelineDeps): Promi
   const writes = new PendingWrites();
   let outcome: DispatchOutcome;
   try {
-    outcome = await withOrderLock(deps.redis, deps.prefix, job.externalOrderId, (lock) => dispatchLocked(job, deps, writes, lock));
+    outcome = await withOrderLock(deps.redis, deps.prefix, job.externalOrderId, (lock) =>
+      dispatchLocked(job, deps, writes, lock),
+    );
   } catch (error) {
     await writes.settle().catch(() => undefined);
     throw error;
@@ -105,7 +120,12 @@ interface Attempt {
   log: Logger;
 }
 
-async function dispatchLocked(job: DispatchJob, deps: PipelineDeps, writes: PendingWrites, lock: OrderLock): Promise<DispatchOutcome> {
+async function dispatchLocked(
+  job: DispatchJob,
+  deps: PipelineDeps,
+  writes: PendingWrites,
+  lock: OrderLock,
+): Promise<DispatchOutcome> {
   const { ledger } = deps;
   const shop = deps.shops.get(job.shopId);
   // Read together: the record, the shop's run-time aliases, and the shop's pacing for this attempt's calls.
@@ -113,14 +133,24 @@ async function dispatchLocked(job: DispatchJob, deps: PipelineDeps, writes: Pend
   const [record, aliases, paced] = await Promise.all([
     ledger.get(job.externalOrderId),
     shop ? deps.aliases.forShop(shop) : undefined,
-    shop && deps.rateLimiter ? deps.rateLimiter.acquire(shop.id, shop.policy.dispatchCallsPerSecond, batch).then(() => batch) : 0,
+    shop && deps.rateLimiter
+      ? deps.rateLimiter.acquire(shop.id, shop.policy.dispatchCallsPerSecond, batch).then(() => batch)
+      : 0,
   ]);
   if (!record) return { kind: 'skipped', why: 'unknown order' };
   if (record.meta.generation !== job.generation) return { kind: 'skipped', why: 'superseded by a replay' };
   if (DISPATCHED_STATES.has(record.state)) return { kind: 'skipped', why: `already ${record.state}` };
-  if (!shop) return hold(deps, record, { code: 'unknown_shop', message: `shop "${job.shopId}" is no longer in the shop registry` });
+  if (!shop)
+    return hold(deps, record, {
+      code: 'unknown_shop',
+      message: `shop "${job.shopId}" is no longer in the shop registry`,
+    });
   const order = record.order;
-  if (!order) return hold(deps, record, { code: 'no_order_data', message: 'the order data is missing (redacted or never received); replay from the shop' });
+  if (!order)
+    return hold(deps, record, {
+      code: 'no_order_data',
+      message: 'the order data is missing (redacted or never received); replay from the shop',
+    });
   if (order.cancelled) return { kind: 'skipped', why: 'order cancelled' };
   // What the courier collects for the goods (door-amount.ts): never 0 for cash on delivery, never the shop's
   // shipping on top of the service's own delivery price.
@@ -198,13 +228,17 @@ async function ship(attempt: Attempt, record: OrderRecord, aliases: Record<strin
   // A saved quote is reused only while firm and for exactly what it priced: the same pickup, drop-off
   // neighbourhood, coordinates, weight and payment mode. A customer who corrected the address gets a new one.
   const saved = record.quote;
-  const savedIsFirm = saved?.basis !== undefined && Date.parse(saved.expiresAt) - deps.now().getTime() > QUOTE_SAFETY_MARGIN_MS &&
+  const savedIsFirm =
+    saved?.basis !== undefined &&
+    Date.parse(saved.expiresAt) - deps.now().getTime() > QUOTE_SAFETY_MARGIN_MS &&
     saved.basis === quoteBasis(quoteRequestFor(shop, await quoted(), neighbourhood.name));
   // The fallback tariff, when the guard knows it already, is read beside the lookup and the quote.
   const tariff = savedIsFirm ? undefined : tariffCheck(attempt, neighbourhood.city);
   const [lookup, firstQuote, knownFallback] = await Promise.allSettled([
     lookUp(),
-    savedIsFirm ? Promise.resolve(saved) : quoted().then((weighedOrder) => newQuote(attempt, weighedOrder, neighbourhood.name)),
+    savedIsFirm
+      ? Promise.resolve(saved)
+      : quoted().then((weighedOrder) => newQuote(attempt, weighedOrder, neighbourhood.name)),
     // The fallback price: cached, else learned now, beside the order's own quote rather than after it.
     tariff ? quoted().then((weighedOrder) => tariff.fallback(weighedOrder)) : Promise.resolve(undefined),
   ]);
@@ -225,17 +259,27 @@ async function ship(attempt: Attempt, record: OrderRecord, aliases: Record<strin
   let created: Shipment;
   const { goods } = attempt;
   try {
-    created = await call('createShipment', () => delivery.createShipment(shipmentRequestFor(order, quote.quoteId, goods)));
+    created = await call('createShipment', () =>
+      delivery.createShipment(shipmentRequestFor(order, quote.quoteId, goods)),
+    );
   } catch (error) {
     if (!isStaleQuote(error)) throw error;
     // The quote expired between steps (or the service forgot it): a fresh quote, once.
     log.info({ quote: quote.quoteId }, 'quote went stale before createShipment; re-quoting');
     quote = await newQuote(attempt, await quoted(), sent.name);
-    created = await call('createShipment', () => delivery.createShipment(shipmentRequestFor(order, quote.quoteId, goods)));
+    created = await call('createShipment', () =>
+      delivery.createShipment(shipmentRequestFor(order, quote.quoteId, goods)),
+    );
   }
   const shipment = saveShipment(attempt, created, undefined);
   if (goods !== undefined) {
-    writes.add(deps.ledger.save(order.externalOrderId, 'door', doorAmount(xof(goods), { total: quote.total, codFee: quote.breakdown?.codFee }, shop.policy.deliveryFeePaidBy)));
+    writes.add(
+      deps.ledger.save(
+        order.externalOrderId,
+        'door',
+        doorAmount(xof(goods), { total: quote.total, codFee: quote.breakdown?.codFee }, shop.policy.deliveryFeePaidBy),
+      ),
+    );
   }
   log.info({ shipment: created.shipmentId, amount: created.orderAmountXof }, 'shipment created');
   return finishReady(attempt, shipment, false);
@@ -259,7 +303,8 @@ async function finishReady(attempt: Attempt, shipment: ShipmentProgress, adopted
         message: `the delivery service shows shipment ${shipment.shipmentId} for this order as cancelled (${shipment.status}); no courier is coming. Check with the delivery service before shipping it again.`,
       });
     }
-    if (shipment.markedReadyAt === undefined) saveShipment(attempt, { ...shipment, status: shipment.status }, shipment, deps.now().toISOString());
+    if (shipment.markedReadyAt === undefined)
+      saveShipment(attempt, { ...shipment, status: shipment.status }, shipment, deps.now().toISOString());
     writes.add(deps.ledger.setState(order.externalOrderId, 'ready', deps.now()));
     return { kind: 'ready', shipmentId: shipment.shipmentId, adopted };
   }
@@ -269,7 +314,9 @@ async function finishReady(attempt: Attempt, shipment: ShipmentProgress, adopted
   if (amountProblem) return holdUnready(attempt, shipment, amountProblem, 'cod_amount_mismatch', '');
   let ready: Shipment | ShipmentProgress;
   try {
-    ready = await call('markReady', () => delivery.markReady(shipment.shipmentId, `Relais (automatic) for ${shop.name}`));
+    ready = await call('markReady', () =>
+      delivery.markReady(shipment.shipmentId, `Relais (automatic) for ${shop.name}`),
+    );
   } catch (error) {
     if (!(error instanceof DeliveryError) || error.retryable) throw error;
     if (error.reason !== 'already_ready') {
@@ -310,8 +357,11 @@ async function holdAfterWrites(attempt: Attempt, reason: HoldReason): Promise<Di
 
 /** A shipment created but not marked ready: held with its id, so the merchant knows no courier is coming. */
 function holdUnready(
-  attempt: Attempt, shipment: ShipmentProgress, why: string,
-  code = 'shipment_not_ready', advice = 'Replay the order to try markReady again, or mark it ready in the delivery service\'s console.',
+  attempt: Attempt,
+  shipment: ShipmentProgress,
+  why: string,
+  code = 'shipment_not_ready',
+  advice = "Replay the order to try markReady again, or mark it ready in the delivery service's console.",
 ): Promise<DispatchOutcome> {
   return holdAfterWrites(attempt, {
     code,
@@ -329,9 +379,17 @@ interface Dropoff {
 }
 
 function resolveDropoff(
-  deps: PipelineDeps, shop: ShopConfig, order: StoreOrder, aliases: Record<string, string>, pricing: PricedNames | undefined,
+  deps: PipelineDeps,
+  shop: ShopConfig,
+  order: StoreOrder,
+  aliases: Record<string, string>,
+  pricing: PricedNames | undefined,
 ): Dropoff | HoldReason {
-  const resolution = resolveDeliveryAddress(deps.resolver, order.dropoff, { country: shop.country, aliases, ...(pricing ? { pricing } : {}) });
+  const resolution = resolveDeliveryAddress(deps.resolver, order.dropoff, {
+    country: shop.country,
+    aliases,
+    ...(pricing ? { pricing } : {}),
+  });
   if (!resolution.ok) return { code: 'neighbourhood_not_found', message: resolution.reason };
   const { name, city } = resolution.neighbourhood;
   // The nested names the address gives for this place, most precise first: the one sent, then the wider ones
@@ -354,7 +412,8 @@ function tariffCheck(attempt: Attempt, city: string) {
   const memory = deps.tariffs;
   if (!memory) return undefined;
   const service = serviceId(shop);
-  const kgOf = (order: StoreOrder) => (order.weightGrams !== undefined && order.weightGrams > 0 ? order.weightGrams / 1000 : undefined);
+  const kgOf = (order: StoreOrder) =>
+    order.weightGrams !== undefined && order.weightGrams > 0 ? order.weightGrams / 1000 : undefined;
   const keyFor = (order: StoreOrder): FallbackKey => ({
     pickup: shop.pickup.neighbourhood,
     city,
@@ -366,7 +425,11 @@ function tariffCheck(attempt: Attempt, city: string) {
   /** One quote for the city name at the band's lower weight (quotes create nothing); remembered a day. */
   async function learn(order: StoreOrder): Promise<number | undefined> {
     const learnAtKg = weightBandOf(kgOf(order)).learnAtKg;
-    const atBand: StoreOrder = { ...order, dropoff: { ...order.dropoff, coords: undefined }, ...(learnAtKg === undefined ? {} : { weightGrams: Math.round(learnAtKg * 1000) }) };
+    const atBand: StoreOrder = {
+      ...order,
+      dropoff: { ...order.dropoff, coords: undefined },
+      ...(learnAtKg === undefined ? {} : { weightGrams: Math.round(learnAtKg * 1000) }),
+    };
     try {
       const cityQuote = await call('createQuote', () => delivery.quote(quoteRequestFor(shop, atBand, city)));
       await memory!.rememberFallback(service, keyFor(order), cityQuote.total);
@@ -374,7 +437,10 @@ function tariffCheck(attempt: Attempt, city: string) {
     } catch (error) {
       if (error instanceof DeliveryError && error.retryable) throw error;
       // A service that refuses a city name outright has no fallback to fall into; nothing to compare with.
-      log.warn({ err: (error as Error).message, city }, 'could not learn the fallback tariff (quote for the city name refused)');
+      log.warn(
+        { err: (error as Error).message, city },
+        'could not learn the fallback tariff (quote for the city name refused)',
+      );
       return undefined;
     }
   }
@@ -386,7 +452,10 @@ function tariffCheck(attempt: Attempt, city: string) {
       return (await memory.fallback(service, keyFor(order))) ?? learn(order);
     },
     async check(
-      order: StoreOrder, dropoff: Dropoff, first: QuoteProgress, fallback: number | undefined,
+      order: StoreOrder,
+      dropoff: Dropoff,
+      first: QuoteProgress,
+      fallback: number | undefined,
     ): Promise<{ quote: QuoteProgress; sent: { name: string; confidence: number } } | HoldReason> {
       if (distancePriced(order)) return { quote: first, sent: { name: dropoff.name, confidence: dropoff.confidence } };
       let quote = first;
@@ -398,7 +467,10 @@ function tariffCheck(attempt: Attempt, city: string) {
           return { quote, sent: { name, confidence: dropoff.confidence } };
         }
         attempt.writes.add(memory.remember(service, name, false));
-        log.warn({ neighbourhood: name, total: quote.total, fallback: verdict.fallbackXof }, 'quote at the fallback tariff: the service does not price this name');
+        log.warn(
+          { neighbourhood: name, total: quote.total, fallback: verdict.fallbackXof },
+          'quote at the fallback tariff: the service does not price this name',
+        );
       }
       const tried = dropoff.candidates.map((n) => `'${n}'`).join(', then ');
       return {
@@ -409,13 +481,16 @@ function tariffCheck(attempt: Attempt, city: string) {
   };
 }
 
-
 /** What a quote priced, as one comparable string: pickup, drop-off neighbourhood, coordinates, weight, payment mode. */
 export function quoteBasis(request: QuoteRequest): string {
   const at = (c: { lat: number; lng: number } | undefined) => (c ? `${c.lat.toFixed(5)},${c.lng.toFixed(5)}` : '-');
   return [
-    request.pickup.neighbourhood, at(request.pickup.coords), request.dropoff.neighbourhood, at(request.dropoff.coords),
-    weightLabel(request.weightKg), request.payment ?? '-',
+    request.pickup.neighbourhood,
+    at(request.pickup.coords),
+    request.dropoff.neighbourhood,
+    at(request.dropoff.coords),
+    weightLabel(request.weightKg),
+    request.payment ?? '-',
   ].join('|');
 }
 
@@ -423,7 +498,13 @@ async function newQuote(attempt: Attempt, order: StoreOrder, neighbourhood: stri
   const { deps, shop, delivery, call, writes } = attempt;
   const request = quoteRequestFor(shop, order, neighbourhood);
   const quote: Quote = await call('createQuote', () => delivery.quote(request));
-  const progress = { quoteId: quote.quoteId, expiresAt: quote.expiresAt, total: quote.total, breakdown: quote.breakdown, basis: quoteBasis(request) };
+  const progress = {
+    quoteId: quote.quoteId,
+    expiresAt: quote.expiresAt,
+    total: quote.total,
+    breakdown: quote.breakdown,
+    basis: quoteBasis(request),
+  };
   writes.add(deps.ledger.save(order.externalOrderId, 'quote', progress));
   return progress;
 }
@@ -432,7 +513,12 @@ async function newQuote(attempt: Attempt, order: StoreOrder, neighbourhood: stri
  * Saves what the service said of the shipment over what was saved before. The caller passes the saved
  * progress it already holds (under the order lock nobody else writes it), so no re-read of the record.
  */
-function saveShipment(attempt: Attempt, s: Shipment | ShipmentProgress, previous: ShipmentProgress | undefined, markedReadyAt?: string): ShipmentProgress {
+function saveShipment(
+  attempt: Attempt,
+  s: Shipment | ShipmentProgress,
+  previous: ShipmentProgress | undefined,
+  markedReadyAt?: string,
+): ShipmentProgress {
   const step = s.step ?? previous?.step;
   const progress: ShipmentProgress = {
     shipmentId: s.shipmentId,
@@ -465,7 +551,9 @@ class PendingWrites {
   }
 
   async settle(): Promise<void> {
-    const failed = (await Promise.allSettled(this.writes)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    const failed = (await Promise.allSettled(this.writes)).find(
+      (r): r is PromiseRejectedResult => r.status === 'rejected',
+    );
     if (failed) throw failed.reason;
   }
 }
@@ -477,11 +565,18 @@ function isStaleQuote(error: unknown): boolean {
 async function hold(deps: PipelineDeps, record: OrderRecord, reason: HoldReason): Promise<DispatchOutcome> {
   // Refused when another attempt dispatched the order meanwhile (this one lost its lease while frozen).
   if (!(await deps.ledger.hold(record.meta.externalOrderId, reason, deps.now()))) {
-    deps.logger.warn({ order: record.meta.orderName, code: reason.code }, 'not held: the order was dispatched by another attempt meanwhile');
+    deps.logger.warn(
+      { order: record.meta.orderName, code: reason.code },
+      'not held: the order was dispatched by another attempt meanwhile',
+    );
     return { kind: 'skipped', why: `already dispatched; not held for ${reason.code}` };
   }
   await deps.ledger.appendTimeline(record.meta.externalOrderId, {
-    at: deps.now().toISOString(), system: 'relais', operation: 'hold', outcome: reason.code, detail: reason.message,
+    at: deps.now().toISOString(),
+    system: 'relais',
+    operation: 'hold',
+    outcome: reason.code,
+    detail: reason.message,
   });
   // The reason may quote the customer's address: it is on the order's timeline (relais held, the dashboard), not in the log.
   deps.logger.warn({ order: record.meta.orderName, code: reason.code }, `order held (${reason.code}): see relais held`);
@@ -499,7 +594,13 @@ const SIDE_EFFECTS: ReadonlySet<string> = new Set(['createShipment', 'markReady'
  * A call with a side effect is made only while `lock` is still held: a job that lost the order (another
  * worker took it over) stops there with a retryable error, noted on the timeline.
  */
-function tracker(deps: PipelineDeps, externalOrderId: string, shop: ShopConfig, paced: number, lock: OrderLock): Tracker {
+function tracker(
+  deps: PipelineDeps,
+  externalOrderId: string,
+  shop: ShopConfig,
+  paced: number,
+  lock: OrderLock,
+): Tracker {
   let prepaid = paced;
   return async (operation, fn) => {
     // Waiting for the shop's pacing window is not part of the call's latency.
@@ -510,8 +611,17 @@ function tracker(deps: PipelineDeps, externalOrderId: string, shop: ShopConfig, 
         await lock.confirm(operation);
       } catch (error) {
         if (error instanceof OrderLockLostError) {
-          note({ at: deps.now().toISOString(), system: 'relais', operation, outcome: 'lock_lost', detail: error.message });
-          deps.logger.warn({ externalOrderId, operation }, 'order lock lost; stopped before a side effect, to be retried');
+          note({
+            at: deps.now().toISOString(),
+            system: 'relais',
+            operation,
+            outcome: 'lock_lost',
+            detail: error.message,
+          });
+          deps.logger.warn(
+            { externalOrderId, operation },
+            'order lock lost; stopped before a side effect, to be retried',
+          );
         }
         throw error;
       }
@@ -524,7 +634,14 @@ function tracker(deps: PipelineDeps, externalOrderId: string, shop: ShopConfig, 
       const ms = Date.now() - started;
       deps.onDispatchCall?.({ operation, ms, error });
       const outcome = error instanceof DeliveryError ? error.label : 'error';
-      note({ at: deps.now().toISOString(), system: 'dispatch', operation, outcome, ms, detail: error instanceof Error ? error.message : String(error) });
+      note({
+        at: deps.now().toISOString(),
+        system: 'dispatch',
+        operation,
+        outcome,
+        ms,
+        detail: error instanceof Error ? error.message : String(error),
+      });
       throw error;
     }
     const ms = Date.now() - started;
@@ -540,7 +657,10 @@ function tracker(deps: PipelineDeps, externalOrderId: string, shop: ShopConfig, 
    */
   function note(entry: Parameters<OrderLedger['appendTimeline']>[1]): void {
     deps.ledger.appendTimeline(externalOrderId, entry).catch((error: unknown) => {
-      deps.logger.warn({ externalOrderId, operation: entry.operation, err: (error as Error).message }, 'could not note a dispatch call on the timeline');
+      deps.logger.warn(
+        { externalOrderId, operation: entry.operation, err: (error as Error).message },
+        'could not note a dispatch call on the timeline',
+      );
     });
   }
 }

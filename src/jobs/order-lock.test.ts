@@ -13,18 +13,27 @@ afterAll(async () => {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('the order lock', () => {
-  it('marks its lease lost when a timed renewal finds the key taken by another holder, refuses to confirm it, and leaves the other holder\'s key alone', async () => {
+  it("marks its lease lost when a timed renewal finds the key taken by another holder, refuses to confirm it, and leaves the other holder's key alone", async () => {
     const client = redis.client();
     const prefix = `{${redis.prefix}a}`;
     const key = `${prefix}:lock:order:dakar-mode:1`;
-    const seen = await withOrderLock(client, prefix, 'dakar-mode:1', async (lock) => {
-      const before = lock.stillHeld();
-      await client.set(key, 'another-holder', 'PX', 60_000);
-      await sleep(250); // two timed renewals at a 300 ms TTL
-      const after = lock.stillHeld();
-      const confirmed = await lock.confirm('createShipment').then(() => 'confirmed', (error: unknown) => error);
-      return { before, after, confirmed };
-    }, { ttlMs: 300 });
+    const seen = await withOrderLock(
+      client,
+      prefix,
+      'dakar-mode:1',
+      async (lock) => {
+        const before = lock.stillHeld();
+        await client.set(key, 'another-holder', 'PX', 60_000);
+        await sleep(250); // two timed renewals at a 300 ms TTL
+        const after = lock.stillHeld();
+        const confirmed = await lock.confirm('createShipment').then(
+          () => 'confirmed',
+          (error: unknown) => error,
+        );
+        return { before, after, confirmed };
+      },
+      { ttlMs: 300 },
+    );
     expect(seen.before).toBe(true);
     expect(seen.after).toBe(false);
     expect(seen.confirmed).toBeInstanceOf(OrderLockLostError);
@@ -36,12 +45,18 @@ describe('the order lock', () => {
     const client = redis.client();
     const prefix = `{${redis.prefix}b}`;
     const key = `${prefix}:lock:order:dakar-mode:2`;
-    await withOrderLock(client, prefix, 'dakar-mode:2', async (lock) => {
-      await sleep(700); // more than twice the TTL: kept by the timed renewals
-      await lock.confirm('markReady');
-      expect(lock.stillHeld()).toBe(true);
-      expect(await client.pttl(key)).toBeGreaterThan(200);
-    }, { ttlMs: 300 });
+    await withOrderLock(
+      client,
+      prefix,
+      'dakar-mode:2',
+      async (lock) => {
+        await sleep(700); // more than twice the TTL: kept by the timed renewals
+        await lock.confirm('markReady');
+        expect(lock.stillHeld()).toBe(true);
+        expect(await client.pttl(key)).toBeGreaterThan(200);
+      },
+      { ttlMs: 300 },
+    );
     expect(await client.exists(key)).toBe(0);
   });
 });

@@ -88,7 +88,9 @@ export async function withOrderLock<T>(
     async confirm(before) {
       if (lock.stillHeld() && (await renew())) return;
       lost = true;
-      throw new OrderLockLostError(`order ${externalOrderId}: the order lock was lost (taken over, or not renewed in time); stopped before ${before}`);
+      throw new OrderLockLostError(
+        `order ${externalOrderId}: the order lock was lost (taken over, or not renewed in time); stopped before ${before}`,
+      );
     },
   };
   // Renewed three times per TTL, so one slow round trip never lets a live holder's lease lapse.

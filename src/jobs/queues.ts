@@ -16,7 +16,12 @@ import { Queue, UnrecoverableError, type ConnectionOptions, type DefaultJobOptio
 import { isPermanent, RelaisError } from '../domain/errors.js';
 import type { Platform } from '../domain/order.js';
 
-export const QUEUE = { shopEvents: 'shop-events', dispatch: 'dispatch', deliveries: 'deliveries', maintenance: 'maintenance' } as const;
+export const QUEUE = {
+  shopEvents: 'shop-events',
+  dispatch: 'dispatch',
+  deliveries: 'deliveries',
+  maintenance: 'maintenance',
+} as const;
 
 export interface ShopEventJob {
   shopId: string;
@@ -77,11 +82,30 @@ export interface RelaisQueues {
 }
 
 export function createQueues(connection: ConnectionOptions, prefix: string): RelaisQueues {
-  const shopEvents = new Queue<ShopEventJob>(QUEUE.shopEvents, { connection, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
-  const dispatch = new Queue<DispatchJob>(QUEUE.dispatch, { connection, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
-  const deliveries = new Queue<DeliveryJob>(QUEUE.deliveries, { connection, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+  const shopEvents = new Queue<ShopEventJob>(QUEUE.shopEvents, {
+    connection,
+    prefix,
+    defaultJobOptions: DEFAULT_JOB_OPTIONS,
+  });
+  const dispatch = new Queue<DispatchJob>(QUEUE.dispatch, {
+    connection,
+    prefix,
+    defaultJobOptions: DEFAULT_JOB_OPTIONS,
+  });
+  const deliveries = new Queue<DeliveryJob>(QUEUE.deliveries, {
+    connection,
+    prefix,
+    defaultJobOptions: DEFAULT_JOB_OPTIONS,
+  });
   const maintenance = new Queue<MaintenanceJob>(QUEUE.maintenance, {
-    connection, prefix, defaultJobOptions: { ...DEFAULT_JOB_OPTIONS, attempts: 1, removeOnComplete: { count: 50 }, removeOnFail: { count: 50 } },
+    connection,
+    prefix,
+    defaultJobOptions: {
+      ...DEFAULT_JOB_OPTIONS,
+      attempts: 1,
+      removeOnComplete: { count: 50 },
+      removeOnFail: { count: 50 },
+    },
   });
   const all = [shopEvents, dispatch, deliveries, maintenance];
   return {

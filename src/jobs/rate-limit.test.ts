@@ -26,14 +26,20 @@ describe('per-shop dispatch call pacing', () => {
 
   it('keeps shops apart: one shop at its limit does not slow another', async () => {
     // A frozen clock: both calls fall in the same one-second window whatever the real time.
-    const limiter = new ShopRateLimiter(redis.client(), `{${redis.prefix}b}`, { maxWaitMs: 0, now: () => 1_800_000_000_500 });
+    const limiter = new ShopRateLimiter(redis.client(), `{${redis.prefix}b}`, {
+      maxWaitMs: 0,
+      now: () => 1_800_000_000_500,
+    });
     await limiter.acquire('busy-shop', 1);
     await expect(limiter.acquire('busy-shop', 1)).rejects.toBeInstanceOf(ShopRateLimited);
     await expect(limiter.acquire('quiet-shop', 1)).resolves.toBeUndefined();
   });
 
   it('gives up with a retryable error carrying when to retry, rather than holding a worker', async () => {
-    const limiter = new ShopRateLimiter(redis.client(), `{${redis.prefix}c}`, { maxWaitMs: 0, now: () => 1_800_000_000_500 });
+    const limiter = new ShopRateLimiter(redis.client(), `{${redis.prefix}c}`, {
+      maxWaitMs: 0,
+      now: () => 1_800_000_000_500,
+    });
     await limiter.acquire('s', 1);
     const error = await limiter.acquire('s', 1).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ShopRateLimited);
@@ -42,7 +48,10 @@ describe('per-shop dispatch call pacing', () => {
   });
 
   it('takes several calls at once, counted against the same window as single ones', async () => {
-    const limiter = new ShopRateLimiter(redis.client(), `{${redis.prefix}d}`, { maxWaitMs: 0, now: () => 1_800_000_000_500 });
+    const limiter = new ShopRateLimiter(redis.client(), `{${redis.prefix}d}`, {
+      maxWaitMs: 0,
+      now: () => 1_800_000_000_500,
+    });
     await limiter.acquire('s', 5, 4);
     await limiter.acquire('s', 5);
     await expect(limiter.acquire('s', 5)).rejects.toBeInstanceOf(ShopRateLimited);

@@ -16,7 +16,11 @@ export class ShopRateLimited extends RelaisError {
     readonly shopId: string,
     retryAfterMs: number,
   ) {
-    super({ failure: 'transient', message: `shop ${shopId} is over its dispatch call rate; retrying in ${retryAfterMs} ms`, retryAfterMs });
+    super({
+      failure: 'transient',
+      message: `shop ${shopId} is over its dispatch call rate; retrying in ${retryAfterMs} ms`,
+      retryAfterMs,
+    });
   }
 }
 
@@ -32,13 +36,17 @@ export class ShopRateLimiter {
    * maxWaitMs. Taking a job's expected calls at once costs one round trip instead of one per call.
    */
   async acquire(shopId: string, callsPerSecond: number, calls = 1): Promise<void> {
-    if (calls > callsPerSecond) throw new RangeError(`cannot take ${calls} calls at once from a window of ${callsPerSecond} per second`);
+    if (calls > callsPerSecond)
+      throw new RangeError(`cannot take ${calls} calls at once from a window of ${callsPerSecond} per second`);
     const now = this.options.now ?? Date.now;
     const deadline = now() + this.options.maxWaitMs;
     for (;;) {
       const second = Math.floor(now() / 1000);
       const key = `${this.prefix}:rate:${shopId}:${second}`;
-      const [[, count]] = (await this.redis.multi().incrby(key, calls).expire(key, 2).exec()) as [[Error | null, number], unknown];
+      const [[, count]] = (await this.redis.multi().incrby(key, calls).expire(key, 2).exec()) as [
+        [Error | null, number],
+        unknown,
+      ];
       if (count <= callsPerSecond) return;
       const nextWindow = (second + 1) * 1000 - now();
       if (now() + nextWindow > deadline) throw new ShopRateLimited(shopId, nextWindow + 250);

@@ -8,7 +8,8 @@ import type { OrderLedger, OrderState } from '../ledger/order-ledger.js';
 import type { RelaisQueues } from './queues.js';
 
 /** `heldAt`: when the hold being replayed was recorded, so a new hold can be told from the old one. */
-export type ReplayResult = { ok: true; externalOrderId: string; heldAt?: string } | { ok: false; externalOrderId: string; why: string };
+export type ReplayResult =
+  { ok: true; externalOrderId: string; heldAt?: string } | { ok: false; externalOrderId: string; why: string };
 
 export async function replayOrder(
   deps: { ledger: OrderLedger; queues: RelaisQueues; now(): Date },
@@ -19,7 +20,11 @@ export async function replayOrder(
   if (record.state !== 'held') return { ok: false, externalOrderId, why: `the order is ${record.state}, not held` };
   const payload = await deps.ledger.payload(externalOrderId);
   if (payload === undefined) {
-    return { ok: false, externalOrderId, why: 'the shop payload is gone (redacted or expired); re-send the order from the shop' };
+    return {
+      ok: false,
+      externalOrderId,
+      why: 'the shop payload is gone (redacted or expired); re-send the order from the shop',
+    };
   }
   await deps.queues.shopEvents.add('relais/replay', {
     shopId: record.meta.shopId,
@@ -52,7 +57,8 @@ export async function replayOutcome(
     if (record?.state === 'held' && record.hold && record.hold.at !== replayed.heldAt) {
       return { kind: 'held_again', code: record.hold.code, message: record.hold.message };
     }
-    if (record && record.state !== 'held' && !UNDECIDED.has(record.state)) return { kind: 'moved_on', state: record.state };
+    if (record && record.state !== 'held' && !UNDECIDED.has(record.state))
+      return { kind: 'moved_on', state: record.state };
     if (Date.now() >= deadline) return { kind: 'undecided', state: record?.state ?? 'missing' };
     await new Promise((r) => setTimeout(r, options.pollMs ?? 200));
   }

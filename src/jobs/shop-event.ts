@@ -53,7 +53,11 @@ export async function handleShopEvent(event: ShopEventJob, deps: ShopEventDeps):
   const shop = deps.shops.get(event.shopId);
   if (!shop) return { kind: 'ignored', why: `shop "${event.shopId}" is not in the registry` };
   if (COMPLIANCE_TOPICS.has(event.topic)) {
-    const result = await handleCompliance(shop.id, event.topic, event.payload, { ledger: deps.ledger, shopEvents: deps.shopEventQueue, logger: deps.logger });
+    const result = await handleCompliance(shop.id, event.topic, event.payload, {
+      ledger: deps.ledger,
+      shopEvents: deps.shopEventQueue,
+      logger: deps.logger,
+    });
     return { kind: 'compliance', result };
   }
   const orderId = orderIdOf(event.payload);
@@ -64,7 +68,13 @@ export async function handleShopEvent(event: ShopEventJob, deps: ShopEventDeps):
   const notOurs = await notTheShopsOrder(event, shop, orderId, deps);
   if (notOurs) return notOurs;
   const extId = externalOrderId(shop.id, orderId);
-  const decided = await withOrderLock(deps.redis, deps.prefix, extId, (): Promise<ShopEventOutcome | { kind: 'dispatch'; job: DispatchJob }> => recordAndDecide(event, shop, orderId, extId, deps));
+  const decided = await withOrderLock(
+    deps.redis,
+    deps.prefix,
+    extId,
+    (): Promise<ShopEventOutcome | { kind: 'dispatch'; job: DispatchJob }> =>
+      recordAndDecide(event, shop, orderId, extId, deps),
+  );
   if (decided.kind !== 'dispatch') return decided;
   // Enqueued once the order lock is released: the dispatch job starts by taking the same lock, and would
   // otherwise wait out a retry interval behind this job. A crash before this line leaves the event job
@@ -79,10 +89,18 @@ export async function handleShopEvent(event: ShopEventJob, deps: ShopEventDeps):
  * cannot tell (a Shopify header is not signed, and shops of one app share its secret: src/stores/shopify/owner.ts).
  * The web process already refuses what the signed body shows to be another shop's; this covers the rest.
  */
-async function notTheShopsOrder(event: ShopEventJob, shop: ShopConfig, orderId: string, deps: ShopEventDeps): Promise<ShopEventOutcome | undefined> {
+async function notTheShopsOrder(
+  event: ShopEventJob,
+  shop: ShopConfig,
+  orderId: string,
+  deps: ShopEventDeps,
+): Promise<ShopEventOutcome | undefined> {
   const why = await deps.ownership?.(shop, event, orderId);
   if (why === undefined) return undefined;
-  deps.logger.warn({ topic: event.topic, orderId, why }, `${platformOf(shop).label} order webhook not recorded: not confirmed as this shop's order`);
+  deps.logger.warn(
+    { topic: event.topic, orderId, why },
+    `${platformOf(shop).label} order webhook not recorded: not confirmed as this shop's order`,
+  );
   return { kind: 'ignored', why };
 }
 
@@ -105,10 +123,18 @@ async function recordAndDecide(
     order: normalised.ok ? normalised.order : undefined,
     ...(version === undefined ? {} : { version }),
     now,
-    timeline: { at: now.toISOString(), system: 'shop', operation: `webhook ${event.topic}`, outcome: normalised.ok ? 'received' : normalised.hold.code },
+    timeline: {
+      at: now.toISOString(),
+      system: 'shop',
+      operation: `webhook ${event.topic}`,
+      outcome: normalised.ok ? 'received' : normalised.hold.code,
+    },
   });
   if (record.olderThanApplied) {
-    deps.logger.info({ order: orderName, topic: event.topic, ...record.olderThanApplied }, 'shop event older than the order version applied; ignored');
+    deps.logger.info(
+      { order: orderName, topic: event.topic, ...record.olderThanApplied },
+      'shop event older than the order version applied; ignored',
+    );
     return { kind: 'ignored_older', externalOrderId: extId, ...record.olderThanApplied };
   }
 
@@ -148,7 +174,11 @@ async function recordAndDecide(
  * dashboard's order page) and in the logs, and reconciliation reports it as cod_mismatch with both figures.
  */
 async function flagAmountChangedAfterShipping(
-  shop: ShopConfig, extId: string, order: StoreOrder, record: OrderRecord, deps: ShopEventDeps,
+  shop: ShopConfig,
+  extId: string,
+  order: StoreOrder,
+  record: OrderRecord,
+  deps: ShopEventDeps,
 ): Promise<void> {
   const carried = record.shipment?.orderAmountXof;
   if (carried === undefined || !collectsCash(order.paymentFamily) || FINAL_STATES.has(record.state)) return;
@@ -156,6 +186,15 @@ async function flagAmountChangedAfterShipping(
   const goods = owed.ok ? owed.goods : 0;
   if (goods === carried) return;
   const detail = `the order now owes ${goods} XOF for the goods, but shipment ${record.shipment!.shipmentId} carries ${carried} XOF and cannot be changed: settle the difference with the customer at the door, or cancel the shipment before pickup and replay the order`;
-  await deps.ledger.appendTimeline(extId, { at: deps.now().toISOString(), system: 'relais', operation: 'amount changed after shipping', outcome: 'flagged', detail });
-  deps.logger.warn({ order: order.orderName, carried, goods }, 'order amount changed after its shipment was created; flagged, not applied');
+  await deps.ledger.appendTimeline(extId, {
+    at: deps.now().toISOString(),
+    system: 'relais',
+    operation: 'amount changed after shipping',
+    outcome: 'flagged',
+    detail,
+  });
+  deps.logger.warn(
+    { order: order.orderName, carried, goods },
+    'order amount changed after its shipment was created; flagged, not applied',
+  );
 }

@@ -56,7 +56,13 @@ const STATE_OF_STEP: Record<DeliveryStep, OrderState> = {
 
 /** Steps worth a line in the shop (assignment is internal to the service). */
 const STEPS_WRITTEN: ReadonlySet<DeliveryStep> = new Set([
-  'picked_up', 'in_transit', 'out_for_delivery', 'delivery_failed', 'delivered', 'returned', 'cancelled',
+  'picked_up',
+  'in_transit',
+  'out_for_delivery',
+  'delivery_failed',
+  'delivered',
+  'returned',
+  'cancelled',
 ]);
 
 export async function syncDelivery(job: DeliveryJob, deps: DeliveryDeps): Promise<DeliveryOutcome> {
@@ -70,7 +76,8 @@ export async function syncDelivery(job: DeliveryJob, deps: DeliveryDeps): Promis
     else if (job.externalOrderId) shipment = await delivery.shipmentForOrder(job.externalOrderId);
   } catch (error) {
     // A transient "not found" is the lookup by external order saying the shipment may exist: look again.
-    if (error instanceof DeliveryError && error.notFound && !error.retryable) return { kind: 'ignored', why: 'no such shipment for this organisation' };
+    if (error instanceof DeliveryError && error.notFound && !error.retryable)
+      return { kind: 'ignored', why: 'no such shipment for this organisation' };
     throw error;
   }
   if (!shipment) return { kind: 'ignored', why: 'no shipment id or external order id found' };
@@ -91,12 +98,20 @@ export async function syncDelivery(job: DeliveryJob, deps: DeliveryDeps): Promis
   });
 }
 
-async function applyShipment(deps: DeliveryDeps, shop: ShopConfig, record: OrderRecord, shipment: Shipment): Promise<DeliveryOutcome> {
+async function applyShipment(
+  deps: DeliveryDeps,
+  shop: ShopConfig,
+  record: OrderRecord,
+  shipment: Shipment,
+): Promise<DeliveryOutcome> {
   const extId = record.meta.externalOrderId;
   const now = deps.now().toISOString();
   const step = shipment.step;
   const previous: DeliveryProgress = record.delivery ?? {
-    step: 'created', serviceStatus: record.shipment?.status ?? shipment.status, updatedAt: now, written: { steps: {} },
+    step: 'created',
+    serviceStatus: record.shipment?.status ?? shipment.status,
+    updatedAt: now,
+    written: { steps: {} },
   };
   // "Marked ready" is known from Relais's own 2xx markReady, or from a state the profile maps past ready.
   const markedReady = record.shipment?.markedReadyAt !== undefined || showsMarkedReady(step);
@@ -107,8 +122,17 @@ async function applyShipment(deps: DeliveryDeps, shop: ShopConfig, record: Order
     const unknownStates = [...new Set([...(previous.unknownStates ?? []), shipment.status])];
     const progress: DeliveryProgress = { ...previous, unknownStates };
     await deps.ledger.save(extId, 'delivery', progress);
-    await deps.ledger.appendTimeline(extId, { at: now, system: 'dispatch', operation: 'getShipment', outcome: 'unknown_state', detail: shipment.status });
-    deps.logger.warn({ order: record.meta.orderName, state: shipment.status }, 'shipment state unknown to the wire profile; recorded, the order does not move');
+    await deps.ledger.appendTimeline(extId, {
+      at: now,
+      system: 'dispatch',
+      operation: 'getShipment',
+      outcome: 'unknown_state',
+      detail: shipment.status,
+    });
+    deps.logger.warn(
+      { order: record.meta.orderName, state: shipment.status },
+      'shipment state unknown to the wire profile; recorded, the order does not move',
+    );
     deps.onUnknownState?.(shop.id, shipment.status);
     // The tracking link still goes out once the shipment is known to be ready: the customer can follow it.
     const writer = deps.writerFor(shop);
@@ -120,10 +144,16 @@ async function applyShipment(deps: DeliveryDeps, shop: ShopConfig, record: Order
   }
 
   const moved = record.delivery === undefined || movesForward(previous.step, step);
-  let progress: DeliveryProgress = moved ? { ...previous, step, serviceStatus: shipment.status, updatedAt: now } : previous;
+  let progress: DeliveryProgress = moved
+    ? { ...previous, step, serviceStatus: shipment.status, updatedAt: now }
+    : previous;
   if (moved) {
     await deps.ledger.save(extId, 'delivery', progress);
-    const saved: ShipmentProgress = record.shipment ?? { shipmentId: shipment.shipmentId, status: shipment.status, createdAt: now };
+    const saved: ShipmentProgress = record.shipment ?? {
+      shipmentId: shipment.shipmentId,
+      status: shipment.status,
+      createdAt: now,
+    };
     const markedReadyAt = saved.markedReadyAt ?? (showsMarkedReady(step) ? now : undefined);
     await deps.ledger.saveShipment(extId, {
       ...saved,
@@ -135,7 +165,8 @@ async function applyShipment(deps: DeliveryDeps, shop: ShopConfig, record: Order
     });
     // A service still showing `created` after Relais's own markReady answered 2xx is lagging: no step back.
     const lagging = step === 'created' && record.shipment?.markedReadyAt !== undefined;
-    if (!lagging && (record.state !== 'cancel_refused' || FINAL_STEPS.has(step))) await deps.ledger.setState(extId, STATE_OF_STEP[step], deps.now());
+    if (!lagging && (record.state !== 'cancel_refused' || FINAL_STEPS.has(step)))
+      await deps.ledger.setState(extId, STATE_OF_STEP[step], deps.now());
     deps.onStep?.(shop.id, step);
   }
 
@@ -146,21 +177,39 @@ async function applyShipment(deps: DeliveryDeps, shop: ShopConfig, record: Order
     if (!write.progress.written.dispatch && markedReady && step !== 'cancelled') await write.trackingLink(now);
     if (STEPS_WRITTEN.has(write.progress.step) && !write.progress.written.steps[write.progress.step]) {
       const current = write.progress.step;
-      await write.track(`recordStep ${current}`, (ref, info) => write.writer.recordStep(ref, current, stepTime(shipment, current, now), info), (p) => ({
-        ...p, written: { ...p.written, steps: { ...p.written.steps, [current]: now } },
-      }));
+      await write.track(
+        `recordStep ${current}`,
+        (ref, info) => write.writer.recordStep(ref, current, stepTime(shipment, current, now), info),
+        (p) => ({
+          ...p,
+          written: { ...p.written, steps: { ...p.written.steps, [current]: now } },
+        }),
+      );
     }
     // Paid only once delivered and what was collected covers what the order owes; never for a failed or
     // returned delivery. Short of it, the merchant gets a note with both figures, once.
     const { progress: written } = write;
-    if (written.step === 'delivered' && write.info.cashOnDelivery && !written.written.paid && !written.written.shortfall) {
+    if (
+      written.step === 'delivered' &&
+      write.info.cashOnDelivery &&
+      !written.written.paid &&
+      !written.written.shortfall
+    ) {
       const owed = goodsOwed(record.order!, shop.policy.deliveryFeePaidBy);
       const collected = shipment.orderAmountXof ?? record.shipment?.orderAmountXof ?? record.door?.goods;
       if (owed.ok && !collectedCovers(collected, owed.goods)) {
         const message = `delivered, but the courier collected ${collected === undefined ? 'an unknown amount' : `${collected} XOF`} for the goods (shipment ${shipment.shipmentId}) while the order owes ${owed.goods} XOF: it was not marked as paid. Settle the difference with the customer, then mark it paid.`;
-        await write.track('recordProblem shortfall', (ref) => write.writer.recordProblem(ref, message), (p) => ({ ...p, problem: message, written: { ...p.written, shortfall: now } }));
+        await write.track(
+          'recordProblem shortfall',
+          (ref) => write.writer.recordProblem(ref, message),
+          (p) => ({ ...p, problem: message, written: { ...p.written, shortfall: now } }),
+        );
       } else {
-        await write.track('markPaid', (ref, info) => write.writer.markPaid(ref, info), (p) => ({ ...p, written: { ...p.written, paid: now } }));
+        await write.track(
+          'markPaid',
+          (ref, info) => write.writer.markPaid(ref, info),
+          (p) => ({ ...p, written: { ...p.written, paid: now } }),
+        );
       }
     }
     progress = write.progress;
@@ -172,7 +221,14 @@ async function applyShipment(deps: DeliveryDeps, shop: ShopConfig, record: Order
  * The writes of one sync into the shop, each recorded once done (progress saved, a timeline line with its
  * time) or noted as an error on the timeline before the job fails, so a retry continues where this one stopped.
  */
-function shopWrites(deps: DeliveryDeps, shop: ShopConfig, record: OrderRecord, shipment: Shipment, writer: ShopWriter, start: DeliveryProgress) {
+function shopWrites(
+  deps: DeliveryDeps,
+  shop: ShopConfig,
+  record: OrderRecord,
+  shipment: Shipment,
+  writer: ShopWriter,
+  start: DeliveryProgress,
+) {
   const extId = record.meta.externalOrderId;
   const ref = shopOrderRef(shop, record);
   const info = dispatchInfo(shop, record, shipment, deps.deliveryFor(shop).carrierName);
@@ -181,31 +237,55 @@ function shopWrites(deps: DeliveryDeps, shop: ShopConfig, record: OrderRecord, s
     info,
     progress: start,
     wrote: [] as string[],
-    async track(operation: string, run: (ref: ShopOrderRef, info: DispatchInfo) => Promise<void>, mark: (p: DeliveryProgress) => DeliveryProgress): Promise<void> {
+    async track(
+      operation: string,
+      run: (ref: ShopOrderRef, info: DispatchInfo) => Promise<void>,
+      mark: (p: DeliveryProgress) => DeliveryProgress,
+    ): Promise<void> {
       const started = Date.now();
       try {
         await run(ref, info);
       } catch (error) {
         await deps.ledger.appendTimeline(extId, {
-          at: deps.now().toISOString(), system: 'shop', operation, outcome: 'error', ms: Date.now() - started, detail: (error as Error).message,
+          at: deps.now().toISOString(),
+          system: 'shop',
+          operation,
+          outcome: 'error',
+          ms: Date.now() - started,
+          detail: (error as Error).message,
         });
         throw error;
       }
       state.progress = mark(state.progress);
       await deps.ledger.save(extId, 'delivery', state.progress);
-      await deps.ledger.appendTimeline(extId, { at: deps.now().toISOString(), system: 'shop', operation, outcome: 'ok', ms: Date.now() - started });
+      await deps.ledger.appendTimeline(extId, {
+        at: deps.now().toISOString(),
+        system: 'shop',
+        operation,
+        outcome: 'ok',
+        ms: Date.now() - started,
+      });
       state.wrote.push(operation);
     },
     /** The shipment reference and the tracking link for the customer. */
     trackingLink(at: string): Promise<void> {
-      return state.track('recordDispatch', (r, i) => writer.recordDispatch(r, i), (p) => ({ ...p, written: { ...p.written, dispatch: at } }));
+      return state.track(
+        'recordDispatch',
+        (r, i) => writer.recordDispatch(r, i),
+        (p) => ({ ...p, written: { ...p.written, dispatch: at } }),
+      );
     },
   };
   return state;
 }
 
 function shopOrderRef(shop: ShopConfig, record: OrderRecord): ShopOrderRef {
-  return { shopId: shop.id, orderId: record.meta.orderId, orderName: record.meta.orderName, externalOrderId: record.meta.externalOrderId };
+  return {
+    shopId: shop.id,
+    orderId: record.meta.orderId,
+    orderName: record.meta.orderName,
+    externalOrderId: record.meta.externalOrderId,
+  };
 }
 
 /** `carrierName`: the shop's delivery service's (dispatch.carrierName), shown with the tracking link. */
@@ -217,11 +297,15 @@ function dispatchInfo(shop: ShopConfig, record: OrderRecord, shipment: Shipment,
     trackingCode: shipment.trackingCode ?? record.shipment?.trackingCode,
     publicTrackingUrl: shipment.publicTrackingUrl ?? record.shipment?.publicTrackingUrl,
     // What the shipment carries for the goods (read back from the service), else what Relais sent.
-    amountToCollect: cashOnDelivery ? (shipment.orderAmountXof ?? record.shipment?.orderAmountXof ?? record.door?.goods ?? 0) : 0,
+    amountToCollect: cashOnDelivery
+      ? (shipment.orderAmountXof ?? record.shipment?.orderAmountXof ?? record.door?.goods ?? 0)
+      : 0,
     ...(cashOnDelivery && record.door ? { door: record.door } : {}),
     cashOnDelivery,
     neighbourhood: record.neighbourhood?.name,
-    quote: record.quote ? { quoteId: record.quote.quoteId, total: record.quote.total, breakdown: record.quote.breakdown } : undefined,
+    quote: record.quote
+      ? { quoteId: record.quote.quoteId, total: record.quote.total, breakdown: record.quote.breakdown }
+      : undefined,
     carrierName,
     notifyCustomer: shop.policy.notifyCustomer,
   };
@@ -233,7 +317,8 @@ function stepTime(shipment: Shipment, step: DeliveryStep, fallback: string): str
   return at !== undefined && !Number.isNaN(Date.parse(at)) ? new Date(at).toISOString() : fallback;
 }
 
-export type CancelOutcome = { kind: 'cancelled' } | { kind: 'refused'; message: string } | { kind: 'ignored'; why: string };
+export type CancelOutcome =
+  { kind: 'cancelled' } | { kind: 'refused'; message: string } | { kind: 'ignored'; why: string };
 
 /**
  * The shop cancelled the order: cancel the shipment while the service allows it. Once the parcel is
@@ -257,14 +342,29 @@ export async function cancelDelivery(job: DeliveryJob, deps: DeliveryDeps): Prom
         reason: `order ${record.meta.orderName} cancelled in the shop`,
         by: `Relais for ${shop.name}`,
       });
-      await deps.ledger.appendTimeline(extId, { at: deps.now().toISOString(), system: 'dispatch', operation: 'cancelShipment', outcome: 'ok', ms: Date.now() - started });
-      await deps.ledger.saveShipment(extId, { ...record.shipment, status: cancelled.status, ...(cancelled.step ? { step: cancelled.step } : {}) });
+      await deps.ledger.appendTimeline(extId, {
+        at: deps.now().toISOString(),
+        system: 'dispatch',
+        operation: 'cancelShipment',
+        outcome: 'ok',
+        ms: Date.now() - started,
+      });
+      await deps.ledger.saveShipment(extId, {
+        ...record.shipment,
+        status: cancelled.status,
+        ...(cancelled.step ? { step: cancelled.step } : {}),
+      });
       await deps.ledger.setState(extId, 'cancelled', deps.now());
       return { kind: 'cancelled' };
     } catch (error) {
       if (!(error instanceof DeliveryError) || error.retryable) throw error;
       await deps.ledger.appendTimeline(extId, {
-        at: deps.now().toISOString(), system: 'dispatch', operation: 'cancelShipment', outcome: error.label, ms: Date.now() - started, detail: error.message,
+        at: deps.now().toISOString(),
+        system: 'dispatch',
+        operation: 'cancelShipment',
+        outcome: error.label,
+        ms: Date.now() - started,
+        detail: error.message,
       });
       const pickedUp = error.reason === 'cancel_refused';
       const message = pickedUp
@@ -274,13 +374,24 @@ export async function cancelDelivery(job: DeliveryJob, deps: DeliveryDeps): Prom
       // (its delivery was synced by a worker that did not wait for this lock) gets no note saying otherwise.
       if (!(await deps.ledger.setState(extId, 'cancel_refused', deps.now()))) {
         const current = await deps.ledger.get(extId);
-        return { kind: 'ignored', why: `the order is already ${current?.state ?? 'gone'}; the refusal changes nothing` };
+        return {
+          kind: 'ignored',
+          why: `the order is already ${current?.state ?? 'gone'}; the refusal changes nothing`,
+        };
       }
-      const delivery: DeliveryProgress = record.delivery ?? { step: 'created', serviceStatus: record.shipment.status, updatedAt: deps.now().toISOString(), written: { steps: {} } };
+      const delivery: DeliveryProgress = record.delivery ?? {
+        step: 'created',
+        serviceStatus: record.shipment.status,
+        updatedAt: deps.now().toISOString(),
+        written: { steps: {} },
+      };
       await deps.ledger.save(extId, 'delivery', { ...delivery, problem: message });
       const writer = deps.writerFor(shop);
       if (writer) {
-        await writer.recordProblem({ shopId: shop.id, orderId: record.meta.orderId, orderName: record.meta.orderName, externalOrderId: extId }, message);
+        await writer.recordProblem(
+          { shopId: shop.id, orderId: record.meta.orderId, orderName: record.meta.orderName, externalOrderId: extId },
+          message,
+        );
       }
       return { kind: 'refused', message };
     }

@@ -13,7 +13,7 @@ describe('judging a quote against the fallback tariff', () => {
     expect(judgeQuote(9_000, undefined, false)).toEqual({ kind: 'exempt', why: 'fallback tariff not known' });
   });
 
-  it('keys the fallback by weight band, learned at the band\'s lower weight, and the standard parcel when no weight was sent', () => {
+  it("keys the fallback by weight band, learned at the band's lower weight, and the standard parcel when no weight was sent", () => {
     expect(weightBandOf(0.3)).toEqual({ label: '0-1kg', learnAtKg: 0.1 });
     expect(weightBandOf(1)).toEqual({ label: '0-1kg', learnAtKg: 0.1 });
     expect(weightBandOf(1.5)).toEqual({ label: '1-2kg', learnAtKg: 1 });
@@ -22,7 +22,7 @@ describe('judging a quote against the fallback tariff', () => {
     expect(weightBandOf(undefined)).toEqual({ label: 'standard', learnAtKg: undefined });
   });
 
-  it('describes a quote\'s weight to 100 g (what a saved quote priced)', () => {
+  it("describes a quote's weight to 100 g (what a saved quote priced)", () => {
     expect(weightLabel(1.46)).toBe('1.5');
     expect(weightLabel(undefined)).toBe('standard');
   });

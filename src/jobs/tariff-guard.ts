@@ -52,11 +52,15 @@ export function weightBandOf(weightKg: number | undefined): { label: string; lea
   return { label: `${lower}kg+`, learnAtKg: lower };
 }
 
-export type TariffVerdict = { kind: 'priced' } | { kind: 'fallback'; fallbackXof: number } | { kind: 'exempt'; why: string };
+export type TariffVerdict =
+  { kind: 'priced' } | { kind: 'fallback'; fallbackXof: number } | { kind: 'exempt'; why: string };
 
 /** A stable, non-secret name for the service a shop talks to (base URL + key: tariffs belong to the organisation). */
 export function serviceId(shop: ShopConfig): string {
-  return createHash('sha256').update(`${shop.dispatch.baseUrl}\n${shop.dispatch.apiKey.reveal()}`).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(`${shop.dispatch.baseUrl}\n${shop.dispatch.apiKey.reveal()}`)
+    .digest('hex')
+    .slice(0, 16);
 }
 
 export function weightLabel(weightKg: number | undefined): string {

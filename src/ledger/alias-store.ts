@@ -10,5 +10,8 @@ export interface AliasStore {
   /** The aliases added at run time for the shop, by the text they match. */
   list(shopId: string): Promise<Record<string, string>>;
   /** Every alias in force for a shop: the registry's, overridden by those added at run time. */
-  forShop(shop: { id: string; policy: { neighbourhoodAliases: Record<string, string> } }): Promise<Record<string, string>>;
+  forShop(shop: {
+    id: string;
+    policy: { neighbourhoodAliases: Record<string, string> };
+  }): Promise<Record<string, string>>;
 }

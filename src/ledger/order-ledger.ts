@@ -221,5 +221,8 @@ export interface OrderLedger {
    * timeline says it was closed, by whom, from which state and why. Refused for an unknown order, a finished one,
    * or one first seen after `firstSeenBefore`.
    */
-  closeStale(externalOrderId: string, input: { reason: string; by: string; now: Date; firstSeenBefore: Date }): Promise<CloseStaleResult>;
+  closeStale(
+    externalOrderId: string,
+    input: { reason: string; by: string; now: Date; firstSeenBefore: Date },
+  ): Promise<CloseStaleResult>;
 }

@@ -8,7 +8,13 @@ import { serviceId, TariffMemory } from '../jobs/tariff-guard.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { rawEnvironment, readEnv } from '../config/env.js';
-import { assertWebhookTokens, defaultSecretSourceFor, loadShopRegistry, readRegistryDocument, type ShopRegistry } from '../config/shops.js';
+import {
+  assertWebhookTokens,
+  defaultSecretSourceFor,
+  loadShopRegistry,
+  readRegistryDocument,
+  type ShopRegistry,
+} from '../config/shops.js';
 import { loadServedShops, prepareImport } from '../config/shop-directory.js';
 import { PostgresShopDirectory } from '../ledger/postgres/pg-shops.js';
 import { explainResolution, NeighbourhoodResolver } from '../geo/resolver.js';
@@ -43,8 +49,14 @@ function packageVersion(): string {
 
 const program = new Command()
   .name('relais')
-  .description('Connects Shopify and WooCommerce shops to a last-mile delivery and cash-on-delivery service (XOF zone).')
-  .version(`relais ${packageVersion()} (Node ${process.versions.node})`, '-V, --version', 'print the version of Relais and of Node');
+  .description(
+    'Connects Shopify and WooCommerce shops to a last-mile delivery and cash-on-delivery service (XOF zone).',
+  )
+  .version(
+    `relais ${packageVersion()} (Node ${process.versions.node})`,
+    '-V, --version',
+    'print the version of Relais and of Node',
+  );
 
 /**
  * The environment, the logger and the shops served: the registry file's, and with RELAIS_SECRET_KEYS set (the
@@ -56,13 +68,24 @@ async function baseOptions() {
   const logger = createLogger({ level: env.LOG_LEVEL });
   const shops = env.RELAIS_SECRET_KEYS ? await servedShops(env, logger) : loadShopRegistry(env.RELAIS_SHOPS_FILE);
   return {
-    env, logger, shops, redisUrl: env.REDIS_URL, prefix: env.RELAIS_REDIS_PREFIX, retentionDays: env.RELAIS_RETENTION_DAYS, redisWaitMs: env.RELAIS_REDIS_WAIT_MS,
-    databaseUrl: env.DATABASE_URL, databaseSchema: env.RELAIS_DB_SCHEMA, databaseWaitMs: env.RELAIS_DB_WAIT_MS,
+    env,
+    logger,
+    shops,
+    redisUrl: env.REDIS_URL,
+    prefix: env.RELAIS_REDIS_PREFIX,
+    retentionDays: env.RELAIS_RETENTION_DAYS,
+    redisWaitMs: env.RELAIS_REDIS_WAIT_MS,
+    databaseUrl: env.DATABASE_URL,
+    databaseSchema: env.RELAIS_DB_SCHEMA,
+    databaseWaitMs: env.RELAIS_DB_WAIT_MS,
     ...(env.RELAIS_SECRET_KEYS === undefined ? {} : { secretKeys: env.RELAIS_SECRET_KEYS }),
   };
 }
 
-async function servedShops(env: ReturnType<typeof readEnv>, logger: ReturnType<typeof createLogger>): Promise<ShopRegistry> {
+async function servedShops(
+  env: ReturnType<typeof readEnv>,
+  logger: ReturnType<typeof createLogger>,
+): Promise<ShopRegistry> {
   const fileGiven = rawEnvironment().RELAIS_SHOPS_FILE !== undefined || existsSync(env.RELAIS_SHOPS_FILE);
   const fileDocument = fileGiven ? (readRegistryDocument(env.RELAIS_SHOPS_FILE) as { shops: unknown[] }) : undefined;
   const pool = createPool({ url: env.DATABASE_URL, schema: env.RELAIS_DB_SCHEMA, poolSize: 1 });
@@ -86,7 +109,10 @@ function onShutdown(close: () => Promise<void>, logger: { info(msg: string): voi
     if (closing) return;
     closing = true;
     logger.info(`${signal} received: finishing in-flight work, then stopping`);
-    close().then(() => process.exit(0), () => process.exit(1));
+    close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
   };
   process.on('SIGTERM', () => handler('SIGTERM'));
   process.on('SIGINT', () => handler('SIGINT'));
@@ -98,7 +124,10 @@ program
   .action(async () => {
     const base = await baseOptions();
     const web = await startWeb({
-      ...base, host: base.env.RELAIS_HOST, port: base.env.PORT, dashboardToken: base.env.RELAIS_DASHBOARD_TOKEN,
+      ...base,
+      host: base.env.RELAIS_HOST,
+      port: base.env.PORT,
+      dashboardToken: base.env.RELAIS_DASHBOARD_TOKEN,
       metricsToken: base.env.RELAIS_METRICS_TOKEN, // operations: /metrics behind a bearer token when set
       trustProxy: base.env.TRUST_PROXY,
     });
@@ -111,22 +140,34 @@ program
   .action(async () => {
     const base = await baseOptions();
     const worker = await startWorker({
-      ...base, resolver: NeighbourhoodResolver.load(), concurrency: base.env.WORKER_CONCURRENCY, lockMs: base.env.RELAIS_WORKER_LOCK_MS, reconcileIntervalMs: base.env.RELAIS_RECONCILE_INTERVAL_MS,
+      ...base,
+      resolver: NeighbourhoodResolver.load(),
+      concurrency: base.env.WORKER_CONCURRENCY,
+      lockMs: base.env.RELAIS_WORKER_LOCK_MS,
+      reconcileIntervalMs: base.env.RELAIS_RECONCILE_INTERVAL_MS,
       // operations: /metrics, /healthz, /readyz on the worker's own port
-      metricsPort: base.env.RELAIS_WORKER_METRICS_PORT, metricsHost: base.env.RELAIS_HOST, metricsToken: base.env.RELAIS_METRICS_TOKEN,
+      metricsPort: base.env.RELAIS_WORKER_METRICS_PORT,
+      metricsHost: base.env.RELAIS_HOST,
+      metricsToken: base.env.RELAIS_METRICS_TOKEN,
     });
     onShutdown(() => worker.close(), base.logger);
   });
 
 program
   .command('migrate')
-  .description('Bring the ledger\'s PostgreSQL schema up to this version of Relais (idempotent: applies only what is missing)')
+  .description(
+    "Bring the ledger's PostgreSQL schema up to this version of Relais (idempotent: applies only what is missing)",
+  )
   .action(async () => {
     const env = readEnv();
     const where = databaseUrlForHumans(env.DATABASE_URL);
     const pool = createPool({ url: env.DATABASE_URL, schema: env.RELAIS_DB_SCHEMA });
     try {
-      await waitForDatabase(pool, { url: env.DATABASE_URL, waitMs: env.RELAIS_DB_WAIT_MS, logger: createLogger({ level: env.LOG_LEVEL }) });
+      await waitForDatabase(pool, {
+        url: env.DATABASE_URL,
+        waitMs: env.RELAIS_DB_WAIT_MS,
+        logger: createLogger({ level: env.LOG_LEVEL }),
+      });
       const result = await migrate(pool, env.RELAIS_DB_SCHEMA);
       process.stdout.write(
         result.applied.length === 0
@@ -140,28 +181,39 @@ program
 
 program
   .command('shops')
-  .description('Connected shops in the database: `import <file>` moves a registry file\'s shops there (secrets sealed), `list` shows them')
+  .description(
+    "Connected shops in the database: `import <file>` moves a registry file's shops there (secrets sealed), `list` shows them",
+  )
   .argument('<action>', 'import | list')
   .argument('[file]', 'the registry file to import (import)')
   .action(async (action: string, file: string | undefined) => {
     const env = readEnv();
-    if (!env.RELAIS_SECRET_KEYS) throw new Error('RELAIS_SECRET_KEYS is not set: connected shops\' secrets are sealed with it (openssl rand -base64 32, as id:base64)');
+    if (!env.RELAIS_SECRET_KEYS)
+      throw new Error(
+        "RELAIS_SECRET_KEYS is not set: connected shops' secrets are sealed with it (openssl rand -base64 32, as id:base64)",
+      );
     const pool = createPool({ url: env.DATABASE_URL, schema: env.RELAIS_DB_SCHEMA });
     const directory = new PostgresShopDirectory(pool);
     try {
       if (action === 'list') {
-        for (const shop of await directory.list()) process.stdout.write(`${shop.id}  ${shop.platform}  ${shop.enabled ? 'enabled' : 'disabled'}\n`);
+        for (const shop of await directory.list())
+          process.stdout.write(`${shop.id}  ${shop.platform}  ${shop.enabled ? 'enabled' : 'disabled'}\n`);
         return;
       }
       if (action !== 'import' || !file) throw new Error('usage: relais shops import <file> | relais shops list');
       const secrets = new PostgresShopSecretStore(pool, SecretBox.fromSetting(env.RELAIS_SECRET_KEYS));
-      const prepared = prepareImport(readRegistryDocument(file) as { shops: unknown[] }, defaultSecretSourceFor(process.env));
+      const prepared = prepareImport(
+        readRegistryDocument(file) as { shops: unknown[] },
+        defaultSecretSourceFor(process.env),
+      );
       for (const shop of prepared) {
         for (const [name, value] of shop.secrets) await secrets.put(shop.id, name, value);
         await directory.save({ id: shop.id, platform: shop.platform, document: shop.document });
         process.stdout.write(`imported ${shop.id} (${shop.platform}), ${shop.secrets.size} secret(s) sealed\n`);
       }
-      process.stdout.write(`Remove these shops from ${file} (or stop pointing RELAIS_SHOPS_FILE at it): a shop defined in both is refused.\n`);
+      process.stdout.write(
+        `Remove these shops from ${file} (or stop pointing RELAIS_SHOPS_FILE at it): a shop defined in both is refused.\n`,
+      );
     } finally {
       await pool.end();
     }
@@ -169,17 +221,22 @@ program
 
 program
   .command('secrets')
-  .description('Connected shops\' secrets in the database: `rotate` re-seals every one under the first key of RELAIS_SECRET_KEYS')
+  .description(
+    "Connected shops' secrets in the database: `rotate` re-seals every one under the first key of RELAIS_SECRET_KEYS",
+  )
   .argument('<action>', 'rotate')
   .action(async (action: string) => {
     if (action !== 'rotate') throw new Error(`unknown action "${action}": rotate`);
     const env = readEnv();
-    if (!env.RELAIS_SECRET_KEYS) throw new Error('RELAIS_SECRET_KEYS is not set: list the new key first, then the old ones (id:base64,id:base64)');
+    if (!env.RELAIS_SECRET_KEYS)
+      throw new Error('RELAIS_SECRET_KEYS is not set: list the new key first, then the old ones (id:base64,id:base64)');
     const box = SecretBox.fromSetting(env.RELAIS_SECRET_KEYS);
     const pool = createPool({ url: env.DATABASE_URL, schema: env.RELAIS_DB_SCHEMA });
     try {
       const resealed = await new PostgresShopSecretStore(pool, box).reseal();
-      process.stdout.write(`re-sealed ${resealed} secret(s) under key ${box.currentKeyId}; keys listed after it can now be removed\n`);
+      process.stdout.write(
+        `re-sealed ${resealed} secret(s) under key ${box.currentKeyId}; keys listed after it can now be removed\n`,
+      );
     } finally {
       await pool.end();
     }
@@ -191,29 +248,60 @@ program
   .argument('<service>', 'dispatch | shopify | woocommerce')
   .option('--config <file>', 'JSON config (organisations or shops, keys referenced by environment variable)')
   .option('--host <host>', 'address to bind', '127.0.0.1')
-  .option('--port <port>', 'port (dispatch default 4010, shopify 4020, woocommerce 4030)', (v) => Number.parseInt(v, 10))
+  .option('--port <port>', 'port (dispatch default 4010, shopify 4020, woocommerce 4030)', (v) =>
+    Number.parseInt(v, 10),
+  )
   .option('--tracking-port <port>', 'dispatch: serve public tracking on its own port', (v) => Number.parseInt(v, 10))
   .option('--manual-clock', 'dispatch: couriers move only when told (POST /_emulator/advance)')
-  .option('--step-ms <ms>', 'dispatch: time between courier stages in real-time mode (default 5000)', (v) => Number.parseInt(v, 10))
-  .option('--profile <file>', 'dispatch: wire profile (JSON file or built-in name) whose dialect the emulator speaks (default: default)')
-  .option('--product <name:price[:weight[:sku]]>', 'woocommerce: a product to create in every shop, e.g. "Boubou wax:12500:0.8" (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
+  .option('--step-ms <ms>', 'dispatch: time between courier stages in real-time mode (default 5000)', (v) =>
+    Number.parseInt(v, 10),
+  )
+  .option(
+    '--profile <file>',
+    'dispatch: wire profile (JSON file or built-in name) whose dialect the emulator speaks (default: default)',
+  )
+  .option(
+    '--product <name:price[:weight[:sku]]>',
+    'woocommerce: a product to create in every shop, e.g. "Boubou wax:12500:0.8" (repeatable)',
+    (value: string, previous: string[] = []) => [...previous, value],
+  )
   .addHelpText('after', '\nConfig file formats, with examples: README, "Emulators: --config files".')
-  .action(async (service: string, options: { config?: string; host: string; port?: number; trackingPort?: number; manualClock?: boolean; stepMs?: number; profile?: string; product?: string[] }) => {
-    const env = readEnv();
-    const logger = createLogger({ level: env.LOG_LEVEL, name: `emulate-${service}` });
-    const print = (line: string) => process.stdout.write(`${line}\n`);
-    const defaults: Record<string, number> = { dispatch: 4010, shopify: 4020, woocommerce: 4030 };
-    const common: EmulateOptions = {
-      config: options.config, host: options.host, port: options.port ?? defaults[service] ?? 0,
-      trackingPort: options.trackingPort, realtime: !options.manualClock, stepMs: options.stepMs, profile: options.profile, products: options.product,
-    };
-    // Loaded only for this command, as the demo below: they load the emulators (src/main/emulators.ts).
-    const { emulateDispatch, emulateShopify, emulateWooCommerce } = await import('./emulate.js');
-    const start = { dispatch: emulateDispatch, shopify: emulateShopify, woocommerce: emulateWooCommerce }[service];
-    if (!start) throw new Error(`unknown service "${service}": dispatch, shopify or woocommerce`);
-    const running = await start(common, logger, print);
-    onShutdown(() => running.close(), logger);
-  });
+  .action(
+    async (
+      service: string,
+      options: {
+        config?: string;
+        host: string;
+        port?: number;
+        trackingPort?: number;
+        manualClock?: boolean;
+        stepMs?: number;
+        profile?: string;
+        product?: string[];
+      },
+    ) => {
+      const env = readEnv();
+      const logger = createLogger({ level: env.LOG_LEVEL, name: `emulate-${service}` });
+      const print = (line: string) => process.stdout.write(`${line}\n`);
+      const defaults: Record<string, number> = { dispatch: 4010, shopify: 4020, woocommerce: 4030 };
+      const common: EmulateOptions = {
+        config: options.config,
+        host: options.host,
+        port: options.port ?? defaults[service] ?? 0,
+        trackingPort: options.trackingPort,
+        realtime: !options.manualClock,
+        stepMs: options.stepMs,
+        profile: options.profile,
+        products: options.product,
+      };
+      // Loaded only for this command, as the demo below: they load the emulators (src/main/emulators.ts).
+      const { emulateDispatch, emulateShopify, emulateWooCommerce } = await import('./emulate.js');
+      const start = { dispatch: emulateDispatch, shopify: emulateShopify, woocommerce: emulateWooCommerce }[service];
+      if (!start) throw new Error(`unknown service "${service}": dispatch, shopify or woocommerce`);
+      const running = await start(common, logger, print);
+      onShutdown(() => running.close(), logger);
+    },
+  );
 
 program
   .command('demo')
@@ -224,8 +312,13 @@ program
     const env = readEnv();
     const { runDemo } = await import('./demo.js');
     const demo = await runDemo({
-      redisUrl: rawEnvironment().REDIS_URL === undefined ? undefined : env.REDIS_URL, databaseUrl: rawEnvironment().DATABASE_URL === undefined ? undefined : env.DATABASE_URL,
-      port: options.port, once: options.once, logLevel: env.LOG_LEVEL === 'info' ? 'warn' : env.LOG_LEVEL, dashboardToken: env.RELAIS_DASHBOARD_TOKEN });
+      redisUrl: rawEnvironment().REDIS_URL === undefined ? undefined : env.REDIS_URL,
+      databaseUrl: rawEnvironment().DATABASE_URL === undefined ? undefined : env.DATABASE_URL,
+      port: options.port,
+      once: options.once,
+      logLevel: env.LOG_LEVEL === 'info' ? 'warn' : env.LOG_LEVEL,
+      dashboardToken: env.RELAIS_DASHBOARD_TOKEN,
+    });
     if (options.once) {
       await demo.stop();
       process.exit(0);
@@ -240,7 +333,7 @@ program
   .argument('<address>', 'the address as the customer wrote it')
   .option('--country <code>', 'ISO country code (SN, CI, TG, BJ, ML, BF, NE)')
   .option('--alias <text=neighbourhood...>', 'a merchant alias to try, e.g. "Pyrotechnie=Sacré-Cœur"')
-  .option('--shop <id>', 'use this shop\'s aliases and what its delivery service is known to price (reads Redis)')
+  .option('--shop <id>', "use this shop's aliases and what its delivery service is known to price (reads Redis)")
   .action(async (address: string, options: { country?: string; alias?: string[]; shop?: string }) => {
     const aliases = Object.fromEntries((options.alias ?? []).map((a) => a.split('=', 2) as [string, string]));
     let country = options.country;
@@ -275,14 +368,31 @@ program
     try {
       const held = await runtime.ledger.listHeld();
       if (options.json) {
-        process.stdout.write(`${JSON.stringify(held.map((r) => ({ externalOrderId: r.meta.externalOrderId, shop: r.meta.shopId, order: r.meta.orderName, code: r.hold?.code, reason: r.hold?.message, since: r.hold?.at })), null, 2)}\n`);
+        process.stdout.write(
+          `${JSON.stringify(
+            held.map((r) => ({
+              externalOrderId: r.meta.externalOrderId,
+              shop: r.meta.shopId,
+              order: r.meta.orderName,
+              code: r.hold?.code,
+              reason: r.hold?.message,
+              since: r.hold?.at,
+            })),
+            null,
+            2,
+          )}\n`,
+        );
       } else if (held.length === 0) {
         process.stdout.write('No held orders.\n');
       } else {
         for (const r of held) {
-          process.stdout.write(`${r.meta.externalOrderId}  ${r.meta.orderName}  [${r.hold?.code ?? '?'}] since ${r.hold?.at ?? '?'}\n    ${r.hold?.message ?? ''}\n`);
+          process.stdout.write(
+            `${r.meta.externalOrderId}  ${r.meta.orderName}  [${r.hold?.code ?? '?'}] since ${r.hold?.at ?? '?'}\n    ${r.hold?.message ?? ''}\n`,
+          );
         }
-        process.stdout.write(`\n${held.length} held. Fix the cause, then: relais replay <externalOrderId> (or --all)\n`);
+        process.stdout.write(
+          `\n${held.length} held. Fix the cause, then: relais replay <externalOrderId> (or --all)\n`,
+        );
       }
     } finally {
       await runtime.close();
@@ -295,7 +405,12 @@ program
   .argument('[externalOrderIds...]', 'orders to replay')
   .option('--all', 'replay every held order')
   .option('--no-wait', 'only queue the replay; do not wait to say whether the order was dispatched or held again')
-  .option('--wait-ms <ms>', 'how long to wait for a running worker to decide each order', (v) => Number.parseInt(v, 10), 30_000)
+  .option(
+    '--wait-ms <ms>',
+    'how long to wait for a running worker to decide each order',
+    (v) => Number.parseInt(v, 10),
+    30_000,
+  )
   .action(async (ids: string[], options: { all?: boolean; wait: boolean; waitMs: number }) => {
     const base = await baseOptions();
     const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
@@ -317,12 +432,16 @@ program
         // Say what happened, not only that a job was queued: a replay whose cause is not fixed is held again.
         const outcome = await replayOutcome(runtime, result, { timeoutMs: options.waitMs });
         if (outcome.kind === 'moved_on') {
-          process.stdout.write(`replayed ${id}: ${outcome.state === 'waiting' ? 'waiting (the shop\'s policy says not yet)' : `dispatched, now ${outcome.state}`}\n`);
+          process.stdout.write(
+            `replayed ${id}: ${outcome.state === 'waiting' ? "waiting (the shop's policy says not yet)" : `dispatched, now ${outcome.state}`}\n`,
+          );
         } else if (outcome.kind === 'held_again') {
           process.stdout.write(`held again ${id} [${outcome.code}]: ${outcome.message}\n`);
           process.exitCode = 1;
         } else {
-          process.stdout.write(`replay queued ${id}, still ${outcome.state} after ${Math.round(options.waitMs / 1000)} s: is relais worker running? (relais held shows it if it is held again)\n`);
+          process.stdout.write(
+            `replay queued ${id}, still ${outcome.state} after ${Math.round(options.waitMs / 1000)} s: is relais worker running? (relais held shows it if it is held again)\n`,
+          );
           process.exitCode = 1;
         }
       }
@@ -333,7 +452,7 @@ program
 
 program
   .command('alias')
-  .description('Manage a shop\'s neighbourhood aliases (take effect at once for every worker)')
+  .description("Manage a shop's neighbourhood aliases (take effect at once for every worker)")
   .argument('<action>', 'add | remove | list')
   .argument('<shopId>', 'the shop id in the registry')
   .argument('[text]', 'the words customers write, e.g. "Pyrotechnie"')
@@ -345,10 +464,15 @@ program
     try {
       if (action === 'add') {
         if (!text || !neighbourhood) throw new Error('usage: relais alias add <shopId> "<text>" "<neighbourhood>"');
-        const check = NeighbourhoodResolver.load().resolve({ country: base.shops.get(shopId)?.country, fields: { city: neighbourhood } });
+        const check = NeighbourhoodResolver.load().resolve({
+          country: base.shops.get(shopId)?.country,
+          fields: { city: neighbourhood },
+        });
         if (!check.ok) throw new Error(`"${neighbourhood}" is not a known neighbourhood: ${check.reason}`);
         await runtime.aliases.add(shopId, text, check.neighbourhood.name);
-        process.stdout.write(`alias added: "${text}" → ${check.neighbourhood.name}. Replay held orders with: relais replay --all\n`);
+        process.stdout.write(
+          `alias added: "${text}" → ${check.neighbourhood.name}. Replay held orders with: relais replay --all\n`,
+        );
       } else if (action === 'remove') {
         if (!text) throw new Error('usage: relais alias remove <shopId> "<text>"');
         process.stdout.write((await runtime.aliases.remove(shopId, text)) ? 'alias removed\n' : 'no such alias\n');
@@ -367,67 +491,120 @@ program
 // ---- operations: relais doctor (src/ops/doctor.ts) ----
 program
   .command('doctor')
-  .description('Check the configuration, Redis, dispatch keys, shop credentials and webhooks; say plainly what is wrong')
+  .description(
+    'Check the configuration, Redis, dispatch keys, shop credentials and webhooks; say plainly what is wrong',
+  )
   .option('--fix', 're-register missing webhooks, re-activate disabled ones, register the Shopify carrier service')
   .option('--json', 'print the report as JSON')
   .action(async (options: { fix?: boolean; json?: boolean }) => {
     const report = await runDoctor({ env: rawEnvironment(), fix: options.fix === true });
     // Exit once the report is written (a pipe may be slow); 1 when anything is wrong, so scripts can gate on it.
-    process.stdout.write(options.json ? `${reportJson(report)}\n` : renderReport(report), () => process.exit(report.ok ? 0 : 1));
+    process.stdout.write(options.json ? `${reportJson(report)}\n` : renderReport(report), () =>
+      process.exit(report.ok ? 0 : 1),
+    );
   });
 
 // ---- operations: relais probe (src/ops/probe.ts) ----
 program
   .command('probe')
-  .description('Safe first contact with a shop\'s live dispatch key: quotes and reads only (never creates, readies, cancels or disputes); saves the exchanges and a draft wire profile')
+  .description(
+    "Safe first contact with a shop's live dispatch key: quotes and reads only (never creates, readies, cancels or disputes); saves the exchanges and a draft wire profile",
+  )
   .requiredOption('--shop <id>', 'the shop in the registry whose dispatch key and profile to check')
   .option('--shipment <id>', 'also read this shipment (shp_...)')
   .option('--external-order <id>', 'also read the shipment of this external order id')
   .option('--tracking-code <code>', 'also read this public tracking code')
-  .option('--out <dir>', 'where to write exchanges.json, learned.json and draft-profile.json (default relais-probe/<shop>-<time>)')
-  .action(async (options: { shop: string; shipment?: string; externalOrder?: string; trackingCode?: string; out?: string }) => {
-    const env = readEnv();
-    process.exitCode = await runProbeCommand(loadShopRegistry(env.RELAIS_SHOPS_FILE), options, { stdout: process.stdout, stderr: process.stderr });
-  });
+  .option(
+    '--out <dir>',
+    'where to write exchanges.json, learned.json and draft-profile.json (default relais-probe/<shop>-<time>)',
+  )
+  .action(
+    async (options: {
+      shop: string;
+      shipment?: string;
+      externalOrder?: string;
+      trackingCode?: string;
+      out?: string;
+    }) => {
+      const env = readEnv();
+      process.exitCode = await runProbeCommand(loadShopRegistry(env.RELAIS_SHOPS_FILE), options, {
+        stdout: process.stdout,
+        stderr: process.stderr,
+      });
+    },
+  );
 
 // ---- reconciliation and disputes (src/reconcile, src/disputes) ----
 program
   .command('reconcile')
-  .description('Compare shop orders with shipments by external order id: missed webhooks, unready shipments, drift, COD mismatches, cancellations, disputes; figures per day')
-  .option('--shop <id>', 'only this shop (repeat for several)', (value: string, previous: string[] = []) => [...previous, value])
+  .description(
+    'Compare shop orders with shipments by external order id: missed webhooks, unready shipments, drift, COD mismatches, cancellations, disputes; figures per day',
+  )
+  .option('--shop <id>', 'only this shop (repeat for several)', (value: string, previous: string[] = []) => [
+    ...previous,
+    value,
+  ])
   .option('--since <date>', 'orders created or changed from this day (YYYY-MM-DD) or instant; default 3 days ago')
-  .option('--until <date>', 'orders created before this instant, or up to and including this day (YYYY-MM-DD); default now')
+  .option(
+    '--until <date>',
+    'orders created before this instant, or up to and including this day (YYYY-MM-DD); default now',
+  )
   .option('--json', 'print the report as JSON')
   .option('--csv', 'print findings and figures per day as CSV')
-  .option('--repair', 'repair what Relais can (replay missed orders, mark ready, sync, cancel); a running worker processes the jobs')
-  .action(async (options: { shop?: string[]; since?: string; until?: string; json?: boolean; csv?: boolean; repair?: boolean }) => {
-    const base = await baseOptions();
-    const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
-    try {
-      process.exitCode = await runReconcileCommand(runtime, options, { stdout: process.stdout, stderr: process.stderr });
-    } finally {
-      await runtime.close();
-    }
-  });
+  .option(
+    '--repair',
+    'repair what Relais can (replay missed orders, mark ready, sync, cancel); a running worker processes the jobs',
+  )
+  .action(
+    async (options: {
+      shop?: string[];
+      since?: string;
+      until?: string;
+      json?: boolean;
+      csv?: boolean;
+      repair?: boolean;
+    }) => {
+      const base = await baseOptions();
+      const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
+      try {
+        process.exitCode = await runReconcileCommand(runtime, options, {
+          stdout: process.stdout,
+          stderr: process.stderr,
+        });
+      } finally {
+        await runtime.close();
+      }
+    },
+  );
 
-const dispute = program.command('dispute').description('Open and list disputes (claims) on an order\'s shipment; decided outcomes stay in the order\'s history');
+const dispute = program
+  .command('dispute')
+  .description("Open and list disputes (claims) on an order's shipment; decided outcomes stay in the order's history");
 dispute
   .command('open')
   .argument('<externalOrderId>', 'the order, e.g. dakar-mode:5923711254')
   .requiredOption('--reason <text>', 'what happened: damaged, lost, never delivered...')
   .requiredOption('--description <text>', 'a free description')
-  .requiredOption('--claimant-id <id>', 'who reports, on the merchant\'s side')
+  .requiredOption('--claimant-id <id>', "who reports, on the merchant's side")
   .option('--claimant-type <type>', 'role of the reporter', 'seller')
   .option('--json', 'print the claim as JSON')
-  .action(async (externalOrderId: string, options: { reason: string; description: string; claimantId: string; claimantType?: string; json?: boolean }) => {
-    const base = await baseOptions();
-    const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
-    try {
-      process.exitCode = await runDisputeOpen(runtime, externalOrderId, options, { stdout: process.stdout, stderr: process.stderr });
-    } finally {
-      await runtime.close();
-    }
-  });
+  .action(
+    async (
+      externalOrderId: string,
+      options: { reason: string; description: string; claimantId: string; claimantType?: string; json?: boolean },
+    ) => {
+      const base = await baseOptions();
+      const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
+      try {
+        process.exitCode = await runDisputeOpen(runtime, externalOrderId, options, {
+          stdout: process.stdout,
+          stderr: process.stderr,
+        });
+      } finally {
+        await runtime.close();
+      }
+    },
+  );
 dispute
   .command('list')
   .argument('<externalOrderId>', 'the order, e.g. dakar-mode:5923711254')
@@ -436,7 +613,10 @@ dispute
     const base = await baseOptions();
     const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
     try {
-      process.exitCode = await runDisputeList(runtime, externalOrderId, options, { stdout: process.stdout, stderr: process.stderr });
+      process.exitCode = await runDisputeList(runtime, externalOrderId, options, {
+        stdout: process.stdout,
+        stderr: process.stderr,
+      });
     } finally {
       await runtime.close();
     }
@@ -444,24 +624,41 @@ dispute
 
 program
   .command('stale')
-  .description('List orders with no final state after RELAIS_STALE_AFTER_DAYS days; --close ends one in Relais only (see src/ops/stale.ts)')
+  .description(
+    'List orders with no final state after RELAIS_STALE_AFTER_DAYS days; --close ends one in Relais only (see src/ops/stale.ts)',
+  )
   .option('--days <n>', 'report orders first seen more than this many days ago (default RELAIS_STALE_AFTER_DAYS)')
-  .option('--shop <shopId>', 'only this shop\'s orders')
+  .option('--shop <shopId>', "only this shop's orders")
   .option('--json', 'print JSON')
-  .option('--close <externalOrderIds...>', 'close these stale orders: state cancelled in Relais, nothing sent to the service or the shop')
+  .option(
+    '--close <externalOrderIds...>',
+    'close these stale orders: state cancelled in Relais, nothing sent to the service or the shop',
+  )
   .option('--reason <text>', 'why they are closed (required with --close; written on the timeline)')
   .option('--by <name>', 'who closes them', userInfo().username)
-  .action(async (options: { days?: string; shop?: string; json?: boolean; close?: string[]; reason?: string; by: string }) => {
-    const base = await baseOptions();
-    const days = options.days === undefined ? base.env.RELAIS_STALE_AFTER_DAYS : Number(options.days);
-    if (!Number.isSafeInteger(days) || days < 0) throw new Error(`--days must be a whole number of days, not "${String(options.days)}"`);
-    const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
-    try {
-      process.exitCode = await runStaleCommand(runtime.ledger, { ...options, days, now: runtime.now() }, (text) => process.stdout.write(text));
-    } finally {
-      await runtime.close();
-    }
-  });
+  .action(
+    async (options: {
+      days?: string;
+      shop?: string;
+      json?: boolean;
+      close?: string[];
+      reason?: string;
+      by: string;
+    }) => {
+      const base = await baseOptions();
+      const days = options.days === undefined ? base.env.RELAIS_STALE_AFTER_DAYS : Number(options.days);
+      if (!Number.isSafeInteger(days) || days < 0)
+        throw new Error(`--days must be a whole number of days, not "${String(options.days)}"`);
+      const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
+      try {
+        process.exitCode = await runStaleCommand(runtime.ledger, { ...options, days, now: runtime.now() }, (text) =>
+          process.stdout.write(text),
+        );
+      } finally {
+        await runtime.close();
+      }
+    },
+  );
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   process.stderr.write(`relais: ${error instanceof Error ? error.message : String(error)}\n`);

@@ -33,7 +33,11 @@ export interface RunningEmulator {
   close(): Promise<void>;
 }
 
-export async function emulateDispatch(options: EmulateOptions, logger: Logger, print: (line: string) => void): Promise<RunningEmulator> {
+export async function emulateDispatch(
+  options: EmulateOptions,
+  logger: Logger,
+  print: (line: string) => void,
+): Promise<RunningEmulator> {
   const { loadEmulatorConfig, startDispatchEmulator } = await loadDispatchEmulator();
   let config: DispatchEmulatorOptions;
   let generatedKey: string | undefined;
@@ -43,7 +47,8 @@ export async function emulateDispatch(options: EmulateOptions, logger: Logger, p
     generatedKey = rawEnvironment().DISPATCH_EMULATOR_API_KEY ?? `pk_live_${randomBytes(16).toString('hex')}`;
     config = { organisations: [{ id: 'org_demo', name: 'Demo organisation', apiKeys: [generatedKey] }] };
   }
-  const profile = options.profile !== undefined ? loadWireProfile(options.profile) : (config.profile ?? defaultWireProfile());
+  const profile =
+    options.profile !== undefined ? loadWireProfile(options.profile) : (config.profile ?? defaultWireProfile());
   const emulator = await startDispatchEmulator({
     ...config,
     profile,
@@ -61,10 +66,23 @@ export async function emulateDispatch(options: EmulateOptions, logger: Logger, p
 }
 
 const shopifyConfig = z.object({
-  shops: z.array(z.object({ domain: z.string(), accessTokenEnv: z.string(), clientSecretEnv: z.string(), currency: z.string().optional() })).min(1),
+  shops: z
+    .array(
+      z.object({
+        domain: z.string(),
+        accessTokenEnv: z.string(),
+        clientSecretEnv: z.string(),
+        currency: z.string().optional(),
+      }),
+    )
+    .min(1),
 });
 
-export async function emulateShopify(options: EmulateOptions, logger: Logger, print: (line: string) => void): Promise<RunningEmulator> {
+export async function emulateShopify(
+  options: EmulateOptions,
+  logger: Logger,
+  print: (line: string) => void,
+): Promise<RunningEmulator> {
   const { startShopifyEmulator } = await loadShopifyEmulator();
   const env = rawEnvironment();
   const shops = options.config
@@ -74,7 +92,13 @@ export async function emulateShopify(options: EmulateOptions, logger: Logger, pr
         clientSecret: required(env, s.clientSecretEnv),
         currency: s.currency,
       }))
-    : [{ domain: 'demo-shop.myshopify.com', accessToken: `shpat_${randomBytes(16).toString('hex')}`, clientSecret: randomBytes(16).toString('hex') }];
+    : [
+        {
+          domain: 'demo-shop.myshopify.com',
+          accessToken: `shpat_${randomBytes(16).toString('hex')}`,
+          clientSecret: randomBytes(16).toString('hex'),
+        },
+      ];
   const emulator = await startShopifyEmulator({ shops, host: options.host, port: options.port, logger });
   print(`Shopify emulator on ${emulator.url}`);
   for (const shop of shops) {
@@ -84,16 +108,28 @@ export async function emulateShopify(options: EmulateOptions, logger: Logger, pr
   return { describe: emulator.url, close: () => emulator.close() };
 }
 
-const productSchema = z.object({ name: z.string().min(1), price: z.string().optional(), weight: z.string().optional(), sku: z.string().optional() }).strict();
+const productSchema = z
+  .object({
+    name: z.string().min(1),
+    price: z.string().optional(),
+    weight: z.string().optional(),
+    sku: z.string().optional(),
+  })
+  .strict();
 type EmulatedProductInput = z.infer<typeof productSchema>;
 
 const wooConfig = z.object({
   shops: z
-    .array(z.object({
-      id: z.string(), consumerKeyEnv: z.string(), consumerSecretEnv: z.string(), weightUnit: z.enum(['kg', 'g', 'lbs', 'oz']).optional(),
-      /** Created in this shop at start (weights in the shop's unit), after any given with --product. */
-      products: z.array(productSchema).optional(),
-    }))
+    .array(
+      z.object({
+        id: z.string(),
+        consumerKeyEnv: z.string(),
+        consumerSecretEnv: z.string(),
+        weightUnit: z.enum(['kg', 'g', 'lbs', 'oz']).optional(),
+        /** Created in this shop at start (weights in the shop's unit), after any given with --product. */
+        products: z.array(productSchema).optional(),
+      }),
+    )
     .min(1),
 });
 
@@ -101,13 +137,21 @@ const wooConfig = z.object({
 export function parseProductSpec(spec: string): EmulatedProductInput {
   const [name = '', price, weight, sku] = spec.split(':').map((part) => part.trim());
   if (!name) throw new Error(`--product "${spec}": expected name:price[:weight[:sku]], e.g. "Boubou wax:12500:0.8"`);
-  for (const [label, value] of [['price', price], ['weight', weight]] as const) {
-    if (value !== undefined && value !== '' && !/^\d+(\.\d+)?$/.test(value)) throw new Error(`--product "${spec}": the ${label} "${value}" is not a number`);
+  for (const [label, value] of [
+    ['price', price],
+    ['weight', weight],
+  ] as const) {
+    if (value !== undefined && value !== '' && !/^\d+(\.\d+)?$/.test(value))
+      throw new Error(`--product "${spec}": the ${label} "${value}" is not a number`);
   }
   return { name, ...(price ? { price } : {}), ...(weight ? { weight } : {}), ...(sku ? { sku } : {}) };
 }
 
-export async function emulateWooCommerce(options: EmulateOptions, logger: Logger, print: (line: string) => void): Promise<RunningEmulator> {
+export async function emulateWooCommerce(
+  options: EmulateOptions,
+  logger: Logger,
+  print: (line: string) => void,
+): Promise<RunningEmulator> {
   const { startWooEmulator } = await loadWooEmulator();
   const env = rawEnvironment();
   const fromCommandLine = (options.products ?? []).map(parseProductSpec);
@@ -119,15 +163,25 @@ export async function emulateWooCommerce(options: EmulateOptions, logger: Logger
         weightUnit: s.weightUnit,
         products: s.products ?? [],
       }))
-    : [{ id: 'demo-shop', consumerKey: `ck_${randomBytes(20).toString('hex')}`, consumerSecret: `cs_${randomBytes(20).toString('hex')}`, products: [] }];
+    : [
+        {
+          id: 'demo-shop',
+          consumerKey: `ck_${randomBytes(20).toString('hex')}`,
+          consumerSecret: `cs_${randomBytes(20).toString('hex')}`,
+          products: [],
+        },
+      ];
   const emulator = await startWooEmulator({ shops, host: options.host, port: options.port, logger });
   print(`WooCommerce emulator on port ${emulator.port}`);
   for (const shop of shops) {
     print(`  shop ${shop.id}: ${emulator.siteUrl(shop.id)}`);
-    if (!options.config) print(`  consumer key for this run: ${shop.consumerKey}; consumer secret: ${shop.consumerSecret}`);
+    if (!options.config)
+      print(`  consumer key for this run: ${shop.consumerKey}; consumer secret: ${shop.consumerSecret}`);
     for (const input of [...fromCommandLine, ...shop.products]) {
       const product = await emulator.createProduct(shop.id, input);
-      print(`  product ${String(product.id)}: ${input.name}${input.price ? `, price ${input.price}` : ''}${input.weight ? `, weight ${input.weight}` : ''}`);
+      print(
+        `  product ${String(product.id)}: ${input.name}${input.price ? `, price ${input.price}` : ''}${input.weight ? `, weight ${input.weight}` : ''}`,
+      );
     }
   }
   return { describe: emulator.siteUrl(shops[0]!.id), close: () => emulator.close() };

@@ -68,9 +68,15 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const owner = process.getuid?.() === 0 ? unprivilegedUser() : undefined;
   if (owner) chownSync(dir, owner.uid, owner.gid);
   const as = owner ? { uid: owner.uid, gid: owner.gid } : {};
-  const init = spawnSync(join(bin, 'initdb'), ['-D', data, '-U', 'relais', '--auth=trust', '-E', 'UTF8', '--no-sync', '--locale=C'], {
-    encoding: 'utf8', cwd: dir, ...as,
-  });
+  const init = spawnSync(
+    join(bin, 'initdb'),
+    ['-D', data, '-U', 'relais', '--auth=trust', '-E', 'UTF8', '--no-sync', '--locale=C'],
+    {
+      encoding: 'utf8',
+      cwd: dir,
+      ...as,
+    },
+  );
   if (init.status !== 0) {
     rmSync(dir, { recursive: true, force: true });
     throw new Error(`initdb failed (${join(bin, 'initdb')}): ${init.stderr || init.stdout || init.error?.message}`);
@@ -84,15 +90,36 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     output = '';
     child = spawn(
       join(bin, 'postgres'),
-      ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'synchronous_commit=off',
-        '-c', 'full_page_writes=off', '-c', 'max_connections=600'],
+      [
+        '-D',
+        data,
+        '-p',
+        String(port),
+        '-k',
+        dir,
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'fsync=off',
+        '-c',
+        'synchronous_commit=off',
+        '-c',
+        'full_page_writes=off',
+        '-c',
+        'max_connections=600',
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'], cwd: dir, ...as },
     );
-    child.stdout?.on('data', (d: Buffer) => { output += d.toString(); });
-    child.stderr?.on('data', (d: Buffer) => { output += d.toString(); });
+    child.stdout?.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
+    child.stderr?.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
     const deadline = Date.now() + 20_000;
     while (!(await postgresAnswers(url))) {
-      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`postgres did not start on port ${port}: ${output.slice(-2000)}`);
+      if (child.exitCode !== null || Date.now() > deadline)
+        throw new Error(`postgres did not start on port ${port}: ${output.slice(-2000)}`);
       await new Promise((r) => setTimeout(r, 100));
     }
   };
@@ -127,9 +154,14 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
 
 /** The user PostgreSQL runs as when started by root: `postgres` when it exists, else `nobody`. */
 function unprivilegedUser(): { uid: number; gid: number } {
-  const passwd = readFileSync('/etc/passwd', 'utf8').split('\n').map((line) => line.split(':'));
+  const passwd = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .map((line) => line.split(':'));
   const entry = passwd.find((fields) => fields[0] === 'postgres') ?? passwd.find((fields) => fields[0] === 'nobody');
-  if (!entry) throw new Error('PostgreSQL cannot run as root, and there is neither a `postgres` nor a `nobody` user to run it as');
+  if (!entry)
+    throw new Error(
+      'PostgreSQL cannot run as root, and there is neither a `postgres` nor a `nobody` user to run it as',
+    );
   return { uid: Number(entry[2]), gid: Number(entry[3]) };
 }
 

@@ -18,7 +18,13 @@ import { PostgresShopSecretStore } from '../ledger/postgres/pg-shop-secrets.js';
 import { SecretBox } from '../config/secret-box.js';
 import { createQueues, type RelaisQueues } from '../jobs/queues.js';
 import type { Logger } from '../log.js';
-import { configureStoredCredentials, createShopWriter, createWeightFiller, shopsWithStoredCredentials, type WeightFiller } from '../stores/index.js';
+import {
+  configureStoredCredentials,
+  createShopWriter,
+  createWeightFiller,
+  shopsWithStoredCredentials,
+  type WeightFiller,
+} from '../stores/index.js';
 import type { ShopWriter } from '../stores/writer.js';
 
 export interface RuntimeOptions {
@@ -67,22 +73,31 @@ export interface Runtime {
 
 export function createRuntime(options: RuntimeOptions): Runtime {
   const producer = new Redis(options.redisUrl, {
-    enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2_000,
     ...(options.producerCommandTimeoutMs ? { commandTimeout: options.producerCommandTimeoutMs } : {}),
   });
   const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
   // Errors surface through the commands that fail; without listeners ioredis would print them unbidden.
-  producer.on('error', (error: Error) => options.logger.debug({ err: error.message }, 'producer redis connection error'));
+  producer.on('error', (error: Error) =>
+    options.logger.debug({ err: error.message }, 'producer redis connection error'),
+  );
   redis.on('error', (error: Error) => options.logger.debug({ err: error.message }, 'redis connection error'));
   const queues = createQueues(producer, options.prefix);
   // Without an 'error' listener BullMQ prints every Redis error raw on stderr (found by test/chaos): into the log instead.
-  for (const queue of queues.all()) queue.on('error', (error: Error) => options.logger.debug({ err: error.message, queue: queue.name }, 'queue redis error'));
+  for (const queue of queues.all())
+    queue.on('error', (error: Error) =>
+      options.logger.debug({ err: error.message, queue: queue.name }, 'queue redis error'),
+    );
   const db = createPool({ url: options.databaseUrl, schema: options.databaseSchema, logger: options.logger });
   const ledger = new PostgresOrderLedger(db, { retentionDays: options.retentionDays });
   const oauthShops = shopsWithStoredCredentials(options.shops.all());
   if (oauthShops.length > 0) {
     if (!options.secretKeys) {
-      throw new Error(`shop ${oauthShops.map((s) => s.id).join(', ')} gets its Shopify token through OAuth, which Relais keeps sealed in the database: set RELAIS_SECRET_KEYS (id:base64 of 32 random bytes; openssl rand -base64 32)`);
+      throw new Error(
+        `shop ${oauthShops.map((s) => s.id).join(', ')} gets its Shopify token through OAuth, which Relais keeps sealed in the database: set RELAIS_SECRET_KEYS (id:base64 of 32 random bytes; openssl rand -base64 32)`,
+      );
     }
     const secrets = new PostgresShopSecretStore(db, SecretBox.fromSetting(options.secretKeys));
     configureStoredCredentials(oauthShops, { secrets, logger: options.logger });
@@ -118,17 +133,23 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       return delivery;
     },
     writerFor(shop) {
-      if (!writers.has(shop.id)) writers.set(shop.id, createShopWriter(shop, { redis, prefix: options.prefix, logger: options.logger }));
+      if (!writers.has(shop.id))
+        writers.set(shop.id, createShopWriter(shop, { redis, prefix: options.prefix, logger: options.logger }));
       return writers.get(shop.id);
     },
     weightsFor(shop) {
-      if (!weightFillers.has(shop.id)) weightFillers.set(shop.id, createWeightFiller(shop, { redis, prefix: options.prefix, logger: options.logger }));
+      if (!weightFillers.has(shop.id))
+        weightFillers.set(shop.id, createWeightFiller(shop, { redis, prefix: options.prefix, logger: options.logger }));
       return weightFillers.get(shop.id);
     },
     async close() {
       await queues.close();
       await Promise.all([...clients.values()].map((c) => c.close()));
-      await Promise.all([producer.quit().catch(() => producer.disconnect()), redis.quit().catch(() => redis.disconnect()), db.end().catch(() => undefined)]);
+      await Promise.all([
+        producer.quit().catch(() => producer.disconnect()),
+        redis.quit().catch(() => redis.disconnect()),
+        db.end().catch(() => undefined),
+      ]);
     },
   };
 }
@@ -161,16 +182,22 @@ export async function waitUntilAnswering(
   for (let attempt = 1; ; attempt++) {
     try {
       await withDeadline(ping(), 2_000);
-      if (attempt > 1) options.logger.info({ service: options.service, at: options.where }, `${options.service} answers: starting`);
+      if (attempt > 1)
+        options.logger.info({ service: options.service, at: options.where }, `${options.service} answers: starting`);
       return;
     } catch (error) {
       lastError = error instanceof Error ? error.message : String(error);
     }
     if (Date.now() + 1_000 > deadline) break;
-    options.logger.warn({ service: options.service, at: options.where, attempt, err: lastError }, `waiting for ${options.service} (gives up ${Math.ceil((deadline - Date.now()) / 1000)} s from now)`);
+    options.logger.warn(
+      { service: options.service, at: options.where, attempt, err: lastError },
+      `waiting for ${options.service} (gives up ${Math.ceil((deadline - Date.now()) / 1000)} s from now)`,
+    );
     await new Promise((r) => setTimeout(r, 1_000));
   }
-  throw new Error(`${options.service} at ${options.where} did not answer within ${Math.round(options.waitMs / 1000)} s (last error: ${lastError}). ${options.fix}`);
+  throw new Error(
+    `${options.service} at ${options.where} did not answer within ${Math.round(options.waitMs / 1000)} s (last error: ${lastError}). ${options.fix}`,
+  );
 }
 
 /** Waits for Redis (`waitUntilAnswering`); on failure drops the runtime's Redis connections so nothing keeps the process alive. */
@@ -178,7 +205,10 @@ export async function waitForRedis(runtime: Runtime): Promise<void> {
   const { options } = runtime;
   try {
     await waitUntilAnswering(() => runtime.redis.ping(), {
-      service: 'Redis', where: redisUrlForHumans(options.redisUrl), waitMs: options.redisWaitMs ?? DEFAULT_REDIS_WAIT_MS, logger: options.logger,
+      service: 'Redis',
+      where: redisUrlForHumans(options.redisUrl),
+      waitMs: options.redisWaitMs ?? DEFAULT_REDIS_WAIT_MS,
+      logger: options.logger,
       fix: 'Start Redis, or point REDIS_URL at it.',
     });
   } catch (error) {
@@ -192,9 +222,15 @@ export async function waitForRedis(runtime: Runtime): Promise<void> {
 export const DEFAULT_DATABASE_WAIT_MS = 20_000;
 
 /** Waits for PostgreSQL (`waitUntilAnswering`). */
-export async function waitForDatabase(db: pg.Pool, options: { url: string; waitMs: number; logger: Logger }): Promise<void> {
+export async function waitForDatabase(
+  db: pg.Pool,
+  options: { url: string; waitMs: number; logger: Logger },
+): Promise<void> {
   await waitUntilAnswering(() => db.query('SELECT 1'), {
-    service: 'PostgreSQL', where: databaseUrlForHumans(options.url), waitMs: options.waitMs, logger: options.logger,
+    service: 'PostgreSQL',
+    where: databaseUrlForHumans(options.url),
+    waitMs: options.waitMs,
+    logger: options.logger,
     fix: 'Start PostgreSQL, or point DATABASE_URL at it.',
   });
 }
@@ -207,7 +243,11 @@ export async function waitForDatabase(db: pg.Pool, options: { url: string; waitM
 export async function waitForLedger(runtime: Runtime): Promise<void> {
   const { options } = runtime;
   try {
-    await waitForDatabase(runtime.db, { url: options.databaseUrl, waitMs: options.databaseWaitMs ?? DEFAULT_DATABASE_WAIT_MS, logger: options.logger });
+    await waitForDatabase(runtime.db, {
+      url: options.databaseUrl,
+      waitMs: options.databaseWaitMs ?? DEFAULT_DATABASE_WAIT_MS,
+      logger: options.logger,
+    });
     await assertSchemaCurrent(runtime.db);
   } catch (error) {
     await runtime.close().catch(() => undefined);
@@ -218,7 +258,12 @@ export async function waitForLedger(runtime: Runtime): Promise<void> {
 async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([promise, new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms); })]);
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+      }),
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -59,7 +59,10 @@ export interface RunningWeb {
 const DEFAULT_SHUTDOWN_GRACE_MS = 25_000;
 
 export async function startWeb(options: WebOptions): Promise<RunningWeb> {
-  const runtime = createRuntime({ ...options, producerCommandTimeoutMs: options.producerCommandTimeoutMs ?? WEB_REDIS_COMMAND_TIMEOUT_MS });
+  const runtime = createRuntime({
+    ...options,
+    producerCommandTimeoutMs: options.producerCommandTimeoutMs ?? WEB_REDIS_COMMAND_TIMEOUT_MS,
+  });
   await waitForRedis(runtime);
   await waitForLedger(runtime);
   await Promise.all(runtime.queues.all().map((q) => q.waitUntilReady()));
@@ -70,20 +73,34 @@ export async function startWeb(options: WebOptions): Promise<RunningWeb> {
   metrics.watchUnready(() => runtime.ledger.countUnready(unreadySince(runtime.now(), bounds)));
   let shuttingDown = false;
   const app = createApp({
-    shops: options.shops, queues: runtime.queues, redis: runtime.producer, prefix: options.prefix,
-    logger: options.logger, now: runtime.now, aliases: runtime.aliases, database: runtime.db,
-    metrics, metricsToken: options.metricsToken, shuttingDown: () => shuttingDown, trustProxy: options.trustProxy,
-    dashboard: options.dashboardToken ? dashboardDepsFor(runtime, { ...options.dashboard, token: options.dashboardToken }) : undefined,
+    shops: options.shops,
+    queues: runtime.queues,
+    redis: runtime.producer,
+    prefix: options.prefix,
+    logger: options.logger,
+    now: runtime.now,
+    aliases: runtime.aliases,
+    database: runtime.db,
+    metrics,
+    metricsToken: options.metricsToken,
+    shuttingDown: () => shuttingDown,
+    trustProxy: options.trustProxy,
+    dashboard: options.dashboardToken
+      ? dashboardDepsFor(runtime, { ...options.dashboard, token: options.dashboardToken })
+      : undefined,
   });
   const host = options.host ?? '127.0.0.1';
   const timeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...options.timeouts };
-  const server = createServer({
-    requestTimeout: timeouts.requestMs,
-    headersTimeout: Math.min(timeouts.headersMs, timeouts.requestMs),
-    keepAliveTimeout: timeouts.keepAliveMs,
-    // Node looks for requests past their timeout on this interval (30 s by default, longer than the timeouts).
-    connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(timeouts.requestMs / 4))),
-  }, app);
+  const server = createServer(
+    {
+      requestTimeout: timeouts.requestMs,
+      headersTimeout: Math.min(timeouts.headersMs, timeouts.requestMs),
+      keepAliveTimeout: timeouts.keepAliveMs,
+      // Node looks for requests past their timeout on this interval (30 s by default, longer than the timeouts).
+      connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(timeouts.requestMs / 4))),
+    },
+    app,
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, host, () => {

@@ -10,8 +10,23 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { NeighbourhoodResolver } from '../geo/resolver.js';
 import { ShopRateLimiter } from '../jobs/rate-limit.js';
 import { dispatchOrder, type DispatchOutcome } from '../jobs/dispatch-order.js';
-import { jobFailure, QUEUE, retryDelayMs, stableJobId, type DeliveryJob, type DispatchJob, type MaintenanceJob, type ShopEventJob } from '../jobs/queues.js';
-import { cancelDelivery, syncDelivery, type CancelOutcome, type DeliveryDeps, type DeliveryOutcome } from '../jobs/sync-delivery.js';
+import {
+  jobFailure,
+  QUEUE,
+  retryDelayMs,
+  stableJobId,
+  type DeliveryJob,
+  type DispatchJob,
+  type MaintenanceJob,
+  type ShopEventJob,
+} from '../jobs/queues.js';
+import {
+  cancelDelivery,
+  syncDelivery,
+  type CancelOutcome,
+  type DeliveryDeps,
+  type DeliveryOutcome,
+} from '../jobs/sync-delivery.js';
 import { handleShopEvent, type ShopEventOutcome } from '../jobs/shop-event.js';
 import { createOwnershipCheck } from '../stores/index.js';
 import { checkReadiness, databaseProbe, redisProbe, startOpsServer, workersProbe } from '../observability/health.js';
@@ -57,7 +72,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const { logger } = options;
   const metrics = new RelaisMetrics();
   metrics.watchQueues(runtime.queues.all());
-  const settings = { backoffStrategy: (attemptsMade: number, _type?: string, error?: Error) => retryDelayMs(attemptsMade, error) };
+  const settings = {
+    backoffStrategy: (attemptsMade: number, _type?: string, error?: Error) => retryDelayMs(attemptsMade, error),
+  };
   const connection = { url: options.redisUrl, maxRetriesPerRequest: null };
 
   const ownership = createOwnershipCheck({ logger });
@@ -65,14 +82,27 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     QUEUE.shopEvents,
     async (job) =>
       handleShopEvent(job.data, {
-        ledger: runtime.ledger, shops: options.shops, dispatchQueue: runtime.queues.dispatch, shopEventQueue: runtime.queues.shopEvents, redis: runtime.redis,
-        prefix: options.prefix, now: runtime.now, logger: logger.child({ shop: job.data.shopId, job: job.id }),
+        ledger: runtime.ledger,
+        shops: options.shops,
+        dispatchQueue: runtime.queues.dispatch,
+        shopEventQueue: runtime.queues.shopEvents,
+        redis: runtime.redis,
+        prefix: options.prefix,
+        now: runtime.now,
+        logger: logger.child({ shop: job.data.shopId, job: job.id }),
         onCancelled: async (shop, externalOrderId) => {
           await runtime.queues.deliveries.add('cancel', { shopId: shop.id, externalOrderId, trigger: job.data.topic });
         },
         ownership,
       }),
-    { connection, prefix: options.prefix, concurrency: options.concurrency ?? 10, settings, lockDuration: options.lockMs ?? 30_000, stalledInterval: options.lockMs ?? 30_000 },
+    {
+      connection,
+      prefix: options.prefix,
+      concurrency: options.concurrency ?? 10,
+      settings,
+      lockDuration: options.lockMs ?? 30_000,
+      stalledInterval: options.lockMs ?? 30_000,
+    },
   );
 
   const tariffs = new TariffMemory(runtime.redis, options.prefix);
@@ -81,8 +111,15 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     async (job) => {
       try {
         const outcome = await dispatchOrder(job.data, {
-          ledger: runtime.ledger, shops: options.shops, deliveryFor: runtime.deliveryFor, resolver: options.resolver, aliases: runtime.aliases,
-          redis: runtime.redis, prefix: options.prefix, now: runtime.now, weightsFor: runtime.weightsFor,
+          ledger: runtime.ledger,
+          shops: options.shops,
+          deliveryFor: runtime.deliveryFor,
+          resolver: options.resolver,
+          aliases: runtime.aliases,
+          redis: runtime.redis,
+          prefix: options.prefix,
+          now: runtime.now,
+          weightsFor: runtime.weightsFor,
           logger: logger.child({ shop: job.data.shopId, job: job.id }),
           onDispatchCall: (call) => metrics.observeDispatchCall(call),
           onUnknownState: (shopId, state) => metrics.unknownState(shopId, state),
@@ -91,19 +128,36 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         });
         if (outcome.kind === 'ready') {
           // Write the tracking link into the shop now rather than at the first delivery webhook.
-          await runtime.queues.deliveries.add('sync', { shopId: job.data.shopId, shipmentId: outcome.shipmentId, trigger: 'ready' });
+          await runtime.queues.deliveries.add('sync', {
+            shopId: job.data.shopId,
+            shipmentId: outcome.shipmentId,
+            trigger: 'ready',
+          });
         }
         return outcome;
       } catch (error) {
         throw jobFailure(error);
       }
     },
-    { connection, prefix: options.prefix, concurrency: options.concurrency ?? 10, settings, lockDuration: options.lockMs ?? 30_000, stalledInterval: options.lockMs ?? 30_000 },
+    {
+      connection,
+      prefix: options.prefix,
+      concurrency: options.concurrency ?? 10,
+      settings,
+      lockDuration: options.lockMs ?? 30_000,
+      stalledInterval: options.lockMs ?? 30_000,
+    },
   );
 
   const deliveryDeps = (job: Job<DeliveryJob>): DeliveryDeps => ({
-    ledger: runtime.ledger, shops: options.shops, deliveryFor: runtime.deliveryFor, writerFor: runtime.writerFor,
-    redis: runtime.redis, prefix: options.prefix, now: runtime.now, logger: logger.child({ shop: job.data.shopId, job: job.id }),
+    ledger: runtime.ledger,
+    shops: options.shops,
+    deliveryFor: runtime.deliveryFor,
+    writerFor: runtime.writerFor,
+    redis: runtime.redis,
+    prefix: options.prefix,
+    now: runtime.now,
+    logger: logger.child({ shop: job.data.shopId, job: job.id }),
     onStep: (shopId, step) => metrics.deliveryStep(shopId, step),
     onUnknownState: (shopId, state) => metrics.unknownState(shopId, state),
   });
@@ -111,13 +165,22 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     QUEUE.deliveries,
     async (job) => {
       try {
-        return job.name === 'cancel' ? await cancelDelivery(job.data, deliveryDeps(job)) : await syncDelivery(job.data, deliveryDeps(job));
+        return job.name === 'cancel'
+          ? await cancelDelivery(job.data, deliveryDeps(job))
+          : await syncDelivery(job.data, deliveryDeps(job));
       } catch (error) {
         // A shop that refused a write (userErrors, an order that is gone) answers the same on every retry.
         throw jobFailure(error);
       }
     },
-    { connection, prefix: options.prefix, concurrency: options.concurrency ?? 10, settings, lockDuration: options.lockMs ?? 30_000, stalledInterval: options.lockMs ?? 30_000 },
+    {
+      connection,
+      prefix: options.prefix,
+      concurrency: options.concurrency ?? 10,
+      settings,
+      lockDuration: options.lockMs ?? 30_000,
+      stalledInterval: options.lockMs ?? 30_000,
+    },
   );
 
   // The polling fallback: a delivery whose webhooks never arrive still ends right in the shop.
@@ -138,18 +201,29 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         await runtime.ledger.touchInFlight(externalOrderId, runtime.now());
       }
       // Retention: the personal data of orders finished longer ago than RELAIS_RETENTION_DAYS (a cheap indexed update).
-      const erased = await runtime.ledger.erasePersonalDataOfFinished(new Date(runtime.now().getTime() - runtime.ledger.retentionDays * 86_400_000));
+      const erased = await runtime.ledger.erasePersonalDataOfFinished(
+        new Date(runtime.now().getTime() - runtime.ledger.retentionDays * 86_400_000),
+      );
       return { polled: inFlight.length, erased };
     },
     // Two at a time: a long reconciliation run must not hold the polling fallback back (runs never overlap: see reconcile/index.ts).
     { connection, prefix: options.prefix, concurrency: 2 },
   );
-  await runtime.queues.maintenance.upsertJobScheduler('poll-deliveries', { every: pollEveryMs }, {
-    name: 'poll-deliveries', data: { task: 'poll-deliveries' },
-  });
+  await runtime.queues.maintenance.upsertJobScheduler(
+    'poll-deliveries',
+    { every: pollEveryMs },
+    {
+      name: 'poll-deliveries',
+      data: { task: 'poll-deliveries' },
+    },
+  );
   // Reconciliation: shop orders of the last days against shipments, repairing what a lost webhook left undone.
   if (options.reconcileIntervalMs) {
-    await runtime.queues.maintenance.upsertJobScheduler('reconcile', { every: options.reconcileIntervalMs }, { name: 'reconcile', data: { task: 'reconcile' } });
+    await runtime.queues.maintenance.upsertJobScheduler(
+      'reconcile',
+      { every: options.reconcileIntervalMs },
+      { name: 'reconcile', data: { task: 'reconcile' } },
+    );
   } else {
     await runtime.queues.maintenance.removeJobScheduler('reconcile');
   }
@@ -157,22 +231,37 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   dispatch.on('failed', (job: Job<DispatchJob> | undefined, error: Error) => {
     if (!job) return;
     const exhausted = job.attemptsMade >= (job.opts.attempts ?? 1) || error instanceof UnrecoverableError;
-    logger.warn({ job: job.id, shop: job.data.shopId, attempt: job.attemptsMade, err: error.message, exhausted }, 'dispatch attempt failed');
+    logger.warn(
+      { job: job.id, shop: job.data.shopId, attempt: job.attemptsMade, err: error.message, exhausted },
+      'dispatch attempt failed',
+    );
     if (exhausted) {
-      void runtime.ledger.hold(
-        job.data.externalOrderId,
-        {
-          // The last error says which service failed (the delivery service, or the shop when reading weights).
-          code: 'dispatch_unavailable',
-          message: `the order could not be dispatched after ${job.attemptsMade} attempts (last error: ${error.message}); replay it once the service is back`,
-        },
-        runtime.now(),
-      ).then((held) => {
-        if (!held) logger.info({ job: job.id, shop: job.data.shopId }, 'dispatch job gave up, but the order was dispatched by another attempt: not held');
-      }, (holdError: unknown) => {
-        // Not lost either way: reconciliation finds an eligible order without a shipment and enqueues it again.
-        logger.error({ job: job.id, err: (holdError as Error).message }, 'could not record the hold of an order whose dispatch failed');
-      });
+      void runtime.ledger
+        .hold(
+          job.data.externalOrderId,
+          {
+            // The last error says which service failed (the delivery service, or the shop when reading weights).
+            code: 'dispatch_unavailable',
+            message: `the order could not be dispatched after ${job.attemptsMade} attempts (last error: ${error.message}); replay it once the service is back`,
+          },
+          runtime.now(),
+        )
+        .then(
+          (held) => {
+            if (!held)
+              logger.info(
+                { job: job.id, shop: job.data.shopId },
+                'dispatch job gave up, but the order was dispatched by another attempt: not held',
+              );
+          },
+          (holdError: unknown) => {
+            // Not lost either way: reconciliation finds an eligible order without a shipment and enqueues it again.
+            logger.error(
+              { job: job.id, err: (holdError as Error).message },
+              'could not record the hold of an order whose dispatch failed',
+            );
+          },
+        );
     }
   });
   const all = [shopEvents, dispatch, deliveries, maintenance];
@@ -181,18 +270,31 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   }
   // Operations: outcomes counted where BullMQ reports them (see observability/metrics.ts).
   instrumentWorkers(metrics, {
-    shopEvents, dispatch, now: runtime.now,
+    shopEvents,
+    dispatch,
+    now: runtime.now,
     firstSeenAt: async (externalOrderId) => (await runtime.ledger.get(externalOrderId))?.meta.firstSeenAt,
   });
   await Promise.all(all.map((w) => w.waitUntilReady()));
   let closing = false;
-  const ops = options.metricsPort === undefined
-    ? undefined
-    : await startOpsServer({
-      host: options.metricsHost ?? '127.0.0.1', port: options.metricsPort, metrics, metricsToken: options.metricsToken, logger,
-      readiness: () => checkReadiness([redisProbe(runtime.redis), databaseProbe(runtime.db), workersProbe(all)], { shuttingDown: closing }),
-    });
-  logger.info({ queues: all.map((w) => w.name), concurrency: options.concurrency ?? 10, ops: ops?.url }, 'worker started');
+  const ops =
+    options.metricsPort === undefined
+      ? undefined
+      : await startOpsServer({
+          host: options.metricsHost ?? '127.0.0.1',
+          port: options.metricsPort,
+          metrics,
+          metricsToken: options.metricsToken,
+          logger,
+          readiness: () =>
+            checkReadiness([redisProbe(runtime.redis), databaseProbe(runtime.db), workersProbe(all)], {
+              shuttingDown: closing,
+            }),
+        });
+  logger.info(
+    { queues: all.map((w) => w.name), concurrency: options.concurrency ?? 10, ops: ops?.url },
+    'worker started',
+  );
 
   return {
     runtime,

@@ -32,7 +32,10 @@ export interface Readiness {
 /** A probe slower than this counts as failed: a readiness check must answer fast. */
 export const PROBE_TIMEOUT_MS = 1_000;
 
-export async function checkReadiness(probes: readonly Probe[], options: { timeoutMs?: number; shuttingDown?: boolean } = {}): Promise<Readiness> {
+export async function checkReadiness(
+  probes: readonly Probe[],
+  options: { timeoutMs?: number; shuttingDown?: boolean } = {},
+): Promise<Readiness> {
   const timeoutMs = options.timeoutMs ?? PROBE_TIMEOUT_MS;
   const results = await Promise.all(
     probes.map(async (probe) => {
@@ -54,7 +57,11 @@ export async function checkReadiness(probes: readonly Probe[], options: { timeou
   );
   const checks = Object.fromEntries(results.map(([name, outcome]) => [name, outcome]));
   const shuttingDown = options.shuttingDown === true;
-  return { ready: !shuttingDown && results.every(([, outcome, required]) => outcome === 'ok' || !required), checks, ...(shuttingDown ? { shuttingDown } : {}) };
+  return {
+    ready: !shuttingDown && results.every(([, outcome, required]) => outcome === 'ok' || !required),
+    checks,
+    ...(shuttingDown ? { shuttingDown } : {}),
+  };
 }
 
 /** Redis answers PING. */
@@ -63,7 +70,10 @@ export function redisProbe(redis: { ping(): Promise<unknown> }): Probe {
 }
 
 /** The ledger's PostgreSQL answers a query. */
-export function databaseProbe(db: { query(sql: string): Promise<unknown> }, options: { required?: boolean } = {}): Probe {
+export function databaseProbe(
+  db: { query(sql: string): Promise<unknown> },
+  options: { required?: boolean } = {},
+): Probe {
   return { name: 'database', check: async () => void (await db.query('SELECT 1')), ...options };
 }
 
@@ -103,11 +113,21 @@ export function metricsAllowed(req: IncomingMessage, token: string | undefined, 
 }
 
 /** Writes the exposition text (or 401, saying how to get access). Works for Express responses too (they are ServerResponses). */
-export async function writeMetrics(metrics: RelaisMetrics, req: IncomingMessage, res: ServerResponse, token?: string, openWithoutToken = false): Promise<void> {
+export async function writeMetrics(
+  metrics: RelaisMetrics,
+  req: IncomingMessage,
+  res: ServerResponse,
+  token?: string,
+  openWithoutToken = false,
+): Promise<void> {
   if (!metricsAllowed(req, token, openWithoutToken)) {
-    const body = token === undefined
-      ? { error: 'metrics_token_required', message: 'set RELAIS_METRICS_TOKEN (openssl rand -hex 32) and scrape with Authorization: Bearer <token>' }
-      : { error: 'unauthorized' };
+    const body =
+      token === undefined
+        ? {
+            error: 'metrics_token_required',
+            message: 'set RELAIS_METRICS_TOKEN (openssl rand -hex 32) and scrape with Authorization: Bearer <token>',
+          }
+        : { error: 'unauthorized' };
     res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' }).end(JSON.stringify(body));
     return;
   }
@@ -151,15 +171,21 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
           const { status, body } = readinessBody(readiness);
           json(res, status, body);
         },
-        (error: unknown) => json(res, 503, { status: 'not_ready', error: error instanceof Error ? error.message : String(error) }),
+        (error: unknown) =>
+          json(res, 503, { status: 'not_ready', error: error instanceof Error ? error.message : String(error) }),
       );
       return;
     }
     if (path === '/metrics') {
-      writeMetrics(options.metrics, req, res, options.metricsToken, isLoopbackHost(options.host)).catch((error: unknown) => {
-        options.logger.error({ err: error instanceof Error ? error.message : String(error) }, 'metrics could not be collected');
-        if (!res.headersSent) json(res, 500, { error: 'metrics_unavailable' });
-      });
+      writeMetrics(options.metrics, req, res, options.metricsToken, isLoopbackHost(options.host)).catch(
+        (error: unknown) => {
+          options.logger.error(
+            { err: error instanceof Error ? error.message : String(error) },
+            'metrics could not be collected',
+          );
+          if (!res.headersSent) json(res, 500, { error: 'metrics_unavailable' });
+        },
+      );
       return;
     }
     json(res, 404, { error: 'not_found' });

@@ -7,7 +7,9 @@ describe('metric labels', () => {
   it('a webhook is labelled by its route pattern, never by its URL (the delivery-webhook path carries a secret token)', () => {
     expect(webhookRouteLabel('/webhooks/shopify')).toBe('/webhooks/shopify');
     expect(webhookRouteLabel('/webhooks/woocommerce/abidjan-tech')).toBe('/webhooks/woocommerce/:shopId');
-    expect(webhookRouteLabel('/webhooks/dispatch/dakar-mode/9f2c0d1e5b7a4c3d')).toBe('/webhooks/dispatch/:shopId/:token');
+    expect(webhookRouteLabel('/webhooks/dispatch/dakar-mode/9f2c0d1e5b7a4c3d')).toBe(
+      '/webhooks/dispatch/:shopId/:token',
+    );
     expect(webhookRouteLabel('/webhooks/anything/else/entirely')).toBe('other');
   });
 
@@ -20,7 +22,9 @@ describe('metric labels', () => {
 
   it('a failed dispatch call is counted under the service code, else the HTTP status, else the kind of failure', () => {
     const base = { operation: 'createQuote', message: 'refused', retryable: false } as const;
-    expect(dispatchErrorCode(new DispatchError({ ...base, kind: 'http', status: 422, code: 'INVALID_ADDRESS' }))).toBe('INVALID_ADDRESS');
+    expect(dispatchErrorCode(new DispatchError({ ...base, kind: 'http', status: 422, code: 'INVALID_ADDRESS' }))).toBe(
+      'INVALID_ADDRESS',
+    );
     expect(dispatchErrorCode(new DispatchError({ ...base, kind: 'http', status: 502 }))).toBe('http_502');
     expect(dispatchErrorCode(new DispatchError({ ...base, kind: 'timeout' }))).toBe('timeout');
     expect(dispatchErrorCode(new Error('boom'))).toBe('error');
@@ -28,7 +32,10 @@ describe('metric labels', () => {
 });
 
 describe('the queue gauge', () => {
-  const queue = (name: string, counts: () => Promise<Record<string, number>>): CountableQueue => ({ name, getJobCounts: counts });
+  const queue = (name: string, counts: () => Promise<Record<string, number>>): CountableQueue => ({
+    name,
+    getJobCounts: counts,
+  });
 
   it('reports each queue that answers and leaves out, within a second, one that does not', async () => {
     const metrics = new RelaisMetrics({ defaultMetrics: false });
@@ -58,8 +65,17 @@ describe('readiness', () => {
     const hanging = { name: 'redis', check: () => new Promise<void>(() => undefined) };
     const fine = { name: 'queues', check: async () => undefined };
     const readiness = await checkReadiness([hanging, fine], { timeoutMs: 50 });
-    expect(readinessBody(readiness)).toEqual({ status: 503, body: { status: 'not_ready', redis: 'no answer within 50 ms', queues: 'ok' } });
-    expect(readinessBody(await checkReadiness([fine], { shuttingDown: true }))).toEqual({ status: 503, body: { status: 'shutting_down', queues: 'ok' } });
-    expect(readinessBody(await checkReadiness([fine]))).toEqual({ status: 200, body: { status: 'ready', queues: 'ok' } });
+    expect(readinessBody(readiness)).toEqual({
+      status: 503,
+      body: { status: 'not_ready', redis: 'no answer within 50 ms', queues: 'ok' },
+    });
+    expect(readinessBody(await checkReadiness([fine], { shuttingDown: true }))).toEqual({
+      status: 503,
+      body: { status: 'shutting_down', queues: 'ok' },
+    });
+    expect(readinessBody(await checkReadiness([fine]))).toEqual({
+      status: 200,
+      body: { status: 'ready', queues: 'ok' },
+    });
   });
 });

@@ -22,7 +22,16 @@ import type { ShopEventOutcome } from '../jobs/shop-event.js';
 import { storePlatforms } from '../stores/index.js';
 
 /** The job states reported by relais_queue_jobs (BullMQ getJobCounts). */
-export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'paused', 'failed', 'completed'] as const;
+export const QUEUE_STATES = [
+  'waiting',
+  'active',
+  'delayed',
+  'prioritized',
+  'waiting-children',
+  'paused',
+  'failed',
+  'completed',
+] as const;
 
 /** What the queue gauge needs of a BullMQ Queue. */
 export interface CountableQueue {
@@ -118,7 +127,7 @@ export class RelaisMetrics {
   });
   readonly checkoutRatesWithheld = new Counter({
     name: 'relais_checkout_rates_withheld_total',
-    help: 'Checkout delivery prices not offered, by shop and reason (fallback_tariff: the service does not price the neighbourhood; above_maximum: above the shop\'s maxRateXof)',
+    help: "Checkout delivery prices not offered, by shop and reason (fallback_tariff: the service does not price the neighbourhood; above_maximum: above the shop's maxRateXof)",
     labelNames: ['shop', 'reason'] as const,
     registers: [this.registry],
   });
@@ -140,7 +149,9 @@ export class RelaisMetrics {
         this.reset();
         await Promise.all(
           queues.map(async (queue) => {
-            const counts = await withTimeout(queue.getJobCounts(...QUEUE_STATES), QUEUE_COUNT_TIMEOUT_MS).catch(() => undefined);
+            const counts = await withTimeout(queue.getJobCounts(...QUEUE_STATES), QUEUE_COUNT_TIMEOUT_MS).catch(
+              () => undefined,
+            );
             if (!counts) return;
             for (const state of QUEUE_STATES) this.set({ queue: boundedLabel(queue.name), state }, counts[state] ?? 0);
           }),
@@ -211,7 +222,10 @@ export class RelaisMetrics {
 /** Each shop platform's webhook route (StorePlatform.webhooks.path), its `:params` matching one path segment each. */
 let shopRoutes: { label: string; pattern: RegExp }[] | undefined;
 function shopWebhookRoutes(): { label: string; pattern: RegExp }[] {
-  shopRoutes ??= storePlatforms().map(({ webhooks: { path } }) => ({ label: path, pattern: new RegExp(`^${path.replace(/:\w+/g, '[^/]+')}/?$`) }));
+  shopRoutes ??= storePlatforms().map(({ webhooks: { path } }) => ({
+    label: path,
+    pattern: new RegExp(`^${path.replace(/:\w+/g, '[^/]+')}/?$`),
+  }));
   return shopRoutes;
 }
 
@@ -223,12 +237,17 @@ export function webhookRouteLabel(path: string): string {
 }
 
 /** Middleware timing each webhook from arrival to the last byte of the answer (mount it before the body parser). */
-export function webhookAckTimer(metrics: RelaisMetrics): (req: IncomingMessage & { originalUrl?: string }, res: ServerResponse, next: () => void) => void {
+export function webhookAckTimer(
+  metrics: RelaisMetrics,
+): (req: IncomingMessage & { originalUrl?: string }, res: ServerResponse, next: () => void) => void {
   return (req, res, next) => {
     const started = process.hrtime.bigint();
     res.once('finish', () => {
       const route = webhookRouteLabel((req.originalUrl ?? req.url ?? '').split('?')[0] ?? '');
-      metrics.webhookAck.observe({ route, status: String(res.statusCode) }, Number(process.hrtime.bigint() - started) / 1e9);
+      metrics.webhookAck.observe(
+        { route, status: String(res.statusCode) },
+        Number(process.hrtime.bigint() - started) / 1e9,
+      );
     });
     next();
   };
@@ -260,7 +279,8 @@ export function instrumentWorkers(metrics: RelaisMetrics, workers: InstrumentedW
     workers.firstSeenAt(job.data.externalOrderId).then(
       (firstSeenAt) => {
         const started = firstSeenAt === undefined ? Number.NaN : Date.parse(firstSeenAt);
-        if (Number.isFinite(started)) metrics.orderDispatch.observe(Math.max(0, workers.now().getTime() - started) / 1000);
+        if (Number.isFinite(started))
+          metrics.orderDispatch.observe(Math.max(0, workers.now().getTime() - started) / 1000);
       },
       () => undefined,
     );

@@ -22,7 +22,8 @@ export function currencyResult(currency: string, where: string): CheckResult {
   const name = 'currency';
   if (currency.toUpperCase() === CURRENCY) return { name, status: 'ok', detail: CURRENCY };
   return {
-    name, status: 'error',
+    name,
+    status: 'error',
     detail: `the shop sells in ${currency}: the delivery service collects XOF only, so Relais holds every order of this shop`,
     fix: `set the store currency to ${CURRENCY} (${where}), or remove the shop from the registry`,
   };

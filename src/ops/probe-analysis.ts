@@ -9,7 +9,12 @@
  */
 import { DELIVERY_STEPS, type DeliveryStep } from '../domain/shipment-status.js';
 import {
-  getPath, parseWireProfile, type ErrorMeaning, type FieldKey, type WireProfile, type WireProfileDocument,
+  getPath,
+  parseWireProfile,
+  type ErrorMeaning,
+  type FieldKey,
+  type WireProfile,
+  type WireProfileDocument,
 } from '../dispatch/profile.js';
 import type { ProbeOperation } from './probe.js';
 
@@ -36,7 +41,8 @@ export interface Exchange {
   expectedMeaning?: ErrorMeaning;
 }
 
-export type Resource = 'quote' | 'breakdown' | 'shipment' | 'shipment list' | 'tracking view' | 'price simulation' | 'status history entry';
+export type Resource =
+  'quote' | 'breakdown' | 'shipment' | 'shipment list' | 'tracking view' | 'price simulation' | 'status history entry';
 
 export interface FieldFinding {
   resource: Resource;
@@ -108,11 +114,33 @@ export interface Analysis {
 
 /** Which profile fields each resource carries; `true` marks those Relais's readers require (wire.ts). */
 const RESOURCE_FIELDS: Partial<Record<Resource, Array<[FieldKey, boolean]>>> = {
-  quote: [['quoteId', true], ['quoteExpiry', true], ['quoteTotal', true], ['breakdown', false]],
-  breakdown: [['breakdownCustomer', false], ['breakdownCourier', false], ['breakdownPlatform', false], ['breakdownCodFee', false]],
-  shipment: [['shipmentId', true], ['status', true], ['externalOrderId', false], ['trackingUrl', false], ['trackingCode', false], ['orderAmount', false], ['statusHistory', false]],
+  quote: [
+    ['quoteId', true],
+    ['quoteExpiry', true],
+    ['quoteTotal', true],
+    ['breakdown', false],
+  ],
+  breakdown: [
+    ['breakdownCustomer', false],
+    ['breakdownCourier', false],
+    ['breakdownPlatform', false],
+    ['breakdownCodFee', false],
+  ],
+  shipment: [
+    ['shipmentId', true],
+    ['status', true],
+    ['externalOrderId', false],
+    ['trackingUrl', false],
+    ['trackingCode', false],
+    ['orderAmount', false],
+    ['statusHistory', false],
+  ],
   'shipment list': [['nextCursor', false]],
-  'tracking view': [['status', true], ['trackingCode', false], ['statusHistory', false]],
+  'tracking view': [
+    ['status', true],
+    ['trackingCode', false],
+    ['statusHistory', false],
+  ],
   'price simulation': [['simulatedTotal', true]],
 };
 
@@ -141,30 +169,79 @@ const isWhole = (v: unknown): v is number => typeof v === 'number' && Number.isS
  */
 const FIELD_GUESSES: Record<FieldKey, { name: RegExp; value: (v: unknown) => boolean; why: string }> = {
   quoteId: { name: /quote|^id$/i, value: (v) => typeof v === 'string' && v.startsWith('qte_'), why: 'a qte_ id' },
-  quoteExpiry: { name: /expir|valid/i, value: (v) => typeof v === 'string' && ISO_DATE.test(v), why: 'an ISO date under a name with "expir" or "valid"' },
-  quoteTotal: { name: /total|price|amount/i, value: isWhole, why: 'a whole number under a name with "total", "price" or "amount"' },
+  quoteExpiry: {
+    name: /expir|valid/i,
+    value: (v) => typeof v === 'string' && ISO_DATE.test(v),
+    why: 'an ISO date under a name with "expir" or "valid"',
+  },
+  quoteTotal: {
+    name: /total|price|amount/i,
+    value: isWhole,
+    why: 'a whole number under a name with "total", "price" or "amount"',
+  },
   breakdown: {
     name: /breakdown|detail|split/i,
     value: (v) => isRecord(v) && Object.values(v).some(isWhole),
     why: 'an object of amounts under a name with "breakdown", "detail" or "split"',
   },
   breakdownCustomer: { name: /customer|client|buyer/i, value: isWhole, why: 'an amount under a name with "customer"' },
-  breakdownCourier: { name: /courier|driver|rider/i, value: isWhole, why: 'an amount under a name with "courier" or "driver"' },
-  breakdownPlatform: { name: /platform|commission|service/i, value: isWhole, why: 'an amount under a name with "platform" or "commission"' },
-  breakdownCodFee: { name: /cod|collect|cash/i, value: isWhole, why: 'an amount under a name with "cod", "collect" or "cash"' },
+  breakdownCourier: {
+    name: /courier|driver|rider/i,
+    value: isWhole,
+    why: 'an amount under a name with "courier" or "driver"',
+  },
+  breakdownPlatform: {
+    name: /platform|commission|service/i,
+    value: isWhole,
+    why: 'an amount under a name with "platform" or "commission"',
+  },
+  breakdownCodFee: {
+    name: /cod|collect|cash/i,
+    value: isWhole,
+    why: 'an amount under a name with "cod", "collect" or "cash"',
+  },
   shipmentId: { name: /ship|^id$/i, value: (v) => typeof v === 'string' && v.startsWith('shp_'), why: 'a shp_ id' },
-  externalOrderId: { name: /external|reference|order/i, value: (v) => typeof v === 'string', why: 'a string under a name with "external", "reference" or "order"' },
-  status: { name: /status|state/i, value: (v) => typeof v === 'string', why: 'a string under a name with "status" or "state"' },
-  trackingUrl: { name: /track|url|link/i, value: (v) => typeof v === 'string' && /^https?:\/\//.test(v), why: 'a URL under a name with "track", "url" or "link"' },
-  trackingCode: { name: /code/i, value: (v) => typeof v === 'string' && /^[A-Za-z0-9]{10}$/.test(v), why: 'a 10-character code under a name with "code"' },
-  orderAmount: { name: /amount|value|cod/i, value: (v) => v === null || isWhole(v), why: 'a whole number (or null) under a name with "amount", "value" or "cod"' },
+  externalOrderId: {
+    name: /external|reference|order/i,
+    value: (v) => typeof v === 'string',
+    why: 'a string under a name with "external", "reference" or "order"',
+  },
+  status: {
+    name: /status|state/i,
+    value: (v) => typeof v === 'string',
+    why: 'a string under a name with "status" or "state"',
+  },
+  trackingUrl: {
+    name: /track|url|link/i,
+    value: (v) => typeof v === 'string' && /^https?:\/\//.test(v),
+    why: 'a URL under a name with "track", "url" or "link"',
+  },
+  trackingCode: {
+    name: /code/i,
+    value: (v) => typeof v === 'string' && /^[A-Za-z0-9]{10}$/.test(v),
+    why: 'a 10-character code under a name with "code"',
+  },
+  orderAmount: {
+    name: /amount|value|cod/i,
+    value: (v) => v === null || isWhole(v),
+    why: 'a whole number (or null) under a name with "amount", "value" or "cod"',
+  },
   statusHistory: {
     name: /history|events|timeline|steps/i,
-    value: (v) => Array.isArray(v) && v.some((e) => isRecord(e) && (typeof e.status === 'string' || typeof e.state === 'string')),
+    value: (v) =>
+      Array.isArray(v) && v.some((e) => isRecord(e) && (typeof e.status === 'string' || typeof e.state === 'string')),
     why: 'a list of entries with a status under a name with "history", "events" or "timeline"',
   },
-  nextCursor: { name: /cursor|next/i, value: (v) => typeof v === 'string', why: 'a string under a name with "cursor" or "next"' },
-  simulatedTotal: { name: /total|price|estimate|amount/i, value: isWhole, why: 'a whole number under a name with "total", "price", "estimate" or "amount"' },
+  nextCursor: {
+    name: /cursor|next/i,
+    value: (v) => typeof v === 'string',
+    why: 'a string under a name with "cursor" or "next"',
+  },
+  simulatedTotal: {
+    name: /total|price|estimate|amount/i,
+    value: isWhole,
+    why: 'a whole number under a name with "total", "price", "estimate" or "amount"',
+  },
 };
 
 /**
@@ -272,7 +349,8 @@ class Collector {
   }
 
   historyEntry(entry: Record<string, unknown>, seenIn: string): void {
-    const state = typeof entry.status === 'string' ? entry.status : typeof entry.state === 'string' ? entry.state : undefined;
+    const state =
+      typeof entry.status === 'string' ? entry.status : typeof entry.state === 'string' ? entry.state : undefined;
     if (state !== undefined) this.state(state, seenIn);
     for (const [key, value] of Object.entries(entry)) {
       const id = `status history entry:${key}`;
@@ -282,17 +360,23 @@ class Collector {
   }
 
   state(state: string, seenIn: string): void {
-    const finding = this.#states.get(state) ?? (() => {
-      const step = this.profile.stepOf(state);
-      const guess = step === undefined ? guessStep(state) : undefined;
-      return { state, seenIn: [], ...(step ? { step } : {}), ...(guess ? { guess } : {}) } as StateFinding;
-    })();
+    const finding =
+      this.#states.get(state) ??
+      (() => {
+        const step = this.profile.stepOf(state);
+        const guess = step === undefined ? guessStep(state) : undefined;
+        return { state, seenIn: [], ...(step ? { step } : {}), ...(guess ? { guess } : {}) } as StateFinding;
+      })();
     if (!finding.seenIn.includes(seenIn)) finding.seenIn.push(seenIn);
     this.#states.set(state, finding);
   }
 
   result(): Pick<Analysis, 'fields' | 'unknownKeys' | 'states'> {
-    return { fields: [...this.#fields.values()], unknownKeys: [...this.#unknown.values()], states: [...this.#states.values()] };
+    return {
+      fields: [...this.#fields.values()],
+      unknownKeys: [...this.#unknown.values()],
+      states: [...this.#states.values()],
+    };
   }
 }
 
@@ -322,7 +406,8 @@ function readError(profile: WireProfile, exchange: Exchange & { status: number }
   const read = profile.readErrorBody(body);
   const leaves = stringLeaves(body);
   const codeLeaf = read.code === undefined ? leaves.find(([path]) => CODE_KEY.test(path)) : undefined;
-  const messageLeaf = read.message === undefined ? leaves.find(([path]) => MESSAGE_KEY.test(path) && path !== codeLeaf?.[0]) : undefined;
+  const messageLeaf =
+    read.message === undefined ? leaves.find(([path]) => MESSAGE_KEY.test(path) && path !== codeLeaf?.[0]) : undefined;
   const code = read.code ?? codeLeaf?.[1];
   const message = read.message ?? messageLeaf?.[1];
   const meaning = profile.meaningOf(exchange.status, code);
@@ -357,7 +442,11 @@ export interface FallbackSteps {
   cityStep: string;
 }
 
-export function analyseExchanges(profile: WireProfile, exchanges: readonly Exchange[], fallback: FallbackSteps): Analysis {
+export function analyseExchanges(
+  profile: WireProfile,
+  exchanges: readonly Exchange[],
+  fallback: FallbackSteps,
+): Analysis {
   const collector = new Collector(profile);
   const errors: ErrorFinding[] = [];
   for (const exchange of exchanges) {
@@ -369,11 +458,16 @@ export function analyseExchanges(profile: WireProfile, exchanges: readonly Excha
     const resource = RESOURCE_OF[exchange.operation];
     if (resource === undefined) continue;
     collector.resource(resource, exchange.responseBody, exchange.operation);
-    if (resource === 'shipment list' && isRecord(exchange.responseBody) && Array.isArray(exchange.responseBody.shipments)) {
+    if (
+      resource === 'shipment list' &&
+      isRecord(exchange.responseBody) &&
+      Array.isArray(exchange.responseBody.shipments)
+    ) {
       for (const item of exchange.responseBody.shipments) collector.resource('shipment', item, 'listShipments');
     }
   }
-  const quoteOf = (step: string) => exchanges.find((e) => e.step === step && e.status !== undefined && e.status < 400)?.responseBody;
+  const quoteOf = (step: string) =>
+    exchanges.find((e) => e.step === step && e.status !== undefined && e.status < 400)?.responseBody;
   const totalOf = (body: unknown): number | undefined => {
     const seen = profile.field(body, 'quoteTotal');
     return isWhole(seen) ? seen : undefined;
@@ -396,7 +490,9 @@ export function analyseExchanges(profile: WireProfile, exchanges: readonly Excha
       city: fallback.city,
       ...(neighbourhoodTotal === undefined ? {} : { neighbourhoodTotal }),
       ...(cityTotal === undefined ? {} : { cityTotal }),
-      ...(neighbourhoodTotal !== undefined && cityTotal !== undefined ? { difference: cityTotal - neighbourhoodTotal } : {}),
+      ...(neighbourhoodTotal !== undefined && cityTotal !== undefined
+        ? { difference: cityTotal - neighbourhoodTotal }
+        : {}),
       ...(nearBasis === undefined ? {} : { neighbourhoodBasis: nearBasis }),
       ...(farBasis === undefined ? {} : { cityBasis: farBasis }),
     },
@@ -409,7 +505,9 @@ export function everythingMatched(analysis: Analysis): boolean {
     analysis.fields.every((f) => f.matched !== undefined || !f.required) &&
     analysis.unknownKeys.length === 0 &&
     analysis.states.every((s) => s.step !== undefined) &&
-    analysis.errors.every((e) => e.readByProfile && (e.expectedMeaning === undefined || e.meaning === e.expectedMeaning))
+    analysis.errors.every(
+      (e) => e.readByProfile && (e.expectedMeaning === undefined || e.meaning === e.expectedMeaning),
+    )
   );
 }
 
@@ -448,39 +546,56 @@ export function draftProfile(profile: WireProfile, analysis: Analysis, probedAt:
   for (const state of analysis.states) {
     if (state.step !== undefined) continue;
     if (!state.guess) {
-      skipped.push(`state "${state.state}": no step could be guessed from its name; add it under the right step of "states" by hand`);
+      skipped.push(
+        `state "${state.state}": no step could be guessed from its name; add it under the right step of "states" by hand`,
+      );
       continue;
     }
     document.states[state.guess.step].push(state.state);
     changes.push(`states.${state.guess.step}: added "${state.state}" (${state.guess.why}: CHECK)`);
   }
-  const codeOwner = (code: string) => Object.entries(document.errors.meanings).find(([, m]) => m?.codes.includes(code))?.[0];
+  const codeOwner = (code: string) =>
+    Object.entries(document.errors.meanings).find(([, m]) => m?.codes.includes(code))?.[0];
   for (const error of analysis.errors) {
     if (error.guessedCodePath && appendOnce(document.errors.codePaths, error.guessedCodePath)) {
-      changes.push(`errors.codePaths: added "${error.guessedCodePath}" (a string under a code-like name in the ${error.status} body)`);
+      changes.push(
+        `errors.codePaths: added "${error.guessedCodePath}" (a string under a code-like name in the ${error.status} body)`,
+      );
     }
     if (error.guessedMessagePath && appendOnce(document.errors.messagePaths, error.guessedMessagePath)) {
-      changes.push(`errors.messagePaths: added "${error.guessedMessagePath}" (a string under a message-like name in the ${error.status} body)`);
+      changes.push(
+        `errors.messagePaths: added "${error.guessedMessagePath}" (a string under a message-like name in the ${error.status} body)`,
+      );
     }
     if (error.code === undefined || error.expectedMeaning === undefined) continue;
     const owner = codeOwner(error.code);
     if (owner === error.expectedMeaning) continue;
     if (owner !== undefined) {
-      skipped.push(`error code "${error.code}" (${error.step}) already means ${owner} in the profile; Relais expected ${error.expectedMeaning}: check which is right`);
+      skipped.push(
+        `error code "${error.code}" (${error.step}) already means ${owner} in the profile; Relais expected ${error.expectedMeaning}: check which is right`,
+      );
       continue;
     }
     const entry = (document.errors.meanings[error.expectedMeaning] ??= { codes: [], statuses: [] });
     entry.codes.push(error.code);
-    changes.push(`errors.meanings.${error.expectedMeaning}.codes: added "${error.code}" (answered with ${error.status} to ${error.step})`);
+    changes.push(
+      `errors.meanings.${error.expectedMeaning}.codes: added "${error.code}" (answered with ${error.status} to ${error.step})`,
+    );
   }
   const suffix = '-probed';
   if (!document.name.endsWith(suffix)) document.name = `${document.name}${suffix}`.slice(0, 100);
-  document.description = `Draft written by relais probe on ${probedAt} from profile "${profile.name}". Review learned.json and every line marked CHECK before using it as a shop's profile. ${profile.document.description ?? ''}`.trim();
+  document.description =
+    `Draft written by relais probe on ${probedAt} from profile "${profile.name}". Review learned.json and every line marked CHECK before using it as a shop's profile. ${profile.document.description ?? ''}`.trim();
 
   try {
     parseWireProfile(document, 'draft profile');
   } catch (error) {
-    return { document: structuredClone(profile.document), changes: [], skipped: [...skipped, ...changes], invalid: (error as Error).message };
+    return {
+      document: structuredClone(profile.document),
+      changes: [],
+      skipped: [...skipped, ...changes],
+      invalid: (error as Error).message,
+    };
   }
   return { document, changes, skipped };
 }

@@ -27,10 +27,20 @@ export async function runProbeCommand(
 ): Promise<number> {
   const shop = shops.get(options.shop);
   if (!shop) {
-    io.stderr.write(`relais probe: no shop "${options.shop}" in the registry (known: ${shops.all().map((s) => s.id).join(', ') || 'none'})\n`);
+    io.stderr.write(
+      `relais probe: no shop "${options.shop}" in the registry (known: ${
+        shops
+          .all()
+          .map((s) => s.id)
+          .join(', ') || 'none'
+      })\n`,
+    );
     return 1;
   }
-  const stamp = now().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const stamp = now()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
   const outDir = options.out ?? join('relais-probe', `${shop.id}-${stamp}`);
   try {
     const report = await runProbe({
@@ -45,7 +55,9 @@ export async function runProbeCommand(
     return 0;
   } catch (error) {
     if (!(error instanceof ProbeFailure)) throw error;
-    io.stderr.write(`relais probe: ${error.message}${error.exchangesFile ? `\n  the exchange is saved in ${error.exchangesFile} (key redacted)` : ''}\n`);
+    io.stderr.write(
+      `relais probe: ${error.message}${error.exchangesFile ? `\n  the exchange is saved in ${error.exchangesFile} (key redacted)` : ''}\n`,
+    );
     return 2;
   }
 }

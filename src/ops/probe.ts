@@ -25,7 +25,13 @@ import { wireProfileOf } from '../dispatch/for-shop.js';
 import type { WireProfile } from '../dispatch/profile.js';
 import { API_KEY_HEADER, PaymentMode, paths } from '../dispatch/wire.js';
 import {
-  analyseExchanges, draftProfile, everythingMatched, stepsNotSeen, type Analysis, type Draft, type Exchange,
+  analyseExchanges,
+  draftProfile,
+  everythingMatched,
+  stepsNotSeen,
+  type Analysis,
+  type Draft,
+  type Exchange,
 } from './probe-analysis.js';
 
 /** The only operations probe may call: reads, quotes and the public price simulation. */
@@ -37,7 +43,10 @@ export const PROBE_ROUTES = {
   getShipment: { method: 'GET', host: 'base', path: (id: string) => paths.shipment(id) },
   getShipmentByExternalOrder: { method: 'GET', host: 'base', path: (id: string) => paths.shipmentByExternalOrder(id) },
   trackByCode: { method: 'GET', host: 'tracking', path: (code: string) => paths.tracking(code) },
-} as const satisfies Record<string, { method: 'GET' | 'POST'; host: 'base' | 'tracking'; path: (arg: string) => string }>;
+} as const satisfies Record<
+  string,
+  { method: 'GET' | 'POST'; host: 'base' | 'tracking'; path: (arg: string) => string }
+>;
 export type ProbeOperation = keyof typeof PROBE_ROUTES;
 
 export class ProbeRefusedOperation extends Error {
@@ -102,7 +111,14 @@ export interface ProbeReport extends Analysis {
   baseUrl: string;
   trackingUrl: string;
   /** Each call made: operation, status (or the network error). */
-  calls: Array<{ step: string; operation: ProbeOperation; method: string; path: string; status?: number; error?: string }>;
+  calls: Array<{
+    step: string;
+    operation: ProbeOperation;
+    method: string;
+    path: string;
+    status?: number;
+    error?: string;
+  }>;
   allMatched: boolean;
   draft: Omit<Draft, 'document'>;
   webhook: string;
@@ -111,7 +127,14 @@ export interface ProbeReport extends Analysis {
 
 /** The main city of each country Relais serves: a city name, never a neighbourhood. */
 export const CITY_OF_COUNTRY: Record<ShopConfig['country'], string> = {
-  SN: 'Dakar', CI: 'Abidjan', TG: 'Lomé', BJ: 'Cotonou', ML: 'Bamako', BF: 'Ouagadougou', NE: 'Niamey', GW: 'Bissau',
+  SN: 'Dakar',
+  CI: 'Abidjan',
+  TG: 'Lomé',
+  BJ: 'Cotonou',
+  ML: 'Bamako',
+  BF: 'Ouagadougou',
+  NE: 'Niamey',
+  GW: 'Bissau',
 };
 
 export function probeTargetForShop(shop: ShopConfig): ProbeTarget {
@@ -129,7 +152,8 @@ export const REDACTED = '[REDACTED]';
 const UNKNOWN_QUOTE_ID = 'qte_relais_probe_unknown';
 const UNKNOWN_SHIPMENT_ID = 'shp_relais_probe_unknown';
 const PROBE_WEIGHT_KG = 1;
-const KEPT_RESPONSE_HEADERS = /^(content-type|date|retry-after|server|www-authenticate|x-request-id|request-id|x-ratelimit-.*|ratelimit-.*)$/i;
+const KEPT_RESPONSE_HEADERS =
+  /^(content-type|date|retry-after|server|www-authenticate|x-request-id|request-id|x-ratelimit-.*|ratelimit-.*)$/i;
 const STEP = {
   quoteNeighbourhood: 'quote for the pickup neighbourhood',
   quoteCity: 'quote for a plain city name (fallback tariff)',
@@ -141,7 +165,8 @@ export function redact<T>(value: T, secret: string): T {
   const walk = (v: unknown): unknown => {
     if (typeof v === 'string') return v.split(secret).join(REDACTED);
     if (Array.isArray(v)) return v.map(walk);
-    if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [walk(k) as string, walk(x)]));
+    if (v !== null && typeof v === 'object')
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [walk(k) as string, walk(x)]));
     return v;
   };
   return walk(value) as T;
@@ -157,7 +182,11 @@ class ProbeCaller {
   ) {}
 
   /** One call of an allowed operation; the answer is recorded whatever it is. */
-  async call(step: string, operation: ProbeOperation, options: { arg?: string; body?: unknown; expectedMeaning?: Exchange['expectedMeaning'] } = {}): Promise<Exchange> {
+  async call(
+    step: string,
+    operation: ProbeOperation,
+    options: { arg?: string; body?: unknown; expectedMeaning?: Exchange['expectedMeaning'] } = {},
+  ): Promise<Exchange> {
     const route = allowedRoute(operation);
     const path = route.path(options.arg ?? '');
     const base = route.host === 'tracking' ? (this.target.trackingUrl ?? this.target.baseUrl) : this.target.baseUrl;
@@ -246,10 +275,16 @@ export async function runProbe(options: ProbeOptions): Promise<ProbeReport> {
   });
 
   // The first authenticated call says whether the service answers and accepts the key.
-  const first = await caller.call(STEP.quoteNeighbourhood, 'createQuote', { body: quoteBody(target.pickupNeighbourhood) });
+  const first = await caller.call(STEP.quoteNeighbourhood, 'createQuote', {
+    body: quoteBody(target.pickupNeighbourhood),
+  });
   if (first.status === undefined) {
     saveExchanges();
-    throw new ProbeFailure('unreachable', `the dispatch service at ${target.baseUrl} did not answer (${first.error ?? 'no answer'}); check dispatch.baseUrl and the network`, files.exchanges);
+    throw new ProbeFailure(
+      'unreachable',
+      `the dispatch service at ${target.baseUrl} did not answer (${first.error ?? 'no answer'}); check dispatch.baseUrl and the network`,
+      files.exchanges,
+    );
   }
   if (first.status === 401 || first.status === 403) {
     saveExchanges();
@@ -264,15 +299,30 @@ export async function runProbe(options: ProbeOptions): Promise<ProbeReport> {
   await caller.call(STEP.quoteCity, 'createQuote', { body: quoteBody(target.city) });
   const quoteId = idOf(profile, first);
   if (quoteId) await caller.call('reread the quote just made', 'getQuote', { arg: quoteId });
-  await caller.call('made-up quote id (to see a 404 error body)', 'getQuote', { arg: UNKNOWN_QUOTE_ID, expectedMeaning: 'quote_not_found' });
+  await caller.call('made-up quote id (to see a 404 error body)', 'getQuote', {
+    arg: UNKNOWN_QUOTE_ID,
+    expectedMeaning: 'quote_not_found',
+  });
   await caller.call('price simulation (public)', 'simulatePrice', {
-    body: { pickup_city: target.pickupNeighbourhood, dropoff_city: target.pickupNeighbourhood, weight_kg: PROBE_WEIGHT_KG },
+    body: {
+      pickup_city: target.pickupNeighbourhood,
+      dropoff_city: target.pickupNeighbourhood,
+      weight_kg: PROBE_WEIGHT_KG,
+    },
   });
   await caller.call('first page of shipments', 'listShipments');
-  await caller.call('made-up shipment id (to see a 404 error body)', 'getShipment', { arg: UNKNOWN_SHIPMENT_ID, expectedMeaning: 'shipment_not_found' });
-  if (options.shipmentId) await caller.call('shipment named by the operator', 'getShipment', { arg: options.shipmentId });
-  if (options.externalOrderId) await caller.call('external order named by the operator', 'getShipmentByExternalOrder', { arg: options.externalOrderId });
-  if (options.trackingCode) await caller.call('tracking code named by the operator (public)', 'trackByCode', { arg: options.trackingCode });
+  await caller.call('made-up shipment id (to see a 404 error body)', 'getShipment', {
+    arg: UNKNOWN_SHIPMENT_ID,
+    expectedMeaning: 'shipment_not_found',
+  });
+  if (options.shipmentId)
+    await caller.call('shipment named by the operator', 'getShipment', { arg: options.shipmentId });
+  if (options.externalOrderId)
+    await caller.call('external order named by the operator', 'getShipmentByExternalOrder', {
+      arg: options.externalOrderId,
+    });
+  if (options.trackingCode)
+    await caller.call('tracking code named by the operator (public)', 'trackByCode', { arg: options.trackingCode });
   saveExchanges();
 
   const analysis = analyseExchanges(profile, caller.exchanges, {
@@ -289,8 +339,12 @@ export async function runProbe(options: ProbeOptions): Promise<ProbeReport> {
     baseUrl: target.baseUrl,
     trackingUrl: target.trackingUrl ?? target.baseUrl,
     calls: caller.exchanges.map((e) => ({
-      step: e.step, operation: e.operation, method: e.method, path: e.path,
-      ...(e.status === undefined ? {} : { status: e.status }), ...(e.error === undefined ? {} : { error: e.error }),
+      step: e.step,
+      operation: e.operation,
+      method: e.method,
+      path: e.path,
+      ...(e.status === undefined ? {} : { status: e.status }),
+      ...(e.error === undefined ? {} : { error: e.error }),
     })),
     ...analysis,
     allMatched: everythingMatched(analysis),
@@ -311,7 +365,9 @@ const NO = '✘';
 export function renderProbeReport(report: ProbeReport): string {
   const lines: string[] = [];
   const out = (line = '') => lines.push(line);
-  out(`relais probe: ${report.baseUrl} (tracking ${report.trackingUrl}), wire profile "${report.profile}", ${report.probedAt}`);
+  out(
+    `relais probe: ${report.baseUrl} (tracking ${report.trackingUrl}), wire profile "${report.profile}", ${report.probedAt}`,
+  );
   out();
   out('Calls (read-only and quotes; nothing a courier or customer sees):');
   for (const c of report.calls) out(`  ${c.method.padEnd(4)} ${c.path}  ${c.status ?? c.error ?? '?'}  (${c.step})`);
@@ -319,52 +375,78 @@ export function renderProbeReport(report: ProbeReport): string {
   out('Fields:');
   for (const f of report.fields) {
     if (f.matched !== undefined) out(`  ${OK} ${f.resource}: ${f.field} as "${f.matched}"`);
-    else if (f.guessed !== undefined) out(`  ${NO} ${f.resource}: ${f.field} not under ${f.tried.join(', ')}; probably "${f.guessed}" (below)`);
-    else if (f.required) out(`  ${NO} ${f.resource}: ${f.field} missing (tried ${f.tried.join(', ')}): Relais cannot read this answer; add the service's spelling to fields.${f.field}`);
+    else if (f.guessed !== undefined)
+      out(`  ${NO} ${f.resource}: ${f.field} not under ${f.tried.join(', ')}; probably "${f.guessed}" (below)`);
+    else if (f.required)
+      out(
+        `  ${NO} ${f.resource}: ${f.field} missing (tried ${f.tried.join(', ')}): Relais cannot read this answer; add the service's spelling to fields.${f.field}`,
+      );
     else out(`  - ${f.resource}: ${f.field} not seen (optional; tried ${f.tried.join(', ')})`);
   }
   for (const u of report.unknownKeys) {
-    const what = u.guess ? `probably ${u.guess.field} (${u.guess.why}): add "${u.key}" to fields.${u.guess.field}` : 'not read by Relais; no guess';
+    const what = u.guess
+      ? `probably ${u.guess.field} (${u.guess.why}): add "${u.key}" to fields.${u.guess.field}`
+      : 'not read by Relais; no guess';
     out(`  ${NO} ${u.resource}: ${u.key} unknown (${u.example}); ${what}`);
   }
   out();
   out('States:');
-  if (report.states.length === 0) out('  - none seen (no shipment in the first page; name one with --shipment to see more)');
+  if (report.states.length === 0)
+    out('  - none seen (no shipment in the first page; name one with --shipment to see more)');
   for (const s of report.states) {
     if (s.step) out(`  ${OK} ${s.state} → ${s.step}  (${s.seenIn.join(', ')})`);
-    else out(`  ${NO} ${s.state} unknown to the profile (${s.seenIn.join(', ')}): ${s.guess ? `probably ${s.guess.step} (${s.guess.why}); add it to states.${s.guess.step}` : 'add it under the right step of "states"'}. Until then Relais never treats it as progress`);
+    else
+      out(
+        `  ${NO} ${s.state} unknown to the profile (${s.seenIn.join(', ')}): ${s.guess ? `probably ${s.guess.step} (${s.guess.why}); add it to states.${s.guess.step}` : 'add it under the right step of "states"'}. Until then Relais never treats it as progress`,
+      );
   }
   const unseen = stepsNotSeen(report);
   if (unseen.length > 0) out(`  - steps not seen in any answer (still guesses): ${unseen.join(', ')}`);
   out();
   out('Errors:');
   for (const e of report.errors) {
-    const where = e.readByProfile ? 'read by the profile' : `NOT read by the profile's codePaths${e.guessedCodePath ? `; found at "${e.guessedCodePath}"` : ''}${e.guessedMessagePath ? `, message at "${e.guessedMessagePath}"` : ''}`;
+    const where = e.readByProfile
+      ? 'read by the profile'
+      : `NOT read by the profile's codePaths${e.guessedCodePath ? `; found at "${e.guessedCodePath}"` : ''}${e.guessedMessagePath ? `, message at "${e.guessedMessagePath}"` : ''}`;
     const mark = e.readByProfile && (e.expectedMeaning === undefined || e.meaning === e.expectedMeaning) ? OK : NO;
-    const meaning = e.expectedMeaning && e.meaning !== e.expectedMeaning
-      ? `; means ${e.meaning ?? 'nothing'} to the profile, expected ${e.expectedMeaning}: add "${e.code ?? '?'}" to errors.meanings.${e.expectedMeaning}.codes`
-      : e.meaning ? `; means ${e.meaning}` : '';
-    out(`  ${mark} ${e.status} ${e.code ?? '(no code)'}${e.message ? ` "${e.message}"` : ''} (${e.step}): ${where}${meaning}; body keys: ${e.shape.join(', ') || '(none)'}`);
+    const meaning =
+      e.expectedMeaning && e.meaning !== e.expectedMeaning
+        ? `; means ${e.meaning ?? 'nothing'} to the profile, expected ${e.expectedMeaning}: add "${e.code ?? '?'}" to errors.meanings.${e.expectedMeaning}.codes`
+        : e.meaning
+          ? `; means ${e.meaning}`
+          : '';
+    out(
+      `  ${mark} ${e.status} ${e.code ?? '(no code)'}${e.message ? ` "${e.message}"` : ''} (${e.step}): ${where}${meaning}; body keys: ${e.shape.join(', ') || '(none)'}`,
+    );
   }
   out();
   const fb = report.fallback;
   out('Fallback tariff (same weight, cash on delivery):');
   if (fb.neighbourhoodTotal !== undefined && fb.cityTotal !== undefined) {
-    out(`  "${fb.neighbourhood}" (neighbourhood): ${fb.neighbourhoodTotal} XOF${fb.neighbourhoodBasis ? ` [${fb.neighbourhoodBasis}]` : ''}; "${fb.city}" (city name): ${fb.cityTotal} XOF${fb.cityBasis ? ` [${fb.cityBasis}]` : ''}`);
+    out(
+      `  "${fb.neighbourhood}" (neighbourhood): ${fb.neighbourhoodTotal} XOF${fb.neighbourhoodBasis ? ` [${fb.neighbourhoodBasis}]` : ''}; "${fb.city}" (city name): ${fb.cityTotal} XOF${fb.cityBasis ? ` [${fb.cityBasis}]` : ''}`,
+    );
     out(`  a city name instead of the neighbourhood costs ${fb.difference ?? 0} XOF more per delivery`);
   } else {
-    out(`  not learned: ${fb.neighbourhoodTotal === undefined ? 'the neighbourhood quote' : 'the city-name quote'} gave no total the profile can read`);
+    out(
+      `  not learned: ${fb.neighbourhoodTotal === undefined ? 'the neighbourhood quote' : 'the city-name quote'} gave no total the profile can read`,
+    );
   }
   out();
   out(`Webhook: ${report.webhook}`);
   out();
-  out(report.allMatched ? `${OK} Every field, state and error body seen matched the profile "${report.profile}".` : `${NO} The profile "${report.profile}" does not know everything the service answered (see ${NO} above).`);
+  out(
+    report.allMatched
+      ? `${OK} Every field, state and error body seen matched the profile "${report.profile}".`
+      : `${NO} The profile "${report.profile}" does not know everything the service answered (see ${NO} above).`,
+  );
   if (report.draft.changes.length > 0) {
     out('Draft profile changes (guesses, review each):');
     for (const c of report.draft.changes) out(`  + ${c}`);
   }
   for (const s of report.draft.skipped) out(`  ! ${s}`);
-  if (report.draft.invalid) out(`  ! the draft did not validate, so draft-profile.json is the unchanged profile: ${report.draft.invalid}`);
+  if (report.draft.invalid)
+    out(`  ! the draft did not validate, so draft-profile.json is the unchanged profile: ${report.draft.invalid}`);
   out();
   out(`Saved: ${report.files.exchanges} (API key redacted), ${report.files.learned}, ${report.files.draft}`);
   return `${lines.join('\n')}\n`;

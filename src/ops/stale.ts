@@ -23,7 +23,11 @@ export interface StaleCommandOptions {
 }
 
 /** Runs the command; writes to `out`; answers the exit code (0 done, 1 something refused, 2 bad usage). */
-export async function runStaleCommand(ledger: OrderLedger, options: StaleCommandOptions, out: (text: string) => void): Promise<number> {
+export async function runStaleCommand(
+  ledger: OrderLedger,
+  options: StaleCommandOptions,
+  out: (text: string) => void,
+): Promise<number> {
   const firstSeenBefore = new Date(options.now.getTime() - options.days * 86_400_000);
   if (options.close && options.close.length > 0) {
     if (!options.reason?.trim()) {
@@ -32,9 +36,16 @@ export async function runStaleCommand(ledger: OrderLedger, options: StaleCommand
     }
     let code = 0;
     for (const id of options.close) {
-      const result = await ledger.closeStale(id, { reason: options.reason.trim(), by: options.by, now: options.now, firstSeenBefore });
+      const result = await ledger.closeStale(id, {
+        reason: options.reason.trim(),
+        by: options.by,
+        now: options.now,
+        firstSeenBefore,
+      });
       if (result.ok) {
-        out(`closed ${id} (was ${result.previousState}); its personal data is erased ${String(ledger.retentionDays)} days from now, its amounts and timeline kept\n`);
+        out(
+          `closed ${id} (was ${result.previousState}); its personal data is erased ${String(ledger.retentionDays)} days from now, its amounts and timeline kept\n`,
+        );
       } else {
         out(`not closed ${id}: ${result.detail}\n`);
         code = 1;

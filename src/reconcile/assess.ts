@@ -59,7 +59,11 @@ export interface OrderCase {
 }
 
 /** Ledger states that are an end, as the step the service shows for it. */
-const FINAL_STATE_STEP: Partial<Record<OrderRecord['state'], DeliveryStep>> = { cancelled: 'cancelled', delivered: 'delivered', returned: 'returned' };
+const FINAL_STATE_STEP: Partial<Record<OrderRecord['state'], DeliveryStep>> = {
+  cancelled: 'cancelled',
+  delivered: 'delivered',
+  returned: 'returned',
+};
 
 /** How long after Relais starts dispatching, or marks a shipment ready, a missing write-back is still "on its way", not drift. */
 const JUST_MARKED_READY_MS = 5 * 60_000;
@@ -85,7 +89,10 @@ export function primaryShipment(shipments: readonly Shipment[], record: OrderRec
 
 /** When the shipment was created: the service's date, else what the ledger recorded. */
 function createdAtOf(shipment: Shipment, record: OrderRecord | undefined): number | undefined {
-  const candidates = [shipment.createdAt, record?.shipment?.shipmentId === shipment.shipmentId ? record.shipment.createdAt : undefined];
+  const candidates = [
+    shipment.createdAt,
+    record?.shipment?.shipmentId === shipment.shipmentId ? record.shipment.createdAt : undefined,
+  ];
   for (const text of candidates) {
     const at = text === undefined ? Number.NaN : Date.parse(text);
     if (!Number.isNaN(at)) return at;
@@ -94,8 +101,14 @@ function createdAtOf(shipment: Shipment, record: OrderRecord | undefined): numbe
 }
 
 /** The cash the shipment carries: its orderAmountXof, else the amount owed when Relais shipped it, else now. */
-export function codAmountOf(shipment: Shipment | undefined, record: OrderRecord | undefined, order: StoreOrder | undefined): number {
-  return shipment?.orderAmountXof ?? record?.door?.goods ?? record?.order?.amountToCollect ?? order?.amountToCollect ?? 0;
+export function codAmountOf(
+  shipment: Shipment | undefined,
+  record: OrderRecord | undefined,
+  order: StoreOrder | undefined,
+): number {
+  return (
+    shipment?.orderAmountXof ?? record?.door?.goods ?? record?.order?.amountToCollect ?? order?.amountToCollect ?? 0
+  );
 }
 
 /** The goods' value the courier would collect for this order (door-amount.ts), 0 when nothing is owed. */
@@ -144,7 +157,11 @@ export function assessOrder(c: OrderCase): Assessment[] {
 
   // A missed webhook: the shop says ship it, nothing was shipped, and Relais is not in the middle of it.
   if (!primary) {
-    if (c.shopSide.kind === 'order' && decideEligibility(c.shopSide.order, shop).decision === 'dispatch' && c.orderId !== undefined) {
+    if (
+      c.shopSide.kind === 'order' &&
+      decideEligibility(c.shopSide.order, shop).decision === 'dispatch' &&
+      c.orderId !== undefined
+    ) {
       if (!record || REPLAYABLE.has(record.state)) {
         found.push({
           kind: 'missed_webhook',
@@ -215,7 +232,13 @@ export function assessOrder(c: OrderCase): Assessment[] {
   // markReady (in the ledger) or a state the profile maps past ready are the only proofs.
   const ours = record?.shipment?.shipmentId === primary.shipmentId;
   const readyRecorded = ours && record?.shipment?.markedReadyAt !== undefined;
-  if (!readyRecorded && !showsMarkedReady(step) && isLive(primary) && !cancelledInShop && c.shopSide.kind !== 'missing') {
+  if (
+    !readyRecorded &&
+    !showsMarkedReady(step) &&
+    isLive(primary) &&
+    !cancelledInShop &&
+    c.shopSide.kind !== 'missing'
+  ) {
     const createdAt = createdAtOf(primary, record);
     const boundMs = shop.policy.unreadyAlertMinutes * 60_000;
     const ageMs = createdAt === undefined ? undefined : c.now.getTime() - createdAt;
@@ -225,7 +248,11 @@ export function assessOrder(c: OrderCase): Assessment[] {
       const unready = `created and not marked ready ${since} (bound ${shop.policy.unreadyAlertMinutes} min; the service calls it "${primary.status}")`;
       // Only for an order the shop shows as standing: never start a courier run on an order Relais could not read.
       if (c.shopSide.kind === 'order') {
-        found.push({ ...never, detail: `${unready}: no courier is offered it`, repair: { type: 'mark_ready', shipmentId: primary.shipmentId } });
+        found.push({
+          ...never,
+          detail: `${unready}: no courier is offered it`,
+          repair: { type: 'mark_ready', shipmentId: primary.shipmentId },
+        });
       } else {
         found.push({
           ...never,
@@ -272,9 +299,13 @@ export function assessOrder(c: OrderCase): Assessment[] {
     const endedAlike = FINAL_STATE_STEP[record.state] === step;
     // Relais is marking it ready, or did moments ago: the dispatch job's last writes and the write-back into
     // the shop (deliveries queue) are on their way, not lost. Had they failed, a later run still finds it.
-    const justMarkedReady = step === 'ready' && known === undefined && (record.state === 'dispatching' || record.state === 'ready')
-      && c.now.getTime() - Date.parse(record.stateChangedAt) < JUST_MARKED_READY_MS;
-    const behind = !endedAlike && !justMarkedReady && (known === undefined ? step !== 'created' : movesForward(known, step));
+    const justMarkedReady =
+      step === 'ready' &&
+      known === undefined &&
+      (record.state === 'dispatching' || record.state === 'ready') &&
+      c.now.getTime() - Date.parse(record.stateChangedAt) < JUST_MARKED_READY_MS;
+    const behind =
+      !endedAlike && !justMarkedReady && (known === undefined ? step !== 'created' : movesForward(known, step));
     if (behind) {
       found.push({
         kind: 'status_drift',

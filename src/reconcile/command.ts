@@ -48,7 +48,9 @@ export async function runReconcileCommand(
 ): Promise<number> {
   if (options.json && options.csv) throw new Error('choose one of --json and --csv');
   const now = runtime.now();
-  const since = options.since ? parseWindowDate(options.since, 'since') : new Date(now.getTime() - SCHEDULED_WINDOW_DAYS * 86_400_000);
+  const since = options.since
+    ? parseWindowDate(options.since, 'since')
+    : new Date(now.getTime() - SCHEDULED_WINDOW_DAYS * 86_400_000);
   const until = options.until ? parseWindowDate(options.until, 'until') : now;
   if (options.repair) await Promise.all(runtime.queues.all().map((q) => q.waitUntilReady()));
   const progress = terminalProgress(io.stderr);

@@ -21,7 +21,17 @@ export interface FigureInput {
 }
 
 export function emptyDay(day: string): DayFigures {
-  return { day, orders: 0, shipped: 0, delivered: 0, codOrders: 0, codExpectedXof: 0, codCollectedXof: 0, heldInDisputeXof: 0, openDisputes: 0 };
+  return {
+    day,
+    orders: 0,
+    shipped: 0,
+    delivered: 0,
+    codOrders: 0,
+    codExpectedXof: 0,
+    codCollectedXof: 0,
+    heldInDisputeXof: 0,
+    openDisputes: 0,
+  };
 }
 
 /** YYYY-MM-DD of an instant, in UTC (the zone of most XOF countries; Benin and Niger are one hour ahead). */

@@ -15,16 +15,27 @@ export function testShop(policy: Record<string, unknown> = {}): ShopConfig {
   const secret = () => `pk_live_${randomBytes(8).toString('hex')}`;
   const registry = buildShopRegistry(
     {
-      shops: [{
-        id: 'dakar-mode',
-        name: 'Dakar Mode',
-        platform: 'shopify',
-        country: 'SN',
-        shopify: { domain: 'dakar-mode.myshopify.com', accessToken: { env: 'T_TOKEN' }, webhookSecret: { env: 'T_SECRET' } },
-        dispatch: { apiKey: { env: 'T_KEY' }, baseUrl: 'http://127.0.0.1:9', webhookToken: { env: 'T_SECRET' } },
-        pickup: { neighbourhood: 'Plateau', address: '12 avenue Senghor', contactName: 'Awa', contactPhone: '+221770000001' },
-        policy,
-      }],
+      shops: [
+        {
+          id: 'dakar-mode',
+          name: 'Dakar Mode',
+          platform: 'shopify',
+          country: 'SN',
+          shopify: {
+            domain: 'dakar-mode.myshopify.com',
+            accessToken: { env: 'T_TOKEN' },
+            webhookSecret: { env: 'T_SECRET' },
+          },
+          dispatch: { apiKey: { env: 'T_KEY' }, baseUrl: 'http://127.0.0.1:9', webhookToken: { env: 'T_SECRET' } },
+          pickup: {
+            neighbourhood: 'Plateau',
+            address: '12 avenue Senghor',
+            contactName: 'Awa',
+            contactPhone: '+221770000001',
+          },
+          policy,
+        },
+      ],
     },
     () => secret(),
   );
@@ -48,7 +59,13 @@ export function storeOrder(overrides: Partial<StoreOrder> = {}): StoreOrder {
     platformStatus: 'unfulfilled',
     gatewayNames: ['Cash on Delivery (COD)'],
     cancelled: false,
-    dropoff: { name: 'Awa Diop', phone: '+221771234567', address1: 'Villa 12, Sicap Liberté 2', city: 'Dakar', countryCode: 'SN' },
+    dropoff: {
+      name: 'Awa Diop',
+      phone: '+221771234567',
+      address1: 'Villa 12, Sicap Liberté 2',
+      city: 'Dakar',
+      countryCode: 'SN',
+    },
     lineItems: [{ name: 'Boubou', quantity: 1 }],
     createdAt: '2026-11-18T09:30:00Z',
     updatedAt: '2026-11-18T09:30:00Z',
@@ -84,13 +101,37 @@ export function ledgerRecord(
 ): OrderRecord {
   const extId = options.extId ?? 'dakar-mode:1001';
   return {
-    meta: { externalOrderId: extId, shopId: 'dakar-mode', platform: 'shopify', orderId: extId.split(':')[1]!, orderName: '#1001', firstSeenAt: '2026-11-18T09:30:01Z', generation: 0 },
+    meta: {
+      externalOrderId: extId,
+      shopId: 'dakar-mode',
+      platform: 'shopify',
+      orderId: extId.split(':')[1]!,
+      orderName: '#1001',
+      firstSeenAt: '2026-11-18T09:30:01Z',
+      generation: 0,
+    },
     state,
     stateChangedAt: '2026-11-18T09:31:00Z',
-    ...(state === 'held' ? { hold: { code: 'neighbourhood_not_found', message: 'no neighbourhood in "Dakar"', at: '2026-11-18T09:31:00Z' } } : {}),
+    ...(state === 'held'
+      ? {
+          hold: { code: 'neighbourhood_not_found', message: 'no neighbourhood in "Dakar"', at: '2026-11-18T09:31:00Z' },
+        }
+      : {}),
     ...(options.order ? { order: options.order } : {}),
-    ...(options.shipmentId ? { shipment: { shipmentId: options.shipmentId, status: 'READY', createdAt: '2026-11-18T09:31:00Z' } } : {}),
-    ...(options.step ? { delivery: { step: options.step, serviceStatus: options.step.toUpperCase(), updatedAt: '2026-11-18T09:31:00Z', written: { steps: {} }, ...(options.problem ? { problem: options.problem } : {}) } } : {}),
+    ...(options.shipmentId
+      ? { shipment: { shipmentId: options.shipmentId, status: 'READY', createdAt: '2026-11-18T09:31:00Z' } }
+      : {}),
+    ...(options.step
+      ? {
+          delivery: {
+            step: options.step,
+            serviceStatus: options.step.toUpperCase(),
+            updatedAt: '2026-11-18T09:31:00Z',
+            written: { steps: {} },
+            ...(options.problem ? { problem: options.problem } : {}),
+          },
+        }
+      : {}),
   };
 }
 

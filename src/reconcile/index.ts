@@ -14,7 +14,14 @@ export { reconcile, RECONCILE_ACTOR, RECONCILE_TOPIC, type ReconcileDeps, type R
 export { ReconcileSummaryStore, type StoredShopReconciliation } from './summary-store.js';
 export { reportCsv, reportJson, reportText, countActions } from './output.js';
 export { terminalProgress } from './progress.js';
-export type { DayFigures, Finding, FindingAction, FindingKind, ReconciliationReport, ShopReconciliation } from './types.js';
+export type {
+  DayFigures,
+  Finding,
+  FindingAction,
+  FindingKind,
+  ReconciliationReport,
+  ShopReconciliation,
+} from './types.js';
 
 /** The scheduled job looks this many days back: late webhooks and slow couriers are caught on the next runs. */
 export const SCHEDULED_WINDOW_DAYS = 3;
@@ -69,7 +76,8 @@ export type ScheduledRunResult =
 export async function runScheduledReconciliation(runtime: Runtime): Promise<ScheduledRunResult> {
   const lockKey = `${runtime.options.prefix}:lock:reconcile`;
   const token = randomUUID();
-  if ((await runtime.redis.set(lockKey, token, 'PX', RUN_LOCK_MS, 'NX')) !== 'OK') return { skipped: true, why: 'another reconciliation run is going' };
+  if ((await runtime.redis.set(lockKey, token, 'PX', RUN_LOCK_MS, 'NX')) !== 'OK')
+    return { skipped: true, why: 'another reconciliation run is going' };
   try {
     return await scheduledRun(runtime);
   } finally {
@@ -91,6 +99,9 @@ async function scheduledRun(runtime: Runtime): Promise<ScheduledRunResult> {
     repaired: findings.filter((f) => f.action === 'repaired').length,
     failedShops: report.shops.filter((s) => s.error).map((s) => s.shopId),
   };
-  runtime.options.logger.info({ ...summary, alerts: findings.filter((f) => f.action === 'alert').length }, 'reconciliation run finished');
+  runtime.options.logger.info(
+    { ...summary, alerts: findings.filter((f) => f.action === 'alert').length },
+    'reconciliation run finished',
+  );
   return summary;
 }

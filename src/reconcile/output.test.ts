@@ -8,15 +8,61 @@ const report: ReconciliationReport = {
   repair: false,
   shops: [
     {
-      shopId: 'dakar-mode', platform: 'shopify', runAt: '2026-11-20T08:00:00.000Z', window: { from: '2026-11-17T00:00:00.000Z', to: '2026-11-20T08:00:00.000Z' },
-      repair: false, ordersChecked: 3, shipmentsChecked: 2,
+      shopId: 'dakar-mode',
+      platform: 'shopify',
+      runAt: '2026-11-20T08:00:00.000Z',
+      window: { from: '2026-11-17T00:00:00.000Z', to: '2026-11-20T08:00:00.000Z' },
+      repair: false,
+      ordersChecked: 3,
+      shipmentsChecked: 2,
       findings: [
-        { kind: 'cod_mismatch', shopId: 'dakar-mode', externalOrderId: 'dakar-mode:1', orderName: '#1001', shipmentId: 'shp_1', shipmentStatus: 'READY', amountXof: 17_000, action: 'alert', detail: 'owes 17000 XOF, "carries" 5000, say', advice: 'cancel\nand replay' },
-        { kind: 'missed_webhook', shopId: 'dakar-mode', externalOrderId: 'dakar-mode:2', orderName: '=HYPERLINK("x")', action: 'would_repair', detail: 'never received' },
+        {
+          kind: 'cod_mismatch',
+          shopId: 'dakar-mode',
+          externalOrderId: 'dakar-mode:1',
+          orderName: '#1001',
+          shipmentId: 'shp_1',
+          shipmentStatus: 'READY',
+          amountXof: 17_000,
+          action: 'alert',
+          detail: 'owes 17000 XOF, "carries" 5000, say',
+          advice: 'cancel\nand replay',
+        },
+        {
+          kind: 'missed_webhook',
+          shopId: 'dakar-mode',
+          externalOrderId: 'dakar-mode:2',
+          orderName: '=HYPERLINK("x")',
+          action: 'would_repair',
+          detail: 'never received',
+        },
       ],
-      days: [{ day: '2026-11-18', orders: 3, shipped: 2, delivered: 1, codOrders: 2, codExpectedXof: 34_000, codCollectedXof: 17_000, heldInDisputeXof: 0, openDisputes: 0 }],
+      days: [
+        {
+          day: '2026-11-18',
+          orders: 3,
+          shipped: 2,
+          delivered: 1,
+          codOrders: 2,
+          codExpectedXof: 34_000,
+          codCollectedXof: 17_000,
+          heldInDisputeXof: 0,
+          openDisputes: 0,
+        },
+      ],
     },
-    { shopId: 'abidjan-tech', platform: 'woocommerce', runAt: '2026-11-20T08:00:00.000Z', window: { from: '', to: '' }, repair: false, ordersChecked: 0, shipmentsChecked: 0, findings: [], days: [], error: 'WooCommerce GET orders: answered 401' },
+    {
+      shopId: 'abidjan-tech',
+      platform: 'woocommerce',
+      runAt: '2026-11-20T08:00:00.000Z',
+      window: { from: '', to: '' },
+      repair: false,
+      ordersChecked: 0,
+      shipmentsChecked: 0,
+      findings: [],
+      days: [],
+      error: 'WooCommerce GET orders: answered 401',
+    },
   ],
 };
 
@@ -52,7 +98,15 @@ describe('JSON and the terminal table', () => {
   });
 
   it('pads columns to their widest cell and cuts overlong cells', () => {
-    expect(textTable(['a', 'bb'], [['xxx', 'y'], ['z', 'w']]).split('\n')).toEqual(['a    bb', '---  --', 'xxx  y', 'z    w']);
+    expect(
+      textTable(
+        ['a', 'bb'],
+        [
+          ['xxx', 'y'],
+          ['z', 'w'],
+        ],
+      ).split('\n'),
+    ).toEqual(['a    bb', '---  --', 'xxx  y', 'z    w']);
     expect(textTable(['h'], [['0123456789']], 5)).toContain('0123…');
   });
 

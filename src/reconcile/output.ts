@@ -13,8 +13,26 @@ export function reportJson(report: ReconciliationReport): string {
 }
 
 export const CSV_COLUMNS = [
-  'record', 'shop', 'day', 'kind', 'action', 'external_order_id', 'order_name', 'shipment_id', 'shipment_status', 'amount_xof',
-  'detail', 'advice', 'orders', 'shipped', 'delivered', 'cod_orders', 'cod_expected_xof', 'cod_collected_xof', 'held_in_dispute_xof', 'open_disputes',
+  'record',
+  'shop',
+  'day',
+  'kind',
+  'action',
+  'external_order_id',
+  'order_name',
+  'shipment_id',
+  'shipment_status',
+  'amount_xof',
+  'detail',
+  'advice',
+  'orders',
+  'shipped',
+  'delivered',
+  'cod_orders',
+  'cod_expected_xof',
+  'cod_collected_xof',
+  'held_in_dispute_xof',
+  'open_disputes',
 ] as const;
 type CsvColumn = (typeof CSV_COLUMNS)[number];
 
@@ -34,17 +52,42 @@ export function reportCsv(report: ReconciliationReport): string {
   const rows = [CSV_COLUMNS.join(',')];
   for (const shop of report.shops) {
     for (const f of shop.findings) {
-      rows.push(csvRow({
-        record: 'finding', shop: shop.shopId, kind: f.kind, action: f.action, external_order_id: f.externalOrderId, order_name: f.orderName,
-        shipment_id: f.shipmentId, shipment_status: f.shipmentStatus, amount_xof: f.amountXof, detail: f.detail, advice: f.advice,
-      }));
+      rows.push(
+        csvRow({
+          record: 'finding',
+          shop: shop.shopId,
+          kind: f.kind,
+          action: f.action,
+          external_order_id: f.externalOrderId,
+          order_name: f.orderName,
+          shipment_id: f.shipmentId,
+          shipment_status: f.shipmentStatus,
+          amount_xof: f.amountXof,
+          detail: f.detail,
+          advice: f.advice,
+        }),
+      );
     }
-    if (shop.error) rows.push(csvRow({ record: 'finding', shop: shop.shopId, kind: 'shop_unreadable', action: 'alert', detail: shop.error }));
+    if (shop.error)
+      rows.push(
+        csvRow({ record: 'finding', shop: shop.shopId, kind: 'shop_unreadable', action: 'alert', detail: shop.error }),
+      );
     for (const d of shop.days) {
-      rows.push(csvRow({
-        record: 'day', shop: shop.shopId, day: d.day, orders: d.orders, shipped: d.shipped, delivered: d.delivered, cod_orders: d.codOrders,
-        cod_expected_xof: d.codExpectedXof, cod_collected_xof: d.codCollectedXof, held_in_dispute_xof: d.heldInDisputeXof, open_disputes: d.openDisputes,
-      }));
+      rows.push(
+        csvRow({
+          record: 'day',
+          shop: shop.shopId,
+          day: d.day,
+          orders: d.orders,
+          shipped: d.shipped,
+          delivered: d.delivered,
+          cod_orders: d.codOrders,
+          cod_expected_xof: d.codExpectedXof,
+          cod_collected_xof: d.codCollectedXof,
+          held_in_dispute_xof: d.heldInDisputeXof,
+          open_disputes: d.openDisputes,
+        }),
+      );
     }
   }
   return `${rows.join('\r\n')}\r\n`;
@@ -65,7 +108,11 @@ export function textTable(header: string[], rows: string[][], max = 60): string 
   const cut = (cell: string) => (cell.length > max ? `${cell.slice(0, max - 1)}…` : cell);
   const all = [header, ...rows].map((row) => row.map(cut));
   const widths = header.map((_, i) => Math.max(...all.map((row) => (row[i] ?? '').length)));
-  const line = (row: string[]) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd();
+  const line = (row: string[]) =>
+    row
+      .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
   return [line(all[0] ?? []), widths.map((w) => '-'.repeat(w)).join('  '), ...all.slice(1).map(line)].join('\n');
 }
 
@@ -74,23 +121,40 @@ const amount = (value: number) => value.toLocaleString('fr-FR').replace(/\u202f|
 function daysTable(days: DayFigures[]): string {
   return textTable(
     ['day', 'orders', 'shipped', 'delivered', 'COD expected', 'collected', 'held in dispute', 'open claims'],
-    days.map((d) => [d.day, String(d.orders), String(d.shipped), String(d.delivered), amount(d.codExpectedXof), amount(d.codCollectedXof), amount(d.heldInDisputeXof), String(d.openDisputes)]),
+    days.map((d) => [
+      d.day,
+      String(d.orders),
+      String(d.shipped),
+      String(d.delivered),
+      amount(d.codExpectedXof),
+      amount(d.codCollectedXof),
+      amount(d.heldInDisputeXof),
+      String(d.openDisputes),
+    ]),
   );
 }
 
 function shopText(shop: ShopReconciliation): string {
-  const lines = [`== ${shop.shopId} (${shop.platform}): ${shop.ordersChecked} orders, ${shop.shipmentsChecked} shipments`];
+  const lines = [
+    `== ${shop.shopId} (${shop.platform}): ${shop.ordersChecked} orders, ${shop.shipmentsChecked} shipments`,
+  ];
   if (shop.error) lines.push(`   could not be reconciled: ${shop.error}`);
   if (shop.findings.length === 0 && !shop.error) lines.push('   every order matches its shipment.');
   if (shop.findings.length > 0) {
-    lines.push(textTable(
-      ['kind', 'action', 'order', 'shipment', 'what', 'advice'],
-      shop.findings.map((f) => [
-        f.kind, ACTION_LABEL[f.action], f.orderName ? `${f.orderName} ${f.externalOrderId ?? ''}`.trim() : (f.externalOrderId ?? ''),
-        f.shipmentId ? `${f.shipmentId} ${f.shipmentStatus ?? ''}`.trim() : '', f.detail, f.advice ?? '',
-      ]),
-      70,
-    ));
+    lines.push(
+      textTable(
+        ['kind', 'action', 'order', 'shipment', 'what', 'advice'],
+        shop.findings.map((f) => [
+          f.kind,
+          ACTION_LABEL[f.action],
+          f.orderName ? `${f.orderName} ${f.externalOrderId ?? ''}`.trim() : (f.externalOrderId ?? ''),
+          f.shipmentId ? `${f.shipmentId} ${f.shipmentStatus ?? ''}`.trim() : '',
+          f.detail,
+          f.advice ?? '',
+        ]),
+        70,
+      ),
+    );
   }
   if (shop.days.length > 0) lines.push('', daysTable(shop.days));
   return lines.join('\n');
@@ -105,11 +169,19 @@ export function reportText(report: ReconciliationReport): string {
     totals.queued > 0 ? `${totals.queued} already queued by an earlier run` : undefined,
     totals.repairable > 0 ? `${totals.repairable} repairable with --repair` : undefined,
     totals.alerts > 0 ? `${totals.alerts} need a person` : undefined,
-  ].filter(Boolean).join(', ');
+  ]
+    .filter(Boolean)
+    .join(', ');
   return `${header}\n\n${report.shops.map(shopText).join('\n\n')}\n\n${footer}.\n`;
 }
 
-export function countActions(report: ReconciliationReport): { findings: number; repaired: number; queued: number; repairable: number; alerts: number } {
+export function countActions(report: ReconciliationReport): {
+  findings: number;
+  repaired: number;
+  queued: number;
+  repairable: number;
+  alerts: number;
+} {
   const all = report.shops.flatMap((s) => s.findings);
   const count = (action: Finding['action']) => all.filter((f) => f.action === action).length;
   return {

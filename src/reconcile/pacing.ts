@@ -45,7 +45,11 @@ export async function withRetries<T>(what: string, call: () => Promise<T>, optio
 }
 
 /** `fn` over `items`, at most `limit` at a time; results in the order of `items`. */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapLimit<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   const worker = async () => {

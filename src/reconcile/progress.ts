@@ -17,7 +17,10 @@ interface Tty {
 
 const SPINNER = ['|', '/', '-', '\\'];
 
-export function terminalProgress(stream: Tty, options: { minIntervalMs?: number; now?: () => number } = {}): ProgressLine {
+export function terminalProgress(
+  stream: Tty,
+  options: { minIntervalMs?: number; now?: () => number } = {},
+): ProgressLine {
   if (!stream.isTTY) return { update: () => undefined, done: () => undefined };
   const now = options.now ?? Date.now;
   const started = now();

@@ -29,14 +29,25 @@ import { stableJobId, type RelaisQueues } from '../jobs/queues.js';
 import type { OrderLedger, OrderRecord, OrderState } from '../ledger/order-ledger.js';
 import type { Logger } from '../log.js';
 import { normaliseOrder, orderIdOf, type ShopOrderLister } from '../stores/index.js';
-import { assessOrder, isOpenClaim, primaryShipment, type Assessment, type OrderCase, type Repair, type ShopSide } from './assess.js';
+import {
+  assessOrder,
+  isOpenClaim,
+  primaryShipment,
+  type Assessment,
+  type OrderCase,
+  type Repair,
+  type ShopSide,
+} from './assess.js';
 import { figuresByDay, type FigureInput } from './figures.js';
 import { mapLimit, withRetries, type RetryOptions } from './pacing.js';
 import type { ReconcileSummaryStore } from './summary-store.js';
 import type { Finding, FindingAction, ReconciliationReport, ShopReconciliation } from './types.js';
 
 /** What reconciliation asks of a shop's delivery service (the port, src/domain/delivery.ts). */
-export type ReconcileDelivery = Pick<DeliveryService, 'organisation' | 'shipments' | 'shipmentForOrder' | 'markReady' | 'claims'>;
+export type ReconcileDelivery = Pick<
+  DeliveryService,
+  'organisation' | 'shipments' | 'shipmentForOrder' | 'markReady' | 'claims'
+>;
 
 /** Orders read from the ledger per query during a run. */
 const RECORD_BATCH = 1_000;
@@ -90,12 +101,15 @@ export async function reconcile(deps: ReconcileDeps, options: ReconcileOptions):
   const runAt = deps.now();
   const until = options.until ?? runAt;
   const from = startOfUtcDay(options.since);
-  if (!(from.getTime() < until.getTime())) throw new RangeError(`the window is empty: from ${from.toISOString()} to ${until.toISOString()}`);
-  const selected = options.shopIds ? options.shopIds.map((id) => {
-    const shop = deps.shops.get(id);
-    if (!shop) throw new Error(`no shop "${id}" in the shop registry`);
-    return shop;
-  }) : deps.shops.all();
+  if (!(from.getTime() < until.getTime()))
+    throw new RangeError(`the window is empty: from ${from.toISOString()} to ${until.toISOString()}`);
+  const selected = options.shopIds
+    ? options.shopIds.map((id) => {
+        const shop = deps.shops.get(id);
+        if (!shop) throw new Error(`no shop "${id}" in the shop registry`);
+        return shop;
+      })
+    : deps.shops.all();
 
   const run = new Run(deps, { from, until, repair: options.repair, runAt });
   const shops: ShopReconciliation[] = [];
@@ -104,7 +118,12 @@ export async function reconcile(deps: ReconcileDeps, options: ReconcileOptions):
     shops.push(result);
     await deps.summaries?.save(result);
   }
-  return { runAt: runAt.toISOString(), window: { from: from.toISOString(), to: until.toISOString() }, repair: options.repair, shops };
+  return {
+    runAt: runAt.toISOString(),
+    window: { from: from.toISOString(), to: until.toISOString() },
+    repair: options.repair,
+    shops,
+  };
 }
 
 interface Window {
@@ -148,7 +167,8 @@ class Run {
   ) {
     this.retry = {
       ...(deps.sleep ? { sleep: deps.sleep } : {}),
-      onRetry: ({ what, attempt, waitMs, error }) => deps.logger.info({ what, attempt, waitMs, err: error }, 'reconciliation: waiting before a retry'),
+      onRetry: ({ what, attempt, waitMs, error }) =>
+        deps.logger.info({ what, attempt, waitMs, err: error }, 'reconciliation: waiting before a retry'),
     };
   }
 
@@ -173,7 +193,9 @@ class Run {
     }
   }
 
-  private async reconcileShop(shop: ShopConfig): Promise<Omit<ShopReconciliation, 'shopId' | 'platform' | 'runAt' | 'window' | 'repair'>> {
+  private async reconcileShop(
+    shop: ShopConfig,
+  ): Promise<Omit<ShopReconciliation, 'shopId' | 'platform' | 'runAt' | 'window' | 'repair'>> {
     const { deps } = this;
     const lister = deps.listerFor(shop);
     const delivery = deps.deliveryFor(shop);
@@ -191,11 +213,20 @@ class Run {
       let shipments = byExt.get(order.externalOrderId) ?? [];
       if (shipments.length === 0 && (record?.shipment !== undefined || shouldHaveShipped(shop, order.side))) {
         // Not in the listing (created since, or a listing that lags): the service's own lookup decides.
-        const found = await this.call('getShipmentByExternalOrder', () => delivery.shipmentForOrder(order.externalOrderId));
+        const found = await this.call('getShipmentByExternalOrder', () =>
+          delivery.shipmentForOrder(order.externalOrderId),
+        );
         if (found) shipments = [found];
       }
       cases.push({
-        shop, externalOrderId: order.externalOrderId, orderId: order.orderId, shopSide: order.side, record, shipments, claims: new Map(), now,
+        shop,
+        externalOrderId: order.externalOrderId,
+        orderId: order.orderId,
+        shopSide: order.side,
+        record,
+        shipments,
+        claims: new Map(),
+        now,
         version: createHash('sha256').update(JSON.stringify(order.payload)).digest('hex'),
       });
     }
@@ -211,7 +242,16 @@ class Run {
         const payload = await this.call('shop order', () => lister.order(orderId));
         side = payload === undefined ? { kind: 'missing' } : sideOf(shop, payload);
       }
-      cases.push({ shop, externalOrderId: extId, ...(orderId === undefined ? {} : { orderId }), shopSide: side, record, shipments, claims: new Map(), now });
+      cases.push({
+        shop,
+        externalOrderId: extId,
+        ...(orderId === undefined ? {} : { orderId }),
+        shopSide: side,
+        record,
+        shipments,
+        claims: new Map(),
+        now,
+      });
     }
 
     // Held orders the window did not bring up (the shop has not changed them since): still waiting for a person.
@@ -220,7 +260,16 @@ class Run {
     for (const record of await this.held) {
       const extId = record.meta.externalOrderId;
       if (record.meta.shopId !== shop.id || covered.has(extId)) continue;
-      cases.push({ shop, externalOrderId: extId, orderId: record.meta.orderId, shopSide: { kind: 'not_read' }, record, shipments: byExt.get(extId) ?? [], claims: new Map(), now });
+      cases.push({
+        shop,
+        externalOrderId: extId,
+        orderId: record.meta.orderId,
+        shopSide: { kind: 'not_read' },
+        record,
+        shipments: byExt.get(extId) ?? [],
+        claims: new Map(),
+        now,
+      });
     }
 
     await this.readClaims(cases);
@@ -252,11 +301,17 @@ class Run {
     for (const c of cases) {
       // A delivered cash-on-delivery order, once marked paid, no longer reads as one to ship (nothing left to
       // collect): its figures come from the order as Relais shipped it.
-      const order = c.shopSide.kind === 'order' ? c.shopSide.order : c.shopSide.kind === 'unreadable' ? c.record?.order : undefined;
+      const order =
+        c.shopSide.kind === 'order' ? c.shopSide.order : c.shopSide.kind === 'unreadable' ? c.record?.order : undefined;
       if (!order) continue;
       const shipment = primaryShipment(c.shipments, c.record);
       const openClaims = shipment ? (c.claims.get(shipment.shipmentId) ?? []).filter(isOpenClaim).length : 0;
-      figureInputs.push({ order, ...(c.record ? { record: c.record } : {}), ...(shipment ? { shipment } : {}), openClaims });
+      figureInputs.push({
+        order,
+        ...(c.record ? { record: c.record } : {}),
+        ...(shipment ? { shipment } : {}),
+        openClaims,
+      });
     }
     const shipmentsChecked = new Set(cases.flatMap((c) => c.shipments.map((s) => s.shipmentId))).size;
     deps.progress?.(`${shop.id}: done, ${findings.length} finding(s)`);
@@ -317,7 +372,9 @@ class Run {
     let count = 0;
     do {
       const after = cursor;
-      const page = await this.call('listShipments', () => delivery.shipments({ limit: PAGE_SIZE, ...(after === undefined ? {} : { cursor: after }) }));
+      const page = await this.call('listShipments', () =>
+        delivery.shipments({ limit: PAGE_SIZE, ...(after === undefined ? {} : { cursor: after }) }),
+      );
       for (const shipment of page.shipments) {
         const owner = shipment.externalOrderId ? parseExternalOrderId(shipment.externalOrderId) : undefined;
         if (!owner || !this.deps.shops.get(owner.shopId)) {
@@ -349,7 +406,8 @@ class Run {
       const known = await this.deps.redis.exists(`${this.deps.prefix}:disputes:${c.externalOrderId}`);
       for (const shipment of c.shipments) {
         const step = shipment.step;
-        if ((step !== undefined && CLAIM_STEPS.has(step)) || shipment.settlementHeld === true || known > 0) wanted.push({ c, shipment });
+        if ((step !== undefined && CLAIM_STEPS.has(step)) || shipment.settlementHeld === true || known > 0)
+          wanted.push({ c, shipment });
       }
     }
     await mapLimit(wanted, CLAIM_READS_AT_ONCE, async ({ c, shipment }) => {
@@ -358,7 +416,11 @@ class Run {
       c.claims.set(shipment.shipmentId, claims);
       // A decided claim's outcome goes into the order's history the first time any run sees it.
       if (claims.length > 0) {
-        await recordClaims(this.deps, c.externalOrderId, claims.map((claim) => disputeView(claim, shipment.shipmentId)));
+        await recordClaims(
+          this.deps,
+          c.externalOrderId,
+          claims.map((claim) => disputeView(claim, shipment.shipmentId)),
+        );
       }
     });
   }
@@ -379,32 +441,57 @@ class Run {
     };
     if (!a.repair) return finding;
     if (!this.window.repair) {
-      return { ...finding, action: 'would_repair', advice: a.advice ?? `run with --repair to ${describeRepair(a.repair)}` };
+      return {
+        ...finding,
+        action: 'would_repair',
+        advice: a.advice ?? `run with --repair to ${describeRepair(a.repair)}`,
+      };
     }
     try {
       const outcome = await this.carryOut(shop, lister, c, a.repair);
       return { ...finding, action: outcome.action, detail: `${finding.detail}; ${outcome.note}` };
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      this.deps.logger.warn({ shop: shop.id, order: c.externalOrderId, repair: a.repair.type, err: message }, 'reconciliation repair failed');
-      return { ...finding, action: 'alert', detail: `${finding.detail}; the repair failed: ${message}`, advice: 'run again later, or fix it by hand' };
+      this.deps.logger.warn(
+        { shop: shop.id, order: c.externalOrderId, repair: a.repair.type, err: message },
+        'reconciliation repair failed',
+      );
+      return {
+        ...finding,
+        action: 'alert',
+        detail: `${finding.detail}; the repair failed: ${message}`,
+        advice: 'run again later, or fix it by hand',
+      };
     }
   }
 
-  private async carryOut(shop: ShopConfig, lister: ShopOrderLister, c: RunCase, repair: Repair): Promise<{ action: FindingAction; note: string }> {
+  private async carryOut(
+    shop: ShopConfig,
+    lister: ShopOrderLister,
+    c: RunCase,
+    repair: Repair,
+  ): Promise<{ action: FindingAction; note: string }> {
     const { deps } = this;
     const extId = c.externalOrderId;
     switch (repair.type) {
       case 'enqueue_order': {
         // The whole order (Shopify line items are not in the listing), as its webhook would have carried it.
         const payload = await this.call('shop order', () => lister.order(repair.orderId));
-        if (payload === undefined) return { action: 'alert', note: 'the shop no longer has the order; nothing replayed' };
+        if (payload === undefined)
+          return { action: 'alert', note: 'the shop no longer has the order; nothing replayed' };
         // One replay per version of the order: a second run finds this job instead of adding one.
         const jobId = stableJobId('reconcile', extId, c.version ?? 'unlisted');
-        if (await deps.queues.shopEvents.getJob(jobId)) return { action: 'already_requested', note: 'an earlier run already replayed it' };
+        if (await deps.queues.shopEvents.getJob(jobId))
+          return { action: 'already_requested', note: 'an earlier run already replayed it' };
         await deps.queues.shopEvents.add(
           RECONCILE_TOPIC,
-          { shopId: shop.id, platform: shop.platform, topic: RECONCILE_TOPIC, receivedAt: deps.now().toISOString(), payload },
+          {
+            shopId: shop.id,
+            platform: shop.platform,
+            topic: RECONCILE_TOPIC,
+            receivedAt: deps.now().toISOString(),
+            payload,
+          },
           { jobId },
         );
         await this.note(extId, 'replay missed webhook', 'enqueued');
@@ -418,20 +505,33 @@ class Run {
           status = (await this.call('markReady', () => delivery.markReady(repair.shipmentId, RECONCILE_ACTOR))).status;
         } catch (error) {
           await deps.ledger.appendTimeline(extId, {
-            at: deps.now().toISOString(), system: 'dispatch', operation: 'markReady', ms: Date.now() - started,
-            outcome: error instanceof DeliveryError ? error.label : 'error', detail: error instanceof Error ? error.message : String(error),
+            at: deps.now().toISOString(),
+            system: 'dispatch',
+            operation: 'markReady',
+            ms: Date.now() - started,
+            outcome: error instanceof DeliveryError ? error.label : 'error',
+            detail: error instanceof Error ? error.message : String(error),
           });
           throw error;
         }
         await deps.ledger.appendTimeline(extId, {
-          at: deps.now().toISOString(), system: 'dispatch', operation: 'markReady', outcome: 'ok', ms: Date.now() - started, detail: `by ${RECONCILE_ACTOR}`,
+          at: deps.now().toISOString(),
+          system: 'dispatch',
+          operation: 'markReady',
+          outcome: 'ok',
+          ms: Date.now() - started,
+          detail: `by ${RECONCILE_ACTOR}`,
         });
         const record = await deps.ledger.get(extId);
         if (record?.shipment?.shipmentId === repair.shipmentId) {
           await withOrderLock(deps.redis, deps.prefix, extId, async () => {
             const fresh = await deps.ledger.get(extId);
             if (!fresh?.shipment) return;
-            await deps.ledger.saveShipment(extId, { ...fresh.shipment, status, markedReadyAt: deps.now().toISOString() });
+            await deps.ledger.saveShipment(extId, {
+              ...fresh.shipment,
+              status,
+              markedReadyAt: deps.now().toISOString(),
+            });
             if (BEFORE_READY.has(fresh.state)) await deps.ledger.setState(extId, 'ready', deps.now());
           });
           // The tracking link goes to the shop as after any markReady (worker.ts does the same).
@@ -449,27 +549,47 @@ class Run {
         const queued = await this.enqueueDelivery('cancel', shop, extId, repair.shipmentId, 'cancel');
         if (!queued) return { action: 'already_requested', note: 'an earlier run already asked to cancel it' };
         await this.note(extId, 'cancel shipment', 'enqueued');
-        return { action: 'repaired', note: 'a cancel delivery job cancels the shipment (refused once picked up: then written on the order)' };
+        return {
+          action: 'repaired',
+          note: 'a cancel delivery job cancels the shipment (refused once picked up: then written on the order)',
+        };
       }
     }
   }
 
   /** A delivery job under an id made of what it repairs; false when that job already exists. */
-  private async enqueueDelivery(name: 'sync' | 'cancel', shop: ShopConfig, extId: string, shipmentId: string, what: string): Promise<boolean> {
+  private async enqueueDelivery(
+    name: 'sync' | 'cancel',
+    shop: ShopConfig,
+    extId: string,
+    shipmentId: string,
+    what: string,
+  ): Promise<boolean> {
     const jobId = stableJobId(`reconcile-${name}`, extId, shipmentId, what);
     if (await this.deps.queues.deliveries.getJob(jobId)) return false;
-    await this.deps.queues.deliveries.add(name, { shopId: shop.id, shipmentId, externalOrderId: extId, trigger: RECONCILE_TOPIC }, { jobId });
+    await this.deps.queues.deliveries.add(
+      name,
+      { shopId: shop.id, shipmentId, externalOrderId: extId, trigger: RECONCILE_TOPIC },
+      { jobId },
+    );
     return true;
   }
 
   private async note(extId: string, operation: string, outcome: string): Promise<void> {
-    await this.deps.ledger.appendTimeline(extId, { at: this.deps.now().toISOString(), system: 'relais', operation: `reconciliation: ${operation}`, outcome });
+    await this.deps.ledger.appendTimeline(extId, {
+      at: this.deps.now().toISOString(),
+      system: 'relais',
+      operation: `reconciliation: ${operation}`,
+      outcome,
+    });
   }
 }
 
 function sideOf(shop: ShopConfig, payload: unknown): ShopSide {
   const normalised = normaliseOrder(shop, payload);
-  return normalised.ok ? { kind: 'order', order: normalised.order } : { kind: 'unreadable', code: normalised.hold.code, message: normalised.hold.message };
+  return normalised.ok
+    ? { kind: 'order', order: normalised.order }
+    : { kind: 'unreadable', code: normalised.hold.code, message: normalised.hold.message };
 }
 
 /** The shop's policy says ship it (src/jobs/policy.ts, as the intake applies it). */
@@ -485,10 +605,13 @@ function countShipments(byExt: Map<string, Shipment[]>): number {
 
 function describeRepair(repair: Repair): string {
   switch (repair.type) {
-    case 'enqueue_order': return 'replay the order as a shop event';
-    case 'mark_ready': return `mark ${repair.shipmentId} ready`;
-    case 'sync': return `sync ${repair.shipmentId} into the ledger and the shop`;
-    case 'cancel': return `cancel ${repair.shipmentId}`;
+    case 'enqueue_order':
+      return 'replay the order as a shop event';
+    case 'mark_ready':
+      return `mark ${repair.shipmentId} ready`;
+    case 'sync':
+      return `sync ${repair.shipmentId} into the ledger and the shop`;
+    case 'cancel':
+      return `cancel ${repair.shipmentId}`;
   }
 }
-

@@ -29,7 +29,11 @@ export class ReconcileSummaryStore implements ReconciliationSummaryStore {
   }
 
   async save(summary: ShopReconciliation): Promise<void> {
-    const stored: StoredShopReconciliation = { ...summary, findings: summary.findings.slice(0, MAX_STORED_FINDINGS), findingsTotal: summary.findings.length };
+    const stored: StoredShopReconciliation = {
+      ...summary,
+      findings: summary.findings.slice(0, MAX_STORED_FINDINGS),
+      findingsTotal: summary.findings.length,
+    };
     await this.redis.hset(this.key, summary.shopId, JSON.stringify(stored));
   }
 
@@ -67,7 +71,12 @@ export class ReconcileSummaryStore implements ReconciliationSummaryStore {
       })),
       days: [...days.values()]
         .sort((a, b) => a.day.localeCompare(b.day))
-        .map((d) => ({ day: d.day, codExpectedXof: d.codExpectedXof, codCollectedXof: d.codCollectedXof, heldInDisputeXof: d.heldInDisputeXof })),
+        .map((d) => ({
+          day: d.day,
+          codExpectedXof: d.codExpectedXof,
+          codCollectedXof: d.codCollectedXof,
+          heldInDisputeXof: d.heldInDisputeXof,
+        })),
     };
   }
 }
@@ -79,12 +88,18 @@ function findingsByKind(shop: StoredShopReconciliation): ReconciliationSummary['
     byKind.set(finding.kind, entry);
     entry.count += 1;
     // A decided claim needs nothing more (its outcome is in the order's history): counted as settled, not pending.
-    if (finding.action === 'repaired' || finding.action === 'already_requested' || finding.kind === 'dispute_decided') entry.repaired += 1;
+    if (finding.action === 'repaired' || finding.action === 'already_requested' || finding.kind === 'dispute_decided')
+      entry.repaired += 1;
   }
   const list = [...byKind.values()];
   if (shop.error) list.unshift({ kind: 'shop_unreadable', count: 1, repaired: 0, note: shop.error });
   if (shop.findingsTotal > shop.findings.length) {
-    list.push({ kind: 'more', count: shop.findingsTotal - shop.findings.length, repaired: 0, note: 'more findings than stored: run relais reconcile' });
+    list.push({
+      kind: 'more',
+      count: shop.findingsTotal - shop.findings.length,
+      repaired: 0,
+      note: 'more findings than stored: run relais reconcile',
+    });
   }
   return list;
 }

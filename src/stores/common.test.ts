@@ -1,12 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import * as crypto from 'node:crypto';
-import {
-  VERIFICATION_FAILURE_STATUS,
-  headerValue,
-  readCoordinates,
-  readXof,
-  signaturesMatch,
-} from './common.js';
+import { VERIFICATION_FAILURE_STATUS, headerValue, readCoordinates, readXof, signaturesMatch } from './common.js';
 
 // Spy on the real timingSafeEqual (it still does the comparison) to see that signatures go through it.
 vi.mock('node:crypto', async (importOriginal) => {
@@ -46,7 +40,12 @@ describe('headers', () => {
   });
 
   it('answers 400 for a broken request and 401 for a signature that does not match', () => {
-    expect(VERIFICATION_FAILURE_STATUS).toEqual({ missing_headers: 400, malformed_ping: 400, invalid_hmac: 401, invalid_signature: 401 });
+    expect(VERIFICATION_FAILURE_STATUS).toEqual({
+      missing_headers: 400,
+      malformed_ping: 400,
+      invalid_hmac: 401,
+      invalid_signature: 401,
+    });
   });
 });
 

@@ -26,8 +26,7 @@ export interface NormaliseContext {
 }
 
 export type NormaliseResult =
-  | { ok: true; order: StoreOrder }
-  | { ok: false; hold: HoldReason; orderId?: string; orderName?: string };
+  { ok: true; order: StoreOrder } | { ok: false; hold: HoldReason; orderId?: string; orderName?: string };
 
 /** Shopify's default manual method name, WooCommerce's COD gateway id, and the usual snake_case spelling. */
 export const DEFAULT_COD_GATEWAYS: readonly string[] = ['Cash on Delivery (COD)', 'cod', 'cash_on_delivery'];
@@ -135,7 +134,8 @@ export function decidePaymentFamily(input: {
   const { gateways, ctx } = input;
   if (matchesGateway(gateways, ctx.businessAccountGateways)) return 'business_account';
   if (matchesGateway(gateways, ctx.depositGateways)) return 'deposit_then_balance';
-  if (matchesGateway(gateways, codGatewaysOf(ctx))) return input.codPartiallyPaid ? 'deposit_then_balance' : 'cash_on_delivery';
+  if (matchesGateway(gateways, codGatewaysOf(ctx)))
+    return input.codPartiallyPaid ? 'deposit_then_balance' : 'cash_on_delivery';
   return 'prepaid';
 }
 
@@ -152,9 +152,7 @@ export function shippingChargedFrom(amount: string | number | null | undefined):
 
 /** What the platform says the customer still owes, as far as it can tell. */
 export type Outstanding =
-  | { kind: 'amount'; raw: string | number }
-  | { kind: 'total' }
-  | { kind: 'unknown'; why: string };
+  { kind: 'amount'; raw: string | number } | { kind: 'total' } | { kind: 'unknown'; why: string };
 
 export type CollectAmount = { ok: true; value: Xof } | { ok: false; hold: HoldReason };
 
@@ -172,14 +170,19 @@ export function amountToCollectFrom(input: { orderName: string; total: Xof; outs
     if (!reading.ok) {
       return {
         ok: false,
-        hold: reading.problem === 'fraction'
-          ? holds.amountHasFraction(orderName, 'an amount left to pay of', String(outstanding.raw))
-          : holds.codAmountUnknown(orderName, `the amount left to pay ("${String(outstanding.raw)}") is not a number`),
+        hold:
+          reading.problem === 'fraction'
+            ? holds.amountHasFraction(orderName, 'an amount left to pay of', String(outstanding.raw))
+            : holds.codAmountUnknown(
+                orderName,
+                `the amount left to pay ("${String(outstanding.raw)}") is not a number`,
+              ),
       };
     }
     owed = reading.value;
   }
-  if (owed < 0 || owed > total) return { ok: false, hold: holds.codAmountInconsistent(orderName, `${owed} XOF`, `${total} XOF`) };
+  if (owed < 0 || owed > total)
+    return { ok: false, hold: holds.codAmountInconsistent(orderName, `${owed} XOF`, `${total} XOF`) };
   if (owed === 0) return { ok: false, hold: holds.codNothingToCollect(orderName) };
   return { ok: true, value: owed };
 }
@@ -292,7 +295,10 @@ export const MAX_JSON_DEPTH = 64;
 
 /** The answer to a body that is not what the platform sends: `what` says what was expected ("JSON", "a JSON object"). */
 export function malformedBody(what: string): { error: 'malformed_body'; message: string } {
-  return { error: 'malformed_body', message: `the body is not ${what}, or is nested deeper than ${String(MAX_JSON_DEPTH)} levels` };
+  return {
+    error: 'malformed_body',
+    message: `the body is not ${what}, or is nested deeper than ${String(MAX_JSON_DEPTH)} levels`,
+  };
 }
 
 /** The body's JSON, or undefined when it is not JSON or nests deeper than MAX_JSON_DEPTH. */
@@ -312,7 +318,8 @@ export function jsonDepthExceeds(raw: Buffer, max: number): boolean {
   for (let i = 0; i < raw.length; i++) {
     const c = raw[i];
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped byte
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped byte
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) {
       inString = true;

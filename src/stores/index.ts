@@ -18,12 +18,24 @@ import type { ShopWriter } from './writer.js';
 
 export type { NormaliseResult };
 export type {
-  CheckoutRatesEndpoint, DoctorContext, OrderWindow, OwnershipCheck, ShopOrderLister, ShopOrderPage, StorePlatform,
-  VerificationFailure, WebhookReceipt, WeightFiller, WriterDeps,
+  CheckoutRatesEndpoint,
+  DoctorContext,
+  OrderWindow,
+  OwnershipCheck,
+  ShopOrderLister,
+  ShopOrderPage,
+  StorePlatform,
+  VerificationFailure,
+  WebhookReceipt,
+  WeightFiller,
+  WriterDeps,
 } from './platform.js';
 export { PLATFORM_NAMES, type PlatformName } from './settings.js';
 /** Shops whose platform credentials Relais keeps sealed in the database (Shopify OAuth tokens), and their set-up. */
-export { configureShopifyAccessTokens as configureStoredCredentials, shopifyOAuthShops as shopsWithStoredCredentials } from './shopify/access-token.js';
+export {
+  configureShopifyAccessTokens as configureStoredCredentials,
+  shopifyOAuthShops as shopsWithStoredCredentials,
+} from './shopify/access-token.js';
 
 export const STORE_PLATFORMS: { readonly [P in PlatformName]: StorePlatform<P> } = {
   shopify: shopifyPlatform,

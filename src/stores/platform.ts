@@ -52,7 +52,12 @@ export type WebhookReceipt =
   /** Verified, nothing to do: answered 200 with this body (a ping, a topic Relais does not act on). */
   | { kind: 'answer'; body: Record<string, unknown> }
   /** Refused: the status comes from the reason; `warn` is the log line, when the refusal is worth one. */
-  | { kind: 'rejected'; reason: VerificationFailure; body: Record<string, unknown>; warn?: { msg: string; fields: Record<string, unknown> } };
+  | {
+      kind: 'rejected';
+      reason: VerificationFailure;
+      body: Record<string, unknown>;
+      warn?: { msg: string; fields: Record<string, unknown> };
+    };
 
 export interface WebhookIntake {
   /** The route shops deliver to, in Express syntax: `/webhooks/shopify`, `/webhooks/woocommerce/:shopId`. */
@@ -81,7 +86,11 @@ export interface CheckoutRatesEndpoint<P extends PlatformName, Parsed = unknown>
 }
 
 /** Why a verified order event is not shown to be the shop's (for the log line); undefined when it is the shop's. */
-export type OwnershipCheck<P extends PlatformName = PlatformName> = (shop: ShopOf<P>, event: { topic: string; payload: unknown }, orderId: string) => Promise<string | undefined>;
+export type OwnershipCheck<P extends PlatformName = PlatformName> = (
+  shop: ShopOf<P>,
+  event: { topic: string; payload: unknown },
+  orderId: string,
+) => Promise<string | undefined>;
 
 export interface WriterDeps {
   redis: Redis;

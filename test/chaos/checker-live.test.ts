@@ -19,7 +19,9 @@ afterAll(async () => {
 
 async function dispatchApi(path: string, body: unknown): Promise<Record<string, unknown>> {
   const response = await fetch(`${stack.relais.emulator.baseUrl}${path}`, {
-    method: 'POST', headers: { 'content-type': 'application/json', 'X-Api-Key': stack.relais.secrets.dispatchApiKey }, body: JSON.stringify(body),
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'X-Api-Key': stack.relais.secrets.dispatchApiKey },
+    body: JSON.stringify(body),
   });
   expect(response.status).toBeLessThan(300);
   return (await response.json()) as Record<string, unknown>;
@@ -30,7 +32,9 @@ describe('the history checker on a real run', { timeout: SCENARIO_TIMEOUT_MS }, 
     const lost = await stack.placeWoo();
     const [lostAttempt] = await stack.send(lost);
     expect(lostAttempt!.status).toBe(200);
-    const [job] = (await stack.queues.shopEvents.getWaiting()).filter((j) => (j.data.payload as { id?: unknown }).id === lost.shopOrderId);
+    const [job] = (await stack.queues.shopEvents.getWaiting()).filter(
+      (j) => (j.data.payload as { id?: unknown }).id === lost.shopOrderId,
+    );
     await job!.remove(); // a queue that forgot an acknowledged event
 
     const twice = stack.placeShopify();
@@ -46,10 +50,16 @@ describe('the history checker on a real run', { timeout: SCENARIO_TIMEOUT_MS }, 
 
     // A second shipment for one order, created and marked ready as a retry without the lookup would.
     const quote = await dispatchApi('/v1/quotes', {
-      pickup: { city: 'Plateau', address: '12 avenue Léopold Sédar Senghor' }, dropoff: { city: 'Sacré-Cœur 3', address: 'Villa 12' },
-      parcel: { weight_kg: 1 }, payment_mode: 'cash_on_delivery',
+      pickup: { city: 'Plateau', address: '12 avenue Léopold Sédar Senghor' },
+      dropoff: { city: 'Sacré-Cœur 3', address: 'Villa 12' },
+      parcel: { weight_kg: 1 },
+      payment_mode: 'cash_on_delivery',
     });
-    const second = await dispatchApi('/v1/shipments', { quote_id: quote.quote_id, external_order_id: twice.externalOrderId, orderAmountXof: 15000 });
+    const second = await dispatchApi('/v1/shipments', {
+      quote_id: quote.quote_id,
+      external_order_id: twice.externalOrderId,
+      orderAmountXof: 15000,
+    });
     await dispatchApi(`/v1/shipments/${String(second.shipment_id)}/mark-ready`, { by: 'a buggy retry' });
     // The ledger's step written back to an earlier one, and a returned cash-on-delivery order marked paid.
     const record = await stack.ledger.get(backwards.externalOrderId);
@@ -59,12 +69,24 @@ describe('the history checker on a real run', { timeout: SCENARIO_TIMEOUT_MS }, 
 
     const { report } = await stack.finish({ timeoutMs: 0 });
     const summary = describeReport(report);
-    expect(report.lost.map((a) => a.externalOrderId), summary).toEqual([lost.externalOrderId]);
+    expect(
+      report.lost.map((a) => a.externalOrderId),
+      summary,
+    ).toEqual([lost.externalOrderId]);
     expect([...new Set(report.duplicated.map((a) => a.externalOrderId))], summary).toEqual([twice.externalOrderId]);
-    expect([...new Set(report.regressed.map((a) => a.externalOrderId))].sort(), summary).toEqual([backwards.externalOrderId, paidAfterReturn.externalOrderId].sort());
-    expect(report.regressed.find((a) => a.externalOrderId === paidAfterReturn.externalOrderId)?.detail).toMatch(/ended RETURNED yet .* was marked paid/);
-    expect(report.stale.map((a) => a.externalOrderId), summary).toEqual([backwards.externalOrderId]);
-    const named = [...report.lost, ...report.duplicated, ...report.regressed, ...report.stale].map((a) => a.externalOrderId);
+    expect([...new Set(report.regressed.map((a) => a.externalOrderId))].sort(), summary).toEqual(
+      [backwards.externalOrderId, paidAfterReturn.externalOrderId].sort(),
+    );
+    expect(report.regressed.find((a) => a.externalOrderId === paidAfterReturn.externalOrderId)?.detail).toMatch(
+      /ended RETURNED yet .* was marked paid/,
+    );
+    expect(
+      report.stale.map((a) => a.externalOrderId),
+      summary,
+    ).toEqual([backwards.externalOrderId]);
+    const named = [...report.lost, ...report.duplicated, ...report.regressed, ...report.stale].map(
+      (a) => a.externalOrderId,
+    );
     expect(named).not.toContain(fine.externalOrderId);
   });
 });

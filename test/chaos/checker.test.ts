@@ -10,45 +10,110 @@ import { checkHistory, describeReport } from './support/checker.js';
 import { emptyHistory, type History, type LedgerFinal, type PlacedOrder, type SentWebhook } from './support/history.js';
 
 const SHOPIFY_ORDER: PlacedOrder = {
-  externalOrderId: 'dakar-mode:1001', platform: 'shopify', shopOrderId: 1001, cashOnDelivery: true, owed: { outstanding: '17000.00', shipping: '2000.00' },
+  externalOrderId: 'dakar-mode:1001',
+  platform: 'shopify',
+  shopOrderId: 1001,
+  cashOnDelivery: true,
+  owed: { outstanding: '17000.00', shipping: '2000.00' },
 };
-const WOO_ORDER: PlacedOrder = { externalOrderId: 'abidjan-tech:55', platform: 'woocommerce', shopOrderId: 55, cashOnDelivery: true, owed: { outstanding: '16500', shipping: '1500' } };
+const WOO_ORDER: PlacedOrder = {
+  externalOrderId: 'abidjan-tech:55',
+  platform: 'woocommerce',
+  shopOrderId: 55,
+  cashOnDelivery: true,
+  owed: { outstanding: '16500', shipping: '1500' },
+};
 const DELIVERED_PATH = ['CREATED', 'READY', 'ASSIGNED', 'PICKED_UP', 'IN_TRANSIT', 'OUT_FOR_DELIVERY', 'DELIVERED'];
 
 function shipment(externalOrderId: string, id: string, path: string[]): EmulatedShipmentSnapshot {
   const at = '2026-03-01T10:00:00.000Z';
   return {
-    orgId: 'org_relais', shipment_id: id, external_order_id: externalOrderId, quote_id: `qte_${id}`, status: path.at(-1)!,
-    tracking_code: `TRK${id}`, publicTrackingUrl: `http://127.0.0.1:1/t/TRK${id}`, orderAmountXof: 15000, payment_mode: 'cash_on_delivery',
-    total: 2500, settlement_status: 'PENDING', created_at: at, updated_at: at, status_history: path.map((status) => ({ status, at })), claims: [],
+    orgId: 'org_relais',
+    shipment_id: id,
+    external_order_id: externalOrderId,
+    quote_id: `qte_${id}`,
+    status: path.at(-1)!,
+    tracking_code: `TRK${id}`,
+    publicTrackingUrl: `http://127.0.0.1:1/t/TRK${id}`,
+    orderAmountXof: 15000,
+    payment_mode: 'cash_on_delivery',
+    total: 2500,
+    settlement_status: 'PENDING',
+    created_at: at,
+    updated_at: at,
+    status_history: path.map((status) => ({ status, at })),
+    claims: [],
   };
 }
 
 function webhook(order: PlacedOrder, status: number, seq = 1): SentWebhook {
-  return { seq, at: seq * 10, from: order.platform, topic: order.platform === 'shopify' ? 'orders/create' : 'order.created', externalOrderId: order.externalOrderId, deliveryKey: `k${seq}`, attempt: 1, status };
+  return {
+    seq,
+    at: seq * 10,
+    from: order.platform,
+    topic: order.platform === 'shopify' ? 'orders/create' : 'order.created',
+    externalOrderId: order.externalOrderId,
+    deliveryKey: `k${seq}`,
+    attempt: 1,
+    status,
+  };
 }
 
 function ledger(order: PlacedOrder, state: string, step?: string, extra: Partial<LedgerFinal> = {}): LedgerFinal {
   return {
-    externalOrderId: order.externalOrderId, state, timeline: [],
-    ...(step ? { delivery: { step: step as NonNullable<LedgerFinal['delivery']>['step'], serviceStatus: step.toUpperCase(), updatedAt: '', written: { steps: {} } } } : {}),
+    externalOrderId: order.externalOrderId,
+    state,
+    timeline: [],
+    ...(step
+      ? {
+          delivery: {
+            step: step as NonNullable<LedgerFinal['delivery']>['step'],
+            serviceStatus: step.toUpperCase(),
+            updatedAt: '',
+            written: { steps: {} },
+          },
+        }
+      : {}),
     ...extra,
   };
 }
 
 function shopifyPage(overrides: Partial<ShopifyOrderSnapshot> = {}): ShopifyOrderSnapshot {
   return {
-    id: 1001, gid: 'gid://shopify/Order/1001', name: '#1001', financialStatus: 'PAID', fulfillmentStatus: 'FULFILLED', cancelled: false,
-    cancelledAt: null, cancelReason: null, currency: 'XOF', totalPrice: '15000.00', currentTotalPrice: '15000.00', totalOutstanding: '0.00',
-    gatewayNames: ['Cash on Delivery (COD)'], tags: ['relais:dispatched', 'relais:cod'], note: null,
+    id: 1001,
+    gid: 'gid://shopify/Order/1001',
+    name: '#1001',
+    financialStatus: 'PAID',
+    fulfillmentStatus: 'FULFILLED',
+    cancelled: false,
+    cancelledAt: null,
+    cancelReason: null,
+    currency: 'XOF',
+    totalPrice: '15000.00',
+    currentTotalPrice: '15000.00',
+    totalOutstanding: '0.00',
+    gatewayNames: ['Cash on Delivery (COD)'],
+    tags: ['relais:dispatched', 'relais:cod'],
+    note: null,
     metafields: [{ namespace: 'relais', key: 'shipment_id', type: 'single_line_text_field', value: 'shp_A' }],
     fulfillmentOrders: [],
-    fulfillments: [{
-      id: 'gid://shopify/Fulfillment/1', name: '#1001-F1', status: 'SUCCESS', notifyCustomer: true, lineItems: [],
-      trackingInfo: [{ company: 'Relais', number: 'TRKshp_A', url: 'http://127.0.0.1:1/t/TRKshp_A' }],
-      events: ['CARRIER_PICKED_UP', 'IN_TRANSIT', 'OUT_FOR_DELIVERY', 'DELIVERED'].map((status) => ({ status, happenedAt: '', message: null })),
-    }],
-    updatedAt: '', rest: {} as RestOrder,
+    fulfillments: [
+      {
+        id: 'gid://shopify/Fulfillment/1',
+        name: '#1001-F1',
+        status: 'SUCCESS',
+        notifyCustomer: true,
+        lineItems: [],
+        trackingInfo: [{ company: 'Relais', number: 'TRKshp_A', url: 'http://127.0.0.1:1/t/TRKshp_A' }],
+        events: ['CARRIER_PICKED_UP', 'IN_TRANSIT', 'OUT_FOR_DELIVERY', 'DELIVERED'].map((status) => ({
+          status,
+          happenedAt: '',
+          message: null,
+        })),
+      },
+    ],
+    updatedAt: '',
+    rest: {} as RestOrder,
     ...overrides,
   };
 }
@@ -59,9 +124,19 @@ function wooNote(id: number, note: string, customer = false) {
 
 function wooPage(overrides: Partial<WooOrderSnapshot> = {}): WooOrderSnapshot {
   return {
-    id: 55, status: 'completed', total: '14000.00', payment_method: 'cod', transaction_id: '', date_paid: '2026-03-01T11:00:00', date_completed: '2026-03-01T11:00:00',
-    date_modified: '', set_paid: true,
-    meta_data: [{ id: 1, key: '_relais_shipment_id', value: 'shp_B' }, { id: 2, key: '_relais_tracking_code', value: 'TRKshp_B' }],
+    id: 55,
+    status: 'completed',
+    total: '14000.00',
+    payment_method: 'cod',
+    transaction_id: '',
+    date_paid: '2026-03-01T11:00:00',
+    date_completed: '2026-03-01T11:00:00',
+    date_modified: '',
+    set_paid: true,
+    meta_data: [
+      { id: 1, key: '_relais_shipment_id', value: 'shp_B' },
+      { id: 2, key: '_relais_tracking_code', value: 'TRKshp_B' },
+    ],
     notes: [
       wooNote(1, 'Your order #55 is on its way with Relais. Tracking code: TRKshp_B.', true),
       wooNote(2, 'Relais: picked up by the courier (shipment shp_B).'),
@@ -76,14 +151,34 @@ function wooPage(overrides: Partial<WooOrderSnapshot> = {}): WooOrderSnapshot {
 
 function markAsPaidCall(orderId: number): GraphqlCallRecord {
   return {
-    at: '', kind: 'graphql', request: 'POST /admin/api/2026-10/graphql.json', domain: 'dakar-mode.myshopify.com', apiVersion: '2026-10', httpStatus: 200,
-    outcome: 'ok', operationType: 'mutation', operationName: 'RelaisOrderMarkAsPaid', rootFields: ['orderMarkAsPaid'], query: null,
-    variables: { input: { id: `gid://shopify/Order/${orderId}` } }, cost: null, response: { data: { orderMarkAsPaid: { userErrors: [] } } },
+    at: '',
+    kind: 'graphql',
+    request: 'POST /admin/api/2026-10/graphql.json',
+    domain: 'dakar-mode.myshopify.com',
+    apiVersion: '2026-10',
+    httpStatus: 200,
+    outcome: 'ok',
+    operationType: 'mutation',
+    operationName: 'RelaisOrderMarkAsPaid',
+    rootFields: ['orderMarkAsPaid'],
+    query: null,
+    variables: { input: { id: `gid://shopify/Order/${orderId}` } },
+    cost: null,
+    response: { data: { orderMarkAsPaid: { userErrors: [] } } },
   };
 }
 
 function wooPaidCall(orderId: number): ApiCall {
-  return { shopId: 'abidjan-tech', method: 'PUT', route: `/wc/v3/orders/${orderId}`, query: {}, body: { status: 'completed', set_paid: true }, status: 200, auth: 'basic', at: new Date() };
+  return {
+    shopId: 'abidjan-tech',
+    method: 'PUT',
+    route: `/wc/v3/orders/${orderId}`,
+    query: {},
+    body: { status: 'completed', set_paid: true },
+    status: 200,
+    auth: 'basic',
+    at: new Date(),
+  };
 }
 
 /** Two orders that went right: each acknowledged, one shipment delivered, written once, paid once. */
@@ -91,7 +186,10 @@ function cleanHistory(): History {
   const history = emptyHistory();
   history.orders = [SHOPIFY_ORDER, WOO_ORDER];
   history.webhooks = [webhook(SHOPIFY_ORDER, 200, 1), webhook(WOO_ORDER, 200, 2)];
-  history.dispatch.shipments = [shipment(SHOPIFY_ORDER.externalOrderId, 'shp_A', DELIVERED_PATH), shipment(WOO_ORDER.externalOrderId, 'shp_B', DELIVERED_PATH)];
+  history.dispatch.shipments = [
+    shipment(SHOPIFY_ORDER.externalOrderId, 'shp_A', DELIVERED_PATH),
+    shipment(WOO_ORDER.externalOrderId, 'shp_B', DELIVERED_PATH),
+  ];
   history.dispatch.calls = [] as RecordedCall[];
   history.shopify = { calls: [markAsPaidCall(1001)], orders: [shopifyPage()] };
   history.woo = { calls: [wooPaidCall(55)], orders: [wooPage()] };
@@ -117,15 +215,25 @@ describe('the history checker', () => {
   it('finds nothing wrong with orders that were each shipped once, written once and paid once', () => {
     const report = checkHistory(cleanHistory());
     expect(describeReport(report)).toContain('2 orders, 2 acknowledged, 2 shipped');
-    expect([report.lost, report.duplicated, report.regressed, report.stale, report.misbilled]).toEqual([[], [], [], [], []]);
+    expect([report.lost, report.duplicated, report.regressed, report.stale, report.misbilled]).toEqual([
+      [],
+      [],
+      [],
+      [],
+      [],
+    ]);
   });
 
-  it('reports as MISBILLED a COD shipment carrying the shop\'s whole balance instead of the goods (balance less the shop\'s shipping), in whole francs', () => {
+  it("reports as MISBILLED a COD shipment carrying the shop's whole balance instead of the goods (balance less the shop's shipping), in whole francs", () => {
     const history = cleanHistory();
-    history.dispatch.shipments = history.dispatch.shipments.map((s) => (s.external_order_id === SHOPIFY_ORDER.externalOrderId ? { ...s, orderAmountXof: 17_000 } : s));
+    history.dispatch.shipments = history.dispatch.shipments.map((s) =>
+      s.external_order_id === SHOPIFY_ORDER.externalOrderId ? { ...s, orderAmountXof: 17_000 } : s,
+    );
     const report = checkHistory(history);
     expect(ids(report.misbilled)).toEqual([SHOPIFY_ORDER.externalOrderId]);
-    expect(report.misbilled[0]!.detail).toContain('the shop owes 15000 XOF for the goods (outstanding 17000.00 less shipping 2000.00)');
+    expect(report.misbilled[0]!.detail).toContain(
+      'the shop owes 15000 XOF for the goods (outstanding 17000.00 less shipping 2000.00)',
+    );
   });
 
   it('reports a second shipment for one order as DUPLICATED and an acknowledged order without a shipment as LOST', () => {
@@ -135,7 +243,9 @@ describe('the history checker', () => {
       shipment(SHOPIFY_ORDER.externalOrderId, 'shp_A2', ['CREATED', 'READY']),
     ];
     history.ledger = [ledger(SHOPIFY_ORDER, 'delivered', 'delivered'), ledger(WOO_ORDER, 'received')];
-    history.woo.orders = [wooPage({ notes: [], meta_data: [], status: 'processing', set_paid: false, date_paid: null })];
+    history.woo.orders = [
+      wooPage({ notes: [], meta_data: [], status: 'processing', set_paid: false, date_paid: null }),
+    ];
     history.woo.calls = [];
 
     const report = checkHistory(history);
@@ -148,11 +258,18 @@ describe('the history checker', () => {
 
   it('reports an order whose only shipment was never marked ready as LOST, unless the ledger holds it with a reason', () => {
     const history = cleanHistory();
-    history.dispatch.shipments = [shipment(SHOPIFY_ORDER.externalOrderId, 'shp_A', DELIVERED_PATH), shipment(WOO_ORDER.externalOrderId, 'shp_B', ['CREATED'])];
+    history.dispatch.shipments = [
+      shipment(SHOPIFY_ORDER.externalOrderId, 'shp_A', DELIVERED_PATH),
+      shipment(WOO_ORDER.externalOrderId, 'shp_B', ['CREATED']),
+    ];
     history.ledger = [ledger(SHOPIFY_ORDER, 'delivered', 'delivered'), ledger(WOO_ORDER, 'dispatching')];
-    expect(checkHistory(history).lost.map((a) => a.detail)).toEqual([expect.stringMatching(/shp_B was never marked ready/)]);
+    expect(checkHistory(history).lost.map((a) => a.detail)).toEqual([
+      expect.stringMatching(/shp_B was never marked ready/),
+    ]);
 
-    history.ledger[1] = ledger(WOO_ORDER, 'held', undefined, { hold: { code: 'dispatch_unavailable', message: 'the delivery service could not be reached', at: '' } });
+    history.ledger[1] = ledger(WOO_ORDER, 'held', undefined, {
+      hold: { code: 'dispatch_unavailable', message: 'the delivery service could not be reached', at: '' },
+    });
     const held = checkHistory(history);
     expect(held.lost).toEqual([]);
     expect(held.held).toEqual([{ externalOrderId: WOO_ORDER.externalOrderId, code: 'dispatch_unavailable' }]);
@@ -163,9 +280,16 @@ describe('the history checker', () => {
 
   it('does not count an order the platform was never told about (only 503s) as lost, but lists it as unacknowledged', () => {
     const history = cleanHistory();
-    history.webhooks = [webhook(SHOPIFY_ORDER, 200, 1), webhook(WOO_ORDER, 503, 2), { ...webhook(WOO_ORDER, 0, 3), error: 'socket hang up' }];
+    history.webhooks = [
+      webhook(SHOPIFY_ORDER, 200, 1),
+      webhook(WOO_ORDER, 503, 2),
+      { ...webhook(WOO_ORDER, 0, 3), error: 'socket hang up' },
+    ];
     history.dispatch.shipments = [shipment(SHOPIFY_ORDER.externalOrderId, 'shp_A', DELIVERED_PATH)];
-    history.ledger = [ledger(SHOPIFY_ORDER, 'delivered', 'delivered'), { externalOrderId: WOO_ORDER.externalOrderId, timeline: [] }];
+    history.ledger = [
+      ledger(SHOPIFY_ORDER, 'delivered', 'delivered'),
+      { externalOrderId: WOO_ORDER.externalOrderId, timeline: [] },
+    ];
     history.woo.orders = [];
     const report = checkHistory(history);
     expect(report.lost).toEqual([]);
@@ -189,14 +313,34 @@ describe('the history checker', () => {
 
   it('reports a delivery step or a shop status that moved backwards, and a returned order marked paid, as REGRESSED', () => {
     const history = cleanHistory();
-    history.samples.ledger.push({ at: 5, externalOrderId: SHOPIFY_ORDER.externalOrderId, state: 'in_delivery', step: 'in_transit' });
+    history.samples.ledger.push({
+      at: 5,
+      externalOrderId: SHOPIFY_ORDER.externalOrderId,
+      state: 'in_delivery',
+      step: 'in_transit',
+    });
     history.samples.shop.push({ at: 3, externalOrderId: WOO_ORDER.externalOrderId, status: 'processing' });
-    const returned = ['CREATED', 'READY', 'ASSIGNED', 'PICKED_UP', 'IN_TRANSIT', 'OUT_FOR_DELIVERY', 'DELIVERY_FAILED', 'RETURNED'];
+    const returned = [
+      'CREATED',
+      'READY',
+      'ASSIGNED',
+      'PICKED_UP',
+      'IN_TRANSIT',
+      'OUT_FOR_DELIVERY',
+      'DELIVERY_FAILED',
+      'RETURNED',
+    ];
     history.dispatch.shipments[1] = shipment(WOO_ORDER.externalOrderId, 'shp_B', returned);
     history.ledger[1] = ledger(WOO_ORDER, 'returned', 'returned');
-    history.woo.orders = [wooPage({
-      notes: [wooNote(1, 'Relais: picked up by the courier (shipment shp_B).'), wooNote(2, 'Relais: returned to the merchant (shipment shp_B).'), wooNote(3, 'Relais: out for delivery (shipment shp_B).')],
-    })];
+    history.woo.orders = [
+      wooPage({
+        notes: [
+          wooNote(1, 'Relais: picked up by the courier (shipment shp_B).'),
+          wooNote(2, 'Relais: returned to the merchant (shipment shp_B).'),
+          wooNote(3, 'Relais: out for delivery (shipment shp_B).'),
+        ],
+      }),
+    ];
 
     const report = checkHistory(history);
     expect(report.regressed.map((a) => [a.externalOrderId, a.detail])).toEqual([
@@ -209,7 +353,12 @@ describe('the history checker', () => {
 
   it('reports an order whose ledger state left delivered for cancel_refused, or returned for cancelled, as REGRESSED', () => {
     const history = cleanHistory();
-    history.samples.ledger.push({ at: 5, externalOrderId: SHOPIFY_ORDER.externalOrderId, state: 'cancel_refused', step: 'delivered' });
+    history.samples.ledger.push({
+      at: 5,
+      externalOrderId: SHOPIFY_ORDER.externalOrderId,
+      state: 'cancel_refused',
+      step: 'delivered',
+    });
     history.samples.ledger.push(
       { at: 1, externalOrderId: WOO_ORDER.externalOrderId, state: 'returned', step: 'delivered' },
       { at: 2, externalOrderId: WOO_ORDER.externalOrderId, state: 'cancelled', step: 'delivered' },
@@ -222,7 +371,7 @@ describe('the history checker', () => {
     ]);
   });
 
-  it('reports a shop or ledger left behind the shipment\'s final state as STALE', () => {
+  it("reports a shop or ledger left behind the shipment's final state as STALE", () => {
     const history = cleanHistory();
     history.ledger[0] = ledger(SHOPIFY_ORDER, 'in_delivery', 'out_for_delivery');
     history.shopify.orders = [shopifyPage({ financialStatus: 'PENDING' })];

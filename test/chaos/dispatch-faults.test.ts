@@ -18,7 +18,13 @@ afterEach(() => stack.relais.emulator.faults.clear());
 
 const ORDERS = scale(4, 16);
 /** Every call of the pipeline and of the delivery sync. */
-const OPERATIONS: OperationName[] = ['getShipmentByExternalOrder', 'createQuote', 'createShipment', 'markReady', 'getShipment'];
+const OPERATIONS: OperationName[] = [
+  'getShipmentByExternalOrder',
+  'createQuote',
+  'createShipment',
+  'markReady',
+  'getShipment',
+];
 
 const FAULTS: [string, FaultKind][] = [
   ['5xx', { kind: 'status', status: 503 }],
@@ -32,9 +38,13 @@ describe('dispatch faults', { timeout: SCENARIO_TIMEOUT_MS }, () => {
   for (const [name, fault] of FAULTS) {
     it(`${name} on every dispatch call: ${ORDERS} orders each shipped once, delivered and written once`, async () => {
       // Each call type fails for the first orders that reach it, as many times as there are orders.
-      const hits = () => OPERATIONS.map((op) => stack.relais.emulator.calls().filter((c) => c.operation === op && c.fault === fault.kind).length);
+      const hits = () =>
+        OPERATIONS.map(
+          (op) => stack.relais.emulator.calls().filter((c) => c.operation === op && c.fault === fault.kind).length,
+        );
       const before = hits();
-      for (const operation of OPERATIONS) stack.relais.emulator.faults.add({ operation, times: Math.ceil(ORDERS / 2), fault });
+      for (const operation of OPERATIONS)
+        stack.relais.emulator.faults.add({ operation, times: Math.ceil(ORDERS / 2), fault });
       const orders = await stack.placeMany(ORDERS);
       await Promise.all(orders.map((o) => stack.send(o)));
       await stack.waitDispatched(orders, { timeoutMs: 60_000 });

@@ -6,7 +6,14 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { SHOPIFY_DOMAIN, WOO_SHOP_ID } from '../support/relais.js';
-import { expectNoAnomaly, scale, SCENARIO_TIMEOUT_MS, startChaosStack, type ChaosOrder, type ChaosStack } from './support/stack.js';
+import {
+  expectNoAnomaly,
+  scale,
+  SCENARIO_TIMEOUT_MS,
+  startChaosStack,
+  type ChaosOrder,
+  type ChaosStack,
+} from './support/stack.js';
 
 let stack: ChaosStack;
 beforeAll(async () => {
@@ -23,14 +30,16 @@ const updatedTopic = (order: ChaosOrder) => (order.platform === 'shopify' ? 'ord
 describe('duplicate deliveries', { timeout: SCENARIO_TIMEOUT_MS }, () => {
   it(`the same order webhook ${COPIES} times at once ships each of ${ORDERS} orders once`, async () => {
     const orders = await stack.placeMany(ORDERS);
-    await Promise.all(orders.flatMap((order) => {
-      const eventId = randomUUID(); // a platform's retries of one delivery share its event id
-      return [
-        ...Array.from({ length: COPIES }, () => stack.send(order, { eventId })),
-        // and a different delivery about the same order, racing them
-        stack.send(order, { topic: updatedTopic(order) }),
-      ];
-    }));
+    await Promise.all(
+      orders.flatMap((order) => {
+        const eventId = randomUUID(); // a platform's retries of one delivery share its event id
+        return [
+          ...Array.from({ length: COPIES }, () => stack.send(order, { eventId })),
+          // and a different delivery about the same order, racing them
+          stack.send(order, { topic: updatedTopic(order) }),
+        ];
+      }),
+    );
     await stack.waitDispatched(orders);
     await stack.driveCourier();
     const { report } = await stack.finish();
@@ -58,21 +67,27 @@ describe('duplicate deliveries', { timeout: SCENARIO_TIMEOUT_MS }, () => {
     await stack.waitDispatched(orders);
     await stack.driveCourier();
     await stack.settle();
-    const writesBefore = stack.shopify.graphqlCalls().filter((c) => c.operationType === 'mutation').length + stack.woo.calls().filter((c) => c.method !== 'GET').length;
+    const writesBefore =
+      stack.shopify.graphqlCalls().filter((c) => c.operationType === 'mutation').length +
+      stack.woo.calls().filter((c) => c.method !== 'GET').length;
 
     for (const order of orders) {
       // the original delivery retried late, a new delivery of the old body, and the order as the shop shows it now
       await stack.send(order, { eventId: firstIds.get(order.externalOrderId) });
       await stack.send(order);
-      const current = order.platform === 'shopify'
-        ? (stack.shopify.order(SHOPIFY_DOMAIN, order.shopOrderId) as unknown as Record<string, unknown>)
-        : stack.woo.getOrder(WOO_SHOP_ID, order.shopOrderId);
+      const current =
+        order.platform === 'shopify'
+          ? (stack.shopify.order(SHOPIFY_DOMAIN, order.shopOrderId) as unknown as Record<string, unknown>)
+          : stack.woo.getOrder(WOO_SHOP_ID, order.shopOrderId);
       await stack.send({ ...order, payload: current }, { topic: updatedTopic(order) });
     }
     await stack.settle();
     const { report } = await stack.finish();
     expectNoAnomaly(report);
-    const writesAfter = stack.shopify.graphqlCalls().filter((c) => c.operationType === 'mutation').length + stack.woo.calls().filter((c) => c.method !== 'GET').length;
-    if (writesAfter !== writesBefore) throw new Error(`replayed webhooks wrote into the shops again: ${writesAfter - writesBefore} writes`);
+    const writesAfter =
+      stack.shopify.graphqlCalls().filter((c) => c.operationType === 'mutation').length +
+      stack.woo.calls().filter((c) => c.method !== 'GET').length;
+    if (writesAfter !== writesBefore)
+      throw new Error(`replayed webhooks wrote into the shops again: ${writesAfter - writesBefore} writes`);
   });
 });

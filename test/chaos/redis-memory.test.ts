@@ -15,7 +15,9 @@ let stack: ChaosStack;
 let ballast: Redis;
 
 beforeAll(async () => {
-  redis = await startOwnedRedis({ args: ['--maxmemory', String(24 * 1024 * 1024), '--maxmemory-policy', 'noeviction'] });
+  redis = await startOwnedRedis({
+    args: ['--maxmemory', String(24 * 1024 * 1024), '--maxmemory-policy', 'noeviction'],
+  });
   stack = await startChaosStack({ redis });
   ballast = new Redis(redis.url, { maxRetriesPerRequest: 1 });
 });
@@ -49,7 +51,8 @@ async function fillMemory(): Promise<number> {
 }
 
 async function freeMemory(keys: number): Promise<void> {
-  for (let i = 0; i < keys; i += 100) await ballast.del(...Array.from({ length: Math.min(100, keys - i) }, (_, k) => `chaos:ballast:${i + k}`));
+  for (let i = 0; i < keys; i += 100)
+    await ballast.del(...Array.from({ length: Math.min(100, keys - i) }, (_, k) => `chaos:ballast:${i + k}`));
   await ballast.config('SET', 'maxmemory', String(MAXMEMORY));
 }
 
@@ -73,7 +76,13 @@ describe('Redis at its memory limit', { timeout: SCENARIO_TIMEOUT_MS }, () => {
     await stack.settle();
     const prefix = stack.relais.prefix;
     const seenBefore = await keyCount(`${prefix}:seen:*`);
-    const jobsBefore = await stack.queues.shopEvents.getJobCountByTypes('completed', 'waiting', 'active', 'delayed', 'failed');
+    const jobsBefore = await stack.queues.shopEvents.getJobCountByTypes(
+      'completed',
+      'waiting',
+      'active',
+      'delayed',
+      'failed',
+    );
 
     const keys = await fillMemory();
     const orders = await stack.placeMany(ORDERS);
@@ -81,7 +90,9 @@ describe('Redis at its memory limit', { timeout: SCENARIO_TIMEOUT_MS }, () => {
     expect(refused.flat().map((a) => a.status)).toEqual(orders.map(() => 503));
     // Nothing half-written: no de-duplication mark (a retry would be taken for a duplicate), no job, no record.
     expect(await keyCount(`${prefix}:seen:*`)).toBe(seenBefore);
-    expect(await stack.queues.shopEvents.getJobCountByTypes('completed', 'waiting', 'active', 'delayed', 'failed')).toBe(jobsBefore);
+    expect(
+      await stack.queues.shopEvents.getJobCountByTypes('completed', 'waiting', 'active', 'delayed', 'failed'),
+    ).toBe(jobsBefore);
     for (const order of orders) expect(await stack.ledger.get(order.externalOrderId)).toBeUndefined();
 
     await freeMemory(keys);

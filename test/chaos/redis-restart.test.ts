@@ -33,10 +33,12 @@ async function crashAndRestart(): Promise<void> {
 describe('Redis restarted from its AOF', { timeout: SCENARIO_TIMEOUT_MS }, () => {
   it(`SIGKILLed mid-burst of ${ORDERS} orders and again mid-delivery: every acknowledged order ships once and ends right in its shop`, async () => {
     const orders = await stack.placeMany(ORDERS);
-    const deliveries = Promise.all(orders.map(async (order, i) => {
-      await new Promise((r) => setTimeout(r, i * 40));
-      return stack.send(order, { timeoutMs: 90_000 });
-    }));
+    const deliveries = Promise.all(
+      orders.map(async (order, i) => {
+        await new Promise((r) => setTimeout(r, i * 40));
+        return stack.send(order, { timeoutMs: 90_000 });
+      }),
+    );
     await new Promise((r) => setTimeout(r, (ORDERS * 40) / 2));
     await crashAndRestart();
     const attempts = (await deliveries).flat();

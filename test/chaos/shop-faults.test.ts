@@ -8,7 +8,14 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SHOPIFY_SHOP_ID } from '../support/relais.js';
-import { expectNoAnomaly, scale, SCENARIO_TIMEOUT_MS, startChaosStack, type ChaosOrder, type ChaosStack } from './support/stack.js';
+import {
+  expectNoAnomaly,
+  scale,
+  SCENARIO_TIMEOUT_MS,
+  startChaosStack,
+  type ChaosOrder,
+  type ChaosStack,
+} from './support/stack.js';
 
 let stack: ChaosStack;
 let capture: Server;
@@ -20,7 +27,9 @@ beforeAll(async () => {
   stack = await startChaosStack({ pollIntervalMs: 10 * 60_000 });
   capture = createServer((req, res) => {
     let body = '';
-    req.on('data', (chunk: Buffer) => { body += chunk.toString(); });
+    req.on('data', (chunk: Buffer) => {
+      body += chunk.toString();
+    });
     req.on('end', () => {
       captured.push(body);
       res.writeHead(200).end();
@@ -75,7 +84,9 @@ describe('shop faults during write-back', { timeout: SCENARIO_TIMEOUT_MS }, () =
     await shipAndDeliver(orders);
     const { report } = await stack.finish();
     expectNoAnomaly(report);
-    expect(stack.woo.calls().filter((c) => c.fault === 'status').length - faultsBefore).toBeGreaterThanOrEqual(2 * FAULTS);
+    expect(stack.woo.calls().filter((c) => c.fault === 'status').length - faultsBefore).toBeGreaterThanOrEqual(
+      2 * FAULTS,
+    );
   });
 });
 

@@ -46,7 +46,9 @@ describe('SIGTERM under load', { timeout: SCENARIO_TIMEOUT_MS }, () => {
     expect(first.child.exitCode).toBe(0);
     expect(Date.now() - started).toBeLessThan(15_000);
     // Nothing left active for the stall check, and every job it held was finished, not dropped.
-    const counts = await Promise.all([stack.queues.shopEvents, stack.queues.dispatch, stack.queues.deliveries].map((q) => q.getActiveCount()));
+    const counts = await Promise.all(
+      [stack.queues.shopEvents, stack.queues.dispatch, stack.queues.deliveries].map((q) => q.getActiveCount()),
+    );
     expect(counts).toEqual([0, 0, 0]);
     const states = await Promise.all(active.map((job) => job.getState()));
     expect(states).toEqual(active.map(() => 'completed'));
@@ -71,10 +73,12 @@ describe('SIGTERM under load', { timeout: SCENARIO_TIMEOUT_MS }, () => {
     let web = await spawnWeb(stack.relais, { port });
     webs.push(web);
     const orders = await stack.placeMany(ORDERS);
-    const deliveries = Promise.all(orders.map(async (order, i) => {
-      await new Promise((r) => setTimeout(r, i * 30));
-      return stack.send(order, { webUrl: web.url, timeoutMs: 60_000 });
-    }));
+    const deliveries = Promise.all(
+      orders.map(async (order, i) => {
+        await new Promise((r) => setTimeout(r, i * 30));
+        return stack.send(order, { webUrl: web.url, timeoutMs: 60_000 });
+      }),
+    );
     await new Promise((r) => setTimeout(r, (ORDERS * 30) / 2));
     await web.kill('SIGTERM');
     expect(web.child.exitCode).toBe(0);

@@ -48,9 +48,15 @@ async function connect(): Promise<Client> {
   sockets.push(socket);
   let buffer = '';
   let error: string | undefined;
-  socket.on('data', (chunk: Buffer) => { buffer += chunk.toString(); });
-  socket.on('error', (e: NodeJS.ErrnoException) => { error = e.code ?? e.message; });
-  const closed = new Promise<{ error?: string }>((resolve) => socket.on('close', () => resolve(error ? { error } : {})));
+  socket.on('data', (chunk: Buffer) => {
+    buffer += chunk.toString();
+  });
+  socket.on('error', (e: NodeJS.ErrnoException) => {
+    error = e.code ?? e.message;
+  });
+  const closed = new Promise<{ error?: string }>((resolve) =>
+    socket.on('close', () => resolve(error ? { error } : {})),
+  );
   await new Promise<void>((resolve, reject) => {
     socket.once('error', reject);
     socket.connect(proxy.port, proxy.host, () => resolve());
@@ -123,7 +129,10 @@ describe('the TCP fault proxy', () => {
   });
 
   it('cuts a connection on a pattern: before the matching request reaches the server, or after, with its answer lost', async () => {
-    proxy = await startFaultProxy({ targetPort: echoPort, mode: { kind: 'cut_on', pattern: 'job-42', cut: 'request' } });
+    proxy = await startFaultProxy({
+      targetPort: echoPort,
+      mode: { kind: 'cut_on', pattern: 'job-42', cut: 'request' },
+    });
     const before = await connect();
     before.socket.write('first;');
     expect(await before.read(6)).toBe('first;');

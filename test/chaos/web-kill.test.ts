@@ -11,7 +11,14 @@ import { stableJobId } from '../../src/jobs/queues.js';
 import { freePort } from '../support/redis.js';
 import { SHOPIFY_SHOP_ID, waitFor, WOO_SHOP_ID } from '../support/relais.js';
 import { spawnWeb, type WebProcess } from './support/processes.js';
-import { expectNoAnomaly, scale, SCENARIO_TIMEOUT_MS, startChaosStack, type ChaosOrder, type ChaosStack } from './support/stack.js';
+import {
+  expectNoAnomaly,
+  scale,
+  SCENARIO_TIMEOUT_MS,
+  startChaosStack,
+  type ChaosOrder,
+  type ChaosStack,
+} from './support/stack.js';
 import { startFaultProxy, type FaultProxy } from './support/tcp-proxy.js';
 
 let stack: ChaosStack;
@@ -42,13 +49,20 @@ async function restartWeb(): Promise<void> {
 function jobIdOf(order: ChaosOrder, eventId: string): string {
   if (order.platform === 'shopify') return stableJobId('evt', SHOPIFY_SHOP_ID, `orders/create|${eventId}`);
   const p = order.payload as { id?: unknown; date_modified_gmt?: unknown; status?: unknown };
-  return stableJobId('evt', WOO_SHOP_ID, `order.created|${String(p.id)}|${String(p.date_modified_gmt)}|${String(p.status)}`);
+  return stableJobId(
+    'evt',
+    WOO_SHOP_ID,
+    `order.created|${String(p.id)}|${String(p.date_modified_gmt)}|${String(p.status)}`,
+  );
 }
 
 const jobStored = async (jobId: string) => (await stack.queues.shopEvents.getJob(jobId)) !== undefined;
 
 describe('the web process killed with SIGKILL', { timeout: SCENARIO_TIMEOUT_MS }, () => {
-  for (const [when, cut] of [['before the event reached Redis', 'request'], ['after the event was stored, before the answer', 'reply']] as const) {
+  for (const [when, cut] of [
+    ['before the event reached Redis', 'request'],
+    ['after the event was stored, before the answer', 'reply'],
+  ] as const) {
     it(`${when}: the platform's retry is accepted and each order ships once`, async () => {
       const orders = [stack.placeShopify(), await stack.placeWoo()];
       for (const order of orders) {
@@ -78,10 +92,12 @@ describe('the web process killed with SIGKILL', { timeout: SCENARIO_TIMEOUT_MS }
     const kills = scale(2, 6);
     let killing = Promise.resolve();
     // The platform: each order's delivery is retried with the same event id until answered 200.
-    const deliveries = Promise.all(orders.map(async (order, i) => {
-      await new Promise((r) => setTimeout(r, i * 25));
-      return stack.send(order, { eventId: `burst-${order.externalOrderId}`, webUrl: web.url, timeoutMs: 90_000 });
-    }));
+    const deliveries = Promise.all(
+      orders.map(async (order, i) => {
+        await new Promise((r) => setTimeout(r, i * 25));
+        return stack.send(order, { eventId: `burst-${order.externalOrderId}`, webUrl: web.url, timeoutMs: 90_000 });
+      }),
+    );
     for (let k = 0; k < kills; k++) {
       await new Promise((r) => setTimeout(r, 150 + Math.random() * 200));
       killing = killing.then(async () => {

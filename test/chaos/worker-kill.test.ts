@@ -9,7 +9,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FaultRule, OperationName } from '@relais/emulators/dispatch';
 import { SHOPIFY_DOMAIN, WOO_SHOP_ID, waitFor } from '../support/relais.js';
 import { spawnWorker, type WorkerProcess } from '../support/worker-process.js';
-import { expectNoAnomaly, scale, SCENARIO_TIMEOUT_MS, startChaosStack, type ChaosOrder, type ChaosStack } from './support/stack.js';
+import {
+  expectNoAnomaly,
+  scale,
+  SCENARIO_TIMEOUT_MS,
+  startChaosStack,
+  type ChaosOrder,
+  type ChaosStack,
+} from './support/stack.js';
 
 const LOCK_MS = 2_000;
 /** Long enough for the kill to land first; short enough to be applied before the next worker starts. */
@@ -31,7 +38,8 @@ afterAll(async () => {
 });
 
 /** Calls of `operation` the dispatch emulator answered with an injected fault so far. */
-const faulted = (operation: OperationName) => stack.relais.emulator.calls().filter((c) => c.operation === operation && c.fault !== undefined).length;
+const faulted = (operation: OperationName) =>
+  stack.relais.emulator.calls().filter((c) => c.operation === operation && c.fault !== undefined).length;
 
 /** Kills the worker once `reached` holds, waits until held calls have landed, and starts a new one. */
 async function killWhen(reached: () => boolean, what: string): Promise<void> {
@@ -48,7 +56,10 @@ async function killWhen(reached: () => boolean, what: string): Promise<void> {
 async function expectShippedOnce(orders: ChaosOrder[]): Promise<void> {
   for (const order of orders) {
     const shipments = stack.relais.emulator.shipments().filter((s) => s.external_order_id === order.externalOrderId);
-    expect(shipments.map((s) => s.status === 'CREATED'), `${order.externalOrderId}: one shipment, not left unready`).toEqual([false]);
+    expect(
+      shipments.map((s) => s.status === 'CREATED'),
+      `${order.externalOrderId}: one shipment, not left unready`,
+    ).toEqual([false]);
     const record = await stack.relais.web.runtime.ledger.get(order.externalOrderId);
     expect(record?.shipment?.shipmentId, order.externalOrderId).toBe(shipments[0]!.shipment_id);
     expect(record?.shipment?.markedReadyAt, `${order.externalOrderId}: markReady recorded`).toBeDefined();
@@ -60,9 +71,15 @@ async function expectTrackingWrittenOnce(orders: ChaosOrder[]): Promise<void> {
   await stack.settle();
   for (const order of orders) {
     if (order.platform === 'shopify') {
-      expect(stack.shopify.orderSnapshot(SHOPIFY_DOMAIN, order.shopOrderId).fulfillments, order.externalOrderId).toHaveLength(1);
+      expect(
+        stack.shopify.orderSnapshot(SHOPIFY_DOMAIN, order.shopOrderId).fulfillments,
+        order.externalOrderId,
+      ).toHaveLength(1);
     } else {
-      expect(stack.woo.orderSnapshot(WOO_SHOP_ID, order.shopOrderId).notes.filter((n) => n.customer_note), order.externalOrderId).toHaveLength(1);
+      expect(
+        stack.woo.orderSnapshot(WOO_SHOP_ID, order.shopOrderId).notes.filter((n) => n.customer_note),
+        order.externalOrderId,
+      ).toHaveLength(1);
     }
   }
 }
@@ -79,7 +96,8 @@ describe('the worker killed with SIGKILL', { timeout: SCENARIO_TIMEOUT_MS }, () 
       // Three orders race through the pipeline; each rule holds the first order to reach its call.
       const holds: OperationName[] = ['createShipment', 'markReady', 'getShipment'];
       const before = holds.map(faulted);
-      for (const operation of holds) stack.relais.emulator.faults.add({ operation, times: 1, fault: { kind: 'timeout' } });
+      for (const operation of holds)
+        stack.relais.emulator.faults.add({ operation, times: 1, fault: { kind: 'timeout' } });
       const orders = await placeAndSend(3);
       await killWhen(() => holds.every((op, i) => faulted(op) > before[i]!), 'an order held after each step');
       await stack.waitDispatched(orders, { timeoutMs: 45_000 });
@@ -104,12 +122,24 @@ describe('the worker killed with SIGKILL', { timeout: SCENARIO_TIMEOUT_MS }, () 
 
   it('after a shop write-back landed unrecorded (Shopify fulfillment, WooCommerce tracking note): nothing is written twice', async () => {
     for (let round = 0; round < ROUNDS; round++) {
-      const shopifyFault = stack.shopify.faults.add({ kind: 'delay', operation: 'fulfillmentCreate', delayMs: APPLIED_AFTER_MS });
-      stack.woo.faults.add({ kind: 'latency', ms: APPLIED_AFTER_MS, method: 'POST', route: /\/orders\/\d+\/notes$/, times: 1 });
+      const shopifyFault = stack.shopify.faults.add({
+        kind: 'delay',
+        operation: 'fulfillmentCreate',
+        delayMs: APPLIED_AFTER_MS,
+      });
+      stack.woo.faults.add({
+        kind: 'latency',
+        ms: APPLIED_AFTER_MS,
+        method: 'POST',
+        route: /\/orders\/\d+\/notes$/,
+        times: 1,
+      });
       const notesBefore = stack.woo.calls().filter((c) => c.method === 'POST' && c.route.endsWith('/notes')).length;
       const orders = await placeAndSend(2);
       await killWhen(
-        () => !stack.shopify.faults.pending().some((f) => f.id === shopifyFault) && stack.woo.calls().filter((c) => c.method === 'POST' && c.route.endsWith('/notes')).length > notesBefore,
+        () =>
+          !stack.shopify.faults.pending().some((f) => f.id === shopifyFault) &&
+          stack.woo.calls().filter((c) => c.method === 'POST' && c.route.endsWith('/notes')).length > notesBefore,
         'the fulfillment and the tracking note in flight',
       );
       await stack.waitDispatched(orders, { timeoutMs: 45_000 });
@@ -122,17 +152,25 @@ describe('the worker killed with SIGKILL', { timeout: SCENARIO_TIMEOUT_MS }, () 
     await stack.settle();
     // Every order so far is ready: bring them all to the doorstep, then deliver with the payment writes held.
     for (let stage = 0; stage < 6; stage++) {
-      const moving = stack.relais.emulator.shipments().filter((s) => !['DELIVERED', 'RETURNED', 'OUT_FOR_DELIVERY'].includes(s.status));
+      const moving = stack.relais.emulator
+        .shipments()
+        .filter((s) => !['DELIVERED', 'RETURNED', 'OUT_FOR_DELIVERY'].includes(s.status));
       if (moving.length === 0) break;
       await stack.relais.emulator.advance(60_000);
       await stack.settle();
     }
-    const shopifyFault = stack.shopify.faults.add({ kind: 'delay', operation: 'orderMarkAsPaid', delayMs: APPLIED_AFTER_MS });
+    const shopifyFault = stack.shopify.faults.add({
+      kind: 'delay',
+      operation: 'orderMarkAsPaid',
+      delayMs: APPLIED_AFTER_MS,
+    });
     stack.woo.faults.add({ kind: 'latency', ms: APPLIED_AFTER_MS, method: 'PUT', route: /\/orders\/\d+$/, times: 1 });
     const putsBefore = stack.woo.calls().filter((c) => c.method === 'PUT').length;
     await stack.relais.emulator.advance(60_000);
     await killWhen(
-      () => !stack.shopify.faults.pending().some((f) => f.id === shopifyFault) && stack.woo.calls().filter((c) => c.method === 'PUT').length > putsBefore,
+      () =>
+        !stack.shopify.faults.pending().some((f) => f.id === shopifyFault) &&
+        stack.woo.calls().filter((c) => c.method === 'PUT').length > putsBefore,
       'a payment write in flight',
     );
     await stack.driveCourier();
@@ -142,12 +180,22 @@ describe('the worker killed with SIGKILL', { timeout: SCENARIO_TIMEOUT_MS }, () 
 });
 
 describe('the worker frozen with SIGSTOP', { timeout: SCENARIO_TIMEOUT_MS }, () => {
-  for (const [frozenMs, past] of [[5_000, 'its job lock'], [13_000, 'its job lock and its order lease']] as const) {
+  for (const [frozenMs, past] of [
+    [5_000, 'its job lock'],
+    [13_000, 'its job lock and its order lease'],
+  ] as const) {
     it(`past ${past} (${frozenMs / 1000} s) while its createShipment calls are in flight: a second worker takes over, the first resumes, no duplicate`, async () => {
-      stack.relais.emulator.faults.add({ operation: 'createShipment', times: 2, fault: { kind: 'latency', ms: 1_000 } });
+      stack.relais.emulator.faults.add({
+        operation: 'createShipment',
+        times: 2,
+        fault: { kind: 'latency', ms: 1_000 },
+      });
       const before = faulted('createShipment');
       const orders = await placeAndSend(2);
-      await waitFor(async () => faulted('createShipment') >= before + 2, { what: 'createShipment in flight', timeoutMs: 20_000 });
+      await waitFor(async () => faulted('createShipment') >= before + 2, {
+        what: 'createShipment in flight',
+        timeoutMs: 20_000,
+      });
       worker.child.kill('SIGSTOP');
       const frozenAt = Date.now();
       const second = await spawnWorker(stack.relais, { lockMs: LOCK_MS });

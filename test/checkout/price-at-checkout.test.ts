@@ -39,8 +39,14 @@ describe('body signatures', () => {
 
   it('accepts the base64 HMAC-SHA256 of the exact bytes and nothing else', () => {
     expect(checkBodySignature(body, signBody(body, secret), secret)).toEqual({ ok: true });
-    expect(checkBodySignature(Buffer.from('{"rate": {}}'), signBody(body, secret), secret)).toEqual({ ok: false, reason: 'invalid_signature' });
-    expect(checkBodySignature(body, signBody(body, secret).slice(0, 20), secret)).toEqual({ ok: false, reason: 'invalid_signature' });
+    expect(checkBodySignature(Buffer.from('{"rate": {}}'), signBody(body, secret), secret)).toEqual({
+      ok: false,
+      reason: 'invalid_signature',
+    });
+    expect(checkBodySignature(body, signBody(body, secret).slice(0, 20), secret)).toEqual({
+      ok: false,
+      reason: 'invalid_signature',
+    });
     expect(checkBodySignature(body, 'not base64!', secret)).toEqual({ ok: false, reason: 'invalid_signature' });
     expect(checkBodySignature(body, undefined, secret)).toEqual({ ok: false, reason: 'missing_signature' });
   });
@@ -64,7 +70,9 @@ describe('resolution memo', () => {
   it('answers a repeated address without resolving it again, sees a new alias at once, and stays bounded', () => {
     const resolver = NeighbourhoodResolver.load();
     let resolved = 0;
-    const counting = { resolve: (input: Parameters<typeof resolver.resolve>[0]) => (resolved++, resolver.resolve(input)) };
+    const counting = {
+      resolve: (input: Parameters<typeof resolver.resolve>[0]) => (resolved++, resolver.resolve(input)),
+    };
     const memo = new ResolutionMemo(counting, 2);
     const address = { country: 'SN', fields: { address1: '3 rue Carnot', city: 'Dakar' } };
     expect(memo.resolve(address).ok).toBe(false);
@@ -89,12 +97,21 @@ describe('priceAtCheckout without Redis', () => {
 
   beforeAll(async () => {
     const secrets = makeSecrets();
-    emulator = await startDispatchEmulator({ organisations: [{ id: 'org', name: 'org', apiKeys: [secrets.dispatchApiKey] }] });
+    emulator = await startDispatchEmulator({
+      organisations: [{ id: 'org', name: 'org', apiKeys: [secrets.dispatchApiKey] }],
+    });
     const env = secretEnv(secrets);
-    const registry = buildShopRegistry(registryDocument({ dispatchBaseUrl: emulator.baseUrl }), (ref) => ('env' in ref ? env[ref.env] : undefined));
+    const registry = buildShopRegistry(registryDocument({ dispatchBaseUrl: emulator.baseUrl }), (ref) =>
+      'env' in ref ? env[ref.env] : undefined,
+    );
     shop = registry.get(SHOPIFY_SHOP_ID)!;
     // The web process's settings: fail fast rather than queue commands while Redis is away.
-    redis = new Redis(`redis://127.0.0.1:${String(await freePort())}`, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: true, retryStrategy: () => null });
+    redis = new Redis(`redis://127.0.0.1:${String(await freePort())}`, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      lazyConnect: true,
+      retryStrategy: () => null,
+    });
     redis.on('error', () => undefined);
     // The run-time aliases' database is away too: nothing listens on its port.
     unreachableDatabase = createPool({ url: `postgres://relais@127.0.0.1:${String(await freePort())}/relais` });
@@ -107,7 +124,7 @@ describe('priceAtCheckout without Redis', () => {
     await emulator?.close();
   });
 
-  it('still gives the live price, within the budget, when neither Redis nor the aliases\' database can answer', async () => {
+  it("still gives the live price, within the budget, when neither Redis nor the aliases' database can answer", async () => {
     const deps: CheckoutRatesDeps = {
       resolver: NeighbourhoodResolver.load(),
       aliases: new PostgresAliasStore(unreachableDatabase),
@@ -119,7 +136,11 @@ describe('priceAtCheckout without Redis', () => {
       logger: silentLogger,
     };
     const started = performance.now();
-    const outcome = await priceAtCheckout(shop, { destination: { country: 'SN', fields: { address1: 'Villa 5, Almadies', city: 'Dakar' } }, weightGrams: 2000 }, deps);
+    const outcome = await priceAtCheckout(
+      shop,
+      { destination: { country: 'SN', fields: { address1: 'Villa 5, Almadies', city: 'Dakar' } }, weightGrams: 2000 },
+      deps,
+    );
     // 2 300 simulated + the 500 collection fee, learned from two quotes since Redis cannot give it.
     expect(outcome).toEqual({ kind: 'rate', basis: 'live', amountXof: 2800, neighbourhood: 'Almadies' });
     expect(performance.now() - started).toBeLessThan(shop.policy.checkoutRates.budgetMs);

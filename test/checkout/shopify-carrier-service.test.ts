@@ -11,7 +11,15 @@ import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresAliasStore } from '../../src/ledger/postgres/pg-aliases.js';
 import {
-  ANSWER_MARGIN_MS, eventually, FLAT_RATE_XOF, SHOPIFY_FLAT_SHOP_ID, SHOPIFY_OFF_SHOP_ID, SHOPIFY_SHOP_ID, SLOW_SERVICE_MS, startCheckoutStack, TEST_BUDGET_MS,
+  ANSWER_MARGIN_MS,
+  eventually,
+  FLAT_RATE_XOF,
+  SHOPIFY_FLAT_SHOP_ID,
+  SHOPIFY_OFF_SHOP_ID,
+  SHOPIFY_SHOP_ID,
+  SLOW_SERVICE_MS,
+  startCheckoutStack,
+  TEST_BUDGET_MS,
   type CheckoutStack,
 } from './stack.js';
 
@@ -24,8 +32,12 @@ interface PublishedRateRequest {
   };
 }
 
-const published = JSON.parse(readFileSync(new URL('../fixtures/shopify/carrier-service-request.json', import.meta.url), 'utf8')) as PublishedRateRequest;
-const publishedResponse = JSON.parse(readFileSync(new URL('../fixtures/shopify/carrier-service-response.json', import.meta.url), 'utf8')) as {
+const published = JSON.parse(
+  readFileSync(new URL('../fixtures/shopify/carrier-service-request.json', import.meta.url), 'utf8'),
+) as PublishedRateRequest;
+const publishedResponse = JSON.parse(
+  readFileSync(new URL('../fixtures/shopify/carrier-service-response.json', import.meta.url), 'utf8'),
+) as {
   rates: Record<string, unknown>[];
 };
 
@@ -33,12 +45,32 @@ const publishedResponse = JSON.parse(readFileSync(new URL('../fixtures/shopify/c
  * Shopify's example, moved to Dakar: the shop's location on the Plateau, the customer's address as given, the
  * T-shirt replaced by `items` (grams per unit × quantity), currency XOF.
  */
-function dakarRateRequest(destination: Record<string, unknown>, items: { grams: number; quantity: number }[] = [{ grams: 1000, quantity: 2 }]): PublishedRateRequest {
+function dakarRateRequest(
+  destination: Record<string, unknown>,
+  items: { grams: number; quantity: number }[] = [{ grams: 1000, quantity: 2 }],
+): PublishedRateRequest {
   const body = structuredClone(published);
   body.rate.currency = 'XOF';
   body.rate.locale = 'fr';
-  body.rate.origin = { ...body.rate.origin, country: 'SN', postal_code: '10200', province: 'Dakar', city: 'Dakar', address1: '12 avenue Léopold Sédar Senghor', company_name: 'Dakar Mode' };
-  body.rate.destination = { ...body.rate.destination, country: 'SN', postal_code: null, province: 'Dakar', city: 'Dakar', name: 'Awa Ndiaye', address2: '', ...destination };
+  body.rate.origin = {
+    ...body.rate.origin,
+    country: 'SN',
+    postal_code: '10200',
+    province: 'Dakar',
+    city: 'Dakar',
+    address1: '12 avenue Léopold Sédar Senghor',
+    company_name: 'Dakar Mode',
+  };
+  body.rate.destination = {
+    ...body.rate.destination,
+    country: 'SN',
+    postal_code: null,
+    province: 'Dakar',
+    city: 'Dakar',
+    name: 'Awa Ndiaye',
+    address2: '',
+    ...destination,
+  };
   const template = body.rate.items[0]!;
   body.rate.items = items.map((item, i) => ({ ...template, name: `Article ${i + 1}`, price: 1_500_000, ...item }));
   return body;
@@ -65,14 +97,25 @@ describe('Shopify carrier service: the price at checkout', () => {
     const answer = await stack.shopifyRates(SHOPIFY_SHOP_ID, dakarRateRequest({ address1: 'Villa 5, Almadies' }));
     expect(answer.status).toBe(200);
     expect(answer.body).toEqual({
-      rates: [{ service_name: 'Relais — livraison', service_code: 'RELAIS_STANDARD', total_price: '280000', description: 'Livraison à Almadies', currency: 'XOF' }],
+      rates: [
+        {
+          service_name: 'Relais — livraison',
+          service_code: 'RELAIS_STANDARD',
+          total_price: '280000',
+          description: 'Livraison à Almadies',
+          currency: 'XOF',
+        },
+      ],
     });
     // Two: the neighbourhood's price, and the city name's, which the fallback-tariff guard learns once per weight band.
     expect(stack.simulateCalls()).toBe(before + 2);
   });
 
-  it('answers with only the fields of Shopify\'s published response, and never the price breakdown', async () => {
-    const answer = await stack.shopifyRates(SHOPIFY_SHOP_ID, dakarRateRequest({ address1: 'Cité Mamelles' }, [{ grams: 400, quantity: 1 }]));
+  it("answers with only the fields of Shopify's published response, and never the price breakdown", async () => {
+    const answer = await stack.shopifyRates(
+      SHOPIFY_SHOP_ID,
+      dakarRateRequest({ address1: 'Cité Mamelles' }, [{ grams: 400, quantity: 1 }]),
+    );
     const rate = (answer.body as Rates).rates[0]!;
     const publishedFields = new Set(publishedResponse.rates.flatMap((r) => Object.keys(r)));
     for (const field of Object.keys(rate)) expect(publishedFields).toContain(field);
@@ -89,7 +132,10 @@ describe('Shopify carrier service: the price at checkout', () => {
     expect(second.body).toEqual(first.body);
     expect(stack.simulateCalls()).toBe(calls);
     // Another basket in the same weight band and neighbourhood is the same cached price.
-    const sameBand = await stack.shopifyRates(SHOPIFY_SHOP_ID, dakarRateRequest({ address1: 'Rue 12, Yoff Tonghor' }, [{ grams: 1500, quantity: 1 }]));
+    const sameBand = await stack.shopifyRates(
+      SHOPIFY_SHOP_ID,
+      dakarRateRequest({ address1: 'Rue 12, Yoff Tonghor' }, [{ grams: 1500, quantity: 1 }]),
+    );
     expect(sameBand.body).toEqual(first.body);
     expect(stack.simulateCalls()).toBe(calls);
   });
@@ -110,35 +156,53 @@ describe('Shopify carrier service: the price at checkout', () => {
     delete request.rate.destination.postal_code;
     const answer = await stack.shopifyRates(SHOPIFY_SHOP_ID, request);
     expect(answer.status).toBe(200);
-    expect((answer.body as Rates).rates[0]).toMatchObject({ total_price: '230000', description: 'Livraison à Point E' });
+    expect((answer.body as Rates).rates[0]).toMatchObject({
+      total_price: '230000',
+      description: 'Livraison à Point E',
+    });
   });
 });
 
 describe('Shopify carrier service: when the delivery service is slow or down', () => {
-  it('answers 503 with no rate, so Shopify shows the shop\'s backup rates, when the service is down and the shop has no flat rate', async () => {
+  it("answers 503 with no rate, so Shopify shows the shop's backup rates, when the service is down and the shop has no flat rate", async () => {
     stack.emulator.faults.add({ operation: 'simulatePrice', fault: { kind: 'status', status: 503 } });
     const answer = await stack.shopifyRates(SHOPIFY_SHOP_ID, dakarRateRequest({ address1: 'Parcelles Assainies U26' }));
     expect(answer).toMatchObject({ status: 503, body: { rates: [] } });
-    expect(stack.logs.some((l) => l.shop === SHOPIFY_SHOP_ID && l.msg === 'delivery service unavailable for a checkout price')).toBe(true);
+    expect(
+      stack.logs.some(
+        (l) => l.shop === SHOPIFY_SHOP_ID && l.msg === 'delivery service unavailable for a checkout price',
+      ),
+    ).toBe(true);
   });
 
-  it('answers the merchant\'s flat rate, flagged in the description, when the service is down, and does not keep it', async () => {
+  it("answers the merchant's flat rate, flagged in the description, when the service is down, and does not keep it", async () => {
     stack.emulator.faults.add({ operation: 'simulatePrice', times: 1, fault: { kind: 'status', status: 503 } });
     const request = dakarRateRequest({ address1: 'Parcelles Assainies U26' });
     const down = await stack.shopifyRates(SHOPIFY_FLAT_SHOP_ID, request);
     expect(down.status).toBe(200);
     const flat = (down.body as Rates).rates[0]!;
-    expect(flat).toMatchObject({ service_code: 'RELAIS_STANDARD', total_price: String(FLAT_RATE_XOF * 100), currency: 'XOF' });
+    expect(flat).toMatchObject({
+      service_code: 'RELAIS_STANDARD',
+      total_price: String(FLAT_RATE_XOF * 100),
+      currency: 'XOF',
+    });
     expect(flat.description).toMatch(/tarif forfaitaire/);
     // The flat rate was not cached: once the service is back, the next checkout gets the real price.
     const before = stack.simulateCalls();
     const up = await stack.shopifyRates(SHOPIFY_FLAT_SHOP_ID, request);
-    expect((up.body as Rates).rates[0]).toMatchObject({ total_price: '280000', description: 'Livraison à Parcelles Assainies' });
+    expect((up.body as Rates).rates[0]).toMatchObject({
+      total_price: '280000',
+      description: 'Livraison à Parcelles Assainies',
+    });
     expect(stack.simulateCalls()).toBe(before + 1);
   });
 
   it('answers within the time budget when the service is slower than the budget, and the late price serves the next customer', async () => {
-    stack.emulator.faults.add({ operation: 'simulatePrice', times: 1, fault: { kind: 'latency', ms: SLOW_SERVICE_MS } });
+    stack.emulator.faults.add({
+      operation: 'simulatePrice',
+      times: 1,
+      fault: { kind: 'latency', ms: SLOW_SERVICE_MS },
+    });
     const request = dakarRateRequest({ address1: 'Villa 9, Almadies' }, [{ grams: 4000, quantity: 1 }]);
     // The emulator records a call when it answers, so the slow call is counted late: count from before it.
     const before = stack.simulateCalls();
@@ -147,7 +211,10 @@ describe('Shopify carrier service: when the delivery service is slow or down', (
     expect(slow.ms).toBeLessThan(TEST_BUDGET_MS + ANSWER_MARGIN_MS);
     expect(stack.logs.some((l) => l.msg === 'delivery service too slow for the checkout time budget')).toBe(true);
     // The call that outlived the budget goes on and stores its price: the next identical checkout is a cache hit.
-    await eventually(async () => (await stack.shopifyRates(SHOPIFY_SHOP_ID, request)).status === 200, 'the late price is cached');
+    await eventually(
+      async () => (await stack.shopifyRates(SHOPIFY_SHOP_ID, request)).status === 200,
+      'the late price is cached',
+    );
     const next = await stack.shopifyRates(SHOPIFY_SHOP_ID, request);
     expect((next.body as Rates).rates[0]?.total_price).toBe('280000');
     // Two simulatePrice calls in all: the slow one, and the city name's that the fallback-tariff guard learns once per
@@ -156,8 +223,15 @@ describe('Shopify carrier service: when the delivery service is slow or down', (
   });
 
   it('answers the flat rate within the budget when the service is slower than the budget', async () => {
-    stack.emulator.faults.add({ operation: 'simulatePrice', times: 1, fault: { kind: 'latency', ms: SLOW_SERVICE_MS } });
-    const answer = await stack.shopifyRates(SHOPIFY_FLAT_SHOP_ID, dakarRateRequest({ address1: 'Villa 2, Almadies' }, [{ grams: 9000, quantity: 1 }]));
+    stack.emulator.faults.add({
+      operation: 'simulatePrice',
+      times: 1,
+      fault: { kind: 'latency', ms: SLOW_SERVICE_MS },
+    });
+    const answer = await stack.shopifyRates(
+      SHOPIFY_FLAT_SHOP_ID,
+      dakarRateRequest({ address1: 'Villa 2, Almadies' }, [{ grams: 9000, quantity: 1 }]),
+    );
     expect(answer.status).toBe(200);
     expect((answer.body as Rates).rates[0]).toMatchObject({ total_price: String(FLAT_RATE_XOF * 100) });
     expect(answer.ms).toBeLessThan(TEST_BUDGET_MS + ANSWER_MARGIN_MS);
@@ -169,7 +243,10 @@ describe('Shopify carrier service: addresses Relais cannot price', () => {
     // The service is down too: a shop with a flat fallback still must not show it for an unknown place.
     stack.emulator.faults.add({ operation: 'simulatePrice', fault: { kind: 'status', status: 503 } });
     const before = stack.simulateCalls();
-    const answer = await stack.shopifyRates(SHOPIFY_FLAT_SHOP_ID, dakarRateRequest({ address1: 'Immeuble Kébé, rue Carnot' }));
+    const answer = await stack.shopifyRates(
+      SHOPIFY_FLAT_SHOP_ID,
+      dakarRateRequest({ address1: 'Immeuble Kébé, rue Carnot' }),
+    );
     expect(answer).toMatchObject({ status: 200, body: { rates: [] } });
     expect(stack.simulateCalls()).toBe(before);
     const line = stack.logs.find((l) => l.shop === SHOPIFY_FLAT_SHOP_ID && typeof l.fix === 'string');
@@ -177,7 +254,9 @@ describe('Shopify carrier service: addresses Relais cannot price', () => {
     expect(line!.level).toBe(40); // warn
     // The customer's address is personal data: neither a field nor the message carries it.
     expect(line!.address).toBeUndefined();
-    expect(line!.fix).toBe(`relais alias add ${SHOPIFY_FLAT_SHOP_ID} "<the words the customer wrote>" "<neighbourhood>"`);
+    expect(line!.fix).toBe(
+      `relais alias add ${SHOPIFY_FLAT_SHOP_ID} "<the words the customer wrote>" "<neighbourhood>"`,
+    );
     expect(line!.msg).toContain('no delivery price at checkout');
     expect(JSON.stringify(line)).not.toContain('Kébé');
   });
@@ -187,10 +266,13 @@ describe('Shopify carrier service: addresses Relais cannot price', () => {
     expect((await stack.shopifyRates(SHOPIFY_SHOP_ID, request)).body).toEqual({ rates: [] });
     await new PostgresAliasStore(stack.db.pool()).add(SHOPIFY_SHOP_ID, 'rue Carnot', 'Point E');
     const answer = await stack.shopifyRates(SHOPIFY_SHOP_ID, request);
-    expect((answer.body as Rates).rates[0]).toMatchObject({ total_price: '200000', description: 'Livraison à Point E' });
+    expect((answer.body as Rates).rates[0]).toMatchObject({
+      total_price: '200000',
+      description: 'Livraison à Point E',
+    });
   });
 
-  it('gives no rate to Shopify\'s published example as it is, an address in Ottawa', async () => {
+  it("gives no rate to Shopify's published example as it is, an address in Ottawa", async () => {
     const before = stack.simulateCalls();
     const answer = await stack.shopifyRates(SHOPIFY_SHOP_ID, published);
     expect(answer).toMatchObject({ status: 200, body: { rates: [] } });
@@ -201,25 +283,33 @@ describe('Shopify carrier service: addresses Relais cannot price', () => {
 describe('Shopify carrier service: who may ask', () => {
   it('refuses a request signed with another secret (401), without asking for a price', async () => {
     const before = stack.simulateCalls();
-    const answer = await stack.shopifyRates(SHOPIFY_SHOP_ID, dakarRateRequest({ address1: 'Villa 5, Almadies' }), { secret: 'not-the-client-secret' });
+    const answer = await stack.shopifyRates(SHOPIFY_SHOP_ID, dakarRateRequest({ address1: 'Villa 5, Almadies' }), {
+      secret: 'not-the-client-secret',
+    });
     expect(answer).toMatchObject({ status: 401, body: { error: 'invalid_signature' } });
     expect(stack.simulateCalls()).toBe(before);
   });
 
   it('refuses a request with no signature (401)', async () => {
-    const answer = await stack.shopifyRates(SHOPIFY_SHOP_ID, dakarRateRequest({ address1: 'Villa 5, Almadies' }), { headers: { 'X-Shopify-Hmac-Sha256': null } });
+    const answer = await stack.shopifyRates(SHOPIFY_SHOP_ID, dakarRateRequest({ address1: 'Villa 5, Almadies' }), {
+      headers: { 'X-Shopify-Hmac-Sha256': null },
+    });
     expect(answer).toMatchObject({ status: 401, body: { error: 'missing_signature' } });
   });
 
   it('refuses a correctly signed request that names another shop (401): the client secret is shared by every shop of the app', async () => {
-    const answer = await stack.shopifyRates(SHOPIFY_SHOP_ID, dakarRateRequest({ address1: 'Villa 5, Almadies' }), { headers: { 'X-Shopify-Shop-Domain': 'someone-else.myshopify.com' } });
+    const answer = await stack.shopifyRates(SHOPIFY_SHOP_ID, dakarRateRequest({ address1: 'Villa 5, Almadies' }), {
+      headers: { 'X-Shopify-Shop-Domain': 'someone-else.myshopify.com' },
+    });
     expect(answer).toMatchObject({ status: 401, body: { error: 'shop_domain_mismatch' } });
   });
 
   it('answers 400 to a signed body that is not a rate request, and 404 to an unknown shop', async () => {
     expect((await stack.shopifyRates(SHOPIFY_SHOP_ID, { rate: { destination: {} } })).status).toBe(400);
     expect((await stack.shopifyRates(SHOPIFY_SHOP_ID, 'not json')).status).toBe(400);
-    expect((await stack.shopifyRates('no-such-shop', dakarRateRequest({ address1: 'Villa 5, Almadies' }))).status).toBe(404);
+    expect((await stack.shopifyRates('no-such-shop', dakarRateRequest({ address1: 'Villa 5, Almadies' }))).status).toBe(
+      404,
+    );
   });
 
   it('answers 404 for a shop that turned checkout prices off, so Shopify shows its backup rates', async () => {
@@ -229,8 +319,11 @@ describe('Shopify carrier service: who may ask', () => {
 });
 
 describe('Shopify carrier service: delivery dates', () => {
-  it('gives delivery dates in Shopify\'s format when the merchant set delivery days', async () => {
-    const answer = await stack.shopifyRates(SHOPIFY_FLAT_SHOP_ID, dakarRateRequest({ address1: 'Cité Mamelles' }, [{ grams: 300, quantity: 2 }]));
+  it("gives delivery dates in Shopify's format when the merchant set delivery days", async () => {
+    const answer = await stack.shopifyRates(
+      SHOPIFY_FLAT_SHOP_ID,
+      dakarRateRequest({ address1: 'Cité Mamelles' }, [{ grams: 300, quantity: 2 }]),
+    );
     const rate = (answer.body as Rates).rates[0]!;
     const format = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} \+0000$/;
     expect(rate.min_delivery_date).toMatch(format);

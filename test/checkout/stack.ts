@@ -12,7 +12,15 @@ import { createLogger } from '../../src/log.js';
 import { startWeb, type RunningWeb } from '../../src/main/web.js';
 import { startTestDatabase, type TestDatabase } from '../support/postgres.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
-import { makeSecrets, registryDocument, secretEnv, SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, WOO_SHOP_ID, type TestSecrets } from '../support/relais.js';
+import {
+  makeSecrets,
+  registryDocument,
+  secretEnv,
+  SHOPIFY_DOMAIN,
+  SHOPIFY_SHOP_ID,
+  WOO_SHOP_ID,
+  type TestSecrets,
+} from '../support/relais.js';
 import { signShopify, signWoo } from '../support/factories.js';
 
 export { SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, WOO_SHOP_ID };
@@ -61,8 +69,16 @@ export interface CheckoutStack {
   prefix: string;
   logs: LogLine[];
   /** POSTs a Shopify rate request, signed as Shopify signs it (or with the given headers). */
-  shopifyRates(shopId: string, body: unknown, options?: { secret?: string; headers?: Record<string, string | null> }): Promise<Answer>;
-  wooRates(shopId: string, body: unknown, options?: { secret?: string; headers?: Record<string, string | null> }): Promise<Answer>;
+  shopifyRates(
+    shopId: string,
+    body: unknown,
+    options?: { secret?: string; headers?: Record<string, string | null> },
+  ): Promise<Answer>;
+  wooRates(
+    shopId: string,
+    body: unknown,
+    options?: { secret?: string; headers?: Record<string, string | null> },
+  ): Promise<Answer>;
   /** How many simulatePrice calls the emulator has received so far. */
   simulateCalls(): number;
   /** How many createQuote calls the emulator has received so far. */
@@ -94,9 +110,15 @@ export async function startCheckoutStack(options: CheckoutStackOptions = {}): Pr
     trackingUrl: emulator.trackingUrl,
     policy: { checkoutRates: { budgetMs: TEST_BUDGET_MS } },
   }) as { shops: Record<string, unknown>[] };
-  for (const shop of base.shops) shop.dispatch = { ...(shop.dispatch as Record<string, unknown>), timeoutMs: DISPATCH_TIMEOUT_MS };
+  for (const shop of base.shops)
+    shop.dispatch = { ...(shop.dispatch as Record<string, unknown>), timeoutMs: DISPATCH_TIMEOUT_MS };
   const [shopifyShop, wooShop] = base.shops as [Record<string, unknown>, Record<string, unknown>];
-  const variant = (shop: Record<string, unknown>, id: string, checkoutRates: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  const variant = (
+    shop: Record<string, unknown>,
+    id: string,
+    checkoutRates: Record<string, unknown>,
+    extra: Record<string, unknown> = {},
+  ) => ({
     ...structuredClone(shop),
     id,
     ...extra,
@@ -105,23 +127,51 @@ export async function startCheckoutStack(options: CheckoutStackOptions = {}): Pr
   const document = {
     shops: [
       shopifyShop,
-      variant(shopifyShop, SHOPIFY_FLAT_SHOP_ID, { fallback: { mode: 'rate', amountXof: FLAT_RATE_XOF }, deliveryDays: { min: 0, max: 1 } }, {
-        shopify: { ...(shopifyShop.shopify as Record<string, unknown>), domain: SHOPIFY_FLAT_DOMAIN },
-      }),
-      variant(shopifyShop, SHOPIFY_OFF_SHOP_ID, { enabled: false }, {
-        shopify: { ...(shopifyShop.shopify as Record<string, unknown>), domain: 'dakar-off.myshopify.com' },
-      }),
-      variant(shopifyShop, SHOPIFY_CAPPED_SHOP_ID, { maxRateXof: CAPPED_MAX_XOF }, {
-        shopify: { ...(shopifyShop.shopify as Record<string, unknown>), domain: 'dakar-capped.myshopify.com' },
-      }),
-      variant(shopifyShop, SHOPIFY_PREPAID_SHOP_ID, { includeCodFee: false }, {
-        shopify: { ...(shopifyShop.shopify as Record<string, unknown>), domain: 'dakar-prepaid.myshopify.com' },
-      }),
+      variant(
+        shopifyShop,
+        SHOPIFY_FLAT_SHOP_ID,
+        { fallback: { mode: 'rate', amountXof: FLAT_RATE_XOF }, deliveryDays: { min: 0, max: 1 } },
+        {
+          shopify: { ...(shopifyShop.shopify as Record<string, unknown>), domain: SHOPIFY_FLAT_DOMAIN },
+        },
+      ),
+      variant(
+        shopifyShop,
+        SHOPIFY_OFF_SHOP_ID,
+        { enabled: false },
+        {
+          shopify: { ...(shopifyShop.shopify as Record<string, unknown>), domain: 'dakar-off.myshopify.com' },
+        },
+      ),
+      variant(
+        shopifyShop,
+        SHOPIFY_CAPPED_SHOP_ID,
+        { maxRateXof: CAPPED_MAX_XOF },
+        {
+          shopify: { ...(shopifyShop.shopify as Record<string, unknown>), domain: 'dakar-capped.myshopify.com' },
+        },
+      ),
+      variant(
+        shopifyShop,
+        SHOPIFY_PREPAID_SHOP_ID,
+        { includeCodFee: false },
+        {
+          shopify: { ...(shopifyShop.shopify as Record<string, unknown>), domain: 'dakar-prepaid.myshopify.com' },
+        },
+      ),
       wooShop,
       variant(wooShop, WOO_FLAT_SHOP_ID, { fallback: { mode: 'rate', amountXof: FLAT_RATE_XOF } }),
-      variant(wooShop, WOO_OWN_SECRET_SHOP_ID, {}, {
-        woocommerce: { ...(wooShop.woocommerce as Record<string, unknown>), checkoutSecret: { env: 'T_WOO_CHECKOUT_SECRET' } },
-      }),
+      variant(
+        wooShop,
+        WOO_OWN_SECRET_SHOP_ID,
+        {},
+        {
+          woocommerce: {
+            ...(wooShop.woocommerce as Record<string, unknown>),
+            checkoutSecret: { env: 'T_WOO_CHECKOUT_SECRET' },
+          },
+        },
+      ),
     ],
   };
   const wooCheckoutSecret = randomBytes(32).toString('hex');
@@ -136,11 +186,29 @@ export async function startCheckoutStack(options: CheckoutStackOptions = {}): Pr
   });
   const logger = createLogger({ level: 'info', destination: sink });
   const prefix = `{${redis.prefix}}`;
-  const web = await startWeb({ redisUrl: redis.url, prefix, shops, logger, port: 0, databaseUrl: db.url, databaseSchema: db.schema });
+  const web = await startWeb({
+    redisUrl: redis.url,
+    prefix,
+    shops,
+    logger,
+    port: 0,
+    databaseUrl: db.url,
+    databaseSchema: db.schema,
+  });
 
-  const post = async (path: string, body: unknown, headerName: string, sign: (raw: string) => string, headers: Record<string, string | null> = {}): Promise<Answer> => {
+  const post = async (
+    path: string,
+    body: unknown,
+    headerName: string,
+    sign: (raw: string) => string,
+    headers: Record<string, string | null> = {},
+  ): Promise<Answer> => {
     const raw = typeof body === 'string' ? body : JSON.stringify(body);
-    const all: Record<string, string | null> = { 'Content-Type': 'application/json', [headerName]: sign(raw), ...headers };
+    const all: Record<string, string | null> = {
+      'Content-Type': 'application/json',
+      [headerName]: sign(raw),
+      ...headers,
+    };
     const started = performance.now();
     const response = await fetch(`${web.url}${path}`, {
       method: 'POST',
@@ -159,17 +227,37 @@ export async function startCheckoutStack(options: CheckoutStackOptions = {}): Pr
   };
 
   return {
-    redis, db, emulator, shops, secrets, wooCheckoutSecret, web, prefix, logs,
+    redis,
+    db,
+    emulator,
+    shops,
+    secrets,
+    wooCheckoutSecret,
+    web,
+    prefix,
+    logs,
     shopifyRates: (shopId, body, options = {}) => {
       const shop = shops.get(shopId);
       const domain = shop?.platform === 'shopify' ? shop.shopify.domain : SHOPIFY_DOMAIN;
-      return post(`/checkout/shopify/${shopId}/rates`, body, 'X-Shopify-Hmac-Sha256', (raw) => signShopify(raw, options.secret ?? secrets.shopifyClientSecret), {
-        'X-Shopify-Shop-Domain': domain,
-        ...options.headers,
-      });
+      return post(
+        `/checkout/shopify/${shopId}/rates`,
+        body,
+        'X-Shopify-Hmac-Sha256',
+        (raw) => signShopify(raw, options.secret ?? secrets.shopifyClientSecret),
+        {
+          'X-Shopify-Shop-Domain': domain,
+          ...options.headers,
+        },
+      );
     },
     wooRates: (shopId, body, options = {}) =>
-      post(`/checkout/woocommerce/${shopId}/rates`, body, 'X-Relais-Signature', (raw) => signWoo(raw, options.secret ?? secrets.wooWebhookSecret), options.headers),
+      post(
+        `/checkout/woocommerce/${shopId}/rates`,
+        body,
+        'X-Relais-Signature',
+        (raw) => signWoo(raw, options.secret ?? secrets.wooWebhookSecret),
+        options.headers,
+      ),
     simulateCalls: () => emulator.calls().filter((c) => c.operation === 'simulatePrice').length,
     quoteCalls: () => emulator.calls().filter((c) => c.operation === 'createQuote').length,
     async stop() {
@@ -182,7 +270,11 @@ export async function startCheckoutStack(options: CheckoutStackOptions = {}): Pr
 }
 
 /** Waits until `check` holds, polling; fails with `what` after `timeoutMs`. */
-export async function eventually(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 5_000): Promise<void> {
+export async function eventually(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 5_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);

@@ -26,13 +26,16 @@ interface HarnessOutput {
   texts: Record<string, string>;
 }
 
-const PO = fileURLToPath(new URL('../../plugins/woocommerce-relais-rates/languages/relais-rates-fr_FR.po', import.meta.url));
+const PO = fileURLToPath(
+  new URL('../../plugins/woocommerce-relais-rates/languages/relais-rates-fr_FR.po', import.meta.url),
+);
 
 /** The msgid → msgstr pairs of a .po file (single-line entries, as this plugin's file is written). */
 function poEntries(path: string): Map<string, string> {
   const unquote = (q: string) => JSON.parse(q) as string;
   const entries = new Map<string, string>();
-  for (const m of readFileSync(path, 'utf8').matchAll(/^msgid ("(?:[^"\\]|\\.)*")\nmsgstr ("(?:[^"\\]|\\.)*")$/gm)) entries.set(unquote(m[1]!), unquote(m[2]!));
+  for (const m of readFileSync(path, 'utf8').matchAll(/^msgid ("(?:[^"\\]|\\.)*")\nmsgstr ("(?:[^"\\]|\\.)*")$/gm))
+    entries.set(unquote(m[1]!), unquote(m[2]!));
   return entries;
 }
 
@@ -44,13 +47,19 @@ describe('the WooCommerce plugin file', () => {
     expect(source).toMatch(/class Relais_Rates_Shipping_Method extends WC_Shipping_Method/);
     expect(source).toMatch(/add_filter\( 'woocommerce_shipping_methods'/);
     expect(source).toMatch(/wp_remote_post\(/);
-    expect(source).toMatch(/'X-Relais-Signature' => base64_encode\( hash_hmac\( 'sha256', \$body, \$secret, true \) \)/);
+    expect(source).toMatch(
+      /'X-Relais-Signature' => base64_encode\( hash_hmac\( 'sha256', \$body, \$secret, true \) \)/,
+    );
   });
 
-  it('has a French translation for every translatable text, the plugin header\'s name and description included', () => {
+  it("has a French translation for every translatable text, the plugin header's name and description included", () => {
     const source = readFileSync(PLUGIN, 'utf8');
-    const texts = [...source.matchAll(/__\( '((?:[^'\\]|\\.)*)', 'relais-rates' \)/g)].map((m) => m[1]!.replace(/\\'/g, "'"));
-    const header = ['Plugin Name', 'Description'].map((field) => new RegExp(`^ \\* ${field}: +(.+)$`, 'm').exec(source)![1]!.trim());
+    const texts = [...source.matchAll(/__\( '((?:[^'\\]|\\.)*)', 'relais-rates' \)/g)].map((m) =>
+      m[1]!.replace(/\\'/g, "'"),
+    );
+    const header = ['Plugin Name', 'Description'].map((field) =>
+      new RegExp(`^ \\* ${field}: +(.+)$`, 'm').exec(source)![1]!.trim(),
+    );
     expect(texts.length).toBeGreaterThanOrEqual(10);
     const french = poEntries(PO);
     for (const text of [...texts, ...header]) expect(french.get(text), text).toMatch(/\S/);
@@ -71,7 +80,15 @@ if (HAS_PHP) {
       stack.emulator.faults.clear();
     });
 
-    const run = (overrides: { settings?: Record<string, string>; currency?: string; destination?: Record<string, string>; paymentMethod?: string; locale?: string } = {}): Promise<HarnessOutput> => {
+    const run = (
+      overrides: {
+        settings?: Record<string, string>;
+        currency?: string;
+        destination?: Record<string, string>;
+        paymentMethod?: string;
+        locale?: string;
+      } = {},
+    ): Promise<HarnessOutput> => {
       const input = {
         plugin: PLUGIN,
         ...(overrides.paymentMethod === undefined ? {} : { chosen_payment_method: overrides.paymentMethod }),
@@ -79,9 +96,24 @@ if (HAS_PHP) {
         instance_id: 3,
         currency: overrides.currency ?? 'XOF',
         weight_unit: 'g',
-        settings: { relais_url: `${stack.web.url}/`, shop_id: WOO_SHOP_ID, secret: stack.secrets.wooWebhookSecret, timeout: '3', ...overrides.settings },
+        settings: {
+          relais_url: `${stack.web.url}/`,
+          shop_id: WOO_SHOP_ID,
+          secret: stack.secrets.wooWebhookSecret,
+          timeout: '3',
+          ...overrides.settings,
+        },
         package: {
-          destination: { country: 'CI', state: 'AB', postcode: '', city: 'Abidjan', address: 'Rue des Jardins', address_1: 'Rue des Jardins', address_2: 'Cocody Danga', ...overrides.destination },
+          destination: {
+            country: 'CI',
+            state: 'AB',
+            postcode: '',
+            city: 'Abidjan',
+            address: 'Rue des Jardins',
+            address_1: 'Rue des Jardins',
+            address_2: 'Cocody Danga',
+            ...overrides.destination,
+          },
           contents: [
             { weight: '400', quantity: 2, needs_shipping: true },
             { weight: '', quantity: 1, needs_shipping: false },
@@ -96,7 +128,11 @@ if (HAS_PHP) {
         child.stdout.on('data', (d: Buffer) => (out += d.toString()));
         child.stderr.on('data', (d: Buffer) => (err += d.toString()));
         child.on('error', reject);
-        child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as HarnessOutput) : reject(new Error(`php exited ${String(code)}: ${err}${out}`))));
+        child.on('close', (code) =>
+          code === 0
+            ? resolve(JSON.parse(out) as HarnessOutput)
+            : reject(new Error(`php exited ${String(code)}: ${err}${out}`)),
+        );
         child.stdin.end(JSON.stringify(input));
       });
     };
@@ -112,18 +148,30 @@ if (HAS_PHP) {
       expect(output.class).toBe('Relais_Rates_Shipping_Method');
       expect(output.supports).toContain('shipping-zones');
       expect(output.rates).toEqual([
-        { id: 'relais_rates:3:relais_standard', label: 'Relais — livraison', cost: 2000, meta_data: { Relais: 'Livraison à Cocody' } },
+        {
+          id: 'relais_rates:3:relais_standard',
+          label: 'Relais — livraison',
+          cost: 2000,
+          meta_data: { Relais: 'Livraison à Cocody' },
+        },
       ]);
       const [request] = output.requests;
       expect(request?.url).toBe(`${stack.web.url}/checkout/woocommerce/${WOO_SHOP_ID}/rates`);
       expect(JSON.parse(request!.body)).toEqual({
-        destination: { country: 'CI', state: 'AB', postcode: '', city: 'Abidjan', address_1: 'Rue des Jardins', address_2: 'Cocody Danga' },
+        destination: {
+          country: 'CI',
+          state: 'AB',
+          postcode: '',
+          city: 'Abidjan',
+          address_1: 'Rue des Jardins',
+          address_2: 'Cocody Danga',
+        },
         items: [{ weight_kg: 0.4, quantity: 2 }],
         currency: 'XOF',
       });
     });
 
-    it('sends the customer\'s chosen payment method, so a cash-on-delivery customer\'s rate has the collection fee and a bank-transfer customer\'s has not', async () => {
+    it("sends the customer's chosen payment method, so a cash-on-delivery customer's rate has the collection fee and a bank-transfer customer's has not", async () => {
       const cod = await run({ paymentMethod: 'cod' });
       expect(JSON.parse(cod.requests[0]!.body)).toMatchObject({ payment_method: 'cod' });
       expect(cod.rates[0]?.cost).toBe(2000);
@@ -136,7 +184,9 @@ if (HAS_PHP) {
       stack.emulator.faults.add({ operation: 'simulatePrice', fault: { kind: 'status', status: 503 } });
       const output = await run({ destination: { address_2: 'Yopougon Niangon' } });
       expect(output.rates).toEqual([]);
-      expect(output.logs).toEqual([{ level: 'warning', message: 'Relais answered 503: no rate added.', source: 'relais-rates' }]);
+      expect(output.logs).toEqual([
+        { level: 'warning', message: 'Relais answered 503: no rate added.', source: 'relais-rates' },
+      ]);
     });
 
     it('adds nothing when the secret is wrong (Relais answers 401)', async () => {
@@ -161,17 +211,25 @@ if (HAS_PHP) {
 
     it('shows its method and settings in French on a fr_FR site, from languages/relais-rates-fr_FR.mo', async () => {
       const [english, french] = await Promise.all([run(), run({ locale: 'fr_FR' })]);
-      expect(french.textdomains['relais-rates']).toMatch(/woocommerce-relais-rates\/languages\/relais-rates-fr_FR\.mo$/);
-      expect(french.texts).toMatchObject({ method_title: 'Relais (prix de livraison en direct)', 'relais_url.title': 'URL de Relais', 'timeout.title': 'Délai maximal (secondes)' });
+      expect(french.textdomains['relais-rates']).toMatch(
+        /woocommerce-relais-rates\/languages\/relais-rates-fr_FR\.mo$/,
+      );
+      expect(french.texts).toMatchObject({
+        method_title: 'Relais (prix de livraison en direct)',
+        'relais_url.title': 'URL de Relais',
+        'timeout.title': 'Délai maximal (secondes)',
+      });
       // Every text is translated; only the words French writes the same way stay as they are.
       const unchanged = Object.keys(english.texts).filter((key) => english.texts[key] === french.texts[key]);
       expect(unchanged.sort()).toEqual(['secret.title', 'title']);
     });
 
-    it('signs with the shop\'s own checkout secret: accepted with it, refused (no rate) with the webhook secret', async () => {
+    it("signs with the shop's own checkout secret: accepted with it, refused (no rate) with the webhook secret", async () => {
       const own = await run({ settings: { shop_id: WOO_OWN_SECRET_SHOP_ID, secret: stack.wooCheckoutSecret } });
       expect(own.rates).toHaveLength(1);
-      const webhook = await run({ settings: { shop_id: WOO_OWN_SECRET_SHOP_ID, secret: stack.secrets.wooWebhookSecret } });
+      const webhook = await run({
+        settings: { shop_id: WOO_OWN_SECRET_SHOP_ID, secret: stack.secrets.wooWebhookSecret },
+      });
       expect(webhook.rates).toEqual([]);
       expect(webhook.logs[0]?.message).toBe('Relais answered 401: no rate added.');
     });

@@ -5,10 +5,25 @@
  * includeCodFee (true): the 500 XOF cash-collection fee is in the rate.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ANSWER_MARGIN_MS, FLAT_RATE_XOF, SLOW_SERVICE_MS, startCheckoutStack, TEST_BUDGET_MS, WOO_FLAT_SHOP_ID, WOO_OWN_SECRET_SHOP_ID, WOO_SHOP_ID, type CheckoutStack } from './stack.js';
+import {
+  ANSWER_MARGIN_MS,
+  FLAT_RATE_XOF,
+  SLOW_SERVICE_MS,
+  startCheckoutStack,
+  TEST_BUDGET_MS,
+  WOO_FLAT_SHOP_ID,
+  WOO_OWN_SECRET_SHOP_ID,
+  WOO_SHOP_ID,
+  type CheckoutStack,
+} from './stack.js';
 
 /** A WooCommerce shipping package's destination, as the plugin forwards it. */
-function abidjanRequest(address: { address_1: string; address_2?: string }, weight: { items?: { weight_kg: number; quantity: number }[]; total_weight_kg?: number } = { items: [{ weight_kg: 0.4, quantity: 2 }] }) {
+function abidjanRequest(
+  address: { address_1: string; address_2?: string },
+  weight: { items?: { weight_kg: number; quantity: number }[]; total_weight_kg?: number } = {
+    items: [{ weight_kg: 0.4, quantity: 2 }],
+  },
+) {
   return {
     destination: { country: 'CI', state: 'AB', postcode: '', city: 'Abidjan', address_2: '', ...address },
     ...weight,
@@ -32,16 +47,30 @@ afterEach(() => {
 
 describe('WooCommerce rates endpoint', () => {
   it('prices an Abidjan basket in whole XOF, with the rate id, label and currency the plugin adds', async () => {
-    const answer = await stack.wooRates(WOO_SHOP_ID, abidjanRequest({ address_1: 'Rue des Jardins', address_2: 'Cocody Danga' }));
+    const answer = await stack.wooRates(
+      WOO_SHOP_ID,
+      abidjanRequest({ address_1: 'Rue des Jardins', address_2: 'Cocody Danga' }),
+    );
     expect(answer.status).toBe(200);
     expect(answer.body).toEqual({
-      rates: [{ id: 'RELAIS_STANDARD', label: 'Relais — livraison', cost: 2000, currency: 'XOF', description: 'Livraison à Cocody' }],
+      rates: [
+        {
+          id: 'RELAIS_STANDARD',
+          label: 'Relais — livraison',
+          cost: 2000,
+          currency: 'XOF',
+          description: 'Livraison à Cocody',
+        },
+      ],
     });
   });
 
   it('reads a total weight in kg instead of items, and prices it in its weight band', async () => {
     // 3 kg: band ≤ 3 kg, so 1 500 + 300, + 500 collection fee.
-    const answer = await stack.wooRates(WOO_SHOP_ID, abidjanRequest({ address_1: 'Riviera 2' }, { total_weight_kg: 3 }));
+    const answer = await stack.wooRates(
+      WOO_SHOP_ID,
+      abidjanRequest({ address_1: 'Riviera 2' }, { total_weight_kg: 3 }),
+    );
     expect((answer.body as Rates).rates[0]).toMatchObject({ cost: 2300 });
   });
 
@@ -60,9 +89,16 @@ describe('WooCommerce rates endpoint', () => {
     expect(answer).toMatchObject({ status: 503, body: { rates: [] } });
   });
 
-  it('answers the merchant\'s flat rate within the budget when the service is slower than the budget', async () => {
-    stack.emulator.faults.add({ operation: 'simulatePrice', times: 1, fault: { kind: 'latency', ms: SLOW_SERVICE_MS } });
-    const answer = await stack.wooRates(WOO_FLAT_SHOP_ID, abidjanRequest({ address_1: 'Yopougon Niangon' }, { total_weight_kg: 12 }));
+  it("answers the merchant's flat rate within the budget when the service is slower than the budget", async () => {
+    stack.emulator.faults.add({
+      operation: 'simulatePrice',
+      times: 1,
+      fault: { kind: 'latency', ms: SLOW_SERVICE_MS },
+    });
+    const answer = await stack.wooRates(
+      WOO_FLAT_SHOP_ID,
+      abidjanRequest({ address_1: 'Yopougon Niangon' }, { total_weight_kg: 12 }),
+    );
     expect(answer.status).toBe(200);
     const rate = (answer.body as Rates).rates[0]!;
     expect(rate).toMatchObject({ cost: FLAT_RATE_XOF, currency: 'XOF' });
@@ -79,21 +115,35 @@ describe('WooCommerce rates endpoint', () => {
     expect(JSON.stringify(line)).not.toContain('Rue du Commerce');
   });
 
-  it('gives no rate to a destination in another country than the shop\'s', async () => {
-    const answer = await stack.wooRates(WOO_SHOP_ID, { ...abidjanRequest({ address_1: 'Villa 5, Almadies' }), destination: { country: 'SN', city: 'Dakar', address_1: 'Villa 5, Almadies' } });
+  it("gives no rate to a destination in another country than the shop's", async () => {
+    const answer = await stack.wooRates(WOO_SHOP_ID, {
+      ...abidjanRequest({ address_1: 'Villa 5, Almadies' }),
+      destination: { country: 'SN', city: 'Dakar', address_1: 'Villa 5, Almadies' },
+    });
     expect(answer).toMatchObject({ status: 200, body: { rates: [] } });
   });
 
-  it('with the plugin\'s own secret configured (checkoutSecret), accepts requests signed with it and refuses (401) ones signed with the webhook secret', async () => {
+  it("with the plugin's own secret configured (checkoutSecret), accepts requests signed with it and refuses (401) ones signed with the webhook secret", async () => {
     const request = abidjanRequest({ address_1: 'Rue des Jardins', address_2: 'Cocody Danga' });
-    expect(await stack.wooRates(WOO_OWN_SECRET_SHOP_ID, request, { secret: stack.wooCheckoutSecret })).toMatchObject({ status: 200 });
-    expect(await stack.wooRates(WOO_OWN_SECRET_SHOP_ID, request)).toMatchObject({ status: 401, body: { error: 'invalid_signature' } });
+    expect(await stack.wooRates(WOO_OWN_SECRET_SHOP_ID, request, { secret: stack.wooCheckoutSecret })).toMatchObject({
+      status: 200,
+    });
+    expect(await stack.wooRates(WOO_OWN_SECRET_SHOP_ID, request)).toMatchObject({
+      status: 401,
+      body: { error: 'invalid_signature' },
+    });
   });
 
   it('refuses a body signed with another secret (401) and a request with no signature (401)', async () => {
     const request = abidjanRequest({ address_1: 'Riviera 2' });
-    expect(await stack.wooRates(WOO_SHOP_ID, request, { secret: 'not-the-webhook-secret' })).toMatchObject({ status: 401, body: { error: 'invalid_signature' } });
-    expect(await stack.wooRates(WOO_SHOP_ID, request, { headers: { 'X-Relais-Signature': null } })).toMatchObject({ status: 401, body: { error: 'missing_signature' } });
+    expect(await stack.wooRates(WOO_SHOP_ID, request, { secret: 'not-the-webhook-secret' })).toMatchObject({
+      status: 401,
+      body: { error: 'invalid_signature' },
+    });
+    expect(await stack.wooRates(WOO_SHOP_ID, request, { headers: { 'X-Relais-Signature': null } })).toMatchObject({
+      status: 401,
+      body: { error: 'missing_signature' },
+    });
   });
 
   it('does not serve a Shopify shop on the WooCommerce endpoint (404)', async () => {

@@ -12,7 +12,15 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_SHIPPING_ADDRESS, startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
 import { shipmentsFor, shopifyExternalId, waitForState } from '../pipeline/helpers.js';
-import { makeSecrets, randomHex, SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, startTestRelais, waitFor, type TestRelais } from '../support/relais.js';
+import {
+  makeSecrets,
+  randomHex,
+  SHOPIFY_DOMAIN,
+  SHOPIFY_SHOP_ID,
+  startTestRelais,
+  waitFor,
+  type TestRelais,
+} from '../support/relais.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 const TOKEN = `dash_${randomHex(16)}`;
@@ -31,13 +39,17 @@ const { latitude: _lat, longitude: _lng, ...addressWithoutCoords } = DEFAULT_SHI
 beforeAll(async () => {
   const secrets = makeSecrets();
   shopify = await startShopifyEmulator({
-    shops: [{ domain: SHOPIFY_DOMAIN, accessToken: secrets.shopifyAccessToken, clientSecret: secrets.shopifyClientSecret }],
+    shops: [
+      { domain: SHOPIFY_DOMAIN, accessToken: secrets.shopifyAccessToken, clientSecret: secrets.shopifyClientSecret },
+    ],
   });
   relais = await startTestRelais({ secrets, shopifyAdminUrl: shopify.adminUrl(SHOPIFY_DOMAIN), dashboardToken: TOKEN });
   for (const topic of ['orders/create', 'orders/updated', 'orders/paid', 'orders/cancelled']) {
     shopify.subscribe(SHOPIFY_DOMAIN, topic, `${relais.web.url}/webhooks/shopify`);
   }
-  const order = shopify.createOrder(SHOPIFY_DOMAIN, { shippingAddress: { ...addressWithoutCoords, address1: 'Pyrotechnie, villa 3', address2: '', city: 'Dakar' } });
+  const order = shopify.createOrder(SHOPIFY_DOMAIN, {
+    shippingAddress: { ...addressWithoutCoords, address1: 'Pyrotechnie, villa 3', address2: '', city: 'Dakar' },
+  });
   heldId = shopifyExternalId(order.id);
   heldName = order.name;
   await waitForState(relais, heldId, ['held']);
@@ -48,7 +60,16 @@ beforeAll(async () => {
   context = await chromium.launchPersistentContext(profileDir, {
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
     viewport: { width: 1280, height: 900 },
   });
   page = context.pages()[0] ?? (await context.newPage());
@@ -72,13 +93,20 @@ describe('fixing a held order from the dashboard', () => {
     await Promise.all([page.waitForURL('**/dashboard/held'), page.click('button[type="submit"]')]);
 
     const card = page.locator('.card', { hasText: heldName });
-    await expect.poll(() => card.locator('.reason').textContent()).toContain("no neighbourhood found in 'Pyrotechnie, villa 3");
+    await expect
+      .poll(() => card.locator('.reason').textContent())
+      .toContain("no neighbourhood found in 'Pyrotechnie, villa 3");
     await page.screenshot({ path: join(shotsDir, 'held.png'), fullPage: true });
 
     await card.locator('input[name="text"]').fill('Pyrotechnie');
     await card.locator('input[name="neighbourhood"]').fill('Sacré-Cœur');
-    await Promise.all([page.waitForURL('**/dashboard/orders/**'), card.getByRole('button', { name: 'Add alias and replay' }).click()]);
-    expect(await page.locator('.flash.ok').textContent()).toContain('Alias "Pyrotechnie" → Sacré Coeur added for Dakar Mode.');
+    await Promise.all([
+      page.waitForURL('**/dashboard/orders/**'),
+      card.getByRole('button', { name: 'Add alias and replay' }).click(),
+    ]);
+    expect(await page.locator('.flash.ok').textContent()).toContain(
+      'Alias "Pyrotechnie" → Sacré Coeur added for Dakar Mode.',
+    );
 
     // The page reloads itself until the worker has dispatched the order.
     await page.locator('h1 .badge', { hasText: 'ready' }).waitFor({ timeout: 20_000 });
@@ -111,7 +139,10 @@ describe('fixing a held order from the dashboard', () => {
     await card.locator('textarea[name="description"]').fill('The box arrived crushed.\nThe customer refused it.');
     expect(await card.locator('input[name="claimantType"]').inputValue()).toBe('seller');
     await page.screenshot({ path: join(shotsDir, 'dispute-form.png'), fullPage: true });
-    await Promise.all([page.waitForURL('**/dashboard/orders/**'), card.getByRole('button', { name: 'Open dispute' }).click()]);
+    await Promise.all([
+      page.waitForURL('**/dashboard/orders/**'),
+      card.getByRole('button', { name: 'Open dispute' }).click(),
+    ]);
 
     const [claim] = relais.emulator.shipments().find((s) => s.external_order_id === heldId)?.claims ?? [];
     expect(claim).toMatchObject({ reason: 'damaged', claimant_id: 'ops-awa', claimant_type: 'seller', status: 'OPEN' });
@@ -121,22 +152,29 @@ describe('fixing a held order from the dashboard', () => {
     await page.screenshot({ path: join(shotsDir, 'dispute-opened.png'), fullPage: true });
   });
 
-  it('shows the queues with bull-board under the dashboard\'s own Content-Security-Policy', async () => {
+  it("shows the queues with bull-board under the dashboard's own Content-Security-Policy", async () => {
     await page.goto(`${relais.web.url}/dashboard/queues`);
     // The overview's cards come from bull-board's JSON API, fetched by its scripts: both allowed by the policy.
-    await page.getByText(/\d+ Jobs?$/).first().waitFor({ timeout: 15_000 });
+    await page
+      .getByText(/\d+ Jobs?$/)
+      .first()
+      .waitFor({ timeout: 15_000 });
     expect(await page.textContent('body')).toContain('shop-events');
     await page.screenshot({ path: join(shotsDir, 'queues.png'), fullPage: true });
 
     // The board is read-only: even an action from bull-board's own page (same origin, logged in) is refused.
-    const status = await page.evaluate(async () => (await fetch('/dashboard/queues/api/queues/deliveries/pause', { method: 'PUT' })).status);
+    const status = await page.evaluate(
+      async () => (await fetch('/dashboard/queues/api/queues/deliveries/pause', { method: 'PUT' })).status,
+    );
     expect(status).toBe(405);
     expect(await relais.web.runtime.queues.deliveries.isPaused()).toBe(false);
   });
 
   it('shows the cash collected and expected for the day', async () => {
     await page.goto(`${relais.web.url}/dashboard/money`);
-    await waitFor(async () => (await page.textContent('main'))?.includes('Cash on delivery, from the ledger'), { what: 'the money page' });
+    await waitFor(async () => (await page.textContent('main'))?.includes('Cash on delivery, from the ledger'), {
+      what: 'the money page',
+    });
     const today = new Date().toISOString().slice(0, 10);
     expect(await page.locator('tr', { hasText: today }).first().textContent()).toMatch(/\d\u00a0F/);
     await page.screenshot({ path: join(shotsDir, 'money.png'), fullPage: true });

@@ -17,13 +17,19 @@ const NOW = Date.parse('2026-05-04T10:00:00Z');
 
 describe('escaping', () => {
   it('turns every character that could open markup or leave an attribute into an entity', () => {
-    expect(escapeHtml(`<a href="x" onclick='y'>&\`</a>`)).toBe('&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;&#96;&lt;/a&gt;');
+    expect(escapeHtml(`<a href="x" onclick='y'>&\`</a>`)).toBe(
+      '&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;&#96;&lt;/a&gt;',
+    );
   });
 
   it('escapes every interpolated value, keeps fragments built by the template itself, and joins lists', () => {
     const name = '<img src=x onerror=alert(1)>';
-    const out = html`<p title="${name}">${name}${html`<b>${'&'}</b>`}${[1, '<', html`<i></i>`]}${undefined}${null}${false}</p>`;
-    expect(out.value).toBe('<p title="&lt;img src=x onerror=alert(1)&gt;">&lt;img src=x onerror=alert(1)&gt;<b>&amp;</b>1&lt;<i></i></p>');
+    const out = html`<p title="${name}">
+      ${name}${html`<b>${'&'}</b>`}${[1, '<', html`<i></i>`]}${undefined}${null}${false}
+    </p>`;
+    expect(out.value).toBe(
+      '<p title="&lt;img src=x onerror=alert(1)&gt;">&lt;img src=x onerror=alert(1)&gt;<b>&amp;</b>1&lt;<i></i></p>',
+    );
   });
 
   it('lets only http(s) links and same-site paths through as link targets', () => {
@@ -86,7 +92,10 @@ describe('sessions', () => {
 
   it('shows only flash messages it signed itself, for a minute', () => {
     const cookie = signer.flashCookie({ kind: 'ok', message: 'Alias "Pyrotechnie" → Sacré Coeur added' }, NOW);
-    expect(signer.readFlash(cookie, NOW + 1_000)).toEqual({ kind: 'ok', message: 'Alias "Pyrotechnie" → Sacré Coeur added' });
+    expect(signer.readFlash(cookie, NOW + 1_000)).toEqual({
+      kind: 'ok',
+      message: 'Alias "Pyrotechnie" → Sacré Coeur added',
+    });
     expect(signer.readFlash(cookie, NOW + 61_000)).toBeUndefined();
     const [, expires, signature] = cookie.split('.') as [string, string, string];
     const forged = `${Buffer.from(JSON.stringify({ kind: 'ok', message: 'Call +221 00 00 00 00 to unlock your account' })).toString('base64url')}.${expires}.${signature}`;
@@ -111,26 +120,76 @@ describe('sessions', () => {
 
 describe('cash-on-delivery figures', () => {
   let n = 0;
-  function record(state: OrderState, options: { amount: number; family?: PaymentFamily; received: string; changed: string; shipped?: boolean }): OrderRecord {
+  function record(
+    state: OrderState,
+    options: { amount: number; family?: PaymentFamily; received: string; changed: string; shipped?: boolean },
+  ): OrderRecord {
     n += 1;
     const family = options.family ?? 'cash_on_delivery';
     return {
-      meta: { externalOrderId: `shop:${n}`, shopId: 'shop', platform: 'shopify', orderId: String(n), orderName: `#${n}`, firstSeenAt: options.received, generation: 0 },
+      meta: {
+        externalOrderId: `shop:${n}`,
+        shopId: 'shop',
+        platform: 'shopify',
+        orderId: String(n),
+        orderName: `#${n}`,
+        firstSeenAt: options.received,
+        generation: 0,
+      },
       state,
       stateChangedAt: options.changed,
-      order: { paymentFamily: family, amountToCollect: (family === 'prepaid' ? 0 : options.amount) as Xof, total: options.amount as Xof } as StoreOrder,
-      ...(options.shipped ? { shipment: { shipmentId: `shp_${n}`, status: 'READY', createdAt: options.received, ...(family === 'prepaid' ? {} : { orderAmountXof: options.amount }) } } : {}),
+      order: {
+        paymentFamily: family,
+        amountToCollect: (family === 'prepaid' ? 0 : options.amount) as Xof,
+        total: options.amount as Xof,
+      } as StoreOrder,
+      ...(options.shipped
+        ? {
+            shipment: {
+              shipmentId: `shp_${n}`,
+              status: 'READY',
+              createdAt: options.received,
+              ...(family === 'prepaid' ? {} : { orderAmountXof: options.amount }),
+            },
+          }
+        : {}),
     };
   }
 
   it('counts delivered orders as collected on the delivery day, live parcels as expected, held ones as not dispatched, and prepaid ones not at all', () => {
     const figures = codFigures([
-      record('delivered', { amount: 15_000, received: '2026-05-01T09:00:00Z', changed: '2026-05-02T16:00:00Z', shipped: true }),
-      record('delivered', { amount: 5_000, received: '2026-05-02T09:00:00Z', changed: '2026-05-02T18:00:00Z', shipped: true }),
-      record('in_delivery', { amount: 7_000, received: '2026-05-02T10:00:00Z', changed: '2026-05-02T12:00:00Z', shipped: true }),
+      record('delivered', {
+        amount: 15_000,
+        received: '2026-05-01T09:00:00Z',
+        changed: '2026-05-02T16:00:00Z',
+        shipped: true,
+      }),
+      record('delivered', {
+        amount: 5_000,
+        received: '2026-05-02T09:00:00Z',
+        changed: '2026-05-02T18:00:00Z',
+        shipped: true,
+      }),
+      record('in_delivery', {
+        amount: 7_000,
+        received: '2026-05-02T10:00:00Z',
+        changed: '2026-05-02T12:00:00Z',
+        shipped: true,
+      }),
       record('held', { amount: 9_000, received: '2026-05-03T08:00:00Z', changed: '2026-05-03T08:00:01Z' }),
-      record('returned', { amount: 4_000, received: '2026-05-01T08:00:00Z', changed: '2026-05-03T17:00:00Z', shipped: true }),
-      record('delivered', { amount: 30_000, family: 'prepaid', received: '2026-05-01T08:00:00Z', changed: '2026-05-02T08:00:00Z', shipped: true }),
+      record('returned', {
+        amount: 4_000,
+        received: '2026-05-01T08:00:00Z',
+        changed: '2026-05-03T17:00:00Z',
+        shipped: true,
+      }),
+      record('delivered', {
+        amount: 30_000,
+        family: 'prepaid',
+        received: '2026-05-01T08:00:00Z',
+        changed: '2026-05-02T08:00:00Z',
+        shipped: true,
+      }),
     ]);
     expect(figures.days.map((d) => d.day)).toEqual(['2026-05-03', '2026-05-02']);
     const [may3, may2] = figures.days;
@@ -143,7 +202,14 @@ describe('cash-on-delivery figures', () => {
 
 describe('the reconciliation section', () => {
   const view = (reconciliation: ReconciliationSummary | undefined, wired = true) =>
-    moneyBody({ shops: [], shopId: 'dakar-mode', days: 30, cod: codFigures([]), reconciliation, reconciliationWired: wired }).value;
+    moneyBody({
+      shops: [],
+      shopId: 'dakar-mode',
+      days: 30,
+      cod: codFigures([]),
+      reconciliation,
+      reconciliationWired: wired,
+    }).value;
 
   it('says no run has happened yet rather than showing figures', () => {
     expect(view(undefined)).toContain('No reconciliation run yet.');
@@ -155,7 +221,15 @@ describe('the reconciliation section', () => {
       runAt: '2026-05-04T06:00:00Z',
       window: { from: '2026-05-01T00:00:00Z', to: '2026-05-04T06:00:00Z' },
       shops: [
-        { shopId: 'dakar-mode', ordersChecked: 42, shipmentsChecked: 40, findings: [{ kind: 'missed_webhook', count: 2, repaired: 2 }, { kind: 'cod_mismatch', count: 1, repaired: 0, note: '<b>15 000</b> owed' }] },
+        {
+          shopId: 'dakar-mode',
+          ordersChecked: 42,
+          shipmentsChecked: 40,
+          findings: [
+            { kind: 'missed_webhook', count: 2, repaired: 2 },
+            { kind: 'cod_mismatch', count: 1, repaired: 0, note: '<b>15 000</b> owed' },
+          ],
+        },
         { shopId: 'abidjan-tech', ordersChecked: 3, shipmentsChecked: 3, findings: [] },
       ],
       days: [

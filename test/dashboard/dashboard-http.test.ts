@@ -9,7 +9,16 @@ import { DEFAULT_SHIPPING_ADDRESS, startShopifyEmulator, type ShopifyEmulator } 
 import { formatXof } from '../../src/dashboard/html.js';
 import { startWeb, type RunningWeb } from '../../src/main/web.js';
 import { shopifyExternalId, waitForState } from '../pipeline/helpers.js';
-import { makeSecrets, randomHex, SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, startTestRelais, waitFor, WOO_SHOP_ID, type TestRelais } from '../support/relais.js';
+import {
+  makeSecrets,
+  randomHex,
+  SHOPIFY_DOMAIN,
+  SHOPIFY_SHOP_ID,
+  startTestRelais,
+  waitFor,
+  WOO_SHOP_ID,
+  type TestRelais,
+} from '../support/relais.js';
 import { DashboardSession } from './session.js';
 
 const TOKEN = `dash_${randomHex(16)}`;
@@ -25,24 +34,43 @@ const { latitude: _lat, longitude: _lng, ...addressWithoutCoords } = DEFAULT_SHI
 beforeAll(async () => {
   const secrets = makeSecrets();
   shopify = await startShopifyEmulator({
-    shops: [{ domain: SHOPIFY_DOMAIN, accessToken: secrets.shopifyAccessToken, clientSecret: secrets.shopifyClientSecret }],
+    shops: [
+      { domain: SHOPIFY_DOMAIN, accessToken: secrets.shopifyAccessToken, clientSecret: secrets.shopifyClientSecret },
+    ],
   });
-  relais = await startTestRelais({ secrets, shopifyAdminUrl: shopify.adminUrl(SHOPIFY_DOMAIN), dashboardToken: TOKEN, pollIntervalMs: 500 });
+  relais = await startTestRelais({
+    secrets,
+    shopifyAdminUrl: shopify.adminUrl(SHOPIFY_DOMAIN),
+    dashboardToken: TOKEN,
+    pollIntervalMs: 500,
+  });
   for (const topic of ['orders/create', 'orders/updated', 'orders/paid', 'orders/cancelled']) {
     shopify.subscribe(SHOPIFY_DOMAIN, topic, `${relais.web.url}/webhooks/shopify`);
   }
-  relais.emulator.setOrganisationWebhook('org_relais', `${relais.web.url}/webhooks/dispatch/${SHOPIFY_SHOP_ID}/${relais.secrets.dispatchWebhookToken}`);
+  relais.emulator.setOrganisationWebhook(
+    'org_relais',
+    `${relais.web.url}/webhooks/dispatch/${SHOPIFY_SHOP_ID}/${relais.secrets.dispatchWebhookToken}`,
+  );
 
   // A cash-on-delivery order delivered by the courier, written back into the shop and marked paid.
   const delivered = shopify.createOrder(SHOPIFY_DOMAIN, {});
   deliveredId = shopifyExternalId(delivered.id);
   await waitForState(relais, deliveredId, ['ready']);
   await relais.emulator.advance(DEFAULT_COURIER_STEP_MS * 6);
-  await waitFor(async () => (await relais.worker.runtime.ledger.get(deliveredId))?.delivery?.written.paid, { what: 'the delivered order marked paid' });
+  await waitFor(async () => (await relais.worker.runtime.ledger.get(deliveredId))?.delivery?.written.paid, {
+    what: 'the delivered order marked paid',
+  });
 
   // Markup in the address and the customer's name; no neighbourhood anywhere: held.
   const held = shopify.createOrder(SHOPIFY_DOMAIN, {
-    shippingAddress: { ...addressWithoutCoords, name: `Awa ${MARKUP}`, first_name: 'Awa', last_name: MARKUP, address1: `${MARKUP} villa 3`, address2: '' },
+    shippingAddress: {
+      ...addressWithoutCoords,
+      name: `Awa ${MARKUP}`,
+      first_name: 'Awa',
+      last_name: MARKUP,
+      address1: `${MARKUP} villa 3`,
+      address2: '',
+    },
   });
   heldId = shopifyExternalId(held.id);
   await waitForState(relais, heldId, ['held']);
@@ -108,27 +136,41 @@ describe('authentication', () => {
   });
 
   it('lets scripts in with the bearer token, and answers 401 to a wrong one', async () => {
-    const ok = await fetch(`${relais.web.url}/dashboard/orders`, { headers: { authorization: `Bearer ${TOKEN}` }, redirect: 'manual' });
+    const ok = await fetch(`${relais.web.url}/dashboard/orders`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+      redirect: 'manual',
+    });
     expect(ok.status).toBe(200);
     expect(await ok.text()).toContain('<h1>Orders</h1>');
-    const wrong = await fetch(`${relais.web.url}/dashboard/orders`, { headers: { authorization: `Bearer ${TOKEN.slice(0, -1)}` }, redirect: 'manual' });
+    const wrong = await fetch(`${relais.web.url}/dashboard/orders`, {
+      headers: { authorization: `Bearer ${TOKEN.slice(0, -1)}` },
+      redirect: 'manual',
+    });
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get('www-authenticate')).toContain('Bearer');
   });
 
-  it('refuses a form post without the CSRF token of the session (403), and with another session\'s token', async () => {
+  it("refuses a form post without the CSRF token of the session (403), and with another session's token", async () => {
     const session = await loggedIn();
     const other = await loggedIn();
     const foreign = await other.csrf();
-    expect((await session.request(`/dashboard/held/${encodeURIComponent(heldId)}/replay`, { form: {} })).status).toBe(403);
-    expect((await session.request(`/dashboard/held/${encodeURIComponent(heldId)}/replay`, { form: { _csrf: foreign } })).status).toBe(403);
+    expect((await session.request(`/dashboard/held/${encodeURIComponent(heldId)}/replay`, { form: {} })).status).toBe(
+      403,
+    );
+    expect(
+      (await session.request(`/dashboard/held/${encodeURIComponent(heldId)}/replay`, { form: { _csrf: foreign } }))
+        .status,
+    ).toBe(403);
     expect((await relais.worker.runtime.ledger.get(heldId))?.meta.generation).toBe(0);
   });
 
   it('refuses a post from another site even with a valid CSRF token', async () => {
     const session = await loggedIn();
     const csrf = await session.csrf();
-    const response = await session.request(`/dashboard/held/${encodeURIComponent(heldId)}/replay`, { form: { _csrf: csrf }, headers: { origin: 'http://evil.example' } });
+    const response = await session.request(`/dashboard/held/${encodeURIComponent(heldId)}/replay`, {
+      form: { _csrf: csrf },
+      headers: { origin: 'http://evil.example' },
+    });
     expect(response.status).toBe(403);
   });
 
@@ -170,8 +212,22 @@ describe('authentication', () => {
     const before = await relais.web.runtime.queues.shopEvents.getJobCounts();
     const response = await fetch(`${relais.web.url}/dashboard/queues/api/queues/shop-events/add`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', origin: relais.web.url, 'sec-fetch-site': 'same-origin' },
-      body: JSON.stringify({ name: 'orders/create', data: { shopId: SHOPIFY_SHOP_ID, platform: 'shopify', topic: 'orders/create', receivedAt: new Date().toISOString(), payload: {} } }),
+      headers: {
+        authorization: `Bearer ${TOKEN}`,
+        'content-type': 'application/json',
+        origin: relais.web.url,
+        'sec-fetch-site': 'same-origin',
+      },
+      body: JSON.stringify({
+        name: 'orders/create',
+        data: {
+          shopId: SHOPIFY_SHOP_ID,
+          platform: 'shopify',
+          topic: 'orders/create',
+          receivedAt: new Date().toISOString(),
+          payload: {},
+        },
+      }),
     });
     expect(response.status).toBe(405);
     expect(await relais.web.runtime.queues.shopEvents.getJobCounts()).toEqual(before);
@@ -179,13 +235,19 @@ describe('authentication', () => {
 
   it('refuses to retry jobs through the queues board (405) from a logged-in session on the same origin', async () => {
     const session = await loggedIn();
-    for (const path of ['/dashboard/queues/api/queues/dispatch/retry/failed', '/dashboard/queues/api/queues/dispatch/some-job/retry']) {
-      const response = await session.request(path, { method: 'PUT', headers: { origin: relais.web.url, 'sec-fetch-site': 'same-origin' } });
+    for (const path of [
+      '/dashboard/queues/api/queues/dispatch/retry/failed',
+      '/dashboard/queues/api/queues/dispatch/some-job/retry',
+    ]) {
+      const response = await session.request(path, {
+        method: 'PUT',
+        headers: { origin: relais.web.url, 'sec-fetch-site': 'same-origin' },
+      });
       expect(response.status, path).toBe(405);
     }
   });
 
-  it('tells bull-board\'s page that every queue is read-only, so it offers no action buttons', async () => {
+  it("tells bull-board's page that every queue is read-only, so it offers no action buttons", async () => {
     const session = await loggedIn();
     const api = await session.request('/dashboard/queues/api/queues');
     const queues = (JSON.parse(api.body) as { queues: { name: string; readOnlyMode: boolean }[] }).queues;
@@ -195,7 +257,7 @@ describe('authentication', () => {
 });
 
 describe('pages', () => {
-  it('lists the shop\'s orders newest first with state, neighbourhood, amount, shipment and tracking link', async () => {
+  it("lists the shop's orders newest first with state, neighbourhood, amount, shipment and tracking link", async () => {
     const session = await loggedIn();
     const page = await session.request(`/dashboard/orders?shop=${SHOPIFY_SHOP_ID}`);
     const record = (await relais.worker.runtime.ledger.get(deliveredId))!;
@@ -210,12 +272,13 @@ describe('pages', () => {
     expect(heldOnly.body).not.toContain(orderPath(deliveredId));
   });
 
-  it('shows an order\'s timeline of shop, dispatch and write-back calls, and what was written into the shop', async () => {
+  it("shows an order's timeline of shop, dispatch and write-back calls, and what was written into the shop", async () => {
     const session = await loggedIn();
     const page = await session.request(orderPath(deliveredId));
     expect(page.status).toBe(200);
     const timeline = await relais.worker.runtime.ledger.timeline(deliveredId);
-    for (const operation of ['webhook orders/create', 'createQuote', 'createShipment']) expect(page.body).toContain(operation);
+    for (const operation of ['webhook orders/create', 'createQuote', 'createShipment'])
+      expect(page.body).toContain(operation);
     const shopWrite = timeline.find((t) => t.system === 'shop' && !t.operation.startsWith('webhook'));
     expect(shopWrite).toBeDefined();
     expect(page.body).toContain(shopWrite!.operation);
@@ -246,10 +309,12 @@ describe('pages', () => {
     expect(page.body).toContain(record.meta.orderName);
   });
 
-  it('refuses an alias to a neighbourhood outside the shop\'s country, and says why on the next page', async () => {
+  it("refuses an alias to a neighbourhood outside the shop's country, and says why on the next page", async () => {
     const session = await loggedIn();
     const csrf = await session.csrf();
-    const response = await session.request(`/dashboard/held/${encodeURIComponent(heldId)}/alias`, { form: { _csrf: csrf, text: 'villa 3', neighbourhood: 'Cocody' } });
+    const response = await session.request(`/dashboard/held/${encodeURIComponent(heldId)}/alias`, {
+      form: { _csrf: csrf, text: 'villa 3', neighbourhood: 'Cocody' },
+    });
     expect(response.status).toBe(303);
     expect(response.location).toBe('/dashboard/held');
     expect(await relais.worker.runtime.aliases.list(SHOPIFY_SHOP_ID)).toEqual({});
@@ -271,7 +336,13 @@ describe('pages', () => {
 
   it('sends a Content-Security-Policy that allows no script on every page', async () => {
     const session = await loggedIn();
-    for (const path of ['/dashboard/orders', '/dashboard/held', orderPath(deliveredId), '/dashboard/money', '/dashboard/login']) {
+    for (const path of [
+      '/dashboard/orders',
+      '/dashboard/held',
+      orderPath(deliveredId),
+      '/dashboard/money',
+      '/dashboard/login',
+    ]) {
       const page = await session.request(path);
       const csp = page.headers.get('content-security-policy') ?? '';
       expect(csp, path).toContain("default-src 'none'");
@@ -280,16 +351,25 @@ describe('pages', () => {
     }
   });
 
-  it('never shows an API key, token or shop secret on any page, bull-board\'s job data included', async () => {
+  it("never shows an API key, token or shop secret on any page, bull-board's job data included", async () => {
     const session = await loggedIn();
     const secrets = [...Object.values(relais.secrets), ...Object.values(relais.env), TOKEN];
     const paths = [
-      '/dashboard/orders', `/dashboard/orders?shop=${WOO_SHOP_ID}`, `/dashboard/orders?shop=${SHOPIFY_SHOP_ID}`, orderPath(deliveredId), orderPath(heldId),
-      '/dashboard/held', `/dashboard/money?shop=${SHOPIFY_SHOP_ID}`, `/dashboard/money?shop=${WOO_SHOP_ID}`, '/dashboard/queues', '/dashboard/queues/api/queues',
+      '/dashboard/orders',
+      `/dashboard/orders?shop=${WOO_SHOP_ID}`,
+      `/dashboard/orders?shop=${SHOPIFY_SHOP_ID}`,
+      orderPath(deliveredId),
+      orderPath(heldId),
+      '/dashboard/held',
+      `/dashboard/money?shop=${SHOPIFY_SHOP_ID}`,
+      `/dashboard/money?shop=${WOO_SHOP_ID}`,
+      '/dashboard/queues',
+      '/dashboard/queues/api/queues',
     ];
     const queueNames = ['shop-events', 'dispatch', 'deliveries', 'maintenance'];
     for (const name of queueNames) {
-      for (const status of ['latest', 'completed', 'failed', 'delayed']) paths.push(`/dashboard/queues/api/queues?activeQueue=${name}&status=${status}&page=1&jobsPerPage=100`);
+      for (const status of ['latest', 'completed', 'failed', 'delayed'])
+        paths.push(`/dashboard/queues/api/queues?activeQueue=${name}&status=${status}&page=1&jobsPerPage=100`);
     }
     let jobsSeen = 0;
     for (const path of paths) {
@@ -298,7 +378,10 @@ describe('pages', () => {
       for (const secret of secrets) expect(page.body.includes(secret), `${path} shows a secret`).toBe(false);
       expect(page.body, path).not.toContain('pk_live_');
       if (path.includes('activeQueue')) {
-        jobsSeen += (JSON.parse(page.body) as { queues: { jobs: unknown[] }[] }).queues.reduce((n, q) => n + q.jobs.length, 0);
+        jobsSeen += (JSON.parse(page.body) as { queues: { jobs: unknown[] }[] }).queues.reduce(
+          (n, q) => n + q.jobs.length,
+          0,
+        );
       }
     }
     // The check looked at real job data, not at empty lists.
@@ -317,7 +400,10 @@ describe('without a token', () => {
 
   it('is disabled, says how to enable it, and opens nothing even with a bearer header', async () => {
     for (const path of ['/dashboard', '/dashboard/orders', '/dashboard/queues', '/dashboard/login']) {
-      const response = await fetch(`${web.url}${path}`, { redirect: 'manual', headers: { authorization: 'Bearer anything-at-all-here' } });
+      const response = await fetch(`${web.url}${path}`, {
+        redirect: 'manual',
+        headers: { authorization: 'Bearer anything-at-all-here' },
+      });
       expect(response.status, path).toBe(404);
       expect(await response.text(), path).toContain('RELAIS_DASHBOARD_TOKEN');
     }
@@ -338,11 +424,21 @@ describe('guessing the token', () => {
     const session = new DashboardSession(web.url);
     for (let i = 0; i < 5; i++) expect((await session.login(`wrong-guess-number-${i}`)).status).toBe(401);
     for (let i = 0; i < 5; i++) {
-      const response = await fetch(`${web.url}/dashboard/orders`, { headers: { authorization: `Bearer wrong-guess-${i}` }, redirect: 'manual' });
+      const response = await fetch(`${web.url}/dashboard/orders`, {
+        headers: { authorization: `Bearer wrong-guess-${i}` },
+        redirect: 'manual',
+      });
       expect(response.status).toBe(401);
     }
     expect((await session.login(TOKEN)).status).toBe(429);
-    expect((await fetch(`${web.url}/dashboard/orders`, { headers: { authorization: `Bearer ${TOKEN}` }, redirect: 'manual' })).status).toBe(429);
+    expect(
+      (
+        await fetch(`${web.url}/dashboard/orders`, {
+          headers: { authorization: `Bearer ${TOKEN}` },
+          redirect: 'manual',
+        })
+      ).status,
+    ).toBe(429);
     expect(session.cookies.size).toBe(0);
   });
 });
@@ -359,7 +455,14 @@ describe('guessing the token from the address of a browser that logged in before
   }
   const wrongBearers = async (url: string) => {
     for (let i = 0; i < 10; i++) {
-      expect((await fetch(`${url}/dashboard/orders`, { headers: { authorization: `Bearer wrong-guess-${i}` }, redirect: 'manual' })).status).toBe(401);
+      expect(
+        (
+          await fetch(`${url}/dashboard/orders`, {
+            headers: { authorization: `Bearer wrong-guess-${i}` },
+            redirect: 'manual',
+          })
+        ).status,
+      ).toBe(401);
     }
   };
   /** Logged in once (its session since expired): it keeps only the known-browser cookie. */
@@ -383,7 +486,10 @@ describe('guessing the token from the address of a browser that logged in before
       expect((await browser.login(TOKEN)).status).toBe(303);
       expect((await browser.request('/dashboard/orders')).status).toBe(200);
       expect((await new DashboardSession(url).login(TOKEN)).status).toBe(429);
-      expect((await fetch(`${url}/dashboard/orders`, { headers: { authorization: `Bearer ${TOKEN}` }, redirect: 'manual' })).status).toBe(429);
+      expect(
+        (await fetch(`${url}/dashboard/orders`, { headers: { authorization: `Bearer ${TOKEN}` }, redirect: 'manual' }))
+          .status,
+      ).toBe(429);
     });
   });
 
@@ -399,11 +505,14 @@ describe('guessing the token from the address of a browser that logged in before
     });
   });
 
-  it('holds the address\'s block against a forged known-browser cookie and against a session cookie passed off as one', async () => {
+  it("holds the address's block against a forged known-browser cookie and against a session cookie passed off as one", async () => {
     await withWeb(async (url) => {
       const session = await loggedInAt(url);
       await wrongBearers(url);
-      for (const value of [session.cookies.get('relais_session')!, 'AAAAAAAAAAAAAAAAAAAAAAAA.99999999999999.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA']) {
+      for (const value of [
+        session.cookies.get('relais_session')!,
+        'AAAAAAAAAAAAAAAAAAAAAAAA.99999999999999.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+      ]) {
         const forger = new DashboardSession(url);
         forger.cookies.set('relais_known_browser', value);
         expect((await forger.login(TOKEN)).status).toBe(429);
@@ -415,12 +524,18 @@ describe('guessing the token from the address of a browser that logged in before
 describe('guessing the token behind a reverse proxy (TRUST_PROXY)', () => {
   const wrongBearers = async (url: string, forwardedFor: string) => {
     for (let i = 0; i < 10; i++) {
-      const response = await fetch(`${url}/dashboard/orders`, { headers: { authorization: `Bearer wrong-guess-${i}`, 'x-forwarded-for': forwardedFor }, redirect: 'manual' });
+      const response = await fetch(`${url}/dashboard/orders`, {
+        headers: { authorization: `Bearer wrong-guess-${i}`, 'x-forwarded-for': forwardedFor },
+        redirect: 'manual',
+      });
       expect(response.status).toBe(401);
     }
   };
   const bearer = (url: string, token: string, forwardedFor: string) =>
-    fetch(`${url}/dashboard/orders`, { headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': forwardedFor }, redirect: 'manual' });
+    fetch(`${url}/dashboard/orders`, {
+      headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': forwardedFor },
+      redirect: 'manual',
+    });
 
   it('with TRUST_PROXY=loopback, a burst of wrong tokens from one client does not lock out the right token from another client', async () => {
     const web = await startWeb({ ...relais.base, dashboardToken: TOKEN, trustProxy: 'loopback' });
@@ -429,7 +544,14 @@ describe('guessing the token behind a reverse proxy (TRUST_PROXY)', () => {
       expect((await bearer(web.url, TOKEN, '203.0.113.9')).status).toBe(429);
       expect((await bearer(web.url, TOKEN, '198.51.100.7')).status).toBe(200);
       const session = new DashboardSession(web.url);
-      expect((await session.request('/dashboard/login', { form: { token: TOKEN, next: '/dashboard/orders' }, headers: { 'x-forwarded-for': '198.51.100.8' } })).status).toBe(303);
+      expect(
+        (
+          await session.request('/dashboard/login', {
+            form: { token: TOKEN, next: '/dashboard/orders' },
+            headers: { 'x-forwarded-for': '198.51.100.8' },
+          })
+        ).status,
+      ).toBe(303);
     } finally {
       await web.close();
     }

@@ -26,7 +26,8 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const page = (path: string) => fetch(`${web.url}${path}`, { headers: { authorization: `Bearer ${TOKEN}` }, redirect: 'manual' });
+const page = (path: string) =>
+  fetch(`${web.url}${path}`, { headers: { authorization: `Bearer ${TOKEN}` }, redirect: 'manual' });
 
 describe('the dashboard when Redis or the database goes away', () => {
   it('answers a page while Redis answers', async () => {
@@ -41,11 +42,15 @@ describe('the dashboard when Redis or the database goes away', () => {
       expect(Date.now() - started).toBeLessThan(ANSWER_WITHIN_MS + 1_000);
       expect(response.status).toBe(503);
       expect(response.headers.get('retry-after')).toBe('10');
-      expect(await response.text()).toMatch(/could not answer within 2 s: the database, Redis or a service it asked is not answering/);
+      expect(await response.text()).toMatch(
+        /could not answer within 2 s: the database, Redis or a service it asked is not answering/,
+      );
     } finally {
       dbProxy.set({ kind: 'pass' });
     }
-    await waitFor(async () => (await page('/dashboard/held')).status === 200, { what: 'the dashboard to answer again' });
+    await waitFor(async () => (await page('/dashboard/held')).status === 200, {
+      what: 'the dashboard to answer again',
+    });
   });
 
   it('still shows the held orders from the ledger while Redis is connected but silent', async () => {
@@ -67,6 +72,8 @@ describe('the dashboard when Redis or the database goes away', () => {
     expect(response.status).toBe(503);
     expect(await response.text()).toContain('Relais cannot reach Redis right now');
     proxy.set({ kind: 'pass' });
-    await waitFor(async () => (await page('/dashboard/held')).status === 200, { what: 'the dashboard to answer again' });
+    await waitFor(async () => (await page('/dashboard/held')).status === 200, {
+      what: 'the dashboard to answer again',
+    });
   });
 });

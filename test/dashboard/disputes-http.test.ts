@@ -30,7 +30,10 @@ beforeAll(async () => {
   for (const topic of ['orders/create', 'orders/updated', 'orders/paid', 'orders/cancelled']) {
     shopify.subscribe(SHOPIFY_DOMAIN, topic, `${relais.web.url}/webhooks/shopify`);
   }
-  relais.emulator.setOrganisationWebhook('org_relais', `${relais.web.url}/webhooks/dispatch/${SHOPIFY_SHOP_ID}/${relais.secrets.dispatchWebhookToken}`);
+  relais.emulator.setOrganisationWebhook(
+    'org_relais',
+    `${relais.web.url}/webhooks/dispatch/${SHOPIFY_SHOP_ID}/${relais.secrets.dispatchWebhookToken}`,
+  );
 
   // Dispatched, then carried to the door by the emulated courier.
   const delivered = shopify.createOrder(SHOPIFY_DOMAIN, {});
@@ -45,7 +48,9 @@ beforeAll(async () => {
   await waitForState(relais, quietId, ['delivered']);
 
   // No neighbourhood anywhere in the address: held, never dispatched.
-  const held = shopify.createOrder(SHOPIFY_DOMAIN, { shippingAddress: { ...addressWithoutCoords, address1: 'villa 3', address2: '' } });
+  const held = shopify.createOrder(SHOPIFY_DOMAIN, {
+    shippingAddress: { ...addressWithoutCoords, address1: 'villa 3', address2: '' },
+  });
   heldId = shopifyExternalId(held.id);
   await waitForState(relais, heldId, ['held']);
 }, 60_000);
@@ -75,7 +80,11 @@ function calls(operation: string): number {
 }
 
 /** Sends the order page's dispute form as a browser would, and reads the page the redirect leads to. */
-async function openDispute(session: DashboardSession, id: string, fields: Record<string, string>): Promise<{ post: PageResponse; next: PageResponse }> {
+async function openDispute(
+  session: DashboardSession,
+  id: string,
+  fields: Record<string, string>,
+): Promise<{ post: PageResponse; next: PageResponse }> {
   const csrf = await session.csrf(orderPath(id));
   const post = await session.request(disputesPath(id), { form: { _csrf: csrf, ...fields } });
   expect(post.status).toBe(303);
@@ -95,18 +104,27 @@ function flash(body: string): string | undefined {
 }
 
 describe('opening a dispute from the order page', () => {
-  it('opens a claim on the delivered order\'s shipment with the fields typed in, and lists it as open', async () => {
+  it("opens a claim on the delivered order's shipment with the fields typed in, and lists it as open", async () => {
     const session = await loggedIn();
     const page = await session.request(orderPath(deliveredId));
     expect(page.body).toContain(`action="${disputesPath(deliveredId)}"`);
     expect(disputesCard(page.body)).toContain('No dispute on this shipment.');
 
     const { next } = await openDispute(session, deliveredId, {
-      reason: 'damaged', description: 'Box crushed, the screen is cracked.', claimantId: 'ops-awa', claimantType: 'seller',
+      reason: 'damaged',
+      description: 'Box crushed, the screen is cracked.',
+      claimantId: 'ops-awa',
+      claimantType: 'seller',
     });
 
     const [claim] = claimsOnShipment(deliveredId);
-    expect(claim).toMatchObject({ reason: 'damaged', description: 'Box crushed, the screen is cracked.', claimant_id: 'ops-awa', claimant_type: 'seller', status: 'OPEN' });
+    expect(claim).toMatchObject({
+      reason: 'damaged',
+      description: 'Box crushed, the screen is cracked.',
+      claimant_id: 'ops-awa',
+      claimant_type: 'seller',
+      status: 'OPEN',
+    });
     expect(flash(next.body)).toContain(`Dispute opened for ${deliveredName}: claim ${claim!.claim_id} on shipment`);
     const card = disputesCard(next.body);
     expect(card).toContain(claim!.claim_id);
@@ -118,14 +136,21 @@ describe('opening a dispute from the order page', () => {
     for (const secret of [...Object.values(relais.secrets), TOKEN]) expect(next.body.includes(secret)).toBe(false);
   });
 
-  it('shows the service\'s decision and outcome on the page and, once, on the order\'s timeline', async () => {
+  it("shows the service's decision and outcome on the page and, once, on the order's timeline", async () => {
     const session = await loggedIn();
-    await openDispute(session, deliveredId, { reason: 'never delivered', description: 'The customer says nobody came.', claimantId: 'ops-moussa', claimantType: 'seller' });
+    await openDispute(session, deliveredId, {
+      reason: 'never delivered',
+      description: 'The customer says nobody came.',
+      claimantId: 'ops-moussa',
+      claimantType: 'seller',
+    });
     const claim = claimsOnShipment(deliveredId).find((c) => c.reason === 'never delivered')!;
     relais.emulator.decideDispute(claim.claim_id, { status: 'COMPENSATED', outcome: 'refund 5000 XOF' });
 
     const page = await session.request(orderPath(deliveredId));
-    const row = disputesCard(page.body).split('<tr>').find((r) => r.includes(claim.claim_id))!;
+    const row = disputesCard(page.body)
+      .split('<tr>')
+      .find((r) => r.includes(claim.claim_id))!;
     expect(row).toContain('<span class="badge ok">COMPENSATED</span>');
     expect(row).toContain('refund 5000 XOF');
     expect(row).toMatch(/decided \d{4}-\d\d-\d\d/);
@@ -142,13 +167,23 @@ describe('opening a dispute from the order page', () => {
 
   it('sends the default claimant type (seller) when the field is emptied', async () => {
     const session = await loggedIn();
-    await openDispute(session, deliveredId, { reason: 'lost', description: 'One of two parcels is missing.', claimantId: 'ops-awa', claimantType: '  ' });
+    await openDispute(session, deliveredId, {
+      reason: 'lost',
+      description: 'One of two parcels is missing.',
+      claimantId: 'ops-awa',
+      claimantType: '  ',
+    });
     expect(claimsOnShipment(deliveredId).find((c) => c.reason === 'lost')).toMatchObject({ claimant_type: 'seller' });
   });
 
   it('shows a reason and a description carrying markup as text', async () => {
     const session = await loggedIn();
-    const { next } = await openDispute(session, deliveredId, { reason: `${MARKUP} torn`, description: `${MARKUP} in the note`, claimantId: 'ops-awa', claimantType: 'seller' });
+    const { next } = await openDispute(session, deliveredId, {
+      reason: `${MARKUP} torn`,
+      description: `${MARKUP} in the note`,
+      claimantId: 'ops-awa',
+      claimantType: 'seller',
+    });
     expect(claimsOnShipment(deliveredId).some((c) => c.reason === `${MARKUP} torn`)).toBe(true);
     expect(next.body).not.toContain('<script>');
     expect(next.body).not.toContain('alert("pwned")');
@@ -158,7 +193,12 @@ describe('opening a dispute from the order page', () => {
 
   it('does not open the same claim twice when the form is sent again', async () => {
     const session = await loggedIn();
-    const fields = { reason: 'wrong item', description: 'Blue instead of red.', claimantId: 'ops-awa', claimantType: 'seller' };
+    const fields = {
+      reason: 'wrong item',
+      description: 'Blue instead of red.',
+      claimantId: 'ops-awa',
+      claimantType: 'seller',
+    };
     await openDispute(session, deliveredId, fields);
     const { next } = await openDispute(session, deliveredId, fields);
     expect(flash(next.body)).toContain('Dispute not opened twice');
@@ -171,7 +211,13 @@ describe('opening a dispute with relais dispute open', () => {
     const options = { reason: 'parcel opened', description: 'Seal broken at delivery.', claimantId: 'ops-koffi' };
     const out = () => {
       let text = '';
-      return { write: (chunk: string) => { text += chunk; return true; }, text: () => text };
+      return {
+        write: (chunk: string) => {
+          text += chunk;
+          return true;
+        },
+        text: () => text,
+      };
     };
     const first = { stdout: out(), stderr: out() };
     expect(await runDisputeOpen(relais.web.runtime, deliveredId, options, first)).toBe(0);
@@ -182,7 +228,7 @@ describe('opening a dispute with relais dispute open', () => {
   });
 });
 
-describe('reading an order\'s claims', () => {
+describe("reading an order's claims", () => {
   it('asks the delivery service only while a claim is open or when the operator asks, so page views do not flood the timeline', async () => {
     const session = await loggedIn();
     const timelineBefore = (await relais.worker.runtime.ledger.timeline(quietId)).length;
@@ -197,7 +243,11 @@ describe('reading an order\'s claims', () => {
     // A claim opened at the service without Relais (its console, another tool): shown once the operator asks.
     const record = (await relais.worker.runtime.ledger.get(quietId))!;
     const client = relais.worker.runtime.dispatchClientFor(relais.shops.get(SHOPIFY_SHOP_ID)!);
-    const outside = await client.openDispute(record.shipment!.shipmentId, { reason: 'opened elsewhere', description: 'From the service console.', claimant_id: 'console-user' });
+    const outside = await client.openDispute(record.shipment!.shipmentId, {
+      reason: 'opened elsewhere',
+      description: 'From the service console.',
+      claimant_id: 'console-user',
+    });
     expect(disputesCard((await session.request(orderPath(quietId))).body)).not.toContain('opened elsewhere');
 
     const asked = await session.request(`${orderPath(quietId)}?claims=ask`);
@@ -227,16 +277,20 @@ describe('reading an order\'s claims', () => {
     const page = await session.request(`${orderPath(quietId)}?claims=ask`);
     expect(page.status).toBe(200);
     const card = disputesCard(page.body);
-    expect(card).toMatch(/Could not ask the delivery service: the delivery service is unavailable for listShipmentDisputes .*; try again later\. Shown as Relais recorded them\./);
+    expect(card).toMatch(
+      /Could not ask the delivery service: the delivery service is unavailable for listShipmentDisputes .*; try again later\. Shown as Relais recorded them\./,
+    );
     expect(card).toContain('signed proof of delivery');
   });
 });
 
 describe('a dispute that is not opened', () => {
-  it('is refused without the session\'s CSRF token (403), and nothing reaches the service', async () => {
+  it("is refused without the session's CSRF token (403), and nothing reaches the service", async () => {
     const session = await loggedIn();
     const before = calls('openDispute');
-    const response = await session.request(disputesPath(deliveredId), { form: { reason: 'damaged', description: 'x', claimantId: 'ops-awa' } });
+    const response = await session.request(disputesPath(deliveredId), {
+      form: { reason: 'damaged', description: 'x', claimantId: 'ops-awa' },
+    });
     expect(response.status).toBe(403);
     expect(calls('openDispute')).toBe(before);
   });
@@ -250,7 +304,9 @@ describe('a dispute that is not opened', () => {
 
     const csrf = await session.csrf(orderPath(heldId));
     const before = relais.emulator.calls().length;
-    const post = await session.request(disputesPath(heldId), { form: { _csrf: csrf, reason: 'lost', description: 'Never arrived.', claimantId: 'ops-awa' } });
+    const post = await session.request(disputesPath(heldId), {
+      form: { _csrf: csrf, reason: 'lost', description: 'Never arrived.', claimantId: 'ops-awa' },
+    });
     expect(post.status).toBe(303);
     expect(post.location).toBe(orderPath(heldId));
     const next = await session.request(post.location!);
@@ -261,7 +317,12 @@ describe('a dispute that is not opened', () => {
   it('names the missing field when the form is incomplete', async () => {
     const session = await loggedIn();
     const before = calls('openDispute');
-    const { next } = await openDispute(session, deliveredId, { reason: '   ', description: 'Something happened.', claimantId: 'ops-awa', claimantType: 'seller' });
+    const { next } = await openDispute(session, deliveredId, {
+      reason: '   ',
+      description: 'Something happened.',
+      claimantId: 'ops-awa',
+      claimantType: 'seller',
+    });
     expect(flash(next.body)).toContain(`Dispute not opened for ${deliveredName}: reason: a reason is required`);
     expect(calls('openDispute')).toBe(before);
   });
@@ -269,15 +330,27 @@ describe('a dispute that is not opened', () => {
   it('says what the service refused', async () => {
     const session = await loggedIn();
     // Within Relais' own limit (100 characters) but beyond the service's: its refusal must reach the operator.
-    const { next } = await openDispute(session, deliveredId, { reason: 'damaged in transit', description: 'Wet box.', claimantId: 'ops-awa', claimantType: 'r'.repeat(60) });
-    expect(flash(next.body)).toMatch(new RegExp(`^Dispute not opened for ${deliveredName}: the delivery service refused openDispute: .+\\.$`));
+    const { next } = await openDispute(session, deliveredId, {
+      reason: 'damaged in transit',
+      description: 'Wet box.',
+      claimantId: 'ops-awa',
+      claimantType: 'r'.repeat(60),
+    });
+    expect(flash(next.body)).toMatch(
+      new RegExp(`^Dispute not opened for ${deliveredName}: the delivery service refused openDispute: .+\\.$`),
+    );
     expect(claimsOnShipment(deliveredId).some((c) => c.reason === 'damaged in transit')).toBe(false);
   });
 
   it('says to try again later when the service is unavailable', async () => {
     const session = await loggedIn();
     relais.emulator.faults.add({ operation: 'openDispute', times: 1, fault: { kind: 'status', status: 503 } });
-    const { next } = await openDispute(session, deliveredId, { reason: 'cash short', description: 'Collected 4000 instead of 5000.', claimantId: 'ops-awa', claimantType: 'seller' });
+    const { next } = await openDispute(session, deliveredId, {
+      reason: 'cash short',
+      description: 'Collected 4000 instead of 5000.',
+      claimantId: 'ops-awa',
+      claimantType: 'seller',
+    });
     const message = flash(next.body);
     expect(message).toContain(`Dispute not opened for ${deliveredName}: the delivery service is unavailable`);
     expect(message).toContain('try again later');

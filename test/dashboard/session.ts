@@ -19,7 +19,10 @@ export class DashboardSession {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
   }
 
-  async request(path: string, init: { method?: string; form?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<PageResponse> {
+  async request(
+    path: string,
+    init: { method?: string; form?: Record<string, string>; headers?: Record<string, string> } = {},
+  ): Promise<PageResponse> {
     const headers: Record<string, string> = { ...(init.headers ?? {}) };
     if (this.cookies.size > 0) headers.cookie = this.cookieHeader();
     let body: string | undefined;
@@ -27,7 +30,12 @@ export class DashboardSession {
       headers['content-type'] = 'application/x-www-form-urlencoded';
       body = new URLSearchParams(init.form).toString();
     }
-    const response = await fetch(`${this.baseUrl}${path}`, { method: init.method ?? (init.form ? 'POST' : 'GET'), headers, body, redirect: 'manual' });
+    const response = await fetch(`${this.baseUrl}${path}`, {
+      method: init.method ?? (init.form ? 'POST' : 'GET'),
+      headers,
+      body,
+      redirect: 'manual',
+    });
     for (const cookie of response.headers.getSetCookie()) {
       const [pair] = cookie.split(';');
       const eq = pair!.indexOf('=');
@@ -36,7 +44,12 @@ export class DashboardSession {
       if (value === '' || /max-age=0\b/i.test(cookie)) this.cookies.delete(name);
       else this.cookies.set(name, value);
     }
-    return { status: response.status, headers: response.headers, body: await response.text(), location: response.headers.get('location') ?? undefined };
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: await response.text(),
+      location: response.headers.get('location') ?? undefined,
+    };
   }
 
   async login(token: string): Promise<PageResponse> {

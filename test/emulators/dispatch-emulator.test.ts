@@ -120,7 +120,13 @@ afterEach(async () => {
   emu.setOrganisationWebhook(ORG_A, undefined);
   await Promise.all(extraEmulators.splice(0).map((e) => e.close()));
   await Promise.all(
-    extraServers.splice(0).map((s) => new Promise<void>((resolve) => { s.closeAllConnections(); s.close(() => resolve()); })),
+    extraServers.splice(0).map(
+      (s) =>
+        new Promise<void>((resolve) => {
+          s.closeAllConnections();
+          s.close(() => resolve());
+        }),
+    ),
   );
 });
 
@@ -130,7 +136,14 @@ afterAll(async () => {
 
 async function call<T = ErrorBody>(
   url: string,
-  init: { method?: string; key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string>; signal?: AbortSignal } = {},
+  init: {
+    method?: string;
+    key?: string;
+    body?: unknown;
+    rawBody?: string;
+    headers?: Record<string, string>;
+    signal?: AbortSignal;
+  } = {},
 ): Promise<Answer<T>> {
   const headers: Record<string, string> = { ...init.headers };
   if (init.key !== undefined) headers[API_KEY_HEADER] = init.key;
@@ -162,7 +175,11 @@ async function createQuote(e: DispatchEmulator, key: string, body: unknown = quo
   return answer.body;
 }
 
-async function priceOf(pickupCity: string, dropoffCity: string, extra: Record<string, unknown> = {}): Promise<QuoteBody> {
+async function priceOf(
+  pickupCity: string,
+  dropoffCity: string,
+  extra: Record<string, unknown> = {},
+): Promise<QuoteBody> {
   return createQuote(emu, keyA, {
     pickup: { city: pickupCity, address: 'a' },
     dropoff: { city: dropoffCity, address: 'b' },
@@ -211,7 +228,10 @@ async function startReceiver(answers: number[] = []) {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const signature = req.headers[WEBHOOK_SIGNATURE_HEADER.toLowerCase()];
-      received.push({ body: Buffer.concat(chunks).toString('utf8'), ...(typeof signature === 'string' ? { signature } : {}) });
+      received.push({
+        body: Buffer.concat(chunks).toString('utf8'),
+        ...(typeof signature === 'string' ? { signature } : {}),
+      });
       res.statusCode = answers.shift() ?? 200;
       res.end();
     });
@@ -224,7 +244,7 @@ async function startReceiver(answers: number[] = []) {
 }
 
 describe('authentication and tenants', () => {
-  it('refuses a request without a key, and one with an unknown key, with 401 UNAUTHORIZED (the default profile\'s status and code; the spec shows none)', async () => {
+  it("refuses a request without a key, and one with an unknown key, with 401 UNAUTHORIZED (the default profile's status and code; the spec shows none)", async () => {
     expectError(await call(`${emu.baseUrl}/v1/shipments`), 401, ErrorCode.UNAUTHORIZED);
     const stranger = liveKey();
     const answer = await call(`${emu.baseUrl}/v1/shipments`, { key: stranger });
@@ -251,10 +271,18 @@ describe('authentication and tenants', () => {
   it("hides one organisation's shipments and quotes from another (404, never 403; codes SHIPMENT_NOT_FOUND and QUOTE_NOT_FOUND are the default profile's, not the spec's)", async () => {
     const shipment = await newShipment(emu, keyA, { externalOrderId: 'dakar-mode:isolated-1' });
     expectError(await getShipment(emu, keyB, shipment.shipment_id), 404, ErrorCode.SHIPMENT_NOT_FOUND);
-    expectError(await call(`${emu.baseUrl}/v1/shipments/by-external-order/dakar-mode%3Aisolated-1`, { key: keyB }), 404, ErrorCode.SHIPMENT_NOT_FOUND);
+    expectError(
+      await call(`${emu.baseUrl}/v1/shipments/by-external-order/dakar-mode%3Aisolated-1`, { key: keyB }),
+      404,
+      ErrorCode.SHIPMENT_NOT_FOUND,
+    );
     expectError(await markReady(emu, keyB, shipment.shipment_id), 404, ErrorCode.SHIPMENT_NOT_FOUND);
     const quote = await createQuote(emu, keyA);
-    expectError(await call(`${emu.baseUrl}/v1/quotes/${quote.quote_id}`, { key: keyB }), 404, ErrorCode.QUOTE_NOT_FOUND);
+    expectError(
+      await call(`${emu.baseUrl}/v1/quotes/${quote.quote_id}`, { key: keyB }),
+      404,
+      ErrorCode.QUOTE_NOT_FOUND,
+    );
     const listB = await call<{ shipments: ShipmentBody[] }>(`${emu.baseUrl}/v1/shipments?limit=100`, { key: keyB });
     expect(listB.body.shipments.map((s) => s.shipment_id)).not.toContain(shipment.shipment_id);
     expect((await getShipment(emu, keyA, shipment.shipment_id)).status).toBe(200);
@@ -262,17 +290,25 @@ describe('authentication and tenants', () => {
 });
 
 describe('input validation', () => {
-  it('answers malformed JSON with 400 MALFORMED_JSON, not 500 (the default profile\'s code; the spec shows none)', async () => {
+  it("answers malformed JSON with 400 MALFORMED_JSON, not 500 (the default profile's code; the spec shows none)", async () => {
     const answer = await call(`${emu.baseUrl}/v1/quotes`, { key: keyA, rawBody: '{"pickup": {"city": "Plateau",' });
     expectError(answer, 400, ErrorCode.MALFORMED_JSON);
     expect(emu.calls().at(-1)).toMatchObject({ operation: 'createQuote', status: 400 });
   });
 
-  it('answers wrong types and out-of-range values with 400 VALIDATION_ERROR (the default profile\'s code; the spec shows none)', async () => {
+  it("answers wrong types and out-of-range values with 400 VALIDATION_ERROR (the default profile's code; the spec shows none)", async () => {
     const quoteUrl = `${emu.baseUrl}/v1/quotes`;
-    expectError(await call(quoteUrl, { key: keyA, body: quoteRequest({ pickup: { city: 42, address: 'x' } }) }), 400, ErrorCode.VALIDATION_ERROR);
+    expectError(
+      await call(quoteUrl, { key: keyA, body: quoteRequest({ pickup: { city: 42, address: 'x' } }) }),
+      400,
+      ErrorCode.VALIDATION_ERROR,
+    );
     expectError(await call(quoteUrl, { key: keyA, body: [] }), 400, ErrorCode.VALIDATION_ERROR);
-    expectError(await call(quoteUrl, { key: keyA, body: quoteRequest({ payment_mode: 'barter' }) }), 400, ErrorCode.VALIDATION_ERROR);
+    expectError(
+      await call(quoteUrl, { key: keyA, body: quoteRequest({ payment_mode: 'barter' }) }),
+      400,
+      ErrorCode.VALIDATION_ERROR,
+    );
     const quote = await createQuote(emu, keyA);
     for (const amount of ['15000', 15000.5, -1]) {
       const answer = await call(`${emu.baseUrl}/v1/shipments`, {
@@ -292,7 +328,7 @@ describe('input validation', () => {
     expectError(answer, 413, ErrorCode.PAYLOAD_TOO_LARGE);
   });
 
-  it('answers an unknown route with a JSON 404 NOT_FOUND (the default profile\'s code; the spec shows none)', async () => {
+  it("answers an unknown route with a JSON 404 NOT_FOUND (the default profile's code; the spec shows none)", async () => {
     expectError(await call(`${emu.baseUrl}/v2/quotes`, { key: keyA }), 404, ErrorCode.NOT_FOUND);
   });
 });
@@ -314,15 +350,27 @@ describe('pricing', () => {
   it('matches neighbourhoods whatever the case, accents, hyphens and alternate names', async () => {
     const reference = await priceOf('Sacré-Cœur', 'Médina');
     expect(reference.pickup_zone).toMatch(/^SN-DAKAR-Z\d$/);
-    for (const [pickup, dropoff] of [['sacre coeur', 'MEDINA'], ['Sacre  Coeur', 'médina'], ['Sacré Coeur', 'Medina']] as const) {
+    for (const [pickup, dropoff] of [
+      ['sacre coeur', 'MEDINA'],
+      ['Sacre  Coeur', 'médina'],
+      ['Sacré Coeur', 'Medina'],
+    ] as const) {
       const again = await priceOf(pickup, dropoff);
-      expect([again.pickup_zone, again.dropoff_zone, again.total]).toEqual([reference.pickup_zone, reference.dropoff_zone, reference.total]);
+      expect([again.pickup_zone, again.dropoff_zone, again.total]).toEqual([
+        reference.pickup_zone,
+        reference.dropoff_zone,
+        reference.total,
+      ]);
     }
-    expect((await priceOf('Les Almadies', 'Plateau')).pickup_zone).toBe((await priceOf('Almadies', 'Plateau')).pickup_zone);
+    expect((await priceOf('Les Almadies', 'Plateau')).pickup_zone).toBe(
+      (await priceOf('Almadies', 'Plateau')).pickup_zone,
+    );
   });
 
   it('reads quoted CSV fields whole, so names from the official lists are zones too', async () => {
-    const records = parseCsvRecords('country,city,name,note\r\nSN,Dakar,"Mermoz-Sacré-Cœur","coords, from ""wiki""\nsecond line"\nSN,Dakar,Ngor,\n');
+    const records = parseCsvRecords(
+      'country,city,name,note\r\nSN,Dakar,"Mermoz-Sacré-Cœur","coords, from ""wiki""\nsecond line"\nSN,Dakar,Ngor,\n',
+    );
     expect(records).toEqual([
       { country: 'SN', city: 'Dakar', name: 'Mermoz-Sacré-Cœur', note: 'coords, from "wiki"\nsecond line' },
       { country: 'SN', city: 'Dakar', name: 'Ngor', note: '' },
@@ -336,7 +384,7 @@ describe('pricing', () => {
     const byZone = await priceOf('Plateau', 'Almadies');
     const near = await priceOf('Plateau', 'Almadies', {
       pickup: { ...PLATEAU, coords: { lat: 14.6676, lng: -17.4329 } },
-      dropoff: { ...ALMADIES, coords: { lat: 14.6700, lng: -17.4300 } },
+      dropoff: { ...ALMADIES, coords: { lat: 14.67, lng: -17.43 } },
     });
     const far = await priceOf('Plateau', 'Almadies', {
       pickup: { ...PLATEAU, coords: { lat: 14.6676, lng: -17.4329 } },
@@ -347,12 +395,15 @@ describe('pricing', () => {
     expect(far.total).toBeGreaterThan(near.total);
     expect(near.total).not.toBe(byZone.total);
     // One end only: still the zones.
-    const oneEnd = await priceOf('Plateau', 'Almadies', { pickup: { ...PLATEAU, coords: { lat: 14.6676, lng: -17.4329 } } });
+    const oneEnd = await priceOf('Plateau', 'Almadies', {
+      pickup: { ...PLATEAU, coords: { lat: 14.6676, lng: -17.4329 } },
+    });
     expect(oneEnd.total).toBe(byZone.total);
   });
 
   it('charges heavier parcels more, treats an absent weight as a standard parcel and refuses absurd weights', async () => {
-    const at = async (weight: unknown) => priceOf('Plateau', 'Almadies', weight === undefined ? {} : { parcel: { weight_kg: weight } });
+    const at = async (weight: unknown) =>
+      priceOf('Plateau', 'Almadies', weight === undefined ? {} : { parcel: { weight_kg: weight } });
     const light = await at(0.5);
     const standard = await at(undefined);
     const eight = await at(8);
@@ -362,7 +413,10 @@ describe('pricing', () => {
     expect(standard.total).toBeLessThan(eight.total);
     expect(eight.total).toBeLessThan(thirty.total);
     for (const absurd of [-1, 51, 'heavy', {}]) {
-      const answer = await call(`${emu.baseUrl}/v1/quotes`, { key: keyA, body: quoteRequest({ parcel: { weight_kg: absurd } }) });
+      const answer = await call(`${emu.baseUrl}/v1/quotes`, {
+        key: keyA,
+        body: quoteRequest({ parcel: { weight_kg: absurd } }),
+      });
       expectError(answer, 400, ErrorCode.VALIDATION_ERROR);
     }
   });
@@ -389,10 +443,16 @@ describe('quotes and shipments', () => {
     expect((await call(`${e.baseUrl}/v1/quotes/${quote.quote_id}`, { key: keyA })).status).toBe(200);
     await e.advance(QUOTE_TTL_MS);
     expectError(await call(`${e.baseUrl}/v1/quotes/${quote.quote_id}`, { key: keyA }), 404, ErrorCode.QUOTE_NOT_FOUND);
-    const create = await call(`${e.baseUrl}/v1/shipments`, { key: keyA, body: { quote_id: quote.quote_id, external_order_id: 'x:1' } });
+    const create = await call(`${e.baseUrl}/v1/shipments`, {
+      key: keyA,
+      body: { quote_id: quote.quote_id, external_order_id: 'x:1' },
+    });
     expectError(create, 409, ErrorCode.QUOTE_EXPIRED);
     expectError(
-      await call(`${e.baseUrl}/v1/shipments`, { key: keyA, body: { quote_id: 'qte_doesnotexist', external_order_id: 'x:1' } }),
+      await call(`${e.baseUrl}/v1/shipments`, {
+        key: keyA,
+        body: { quote_id: 'qte_doesnotexist', external_order_id: 'x:1' },
+      }),
       404,
       ErrorCode.QUOTE_NOT_FOUND,
     );
@@ -404,7 +464,11 @@ describe('quotes and shipments', () => {
     for (const amount of [undefined, 0]) {
       const answer = await call(`${emu.baseUrl}/v1/shipments`, {
         key: keyA,
-        body: { quote_id: quote.quote_id, external_order_id: 'cod:1', ...(amount === undefined ? {} : { orderAmountXof: amount }) },
+        body: {
+          quote_id: quote.quote_id,
+          external_order_id: 'cod:1',
+          ...(amount === undefined ? {} : { orderAmountXof: amount }),
+        },
       });
       expectError(answer, 400, ErrorCode.VALIDATION_ERROR);
     }
@@ -420,9 +484,15 @@ describe('quotes and shipments', () => {
     const first = await newShipment(emu, keyA, { externalOrderId: 'dup-shop:77' });
     const second = await newShipment(emu, keyA, { externalOrderId: 'dup-shop:77' });
     expect(second.shipment_id).not.toBe(first.shipment_id);
-    const found = await call<ShipmentBody>(`${emu.baseUrl}/v1/shipments/by-external-order/dup-shop%3A77`, { key: keyA });
+    const found = await call<ShipmentBody>(`${emu.baseUrl}/v1/shipments/by-external-order/dup-shop%3A77`, {
+      key: keyA,
+    });
     expect(found.body.shipment_id).toBe(second.shipment_id);
-    expectError(await call(`${emu.baseUrl}/v1/shipments/by-external-order/never-seen`, { key: keyA }), 404, ErrorCode.SHIPMENT_NOT_FOUND);
+    expectError(
+      await call(`${emu.baseUrl}/v1/shipments/by-external-order/never-seen`, { key: keyA }),
+      404,
+      ErrorCode.SHIPMENT_NOT_FOUND,
+    );
   });
 
   it('gives opaque prefixed ids and a 10-character tracking code behind the public tracking URL', async () => {
@@ -458,21 +528,33 @@ describe('the courier', () => {
     expect(done.courier_id).toMatch(/^drv_/);
     expect(done.settlement_status).toBe('SETTLED');
     expect(done.status_history.map((h) => h.status)).toEqual([
-      'CREATED', 'READY', 'ASSIGNED', 'PICKED_UP', 'IN_TRANSIT', 'OUT_FOR_DELIVERY', 'DELIVERED',
+      'CREATED',
+      'READY',
+      'ASSIGNED',
+      'PICKED_UP',
+      'IN_TRANSIT',
+      'OUT_FOR_DELIVERY',
+      'DELIVERED',
     ]);
     const times = done.status_history.map((h) => Date.parse(h.at));
     expect(times.at(-1)! - times[1]!).toBe(5 * STEP_MS);
   });
 
   it('follows the failed-delivery path when the outcome says so', async () => {
-    const e = await start({ deliveryOutcome: ({ externalOrderId }) => (externalOrderId.endsWith(':fail') ? 'fail' : 'deliver') });
+    const e = await start({
+      deliveryOutcome: ({ externalOrderId }) => (externalOrderId.endsWith(':fail') ? 'fail' : 'deliver'),
+    });
     const failing = await newShipment(e, keyA, { externalOrderId: 'shop:fail' });
     const fine = await newShipment(e, keyA, { externalOrderId: 'shop:ok' });
     await markReady(e, keyA, failing.shipment_id);
     await markReady(e, keyA, fine.shipment_id);
     await e.runUntilIdle();
     const failed = (await getShipment(e, keyA, failing.shipment_id)).body;
-    expect(failed.status_history.map((h) => h.status).slice(-3)).toEqual(['OUT_FOR_DELIVERY', 'DELIVERY_FAILED', 'RETURNED']);
+    expect(failed.status_history.map((h) => h.status).slice(-3)).toEqual([
+      'OUT_FOR_DELIVERY',
+      'DELIVERY_FAILED',
+      'RETURNED',
+    ]);
     expect((await getShipment(e, keyA, fine.shipment_id)).body.status).toBe('DELIVERED');
   });
 
@@ -482,17 +564,31 @@ describe('the courier', () => {
     const early = await newShipment(e, keyA);
     await markReady(e, keyA, early.shipment_id);
     await e.advance(STEP_MS); // ASSIGNED
-    const cancelled = await call<ShipmentBody>(cancelUrl(early.shipment_id), { key: keyA, body: { reason: 'customer changed mind', by: 'ops' } });
+    const cancelled = await call<ShipmentBody>(cancelUrl(early.shipment_id), {
+      key: keyA,
+      body: { reason: 'customer changed mind', by: 'ops' },
+    });
     expect(cancelled.body.status).toBe('CANCELLED');
-    expect((await call<ShipmentBody>(cancelUrl(early.shipment_id), { key: keyA, body: { reason: 'again', by: 'ops' } })).status).toBe(200);
+    expect(
+      (await call<ShipmentBody>(cancelUrl(early.shipment_id), { key: keyA, body: { reason: 'again', by: 'ops' } }))
+        .status,
+    ).toBe(200);
     expectError(await markReady(e, keyA, early.shipment_id), 409, ErrorCode.INVALID_STATE);
-    expectError(await call(cancelUrl(early.shipment_id), { key: keyA, body: { reason: 'x' } }), 400, ErrorCode.VALIDATION_ERROR);
+    expectError(
+      await call(cancelUrl(early.shipment_id), { key: keyA, body: { reason: 'x' } }),
+      400,
+      ErrorCode.VALIDATION_ERROR,
+    );
 
     const late = await newShipment(e, keyA);
     await markReady(e, keyA, late.shipment_id);
     await e.advance(2 * STEP_MS); // ASSIGNED, PICKED_UP
     expect((await getShipment(e, keyA, late.shipment_id)).body.status).toBe('PICKED_UP');
-    expectError(await call(cancelUrl(late.shipment_id), { key: keyA, body: { reason: 'too late', by: 'ops' } }), 409, ErrorCode.CANCEL_NOT_ALLOWED);
+    expectError(
+      await call(cancelUrl(late.shipment_id), { key: keyA, body: { reason: 'too late', by: 'ops' } }),
+      409,
+      ErrorCode.CANCEL_NOT_ALLOWED,
+    );
 
     await e.runUntilIdle();
     expect((await getShipment(e, keyA, early.shipment_id)).body.status).toBe('CANCELLED');
@@ -535,10 +631,15 @@ describe('disputes', () => {
 
     emu.decideDispute(opened.body.claim_id, { status: 'COMPENSATED', outcome: 'refunded 12000 XOF' });
     const listed = await call<{ data: ClaimBody[] }>(disputesUrl, { key: keyA });
-    expect(listed.body.data).toEqual([expect.objectContaining({ claim_id: opened.body.claim_id, status: 'COMPENSATED', outcome: 'refunded 12000 XOF' })]);
+    expect(listed.body.data).toEqual([
+      expect.objectContaining({ claim_id: opened.body.claim_id, status: 'COMPENSATED', outcome: 'refunded 12000 XOF' }),
+    ]);
     expect((await getShipment(emu, keyA, shipment.shipment_id)).body.settlement_status).not.toBe('HELD');
     expectError(await call(disputesUrl, { key: keyB }), 404, ErrorCode.SHIPMENT_NOT_FOUND);
-    const incomplete = await call(`${emu.baseUrl}/v1/shipments/${shipment.shipment_id}/open-dispute`, { key: keyA, body: { reason: 'lost' } });
+    const incomplete = await call(`${emu.baseUrl}/v1/shipments/${shipment.shipment_id}/open-dispute`, {
+      key: keyA,
+      body: { reason: 'lost' },
+    });
     expectError(incomplete, 400, ErrorCode.VALIDATION_ERROR);
   });
 });
@@ -557,7 +658,10 @@ describe('listShipments', () => {
     const seen: string[] = [];
     let cursor: string | undefined;
     do {
-      const page: Answer<Page> = await call<Page>(listUrl(`?limit=7${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`), { key: keyList });
+      const page: Answer<Page> = await call<Page>(
+        listUrl(`?limit=7${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`),
+        { key: keyList },
+      );
       expect(page.status).toBe(200);
       seen.push(...page.body.shipments.map((s) => s.shipment_id));
       cursor = page.body.next_cursor;
@@ -567,7 +671,15 @@ describe('listShipments', () => {
     const all = await call<Page>(listUrl('?limit=100'), { key: keyList });
     expect(all.body.shipments).toHaveLength(45);
     expect(all.body.next_cursor).toBeUndefined();
-    for (const bad of ['?limit=101', '?limit=0', '?limit=abc', '?limit=2.5', '?status=LOST', '?cursor=garbage', '?limit=5&limit=6']) {
+    for (const bad of [
+      '?limit=101',
+      '?limit=0',
+      '?limit=abc',
+      '?limit=2.5',
+      '?status=LOST',
+      '?cursor=garbage',
+      '?limit=5&limit=6',
+    ]) {
       expectError(await call(listUrl(bad), { key: keyList }), 400, ErrorCode.VALIDATION_ERROR);
     }
     await markReady(e, keyList, created[3]!);
@@ -579,7 +691,14 @@ describe('listShipments', () => {
 describe('public operations', () => {
   it('shows a tracking view and page with stages only, no personal data', async () => {
     const e = await start();
-    const quote = await createQuote(e, keyA, quoteRequest({ payment_mode: 'cash_on_delivery', dropoff: { city: 'Almadies', address: 'Villa Fatou Ndiaye 12' } }));
+    const quote = await createQuote(
+      e,
+      keyA,
+      quoteRequest({
+        payment_mode: 'cash_on_delivery',
+        dropoff: { city: 'Almadies', address: 'Villa Fatou Ndiaye 12' },
+      }),
+    );
     const created = await call<ShipmentBody>(`${e.baseUrl}/v1/shipments`, {
       key: keyA,
       body: { quote_id: quote.quote_id, external_order_id: 'dakar-mode:secret-order-991', orderAmountXof: 98765 },
@@ -597,7 +716,15 @@ describe('public operations', () => {
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/text\/html/);
     for (const text of [view.text, page.text]) {
-      for (const secret of ['secret-order-991', 'Fatou', 'Moussa', '98765', shipment.shipment_id, ORG_A, 'Dakar Mode']) {
+      for (const secret of [
+        'secret-order-991',
+        'Fatou',
+        'Moussa',
+        '98765',
+        shipment.shipment_id,
+        ORG_A,
+        'Dakar Mode',
+      ]) {
         expect(text).not.toContain(secret);
       }
     }
@@ -611,11 +738,23 @@ describe('public operations', () => {
     expect(simulated.status).toBe(200);
     expect(Object.keys(simulated.body).sort()).toEqual(['currency', 'total']);
     expect(simulated.body.total).toBe((await priceOf('Plateau', 'Almadies')).total);
-    const withSandboxKey = await call(`${emu.trackingUrl}/v1/tracking/simulate-price`, { body, key: `pk_test_${randomBytes(4).toString('hex')}` });
+    const withSandboxKey = await call(`${emu.trackingUrl}/v1/tracking/simulate-price`, {
+      body,
+      key: `pk_test_${randomBytes(4).toString('hex')}`,
+    });
     expect(withSandboxKey.status).toBe(200);
-    expect((await call<{ total: number }>(`${emu.trackingUrl}/v1/tracking/simulate-price`, { body: { ...body, pickup_city: 'Dakar' } })).body.total)
-      .toBeGreaterThan(simulated.body.total as number);
-    expectError(await call(`${emu.trackingUrl}/v1/tracking/simulate-price`, { body: { pickup_city: 'Plateau' } }), 400, ErrorCode.VALIDATION_ERROR);
+    expect(
+      (
+        await call<{ total: number }>(`${emu.trackingUrl}/v1/tracking/simulate-price`, {
+          body: { ...body, pickup_city: 'Dakar' },
+        })
+      ).body.total,
+    ).toBeGreaterThan(simulated.body.total as number);
+    expectError(
+      await call(`${emu.trackingUrl}/v1/tracking/simulate-price`, { body: { pickup_city: 'Plateau' } }),
+      400,
+      ErrorCode.VALIDATION_ERROR,
+    );
   });
 
   it('serves public operations only on the tracking port when one is configured', async () => {
@@ -629,10 +768,14 @@ describe('public operations', () => {
     expect((await call(`${e.trackingUrl}/v1/tracking/simulate-price`, { body: simulate })).status).toBe(200);
     expectError(await call(`${e.baseUrl}/v1/tracking/${shipment.tracking_code}`), 404, ErrorCode.NOT_FOUND);
     expectError(await call(`${e.baseUrl}/v1/tracking/simulate-price`, { body: simulate }), 404, ErrorCode.NOT_FOUND);
-    expectError(await getShipment({ ...e, baseUrl: e.trackingUrl }, keyA, shipment.shipment_id), 404, ErrorCode.NOT_FOUND);
+    expectError(
+      await getShipment({ ...e, baseUrl: e.trackingUrl }, keyA, shipment.shipment_id),
+      404,
+      ErrorCode.NOT_FOUND,
+    );
   });
 
-  it("answers in snake_case spelling when asked, to prove clients read both", async () => {
+  it('answers in snake_case spelling when asked, to prove clients read both', async () => {
     const e = await start({ responseSpelling: 'snake' });
     const quote = await createQuote(e, keyA, quoteRequest({ payment_mode: 'cash_on_delivery' }));
     expect(quote.expires_at).toEqual(expect.any(String));
@@ -684,7 +827,10 @@ describe('webhooks', () => {
     const e = await start();
     e.setOrganisationWebhook(ORG_A, receiver.url, 'secret');
     const shipment = await newShipment(e, keyA);
-    await call(`${e.baseUrl}/v1/shipments/${shipment.shipment_id}/cancel`, { key: keyA, body: { reason: 'r', by: 'b' } });
+    await call(`${e.baseUrl}/v1/shipments/${shipment.shipment_id}/cancel`, {
+      key: keyA,
+      body: { reason: 'r', by: 'b' },
+    });
     await e.runUntilIdle();
     expect(e.webhookDeliveries().map((d) => d.attempt)).toEqual([1, 2, 3, 4, 5]);
     const times = e.webhookDeliveries().map((d) => Date.parse(d.at));
@@ -710,18 +856,30 @@ describe('fault injection', () => {
     const before = emu.shipments(ORG_A).length;
     emu.faults.add({ operation: 'createShipment', fault: { kind: 'status', status: 503 }, orgId: ORG_A, times: 1 });
     const otherQuote = await createQuote(emu, keyB);
-    expect((await call(shipmentsUrl(), { key: keyB, body: { quote_id: otherQuote.quote_id, external_order_id: 'b:1' } })).status).toBe(201);
-    const failed = await call(shipmentsUrl(), { key: keyA, body: { quote_id: quote.quote_id, external_order_id: 'a:503' } });
+    expect(
+      (await call(shipmentsUrl(), { key: keyB, body: { quote_id: otherQuote.quote_id, external_order_id: 'b:1' } }))
+        .status,
+    ).toBe(201);
+    const failed = await call(shipmentsUrl(), {
+      key: keyA,
+      body: { quote_id: quote.quote_id, external_order_id: 'a:503' },
+    });
     expectError(failed, 503, ErrorCode.INTERNAL_ERROR);
     expect(emu.shipments(ORG_A)).toHaveLength(before);
-    expect((await call(shipmentsUrl(), { key: keyA, body: { quote_id: quote.quote_id, external_order_id: 'a:503' } })).status).toBe(201);
+    expect(
+      (await call(shipmentsUrl(), { key: keyA, body: { quote_id: quote.quote_id, external_order_id: 'a:503' } }))
+        .status,
+    ).toBe(201);
   });
 
   it('rate-limits with 429 and Retry-After, without side effect', async () => {
     const quote = await createQuote(emu, keyA);
     const before = emu.shipments().length;
     emu.faults.add({ operation: '*', times: 1, fault: { kind: 'rate_limit', retryAfterSeconds: 7 } });
-    const limited = await call(shipmentsUrl(), { key: keyA, body: { quote_id: quote.quote_id, external_order_id: 'a:429' } });
+    const limited = await call(shipmentsUrl(), {
+      key: keyA,
+      body: { quote_id: quote.quote_id, external_order_id: 'a:429' },
+    });
     expectError(limited, 429, ErrorCode.RATE_LIMITED);
     expect(limited.headers.get('retry-after')).toBe('7');
     expect(emu.shipments()).toHaveLength(before);
@@ -730,7 +888,12 @@ describe('fault injection', () => {
   it('holds a request forever on timeout, until the client gives up', async () => {
     emu.faults.add({ operation: 'listShipments', times: 1, fault: { kind: 'timeout' } });
     await expect(call(shipmentsUrl(), { key: keyA, signal: AbortSignal.timeout(150) })).rejects.toThrow();
-    expect(emu.calls().filter((c) => c.operation === 'listShipments').at(-1)).toMatchObject({ status: 0, fault: 'timeout' });
+    expect(
+      emu
+        .calls()
+        .filter((c) => c.operation === 'listShipments')
+        .at(-1),
+    ).toMatchObject({ status: 0, fault: 'timeout' });
     expect((await call(shipmentsUrl(), { key: keyA })).status).toBe(200);
   });
 
@@ -738,7 +901,10 @@ describe('fault injection', () => {
     const e = await start();
     e.faults.add({ operation: 'getQuote', fault: { kind: 'timeout' } });
     const held = call(`${e.baseUrl}/v1/quotes/qte_x`, { key: keyA });
-    const outcome = held.then(() => 'answered', () => 'dropped');
+    const outcome = held.then(
+      () => 'answered',
+      () => 'dropped',
+    );
     while (!e.calls().some((c) => c.operation === 'getQuote')) await new Promise((resolve) => setTimeout(resolve, 5));
     const started = performance.now();
     await e.close();
@@ -750,25 +916,44 @@ describe('fault injection', () => {
     const quote = await createQuote(emu, keyA);
     const before = emu.shipments().length;
     emu.faults.add({ operation: 'createShipment', times: 1, fault: { kind: 'reset' } });
-    await expect(call(shipmentsUrl(), { key: keyA, body: { quote_id: quote.quote_id, external_order_id: 'a:reset' } })).rejects.toThrow();
+    await expect(
+      call(shipmentsUrl(), { key: keyA, body: { quote_id: quote.quote_id, external_order_id: 'a:reset' } }),
+    ).rejects.toThrow();
     expect(emu.shipments()).toHaveLength(before);
   });
 
   it('commits then drops: the client sees a broken connection but the shipment exists', async () => {
     const quote = await createQuote(emu, keyA);
     emu.faults.add({ operation: 'createShipment', times: 1, fault: { kind: 'commit_then_drop' } });
-    await expect(call(shipmentsUrl(), { key: keyA, body: { quote_id: quote.quote_id, external_order_id: 'a:committed' } })).rejects.toThrow();
-    const found = await call<ShipmentBody>(`${emu.baseUrl}/v1/shipments/by-external-order/a%3Acommitted`, { key: keyA });
+    await expect(
+      call(shipmentsUrl(), { key: keyA, body: { quote_id: quote.quote_id, external_order_id: 'a:committed' } }),
+    ).rejects.toThrow();
+    const found = await call<ShipmentBody>(`${emu.baseUrl}/v1/shipments/by-external-order/a%3Acommitted`, {
+      key: keyA,
+    });
     expect(found.status).toBe(200);
     expect(found.body.status).toBe('CREATED');
-    expect(emu.calls().filter((c) => c.operation === 'createShipment').at(-1)).toMatchObject({ status: 0, fault: 'commit_then_drop' });
+    expect(
+      emu
+        .calls()
+        .filter((c) => c.operation === 'createShipment')
+        .at(-1),
+    ).toMatchObject({ status: 0, fault: 'commit_then_drop' });
   });
 
   it('is driven over HTTP too, through the admin endpoints', async () => {
     const e = await start();
-    const added = await call(`${e.baseUrl}/_emulator/faults`, { body: { rule: { operation: 'getShipment', fault: { kind: 'status', status: 502 } } } });
+    const added = await call(`${e.baseUrl}/_emulator/faults`, {
+      body: { rule: { operation: 'getShipment', fault: { kind: 'status', status: 502 } } },
+    });
     expect(added.status).toBe(201);
-    expectError(await call(`${e.baseUrl}/_emulator/faults`, { body: { rule: { operation: 'everything', fault: { kind: 'reset' } } } }), 400, ErrorCode.VALIDATION_ERROR);
+    expectError(
+      await call(`${e.baseUrl}/_emulator/faults`, {
+        body: { rule: { operation: 'everything', fault: { kind: 'reset' } } },
+      }),
+      400,
+      ErrorCode.VALIDATION_ERROR,
+    );
     const shipment = await newShipment(e, keyA);
     expect((await getShipment(e, keyA, shipment.shipment_id)).status).toBe(502);
     expect((await call(`${e.baseUrl}/_emulator/faults`, { method: 'DELETE' })).status).toBe(204);
@@ -777,8 +962,12 @@ describe('fault injection', () => {
     await markReady(e, keyA, shipment.shipment_id);
     const advanced = await call<{ now: string }>(`${e.baseUrl}/_emulator/advance`, { body: { ms: STEP_MS } });
     expect(Date.parse(advanced.body.now)).toBe(e.now().getTime());
-    const listed = await call<{ shipments: { shipment_id: string; status: string }[] }>(`${e.baseUrl}/_emulator/shipments`);
-    expect(listed.body.shipments).toEqual([expect.objectContaining({ shipment_id: shipment.shipment_id, status: 'ASSIGNED' })]);
+    const listed = await call<{ shipments: { shipment_id: string; status: string }[] }>(
+      `${e.baseUrl}/_emulator/shipments`,
+    );
+    expect(listed.body.shipments).toEqual([
+      expect.objectContaining({ shipment_id: shipment.shipment_id, status: 'ASSIGNED' }),
+    ]);
     const calls = await call<{ calls: { operation: string }[] }>(`${e.baseUrl}/_emulator/calls`);
     expect(calls.body.calls.map((c) => c.operation)).not.toContain('unknown');
 
@@ -789,10 +978,17 @@ describe('fault injection', () => {
     const decideUrl = `${e.baseUrl}/_emulator/disputes/${claim.body.claim_id}/decide`;
     const decided = await call<ClaimBody>(decideUrl, { body: { status: 'REJECTED', outcome: 'signature on file' } });
     expect(decided.body).toMatchObject({ status: 'REJECTED', outcome: 'signature on file', claimant_type: 'buyer' });
-    expectError(await call(decideUrl, { body: { status: 'COMPENSATED', outcome: 'twice' } }), 409, ErrorCode.INVALID_STATE);
+    expectError(
+      await call(decideUrl, { body: { status: 'COMPENSATED', outcome: 'twice' } }),
+      409,
+      ErrorCode.INVALID_STATE,
+    );
 
     const receiver = await startReceiver();
-    const put = await call(`${e.baseUrl}/_emulator/organisations/${ORG_A}/webhook`, { method: 'PUT', body: { url: receiver.url, secret: 'x' } });
+    const put = await call(`${e.baseUrl}/_emulator/organisations/${ORG_A}/webhook`, {
+      method: 'PUT',
+      body: { url: receiver.url, secret: 'x' },
+    });
     expect(put.status).toBe(204);
     await call(`${e.baseUrl}/_emulator/advance`, { body: { ms: STEP_MS } });
     expect(receiver.received.map((d) => (JSON.parse(d.body) as { status: string }).status)).toEqual(['PICKED_UP']);
@@ -810,7 +1006,13 @@ describe('configuration', () => {
           clock: 'realtime',
           courierStepMs: 2000,
           organisations: [
-            { id: 'org_demo', name: 'Demo', apiKeyEnv: 'DEMO_DISPATCH_KEY', webhookSecretEnv: 'DEMO_WEBHOOK_SECRET', webhookUrl: 'http://127.0.0.1:9/hook' },
+            {
+              id: 'org_demo',
+              name: 'Demo',
+              apiKeyEnv: 'DEMO_DISPATCH_KEY',
+              webhookSecretEnv: 'DEMO_WEBHOOK_SECRET',
+              webhookUrl: 'http://127.0.0.1:9/hook',
+            },
             { id: 'org_local', name: 'Local', apiKeys: ['pk_live_local_demo'] },
           ],
         }),
@@ -818,7 +1020,13 @@ describe('configuration', () => {
       const demoKey = liveKey();
       const options = await loadEmulatorConfig(path, { DEMO_DISPATCH_KEY: demoKey, DEMO_WEBHOOK_SECRET: 's3cret' });
       expect(options.organisations).toEqual([
-        { id: 'org_demo', name: 'Demo', apiKeys: [demoKey], webhookUrl: 'http://127.0.0.1:9/hook', webhookSecret: 's3cret' },
+        {
+          id: 'org_demo',
+          name: 'Demo',
+          apiKeys: [demoKey],
+          webhookUrl: 'http://127.0.0.1:9/hook',
+          webhookSecret: 's3cret',
+        },
         { id: 'org_local', name: 'Local', apiKeys: ['pk_live_local_demo'] },
       ]);
       expect(options.clock).toBe('realtime');
@@ -860,14 +1068,21 @@ describe('speaking another wire profile', () => {
     expect(answer.body).toEqual({ error: { type, detail: expect.any(String) } });
   }
 
-  async function otherShipment(e: DispatchEmulator, options: { cod?: boolean; amount?: number } = {}): Promise<DialectShipment> {
+  async function otherShipment(
+    e: DispatchEmulator,
+    options: { cod?: boolean; amount?: number } = {},
+  ): Promise<DialectShipment> {
     const quote = await call<{ quote_id: string }>(`${e.baseUrl}/v1/quotes`, {
       key: keyA,
       body: quoteRequest(options.cod ? { payment_mode: 'cash_on_delivery' } : {}),
     });
     const created = await call<DialectShipment>(`${e.baseUrl}/v1/shipments`, {
       key: keyA,
-      body: { quote_id: quote.body.quote_id, external_order_id: `dialect:${++orderSeq}`, ...(options.amount === undefined ? {} : { orderAmountXof: options.amount }) },
+      body: {
+        quote_id: quote.body.quote_id,
+        external_order_id: `dialect:${++orderSeq}`,
+        ...(options.amount === undefined ? {} : { orderAmountXof: options.amount }),
+      },
     });
     expect(created.status, created.text).toBe(201);
     return created.body;
@@ -877,9 +1092,14 @@ describe('speaking another wire profile', () => {
     const e = await startOther();
     const shipment = await otherShipment(e, { cod: true, amount: 12000 });
     const fetched = await call<DialectShipment>(`${e.baseUrl}/v1/shipments/${shipment.shipment_id}`, { key: keyA });
-    expect(fetched.body).toMatchObject({ status: 'draft', cod_amount_xof: 12000, public_tracking_url: `${e.trackingUrl}/t/${shipment.tracking_code}` });
+    expect(fetched.body).toMatchObject({
+      status: 'draft',
+      cod_amount_xof: 12000,
+      public_tracking_url: `${e.trackingUrl}/t/${shipment.tracking_code}`,
+    });
     expect(fetched.body.events?.map((h) => h.status)).toEqual(['draft']);
-    for (const canonical of ['"CREATED"', '"publicTrackingUrl"', '"orderAmountXof"', '"status_history"']) expect(fetched.text).not.toContain(canonical);
+    for (const canonical of ['"CREATED"', '"publicTrackingUrl"', '"orderAmountXof"', '"status_history"'])
+      expect(fetched.text).not.toContain(canonical);
     const ready = await markReady(e, keyA, shipment.shipment_id);
     expect(ready.body).toMatchObject({ status: 'awaiting_driver' });
     expect((ready.body as DialectShipment).events?.map((h) => h.status)).toEqual(['draft', 'awaiting_driver']);
@@ -889,25 +1109,45 @@ describe('speaking another wire profile', () => {
     expect((again.body as DialectShipment).events?.map((h) => h.status)).toEqual(['draft', 'awaiting_driver']);
     await e.runUntilIdle();
     const done = await call<DialectShipment>(`${e.baseUrl}/v1/shipments/${shipment.shipment_id}`, { key: keyA });
-    expect(done.body.events?.map((h) => h.status)).toEqual(['draft', 'awaiting_driver', 'driver_en_route', 'collected', 'on_the_way', 'arriving', 'DELIVERED']);
+    expect(done.body.events?.map((h) => h.status)).toEqual([
+      'draft',
+      'awaiting_driver',
+      'driver_en_route',
+      'collected',
+      'on_the_way',
+      'arriving',
+      'DELIVERED',
+    ]);
     // The emulator's own view keeps its canonical names.
     expect(e.shipments(ORG_A).find((s) => s.shipment_id === shipment.shipment_id)?.status).toBe('DELIVERED');
-    expect(e.shipments(ORG_A).find((s) => s.shipment_id === shipment.shipment_id)?.status_history[0]?.status).toBe('CREATED');
+    expect(e.shipments(ORG_A).find((s) => s.shipment_id === shipment.shipment_id)?.status_history[0]?.status).toBe(
+      'CREATED',
+    );
   });
 
   it("writes a quote's expiry, breakdown and a simulated price under the dialect's spellings", async () => {
     const e = await startOther();
-    const quote = await call<Record<string, unknown>>(`${e.baseUrl}/v1/quotes`, { key: keyA, body: quoteRequest({ payment_mode: 'cash_on_delivery' }) });
+    const quote = await call<Record<string, unknown>>(`${e.baseUrl}/v1/quotes`, {
+      key: keyA,
+      body: quoteRequest({ payment_mode: 'cash_on_delivery' }),
+    });
     expect(quote.status, quote.text).toBe(201);
     expect(quote.body).toMatchObject({
       quote_id: expect.stringMatching(/^qte_/),
       valid_until: expect.any(String),
       total: expect.any(Number),
-      price_breakdown: { customer_pays: quote.body.total, courier_share: expect.any(Number), platform_fee: expect.any(Number), collection_fee: COD_FEE_XOF },
+      price_breakdown: {
+        customer_pays: quote.body.total,
+        courier_share: expect.any(Number),
+        platform_fee: expect.any(Number),
+        collection_fee: COD_FEE_XOF,
+      },
     });
     expect(quote.body).not.toHaveProperty('expiresAt');
     expect(quote.body).not.toHaveProperty('breakdown');
-    const simulated = await call<Record<string, unknown>>(`${e.trackingUrl}/v1/tracking/simulate-price`, { body: { pickup_city: 'Plateau', dropoff_city: 'Almadies' } });
+    const simulated = await call<Record<string, unknown>>(`${e.trackingUrl}/v1/tracking/simulate-price`, {
+      body: { pickup_city: 'Plateau', dropoff_city: 'Almadies' },
+    });
     expect(simulated.body).toEqual({ estimate_xof: expect.any(Number), currency: 'XOF' });
   });
 
@@ -915,15 +1155,26 @@ describe('speaking another wire profile', () => {
     const e = await startOther();
     const quotesUrl = `${e.baseUrl}/v1/quotes`;
     expectDialectError(await call(`${e.baseUrl}/v1/shipments`), 401, 'auth.invalid_key');
-    expectDialectError(await call(`${e.baseUrl}/v1/shipments`, { key: `pk_test_${randomBytes(8).toString('hex')}` }), 403, 'SANDBOX_KEY_NOT_SUPPORTED');
+    expectDialectError(
+      await call(`${e.baseUrl}/v1/shipments`, { key: `pk_test_${randomBytes(8).toString('hex')}` }),
+      403,
+      'SANDBOX_KEY_NOT_SUPPORTED',
+    );
     expectDialectError(await call(quotesUrl, { key: keyA, rawBody: '{"pickup": ' }), 400, 'request.unreadable');
-    expectDialectError(await call(quotesUrl, { key: keyA, body: quoteRequest({ parcel: { weight_kg: 500 } }) }), 400, 'request.invalid');
+    expectDialectError(
+      await call(quotesUrl, { key: keyA, body: quoteRequest({ parcel: { weight_kg: 500 } }) }),
+      400,
+      'request.invalid',
+    );
     expectDialectError(await call(`${e.baseUrl}/v2/quotes`, { key: keyA }), 404, 'route.unknown');
     expectDialectError(await call(`${e.baseUrl}/v1/shipments/shp_unknown`, { key: keyA }), 404, 'shipment.unknown');
     expectDialectError(await call(`${e.baseUrl}/v1/quotes/qte_unknown`, { key: keyA }), 404, 'quote.unknown');
     const stale = await call<{ quote_id: string }>(quotesUrl, { key: keyA, body: quoteRequest() });
     await e.advance(QUOTE_TTL_MS + 1000);
-    const refused = await call<DialectError>(`${e.baseUrl}/v1/shipments`, { key: keyA, body: { quote_id: stale.body.quote_id, external_order_id: 'dialect:stale' } });
+    const refused = await call<DialectError>(`${e.baseUrl}/v1/shipments`, {
+      key: keyA,
+      body: { quote_id: stale.body.quote_id, external_order_id: 'dialect:stale' },
+    });
     expectDialectError(refused, 409, 'quote.stale');
     expect(other.readErrorBody(refused.body)).toEqual({ code: 'quote.stale', message: expect.any(String) });
     expect(other.meaningOf(refused.status, other.readErrorBody(refused.body).code)).toBe('quote_expired');
@@ -931,11 +1182,17 @@ describe('speaking another wire profile', () => {
     const late = await otherShipment(e);
     await markReady(e, keyA, late.shipment_id);
     await e.advance(2 * STEP_MS);
-    const tooLate = await call<DialectError>(`${e.baseUrl}/v1/shipments/${late.shipment_id}/cancel`, { key: keyA, body: { reason: 'too late', by: 'ops' } });
+    const tooLate = await call<DialectError>(`${e.baseUrl}/v1/shipments/${late.shipment_id}/cancel`, {
+      key: keyA,
+      body: { reason: 'too late', by: 'ops' },
+    });
     expectDialectError(tooLate, 409, 'shipment.cancel_too_late');
     expect(tooLate.body.error.detail).toContain('collected');
     const cancelled = await otherShipment(e);
-    await call(`${e.baseUrl}/v1/shipments/${cancelled.shipment_id}/cancel`, { key: keyA, body: { reason: 'r', by: 'ops' } });
+    await call(`${e.baseUrl}/v1/shipments/${cancelled.shipment_id}/cancel`, {
+      key: keyA,
+      body: { reason: 'r', by: 'ops' },
+    });
     expectDialectError(await markReady(e, keyA, cancelled.shipment_id), 409, 'shipment.bad_state');
 
     e.faults.add({ operation: 'listShipments', times: 1, fault: { kind: 'status', status: 503 } });
@@ -951,7 +1208,8 @@ describe('speaking another wire profile', () => {
     const waiting = await otherShipment(e);
     const ready = await otherShipment(e);
     await markReady(e, keyA, ready.shipment_id);
-    const list = (status: string) => call<{ shipments: DialectShipment[] }>(`${e.baseUrl}/v1/shipments?status=${status}`, { key: keyA });
+    const list = (status: string) =>
+      call<{ shipments: DialectShipment[] }>(`${e.baseUrl}/v1/shipments?status=${status}`, { key: keyA });
     expect((await list('awaiting_driver')).body.shipments.map((s) => s.shipment_id)).toEqual([ready.shipment_id]);
     expect((await list('draft')).body.shipments.map((s) => s.shipment_id)).toEqual([waiting.shipment_id]);
     expectDialectError(await list('READY'), 400, 'request.invalid');
@@ -987,11 +1245,22 @@ describe('speaking another wire profile', () => {
     expect(received).toHaveLength(1);
     const [first] = received;
     expect(first?.defaultHeader).toBeUndefined();
-    expect(first?.signature).toBe(createHmac('sha256', secret).update(first?.body ?? '').digest('base64'));
+    expect(first?.signature).toBe(
+      createHmac('sha256', secret)
+        .update(first?.body ?? '')
+        .digest('base64'),
+    );
     expect(other.verify(Buffer.from(first?.body ?? ''), first?.signature, secret)).toBe(true);
     expect(JSON.parse(first?.body ?? '')).toEqual({
       type: 'delivery.updated',
-      data: { object: { id: shipment.shipment_id, reference: shipment.external_order_id, state: 'awaiting_driver', occurred_at: expect.any(String) } },
+      data: {
+        object: {
+          id: shipment.shipment_id,
+          reference: shipment.external_order_id,
+          state: 'awaiting_driver',
+          occurred_at: expect.any(String),
+        },
+      },
     });
     expect(e.webhookDeliveries()[0]?.body).toEqual(JSON.parse(first?.body ?? ''));
   });

@@ -30,7 +30,10 @@ beforeAll(async () => {
     ],
   });
   // Reported by the test run: how long the real Admin schema takes to load (once per process).
-  console.info(`Shopify Admin schema ${emulator.apiVersion} loaded in ${emulator.schemaLoad.totalMs} ms`, emulator.schemaLoad);
+  console.info(
+    `Shopify Admin schema ${emulator.apiVersion} loaded in ${emulator.schemaLoad.totalMs} ms`,
+    emulator.schemaLoad,
+  );
 });
 
 afterAll(async () => {
@@ -44,7 +47,9 @@ afterEach(() => {
 interface GraphqlResponse {
   data?: Record<string, unknown> | null;
   errors?: { message: string; locations?: unknown; path?: unknown; extensions?: Record<string, unknown> }[] | string;
-  extensions?: { cost?: { requestedQueryCost: number; actualQueryCost: number | null; throttleStatus: Record<string, number> } };
+  extensions?: {
+    cost?: { requestedQueryCost: number; actualQueryCost: number | null; throttleStatus: Record<string, number> };
+  };
 }
 
 async function graphql(
@@ -79,11 +84,49 @@ const ORDER_QUERY = /* GraphQL */ `
       cancelledAt
       tags
       note
-      totalOutstandingSet { shopMoney { amount currencyCode } }
-      currentTotalPriceSet { shopMoney { amount currencyCode } }
-      fulfillmentOrders(first: 5) { nodes { id status lineItems(first: 10) { nodes { id remainingQuantity totalQuantity } } } }
-      fulfillments { id status trackingInfo { company number url } events(first: 20) { nodes { status happenedAt } } }
-      metafield(namespace: "relais", key: "shipment_id") { value }
+      totalOutstandingSet {
+        shopMoney {
+          amount
+          currencyCode
+        }
+      }
+      currentTotalPriceSet {
+        shopMoney {
+          amount
+          currencyCode
+        }
+      }
+      fulfillmentOrders(first: 5) {
+        nodes {
+          id
+          status
+          lineItems(first: 10) {
+            nodes {
+              id
+              remainingQuantity
+              totalQuantity
+            }
+          }
+        }
+      }
+      fulfillments {
+        id
+        status
+        trackingInfo {
+          company
+          number
+          url
+        }
+        events(first: 20) {
+          nodes {
+            status
+            happenedAt
+          }
+        }
+      }
+      metafield(namespace: "relais", key: "shipment_id") {
+        value
+      }
     }
   }
 `;
@@ -91,8 +134,19 @@ const ORDER_QUERY = /* GraphQL */ `
 const FULFILL = /* GraphQL */ `
   mutation Fulfill($fulfillment: FulfillmentInput!) {
     fulfillmentCreate(fulfillment: $fulfillment) {
-      fulfillment { id status trackingInfo { company number url } }
-      userErrors { field message }
+      fulfillment {
+        id
+        status
+        trackingInfo {
+          company
+          number
+          url
+        }
+      }
+      userErrors {
+        field
+        message
+      }
     }
   }
 `;
@@ -121,14 +175,32 @@ describe('Admin GraphQL validation against the real 2026-10 schema', () => {
 
   it('rejects a mutation input field the schema does not define, without running the mutation', async () => {
     const before = emulator.graphqlCalls().length;
-    const { body } = await graphql(`mutation { fulfillmentCreate(fulfillment: { lineItemsByFulfillmentOrder: [], tracking: { number: "1" } }) { userErrors { message } } }`);
+    const { body } = await graphql(`
+      mutation {
+        fulfillmentCreate(fulfillment: { lineItemsByFulfillmentOrder: [], tracking: { number: "1" } }) {
+          userErrors {
+            message
+          }
+        }
+      }
+    `);
     expect(body.data).toBeUndefined();
-    expect(body.errors).toMatchObject([{ message: expect.stringContaining('"tracking"'), extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }]);
+    expect(body.errors).toMatchObject([
+      { message: expect.stringContaining('"tracking"'), extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } },
+    ]);
     expect(emulator.graphqlCalls().slice(before)).toMatchObject([{ outcome: 'invalid', cost: null }]);
   });
   it('refuses a malformed DateTime while coercing variables, before any resolver runs', async () => {
     const { body } = await graphql(
-      `mutation Event($event: FulfillmentEventInput!) { fulfillmentEventCreate(fulfillmentEvent: $event) { userErrors { message } } }`,
+      `
+        mutation Event($event: FulfillmentEventInput!) {
+          fulfillmentEventCreate(fulfillmentEvent: $event) {
+            userErrors {
+              message
+            }
+          }
+        }
+      `,
       { event: { fulfillmentId: 'gid://shopify/Fulfillment/1', status: 'DELIVERED', happenedAt: 'hier soir' } },
     );
     expect(body.data).toBeUndefined();
@@ -144,7 +216,12 @@ describe('orders', () => {
       tags: ['vip'],
       note: 'Appeler avant de livrer',
     });
-    expect(order).toMatchObject({ financial_status: 'pending', total_price: '32000.00', total_outstanding: '32000.00', currency: 'XOF' });
+    expect(order).toMatchObject({
+      financial_status: 'pending',
+      total_price: '32000.00',
+      total_outstanding: '32000.00',
+      currency: 'XOF',
+    });
     expect(order.payment_gateway_names).toEqual(['Cash on Delivery (COD)']);
 
     const { status, body } = await graphql(ORDER_QUERY, { id: order.admin_graphql_api_id });
@@ -182,10 +259,20 @@ describe('orders', () => {
   it('pages through orders updated since a date with pageInfo and cursors, each shop with its own token', async () => {
     const since = new Date(Date.now() - 1000).toISOString();
     const batch = `batch-${randomHex(4)}`;
-    const created = [1, 2, 3].map(() => emulator.createOrder(OTHER_SHOP, { tags: [batch] }, { webhooks: false }).admin_graphql_api_id);
+    const created = [1, 2, 3].map(
+      () => emulator.createOrder(OTHER_SHOP, { tags: [batch] }, { webhooks: false }).admin_graphql_api_id,
+    );
     const query = /* GraphQL */ `
       query Changed($after: String, $query: String!) {
-        orders(first: 2, after: $after, query: $query, sortKey: UPDATED_AT) { nodes { id } pageInfo { hasNextPage endCursor } }
+        orders(first: 2, after: $after, query: $query, sortKey: UPDATED_AT) {
+          nodes {
+            id
+          }
+          pageInfo {
+            hasNextPage
+            endCursor
+          }
+        }
       }
     `;
     const wrongShopToken = await graphql(query, { after: null, query: 'status:any' }, { domain: OTHER_SHOP });
@@ -194,7 +281,11 @@ describe('orders', () => {
     const pages: string[][] = [];
     let after: string | null = null;
     for (let page = 0; page < 5; page += 1) {
-      const { body } = await graphql(query, { after, query: `updated_at:>='${since}' tag:${batch}` }, { domain: OTHER_SHOP, token: otherAccessToken });
+      const { body } = await graphql(
+        query,
+        { after, query: `updated_at:>='${since}' tag:${batch}` },
+        { domain: OTHER_SHOP, token: otherAccessToken },
+      );
       expect(body.errors).toBeUndefined();
       pages.push(at<{ id: string }[]>(body.data, 'orders', 'nodes').map((node) => node.id));
       if (!at<boolean>(body.data, 'orders', 'pageInfo', 'hasNextPage')) break;
@@ -202,7 +293,11 @@ describe('orders', () => {
     }
     expect(pages.map((page) => page.length)).toEqual([2, 1]);
     expect(pages.flat()).toEqual(created);
-    const none = await graphql(query, { after: null, query: 'created_at:>=2099-01-01' }, { domain: OTHER_SHOP, token: otherAccessToken });
+    const none = await graphql(
+      query,
+      { after: null, query: 'created_at:>=2099-01-01' },
+      { domain: OTHER_SHOP, token: otherAccessToken },
+    );
     expect(at(none.body.data, 'orders', 'nodes')).toEqual([]);
   });
 });
@@ -225,7 +320,17 @@ describe('fulfillment, events and payment write-back', () => {
 
     const eventMutation = /* GraphQL */ `
       mutation Event($event: FulfillmentEventInput!) {
-        fulfillmentEventCreate(fulfillmentEvent: $event) { fulfillmentEvent { id status happenedAt } userErrors { field message } }
+        fulfillmentEventCreate(fulfillmentEvent: $event) {
+          fulfillmentEvent {
+            id
+            status
+            happenedAt
+          }
+          userErrors {
+            field
+            message
+          }
+        }
       }
     `;
     const steps = [
@@ -237,10 +342,28 @@ describe('fulfillment, events and payment write-back', () => {
       const { body } = await graphql(eventMutation, { event: { fulfillmentId, ...step } });
       expect(at(body.data, 'fulfillmentEventCreate', 'userErrors')).toEqual([]);
     }
-    const paid = await graphql(`mutation Paid($id: ID!) { orderMarkAsPaid(input: { id: $id }) { order { displayFinancialStatus } userErrors { field message } } }`, {
-      id: order.admin_graphql_api_id,
+    const paid = await graphql(
+      `
+        mutation Paid($id: ID!) {
+          orderMarkAsPaid(input: { id: $id }) {
+            order {
+              displayFinancialStatus
+            }
+            userErrors {
+              field
+              message
+            }
+          }
+        }
+      `,
+      {
+        id: order.admin_graphql_api_id,
+      },
+    );
+    expect(at(paid.body.data, 'orderMarkAsPaid')).toEqual({
+      order: { displayFinancialStatus: 'PAID' },
+      userErrors: [],
     });
-    expect(at(paid.body.data, 'orderMarkAsPaid')).toEqual({ order: { displayFinancialStatus: 'PAID' }, userErrors: [] });
 
     const snapshot = emulator.orderSnapshot(SHOP, order.id);
     expect(snapshot).toMatchObject({
@@ -253,7 +376,9 @@ describe('fulfillment, events and payment write-back', () => {
           id: fulfillmentId,
           status: 'SUCCESS',
           notifyCustomer: true,
-          trackingInfo: [{ company: 'Relais Express', number: 'SHP_01JD', url: 'https://suivi.relais.example/SHP_01JD' }],
+          trackingInfo: [
+            { company: 'Relais Express', number: 'SHP_01JD', url: 'https://suivi.relais.example/SHP_01JD' },
+          ],
           events: [
             { status: 'CARRIER_PICKED_UP', happenedAt: '2026-11-22T09:00:00Z', message: null },
             { status: 'OUT_FOR_DELIVERY', happenedAt: '2026-11-22T10:30:00Z', message: 'Livreur en route' },
@@ -267,19 +392,26 @@ describe('fulfillment, events and payment write-back', () => {
 
     // The same story through GraphQL, as Relais reads it back.
     const { body } = await graphql(ORDER_QUERY, { id: order.admin_graphql_api_id });
-    expect(at(body.data, 'order', 'fulfillments', 0, 'events', 'nodes')).toEqual(steps.map(({ status, happenedAt }) => ({ status, happenedAt })));
+    expect(at(body.data, 'order', 'fulfillments', 0, 'events', 'nodes')).toEqual(
+      steps.map(({ status, happenedAt }) => ({ status, happenedAt })),
+    );
   });
 
   it('refuses a second fulfillment of the same fulfillment order with userErrors, and creates nothing', async () => {
     const order = emulator.createOrder(SHOP, {}, { webhooks: false });
     const fulfillmentOrderId = await fulfillmentOrderOf(order.admin_graphql_api_id);
-    const input = { fulfillment: { lineItemsByFulfillmentOrder: [{ fulfillmentOrderId }], trackingInfo: { number: 'SHP_1' } } };
+    const input = {
+      fulfillment: { lineItemsByFulfillmentOrder: [{ fulfillmentOrderId }], trackingInfo: { number: 'SHP_1' } },
+    };
     const first = await graphql(FULFILL, input);
     expect(at(first.body.data, 'fulfillmentCreate', 'userErrors')).toEqual([]);
     const second = await graphql(FULFILL, input);
     expect(at(second.body.data, 'fulfillmentCreate', 'fulfillment')).toBeNull();
     expect(at(second.body.data, 'fulfillmentCreate', 'userErrors')).toEqual([
-      { field: ['fulfillment'], message: `Fulfillment order ${fulfillmentOrderId} has an unfulfillable status= closed.` },
+      {
+        field: ['fulfillment'],
+        message: `Fulfillment order ${fulfillmentOrderId} has an unfulfillable status= closed.`,
+      },
     ]);
     expect(second.body.errors).toBeUndefined();
     expect(emulator.orderSnapshot(SHOP, order.id).fulfillments).toHaveLength(1);
@@ -289,15 +421,35 @@ describe('fulfillment, events and payment write-back', () => {
     const order = emulator.createOrder(SHOP, {}, { webhooks: false });
     const fulfillmentOrderId = await fulfillmentOrderOf(order.admin_graphql_api_id);
     const badUrl = await graphql(FULFILL, {
-      fulfillment: { lineItemsByFulfillmentOrder: [{ fulfillmentOrderId }], trackingInfo: { number: 'X', url: 'suivi relais' } },
+      fulfillment: {
+        lineItemsByFulfillmentOrder: [{ fulfillmentOrderId }],
+        trackingInfo: { number: 'X', url: 'suivi relais' },
+      },
     });
-    expect(at(badUrl.body.data, 'fulfillmentCreate', 'userErrors', 0, 'field')).toEqual(['fulfillment', 'trackingInfo', 'url']);
+    expect(at(badUrl.body.data, 'fulfillmentCreate', 'userErrors', 0, 'field')).toEqual([
+      'fulfillment',
+      'trackingInfo',
+      'url',
+    ]);
     expect(emulator.orderSnapshot(SHOP, order.id).fulfillmentOrders[0]?.status).toBe('OPEN');
 
-    const unknownFulfillment = await graphql(
-      `mutation { fulfillmentEventCreate(fulfillmentEvent: { fulfillmentId: "gid://shopify/Fulfillment/1", status: DELIVERED }) { fulfillmentEvent { id } userErrors { field message } } }`,
-    );
-    expect(at(unknownFulfillment.body.data, 'fulfillmentEventCreate', 'userErrors', 0, 'field')).toEqual(['fulfillmentEvent', 'fulfillmentId']);
+    const unknownFulfillment = await graphql(`
+      mutation {
+        fulfillmentEventCreate(fulfillmentEvent: { fulfillmentId: "gid://shopify/Fulfillment/1", status: DELIVERED }) {
+          fulfillmentEvent {
+            id
+          }
+          userErrors {
+            field
+            message
+          }
+        }
+      }
+    `);
+    expect(at(unknownFulfillment.body.data, 'fulfillmentEventCreate', 'userErrors', 0, 'field')).toEqual([
+      'fulfillmentEvent',
+      'fulfillmentId',
+    ]);
 
     const markPaid = `mutation Paid($id: ID!) { orderMarkAsPaid(input: { id: $id }) { order { id } userErrors { field message } } }`;
     emulator.markPaid(SHOP, order.id);
@@ -306,43 +458,109 @@ describe('fulfillment, events and payment write-back', () => {
 
     const cancelled = emulator.createOrder(SHOP, {}, { webhooks: false });
     const cancel = await graphql(
-      `mutation Cancel($id: ID!) { orderCancel(orderId: $id, reason: CUSTOMER, refund: false, restock: true) { job { done } orderCancelUserErrors { field message code } } }`,
+      `
+        mutation Cancel($id: ID!) {
+          orderCancel(orderId: $id, reason: CUSTOMER, refund: false, restock: true) {
+            job {
+              done
+            }
+            orderCancelUserErrors {
+              field
+              message
+              code
+            }
+          }
+        }
+      `,
       { id: cancelled.admin_graphql_api_id },
     );
     expect(at(cancel.body.data, 'orderCancel')).toEqual({ job: { done: true }, orderCancelUserErrors: [] });
     const paidAfterCancel = await graphql(markPaid, { id: cancelled.admin_graphql_api_id });
     expect(at(paidAfterCancel.body.data, 'orderMarkAsPaid', 'userErrors')).toHaveLength(1);
     const fulfilAfterCancel = await graphql(FULFILL, {
-      fulfillment: { lineItemsByFulfillmentOrder: [{ fulfillmentOrderId: emulator.orderSnapshot(SHOP, cancelled.id).fulfillmentOrders[0]?.id }] },
+      fulfillment: {
+        lineItemsByFulfillmentOrder: [
+          { fulfillmentOrderId: emulator.orderSnapshot(SHOP, cancelled.id).fulfillmentOrders[0]?.id },
+        ],
+      },
     });
     expect(at(fulfilAfterCancel.body.data, 'fulfillmentCreate', 'userErrors')).toHaveLength(1);
-    expect(emulator.orderSnapshot(SHOP, cancelled.id)).toMatchObject({ cancelled: true, financialStatus: 'VOIDED', totalOutstanding: '0.00' });
+    expect(emulator.orderSnapshot(SHOP, cancelled.id)).toMatchObject({
+      cancelled: true,
+      financialStatus: 'VOIDED',
+      totalOutstanding: '0.00',
+    });
 
     const unknownOrder = await graphql(markPaid, { id: 'gid://shopify/Order/1' });
-    expect(at(unknownOrder.body.data, 'orderMarkAsPaid', 'userErrors')).toEqual([{ field: ['input', 'id'], message: 'Order does not exist' }]);
+    expect(at(unknownOrder.body.data, 'orderMarkAsPaid', 'userErrors')).toEqual([
+      { field: ['input', 'id'], message: 'Order does not exist' },
+    ]);
   });
 
   it('adds tags and sets metafields, atomically refusing the whole batch when one metafield is invalid', async () => {
     const order = emulator.createOrder(SHOP, { tags: ['vip'] }, { webhooks: false });
-    const tags = await graphql(`mutation Tag($id: ID!) { tagsAdd(id: $id, tags: ["relais:ready", "VIP"]) { node { ... on Order { tags } } userErrors { message } } }`, {
-      id: order.admin_graphql_api_id,
-    });
+    const tags = await graphql(
+      `
+        mutation Tag($id: ID!) {
+          tagsAdd(id: $id, tags: ["relais:ready", "VIP"]) {
+            node {
+              ... on Order {
+                tags
+              }
+            }
+            userErrors {
+              message
+            }
+          }
+        }
+      `,
+      {
+        id: order.admin_graphql_api_id,
+      },
+    );
     expect(at(tags.body.data, 'tagsAdd')).toEqual({ node: { tags: ['relais:ready', 'vip'] }, userErrors: [] });
 
     const set = /* GraphQL */ `
       mutation Set($metafields: [MetafieldsSetInput!]!) {
-        metafieldsSet(metafields: $metafields) { metafields { namespace key value } userErrors { field message code elementIndex } }
+        metafieldsSet(metafields: $metafields) {
+          metafields {
+            namespace
+            key
+            value
+          }
+          userErrors {
+            field
+            message
+            code
+            elementIndex
+          }
+        }
       }
     `;
-    const good = { ownerId: order.admin_graphql_api_id, namespace: 'relais', key: 'shipment_id', type: 'single_line_text_field', value: 'shp_01JD' };
-    const refused = await graphql(set, { metafields: [good, { ...good, key: 'attempts', type: 'number_integer', value: 'deux' }] });
+    const good = {
+      ownerId: order.admin_graphql_api_id,
+      namespace: 'relais',
+      key: 'shipment_id',
+      type: 'single_line_text_field',
+      value: 'shp_01JD',
+    };
+    const refused = await graphql(set, {
+      metafields: [good, { ...good, key: 'attempts', type: 'number_integer', value: 'deux' }],
+    });
     expect(at(refused.body.data, 'metafieldsSet', 'userErrors')).toEqual([
-      { field: ['metafields', '1', 'value'], message: 'Value must be an integer.', code: 'INVALID_VALUE', elementIndex: 1 },
+      {
+        field: ['metafields', '1', 'value'],
+        message: 'Value must be an integer.',
+        code: 'INVALID_VALUE',
+        elementIndex: 1,
+      },
     ]);
     expect(emulator.orderSnapshot(SHOP, order.id).metafields).toEqual([]);
 
     const written = await graphql(set, { metafields: [good] });
-    expect(at(written.body.data, 'metafieldsSet', 'metafields')).toEqual([{ namespace: 'relais', key: 'shipment_id', value: 'shp_01JD' }]);
+    expect(at(written.body.data, 'metafieldsSet', 'metafields')).toEqual([
+      { namespace: 'relais', key: 'shipment_id', value: 'shp_01JD' },
+    ]);
     const { body } = await graphql(ORDER_QUERY, { id: order.admin_graphql_api_id });
     expect(at(body.data, 'order', 'metafield')).toEqual({ value: 'shp_01JD' });
   });
@@ -350,7 +568,9 @@ describe('fulfillment, events and payment write-back', () => {
 
 describe('REST order reads', () => {
   const rest = (path: string, token = accessToken) =>
-    fetch(`${emulator.adminUrl(SHOP)}/admin/api/${emulator.apiVersion}${path}`, { headers: { 'X-Shopify-Access-Token': token } });
+    fetch(`${emulator.adminUrl(SHOP)}/admin/api/${emulator.apiVersion}${path}`, {
+      headers: { 'X-Shopify-Access-Token': token },
+    });
 
   it('reads one order wrapped in "order", and 404s an unknown one, reporting the REST call limit', async () => {
     const order = emulator.createOrder(SHOP, {}, { webhooks: false });
@@ -407,9 +627,18 @@ describe('throttling', () => {
       }
       expect(served).toBeGreaterThan(5);
       expect(throttled).toEqual({
-        errors: [{ message: 'Throttled', extensions: { code: 'THROTTLED', documentation: 'https://shopify.dev/api/usage/rate-limits' } }],
+        errors: [
+          {
+            message: 'Throttled',
+            extensions: { code: 'THROTTLED', documentation: 'https://shopify.dev/api/usage/rate-limits' },
+          },
+        ],
         extensions: {
-          cost: { requestedQueryCost: 13, actualQueryCost: null, throttleStatus: { maximumAvailable: 50, currentlyAvailable: expect.any(Number), restoreRate: 10 } },
+          cost: {
+            requestedQueryCost: 13,
+            actualQueryCost: null,
+            throttleStatus: { maximumAvailable: 50, currentlyAvailable: expect.any(Number), restoreRate: 10 },
+          },
         },
       });
       expect(throttled?.extensions?.cost?.throttleStatus['currentlyAvailable']).toBeLessThan(13);
@@ -466,12 +695,38 @@ describe('webhooks', () => {
 
   it('signs each delivery with the client secret over the raw body, with all of Shopify headers', async () => {
     const created = await graphql(
-      `mutation Sub($uri: String!) { webhookSubscriptionCreate(topic: ORDERS_PAID, webhookSubscription: { uri: $uri }) { webhookSubscription { id topic uri } userErrors { field message } } }`,
+      `
+        mutation Sub($uri: String!) {
+          webhookSubscriptionCreate(topic: ORDERS_PAID, webhookSubscription: { uri: $uri }) {
+            webhookSubscription {
+              id
+              topic
+              uri
+            }
+            userErrors {
+              field
+              message
+            }
+          }
+        }
+      `,
       { uri: `${receiver.url}/webhooks/shopify` },
     );
     expect(at(created.body.data, 'webhookSubscriptionCreate', 'userErrors')).toEqual([]);
-    const listed = await graphql(`{ webhookSubscriptions(first: 10) { nodes { topic uri } } }`);
-    expect(at(listed.body.data, 'webhookSubscriptions', 'nodes')).toContainEqual({ topic: 'ORDERS_PAID', uri: `${receiver.url}/webhooks/shopify` });
+    const listed = await graphql(`
+      {
+        webhookSubscriptions(first: 10) {
+          nodes {
+            topic
+            uri
+          }
+        }
+      }
+    `);
+    expect(at(listed.body.data, 'webhookSubscriptions', 'nodes')).toContainEqual({
+      topic: 'ORDERS_PAID',
+      uri: `${receiver.url}/webhooks/shopify`,
+    });
 
     const order = emulator.createOrder(SHOP, {}, { webhooks: false });
     emulator.markPaid(SHOP, order.id);
@@ -492,7 +747,11 @@ describe('webhooks', () => {
     expect(delivery.headers['x-shopify-webhook-id']).toMatch(/^[0-9a-f-]{36}$/);
     expect(delivery.headers['x-shopify-event-id']).toMatch(/^[0-9a-f-]{36}$/);
     expect(Date.parse(String(delivery.headers['x-shopify-triggered-at']))).not.toBeNaN();
-    expect(JSON.parse(delivery.rawBody.toString('utf8'))).toMatchObject({ id: order.id, financial_status: 'paid', total_outstanding: '0.00' });
+    expect(JSON.parse(delivery.rawBody.toString('utf8'))).toMatchObject({
+      id: order.id,
+      financial_status: 'paid',
+      total_outstanding: '0.00',
+    });
 
     // The library Relais could use to verify agrees with the signature and headers.
     const shopify = shopifyApi({
@@ -513,31 +772,64 @@ describe('webhooks', () => {
 
   it('announces a fulfillment made through GraphQL to subscribers, one event id per topic, after answering', async () => {
     emulator.subscribe(SHOP, 'fulfillments/create', `${receiver.url}/fulfillments`);
-    emulator.subscribe(SHOP, 'ORDERS_FULFILLED', `${receiver.url}/fulfilled`, { includeFields: ['id', 'fulfillment_status'] });
+    emulator.subscribe(SHOP, 'ORDERS_FULFILLED', `${receiver.url}/fulfilled`, {
+      includeFields: ['id', 'fulfillment_status'],
+    });
     const order = emulator.createOrder(SHOP, {}, { webhooks: false });
     const fulfillmentOrderId = await fulfillmentOrderOf(order.admin_graphql_api_id);
     const { body } = await graphql(FULFILL, {
-      fulfillment: { lineItemsByFulfillmentOrder: [{ fulfillmentOrderId }], trackingInfo: { company: 'Relais Express', number: 'SHP_77' } },
+      fulfillment: {
+        lineItemsByFulfillmentOrder: [{ fulfillmentOrderId }],
+        trackingInfo: { company: 'Relais Express', number: 'SHP_77' },
+      },
     });
     expect(at(body.data, 'fulfillmentCreate', 'userErrors')).toEqual([]);
     await emulator.webhooksSettled();
-    const created = receiver.deliveries.find((d) => d.request.url === '/fulfillments' && JSON.parse(d.rawBody.toString('utf8')).order_id === order.id);
-    const fulfilled = receiver.deliveries.find((d) => d.request.url === '/fulfilled' && JSON.parse(d.rawBody.toString('utf8')).id === order.id);
+    const created = receiver.deliveries.find(
+      (d) => d.request.url === '/fulfillments' && JSON.parse(d.rawBody.toString('utf8')).order_id === order.id,
+    );
+    const fulfilled = receiver.deliveries.find(
+      (d) => d.request.url === '/fulfilled' && JSON.parse(d.rawBody.toString('utf8')).id === order.id,
+    );
     expect(created?.headers['x-shopify-topic']).toBe('fulfillments/create');
-    expect(JSON.parse(created?.rawBody.toString('utf8') ?? '{}')).toMatchObject({ status: 'success', tracking_company: 'Relais Express', tracking_number: 'SHP_77' });
+    expect(JSON.parse(created?.rawBody.toString('utf8') ?? '{}')).toMatchObject({
+      status: 'success',
+      tracking_company: 'Relais Express',
+      tracking_number: 'SHP_77',
+    });
     expect(fulfilled?.headers['x-shopify-topic']).toBe('orders/fulfilled');
-    expect(JSON.parse(fulfilled?.rawBody.toString('utf8') ?? '{}')).toEqual({ id: order.id, fulfillment_status: 'fulfilled' });
+    expect(JSON.parse(fulfilled?.rawBody.toString('utf8') ?? '{}')).toEqual({
+      id: order.id,
+      fulfillment_status: 'fulfilled',
+    });
     expect(created?.headers['x-shopify-event-id']).not.toBe(fulfilled?.headers['x-shopify-event-id']);
   });
 
   it('replays a delivery with the same event id and a new webhook id, and reports the receiver status', async () => {
     const eventId = '0b7f9a52-6a43-4d6e-9c8e-4b8f2f1f9a01';
-    const first = await emulator.deliverWebhook({ domain: SHOP, topic: 'orders/create', payload: { id: 1 }, url: `${receiver.url}/webhooks/shopify`, eventId });
-    const second = await emulator.deliverWebhook({ domain: SHOP, topic: 'orders/create', payload: { id: 1 }, url: `${receiver.url}/webhooks/shopify`, eventId });
+    const first = await emulator.deliverWebhook({
+      domain: SHOP,
+      topic: 'orders/create',
+      payload: { id: 1 },
+      url: `${receiver.url}/webhooks/shopify`,
+      eventId,
+    });
+    const second = await emulator.deliverWebhook({
+      domain: SHOP,
+      topic: 'orders/create',
+      payload: { id: 1 },
+      url: `${receiver.url}/webhooks/shopify`,
+      eventId,
+    });
     expect(first).toMatchObject({ status: 200, ok: true, eventId });
     expect(second).toMatchObject({ status: 200, ok: true, eventId });
     expect(second.webhookId).not.toBe(first.webhookId);
-    const refused = await emulator.deliverWebhook({ domain: SHOP, topic: 'orders/create', payload: '{}', url: `${receiver.url}/refuse` });
+    const refused = await emulator.deliverWebhook({
+      domain: SHOP,
+      topic: 'orders/create',
+      payload: '{}',
+      url: `${receiver.url}/refuse`,
+    });
     expect(refused).toMatchObject({ status: 500, ok: false });
   });
 });
@@ -553,7 +845,21 @@ describe('carrier service and control routes', () => {
 
   it('sends a signed rate request to the carrier service registered through GraphQL and returns its rates', async () => {
     const created = await graphql(
-      `mutation Carrier($input: DeliveryCarrierServiceCreateInput!) { carrierServiceCreate(input: $input) { carrierService { id name active } userErrors { field message } } }`,
+      `
+        mutation Carrier($input: DeliveryCarrierServiceCreateInput!) {
+          carrierServiceCreate(input: $input) {
+            carrierService {
+              id
+              name
+              active
+            }
+            userErrors {
+              field
+              message
+            }
+          }
+        }
+      `,
       { input: { name: 'Relais', callbackUrl: `${receiver.url}/rates`, active: true, supportsServiceDiscovery: true } },
     );
     expect(at(created.body.data, 'carrierServiceCreate', 'userErrors')).toEqual([]);
@@ -562,12 +868,24 @@ describe('carrier service and control routes', () => {
     );
     expect(at(duplicate.body.data, 'carrierServiceCreate', 'userErrors')).toHaveLength(1);
 
-    const rate = { rate: { origin: { country: 'SN', city: 'Dakar' }, destination: { country: 'SN', city: 'Dakar', address1: 'Sicap Liberté 2' }, items: [], currency: 'XOF', locale: 'fr' } };
+    const rate = {
+      rate: {
+        origin: { country: 'SN', city: 'Dakar' },
+        destination: { country: 'SN', city: 'Dakar', address1: 'Sicap Liberté 2' },
+        items: [],
+        currency: 'XOF',
+        locale: 'fr',
+      },
+    };
     const answer = await emulator.requestShippingRates(SHOP, rate);
     expect(answer).toMatchObject({ status: 200, body: { rates: [{ service_code: 'RELAIS', total_price: '250000' }] } });
     const request = receiver.deliveries.find((d) => d.request.url === '/rates');
     expect(request?.headers['x-shopify-shop-domain']).toBe(SHOP);
-    expect(request?.headers['x-shopify-hmac-sha256']).toBe(createHmac('sha256', clientSecret).update(request?.rawBody ?? '').digest('base64'));
+    expect(request?.headers['x-shopify-hmac-sha256']).toBe(
+      createHmac('sha256', clientSecret)
+        .update(request?.rawBody ?? '')
+        .digest('base64'),
+    );
   });
 
   it('lets a demo create, read and mark orders paid over plain HTTP', async () => {
@@ -579,12 +897,19 @@ describe('carrier service and control routes', () => {
     expect(created.status).toBe(201);
     const order = (await created.json()) as { id: number; total_price: string };
     expect(order.total_price).toBe('8000.00');
-    const paid = await fetch(`${emulator.url}/_emulator/shops/${SHOP}/orders/${order.id}/mark-paid`, { method: 'POST' });
+    const paid = await fetch(`${emulator.url}/_emulator/shops/${SHOP}/orders/${order.id}/mark-paid`, {
+      method: 'POST',
+    });
     expect(paid.status).toBe(200);
     await paid.body?.cancel();
-    const snapshot = (await (await fetch(`${emulator.url}/_emulator/shops/${SHOP}/orders/${order.id}`)).json()) as { financialStatus: string };
+    const snapshot = (await (await fetch(`${emulator.url}/_emulator/shops/${SHOP}/orders/${order.id}`)).json()) as {
+      financialStatus: string;
+    };
     expect(snapshot.financialStatus).toBe('PAID');
-    const invalid = await fetch(`${emulator.url}/_emulator/shops/${SHOP}/orders`, { method: 'POST', body: JSON.stringify({ lineItems: [] }) });
+    const invalid = await fetch(`${emulator.url}/_emulator/shops/${SHOP}/orders`, {
+      method: 'POST',
+      body: JSON.stringify({ lineItems: [] }),
+    });
     expect(invalid.status).toBe(400);
     await invalid.body?.cancel();
   });
@@ -599,7 +924,10 @@ describe('webhook retries', () => {
       req.on('end', () => res.writeHead(attempts.length < 3 ? 503 : 200).end());
     });
     await new Promise<void>((resolve) => flaky.listen(0, '127.0.0.1', resolve));
-    const retrying = await startShopifyEmulator({ shops: [{ domain: SHOP, accessToken, clientSecret }], webhooks: { retryDelaysMs: [10, 10, 10] } });
+    const retrying = await startShopifyEmulator({
+      shops: [{ domain: SHOP, accessToken, clientSecret }],
+      webhooks: { retryDelaysMs: [10, 10, 10] },
+    });
     try {
       retrying.subscribe(SHOP, 'orders/create', `http://127.0.0.1:${(flaky.address() as AddressInfo).port}/hook`);
       retrying.createOrder(SHOP);
@@ -607,7 +935,11 @@ describe('webhook retries', () => {
       expect(attempts).toHaveLength(3);
       expect(new Set(attempts.map((h) => h['x-shopify-event-id'])).size).toBe(1);
       expect(new Set(attempts.map((h) => h['x-shopify-webhook-id'])).size).toBe(3);
-      expect(retrying.webhookDeliveries().map((d) => [d.attempt, d.status])).toEqual([[1, 503], [2, 503], [3, 200]]);
+      expect(retrying.webhookDeliveries().map((d) => [d.attempt, d.status])).toEqual([
+        [1, 503],
+        [2, 503],
+        [3, 200],
+      ]);
     } finally {
       await retrying.close();
       await new Promise<void>((resolve) => {
@@ -650,9 +982,28 @@ describe('@shopify/shopify-api through emulator.fetch', () => {
 
 describe('root fields', () => {
   it('serves every root field it lists, each of which exists in the real schema', async () => {
-    const { body } = await graphql(`{ __schema { queryType { fields { name } } mutationType { fields { name } } } }`);
-    const queryFields = new Set(at<{ name: string }[]>(body.data, '__schema', 'queryType', 'fields').map((f) => f.name));
-    const mutationFields = new Set(at<{ name: string }[]>(body.data, '__schema', 'mutationType', 'fields').map((f) => f.name));
+    const { body } = await graphql(`
+      {
+        __schema {
+          queryType {
+            fields {
+              name
+            }
+          }
+          mutationType {
+            fields {
+              name
+            }
+          }
+        }
+      }
+    `);
+    const queryFields = new Set(
+      at<{ name: string }[]>(body.data, '__schema', 'queryType', 'fields').map((f) => f.name),
+    );
+    const mutationFields = new Set(
+      at<{ name: string }[]>(body.data, '__schema', 'mutationType', 'fields').map((f) => f.name),
+    );
     expect(IMPLEMENTED_ROOT_FIELDS.query.filter((name) => !queryFields.has(name))).toEqual([]);
     expect(IMPLEMENTED_ROOT_FIELDS.mutation.filter((name) => !mutationFields.has(name))).toEqual([]);
   });
@@ -662,7 +1013,11 @@ describe('root fields', () => {
 
 interface Receiver {
   url: string;
-  deliveries: { headers: IncomingHttpHeaders; rawBody: Buffer; request: { method: string; url: string; headers: IncomingHttpHeaders } }[];
+  deliveries: {
+    headers: IncomingHttpHeaders;
+    rawBody: Buffer;
+    request: { method: string; url: string; headers: IncomingHttpHeaders };
+  }[];
   close(): Promise<void>;
 }
 
@@ -672,10 +1027,26 @@ async function startReceiver(): Promise<Receiver> {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      deliveries.push({ headers: req.headers, rawBody: Buffer.concat(chunks), request: { method: req.method ?? 'POST', url: req.url ?? '/', headers: req.headers } });
+      deliveries.push({
+        headers: req.headers,
+        rawBody: Buffer.concat(chunks),
+        request: { method: req.method ?? 'POST', url: req.url ?? '/', headers: req.headers },
+      });
       if (req.url === '/rates') {
         res.writeHead(200, { 'Content-Type': 'application/json' });
-        res.end(JSON.stringify({ rates: [{ service_name: 'Relais Dakar', service_code: 'RELAIS', total_price: '250000', currency: 'XOF', description: 'Livraison en 24 h' }] }));
+        res.end(
+          JSON.stringify({
+            rates: [
+              {
+                service_name: 'Relais Dakar',
+                service_code: 'RELAIS',
+                total_price: '250000',
+                currency: 'XOF',
+                description: 'Livraison en 24 h',
+              },
+            ],
+          }),
+        );
         return;
       }
       res.writeHead(req.url === '/refuse' ? 500 : 200).end();

@@ -18,7 +18,9 @@ const INVALID = '[API] Invalid API key or access token (unrecognized login or wr
 
 let emulator: ShopifyEmulator;
 beforeAll(async () => {
-  emulator = await startShopifyEmulator({ shops: [{ domain: SHOP, accessToken: staticToken, clientSecret, clientId, scopes: 'read_orders,write_orders' }] });
+  emulator = await startShopifyEmulator({
+    shops: [{ domain: SHOP, accessToken: staticToken, clientSecret, clientId, scopes: 'read_orders,write_orders' }],
+  });
 });
 afterAll(async () => {
   await emulator.close();
@@ -26,7 +28,11 @@ afterAll(async () => {
 
 const tokenUrl = () => `${emulator.adminUrl(SHOP)}/admin/oauth/access_token`;
 async function token(body: Record<string, string>): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await fetch(tokenUrl(), { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body) });
+  const response = await fetch(tokenUrl(), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 async function shopQuery(accessToken: string): Promise<{ status: number; body: unknown }> {
@@ -43,7 +49,13 @@ async function authorize(params: Record<string, string>): Promise<Response> {
 
 describe('Shopify emulator OAuth', () => {
   it('redirects an authorize request to redirect_uri with code, host, shop, state, timestamp and an hmac that @shopify/shopify-api validates with the client secret', async () => {
-    const response = await authorize({ client_id: clientId, scope: 'read_orders', redirect_uri: 'http://127.0.0.1:9/auth/callback', state: 'nonce-123', 'grant_options[]': '' });
+    const response = await authorize({
+      client_id: clientId,
+      scope: 'read_orders',
+      redirect_uri: 'http://127.0.0.1:9/auth/callback',
+      state: 'nonce-123',
+      'grant_options[]': '',
+    });
     expect(response.status).toBe(302);
     const location = new URL(response.headers.get('location')!);
     expect(`${location.origin}${location.pathname}`).toBe('http://127.0.0.1:9/auth/callback');
@@ -52,33 +64,56 @@ describe('Shopify emulator OAuth', () => {
     expect(query.shop).toBe(SHOP);
     expect(query.state).toBe('nonce-123');
     const app = (secret: string) =>
-      shopifyApi({ apiKey: clientId, apiSecretKey: secret, apiVersion: ApiVersion.October26, hostName: '127.0.0.1', isEmbeddedApp: false, logger: { level: LogSeverity.Error, log: () => undefined } });
+      shopifyApi({
+        apiKey: clientId,
+        apiSecretKey: secret,
+        apiVersion: ApiVersion.October26,
+        hostName: '127.0.0.1',
+        isEmbeddedApp: false,
+        logger: { level: LogSeverity.Error, log: () => undefined },
+      });
     expect(await app(clientSecret).utils.validateHmac(query)).toBe(true);
     expect(await app(hex(32)).utils.validateHmac(query)).toBe(false);
   });
 
-  it('refuses an authorize request with another app\'s client_id or without a redirect_uri, redirecting nowhere', async () => {
+  it("refuses an authorize request with another app's client_id or without a redirect_uri, redirecting nowhere", async () => {
     expect((await authorize({ client_id: 'someone-else', redirect_uri: 'http://127.0.0.1:9/cb' })).status).toBe(400);
     expect((await authorize({ client_id: clientId })).status).toBe(400);
   });
 
   it('exchanges a code once: non-expiring without expiring=1, 3600 s with a 90-day refresh token with it; a used code is refused', async () => {
-    const codeOf = async () => new URL((await authorize({ client_id: clientId, redirect_uri: 'http://127.0.0.1:9/cb', state: 's' })).headers.get('location')!).searchParams.get('code')!;
+    const codeOf = async () =>
+      new URL(
+        (await authorize({ client_id: clientId, redirect_uri: 'http://127.0.0.1:9/cb', state: 's' })).headers.get(
+          'location',
+        )!,
+      ).searchParams.get('code')!;
     const plainCode = await codeOf();
     const plain = await token({ client_id: clientId, client_secret: clientSecret, code: plainCode });
     expect(plain.status).toBe(200);
     expect(Object.keys(plain.body).sort()).toEqual(['access_token', 'scope']);
-    expect((await token({ client_id: clientId, client_secret: clientSecret, code: plainCode })).body.error).toBe('invalid_request');
+    expect((await token({ client_id: clientId, client_secret: clientSecret, code: plainCode })).body.error).toBe(
+      'invalid_request',
+    );
 
-    const expiring = await token({ client_id: clientId, client_secret: clientSecret, code: await codeOf(), expiring: '1' });
+    const expiring = await token({
+      client_id: clientId,
+      client_secret: clientSecret,
+      code: await codeOf(),
+      expiring: '1',
+    });
     expect(expiring.status).toBe(200);
-    expect(expiring.body).toMatchObject({ expires_in: 3600, refresh_token_expires_in: 7_776_000, scope: 'read_orders,write_orders' });
+    expect(expiring.body).toMatchObject({
+      expires_in: 3600,
+      refresh_token_expires_in: 7_776_000,
+      scope: 'read_orders,write_orders',
+    });
     expect(String(expiring.body.refresh_token)).toMatch(/^shprt_/);
     expect((await shopQuery(String(expiring.body.access_token))).status).toBe(200);
     expect((await token({ client_id: clientId, client_secret: hex(32), code: await codeOf() })).status).toBe(401);
   });
 
-  it('issues a client-credentials token for 86399 s that the Admin API accepts, then refuses with Shopify\'s 401 answer once the token clock passes its expiry; the static token keeps working', async () => {
+  it("issues a client-credentials token for 86399 s that the Admin API accepts, then refuses with Shopify's 401 answer once the token clock passes its expiry; the static token keeps working", async () => {
     const granted = await token({ client_id: clientId, client_secret: clientSecret, grant_type: 'client_credentials' });
     expect(granted.status).toBe(200);
     expect(granted.body).toMatchObject({ expires_in: 86_399, scope: 'read_orders,write_orders' });
@@ -88,24 +123,53 @@ describe('Shopify emulator OAuth', () => {
     expect(await shopQuery(accessToken)).toEqual({ status: 401, body: { errors: INVALID } });
     expect((await shopQuery(staticToken)).status).toBe(200);
     expect((await shopQuery(`shpat_${hex()}`)).status).toBe(401);
-    expect((await token({ client_id: clientId, client_secret: 'wrong', grant_type: 'client_credentials' })).body.error).toBe('invalid_client');
+    expect(
+      (await token({ client_id: clientId, client_secret: 'wrong', grant_type: 'client_credentials' })).body.error,
+    ).toBe('invalid_client');
   });
 
   it('rotates refresh tokens: the previous one stays usable until its replacement is used, then is refused for good', async () => {
-    const location = (await authorize({ client_id: clientId, redirect_uri: 'http://127.0.0.1:9/cb' })).headers.get('location')!;
-    const first = await token({ client_id: clientId, client_secret: clientSecret, code: new URL(location).searchParams.get('code')!, expiring: '1' });
+    const location = (await authorize({ client_id: clientId, redirect_uri: 'http://127.0.0.1:9/cb' })).headers.get(
+      'location',
+    )!;
+    const first = await token({
+      client_id: clientId,
+      client_secret: clientSecret,
+      code: new URL(location).searchParams.get('code')!,
+      expiring: '1',
+    });
     const rt1 = String(first.body.refresh_token);
-    const second = await token({ client_id: clientId, client_secret: clientSecret, grant_type: 'refresh_token', refresh_token: rt1 });
+    const second = await token({
+      client_id: clientId,
+      client_secret: clientSecret,
+      grant_type: 'refresh_token',
+      refresh_token: rt1,
+    });
     expect(second.status).toBe(200);
     const rt2 = String(second.body.refresh_token);
     expect(rt2).not.toBe(rt1);
     expect(second.body.expires_in).toBe(3600);
     expect((await shopQuery(String(second.body.access_token))).status).toBe(200);
-    const third = await token({ client_id: clientId, client_secret: clientSecret, grant_type: 'refresh_token', refresh_token: rt2 });
+    const third = await token({
+      client_id: clientId,
+      client_secret: clientSecret,
+      grant_type: 'refresh_token',
+      refresh_token: rt2,
+    });
     expect(third.status).toBe(200);
-    const refused = await token({ client_id: clientId, client_secret: clientSecret, grant_type: 'refresh_token', refresh_token: rt1 });
+    const refused = await token({
+      client_id: clientId,
+      client_secret: clientSecret,
+      grant_type: 'refresh_token',
+      refresh_token: rt1,
+    });
     expect(refused).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
-    expect(emulator.oauth.requests().filter((r) => r.grantType === 'refresh_token').map((r) => r.status)).toEqual([200, 200, 400]);
+    expect(
+      emulator.oauth
+        .requests()
+        .filter((r) => r.grantType === 'refresh_token')
+        .map((r) => r.status),
+    ).toEqual([200, 200, 400]);
     expect(JSON.stringify(emulator.oauth.requests())).not.toContain(rt1);
   });
 });

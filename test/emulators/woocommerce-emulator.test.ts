@@ -27,7 +27,12 @@ interface ClientInternals {
   _getUrl(endpoint: string, params: Record<string, unknown>): string;
   _getOAuth(): { authorize(request: { url: string; method: string }): Record<string, string> };
 }
-type WooClientConstructor = new (options: { url: string; consumerKey: string; consumerSecret: string; version: 'wc/v3' }) => WooClient;
+type WooClientConstructor = new (options: {
+  url: string;
+  consumerKey: string;
+  consumerSecret: string;
+  version: 'wc/v3';
+}) => WooClient;
 
 /** The npm package is CommonJS with `exports.default`: depending on the loader the class is one level deeper. */
 async function loadClientClass(): Promise<WooClientConstructor> {
@@ -38,11 +43,14 @@ async function loadClientClass(): Promise<WooClientConstructor> {
 }
 
 /** Runs a request expected to fail and returns the axios error response. */
-async function failing(request: Promise<ClientResponse>): Promise<{ status: number; data: unknown; headers: Record<string, string> }> {
+async function failing(
+  request: Promise<ClientResponse>,
+): Promise<{ status: number; data: unknown; headers: Record<string, string> }> {
   try {
     await request;
   } catch (error) {
-    const response = (error as { response?: { status: number; data: unknown; headers: Record<string, string> } }).response;
+    const response = (error as { response?: { status: number; data: unknown; headers: Record<string, string> } })
+      .response;
     if (response) return response;
     throw error;
   }
@@ -57,13 +65,20 @@ interface Received {
 }
 
 /** A webhook receiver on 127.0.0.1 that records every request and answers with `respondWith`. */
-async function startReceiver(respondWith: () => number = () => 200): Promise<{ url: string; received: Received[]; close(): Promise<void> }> {
+async function startReceiver(
+  respondWith: () => number = () => 200,
+): Promise<{ url: string; received: Received[]; close(): Promise<void> }> {
   const received: Received[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      received.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, rawBody: Buffer.concat(chunks) });
+      received.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        rawBody: Buffer.concat(chunks),
+      });
       res.writeHead(respondWith(), { 'Content-Type': 'text/plain' });
       res.end('ok');
     });
@@ -73,10 +88,11 @@ async function startReceiver(respondWith: () => number = () => 200): Promise<{ u
   return {
     url: `http://127.0.0.1:${port}/webhooks/woocommerce`,
     received,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -103,7 +119,12 @@ let clientA: WooClient;
 beforeAll(async () => {
   Client = await loadClientClass();
   woo = await startWooEmulator({ shops: [SHOP_A, SHOP_B] });
-  clientA = new Client({ url: woo.siteUrl(SHOP_A.id), consumerKey: SHOP_A.consumerKey, consumerSecret: SHOP_A.consumerSecret, version: 'wc/v3' });
+  clientA = new Client({
+    url: woo.siteUrl(SHOP_A.id),
+    consumerKey: SHOP_A.consumerKey,
+    consumerSecret: SHOP_A.consumerSecret,
+    version: 'wc/v3',
+  });
 });
 
 afterAll(async () => {
@@ -129,11 +150,22 @@ describe('authentication', () => {
     expect(response.status).toBe(200);
     expect(response.request.path).toContain('oauth_signature_method=HMAC-SHA256');
     expect((response.data as { id: number }).id).toBe(order.id);
-    expect(woo.calls().at(-1)).toMatchObject({ shopId: SHOP_A.id, method: 'GET', route: `/wc/v3/orders/${String(order.id)}`, status: 200, auth: 'oauth1' });
+    expect(woo.calls().at(-1)).toMatchObject({
+      shopId: SHOP_A.id,
+      method: 'GET',
+      route: `/wc/v3/orders/${String(order.id)}`,
+      status: 200,
+      auth: 'oauth1',
+    });
   });
 
-  it('refuses a client signing with the wrong consumer secret with core\'s invalid-signature error', async () => {
-    const wrong = new Client({ url: woo.siteUrl(SHOP_A.id), consumerKey: SHOP_A.consumerKey, consumerSecret: newSecret(), version: 'wc/v3' });
+  it("refuses a client signing with the wrong consumer secret with core's invalid-signature error", async () => {
+    const wrong = new Client({
+      url: woo.siteUrl(SHOP_A.id),
+      consumerKey: SHOP_A.consumerKey,
+      consumerSecret: newSecret(),
+      version: 'wc/v3',
+    });
     const response = await failing(wrong.get('orders'));
     expect(response.status).toBe(401);
     expect(response.data).toEqual({
@@ -184,7 +216,9 @@ describe('authentication', () => {
   });
 
   it('accepts Basic auth and consumer_key/consumer_secret query parameters, and refuses a wrong Basic secret', async () => {
-    const withBasic = await fetch(restUrl(SHOP_A.id, 'orders'), { headers: { Authorization: basic(SHOP_A.consumerKey, SHOP_A.consumerSecret) } });
+    const withBasic = await fetch(restUrl(SHOP_A.id, 'orders'), {
+      headers: { Authorization: basic(SHOP_A.consumerKey, SHOP_A.consumerSecret) },
+    });
     expect(withBasic.status).toBe(200);
     expect(woo.calls().at(-1)?.auth).toBe('basic');
 
@@ -193,14 +227,24 @@ describe('authentication', () => {
     expect(withQuery.status).toBe(200);
     expect(woo.calls().at(-1)).toMatchObject({ auth: 'query', query: {} });
 
-    const wrong = await fetch(restUrl(SHOP_A.id, 'orders'), { headers: { Authorization: basic(SHOP_A.consumerKey, newSecret()) } });
+    const wrong = await fetch(restUrl(SHOP_A.id, 'orders'), {
+      headers: { Authorization: basic(SHOP_A.consumerKey, newSecret()) },
+    });
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get('www-authenticate')).toContain('Basic realm=');
-    expect(await wrong.json()).toMatchObject({ code: 'woocommerce_rest_authentication_error', message: 'Consumer secret is invalid.' });
+    expect(await wrong.json()).toMatchObject({
+      code: 'woocommerce_rest_authentication_error',
+      message: 'Consumer secret is invalid.',
+    });
   });
 
-  it('keeps shops apart: one shop\'s key is an invalid consumer key on another', async () => {
-    const crossed = new Client({ url: woo.siteUrl(SHOP_B.id), consumerKey: SHOP_A.consumerKey, consumerSecret: SHOP_A.consumerSecret, version: 'wc/v3' });
+  it("keeps shops apart: one shop's key is an invalid consumer key on another", async () => {
+    const crossed = new Client({
+      url: woo.siteUrl(SHOP_B.id),
+      consumerKey: SHOP_A.consumerKey,
+      consumerSecret: SHOP_A.consumerSecret,
+      version: 'wc/v3',
+    });
     const response = await failing(crossed.get('orders'));
     expect(response.status).toBe(401);
     expect(response.data).toMatchObject({ message: 'Consumer key is invalid.' });
@@ -220,7 +264,12 @@ describe('orders', () => {
     const shop = { id: shopId, consumerKey: newKey(), consumerSecret: newSecret() };
     clock = new Date('2025-06-01T10:00:00Z');
     emulator = await startWooEmulator({ shops: [shop], now: () => clock });
-    client = new Client({ url: emulator.siteUrl(shopId), consumerKey: shop.consumerKey, consumerSecret: shop.consumerSecret, version: 'wc/v3' });
+    client = new Client({
+      url: emulator.siteUrl(shopId),
+      consumerKey: shop.consumerKey,
+      consumerSecret: shop.consumerSecret,
+      version: 'wc/v3',
+    });
   });
   afterAll(async () => {
     await emulator.close();
@@ -280,7 +329,11 @@ describe('orders', () => {
   it('answers an unknown order with 404 woocommerce_rest_shop_order_invalid_id (400 on update, as core does)', async () => {
     const get = await failing(client.get('orders/999999'));
     expect(get.status).toBe(404);
-    expect(get.data).toEqual({ code: 'woocommerce_rest_shop_order_invalid_id', message: 'Invalid ID.', data: { status: 404 } });
+    expect(get.data).toEqual({
+      code: 'woocommerce_rest_shop_order_invalid_id',
+      message: 'Invalid ID.',
+      data: { status: 404 },
+    });
     const put = await failing(client.put('orders/999999', { status: 'completed' }));
     expect(put.status).toBe(400);
     expect(put.data).toMatchObject({ code: 'woocommerce_rest_shop_order_invalid_id' });
@@ -301,20 +354,28 @@ describe('order shape and writes', () => {
       shipping: { city: 'Dakar', country: 'SN', phone: '' },
       billing: { phone: '+221 77 123 45 67' },
     });
-    const line = (order.line_items as { product_id: number; variation_id: number; quantity: number; total: string; price: number }[])[0];
+    const line = (
+      order.line_items as { product_id: number; variation_id: number; quantity: number; total: string; price: number }[]
+    )[0];
     expect(line).toMatchObject({ variation_id: 0, quantity: 1, total: '12500.00', price: 12500 });
     expect(typeof order.date_modified_gmt).toBe('string');
-    expect(woo.orderSnapshot(SHOP_A.id, order.id as number).notes.map((note) => note.note))
-      .toEqual(['Payment to be made upon delivery. Order status changed from Pending payment to Processing.']);
+    expect(woo.orderSnapshot(SHOP_A.id, order.id as number).notes.map((note) => note.note)).toEqual([
+      'Payment to be made upon delivery. Order status changed from Pending payment to Processing.',
+    ]);
   });
 
-  it('creates an order from the docs\' create request through POST /orders', async () => {
-    const request = JSON.parse(readFileSync(new URL('../fixtures/woocommerce/order-create-request-docs.json', import.meta.url), 'utf8')) as {
+  it("creates an order from the docs' create request through POST /orders", async () => {
+    const request = JSON.parse(
+      readFileSync(new URL('../fixtures/woocommerce/order-create-request-docs.json', import.meta.url), 'utf8'),
+    ) as {
       line_items: { product_id: number; variation_id?: number; quantity: number }[];
     };
     // The docs name products 93 and 22 (variation 23); this shop's ids are its own.
     const single = await woo.createProduct(SHOP_A.id, { name: 'Woo Single #1', price: '3', weight: '0.2' });
-    const variable = await woo.createProduct(SHOP_A.id, { name: 'Ship Your Idea', variations: [{ price: '12', option: 'Black' }] });
+    const variable = await woo.createProduct(SHOP_A.id, {
+      name: 'Ship Your Idea',
+      variations: [{ price: '12', option: 'Black' }],
+    });
     request.line_items = [
       { product_id: single.id, quantity: 2 },
       { product_id: variable.id, variation_id: variable.variationIds[0] ?? 0, quantity: 1 },
@@ -346,23 +407,44 @@ describe('order shape and writes', () => {
     expect(shipment?.id).toBeGreaterThan(0);
 
     // By id: that row changes, key included.
-    let response = await clientA.put(`orders/${String(order.id)}`, { meta_data: [{ id: shipment?.id, key: '_relais_shipment', value: 'shp_2' }] });
-    expect(response.data).toMatchObject({ meta_data: [{ id: shipment?.id, key: '_relais_shipment', value: 'shp_2' }, { key: 'gift_message' }] });
+    let response = await clientA.put(`orders/${String(order.id)}`, {
+      meta_data: [{ id: shipment?.id, key: '_relais_shipment', value: 'shp_2' }],
+    });
+    expect(response.data).toMatchObject({
+      meta_data: [{ id: shipment?.id, key: '_relais_shipment', value: 'shp_2' }, { key: 'gift_message' }],
+    });
 
     // By key, no id: a new key is added, an existing one is updated in place.
-    response = await clientA.put(`orders/${String(order.id)}`, { meta_data: [{ key: '_relais_status', value: 'ready' }, { key: 'gift_message', value: 'Joyeux anniversaire' }] });
+    response = await clientA.put(`orders/${String(order.id)}`, {
+      meta_data: [
+        { key: '_relais_status', value: 'ready' },
+        { key: 'gift_message', value: 'Joyeux anniversaire' },
+      ],
+    });
     const meta = (response.data as { meta_data: { id: number; key: string; value: unknown }[] }).meta_data;
     expect(meta.map((entry) => [entry.key, entry.value])).toEqual([
-      ['_relais_shipment', 'shp_2'], ['gift_message', 'Joyeux anniversaire'], ['_relais_status', 'ready'],
+      ['_relais_shipment', 'shp_2'],
+      ['gift_message', 'Joyeux anniversaire'],
+      ['_relais_status', 'ready'],
     ]);
     expect(meta[1]?.id).toBe(gift?.id);
 
     // An id that does not exist adds a row and deletes the rows with that key; a null value deletes.
     response = await clientA.put(`orders/${String(order.id)}`, {
-      meta_data: [{ id: 987654, key: '_relais_status', value: 'picked_up' }, { key: 'gift_message', value: null }],
+      meta_data: [
+        { id: 987654, key: '_relais_status', value: 'picked_up' },
+        { key: 'gift_message', value: null },
+      ],
     });
-    expect((response.data as { meta_data: { key: string; value: unknown }[] }).meta_data.map((entry) => [entry.key, entry.value]))
-      .toEqual([['_relais_shipment', 'shp_2'], ['_relais_status', 'picked_up']]);
+    expect(
+      (response.data as { meta_data: { key: string; value: unknown }[] }).meta_data.map((entry) => [
+        entry.key,
+        entry.value,
+      ]),
+    ).toEqual([
+      ['_relais_shipment', 'shp_2'],
+      ['_relais_status', 'picked_up'],
+    ]);
   });
 
   it('completes a COD order: set_paid alone does nothing on a processing order, completion sets date_paid', async () => {
@@ -379,13 +461,18 @@ describe('order shape and writes', () => {
     expect(snapshot.notes.at(-1)?.note).toBe('Order status changed from Processing to Completed.');
   });
 
-  it('refuses an unknown status with WordPress\'s enum message', async () => {
+  it("refuses an unknown status with WordPress's enum message", async () => {
     const order = await woo.createOrder(SHOP_A.id);
     const response = await failing(clientA.put(`orders/${String(order.id)}`, { status: 'delivered' }));
     expect(response.status).toBe(400);
     expect(response.data).toMatchObject({
       code: 'rest_invalid_param',
-      data: { params: { status: 'status is not one of pending, processing, on-hold, completed, cancelled, refunded, failed, and checkout-draft.' } },
+      data: {
+        params: {
+          status:
+            'status is not one of pending, processing, on-hold, completed, cancelled, refunded, failed, and checkout-draft.',
+        },
+      },
     });
   });
 });
@@ -393,18 +480,28 @@ describe('order shape and writes', () => {
 describe('order notes', () => {
   it('adds private and customer notes through the npm client and lists them newest first', async () => {
     const order = await woo.createOrder(SHOP_A.id);
-    const privateNote = await clientA.post(`orders/${String(order.id)}/notes`, { note: 'Relais: shipment shp_9 created' });
+    const privateNote = await clientA.post(`orders/${String(order.id)}/notes`, {
+      note: 'Relais: shipment shp_9 created',
+    });
     expect(privateNote.status).toBe(201);
-    expect(privateNote.data).toMatchObject({ note: 'Relais: shipment shp_9 created', customer_note: false, author: 'WooCommerce' });
+    expect(privateNote.data).toMatchObject({
+      note: 'Relais: shipment shp_9 created',
+      customer_note: false,
+      author: 'WooCommerce',
+    });
     await clientA.post(`orders/${String(order.id)}/notes`, { note: 'Votre colis est en route', customer_note: true });
 
     const list = await clientA.get(`orders/${String(order.id)}/notes`);
-    expect((list.data as { note: string; customer_note: boolean }[]).map((note) => [note.note, note.customer_note])).toEqual([
+    expect(
+      (list.data as { note: string; customer_note: boolean }[]).map((note) => [note.note, note.customer_note]),
+    ).toEqual([
       ['Votre colis est en route', true],
       ['Relais: shipment shp_9 created', false],
       ['Payment to be made upon delivery. Order status changed from Pending payment to Processing.', false],
     ]);
-    expect(woo.orderSnapshot(SHOP_A.id, order.id as number).notes.map((note) => [note.note, note.customer_note])).toEqual([
+    expect(
+      woo.orderSnapshot(SHOP_A.id, order.id as number).notes.map((note) => [note.note, note.customer_note]),
+    ).toEqual([
       ['Payment to be made upon delivery. Order status changed from Pending payment to Processing.', false],
       ['Relais: shipment shp_9 created', false],
       ['Votre colis est en route', true],
@@ -423,23 +520,44 @@ describe('order notes', () => {
 });
 
 describe('products and weights', () => {
-  it('reads weights as strings in the shop\'s unit, with variations inheriting an empty weight', async () => {
-    const clientB = new Client({ url: woo.siteUrl(SHOP_B.id), consumerKey: SHOP_B.consumerKey, consumerSecret: SHOP_B.consumerSecret, version: 'wc/v3' });
-    const sandal = await woo.createProduct(SHOP_B.id, { name: 'Sandales cuir', weight: '450', variations: [{ weight: '520' }, {}] });
+  it("reads weights as strings in the shop's unit, with variations inheriting an empty weight", async () => {
+    const clientB = new Client({
+      url: woo.siteUrl(SHOP_B.id),
+      consumerKey: SHOP_B.consumerKey,
+      consumerSecret: SHOP_B.consumerSecret,
+      version: 'wc/v3',
+    });
+    const sandal = await woo.createProduct(SHOP_B.id, {
+      name: 'Sandales cuir',
+      weight: '450',
+      variations: [{ weight: '520' }, {}],
+    });
     const poster = await woo.createProduct(SHOP_B.id, { name: 'Affiche' });
 
     const unit = await clientB.get('settings/products/woocommerce_weight_unit');
-    expect(unit.data).toMatchObject({ id: 'woocommerce_weight_unit', type: 'select', value: 'g', options: { kg: 'kg', g: 'g', lbs: 'lbs', oz: 'oz' } });
+    expect(unit.data).toMatchObject({
+      id: 'woocommerce_weight_unit',
+      type: 'select',
+      value: 'g',
+      options: { kg: 'kg', g: 'g', lbs: 'lbs', oz: 'oz' },
+    });
 
     const product = await clientB.get(`products/${String(sandal.id)}`);
-    expect(product.data).toMatchObject({ id: sandal.id, type: 'variable', weight: '450', variations: sandal.variationIds });
+    expect(product.data).toMatchObject({
+      id: sandal.id,
+      type: 'variable',
+      weight: '450',
+      variations: sandal.variationIds,
+    });
     const own = await clientB.get(`products/${String(sandal.id)}/variations/${String(sandal.variationIds[0])}`);
     expect(own.data).toMatchObject({ weight: '520', parent_id: sandal.id });
     const inherited = await clientB.get(`products/${String(sandal.id)}/variations/${String(sandal.variationIds[1])}`);
     expect(inherited.data).toMatchObject({ weight: '450' });
     expect((await clientB.get(`products/${String(poster.id)}`)).data).toMatchObject({ weight: '', type: 'simple' });
 
-    const wrongParent = await failing(clientB.get(`products/${String(poster.id)}/variations/${String(sandal.variationIds[0])}`));
+    const wrongParent = await failing(
+      clientB.get(`products/${String(poster.id)}/variations/${String(sandal.variationIds[0])}`),
+    );
     expect(wrongParent.status).toBe(404);
     expect(wrongParent.data).toMatchObject({ code: 'woocommerce_rest_product_variation_invalid_id' });
     const missing = await failing(clientB.get('products/999999'));
@@ -454,17 +572,30 @@ describe('webhooks', () => {
     const receiver = await startReceiver();
     try {
       const secret = `whsec_${randomBytes(16).toString('hex')}`;
-      const response = await clientA.post('webhooks', { name: 'Relais', topic: 'order.updated', delivery_url: receiver.url, secret });
+      const response = await clientA.post('webhooks', {
+        name: 'Relais',
+        topic: 'order.updated',
+        delivery_url: receiver.url,
+        secret,
+      });
       expect(response.status).toBe(201);
       const webhook = response.data as { id: number; status: string; secret: string; hooks: string[] };
-      expect(webhook).toMatchObject({ status: 'active', topic: 'order.updated', resource: 'order', event: 'updated', secret });
+      expect(webhook).toMatchObject({
+        status: 'active',
+        topic: 'order.updated',
+        resource: 'order',
+        event: 'updated',
+        secret,
+      });
       expect(webhook.hooks).toContain('woocommerce_update_order');
 
       expect(receiver.received).toHaveLength(1);
       const ping = receiver.received[0];
       expect(ping?.rawBody.toString()).toBe(`webhook_id=${String(webhook.id)}`);
       expect(ping?.headers['content-type']).toBe('application/x-www-form-urlencoded');
-      expect(ping?.headers['user-agent']).toMatch(/^WooCommerce\/\d+\.\d+(\.\d+)? Hookshot \(WordPress\/\d+\.\d+(\.\d+)?\)$/);
+      expect(ping?.headers['user-agent']).toMatch(
+        /^WooCommerce\/\d+\.\d+(\.\d+)? Hookshot \(WordPress\/\d+\.\d+(\.\d+)?\)$/,
+      );
       expect(Object.keys(ping?.headers ?? {}).filter((name) => name.startsWith('x-wc-webhook'))).toEqual([]);
 
       const listed = await clientA.get(`webhooks/${String(webhook.id)}`);
@@ -486,7 +617,9 @@ describe('webhooks', () => {
       expect(webhook.ping).toEqual({ ok: true, status: 200, error: null });
 
       await emulator.updateOrder(shop.id, order.id as number, { status: 'completed' });
-      await emulator.updateOrder(shop.id, order.id as number, { meta_data: [{ key: '_relais_delivered', value: 'yes' }] });
+      await emulator.updateOrder(shop.id, order.id as number, {
+        meta_data: [{ key: '_relais_delivered', value: 'yes' }],
+      });
       const events = receiver.received.slice(1);
       expect(events).toHaveLength(2);
       for (const delivery of events) {
@@ -520,12 +653,22 @@ describe('webhooks', () => {
     const shop = { id: 'created', consumerKey: newKey(), consumerSecret: newSecret() };
     const emulator = await startWooEmulator({ shops: [shop] });
     try {
-      await emulator.addWebhook(shop.id, { topic: 'order.created', deliveryUrl: receiver.url, secret: 'created-secret' });
-      await emulator.addWebhook(shop.id, { topic: 'order.updated', deliveryUrl: receiver.url, secret: 'updated-secret' });
+      await emulator.addWebhook(shop.id, {
+        topic: 'order.created',
+        deliveryUrl: receiver.url,
+        secret: 'created-secret',
+      });
+      await emulator.addWebhook(shop.id, {
+        topic: 'order.updated',
+        deliveryUrl: receiver.url,
+        secret: 'updated-secret',
+      });
       const order = await emulator.createOrder(shop.id);
       const topics = receiver.received.slice(2).map((delivery) => delivery.headers['x-wc-webhook-topic']);
       expect(topics).toEqual(['order.created', 'order.updated']);
-      const bodies = receiver.received.slice(2).map((delivery) => JSON.parse(delivery.rawBody.toString()) as { id: number; status: string });
+      const bodies = receiver.received
+        .slice(2)
+        .map((delivery) => JSON.parse(delivery.rawBody.toString()) as { id: number; status: string });
       expect(bodies.every((body) => body.id === order.id && body.status === 'processing')).toBe(true);
     } finally {
       await emulator.close();
@@ -533,7 +676,7 @@ describe('webhooks', () => {
     }
   });
 
-  it('disables a webhook on the 6th failed delivery in a row, like core\'s $failures > 5', async () => {
+  it("disables a webhook on the 6th failed delivery in a row, like core's $failures > 5", async () => {
     let answer = 500;
     const receiver = await startReceiver(() => answer);
     const shop = { id: 'failing', consumerKey: newKey(), consumerSecret: newSecret() };
@@ -541,9 +684,14 @@ describe('webhooks', () => {
     try {
       const order = await emulator.createOrder(shop.id);
       answer = 200;
-      const webhook = await emulator.addWebhook(shop.id, { topic: 'order.updated', deliveryUrl: receiver.url, secret: 's' });
+      const webhook = await emulator.addWebhook(shop.id, {
+        topic: 'order.updated',
+        deliveryUrl: receiver.url,
+        secret: 's',
+      });
       answer = 500;
-      for (let i = 1; i <= 5; i++) await emulator.updateOrder(shop.id, order.id as number, { customer_note: `try ${String(i)}` });
+      for (let i = 1; i <= 5; i++)
+        await emulator.updateOrder(shop.id, order.id as number, { customer_note: `try ${String(i)}` });
       expect(emulator.webhooks(shop.id)[0]).toMatchObject({ id: webhook.id, status: 'active', failureCount: 5 });
       await emulator.updateOrder(shop.id, order.id as number, { customer_note: 'try 6' });
       expect(emulator.webhooks(shop.id)[0]).toMatchObject({ status: 'disabled' });
@@ -551,7 +699,12 @@ describe('webhooks', () => {
       const before = receiver.received.length;
       await emulator.updateOrder(shop.id, order.id as number, { customer_note: 'after' });
       expect(receiver.received.length).toBe(before);
-      expect(emulator.deliveries().filter((delivery) => delivery.kind === 'event').map((delivery) => delivery.status)).toEqual([500, 500, 500, 500, 500, 500]);
+      expect(
+        emulator
+          .deliveries()
+          .filter((delivery) => delivery.kind === 'event')
+          .map((delivery) => delivery.status),
+      ).toEqual([500, 500, 500, 500, 500, 500]);
     } finally {
       await emulator.close();
       await receiver.close();
@@ -565,15 +718,21 @@ describe('webhooks', () => {
     const receiver = await startReceiver(() => answer);
     try {
       const order = await emulator.createOrder(shop.id);
-      const webhook = await emulator.addWebhook(shop.id, { topic: 'order.updated', deliveryUrl: receiver.url, secret: 's' });
+      const webhook = await emulator.addWebhook(shop.id, {
+        topic: 'order.updated',
+        deliveryUrl: receiver.url,
+        secret: 's',
+      });
       answer = 503;
-      for (let i = 0; i < 4; i++) await emulator.updateOrder(shop.id, order.id as number, { customer_note: `a${String(i)}` });
+      for (let i = 0; i < 4; i++)
+        await emulator.updateOrder(shop.id, order.id as number, { customer_note: `a${String(i)}` });
       answer = 200;
       await emulator.updateOrder(shop.id, order.id as number, { customer_note: 'ok' });
       expect(emulator.webhooks(shop.id)[0]).toMatchObject({ status: 'active', failureCount: 0 });
 
       await emulator.updateWebhook(shop.id, webhook.id, { deliveryUrl: await closedPortUrl() });
-      for (let i = 0; i < 4; i++) await emulator.updateOrder(shop.id, order.id as number, { customer_note: `b${String(i)}` });
+      for (let i = 0; i < 4; i++)
+        await emulator.updateOrder(shop.id, order.id as number, { customer_note: `b${String(i)}` });
       expect(emulator.webhooks(shop.id)[0]).toMatchObject({ status: 'active', failureCount: 4 });
       await emulator.updateOrder(shop.id, order.id as number, { customer_note: 'b4' });
       expect(emulator.webhooks(shop.id)[0]).toMatchObject({ status: 'disabled' });
@@ -589,12 +748,22 @@ describe('webhooks', () => {
     const receiver = await startReceiver(() => answer);
     const shop = { id: 'reping', consumerKey: newKey(), consumerSecret: newSecret() };
     const emulator = await startWooEmulator({ shops: [shop] });
-    const client = new Client({ url: emulator.siteUrl(shop.id), consumerKey: shop.consumerKey, consumerSecret: shop.consumerSecret, version: 'wc/v3' });
-    const kinds = () => receiver.received.map((request) => (request.headers['x-wc-webhook-topic'] === undefined ? 'ping' : 'event'));
+    const client = new Client({
+      url: emulator.siteUrl(shop.id),
+      consumerKey: shop.consumerKey,
+      consumerSecret: shop.consumerSecret,
+      version: 'wc/v3',
+    });
+    const kinds = () =>
+      receiver.received.map((request) => (request.headers['x-wc-webhook-topic'] === undefined ? 'ping' : 'event'));
     try {
       const order = await emulator.createOrder(shop.id);
       // Core answers 201 whatever the ping got; the webhook stays "pending delivery".
-      const created = await client.post('webhooks', { topic: 'order.updated', delivery_url: receiver.url, secret: 's' });
+      const created = await client.post('webhooks', {
+        topic: 'order.updated',
+        delivery_url: receiver.url,
+        secret: 's',
+      });
       expect(created.status).toBe(201);
       const id = (created.data as { id: number }).id;
       expect(emulator.webhooks(shop.id)[0]).toMatchObject({ pendingDelivery: true });
@@ -619,9 +788,14 @@ describe('webhooks', () => {
   });
 
   it('refuses an invalid topic and lists webhooks with paging headers', async () => {
-    const bad = await failing(clientA.post('webhooks', { topic: 'order.shipped', delivery_url: 'http://127.0.0.1:9/x' }));
+    const bad = await failing(
+      clientA.post('webhooks', { topic: 'order.shipped', delivery_url: 'http://127.0.0.1:9/x' }),
+    );
     expect(bad.status).toBe(400);
-    expect(bad.data).toMatchObject({ code: 'woocommerce_rest_shop_webhook_invalid_topic', message: 'Webhook topic is required and must be valid.' });
+    expect(bad.data).toMatchObject({
+      code: 'woocommerce_rest_shop_webhook_invalid_topic',
+      message: 'Webhook topic is required and must be valid.',
+    });
     const list = await clientA.get('webhooks', { status: 'active' });
     expect(list.headers['x-wp-total']).toBe(String((list.data as unknown[]).length));
   });

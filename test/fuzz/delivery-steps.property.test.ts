@@ -23,7 +23,12 @@ function position(step: DeliveryStep): number {
 const knownState = fc.constantFrom(...profile.knownStates().map((k) => k.state));
 /** States as they may come over the wire: known ones in any case and padding, unknown ones, junk. */
 const wireState = fc.oneof(
-  { weight: 6, arbitrary: fc.tuple(knownState, fc.constantFrom('', ' ', '\n'), fc.boolean()).map(([s, pad, lower]) => `${pad}${lower ? s.toLowerCase() : s}${pad}`) },
+  {
+    weight: 6,
+    arbitrary: fc
+      .tuple(knownState, fc.constantFrom('', ' ', '\n'), fc.boolean())
+      .map(([s, pad, lower]) => `${pad}${lower ? s.toLowerCase() : s}${pad}`),
+  },
   { weight: 1, arbitrary: fc.constantFrom('ON_HOLD', 'AT_DEPOT', 'LOST', 'RESCHEDULED', '', 'DELIVERED_PARTIALLY') },
   { weight: 1, arbitrary: fc.string({ maxLength: 12 }) },
 );
@@ -71,7 +76,10 @@ describe('the delivery state machine', () => {
       fc.property(fc.array(wireState, { maxLength: 40 }), (states) => {
         const steps = states.map(stepOfServiceState).filter((s): s is DeliveryStep => s !== undefined);
         const firstFinal = steps.find((s) => FINAL_STEPS.has(s));
-        const furthest = steps.reduce<DeliveryStep | undefined>((best, s) => (best === undefined || position(s) > position(best) ? s : best), undefined);
+        const furthest = steps.reduce<DeliveryStep | undefined>(
+          (best, s) => (best === undefined || position(s) > position(best) ? s : best),
+          undefined,
+        );
         expect(apply(states).final).toBe(firstFinal ?? furthest);
       }),
       { numRuns: 1000 },

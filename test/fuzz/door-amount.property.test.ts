@@ -13,11 +13,15 @@ const francs = fc.integer({ min: 0, max: 50_000_000 });
 const paidBy = fc.constantFrom<DeliveryFeePaidBy>('customer', 'merchant');
 
 describe('the door amount', () => {
-  it('collects for the goods exactly the balance less the shop\'s shipping (customer pays delivery), or the whole balance (merchant pays)', () => {
+  it("collects for the goods exactly the balance less the shop's shipping (customer pays delivery), or the whole balance (merchant pays)", () => {
     fc.assert(
       fc.property(francs, francs, paidBy, (outstanding, shipping, who) => {
-        const owed = goodsOwed({ orderName: '#1', amountToCollect: xof(outstanding), shippingCharged: xof(shipping) }, who);
-        const expected = who === 'customer' ? BigInt(outstanding) - BigInt(Math.min(shipping, outstanding)) : BigInt(outstanding);
+        const owed = goodsOwed(
+          { orderName: '#1', amountToCollect: xof(outstanding), shippingCharged: xof(shipping) },
+          who,
+        );
+        const expected =
+          who === 'customer' ? BigInt(outstanding) - BigInt(Math.min(shipping, outstanding)) : BigInt(outstanding);
         if (expected <= 0n) {
           expect(owed.ok).toBe(false);
         } else {
@@ -31,14 +35,20 @@ describe('the door amount', () => {
 
   it('asks the customer for goods + delivery + collection fee (or the goods alone when the merchant pays), in whole francs', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 50_000_000 }), fc.integer({ min: 0, max: 200_000 }), fc.integer({ min: 0, max: 50_000 }), paidBy, (goods, delivery, fee, who) => {
-        const door = doorAmount(xof(goods), { total: delivery + fee, codFee: fee }, who);
-        const atDoor = who === 'customer' ? BigInt(goods) + BigInt(delivery) + BigInt(fee) : BigInt(goods);
-        expect(BigInt(door.atDoor)).toBe(atDoor);
-        expect(door.goods).toBe(goods);
-        expect(door.quoted).toEqual({ delivery, collectionFee: fee });
-        expect(door.goods + door.delivery + door.collectionFee).toBe(door.atDoor);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 50_000_000 }),
+        fc.integer({ min: 0, max: 200_000 }),
+        fc.integer({ min: 0, max: 50_000 }),
+        paidBy,
+        (goods, delivery, fee, who) => {
+          const door = doorAmount(xof(goods), { total: delivery + fee, codFee: fee }, who);
+          const atDoor = who === 'customer' ? BigInt(goods) + BigInt(delivery) + BigInt(fee) : BigInt(goods);
+          expect(BigInt(door.atDoor)).toBe(atDoor);
+          expect(door.goods).toBe(goods);
+          expect(door.quoted).toEqual({ delivery, collectionFee: fee });
+          expect(door.goods + door.delivery + door.collectionFee).toBe(door.atDoor);
+        },
+      ),
       { numRuns: 2000 },
     );
   });

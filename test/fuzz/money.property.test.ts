@@ -31,7 +31,8 @@ function outcome(input: string | number): { ok: true; value: number } | { ok: fa
 
 const safeFrancs = fc.maxSafeInteger();
 const zeroSuffix = fc.constantFrom('', '.0', '.00', '.000', '.0000000');
-const digits = (minLength: number, maxLength: number) => fc.string({ unit: fc.constantFrom(...'0123456789'), minLength, maxLength });
+const digits = (minLength: number, maxLength: number) =>
+  fc.string({ unit: fc.constantFrom(...'0123456789'), minLength, maxLength });
 
 describe('parseXofDecimal never loses or invents a franc', () => {
   it('gives back every whole amount written with ".00", ".0" or no decimals, to the franc', () => {
@@ -92,17 +93,31 @@ describe('parseXofDecimal never loses or invents a franc', () => {
 
   it('answers any text with the exact amount it states, or a MoneyError, and never anything else', () => {
     const decimalish = fc
-      .tuple(fc.constantFrom('', '-', '+', ' '), digits(0, 22), fc.constantFrom('', '.', ','), digits(0, 4), fc.constantFrom('', ' ', 'F', ' XOF', 'e3'))
+      .tuple(
+        fc.constantFrom('', '-', '+', ' '),
+        digits(0, 22),
+        fc.constantFrom('', '.', ','),
+        digits(0, 4),
+        fc.constantFrom('', ' ', 'F', ' XOF', 'e3'),
+      )
       .map((parts) => parts.join(''));
     // Any code point, lone surrogates included (fast-check's 'binary' unit does the same but builds a table for a second first).
     const anyCodePoint = fc.integer({ min: 0, max: 0x10ffff }).map((c) => String.fromCodePoint(c));
-    const anyText = fc.oneof(decimalish, fc.string({ maxLength: 30 }), fc.string({ unit: anyCodePoint, maxLength: 30 }));
+    const anyText = fc.oneof(
+      decimalish,
+      fc.string({ maxLength: 30 }),
+      fc.string({ unit: anyCodePoint, maxLength: 30 }),
+    );
     fc.assert(
       fc.property(anyText, (text) => {
         const expected = exactFrancs(text);
         const result = outcome(text);
         // Refused only when the text is not a whole, exactly representable amount, and only with a MoneyError.
-        if (!result.ok) return result.error instanceof MoneyError && !(typeof expected === 'bigint' && expected >= -MAX_SAFE && expected <= MAX_SAFE);
+        if (!result.ok)
+          return (
+            result.error instanceof MoneyError &&
+            !(typeof expected === 'bigint' && expected >= -MAX_SAFE && expected <= MAX_SAFE)
+          );
         return typeof expected === 'bigint' && Number.isSafeInteger(result.value) && BigInt(result.value) === expected;
       }),
       { numRuns: 1500 },

@@ -5,7 +5,12 @@
 import { describe, expect, it } from 'vitest';
 import { evaluateCorpus, meetsTargets, readCorpus, type CorpusRow } from '../../bench/eval-addresses.js';
 import { resolveDeliveryAddress } from '../../src/geo/order-address.js';
-import { explainResolution, NeighbourhoodResolver, type Resolution, type ResolveInput } from '../../src/geo/resolver.js';
+import {
+  explainResolution,
+  NeighbourhoodResolver,
+  type Resolution,
+  type ResolveInput,
+} from '../../src/geo/resolver.js';
 import { held, resolved } from './resolution-asserts.js';
 
 const resolver = NeighbourhoodResolver.load();
@@ -23,7 +28,9 @@ describe('a sub-area typed with its area', () => {
   });
 
   it('sends the numbered unit\'s area for "PA U17", and the unit itself when only the unit is typed', () => {
-    expect(resolved(resolver.resolve({ country: 'SN', fields: { address1: 'PA U17 villa 234' } })).neighbourhood.name).toBe('Parcelles Assainies');
+    expect(
+      resolved(resolver.resolve({ country: 'SN', fields: { address1: 'PA U17 villa 234' } })).neighbourhood.name,
+    ).toBe('Parcelles Assainies');
     const unit = resolved(resolver.resolve({ country: 'SN', fields: { address1: 'Unité 17 villa 234' } }));
     expect(unit.neighbourhood.name).toBe('Unité 17');
     expect(unit.level?.sent).toBe('only');
@@ -43,14 +50,16 @@ describe('a sub-area typed with its area', () => {
   });
 });
 
-describe('an alternate name that is a short prefix of the customer\'s words', () => {
+describe("an alternate name that is a short prefix of the customer's words", () => {
   it('resolves "Hann Maristes" to Hann Maristes 1, not to Yararh through its alternate name "Hann"', () => {
     const r = resolved(resolver.resolve({ country: 'SN', fields: { address1: 'Hann Maristes', city: 'Dakar' } }));
     expect(r.neighbourhood.name).toBe('Hann Maristes 1');
   });
 
   it('holds "Hann Maristes 2" and names the unlisted number, rather than sending Hann Maristes 1 or Yararh', () => {
-    const r = held(resolver.resolve({ country: 'SN', fields: { address1: 'Hann Maristes 2 villa 14', city: 'Dakar' } }));
+    const r = held(
+      resolver.resolve({ country: 'SN', fields: { address1: 'Hann Maristes 2 villa 14', city: 'Dakar' } }),
+    );
     expect(r.reason).toContain("'Hann Maristes 2' is not in the gazetteer (Hann Maristes 1 is)");
     expect(r.reason).toContain('add an alias or correct the address');
   });
@@ -62,7 +71,9 @@ describe('an alternate name that is a short prefix of the customer\'s words', ()
 
 describe('two names that nest', () => {
   it('resolves "Angre 9eme tranche" as one place, not two rivals held as ambiguous', () => {
-    const r = resolved(resolver.resolve({ country: 'CI', fields: { address1: 'Angre 9eme tranche', city: 'Abidjan' } }));
+    const r = resolved(
+      resolver.resolve({ country: 'CI', fields: { address1: 'Angre 9eme tranche', city: 'Abidjan' } }),
+    );
     expect(r.neighbourhood.name).toBe('Angré');
     expect(r.subArea?.name).toBe('9ᵉ tranche');
   });
@@ -86,15 +97,21 @@ describe('a landmark-only address with coordinates near the city centre', () => 
   const nearCentre = { lat: 14.69352, lng: -17.44503 };
 
   it('resolves from a phone fix that reports its accuracy', () => {
-    expect(resolved(resolver.resolve({ ...landmark, coords: { ...nearCentre, accuracyM: 10 } })).neighbourhood.name).toBe('Colobane');
+    expect(
+      resolved(resolver.resolve({ ...landmark, coords: { ...nearCentre, accuracyM: 10 } })).neighbourhood.name,
+    ).toBe('Colobane');
   });
 
   it('resolves from a point given with five decimals and no accuracy', () => {
     expect(resolved(resolver.resolve({ ...landmark, coords: nearCentre })).neighbourhood.name).toBe('Colobane');
   });
 
-  it('holds the same address at a rounded point, at the city\'s own point, or with a 3 km accuracy', () => {
-    for (const coords of [{ lat: 14.6935, lng: -17.445 }, { lat: 14.693425, lng: -17.447938 }, { ...nearCentre, accuracyM: 3000 }]) {
+  it("holds the same address at a rounded point, at the city's own point, or with a 3 km accuracy", () => {
+    for (const coords of [
+      { lat: 14.6935, lng: -17.445 },
+      { lat: 14.693425, lng: -17.447938 },
+      { ...nearCentre, accuracyM: 3000 },
+    ]) {
       const r = held(resolver.resolve({ ...landmark, coords }));
       expect(r.reason).toMatch(/city centre|only accurate to 3000 m/);
     }
@@ -108,7 +125,9 @@ describe('relais resolve', () => {
     expect(text).toContain('Neighbourhood: Cocody');
     expect(text).toMatch(/Why it won: best match /);
     expect(text).toContain('Level sent: area');
-    expect(text).toMatch(/Nested names, most precise first:\n {2}- 7ᵉ tranche .*\n {2}- Angré .*\n {2}- Cocody .*← sent/);
+    expect(text).toMatch(
+      /Nested names, most precise first:\n {2}- 7ᵉ tranche .*\n {2}- Angré .*\n {2}- Cocody .*← sent/,
+    );
     expect(text).toContain('Priced by the service: not known');
     expect(text).toContain('Kept in the address line: 7ᵉ tranche');
   });
@@ -136,13 +155,24 @@ describe('npm run eval:addresses', () => {
   });
 
   it('counts a name outside the accepted ones as a wrong send, a city name as a city name sent, and a hold of a resolvable row as missed', () => {
-    const row = (id: string, address1: string, expect: string[]): CorpusRow => ({ id, input: { country: 'SN', fields: { address1 } }, expect, source: 'test' });
+    const row = (id: string, address1: string, expect: string[]): CorpusRow => ({
+      id,
+      input: { country: 'SN', fields: { address1 } },
+      expect,
+      source: 'test',
+    });
     const rows = [row('a', 'Ouakam', ['Mermoz']), row('b', 'Rue 10', ['Mermoz']), row('c', 'Dakar', [])];
     const cityResolver = {
       dataDir: resolver.dataDir,
       resolve: (input: ResolveInput): Resolution =>
         input.fields.address1 === 'Dakar'
-          ? { ok: true, neighbourhood: { country: 'SN', city: 'Dakar', name: 'Dakar', altNames: [], placeType: 'city' }, confidence: 0.9, evidence: [], alternatives: [] }
+          ? {
+              ok: true,
+              neighbourhood: { country: 'SN', city: 'Dakar', name: 'Dakar', altNames: [], placeType: 'city' },
+              confidence: 0.9,
+              evidence: [],
+              alternatives: [],
+            }
           : resolver.resolve(input),
     };
     const report = evaluateCorpus(rows, cityResolver);
@@ -157,8 +187,12 @@ describe('resolveDeliveryAddress', () => {
   const order = { name: 'Fatou Ndiaye', address1: 'Ouakam, cité Avion', city: 'Dakar', countryCode: 'SN' };
 
   it('sends the area for an order naming an area and a cité, and the cité once the service is known to price it', () => {
-    expect(resolved(resolveDeliveryAddress(resolver, order, { country: 'SN', aliases: {} })).neighbourhood.name).toBe('Ouakam');
+    expect(resolved(resolveDeliveryAddress(resolver, order, { country: 'SN', aliases: {} })).neighbourhood.name).toBe(
+      'Ouakam',
+    );
     const pricing = priced({ 'Cite Avion': true });
-    expect(resolved(resolveDeliveryAddress(resolver, order, { country: 'SN', aliases: {}, pricing })).neighbourhood.name).toBe('Cite Avion');
+    expect(
+      resolved(resolveDeliveryAddress(resolver, order, { country: 'SN', aliases: {}, pricing })).neighbourhood.name,
+    ).toBe('Cite Avion');
   });
 });

@@ -62,7 +62,8 @@ describe('what finished orders leave in Redis', () => {
       await stack.waitDispatched(orders, { timeoutMs: 60_000 });
       await stack.driveCourier();
       await stack.settle();
-      for (const order of orders) expect(['delivered', 'returned']).toContain((await stack.ledger.get(order.externalOrderId))?.state);
+      for (const order of orders)
+        expect(['delivered', 'returned']).toContain((await stack.ledger.get(order.externalOrderId))?.state);
     };
 
     await deliver(6);

@@ -49,7 +49,13 @@ async function count(pool: pg.Pool, sql: string, params: unknown[] = []): Promis
 }
 
 /** Records `count` orders of `shopId` through the ledger, `concurrency` at a time. */
-async function seed(ledger: OrderLedger, shopId: string, count: number, firstSeen: (i: number) => Date, concurrency = 8): Promise<void> {
+async function seed(
+  ledger: OrderLedger,
+  shopId: string,
+  count: number,
+  firstSeen: (i: number) => Date,
+  concurrency = 8,
+): Promise<void> {
   for (let start = 0; start < count; start += concurrency) {
     const batch: Promise<unknown>[] = [];
     for (let i = start; i < Math.min(count, start + concurrency); i += 1) {
@@ -57,7 +63,13 @@ async function seed(ledger: OrderLedger, shopId: string, count: number, firstSee
       const at = firstSeen(i);
       batch.push(
         ledger.recordEvent({
-          meta: { externalOrderId: `${shopId}:${orderId}`, shopId, platform: 'shopify', orderId, orderName: `#${orderId}` },
+          meta: {
+            externalOrderId: `${shopId}:${orderId}`,
+            shopId,
+            platform: 'shopify',
+            orderId,
+            orderName: `#${orderId}`,
+          },
           payload: { id: orderId, customer: { phone: '+221770000000' } },
           order: { orderName: `#${orderId}`, dropoff: { phone: '+221770000000' } } as unknown as StoreOrder,
           now: at,
@@ -82,12 +94,23 @@ describe('shop/redact', () => {
       // Some of the shop's orders are held, finished, in flight, or have a claim.
       await ledger.hold('dakar-mode:1000000', { code: 'neighbourhood_not_found', message: 'x' }, NOW);
       await ledger.setState('dakar-mode:1000001', 'delivered', NOW);
-      await ledger.saveShipment('dakar-mode:1000003', { shipmentId: 'shp_1', status: 'CREATED', createdAt: NOW.toISOString() });
+      await ledger.saveShipment('dakar-mode:1000003', {
+        shipmentId: 'shp_1',
+        status: 'CREATED',
+        createdAt: NOW.toISOString(),
+      });
       await ledger.saveClaim('dakar-mode:1000001', { key: 'clm_1', claim: { reason: 'damaged' }, decided: false }, NOW);
 
-      const outcome = await handleCompliance('dakar-mode', 'shop/redact', { shop_id: 1, shop_domain: 'dakar-mode.myshopify.com' }, {
-        ledger, shopEvents: queues.shopEvents, logger: silentLogger,
-      });
+      const outcome = await handleCompliance(
+        'dakar-mode',
+        'shop/redact',
+        { shop_id: 1, shop_domain: 'dakar-mode.myshopify.com' },
+        {
+          ledger,
+          shopEvents: queues.shopEvents,
+          logger: silentLogger,
+        },
+      );
 
       expect(outcome).toEqual({ kind: 'redacted', orders: 5_000, jobs: 0 });
       expect(await count(pool, "orders WHERE shop_id = 'dakar-mode'")).toBe(0);
@@ -101,7 +124,10 @@ describe('shop/redact', () => {
       expect(await count(pool, "order_timeline WHERE shop_id = 'abidjan-tech'")).toBe(500);
       expect(await count(pool, "orders WHERE shop_id = 'dakar-modes'")).toBe(300);
       expect(await ledger.listShopOrders('abidjan-tech')).toHaveLength(500);
-      expect(await ledger.payload('abidjan-tech:1000000')).toEqual({ id: '1000000', customer: { phone: '+221770000000' } });
+      expect(await ledger.payload('abidjan-tech:1000000')).toEqual({
+        id: '1000000',
+        customer: { phone: '+221770000000' },
+      });
     } finally {
       await Promise.all(queues.all().map((q) => q.close()));
     }
@@ -113,7 +139,11 @@ describe('orders with no final state', () => {
     const ledger = new PostgresOrderLedger((await freshDatabase()).pool());
     await seed(ledger, 'dakar-mode', 6, (i) => new Date(NOW.getTime() - (i < 4 ? 200 : 3) * DAY));
     await ledger.setState('dakar-mode:1000000', 'in_delivery', new Date(NOW.getTime() - 190 * DAY));
-    await ledger.hold('dakar-mode:1000001', { code: 'neighbourhood_not_found', message: 'x' }, new Date(NOW.getTime() - 199 * DAY));
+    await ledger.hold(
+      'dakar-mode:1000001',
+      { code: 'neighbourhood_not_found', message: 'x' },
+      new Date(NOW.getTime() - 199 * DAY),
+    );
     await ledger.setState('dakar-mode:1000002', 'delivered', new Date(NOW.getTime() - 150 * DAY));
 
     const stale = await ledger.listStale(new Date(NOW.getTime() - 30 * DAY));
@@ -128,29 +158,47 @@ describe('orders with no final state', () => {
   it('closes a stale order as cancelled in Relais, off the held list, finished now (so its personal data goes after the retention), with a timeline entry; refuses a recent or finished one', async () => {
     const ledger = new PostgresOrderLedger((await freshDatabase()).pool(), { retentionDays: 45, timelineLength: 20 });
     await seed(ledger, 'dakar-mode', 3, (i) => new Date(NOW.getTime() - (i < 2 ? 200 : 3) * DAY));
-    await ledger.hold('dakar-mode:1000000', { code: 'neighbourhood_not_found', message: 'x' }, new Date(NOW.getTime() - 199 * DAY));
+    await ledger.hold(
+      'dakar-mode:1000000',
+      { code: 'neighbourhood_not_found', message: 'x' },
+      new Date(NOW.getTime() - 199 * DAY),
+    );
     await ledger.setState('dakar-mode:1000001', 'delivered', NOW);
     const bound = new Date(NOW.getTime() - 30 * DAY);
 
-    const closed = await ledger.closeStale('dakar-mode:1000000', { reason: 'customer unreachable', by: 'awa', now: NOW, firstSeenBefore: bound });
+    const closed = await ledger.closeStale('dakar-mode:1000000', {
+      reason: 'customer unreachable',
+      by: 'awa',
+      now: NOW,
+      firstSeenBefore: bound,
+    });
     expect(closed).toEqual({ ok: true, previousState: 'held' });
     expect((await ledger.get('dakar-mode:1000000'))?.state).toBe('cancelled');
     expect(await ledger.listHeld()).toEqual([]);
     // Retention 45 days: 44 days from now the closed order (and the one delivered now) keep their personal data; past 45, not.
-    const finishedBefore = (daysFromNow: number) => new Date(NOW.getTime() + daysFromNow * DAY - ledger.retentionDays * DAY);
+    const finishedBefore = (daysFromNow: number) =>
+      new Date(NOW.getTime() + daysFromNow * DAY - ledger.retentionDays * DAY);
     expect(await ledger.erasePersonalDataOfFinished(finishedBefore(44))).toBe(0);
     expect(await ledger.erasePersonalDataOfFinished(finishedBefore(45.01))).toBe(2);
-    expect((await ledger.timeline('dakar-mode:1000000')).at(-1)).toMatchObject({ operation: 'close', outcome: 'closed_by_operator', detail: expect.stringContaining('closed by awa from state held') });
+    expect((await ledger.timeline('dakar-mode:1000000')).at(-1)).toMatchObject({
+      operation: 'close',
+      outcome: 'closed_by_operator',
+      detail: expect.stringContaining('closed by awa from state held'),
+    });
     expect(await ledger.listStale(bound)).toEqual([]);
 
-    expect(await ledger.closeStale('dakar-mode:1000001', { reason: 'r', by: 'awa', now: NOW, firstSeenBefore: bound })).toMatchObject({ ok: false, why: 'already_final' });
-    expect(await ledger.closeStale('dakar-mode:1000002', { reason: 'r', by: 'awa', now: NOW, firstSeenBefore: bound })).toMatchObject({ ok: false, why: 'not_stale' });
+    expect(
+      await ledger.closeStale('dakar-mode:1000001', { reason: 'r', by: 'awa', now: NOW, firstSeenBefore: bound }),
+    ).toMatchObject({ ok: false, why: 'already_final' });
+    expect(
+      await ledger.closeStale('dakar-mode:1000002', { reason: 'r', by: 'awa', now: NOW, firstSeenBefore: bound }),
+    ).toMatchObject({ ok: false, why: 'not_stale' });
     expect((await ledger.get('dakar-mode:1000002'))?.state).toBe('received');
   });
 });
 
 describe('retention from the environment', () => {
-  it('reads RELAIS_RETENTION_DAYS and RELAIS_STALE_AFTER_DAYS, refuses a value that is not a whole positive number of days, and keeps a finished order\'s personal data that long', async () => {
+  it("reads RELAIS_RETENTION_DAYS and RELAIS_STALE_AFTER_DAYS, refuses a value that is not a whole positive number of days, and keeps a finished order's personal data that long", async () => {
     expect(readEnv({})).toMatchObject({ RELAIS_RETENTION_DAYS: 90, RELAIS_STALE_AFTER_DAYS: 30 });
     const env = readEnv({ RELAIS_RETENTION_DAYS: '7', RELAIS_STALE_AFTER_DAYS: '14' });
     expect(env).toMatchObject({ RELAIS_RETENTION_DAYS: 7, RELAIS_STALE_AFTER_DAYS: 14 });
@@ -159,8 +207,13 @@ describe('retention from the environment', () => {
 
     const db = await freshDatabase();
     const runtime = createRuntime({
-      redisUrl: redis.url, prefix: `{${redis.prefix}env}`, shops: new ShopRegistry([]), logger: silentLogger, retentionDays: env.RELAIS_RETENTION_DAYS,
-      databaseUrl: db.url, databaseSchema: db.schema,
+      redisUrl: redis.url,
+      prefix: `{${redis.prefix}env}`,
+      shops: new ShopRegistry([]),
+      logger: silentLogger,
+      retentionDays: env.RELAIS_RETENTION_DAYS,
+      databaseUrl: db.url,
+      databaseSchema: db.schema,
     });
     try {
       expect(runtime.ledger.retentionDays).toBe(7);
@@ -187,12 +240,24 @@ describe('relais stale', () => {
     const prefix = `{${redis.prefix}cli}`;
     const db = await freshDatabase();
     const env = {
-      PATH: process.env.PATH ?? '', ...secretEnv(secrets), ...db.env, REDIS_URL: redis.url, RELAIS_REDIS_PREFIX: prefix, RELAIS_SHOPS_FILE: registry, LOG_LEVEL: 'silent',
+      PATH: process.env.PATH ?? '',
+      ...secretEnv(secrets),
+      ...db.env,
+      REDIS_URL: redis.url,
+      RELAIS_REDIS_PREFIX: prefix,
+      RELAIS_SHOPS_FILE: registry,
+      LOG_LEVEL: 'silent',
       RELAIS_STALE_AFTER_DAYS: '20',
     };
     const cli = async (...args: string[]) => {
       try {
-        return { ...(await run(join(process.cwd(), 'node_modules/.bin/tsx'), ['src/main/cli.ts', 'stale', ...args], { env, cwd: process.cwd() })), code: 0 };
+        return {
+          ...(await run(join(process.cwd(), 'node_modules/.bin/tsx'), ['src/main/cli.ts', 'stale', ...args], {
+            env,
+            cwd: process.cwd(),
+          })),
+          code: 0,
+        };
       } catch (error) {
         const e = error as { stdout?: string; code?: number };
         return { stdout: e.stdout ?? '', code: e.code ?? 1 };
@@ -209,7 +274,10 @@ describe('relais stale', () => {
 
     expect((await cli('--close', 'dakar-mode:1000000')).code).toBe(2);
     const closed = await cli('--close', 'dakar-mode:1000000', '--reason', 'never paid', '--by', 'awa');
-    expect(closed).toMatchObject({ code: 0, stdout: expect.stringContaining('closed dakar-mode:1000000 (was received)') });
+    expect(closed).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining('closed dakar-mode:1000000 (was received)'),
+    });
     expect((await ledger.get('dakar-mode:1000000'))?.state).toBe('cancelled');
   }, 120_000);
 });

@@ -36,9 +36,15 @@ afterAll(async () => {
   await db?.stop();
 });
 
-async function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+async function cli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const out = await run(join(process.cwd(), 'node_modules/.bin/tsx'), ['src/main/cli.ts', ...args], { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', ...env }, cwd: process.cwd() });
+    const out = await run(join(process.cwd(), 'node_modules/.bin/tsx'), ['src/main/cli.ts', ...args], {
+      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', ...env },
+      cwd: process.cwd(),
+    });
     return { code: 0, ...out };
   } catch (error) {
     const e = error as { code?: number; stdout?: string; stderr?: string };
@@ -47,7 +53,7 @@ async function cli(args: string[], env: Record<string, string>): Promise<{ code:
 }
 
 describe('connected shops in the database', () => {
-  it('relais shops import seals the file\'s secrets (none readable in the tables) and relais shops list shows the shops', async () => {
+  it("relais shops import seals the file's secrets (none readable in the tables) and relais shops list shows the shops", async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'relais-import-')), 'shops.json');
     writeFileSync(file, JSON.stringify(relais.registryDocument));
     const env = { ...relais.env, DATABASE_URL: db.url, RELAIS_DB_SCHEMA: db.schema, RELAIS_SECRET_KEYS: KEYS };
@@ -56,21 +62,38 @@ describe('connected shops in the database', () => {
     expect(imported.stdout).toContain(`imported ${SHOPIFY_SHOP_ID} (shopify), 4 secret(s) sealed`);
     expect((await cli(['shops', 'list'], env)).stdout).toMatch(new RegExp(`${SHOPIFY_SHOP_ID}  shopify  enabled`));
 
-    const tables = await db.pool().query<{ text: string }>("SELECT (SELECT string_agg(document::text, ' ') FROM shops) || encode((SELECT string_agg(sealed, '') FROM shop_secrets), 'escape') AS text");
+    const tables = await db
+      .pool()
+      .query<{ text: string }>(
+        "SELECT (SELECT string_agg(document::text, ' ') FROM shops) || encode((SELECT string_agg(sealed, '') FROM shop_secrets), 'escape') AS text",
+      );
     for (const secret of Object.values(relais.secrets)) expect(tables.rows[0]!.text).not.toContain(secret);
     expect(tables.rows[0]!.text).toContain('{"stored": "shopify.accessToken"}');
   });
 
-  it('a web process and a worker serving the database\'s shops, with no registry file, ship an order of a connected shop', async () => {
+  it("a web process and a worker serving the database's shops, with no registry file, ship an order of a connected shop", async () => {
     const pool = db.pool();
     const directory = new PostgresShopDirectory(pool);
     const secrets = new PostgresShopSecretStore(pool, SecretBox.fromSetting(KEYS));
-    for (const shop of prepareImport(relais.registryDocument as { shops: unknown[] }, defaultSecretSourceFor(relais.env))) {
+    for (const shop of prepareImport(
+      relais.registryDocument as { shops: unknown[] },
+      defaultSecretSourceFor(relais.env),
+    )) {
       for (const [name, value] of shop.secrets) await secrets.put(shop.id, name, value);
       await directory.save(shop);
     }
     const shops = await loadServedShops({ directory, secrets });
-    expect(shops.all().map((s) => s.id).sort()).toEqual(relais.shops.all().map((s) => s.id).sort());
+    expect(
+      shops
+        .all()
+        .map((s) => s.id)
+        .sort(),
+    ).toEqual(
+      relais.shops
+        .all()
+        .map((s) => s.id)
+        .sort(),
+    );
     expect(shops.get(SHOPIFY_SHOP_ID)?.dispatch.apiKey.reveal()).toBe(relais.secrets.dispatchApiKey);
 
     const base = { ...relais.base, shops };
@@ -83,15 +106,26 @@ describe('connected shops in the database', () => {
       const body = JSON.stringify(payload);
       const answer = await fetch(`${web.url}/webhooks/shopify`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...shopifyWebhookHeaders({ topic: 'orders/create', shopDomain: SHOPIFY_DOMAIN, body, secret: relais.secrets.shopifyClientSecret }) },
+        headers: {
+          'content-type': 'application/json',
+          ...shopifyWebhookHeaders({
+            topic: 'orders/create',
+            shopDomain: SHOPIFY_DOMAIN,
+            body,
+            secret: relais.secrets.shopifyClientSecret,
+          }),
+        },
         body,
       });
       expect(answer.status).toBe(200);
       const extId = `${SHOPIFY_SHOP_ID}:${String(payload.id)}`;
-      const record = await waitFor(async () => {
-        const r = await worker!.runtime.ledger.get(extId);
-        return r && ['ready', 'held'].includes(r.state) ? r : undefined;
-      }, { timeoutMs: 20_000, what: 'the connected shop\'s order to be dispatched' });
+      const record = await waitFor(
+        async () => {
+          const r = await worker!.runtime.ledger.get(extId);
+          return r && ['ready', 'held'].includes(r.state) ? r : undefined;
+        },
+        { timeoutMs: 20_000, what: "the connected shop's order to be dispatched" },
+      );
       expect(record.state).toBe('ready');
       expect(relais.emulator.calls().filter((c) => c.operation === 'createShipment')).toHaveLength(1);
     } finally {
@@ -104,9 +138,16 @@ describe('connected shops in the database', () => {
     const directory = new PostgresShopDirectory(db.pool());
     const secrets = new PostgresShopSecretStore(db.pool(), SecretBox.fromSetting(KEYS));
     const fileDocument = relais.registryDocument as { shops: unknown[] };
-    const refused = await loadServedShops({ fileDocument, fileSecrets: defaultSecretSourceFor(relais.env), directory, secrets }).catch((e: unknown) => e);
+    const refused = await loadServedShops({
+      fileDocument,
+      fileSecrets: defaultSecretSourceFor(relais.env),
+      directory,
+      secrets,
+    }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(ShopRegistryError);
-    expect((refused as ShopRegistryError).problems).toContain(`shop ${SHOPIFY_SHOP_ID} is both in the registry file and connected in the database: remove it from one`);
+    expect((refused as ShopRegistryError).problems).toContain(
+      `shop ${SHOPIFY_SHOP_ID} is both in the registry file and connected in the database: remove it from one`,
+    );
     // And the file alone still loads as before.
     expect(buildShopRegistry(fileDocument, defaultSecretSourceFor(relais.env)).all()).toHaveLength(2);
   });

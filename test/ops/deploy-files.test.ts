@@ -13,7 +13,8 @@ const compose = readFileSync('docker-compose.yml', 'utf8');
 function services(): Map<string, string> {
   const body = compose.slice(compose.indexOf('\nservices:\n'), compose.indexOf('\nvolumes:\n'));
   const blocks = new Map<string, string>();
-  for (const part of body.split(/\n(?= {2}[a-z][\w-]*:\n)/).slice(1)) blocks.set(/^ {2}([\w-]+):/.exec(part)![1]!, part);
+  for (const part of body.split(/\n(?= {2}[a-z][\w-]*:\n)/).slice(1))
+    blocks.set(/^ {2}([\w-]+):/.exec(part)![1]!, part);
   return blocks;
 }
 
@@ -57,12 +58,18 @@ describe('docker-compose.yml', () => {
 
 describe('.dockerignore and Procfile', () => {
   it('.dockerignore keeps .env and other env files out of the image', () => {
-    const ignored = readFileSync('.dockerignore', 'utf8').split('\n').map((l) => l.trim());
+    const ignored = readFileSync('.dockerignore', 'utf8')
+      .split('\n')
+      .map((l) => l.trim());
     expect(ignored).toContain('.env');
     expect(ignored).toContain('.env.*');
   });
 
   it('the Procfile migrates the ledger at release, then starts web and worker through npm scripts, so the pinned Node runs them', () => {
-    expect(readFileSync('Procfile', 'utf8').trim().split('\n')).toEqual(['release: npm run migrate', 'web: npm run start:web', 'worker: npm run start:worker']);
+    expect(readFileSync('Procfile', 'utf8').trim().split('\n')).toEqual([
+      'release: npm run migrate',
+      'web: npm run start:web',
+      'worker: npm run start:worker',
+    ]);
   });
 });

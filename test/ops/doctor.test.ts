@@ -14,11 +14,26 @@ import { loadAdminSchema, startShopifyEmulator, type ShopifyEmulator } from '@re
 import { startWooEmulator, type WooEmulator } from '@relais/emulators/woocommerce';
 import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
 import {
-  checkAliases, checkPickup, checkRedis, renderReport, runDoctor, type DoctorReport, type ReportEntry,
+  checkAliases,
+  checkPickup,
+  checkRedis,
+  renderReport,
+  runDoctor,
+  type DoctorReport,
+  type ReportEntry,
 } from '../../src/ops/doctor.js';
 import { DOCTOR_SHOPIFY_DOCUMENTS } from '../../src/stores/shopify/doctor.js';
 import { freePort, startRedis, type TestRedis } from '../support/redis.js';
-import { makeSecrets, randomHex, SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, startTestRelais, WOO_SHOP_ID, type TestRelais, type TestSecrets } from '../support/relais.js';
+import {
+  makeSecrets,
+  randomHex,
+  SHOPIFY_DOMAIN,
+  SHOPIFY_SHOP_ID,
+  startTestRelais,
+  WOO_SHOP_ID,
+  type TestRelais,
+  type TestSecrets,
+} from '../support/relais.js';
 
 const EUR_DOMAIN = 'paris-mode.myshopify.com';
 const dir = mkdtempSync(join(tmpdir(), 'relais-doctor-'));
@@ -47,9 +62,16 @@ beforeAll(async () => {
         { domain: EUR_DOMAIN, accessToken: eurToken, clientSecret: secrets.shopifyClientSecret, currency: 'EUR' },
       ],
     }),
-    startWooEmulator({ shops: [{ id: WOO_SHOP_ID, consumerKey: secrets.wooConsumerKey, consumerSecret: secrets.wooConsumerSecret }] }),
+    startWooEmulator({
+      shops: [{ id: WOO_SHOP_ID, consumerKey: secrets.wooConsumerKey, consumerSecret: secrets.wooConsumerSecret }],
+    }),
   ]);
-  relais = await startTestRelais({ secrets, shopifyAdminUrl: shopify.adminUrl(SHOPIFY_DOMAIN), wooUrl: woo.siteUrl(WOO_SHOP_ID), inProcessWorker: false });
+  relais = await startTestRelais({
+    secrets,
+    shopifyAdminUrl: shopify.adminUrl(SHOPIFY_DOMAIN),
+    wooUrl: woo.siteUrl(WOO_SHOP_ID),
+    inProcessWorker: false,
+  });
 });
 
 afterAll(async () => {
@@ -75,7 +97,11 @@ function writeRegistry(document: unknown): string {
 }
 
 async function doctor(options: { document?: unknown; env?: Env; fix?: boolean } = {}): Promise<DoctorReport> {
-  const env = { ...baseEnv(), RELAIS_SHOPS_FILE: writeRegistry(options.document ?? relais.registryDocument), ...options.env };
+  const env = {
+    ...baseEnv(),
+    RELAIS_SHOPS_FILE: writeRegistry(options.document ?? relais.registryDocument),
+    ...options.env,
+  };
   const report = await runDoctor({ env, fix: options.fix, timeoutMs: 3_000 });
   printed.push(renderReport(report), JSON.stringify(report));
   return report;
@@ -111,25 +137,45 @@ describe('relais doctor on a fresh setup', () => {
     expect(entry(first, WOO, 'webhooks').detail).toMatch(/order\.created is missing; order\.updated is missing/);
     expect(entry(first, SHOPIFY, 'carrier service (checkout rates)').status).toBe('warn');
     // What is right is said to be right.
-    for (const [section, name] of [['Configuration', 'environment'], ['Configuration', 'shop registry'], ['Redis', 'reachable'], ['Redis', 'persistence'],
-      ['Redis', 'maxmemory-policy'], [SHOPIFY, 'dispatch key'], [SHOPIFY, 'shop credentials'], [SHOPIFY, 'currency'], [SHOPIFY, 'pickup neighbourhood'],
-      [WOO, 'dispatch key'], [WOO, 'shop credentials'], [WOO, 'currency'], [WOO, 'pickup neighbourhood']] as const) {
+    for (const [section, name] of [
+      ['Configuration', 'environment'],
+      ['Configuration', 'shop registry'],
+      ['Redis', 'reachable'],
+      ['Redis', 'persistence'],
+      ['Redis', 'maxmemory-policy'],
+      [SHOPIFY, 'dispatch key'],
+      [SHOPIFY, 'shop credentials'],
+      [SHOPIFY, 'currency'],
+      [SHOPIFY, 'pickup neighbourhood'],
+      [WOO, 'dispatch key'],
+      [WOO, 'shop credentials'],
+      [WOO, 'currency'],
+      [WOO, 'pickup neighbourhood'],
+    ] as const) {
       expect(entry(first, section, name).status, `${section} ${name}`).toBe('ok');
     }
 
     const fixed = await doctor({ fix: true });
     expect(fixed.ok).toBe(true);
-    expect(entry(fixed, SHOPIFY, 'webhook subscriptions').detail).toMatch(/^registered orders\/create, orders\/paid, orders\/updated, orders\/cancelled/);
+    expect(entry(fixed, SHOPIFY, 'webhook subscriptions').detail).toMatch(
+      /^registered orders\/create, orders\/paid, orders\/updated, orders\/cancelled/,
+    );
     expect(entry(fixed, WOO, 'webhooks').detail).toMatch(/registered order\.created, registered order\.updated/);
     expect(entry(fixed, SHOPIFY, 'carrier service (checkout rates)')).toMatchObject({ status: 'ok' });
     const shopifyUrl = `${relais.web.url}/webhooks/shopify`;
-    expect(shopify.webhookSubscriptions(SHOPIFY_DOMAIN).map((s) => `${s.topic} ${s.uri}`).sort()).toEqual(
-      ['ORDERS_CANCELLED', 'ORDERS_CREATE', 'ORDERS_PAID', 'ORDERS_UPDATED'].map((t) => `${t} ${shopifyUrl}`),
-    );
+    expect(
+      shopify
+        .webhookSubscriptions(SHOPIFY_DOMAIN)
+        .map((s) => `${s.topic} ${s.uri}`)
+        .sort(),
+    ).toEqual(['ORDERS_CANCELLED', 'ORDERS_CREATE', 'ORDERS_PAID', 'ORDERS_UPDATED'].map((t) => `${t} ${shopifyUrl}`));
     const wooUrl = `${relais.web.url}/webhooks/woocommerce/${WOO_SHOP_ID}`;
-    expect(woo.webhooks(WOO_SHOP_ID).map((w) => `${w.topic} ${w.status} ${w.deliveryUrl}`).sort()).toEqual(
-      [`order.created active ${wooUrl}`, `order.updated active ${wooUrl}`],
-    );
+    expect(
+      woo
+        .webhooks(WOO_SHOP_ID)
+        .map((w) => `${w.topic} ${w.status} ${w.deliveryUrl}`)
+        .sort(),
+    ).toEqual([`order.created active ${wooUrl}`, `order.updated active ${wooUrl}`]);
 
     const again = await doctor();
     expect(again.ok).toBe(true);
@@ -158,9 +204,14 @@ describe('relais doctor on a fresh setup', () => {
     await woo.updateWebhook(WOO_SHOP_ID, created!.id, { status: 'disabled' });
     const report = await doctor();
     expect(entry(report, WOO, 'webhooks')).toMatchObject({ status: 'error' });
-    expect(entry(report, WOO, 'webhooks').detail).toMatch(/order\.created is disabled \(WooCommerce disables a webhook after repeated failed deliveries\)/);
+    expect(entry(report, WOO, 'webhooks').detail).toMatch(
+      /order\.created is disabled \(WooCommerce disables a webhook after repeated failed deliveries\)/,
+    );
     const fixed = await doctor({ fix: true });
-    expect(entry(fixed, WOO, 'webhooks')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^re-activated order\.created/) });
+    expect(entry(fixed, WOO, 'webhooks')).toMatchObject({
+      status: 'ok',
+      detail: expect.stringMatching(/^re-activated order\.created/),
+    });
     expect(woo.webhooks(WOO_SHOP_ID).find((w) => w.id === created!.id)?.status).toBe('active');
     expect(woo.webhooks(WOO_SHOP_ID)).toHaveLength(2);
   });
@@ -171,14 +222,22 @@ describe('relais doctor explains what is wrong', () => {
     const unknownKey = `pk_live_${randomHex()}`;
     const wrongToken = `shpat_test_${randomHex(8)}`;
     const wrongSecret = `cs_test_${randomHex(8)}`;
-    const report = await doctor({ env: { T_DISPATCH_API_KEY: unknownKey, T_SHOPIFY_ACCESS_TOKEN: wrongToken, T_WOO_CONSUMER_SECRET: wrongSecret } });
+    const report = await doctor({
+      env: { T_DISPATCH_API_KEY: unknownKey, T_SHOPIFY_ACCESS_TOKEN: wrongToken, T_WOO_CONSUMER_SECRET: wrongSecret },
+    });
     expect(report.ok).toBe(false);
     const key = entry(report, SHOPIFY, 'dispatch key');
     expect(key.status).toBe('error');
     expect(key.detail).toMatch(/^pk_live_… \(from environment variable T_DISPATCH_API_KEY\) was refused by .* \(401/);
     expect(key.fix).toMatch(/mistyped, revoked/);
-    expect(entry(report, SHOPIFY, 'shop credentials')).toMatchObject({ status: 'error', detail: expect.stringMatching(/Shopify refused the access token shpat_… .*\(401\)/) });
-    expect(entry(report, WOO, 'shop credentials')).toMatchObject({ status: 'error', detail: expect.stringMatching(/WooCommerce refused the REST key ck_… .*\(401/) });
+    expect(entry(report, SHOPIFY, 'shop credentials')).toMatchObject({
+      status: 'error',
+      detail: expect.stringMatching(/Shopify refused the access token shpat_… .*\(401\)/),
+    });
+    expect(entry(report, WOO, 'shop credentials')).toMatchObject({
+      status: 'error',
+      detail: expect.stringMatching(/WooCommerce refused the REST key ck_… .*\(401/),
+    });
     // Nothing more is tried with credentials that were refused.
     expect(report.checks.some((c) => c.section.startsWith(SHOPIFY) && c.name === 'webhook subscriptions')).toBe(false);
     const text = renderReport(report);
@@ -187,36 +246,62 @@ describe('relais doctor explains what is wrong', () => {
 
   it('a shop selling in EUR is an error that says why Relais cannot ship its orders', async () => {
     const document = withShop({
-      id: 'paris-mode', name: 'Paris Mode', platform: 'shopify', country: 'SN',
-      shopify: { domain: EUR_DOMAIN, accessToken: { env: 'T_EUR_TOKEN' }, webhookSecret: { env: 'T_SHOPIFY_CLIENT_SECRET' }, adminUrl: shopify.adminUrl(EUR_DOMAIN) },
-      dispatch: { apiKey: { env: 'T_DISPATCH_API_KEY' }, baseUrl: relais.emulator.baseUrl, webhookToken: { env: 'T_DISPATCH_WEBHOOK_TOKEN' } },
+      id: 'paris-mode',
+      name: 'Paris Mode',
+      platform: 'shopify',
+      country: 'SN',
+      shopify: {
+        domain: EUR_DOMAIN,
+        accessToken: { env: 'T_EUR_TOKEN' },
+        webhookSecret: { env: 'T_SHOPIFY_CLIENT_SECRET' },
+        adminUrl: shopify.adminUrl(EUR_DOMAIN),
+      },
+      dispatch: {
+        apiKey: { env: 'T_DISPATCH_API_KEY' },
+        baseUrl: relais.emulator.baseUrl,
+        webhookToken: { env: 'T_DISPATCH_WEBHOOK_TOKEN' },
+      },
       pickup: { neighbourhood: 'Plateau', address: '1 rue X', contactName: 'A B', contactPhone: '+221770000009' },
       policy: { checkoutRates: { enabled: false } },
     });
     const report = await doctor({ document, env: { T_EUR_TOKEN: eurToken, RELAIS_PUBLIC_URL: undefined } });
     const currency = entry(report, 'Shop paris-mode', 'currency');
     expect(currency.status).toBe('error');
-    expect(currency.detail).toMatch(/sells in EUR: the delivery service collects XOF only, so Relais holds every order/);
+    expect(currency.detail).toMatch(
+      /sells in EUR: the delivery service collects XOF only, so Relais holds every order/,
+    );
     expect(currency.fix).toMatch(/Store currency/);
     expect(entry(report, 'Shop paris-mode', 'shop credentials').status).toBe('ok');
     expect(report.ok).toBe(false);
   });
 
-  it('prints each shop\'s delivery-webhook URL (its token named by where it comes from, never shown) and the signature header the wire profile verifies', async () => {
+  it("prints each shop's delivery-webhook URL (its token named by where it comes from, never shown) and the signature header the wire profile verifies", async () => {
     const document = structuredClone(relais.registryDocument) as { shops: { dispatch: Record<string, unknown> }[] };
-    document.shops[0]!.dispatch = { ...document.shops[0]!.dispatch, webhookSigningSecret: { env: 'T_DISPATCH_WEBHOOK_TOKEN' } };
+    document.shops[0]!.dispatch = {
+      ...document.shops[0]!.dispatch,
+      webhookSigningSecret: { env: 'T_DISPATCH_WEBHOOK_TOKEN' },
+    };
     const report = await doctor({ document });
     const shopifyHook = entry(report, SHOPIFY, 'delivery webhook');
     expect(shopifyHook.status).toBe('ok');
-    expect(shopifyHook.detail).toContain(`${relais.web.url}/webhooks/dispatch/dakar-mode/<dispatch.webhookToken from environment variable T_DISPATCH_WEBHOOK_TOKEN>`);
-    expect(shopifyHook.detail).toMatch(/wire profile "default"; signature checked in header X-Dispatch-Signature \(sha256=, hex HMAC-SHA256\)/);
-    expect(entry(report, WOO, 'delivery webhook').detail).toMatch(/no signature checked \(set dispatch\.webhookSigningSecret to check header X-Dispatch-Signature\)/);
+    expect(shopifyHook.detail).toContain(
+      `${relais.web.url}/webhooks/dispatch/dakar-mode/<dispatch.webhookToken from environment variable T_DISPATCH_WEBHOOK_TOKEN>`,
+    );
+    expect(shopifyHook.detail).toMatch(
+      /wire profile "default"; signature checked in header X-Dispatch-Signature \(sha256=, hex HMAC-SHA256\)/,
+    );
+    expect(entry(report, WOO, 'delivery webhook').detail).toMatch(
+      /no signature checked \(set dispatch\.webhookSigningSecret to check header X-Dispatch-Signature\)/,
+    );
     expect(JSON.stringify(report)).not.toContain(relais.secrets.dispatchWebhookToken);
   });
 
   it('without RELAIS_PUBLIC_URL the webhook checks say they need it', async () => {
     const report = await doctor({ env: { RELAIS_PUBLIC_URL: undefined } });
-    expect(entry(report, 'Configuration', 'RELAIS_PUBLIC_URL')).toMatchObject({ status: 'warn', detail: expect.stringMatching(/cannot be checked without it/) });
+    expect(entry(report, 'Configuration', 'RELAIS_PUBLIC_URL')).toMatchObject({
+      status: 'warn',
+      detail: expect.stringMatching(/cannot be checked without it/),
+    });
     expect(report.checks.filter((c) => /webhook|carrier/.test(c.name))).toEqual([]);
   });
 
@@ -227,42 +312,61 @@ describe('relais doctor explains what is wrong', () => {
     const report = await doctor({ document, env: { T_DISPATCH_API_KEY: `pk_test_${randomHex()}` } });
     const problems = report.checks.filter((c) => c.status === 'error' && c.section === 'Configuration');
     expect(problems.map((p) => p.name).sort()).toEqual(['dispatch key of dakar-mode', 'shop registry']);
-    expect(problems.find((p) => p.name === 'shop registry')?.detail).toMatch(/shops\.1\.dispatch\.apiKey: environment variable T_MISSING_VARIABLE is not set/);
-    expect(problems.find((p) => p.name === 'dispatch key of dakar-mode')?.detail).toMatch(/pk_test_ key.*403 SANDBOX_KEY_NOT_SUPPORTED/);
+    expect(problems.find((p) => p.name === 'shop registry')?.detail).toMatch(
+      /shops\.1\.dispatch\.apiKey: environment variable T_MISSING_VARIABLE is not set/,
+    );
+    expect(problems.find((p) => p.name === 'dispatch key of dakar-mode')?.detail).toMatch(
+      /pk_test_ key.*403 SANDBOX_KEY_NOT_SUPPORTED/,
+    );
     // Redis is still checked when the registry is not.
     expect(entry(report, 'Redis', 'reachable').status).toBe('ok');
   });
 
   it('a pickup that resolves to nothing and an alias to an unknown neighbourhood are errors; a pickup spelled loosely is a warning', () => {
     const resolver = NeighbourhoodResolver.load();
-    const document = structuredClone(relais.registryDocument) as { shops: { pickup: { neighbourhood: string }; policy: Record<string, unknown> }[] };
+    const document = structuredClone(relais.registryDocument) as {
+      shops: { pickup: { neighbourhood: string }; policy: Record<string, unknown> }[];
+    };
     document.shops[0]!.pickup.neighbourhood = 'Rue 10';
     document.shops[0]!.policy = { neighbourhoodAliases: { Pyrotechnie: 'Sacré-Cœur', 'Zone Nulle Part': 'Atlantide' } };
     document.shops[1]!.pickup.neighbourhood = 'marcori';
     const shops = buildShopRegistry(document, (ref) => ('env' in ref ? relais.env[ref.env] : undefined));
     const shopifyShop = shops.get(SHOPIFY_SHOP_ID) as ShopConfig;
     const pickup = checkPickup(shopifyShop, resolver);
-    expect(pickup).toMatchObject({ status: 'error', detail: expect.stringMatching(/^"Rue 10" is not a neighbourhood Relais knows in SN/) });
+    expect(pickup).toMatchObject({
+      status: 'error',
+      detail: expect.stringMatching(/^"Rue 10" is not a neighbourhood Relais knows in SN/),
+    });
     expect(pickup.fix).toContain('relais resolve "Rue 10" --country SN');
     const aliases = checkAliases(shopifyShop, resolver);
     expect(aliases.status).toBe('error');
     expect(aliases.detail).toMatch(/"Zone Nulle Part" → "Atlantide": .*not a neighbourhood in the gazetteer/);
     expect(aliases.detail).not.toContain('Pyrotechnie');
-    expect(checkPickup(shops.get(WOO_SHOP_ID) as ShopConfig, resolver)).toMatchObject({ status: 'warn', fix: expect.stringContaining('"Marcory"') });
+    expect(checkPickup(shops.get(WOO_SHOP_ID) as ShopConfig, resolver)).toMatchObject({
+      status: 'warn',
+      fix: expect.stringContaining('"Marcory"'),
+    });
   });
 });
 
 describe('relais doctor on Redis', () => {
   it('Redis that may evict keys is an error; without persistence, a warning', async () => {
     const results = await checkRedis(lruRedis.url);
-    expect(results.map((r) => [r.name, r.status])).toEqual([['reachable', 'ok'], ['persistence', 'warn'], ['maxmemory-policy', 'error']]);
+    expect(results.map((r) => [r.name, r.status])).toEqual([
+      ['reachable', 'ok'],
+      ['persistence', 'warn'],
+      ['maxmemory-policy', 'error'],
+    ]);
     expect(results[2]!.detail).toMatch(/^allkeys-lru: .*BullMQ key evicted/);
     expect(results[2]!.fix).toMatch(/CONFIG SET maxmemory-policy noeviction/);
   });
 
   it('a managed Redis without CONFIG is said to be unchecked, not wrong', async () => {
     const results = await checkRedis(noConfigRedis.url);
-    expect(results.map((r) => [r.name, r.status])).toEqual([['reachable', 'ok'], ['persistence and eviction', 'warn']]);
+    expect(results.map((r) => [r.name, r.status])).toEqual([
+      ['reachable', 'ok'],
+      ['persistence and eviction', 'warn'],
+    ]);
     expect(results[1]!.detail).toMatch(/^could not be checked: CONFIG is not available/);
   });
 
@@ -282,11 +386,18 @@ describe('relais doctor, the command', () => {
       new Promise<{ code: number | null; stdout: string }>((resolve, reject) => {
         const child = spawn(join(process.cwd(), 'node_modules/.bin/tsx'), ['src/main/cli.ts', 'doctor', '--json'], {
           cwd: process.cwd(),
-          env: { PATH: `${join(process.cwd(), 'node_modules/.bin')}:${process.env.PATH ?? ''}`, ...baseEnv(), RELAIS_SHOPS_FILE: writeRegistry(relais.registryDocument), ...env },
+          env: {
+            PATH: `${join(process.cwd(), 'node_modules/.bin')}:${process.env.PATH ?? ''}`,
+            ...baseEnv(),
+            RELAIS_SHOPS_FILE: writeRegistry(relais.registryDocument),
+            ...env,
+          },
           stdio: ['ignore', 'pipe', 'pipe'],
         });
         let stdout = '';
-        child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
+        child.stdout.on('data', (d: Buffer) => {
+          stdout += d.toString();
+        });
         child.once('error', reject);
         child.once('exit', (code) => resolve({ code, stdout }));
       });
@@ -296,9 +407,12 @@ describe('relais doctor, the command', () => {
     expect((JSON.parse(good.stdout) as DoctorReport).ok).toBe(true);
     expect(bad.code).toBe(1);
     const report = JSON.parse(bad.stdout) as DoctorReport;
-    expect(report.checks.filter((c) => c.status === 'error').map((c) => `${c.section.split(' ')[1]} ${c.name}`).sort()).toEqual(
-      [`${WOO_SHOP_ID} dispatch key`, `${SHOPIFY_SHOP_ID} dispatch key`].sort(),
-    );
+    expect(
+      report.checks
+        .filter((c) => c.status === 'error')
+        .map((c) => `${c.section.split(' ')[1]} ${c.name}`)
+        .sort(),
+    ).toEqual([`${WOO_SHOP_ID} dispatch key`, `${SHOPIFY_SHOP_ID} dispatch key`].sort());
     expect(bad.stdout).not.toContain(unknownKey);
     printed.push(good.stdout, bad.stdout);
   });
@@ -310,14 +424,20 @@ describe('what relais doctor sends and prints', () => {
     const samples: Record<keyof typeof DOCTOR_SHOPIFY_DOCUMENTS, Record<string, unknown>> = {
       shop: {},
       webhookSubscriptions: { after: null },
-      webhookSubscriptionCreate: { topic: 'ORDERS_PAID', webhookSubscription: { uri: 'https://relais.example.com/webhooks/shopify', format: 'JSON' } },
+      webhookSubscriptionCreate: {
+        topic: 'ORDERS_PAID',
+        webhookSubscription: { uri: 'https://relais.example.com/webhooks/shopify', format: 'JSON' },
+      },
     };
     for (const [name, query] of Object.entries(DOCTOR_SHOPIFY_DOCUMENTS)) {
       const document = parse(query);
       const operation = document.definitions[0] as OperationDefinitionNode;
       const problems = [
         ...validate(schema, document).map((e) => e.message),
-        ...(getVariableValues(schema, operation.variableDefinitions ?? [], samples[name as keyof typeof samples]).errors ?? []).map((e) => e.message),
+        ...(
+          getVariableValues(schema, operation.variableDefinitions ?? [], samples[name as keyof typeof samples])
+            .errors ?? []
+        ).map((e) => e.message),
       ];
       expect(problems, name).toEqual([]);
     }

@@ -9,7 +9,16 @@ import type { OrderRecord } from '../../src/ledger/order-ledger.js';
 import { startWeb } from '../../src/main/web.js';
 import { startWorker, type RunningWorker } from '../../src/main/worker.js';
 import { shipmentsFor, shopifyExternalId } from '../pipeline/helpers.js';
-import { makeSecrets, randomHex, SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, startTestRelais, waitFor, WOO_SHOP_ID, type TestRelais } from '../support/relais.js';
+import {
+  makeSecrets,
+  randomHex,
+  SHOPIFY_DOMAIN,
+  SHOPIFY_SHOP_ID,
+  startTestRelais,
+  waitFor,
+  WOO_SHOP_ID,
+  type TestRelais,
+} from '../support/relais.js';
 
 const ORDER_TOPICS = ['orders/create', 'orders/updated', 'orders/paid', 'orders/cancelled'];
 const CUSTOMER = { name: 'Mariama Sow', phone: '+221 78 555 44 33', street: 'Villa 7, Sacré Coeur 3' };
@@ -24,16 +33,29 @@ let worker: RunningWorker;
 beforeAll(async () => {
   const secrets = makeSecrets();
   shopify = await startShopifyEmulator({
-    shops: [{ domain: SHOPIFY_DOMAIN, accessToken: secrets.shopifyAccessToken, clientSecret: secrets.shopifyClientSecret }],
+    shops: [
+      { domain: SHOPIFY_DOMAIN, accessToken: secrets.shopifyAccessToken, clientSecret: secrets.shopifyClientSecret },
+    ],
   });
-  relais = await startTestRelais({ secrets, shopifyAdminUrl: shopify.adminUrl(SHOPIFY_DOMAIN), inProcessWorker: false, metricsToken: METRICS_TOKEN });
+  relais = await startTestRelais({
+    secrets,
+    shopifyAdminUrl: shopify.adminUrl(SHOPIFY_DOMAIN),
+    inProcessWorker: false,
+    metricsToken: METRICS_TOKEN,
+  });
   // The worker as the CLI runs it: its own /metrics, /healthz, /readyz server (any free port here).
   worker = await startWorker({
     ...relais.base,
-    resolver: NeighbourhoodResolver.load(), concurrency: 4, pollIntervalMs: 60_000, metricsPort: 0,
+    resolver: NeighbourhoodResolver.load(),
+    concurrency: 4,
+    pollIntervalMs: 60_000,
+    metricsPort: 0,
   });
   for (const topic of ORDER_TOPICS) shopify.subscribe(SHOPIFY_DOMAIN, topic, `${relais.web.url}/webhooks/shopify`);
-  relais.emulator.setOrganisationWebhook('org_relais', `${relais.web.url}/webhooks/dispatch/${SHOPIFY_SHOP_ID}/${relais.secrets.dispatchWebhookToken}`);
+  relais.emulator.setOrganisationWebhook(
+    'org_relais',
+    `${relais.web.url}/webhooks/dispatch/${SHOPIFY_SHOP_ID}/${relais.secrets.dispatchWebhookToken}`,
+  );
 });
 
 afterAll(async () => {
@@ -71,18 +93,30 @@ describe('metrics after orders went through', () => {
 
   beforeAll(async () => {
     // One call refused once with 429: counted as a dispatch error, then retried at once (Retry-After: 0).
-    relais.emulator.faults.add({ operation: 'createQuote', times: 1, fault: { kind: 'rate_limit', retryAfterSeconds: 0 } });
+    relais.emulator.faults.add({
+      operation: 'createQuote',
+      times: 1,
+      fault: { kind: 'rate_limit', retryAfterSeconds: 0 },
+    });
     delivered = placeOrder({ name: CUSTOMER.name, phone: CUSTOMER.phone, address1: CUSTOMER.street });
     held = placeOrder({ address1: 'Rue 10', latitude: null, longitude: null });
-    await waitFor(async () => (await record(delivered))?.state === 'ready' && (await record(held))?.state === 'held', { what: 'one order ready, one held' });
+    await waitFor(async () => (await record(delivered))?.state === 'ready' && (await record(held))?.state === 'held', {
+      what: 'one order ready, one held',
+    });
     await relais.emulator.runUntilIdle();
-    await waitFor(async () => (await record(delivered))?.delivery?.step === 'delivered', { what: 'the delivery written back' });
+    await waitFor(async () => (await record(delivered))?.delivery?.step === 'delivered', {
+      what: 'the delivery written back',
+    });
     // BullMQ reports a job completed just after the ledger moved: wait for the counters, then assert exactly.
     await waitFor(
       async () => {
         const text = await worker.metrics.text();
-        return ['relais_orders_dispatched_total{shop="dakar-mode"}', 'relais_orders_held_total{shop="dakar-mode",code="neighbourhood_not_found"}',
-          'relais_orders_delivered_total{shop="dakar-mode"}', 'relais_order_dispatch_seconds_count'].every((series) => sample(text, series) !== undefined && sample(text, series)! > 0);
+        return [
+          'relais_orders_dispatched_total{shop="dakar-mode"}',
+          'relais_orders_held_total{shop="dakar-mode",code="neighbourhood_not_found"}',
+          'relais_orders_delivered_total{shop="dakar-mode"}',
+          'relais_order_dispatch_seconds_count',
+        ].every((series) => sample(text, series) !== undefined && sample(text, series)! > 0);
       },
       { what: 'the worker to count the outcomes' },
     );
@@ -90,9 +124,15 @@ describe('metrics after orders went through', () => {
 
   it('the web process counts the orders it received and times its webhook answers', async () => {
     const text = await scrape(relais.web.url);
-    expect(sample(text, 'relais_orders_received_total{shop="dakar-mode",platform="shopify"}')).toBeGreaterThanOrEqual(2);
-    expect(sample(text, 'relais_webhook_ack_seconds_count{route="/webhooks/shopify",status="200"}')).toBeGreaterThanOrEqual(2);
-    expect(sample(text, 'relais_webhook_ack_seconds_count{route="/webhooks/dispatch/:shopId/:token",status="200"}')).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'relais_orders_received_total{shop="dakar-mode",platform="shopify"}')).toBeGreaterThanOrEqual(
+      2,
+    );
+    expect(
+      sample(text, 'relais_webhook_ack_seconds_count{route="/webhooks/shopify",status="200"}'),
+    ).toBeGreaterThanOrEqual(2);
+    expect(
+      sample(text, 'relais_webhook_ack_seconds_count{route="/webhooks/dispatch/:shopId/:token",status="200"}'),
+    ).toBeGreaterThanOrEqual(1);
     expect(text).toMatch(/^process_cpu_user_seconds_total /m);
   });
 
@@ -114,7 +154,9 @@ describe('metrics after orders went through', () => {
     const text = await scrape(worker.opsUrl!);
     for (const queue of ['shop-events', 'dispatch', 'deliveries', 'maintenance']) {
       for (const state of ['waiting', 'active', 'delayed', 'failed', 'completed']) {
-        expect(sample(text, `relais_queue_jobs{queue="${queue}",state="${state}"}`), `${queue} ${state}`).toBeTypeOf('number');
+        expect(sample(text, `relais_queue_jobs{queue="${queue}",state="${state}"}`), `${queue} ${state}`).toBeTypeOf(
+          'number',
+        );
       }
     }
     expect(sample(text, 'relais_queue_jobs{queue="dispatch",state="completed"}')).toBeGreaterThanOrEqual(2);
@@ -126,8 +168,20 @@ describe('metrics after orders went through', () => {
   it('no secret and no personal data in the metrics: labels are shop ids, codes, operations, routes and states', async () => {
     const texts = [await scrape(relais.web.url), await scrape(worker.opsUrl!)].join('\n');
     for (const secret of Object.values(relais.secrets)) expect(texts).not.toContain(secret);
-    for (const personal of [CUSTOMER.name, 'Sow', CUSTOMER.phone, '555 44 33', 'Sacré', 'Rue 10', delivered, held]) expect(texts).not.toContain(personal);
-    const allowed = new Set(['shop', 'platform', 'code', 'operation', 'outcome', 'route', 'status', 'queue', 'state', 'le']);
+    for (const personal of [CUSTOMER.name, 'Sow', CUSTOMER.phone, '555 44 33', 'Sacré', 'Rue 10', delivered, held])
+      expect(texts).not.toContain(personal);
+    const allowed = new Set([
+      'shop',
+      'platform',
+      'code',
+      'operation',
+      'outcome',
+      'route',
+      'status',
+      'queue',
+      'state',
+      'le',
+    ]);
     const series = texts.split('\n').filter((l) => l.startsWith('relais_'));
     expect(series.length).toBeGreaterThan(20);
     for (const line of series) {
@@ -146,16 +200,23 @@ describe('access to /metrics', () => {
     try {
       const refused = await fetch(`${web.url}/metrics`);
       expect(refused.status).toBe(401);
-      expect(await refused.json()).toMatchObject({ error: 'metrics_token_required', message: expect.stringContaining('RELAIS_METRICS_TOKEN') });
+      expect(await refused.json()).toMatchObject({
+        error: 'metrics_token_required',
+        message: expect.stringContaining('RELAIS_METRICS_TOKEN'),
+      });
     } finally {
       await web.close();
     }
   });
 
-  it('without RELAIS_METRICS_TOKEN, the worker\'s server answers /metrics on a loopback address only', async () => {
+  it("without RELAIS_METRICS_TOKEN, the worker's server answers /metrics on a loopback address only", async () => {
     const exposed = await startWorker({
       ...relais.base,
-      resolver: NeighbourhoodResolver.load(), concurrency: 1, pollIntervalMs: 60_000, metricsPort: 0, metricsHost: '0.0.0.0',
+      resolver: NeighbourhoodResolver.load(),
+      concurrency: 1,
+      pollIntervalMs: 60_000,
+      metricsPort: 0,
+      metricsHost: '0.0.0.0',
     });
     try {
       const port = new URL(exposed.opsUrl!).port;
@@ -172,7 +233,9 @@ describe('access to /metrics', () => {
     const web = await startWeb({ ...relais.base, port: 0, metricsToken: token });
     try {
       expect((await fetch(`${web.url}/metrics`)).status).toBe(401);
-      expect((await fetch(`${web.url}/metrics`, { headers: { authorization: `Bearer ${randomHex()}` } })).status).toBe(401);
+      expect((await fetch(`${web.url}/metrics`, { headers: { authorization: `Bearer ${randomHex()}` } })).status).toBe(
+        401,
+      );
       const allowed = await fetch(`${web.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
       expect(allowed.status).toBe(200);
       expect(await allowed.text()).toContain('relais_orders_received_total');
@@ -208,9 +271,18 @@ describe('health', () => {
       const [web, work] = await Promise.all([fetch(`${relais.web.url}/readyz`), fetch(`${worker.opsUrl!}/readyz`)]);
       expect(Date.now() - started).toBeLessThan(3_000);
       expect(web.status).toBe(503);
-      expect(await web.json()).toEqual({ status: 'not_ready', redis: 'no answer within 1000 ms', queues: 'no answer within 1000 ms', database: 'ok' });
+      expect(await web.json()).toEqual({
+        status: 'not_ready',
+        redis: 'no answer within 1000 ms',
+        queues: 'no answer within 1000 ms',
+        database: 'ok',
+      });
       expect(work.status).toBe(503);
-      expect(await work.json()).toMatchObject({ status: 'not_ready', redis: 'no answer within 1000 ms', workers: 'ok' });
+      expect(await work.json()).toMatchObject({
+        status: 'not_ready',
+        redis: 'no answer within 1000 ms',
+        workers: 'ok',
+      });
       expect((await fetch(`${relais.web.url}/healthz`)).status).toBe(200);
       // Stale depths would hide the outage: the queue gauge is left out, the counters stay.
       const text = await scrape(worker.opsUrl!);
@@ -219,6 +291,8 @@ describe('health', () => {
     } finally {
       redis.kill('SIGCONT');
     }
-    await waitFor(async () => (await fetch(`${relais.web.url}/readyz`)).status === 200, { what: 'ready again once Redis answers' });
+    await waitFor(async () => (await fetch(`${relais.web.url}/readyz`)).status === 200, {
+      what: 'ready again once Redis answers',
+    });
   });
 });

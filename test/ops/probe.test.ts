@@ -17,7 +17,14 @@ import { DispatchClient } from '../../src/dispatch/client.js';
 import { defaultWireProfile, loadWireProfile, parseWireProfile, type WireProfile } from '../../src/dispatch/profile.js';
 import { startDispatchEmulator, type DispatchEmulator } from '@relais/emulators/dispatch';
 import {
-  allowedRoute, ProbeFailure, ProbeRefusedOperation, PROBE_ROUTES, renderProbeReport, runProbe, type ProbeOptions, type ProbeReport,
+  allowedRoute,
+  ProbeFailure,
+  ProbeRefusedOperation,
+  PROBE_ROUTES,
+  renderProbeReport,
+  runProbe,
+  type ProbeOptions,
+  type ProbeReport,
 } from '../../src/ops/probe.js';
 import { makeSecrets, registryDocument, secretEnv, SHOPIFY_SHOP_ID } from '../support/relais.js';
 
@@ -53,10 +60,23 @@ async function startWorld(dialect: WireProfile, options: { separateTracking?: bo
     profile: dialect,
     ...(options.separateTracking ? { trackingPort: 0 } : {}),
   });
-  const client = new DispatchClient({ baseUrl: emulator.baseUrl, trackingUrl: emulator.trackingUrl, apiKey, profile: dialect });
+  const client = new DispatchClient({
+    baseUrl: emulator.baseUrl,
+    trackingUrl: emulator.trackingUrl,
+    apiKey,
+    profile: dialect,
+  });
   const ship = async (externalOrderId: string) => {
-    const quote = await client.createQuote({ pickup: { city: 'Plateau', address: '1 rue A' }, dropoff: { city: 'Medina', address: '2 rue B' }, payment_mode: 'cash_on_delivery' });
-    const shipment = await client.createShipment({ quote_id: quote.quoteId, external_order_id: externalOrderId, orderAmountXof: 15_000 });
+    const quote = await client.createQuote({
+      pickup: { city: 'Plateau', address: '1 rue A' },
+      dropoff: { city: 'Medina', address: '2 rue B' },
+      payment_mode: 'cash_on_delivery',
+    });
+    const shipment = await client.createShipment({
+      quote_id: quote.quoteId,
+      external_order_id: externalOrderId,
+      orderAmountXof: 15_000,
+    });
     return { shipmentId: shipment.shipmentId, externalOrderId, trackingCode: shipment.trackingCode ?? '' };
   };
   const created = await ship(`probe-test:${dialect.name}:1`);
@@ -68,11 +88,20 @@ async function startWorld(dialect: WireProfile, options: { separateTracking?: bo
 }
 
 function target(world: World, profile: WireProfile) {
-  return { baseUrl: world.emulator.baseUrl, apiKey: world.apiKey, profile, pickupNeighbourhood: 'Plateau', city: 'Dakar' };
+  return {
+    baseUrl: world.emulator.baseUrl,
+    apiKey: world.apiKey,
+    profile,
+    pickupNeighbourhood: 'Plateau',
+    city: 'Dakar',
+  };
 }
 
 /** A full probe: naming the delivered shipment, the created one's external order and the delivered one's tracking code. */
-async function fullProbe(world: World, source: Pick<ProbeOptions, 'shop' | 'target'>): Promise<{ report: ProbeReport; printed: string; dir: string }> {
+async function fullProbe(
+  world: World,
+  source: Pick<ProbeOptions, 'shop' | 'target'>,
+): Promise<{ report: ProbeReport; printed: string; dir: string }> {
   const dir = outDir();
   const report = await runProbe({
     ...source,
@@ -108,7 +137,17 @@ describe.each([
     expect(report.fields.filter((f) => f.required && f.matched === undefined)).toEqual([]);
     expect(report.states.filter((s) => s.step === undefined)).toEqual([]);
     // The delivered shipment's history shows a whole run: created through delivered.
-    expect(report.states.map((s) => s.step)).toEqual(expect.arrayContaining(['created', 'ready', 'assigned', 'picked_up', 'in_transit', 'out_for_delivery', 'delivered']));
+    expect(report.states.map((s) => s.step)).toEqual(
+      expect.arrayContaining([
+        'created',
+        'ready',
+        'assigned',
+        'picked_up',
+        'in_transit',
+        'out_for_delivery',
+        'delivered',
+      ]),
+    );
     expect(report.errors.map((e) => [e.status, e.readByProfile, e.meaning])).toEqual([
       [404, true, 'quote_not_found'],
       [404, true, 'shipment_not_found'],
@@ -132,8 +171,16 @@ describe.each([
     const probeCalls = world.emulator.calls().slice(callsBefore);
     const operations = probeCalls.map((c) => c.operation);
     expect(operations).toEqual([
-      'createQuote', 'createQuote', 'getQuote', 'getQuote', 'simulatePrice', 'listShipments', 'getShipment',
-      'getShipment', 'getShipmentByExternalOrder', 'trackByCode',
+      'createQuote',
+      'createQuote',
+      'getQuote',
+      'getQuote',
+      'simulatePrice',
+      'listShipments',
+      'getShipment',
+      'getShipment',
+      'getShipmentByExternalOrder',
+      'trackByCode',
     ]);
     for (const forbidden of [...SIDE_EFFECTS, 'listShipmentDisputes']) expect(operations).not.toContain(forbidden);
     expect(world.emulator.shipments()).toHaveLength(shipmentsBefore);
@@ -145,7 +192,10 @@ describe.each([
     expect(readdirSync(dir).sort()).toEqual(['draft-profile.json', 'exchanges.json', 'learned.json']);
     for (const file of readdirSync(dir)) expect(readFileSync(join(dir, file), 'utf8')).not.toContain(world.apiKey);
     expect(printed).not.toContain(world.apiKey);
-    const exchanges = JSON.parse(readFileSync(join(dir, 'exchanges.json'), 'utf8')) as Array<{ host: string; requestHeaders: Record<string, string> }>;
+    const exchanges = JSON.parse(readFileSync(join(dir, 'exchanges.json'), 'utf8')) as Array<{
+      host: string;
+      requestHeaders: Record<string, string>;
+    }>;
     for (const e of exchanges) {
       if (e.host === 'base') expect(e.requestHeaders['X-Api-Key']).toBe('[REDACTED]');
       else expect(e.requestHeaders['X-Api-Key']).toBeUndefined();
@@ -167,14 +217,20 @@ describe('probe with the shop on the default profile while the service speaks ot
     const secrets = makeSecrets();
     secrets.dispatchApiKey = world.apiKey;
     const env = secretEnv(secrets);
-    const document = registryDocument({ dispatchBaseUrl: world.emulator.baseUrl, trackingUrl: world.emulator.trackingUrl });
+    const document = registryDocument({
+      dispatchBaseUrl: world.emulator.baseUrl,
+      trackingUrl: world.emulator.trackingUrl,
+    });
     const registry = buildShopRegistry(document, (ref) => ('env' in ref ? env[ref.env] : undefined));
     ({ report, printed, dir } = await fullProbe(world, { shop: registry.get(SHOPIFY_SHOP_ID)! }));
   });
   afterAll(() => world?.emulator.close());
 
   it('names the state names the default profile does not map, and says the profile does not know everything', () => {
-    const unknown = report.states.filter((s) => s.step === undefined).map((s) => s.state).sort();
+    const unknown = report.states
+      .filter((s) => s.step === undefined)
+      .map((s) => s.state)
+      .sort();
     expect(unknown).toEqual(['arriving', 'awaiting_driver', 'collected', 'draft', 'driver_en_route', 'on_the_way']);
     // DELIVERED is the one name the spec shows: both dialects use it.
     expect(report.states.find((s) => s.state === 'DELIVERED')?.step).toBe('delivered');
@@ -213,10 +269,14 @@ describe('probe with the shop on the default profile while the service speaks ot
 
   it('writes a draft profile that validates and maps every state name, spelling and error code the probe saw', () => {
     const draft = parseWireProfile(JSON.parse(readFileSync(join(dir, 'draft-profile.json'), 'utf8')), 'draft');
-    for (const state of report.states) expect(draft.stepOf(state.state), state.state).toBe(otherDialect.stepOf(state.state));
+    for (const state of report.states)
+      expect(draft.stepOf(state.state), state.state).toBe(otherDialect.stepOf(state.state));
     expect(draft.document.fields.quoteExpiry).toEqual(['expiresAt', 'expires_at', 'valid_until']);
     expect(draft.document.errors.codePaths.at(-1)).toBe('error.type');
-    expect(draft.readErrorBody({ error: { type: 'quote.unknown', detail: 'no' } })).toEqual({ code: 'quote.unknown', message: 'no' });
+    expect(draft.readErrorBody({ error: { type: 'quote.unknown', detail: 'no' } })).toEqual({
+      code: 'quote.unknown',
+      message: 'no',
+    });
     expect(draft.meaningOf(404, 'quote.unknown')).toBe('quote_not_found');
     expect(draft.meaningOf(404, 'shipment.unknown')).toBe('shipment_not_found');
     const learned = JSON.parse(readFileSync(join(dir, 'learned.json'), 'utf8')) as ProbeReport;
@@ -225,10 +285,21 @@ describe('probe with the shop on the default profile while the service speaks ot
   });
 
   it('sends simulatePrice and trackByCode to the separate tracking host, and both answer there', () => {
-    const calls = world.emulator.calls().filter((c) => c.operation === 'simulatePrice' || c.operation === 'trackByCode');
-    expect(calls.map((c) => [c.operation, c.status])).toEqual([['simulatePrice', 200], ['trackByCode', 200]]);
-    const exchanges = JSON.parse(readFileSync(join(dir, 'exchanges.json'), 'utf8')) as Array<{ operation: string; host: string }>;
-    expect(exchanges.filter((e) => e.host === 'tracking').map((e) => e.operation)).toEqual(['simulatePrice', 'trackByCode']);
+    const calls = world.emulator
+      .calls()
+      .filter((c) => c.operation === 'simulatePrice' || c.operation === 'trackByCode');
+    expect(calls.map((c) => [c.operation, c.status])).toEqual([
+      ['simulatePrice', 200],
+      ['trackByCode', 200],
+    ]);
+    const exchanges = JSON.parse(readFileSync(join(dir, 'exchanges.json'), 'utf8')) as Array<{
+      operation: string;
+      host: string;
+    }>;
+    expect(exchanges.filter((e) => e.host === 'tracking').map((e) => e.operation)).toEqual([
+      'simulatePrice',
+      'trackByCode',
+    ]);
   });
 
   it('never writes the API key into the files it saves', () => {
@@ -245,16 +316,31 @@ describe('the side-effect guard', () => {
   });
 
   it('allows exactly the quote, price simulation and read operations, each POST only to the quote and simulation paths', () => {
-    expect(Object.keys(PROBE_ROUTES).sort()).toEqual(['createQuote', 'getQuote', 'getShipment', 'getShipmentByExternalOrder', 'listShipments', 'simulatePrice', 'trackByCode']);
-    const posts = Object.entries(PROBE_ROUTES).filter(([, r]) => r.method === 'POST').map(([op]) => [op, allowedRoute(op).path('x')]);
-    expect(posts).toEqual([['createQuote', '/v1/quotes'], ['simulatePrice', '/v1/tracking/simulate-price']]);
+    expect(Object.keys(PROBE_ROUTES).sort()).toEqual([
+      'createQuote',
+      'getQuote',
+      'getShipment',
+      'getShipmentByExternalOrder',
+      'listShipments',
+      'simulatePrice',
+      'trackByCode',
+    ]);
+    const posts = Object.entries(PROBE_ROUTES)
+      .filter(([, r]) => r.method === 'POST')
+      .map(([op]) => [op, allowedRoute(op).path('x')]);
+    expect(posts).toEqual([
+      ['createQuote', '/v1/quotes'],
+      ['simulatePrice', '/v1/tracking/simulate-price'],
+    ]);
   });
 });
 
 describe('probe that cannot run', () => {
   let emulator: DispatchEmulator;
   beforeAll(async () => {
-    emulator = await startDispatchEmulator({ organisations: [{ id: 'org_probe', name: 'Probe shop', apiKeys: [`pk_live_${randomBytes(8).toString('hex')}`] }] });
+    emulator = await startDispatchEmulator({
+      organisations: [{ id: 'org_probe', name: 'Probe shop', apiKeys: [`pk_live_${randomBytes(8).toString('hex')}`] }],
+    });
   });
   afterAll(() => emulator?.close());
 
@@ -262,11 +348,25 @@ describe('probe that cannot run', () => {
     const before = emulator.calls().length;
     const wrongKey = `pk_live_${randomBytes(8).toString('hex')}`;
     const dir = outDir();
-    const failure = await runProbe({ target: { baseUrl: emulator.baseUrl, apiKey: wrongKey, profile: defaultWireProfile(), pickupNeighbourhood: 'Plateau', city: 'Dakar' }, outDir: dir }).catch((e: unknown) => e);
+    const failure = await runProbe({
+      target: {
+        baseUrl: emulator.baseUrl,
+        apiKey: wrongKey,
+        profile: defaultWireProfile(),
+        pickupNeighbourhood: 'Plateau',
+        city: 'Dakar',
+      },
+      outDir: dir,
+    }).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(ProbeFailure);
     expect((failure as ProbeFailure).reason).toBe('key_refused');
     expect((failure as ProbeFailure).message).toMatch(/refused the key with 401 \(UNAUTHORIZED/);
-    expect(emulator.calls().slice(before).map((c) => c.operation)).toEqual(['createQuote']);
+    expect(
+      emulator
+        .calls()
+        .slice(before)
+        .map((c) => c.operation),
+    ).toEqual(['createQuote']);
     expect(readFileSync(join(dir, 'exchanges.json'), 'utf8')).not.toContain(wrongKey);
   });
 
@@ -275,7 +375,13 @@ describe('probe that cannot run', () => {
     const baseUrl = closed.baseUrl;
     await closed.close();
     const failure = await runProbe({
-      target: { baseUrl, apiKey: `pk_live_${randomBytes(8).toString('hex')}`, profile: defaultWireProfile(), pickupNeighbourhood: 'Plateau', city: 'Dakar' },
+      target: {
+        baseUrl,
+        apiKey: `pk_live_${randomBytes(8).toString('hex')}`,
+        profile: defaultWireProfile(),
+        pickupNeighbourhood: 'Plateau',
+        city: 'Dakar',
+      },
       outDir: outDir(),
       timeoutMs: 2_000,
     }).catch((e: unknown) => e);
@@ -292,7 +398,11 @@ describe('the relais probe command', () => {
 
   const relaisProbe = async (...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> => {
     try {
-      const { stdout, stderr } = await run(join(process.cwd(), 'node_modules/.bin/tsx'), ['src/main/cli.ts', 'probe', ...args], { env, cwd: process.cwd() });
+      const { stdout, stderr } = await run(
+        join(process.cwd(), 'node_modules/.bin/tsx'),
+        ['src/main/cli.ts', 'probe', ...args],
+        { env, cwd: process.cwd() },
+      );
       return { stdout, stderr, code: 0 };
     } catch (error) {
       const e = error as { stdout?: string; stderr?: string; code?: number };
@@ -305,21 +415,35 @@ describe('the relais probe command', () => {
     secrets = makeSecrets();
     secrets.dispatchApiKey = world.apiKey;
     const registry = join(outDir(), 'shops.json');
-    writeFileSync(registry, JSON.stringify(registryDocument({ dispatchBaseUrl: world.emulator.baseUrl, dispatchProfile: OTHER_DIALECT_FILE })));
+    writeFileSync(
+      registry,
+      JSON.stringify(
+        registryDocument({ dispatchBaseUrl: world.emulator.baseUrl, dispatchProfile: OTHER_DIALECT_FILE }),
+      ),
+    );
     env = { PATH: process.env.PATH ?? '', ...secretEnv(secrets), RELAIS_SHOPS_FILE: registry, LOG_LEVEL: 'silent' };
   });
   afterAll(() => world?.emulator.close());
 
   it('exits 0 and prints the report for a shop of the registry, writing the three files into --out', async () => {
     const dir = outDir();
-    const result = await relaisProbe('--shop', SHOPIFY_SHOP_ID, '--shipment', world.delivered.shipmentId, '--tracking-code', world.delivered.trackingCode, '--out', dir);
+    const result = await relaisProbe(
+      '--shop',
+      SHOPIFY_SHOP_ID,
+      '--shipment',
+      world.delivered.shipmentId,
+      '--tracking-code',
+      world.delivered.trackingCode,
+      '--out',
+      dir,
+    );
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('Every field, state and error body seen matched the profile "other-dialect"');
     expect(readdirSync(dir).sort()).toEqual(['draft-profile.json', 'exchanges.json', 'learned.json']);
     expect(result.stdout + result.stderr).not.toContain(world.apiKey);
   });
 
-  it('exits non-zero with a message saying the key was refused when the shop\'s key is not the organisation\'s', async () => {
+  it("exits non-zero with a message saying the key was refused when the shop's key is not the organisation's", async () => {
     const wrong = `pk_live_${randomBytes(8).toString('hex')}`;
     env = { ...env, T_DISPATCH_API_KEY: wrong };
     const result = await relaisProbe('--shop', SHOPIFY_SHOP_ID, '--out', outDir());

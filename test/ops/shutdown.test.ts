@@ -51,7 +51,9 @@ describe('relais worker on SIGTERM', () => {
 
     const exit = exited(worker.child);
     worker.child.kill('SIGTERM');
-    await waitFor(async () => worker.output().includes('SIGTERM received'), { what: 'the worker to begin shutting down' });
+    await waitFor(async () => worker.output().includes('SIGTERM received'), {
+      what: 'the worker to begin shutting down',
+    });
     // While it drains, the worker tells the orchestrator it takes no new work.
     const readiness = await fetch(`${worker.opsUrl!}/readyz`);
     expect(readiness.status).toBe(503);
@@ -79,33 +81,65 @@ describe('relais web on SIGTERM', () => {
       cwd: process.cwd(),
       env: {
         PATH: `${join(process.cwd(), 'node_modules/.bin')}:${process.env.PATH ?? ''}`,
-        ...relais.env, REDIS_URL: relais.redis.url, RELAIS_SHOPS_FILE: registry, RELAIS_REDIS_PREFIX: relais.prefix, PORT: '0', LOG_LEVEL: 'info',
+        ...relais.env,
+        REDIS_URL: relais.redis.url,
+        RELAIS_SHOPS_FILE: registry,
+        RELAIS_REDIS_PREFIX: relais.prefix,
+        PORT: '0',
+        LOG_LEVEL: 'info',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     children.push(child);
     let output = '';
-    child.stdout.on('data', (d: Buffer) => { output += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { output += d.toString(); });
-    const url = await waitFor(async () => /"url":"(http:\/\/127\.0\.0\.1:\d+)".*web process listening/.exec(output)?.[1], { timeoutMs: 20_000, what: 'the web process to listen' });
+    child.stdout.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
+    const url = await waitFor(
+      async () => /"url":"(http:\/\/127\.0\.0\.1:\d+)".*web process listening/.exec(output)?.[1],
+      { timeoutMs: 20_000, what: 'the web process to listen' },
+    );
     const { port } = new URL(url);
 
     // A signed Shopify webhook whose body arrives slowly: half now, half after the signal.
     const body = JSON.stringify(shopifyOrderPayload());
     const eventId = randomUUID();
-    const headers = shopifyWebhookHeaders({ topic: 'orders/create', shopDomain: SHOPIFY_DOMAIN, body, secret: relais.secrets.shopifyClientSecret, eventId });
+    const headers = shopifyWebhookHeaders({
+      topic: 'orders/create',
+      shopDomain: SHOPIFY_DOMAIN,
+      body,
+      secret: relais.secrets.shopifyClientSecret,
+      eventId,
+    });
     const answer = new Promise<{ status: number; connection: string | undefined; body: string }>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/webhooks/shopify', agent: false, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
-        let text = '';
-        res.on('data', (d: Buffer) => { text += d.toString(); });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body: text }));
-      });
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/webhooks/shopify',
+          agent: false,
+          headers: { ...headers, 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (d: Buffer) => {
+            text += d.toString();
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body: text }));
+        },
+      );
       req.on('error', reject);
       req.write(body.slice(0, body.length / 2));
       // Signal once the connection is up and the server has had time to take the request in.
       req.once('socket', (socket) => socket.once('connect', () => setTimeout(() => child.kill('SIGTERM'), 300)));
       // The rest of the body, once the process has begun shutting down.
-      void waitFor(async () => output.includes('SIGTERM received'), { what: 'the web process to begin shutting down' }).then(async () => {
+      void waitFor(async () => output.includes('SIGTERM received'), {
+        what: 'the web process to begin shutting down',
+      }).then(async () => {
         // Not listening any more: a new connection is refused, the one in flight goes on.
         await expect(fetch(`${url}/healthz`)).rejects.toThrow();
         req.end(body.slice(body.length / 2));
@@ -119,7 +153,9 @@ describe('relais web on SIGTERM', () => {
     expect(response.connection).toBe('close');
     expect(await exit).toBe(0);
     // Acknowledged means stored: the event is in the queue for the worker.
-    const job = await relais.web.runtime.queues.shopEvents.getJob(stableJobId('evt', SHOPIFY_SHOP_ID, `orders/create|${eventId}`));
+    const job = await relais.web.runtime.queues.shopEvents.getJob(
+      stableJobId('evt', SHOPIFY_SHOP_ID, `orders/create|${eventId}`),
+    );
     expect(job?.data.topic).toBe('orders/create');
   });
 });

@@ -6,7 +6,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shopifyOrderPayload, wooOrderPayload, wooPingBody, wooWebhookHeaders } from '../support/factories.js';
 import { startTestRelais, waitFor, WOO_SHOP_ID, type TestRelais } from '../support/relais.js';
-import { postShopify, queuedShopEvents, postWoo, shipmentsFor, shopifyExternalId, waitForIdle, waitForState, wooExternalId } from './helpers.js';
+import {
+  postShopify,
+  queuedShopEvents,
+  postWoo,
+  shipmentsFor,
+  shopifyExternalId,
+  waitForIdle,
+  waitForState,
+  wooExternalId,
+} from './helpers.js';
 
 let relais: TestRelais;
 beforeAll(async () => {
@@ -17,8 +26,15 @@ afterAll(async () => {
 });
 
 async function postWooRaw(body: string): Promise<{ status: number }> {
-  const headers = { 'content-type': 'application/json', ...wooWebhookHeaders({ topic: 'order.created', body, secret: relais.secrets.wooWebhookSecret }) };
-  const response = await fetch(`${relais.web.url}/webhooks/woocommerce/${WOO_SHOP_ID}`, { method: 'POST', headers, body });
+  const headers = {
+    'content-type': 'application/json',
+    ...wooWebhookHeaders({ topic: 'order.created', body, secret: relais.secrets.wooWebhookSecret }),
+  };
+  const response = await fetch(`${relais.web.url}/webhooks/woocommerce/${WOO_SHOP_ID}`, {
+    method: 'POST',
+    headers,
+    body,
+  });
   return { status: response.status };
 }
 
@@ -33,12 +49,16 @@ describe('the webhook endpoints answer bad requests clearly and enqueue nothing 
   });
 
   it('a Shopify webhook without its HMAC header gets 400', async () => {
-    const answer = await postShopify(relais, 'orders/create', shopifyOrderPayload(), { headers: { 'x-shopify-hmac-sha256': undefined } });
+    const answer = await postShopify(relais, 'orders/create', shopifyOrderPayload(), {
+      headers: { 'x-shopify-hmac-sha256': undefined },
+    });
     expect(answer.status).toBe(400);
   });
 
   it('a Shopify webhook from an unknown shop gets 404', async () => {
-    const answer = await postShopify(relais, 'orders/create', shopifyOrderPayload(), { headers: { 'x-shopify-shop-domain': 'someone-else.myshopify.com' } });
+    const answer = await postShopify(relais, 'orders/create', shopifyOrderPayload(), {
+      headers: { 'x-shopify-shop-domain': 'someone-else.myshopify.com' },
+    });
     expect(answer.status).toBe(404);
   });
 
@@ -66,7 +86,9 @@ describe('the webhook endpoints answer bad requests clearly and enqueue nothing 
   });
 
   it('accepts an order nested up to the depth bound, with brackets inside strings not counted', async () => {
-    const payload = shopifyOrderPayload({ note: '[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[' });
+    const payload = shopifyOrderPayload({
+      note: '[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[',
+    });
     expect((await postShopify(relais, 'orders/create', payload)).status).toBe(200);
   });
 
@@ -107,7 +129,9 @@ describe('orders Relais cannot ship safely are held with a reason, never shipped
   });
 
   it('an address with only a city name is held with a reason that names the address and suggests an alias', async () => {
-    const payload = shopifyOrderPayload({ shipping_address: { address1: 'Rue 10', address2: '', city: 'Dakar', latitude: null, longitude: null } });
+    const payload = shopifyOrderPayload({
+      shipping_address: { address1: 'Rue 10', address2: '', city: 'Dakar', latitude: null, longitude: null },
+    });
     await postShopify(relais, 'orders/create', payload);
     const extId = shopifyExternalId(payload.id);
     const record = await waitForState(relais, extId, ['held']);
@@ -119,7 +143,15 @@ describe('orders Relais cannot ship safely are held with a reason, never shipped
   });
 
   it('a held order is replayed after an alias is added and ends with exactly one shipment', async () => {
-    const payload = shopifyOrderPayload({ shipping_address: { address1: 'Pyrotechnie, villa 3', address2: '', city: 'Dakar', latitude: null, longitude: null } });
+    const payload = shopifyOrderPayload({
+      shipping_address: {
+        address1: 'Pyrotechnie, villa 3',
+        address2: '',
+        city: 'Dakar',
+        latitude: null,
+        longitude: null,
+      },
+    });
     await postShopify(relais, 'orders/create', payload);
     const extId = shopifyExternalId(payload.id);
     await waitForState(relais, extId, ['held']);
@@ -137,7 +169,11 @@ describe('orders Relais cannot ship safely are held with a reason, never shipped
   });
 
   it('a cash-on-delivery order with nothing left to collect is held, never shipped with 0', async () => {
-    const payload = shopifyOrderPayload({ total_outstanding: '0.00', current_total_price: '0.00', total_price: '0.00' });
+    const payload = shopifyOrderPayload({
+      total_outstanding: '0.00',
+      current_total_price: '0.00',
+      total_price: '0.00',
+    });
     await postShopify(relais, 'orders/create', payload);
     const record = await waitForState(relais, shopifyExternalId(payload.id), ['held']);
     expect(record.hold?.code).toMatch(/nothing_to_collect/);
@@ -154,7 +190,11 @@ describe('orders Relais cannot ship safely are held with a reason, never shipped
   });
 
   it('a WooCommerce bank transfer waiting in on-hold is not shipped', async () => {
-    const payload = wooOrderPayload({ status: 'on-hold', payment_method: 'bacs', payment_method_title: 'Direct bank transfer' });
+    const payload = wooOrderPayload({
+      status: 'on-hold',
+      payment_method: 'bacs',
+      payment_method_title: 'Direct bank transfer',
+    });
     await postWoo(relais, 'order.created', payload);
     await waitForState(relais, wooExternalId(payload.id), ['waiting']);
     await waitForIdle(relais);
@@ -190,17 +230,29 @@ describe("Shopify's compliance webhooks are acted on", () => {
     const before = await relais.worker.runtime.ledger.get(extId);
     expect(before?.order?.dropoff.address1).toBe('Villa 12, Sacré Coeur 3');
 
-    const redact = { shop_id: 1, shop_domain: 'dakar-mode.myshopify.com', customer: { id: 1, email: 'x@example.com', phone: '+221770000000' }, orders_to_redact: [payload.id] };
+    const redact = {
+      shop_id: 1,
+      shop_domain: 'dakar-mode.myshopify.com',
+      customer: { id: 1, email: 'x@example.com', phone: '+221770000000' },
+      orders_to_redact: [payload.id],
+    };
     expect((await postShopify(relais, 'customers/redact', redact)).status).toBe(200);
-    const after = await waitFor(async () => {
-      const r = await relais.worker.runtime.ledger.get(extId);
-      return r && r.order === undefined && (await relais.worker.runtime.ledger.payload(extId)) === undefined ? r : undefined;
-    }, { what: 'the order to be redacted' });
+    const after = await waitFor(
+      async () => {
+        const r = await relais.worker.runtime.ledger.get(extId);
+        return r && r.order === undefined && (await relais.worker.runtime.ledger.payload(extId)) === undefined
+          ? r
+          : undefined;
+      },
+      { what: 'the order to be redacted' },
+    );
     expect(after.shipment?.shipmentId).toBe(before?.shipment?.shipmentId);
     // The job data of the original webhook no longer carries the customer's address either.
     await waitForIdle(relais);
     const jobs = await relais.web.runtime.queues.shopEvents.getJobs(['completed']);
-    const original = jobs.find((j) => j && (j.data.payload as { id?: unknown }).id === payload.id && j.data.topic === 'orders/create');
+    const original = jobs.find(
+      (j) => j && (j.data.payload as { id?: unknown }).id === payload.id && j.data.topic === 'orders/create',
+    );
     expect(original?.data.payload).toEqual({ id: payload.id, redacted: true });
   });
 });

@@ -5,7 +5,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shopifyOrderPayload, wooOrderPayload } from '../support/factories.js';
 import { startTestRelais, type TestRelais } from '../support/relais.js';
-import { postShopify, postWoo, shipmentsFor, shopifyExternalId, waitForIdle, waitForState, wooExternalId } from './helpers.js';
+import {
+  postShopify,
+  postWoo,
+  shipmentsFor,
+  shopifyExternalId,
+  waitForIdle,
+  waitForState,
+  wooExternalId,
+} from './helpers.js';
 
 let relais: TestRelais;
 beforeAll(async () => {
@@ -46,7 +54,10 @@ describe('a cash-on-delivery order becomes exactly one shipment marked ready', (
   });
 
   it('WooCommerce: a COD order in processing is shipped with its goods to collect (its total less the shipping the shop charged)', async () => {
-    const payload = wooOrderPayload({ total: '18000', shipping: { address_1: 'Cocody Angré, 7e tranche', city: 'Abidjan' } });
+    const payload = wooOrderPayload({
+      total: '18000',
+      shipping: { address_1: 'Cocody Angré, 7e tranche', city: 'Abidjan' },
+    });
     const answer = await postWoo(relais, 'order.created', payload);
     expect(answer.status).toBe(200);
     const extId = wooExternalId(payload.id);
@@ -70,7 +81,12 @@ describe('a cash-on-delivery order becomes exactly one shipment marked ready', (
     await waitForIdle(relais);
     expect(shipmentsFor(relais, extId)).toHaveLength(0);
 
-    const paid = { ...payload, financial_status: 'paid', total_outstanding: '0.00', updated_at: new Date().toISOString() };
+    const paid = {
+      ...payload,
+      financial_status: 'paid',
+      total_outstanding: '0.00',
+      updated_at: new Date().toISOString(),
+    };
     await postShopify(relais, 'orders/paid', paid);
     await waitForState(relais, extId, ['ready']);
     const shipments = shipmentsFor(relais, extId);
@@ -85,7 +101,9 @@ describe('duplicates never make a second shipment', () => {
   it('the same webhook delivered five times at once, then again after completion, gives one shipment', async () => {
     const payload = shopifyOrderPayload();
     const eventId = `evt-${payload.id}`;
-    const answers = await Promise.all(Array.from({ length: 5 }, () => postShopify(relais, 'orders/create', payload, { eventId })));
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => postShopify(relais, 'orders/create', payload, { eventId })),
+    );
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
     const extId = shopifyExternalId(payload.id);
     await waitForState(relais, extId, ['ready']);
@@ -103,7 +121,9 @@ describe('duplicates never make a second shipment', () => {
 
 describe('the ledger keeps the raw shop payload only while a replay may need it', () => {
   it('a held order keeps it; once shipped it is dropped, and a later orders/updated does not bring it back', async () => {
-    const held = shopifyOrderPayload({ shipping_address: { address1: 'Rue 10', address2: '', city: 'Dakar', latitude: null, longitude: null } });
+    const held = shopifyOrderPayload({
+      shipping_address: { address1: 'Rue 10', address2: '', city: 'Dakar', latitude: null, longitude: null },
+    });
     await postShopify(relais, 'orders/create', held);
     const heldId = shopifyExternalId(held.id);
     await waitForState(relais, heldId, ['held']);
@@ -119,6 +139,8 @@ describe('the ledger keeps the raw shop payload only while a replay may need it'
     await postShopify(relais, 'orders/updated', { ...shipped, note: 'Appeler avant de livrer' });
     await waitForIdle(relais);
     expect(await relais.worker.runtime.ledger.payload(shippedId)).toBeUndefined();
-    expect((await relais.worker.runtime.ledger.timeline(shippedId)).map((e) => e.operation)).toContain('webhook orders/updated');
+    expect((await relais.worker.runtime.ledger.timeline(shippedId)).map((e) => e.operation)).toContain(
+      'webhook orders/updated',
+    );
   });
 });

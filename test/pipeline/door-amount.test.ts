@@ -12,8 +12,13 @@ import { postShopify, shipmentsFor, shopifyExternalId, waitForState } from './he
 /** A COD order of 27 500 F in the shop, 2 500 F of it the shipping the shop charged. */
 const codWithShipping = () =>
   shopifyOrderPayload({
-    total_price: '27500.00', current_total_price: '27500.00', total_outstanding: '27500.00',
-    total_shipping_price_set: { shop_money: { amount: '2500.00', currency_code: 'XOF' }, presentment_money: { amount: '2500.00', currency_code: 'XOF' } },
+    total_price: '27500.00',
+    current_total_price: '27500.00',
+    total_outstanding: '27500.00',
+    total_shipping_price_set: {
+      shop_money: { amount: '2500.00', currency_code: 'XOF' },
+      presentment_money: { amount: '2500.00', currency_code: 'XOF' },
+    },
     shipping_address: { address1: 'Villa 12, Sacré Coeur 3', city: 'Dakar', latitude: null, longitude: null },
   });
 
@@ -26,7 +31,7 @@ describe('the customer pays the delivery at the door (the default)', () => {
     await relais?.stop();
   });
 
-  it('sends the goods (balance less the shop\'s shipping) as orderAmountXof, and keeps the breakdown at the door', async () => {
+  it("sends the goods (balance less the shop's shipping) as orderAmountXof, and keeps the breakdown at the door", async () => {
     const payload = codWithShipping();
     await postShopify(relais, 'orders/create', payload);
     const extId = shopifyExternalId(payload.id);
@@ -37,19 +42,34 @@ describe('the customer pays the delivery at the door (the default)', () => {
     const fee = quote.breakdown?.codFee ?? 0;
     expect(fee).toBeGreaterThan(0);
     expect(record.door).toEqual({
-      paidBy: 'customer', goods: 25_000, delivery: quote.total - fee, collectionFee: fee, atDoor: 25_000 + quote.total,
+      paidBy: 'customer',
+      goods: 25_000,
+      delivery: quote.total - fee,
+      collectionFee: fee,
+      atDoor: 25_000 + quote.total,
       quoted: { delivery: quote.total - fee, collectionFee: fee },
     });
   });
 
-  it('flags on the order\'s timeline an amount edited in the shop after the shipment was made ready, and never changes the shipment', async () => {
+  it("flags on the order's timeline an amount edited in the shop after the shipment was made ready, and never changes the shipment", async () => {
     const payload = codWithShipping();
     await postShopify(relais, 'orders/create', payload);
     const extId = shopifyExternalId(payload.id);
     expect((await waitForState(relais, extId, ['ready', 'held'])).state).toBe('ready');
-    const edited = { ...payload, total_outstanding: '30500.00', current_total_price: '30500.00', updated_at: new Date(Date.now() + 60_000).toISOString() };
+    const edited = {
+      ...payload,
+      total_outstanding: '30500.00',
+      current_total_price: '30500.00',
+      updated_at: new Date(Date.now() + 60_000).toISOString(),
+    };
     await postShopify(relais, 'orders/updated', edited);
-    const flagged = await waitFor(async () => (await relais.worker.runtime.ledger.timeline(extId)).find((e) => e.operation === 'amount changed after shipping'), { what: 'the flag' });
+    const flagged = await waitFor(
+      async () =>
+        (await relais.worker.runtime.ledger.timeline(extId)).find(
+          (e) => e.operation === 'amount changed after shipping',
+        ),
+      { what: 'the flag' },
+    );
     expect(flagged.detail).toContain('the order now owes 28000 XOF for the goods, but shipment');
     expect(flagged.detail).toContain('carries 25000 XOF and cannot be changed');
     expect(shipmentsFor(relais, extId).map((s) => s.orderAmountXof)).toEqual([25_000]);
@@ -81,13 +101,19 @@ describe('the merchant pays the delivery', () => {
     await relais?.stop();
   });
 
-  it('sends the shop\'s whole balance, and the customer hands over the goods alone', async () => {
+  it("sends the shop's whole balance, and the customer hands over the goods alone", async () => {
     const payload = codWithShipping();
     await postShopify(relais, 'orders/create', payload);
     const extId = shopifyExternalId(payload.id);
     const record = await waitForState(relais, extId, ['ready', 'held']);
     expect(record.hold).toBeUndefined();
     expect(shipmentsFor(relais, extId).map((s) => s.orderAmountXof)).toEqual([27_500]);
-    expect(record.door).toMatchObject({ paidBy: 'merchant', goods: 27_500, delivery: 0, collectionFee: 0, atDoor: 27_500 });
+    expect(record.door).toMatchObject({
+      paidBy: 'merchant',
+      goods: 27_500,
+      delivery: 0,
+      collectionFee: 0,
+      atDoor: 27_500,
+    });
   });
 });

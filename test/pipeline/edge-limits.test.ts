@@ -16,7 +16,10 @@ import { postShopify } from './helpers.js';
 const TIMEOUTS = { requestMs: 1_000, headersMs: 800, keepAliveMs: 500 };
 
 /** Opens a raw socket to the web process and resolves, once it closes, with how long it stayed open and what it received. */
-async function openSocket(url: string, send: string): Promise<{ socket: Socket; closed: Promise<{ afterMs: number; received: string }> }> {
+async function openSocket(
+  url: string,
+  send: string,
+): Promise<{ socket: Socket; closed: Promise<{ afterMs: number; received: string }> }> {
   const { hostname, port } = new URL(url);
   const socket = connect(Number(port), hostname);
   await new Promise<void>((resolve, reject) => {
@@ -25,7 +28,9 @@ async function openSocket(url: string, send: string): Promise<{ socket: Socket; 
   });
   const opened = Date.now();
   let received = '';
-  socket.on('data', (d: Buffer) => { received += d.toString('utf8'); });
+  socket.on('data', (d: Buffer) => {
+    received += d.toString('utf8');
+  });
   socket.on('error', () => undefined);
   const closed = new Promise<{ afterMs: number; received: string }>((resolve) => {
     socket.once('close', () => resolve({ afterMs: Date.now() - opened, received }));
@@ -38,7 +43,12 @@ async function openSocket(url: string, send: string): Promise<{ socket: Socket; 
 async function within<T>(ms: number, promise: Promise<T>, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([promise, new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: still open after ${ms} ms`)), ms); })]);
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what}: still open after ${ms} ms`)), ms);
+      }),
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -60,7 +70,10 @@ afterAll(async () => {
 
 describe('slow clients are cut off at the timeouts', () => {
   it('closes a connection whose body stops arriving within the request timeout (1 s), answering 408', async () => {
-    const { closed } = await openSocket(slowWeb.url, 'POST /webhooks/shopify HTTP/1.1\r\nHost: relais\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"id":');
+    const { closed } = await openSocket(
+      slowWeb.url,
+      'POST /webhooks/shopify HTTP/1.1\r\nHost: relais\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"id":',
+    );
     const { afterMs, received } = await within(5_000, closed, 'slow body');
     expect(afterMs).toBeLessThan(TIMEOUTS.requestMs + 1_500);
     expect(received).toMatch(/^HTTP\/1\.1 408/);
@@ -73,7 +86,10 @@ describe('slow clients are cut off at the timeouts', () => {
   });
 
   it('closes an idle keep-alive connection after the keep-alive timeout', async () => {
-    const { closed } = await openSocket(slowWeb.url, 'GET /healthz HTTP/1.1\r\nHost: relais\r\nConnection: keep-alive\r\n\r\n');
+    const { closed } = await openSocket(
+      slowWeb.url,
+      'GET /healthz HTTP/1.1\r\nHost: relais\r\nConnection: keep-alive\r\n\r\n',
+    );
     const { afterMs, received } = await within(5_000, closed, 'idle keep-alive');
     expect(received).toMatch(/^HTTP\/1\.1 200/);
     expect(afterMs).toBeLessThan(TIMEOUTS.keepAliveMs + 1_500);
@@ -85,9 +101,15 @@ describe('a hung Redis (connected, never answering) gets webhooks answered 503 w
     proxy.set({ kind: 'blackhole' });
     try {
       const started = Date.now();
-      const response = await within(10_000, fetch(`${slowWeb.url}/webhooks/dispatch/${SHOPIFY_SHOP_ID}/${relais.secrets.dispatchWebhookToken}`, {
-        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ shipment_id: 'shp_hung_redis_1', status: 'PICKED_UP' }),
-      }), 'dispatch webhook');
+      const response = await within(
+        10_000,
+        fetch(`${slowWeb.url}/webhooks/dispatch/${SHOPIFY_SHOP_ID}/${relais.secrets.dispatchWebhookToken}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ shipment_id: 'shp_hung_redis_1', status: 'PICKED_UP' }),
+        }),
+        'dispatch webhook',
+      );
       expect(Date.now() - started).toBeLessThan(2_000);
       expect(response.status).toBe(503);
       expect(response.headers.get('retry-after')).toMatch(/^\d+$/);
@@ -100,7 +122,11 @@ describe('a hung Redis (connected, never answering) gets webhooks answered 503 w
     proxy.set({ kind: 'blackhole' });
     try {
       const started = Date.now();
-      const answer = await within(10_000, postShopify({ ...relais, web: slowWeb }, 'orders/create', shopifyOrderPayload()), 'shopify webhook');
+      const answer = await within(
+        10_000,
+        postShopify({ ...relais, web: slowWeb }, 'orders/create', shopifyOrderPayload()),
+        'shopify webhook',
+      );
       expect(Date.now() - started).toBeLessThan(2_000);
       expect(answer.status).toBe(503);
     } finally {

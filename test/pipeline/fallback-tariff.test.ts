@@ -20,7 +20,10 @@ afterAll(async () => {
 
 const order = (address1: string) =>
   shopifyOrderPayload({
-    total_price: '12000.00', current_total_price: '12000.00', total_outstanding: '12000.00', total_weight: 1500,
+    total_price: '12000.00',
+    current_total_price: '12000.00',
+    total_outstanding: '12000.00',
+    total_weight: 1500,
     shipping_address: { address1, city: 'Dakar', latitude: null, longitude: null },
   });
 const quoteCalls = () => relais.emulator.calls().filter((c) => c.operation === 'createQuote').length;
@@ -34,7 +37,9 @@ describe('the fallback-tariff guard', () => {
     expect(record.state).toBe('held');
     expect(record.hold).toMatchObject({
       code: 'neighbourhood_not_priced',
-      message: expect.stringMatching(/does not price 'Mermoz': quoted at the fallback tariff of \d+ XOF \(its price for the city name 'Dakar'\).*alias/),
+      message: expect.stringMatching(
+        /does not price 'Mermoz': quoted at the fallback tariff of \d+ XOF \(its price for the city name 'Dakar'\).*alias/,
+      ),
     });
     expect(shipmentsFor(relais, extId)).toEqual([]);
     const shop = relais.shops.get(SHOPIFY_SHOP_ID)!;
@@ -66,12 +71,16 @@ describe('which of two nested names is sent', () => {
   it('sends the area while the service is not known to price the sub-area, and the sub-area once an order showed it priced', async () => {
     const areaFirst = order('Ouakam, cité Avion, villa 3');
     await postShopify(relais, 'orders/create', areaFirst);
-    expect((await waitForState(relais, shopifyExternalId(areaFirst.id), ['held', 'ready'])).neighbourhood?.name).toBe('Ouakam');
+    expect((await waitForState(relais, shopifyExternalId(areaFirst.id), ['held', 'ready'])).neighbourhood?.name).toBe(
+      'Ouakam',
+    );
 
     // An address naming the sub-area alone: sent as it is, priced by the service, remembered.
     const subAreaOnly = order('Cité Avion, villa 8');
     await postShopify(relais, 'orders/create', subAreaOnly);
-    expect((await waitForState(relais, shopifyExternalId(subAreaOnly.id), ['held', 'ready'])).neighbourhood?.name).toBe('Cite Avion');
+    expect((await waitForState(relais, shopifyExternalId(subAreaOnly.id), ['held', 'ready'])).neighbourhood?.name).toBe(
+      'Cite Avion',
+    );
 
     const afterwards = order('Ouakam, cité Avion, villa 5');
     await postShopify(relais, 'orders/create', afterwards);

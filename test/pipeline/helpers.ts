@@ -14,10 +14,17 @@ export async function postShopify(
   const body = options.rawBody ?? JSON.stringify(payload);
   const headers: Record<string, string> = {
     'content-type': 'application/json',
-    ...shopifyWebhookHeaders({ topic, shopDomain: SHOPIFY_DOMAIN, body, secret: options.secret ?? relais.secrets.shopifyClientSecret, eventId: options.eventId }),
+    ...shopifyWebhookHeaders({
+      topic,
+      shopDomain: SHOPIFY_DOMAIN,
+      body,
+      secret: options.secret ?? relais.secrets.shopifyClientSecret,
+      eventId: options.eventId,
+    }),
   };
   for (const [name, value] of Object.entries(options.headers ?? {})) {
-    for (const existing of Object.keys(headers)) if (existing.toLowerCase() === name.toLowerCase()) delete headers[existing];
+    for (const existing of Object.keys(headers))
+      if (existing.toLowerCase() === name.toLowerCase()) delete headers[existing];
     if (value !== undefined) headers[name] = value;
   }
   const response = await fetch(`${relais.web.url}/webhooks/shopify`, { method: 'POST', headers, body });
@@ -35,7 +42,11 @@ export async function postWoo(
     'content-type': 'application/json',
     ...wooWebhookHeaders({ topic, body, secret: options.secret ?? relais.secrets.wooWebhookSecret }),
   };
-  const response = await fetch(`${relais.web.url}/webhooks/woocommerce/${options.shopId ?? WOO_SHOP_ID}`, { method: 'POST', headers, body });
+  const response = await fetch(`${relais.web.url}/webhooks/woocommerce/${options.shopId ?? WOO_SHOP_ID}`, {
+    method: 'POST',
+    headers,
+    body,
+  });
   return { status: response.status, body: await response.json().catch(() => undefined) };
 }
 
@@ -46,7 +57,12 @@ export function wooExternalId(orderId: number | string): string {
   return `${WOO_SHOP_ID}:${String(orderId)}`;
 }
 
-export async function waitForState(relais: TestRelais, externalOrderId: string, states: string[], timeoutMs = 10_000): Promise<OrderRecord> {
+export async function waitForState(
+  relais: TestRelais,
+  externalOrderId: string,
+  states: string[],
+  timeoutMs = 10_000,
+): Promise<OrderRecord> {
   return waitFor(
     async () => {
       const record = await relais.worker.runtime.ledger.get(externalOrderId);
@@ -61,7 +77,9 @@ export async function waitForIdle(relais: TestRelais, timeoutMs = 10_000): Promi
   await waitFor(
     async () => {
       const { shopEvents, dispatch, deliveries } = relais.web.runtime.queues;
-      const counts = await Promise.all([shopEvents, dispatch, deliveries].map((q) => q.getJobCounts('waiting', 'active', 'delayed', 'prioritized')));
+      const counts = await Promise.all(
+        [shopEvents, dispatch, deliveries].map((q) => q.getJobCounts('waiting', 'active', 'delayed', 'prioritized')),
+      );
       return counts.every((c) => Object.values(c).every((n) => n === 0));
     },
     { timeoutMs, what: 'the queues to drain' },

@@ -17,9 +17,16 @@ import { postShopify, shipmentsFor, shopifyExternalId, waitForState } from './he
 
 let relais: TestRelais;
 beforeAll(async () => {
-  const defaults = JSON.parse(await readFile(join(builtInProfileDir(), 'default.json'), 'utf8')) as { name: string; states: Record<string, string[]> };
+  const defaults = JSON.parse(await readFile(join(builtInProfileDir(), 'default.json'), 'utf8')) as {
+    name: string;
+    states: Record<string, string[]>;
+  };
   // The service's CREATED is not in this profile: to Relais it is an unknown state.
-  const profile = { ...defaults, name: 'created-named-otherwise', states: { ...defaults.states, created: ['AWAITING_READY_SIGNAL'] } };
+  const profile = {
+    ...defaults,
+    name: 'created-named-otherwise',
+    states: { ...defaults.states, created: ['AWAITING_READY_SIGNAL'] },
+  };
   const file = join(await mkdtemp(join(tmpdir(), 'relais-profile-')), 'profile.json');
   await writeFile(file, JSON.stringify(profile));
   relais = await startTestRelais({ dispatchProfile: file });
@@ -30,7 +37,9 @@ afterAll(async () => {
 
 const codOrder = () =>
   shopifyOrderPayload({
-    total_price: '17000.00', current_total_price: '17000.00', total_outstanding: '17000.00',
+    total_price: '17000.00',
+    current_total_price: '17000.00',
+    total_outstanding: '17000.00',
     shipping_address: { address1: 'Villa 12, Sacré Coeur 3', city: 'Dakar' },
   });
 
@@ -40,7 +49,7 @@ async function metricValue(name: string, labels: string): Promise<number> {
   return line ? Number(line.split(' ').at(-1)) : 0;
 }
 
-describe('a shipment whose state the shop\'s wire profile does not map', () => {
+describe("a shipment whose state the shop's wire profile does not map", () => {
   it('is marked ready all the same, "ready" is recorded from the 2xx markReady answer, and the unknown name is counted', async () => {
     const payload = codOrder();
     expect((await postShopify(relais, 'orders/create', payload)).status).toBe(200);
@@ -66,16 +75,22 @@ describe('a shipment whose state the shop\'s wire profile does not map', () => {
     expect(held.state).toBe('held');
     const [shipment] = shipmentsFor(relais, extId);
     expect(shipment?.status).toBe('CREATED');
-    expect(held.hold).toMatchObject({ code: 'shipment_not_ready', message: expect.stringContaining(shipment!.shipment_id) });
+    expect(held.hold).toMatchObject({
+      code: 'shipment_not_ready',
+      message: expect.stringContaining(shipment!.shipment_id),
+    });
     expect(held.shipment?.markedReadyAt).toBeUndefined();
     const unready = await relais.worker.runtime.ledger.listUnready(new Date(Date.now() + 1_000));
     expect(unready.map((u) => u.externalOrderId)).toContain(extId);
 
     expect((await replayOrder(relais.web.runtime, extId)).ok).toBe(true);
-    const ready = await waitFor(async () => {
-      const r = await relais.worker.runtime.ledger.get(extId);
-      return r?.state === 'ready' ? r : undefined;
-    }, { what: 'the replayed order to be ready' });
+    const ready = await waitFor(
+      async () => {
+        const r = await relais.worker.runtime.ledger.get(extId);
+        return r?.state === 'ready' ? r : undefined;
+      },
+      { what: 'the replayed order to be ready' },
+    );
     expect(ready.shipment?.shipmentId).toBe(shipment!.shipment_id);
     expect(shipmentsFor(relais, extId)).toHaveLength(1);
     expect(shipmentsFor(relais, extId)[0]?.status).toBe('READY');

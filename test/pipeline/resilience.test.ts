@@ -37,26 +37,53 @@ describe('with the worker in process', () => {
     const extId = shopifyExternalId(payload.id);
     // The shipment exists already (an earlier attempt created it and lost the answer); Relais has no record of it.
     const client = relais.worker.runtime.dispatchClientFor(relais.shops.get(SHOPIFY_SHOP_ID)!);
-    const quote = await client.createQuote({ pickup: { city: 'Almadies', address: 'Route des Almadies' }, dropoff: { city: 'Sacré Coeur 3', address: 'Villa 12' } });
-    const existing = await client.createShipment({ quote_id: quote.quoteId, external_order_id: extId, orderAmountXof: 15000 });
-    relais.emulator.faults.add({ operation: 'getShipmentByExternalOrder', times: 1, fault: { kind: 'status', status: 404 } });
+    const quote = await client.createQuote({
+      pickup: { city: 'Almadies', address: 'Route des Almadies' },
+      dropoff: { city: 'Sacré Coeur 3', address: 'Villa 12' },
+    });
+    const existing = await client.createShipment({
+      quote_id: quote.quoteId,
+      external_order_id: extId,
+      orderAmountXof: 15000,
+    });
+    relais.emulator.faults.add({
+      operation: 'getShipmentByExternalOrder',
+      times: 1,
+      fault: { kind: 'status', status: 404 },
+    });
 
     await postShopify(relais, 'orders/create', payload);
     await waitForState(relais, extId, ['ready', 'held'], 20_000);
     await waitForIdle(relais);
     expect(shipmentsFor(relais, extId).map((s) => [s.shipment_id, s.status])).toEqual([[existing.shipmentId, 'READY']]);
-    const lookups = (await relais.worker.runtime.ledger.timeline(extId)).filter((e) => e.operation === 'getShipmentByExternalOrder').map((e) => e.outcome);
+    const lookups = (await relais.worker.runtime.ledger.timeline(extId))
+      .filter((e) => e.operation === 'getShipmentByExternalOrder')
+      .map((e) => e.outcome);
     expect(lookups).toEqual(['INVALID_STATE', 'ok']);
   });
 
   it('a delivery sync by external order id whose lookup gets a 404 that does not say "no such shipment" fails to be retried, instead of dropping the update', async () => {
-    relais.emulator.faults.add({ operation: 'getShipmentByExternalOrder', times: 1, fault: { kind: 'status', status: 404 } });
+    relais.emulator.faults.add({
+      operation: 'getShipmentByExternalOrder',
+      times: 1,
+      fault: { kind: 'status', status: 404 },
+    });
     const deps: DeliveryDeps = {
-      ledger: relais.worker.runtime.ledger, shops: relais.shops, deliveryFor: relais.worker.runtime.deliveryFor, writerFor: () => undefined,
-      redis: relais.redis.client(), prefix: relais.prefix, now: () => new Date(), logger: relais.logger,
+      ledger: relais.worker.runtime.ledger,
+      shops: relais.shops,
+      deliveryFor: relais.worker.runtime.deliveryFor,
+      writerFor: () => undefined,
+      redis: relais.redis.client(),
+      prefix: relais.prefix,
+      now: () => new Date(),
+      logger: relais.logger,
     };
     const job = { shopId: SHOPIFY_SHOP_ID, externalOrderId: shopifyExternalId(987_654), trigger: 'test' };
-    await expect(syncDelivery(job, deps)).rejects.toMatchObject({ name: 'DispatchError', status: 404, retryable: true });
+    await expect(syncDelivery(job, deps)).rejects.toMatchObject({
+      name: 'DispatchError',
+      status: 404,
+      retryable: true,
+    });
   });
 
   it('a job whose order lock is taken over while it waits for a quote makes no side-effecting call after losing it, and the order still ships once', async () => {
@@ -68,12 +95,25 @@ describe('with the worker in process', () => {
     const earlierCalls = relais.emulator.calls().length;
     await postShopify(relais, 'orders/create', payload);
     // The job is waiting for its quote: another holder takes the order's lock (the key, with its own token).
-    await waitFor(async () => relais.emulator.calls().slice(earlierCalls).some((c) => c.operation === 'createQuote' && c.fault === 'latency') || undefined, { timeoutMs: 10_000, what: 'the slow createQuote' });
+    await waitFor(
+      async () =>
+        relais.emulator
+          .calls()
+          .slice(earlierCalls)
+          .some((c) => c.operation === 'createQuote' && c.fault === 'latency') || undefined,
+      { timeoutMs: 10_000, what: 'the slow createQuote' },
+    );
     expect(await redis.exists(lockKey)).toBe(1);
     await redis.set(lockKey, 'another-worker', 'PX', 60_000);
 
-    await waitFor(async () => (await relais.worker.runtime.ledger.timeline(extId)).find((e) => e.outcome === 'lock_lost'), { timeoutMs: 15_000, what: 'the job to stop on the lost lock' });
-    const sideEffects = relais.emulator.calls().slice(earlierCalls).filter((c) => ['createShipment', 'markReady', 'cancelShipment'].includes(c.operation));
+    await waitFor(
+      async () => (await relais.worker.runtime.ledger.timeline(extId)).find((e) => e.outcome === 'lock_lost'),
+      { timeoutMs: 15_000, what: 'the job to stop on the lost lock' },
+    );
+    const sideEffects = relais.emulator
+      .calls()
+      .slice(earlierCalls)
+      .filter((c) => ['createShipment', 'markReady', 'cancelShipment'].includes(c.operation));
     expect(sideEffects).toEqual([]);
     expect(await redis.get(lockKey)).toBe('another-worker');
 
@@ -91,7 +131,10 @@ describe('with the worker in process', () => {
     const payload = shopifyOrderPayload();
     await postShopify(relais, 'orders/create', payload);
     const extId = shopifyExternalId(payload.id);
-    await waitFor(async () => relais.emulator.calls().some((c) => c.operation === 'createShipment' && c.status === 503), { what: 'the 503' });
+    await waitFor(
+      async () => relais.emulator.calls().some((c) => c.operation === 'createShipment' && c.status === 503),
+      { what: 'the 503' },
+    );
     await relais.emulator.advance(10 * 60_000);
     const record = await waitForState(relais, extId, ['ready'], 20_000);
     const quotes = relais.emulator.calls().filter((c) => c.operation === 'createQuote');
@@ -105,14 +148,25 @@ describe('with the worker in process', () => {
     // The first createShipment fails with a retryable 503; before the retry, the customer's corrected address
     // arrives (orders/updated). The saved quote priced the old neighbourhood: it must not be reused.
     relais.emulator.faults.add({ operation: 'createShipment', times: 1, fault: { kind: 'status', status: 503 } });
-    const payload = shopifyOrderPayload({ shipping_address: { address1: 'Villa 12, Sacré Coeur 3', city: 'Dakar', latitude: null, longitude: null } });
+    const payload = shopifyOrderPayload({
+      shipping_address: { address1: 'Villa 12, Sacré Coeur 3', city: 'Dakar', latitude: null, longitude: null },
+    });
     await postShopify(relais, 'orders/create', payload);
     const extId = shopifyExternalId(payload.id);
-    await waitFor(async () => relais.emulator.calls().some((c) => c.operation === 'createShipment' && c.status === 503), { what: 'the 503' });
-    const firstQuote = await waitFor(async () => (await relais.worker.runtime.ledger.get(extId))?.quote, { what: 'the first quote saved' });
+    await waitFor(
+      async () => relais.emulator.calls().some((c) => c.operation === 'createShipment' && c.status === 503),
+      { what: 'the 503' },
+    );
+    const firstQuote = await waitFor(async () => (await relais.worker.runtime.ledger.get(extId))?.quote, {
+      what: 'the first quote saved',
+    });
     expect(firstQuote.basis).toContain('|Sacré-Cœur 3|');
 
-    const corrected = { ...payload, updated_at: new Date(Date.now() + 1_000).toISOString(), shipping_address: { ...(payload.shipping_address as Record<string, unknown>), address1: 'Villa 40, Mermoz' } };
+    const corrected = {
+      ...payload,
+      updated_at: new Date(Date.now() + 1_000).toISOString(),
+      shipping_address: { ...(payload.shipping_address as Record<string, unknown>), address1: 'Villa 40, Mermoz' },
+    };
     await postShopify(relais, 'orders/updated', corrected);
     const record = await waitForState(relais, extId, ['ready', 'held'], 20_000);
     expect(record.hold).toBeUndefined();
@@ -125,7 +179,11 @@ describe('with the worker in process', () => {
   });
 
   it('a 429 with Retry-After 1 s: the next call starts at least 1 s after the refusal, and the order ships once', async () => {
-    relais.emulator.faults.add({ operation: 'createQuote', times: 1, fault: { kind: 'rate_limit', retryAfterSeconds: 1 } });
+    relais.emulator.faults.add({
+      operation: 'createQuote',
+      times: 1,
+      fault: { kind: 'rate_limit', retryAfterSeconds: 1 },
+    });
     const payload = shopifyOrderPayload();
     await postShopify(relais, 'orders/create', payload);
     const extId = shopifyExternalId(payload.id);
@@ -138,7 +196,9 @@ describe('with the worker in process', () => {
     const refused = calls.find((e) => e.operation === 'createQuote' && e.outcome !== 'ok');
     expect(refused).toBeDefined();
     const refusedEnd = Date.parse(refused!.at);
-    const retryStart = Math.min(...calls.map((e) => Date.parse(e.at) - (e.ms ?? 0)).filter((start) => start > refusedEnd));
+    const retryStart = Math.min(
+      ...calls.map((e) => Date.parse(e.at) - (e.ms ?? 0)).filter((start) => start > refusedEnd),
+    );
     expect(retryStart - refusedEnd).toBeGreaterThanOrEqual(1_000);
     expect(shipmentsFor(relais, extId)).toHaveLength(1);
   });
@@ -160,8 +220,14 @@ describe('with the worker as a separate process', () => {
     const payload = shopifyOrderPayload();
     await postShopify(relais, 'orders/create', payload);
     const extId = shopifyExternalId(payload.id);
-    await waitFor(async () => (await relais.web.runtime.ledger.get(extId))?.shipment, { what: 'the shipment to be saved', timeoutMs: 20_000 });
-    await waitFor(async () => relais.emulator.calls().some((c) => c.operation === 'markReady'), { what: 'markReady to be sent', timeoutMs: 20_000 });
+    await waitFor(async () => (await relais.web.runtime.ledger.get(extId))?.shipment, {
+      what: 'the shipment to be saved',
+      timeoutMs: 20_000,
+    });
+    await waitFor(async () => relais.emulator.calls().some((c) => c.operation === 'markReady'), {
+      what: 'markReady to be sent',
+      timeoutMs: 20_000,
+    });
     await first.kill('SIGKILL');
     expect(shipmentsFor(relais, extId)[0]!.status).toBe('CREATED');
     relais.emulator.faults.clear();

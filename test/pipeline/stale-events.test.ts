@@ -17,13 +17,19 @@ afterAll(async () => {
 });
 
 const digits = (phone: string | undefined) => (phone ?? '').replace(/\D/g, '');
-const minutesAfter = (iso: string, minutes: number) => new Date(Date.parse(iso.endsWith('Z') ? iso : `${iso}Z`) + minutes * 60_000).toISOString();
+const minutesAfter = (iso: string, minutes: number) =>
+  new Date(Date.parse(iso.endsWith('Z') ? iso : `${iso}Z`) + minutes * 60_000).toISOString();
 
 /**
  * Posts `newer`, then `older` (both update events of one order already shipped), and answers the phone on
  * the record after each, and the timeline entries of ignored events.
  */
-async function newerThenOlder(extId: string, post: (payload: unknown) => Promise<{ status: number }>, newer: unknown, older: unknown) {
+async function newerThenOlder(
+  extId: string,
+  post: (payload: unknown) => Promise<{ status: number }>,
+  newer: unknown,
+  older: unknown,
+) {
   expect((await post(newer)).status).toBe(200);
   await waitForIdle(relais);
   const afterNewer = await relais.worker.runtime.ledger.get(extId);
@@ -42,8 +48,16 @@ describe('an order event older than the one applied is recorded and ignored', ()
     await waitForState(relais, extId, ['ready']);
 
     const shippingAddress = created.shipping_address as Record<string, unknown>;
-    const newer = { ...created, updated_at: minutesAfter(created.updated_at as string, 2), shipping_address: { ...shippingAddress, phone: '+221 77 222 22 22' } };
-    const older = { ...created, updated_at: minutesAfter(created.updated_at as string, 1), shipping_address: { ...shippingAddress, phone: '+221 77 111 11 11' } };
+    const newer = {
+      ...created,
+      updated_at: minutesAfter(created.updated_at as string, 2),
+      shipping_address: { ...shippingAddress, phone: '+221 77 222 22 22' },
+    };
+    const older = {
+      ...created,
+      updated_at: minutesAfter(created.updated_at as string, 1),
+      shipping_address: { ...shippingAddress, phone: '+221 77 111 11 11' },
+    };
     const seen = await newerThenOlder(extId, (payload) => postShopify(relais, 'orders/updated', payload), newer, older);
 
     expect(seen.afterNewer).toMatch(/772222222$/);
@@ -62,8 +76,18 @@ describe('an order event older than the one applied is recorded and ignored', ()
     const shipping = created.shipping as Record<string, unknown>;
     // WooCommerce writes its dates without a zone (date_modified_gmt is UTC); the factory's are UTC.
     const at = (minutes: number) => minutesAfter(created.date_modified_gmt as string, minutes).slice(0, 19);
-    const newer = { ...created, date_modified: at(2), date_modified_gmt: at(2), shipping: { ...shipping, phone: '+225 07 22 22 22 22' } };
-    const older = { ...created, date_modified: at(1), date_modified_gmt: at(1), shipping: { ...shipping, phone: '+225 07 11 11 11 11' } };
+    const newer = {
+      ...created,
+      date_modified: at(2),
+      date_modified_gmt: at(2),
+      shipping: { ...shipping, phone: '+225 07 22 22 22 22' },
+    };
+    const older = {
+      ...created,
+      date_modified: at(1),
+      date_modified_gmt: at(1),
+      shipping: { ...shipping, phone: '+225 07 11 11 11 11' },
+    };
     const seen = await newerThenOlder(extId, (payload) => postWoo(relais, 'order.updated', payload), newer, older);
 
     expect(seen.afterNewer).toMatch(/0722222222$/);

@@ -24,7 +24,14 @@ import {
 } from '../../src/reconcile/index.js';
 import { CSV_COLUMNS } from '../../src/reconcile/output.js';
 import { shipmentsFor, shopifyExternalId, waitForIdle, waitForState, wooExternalId } from '../pipeline/helpers.js';
-import { makeSecrets, SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, startTestRelais, WOO_SHOP_ID, type TestRelais } from '../support/relais.js';
+import {
+  makeSecrets,
+  SHOPIFY_DOMAIN,
+  SHOPIFY_SHOP_ID,
+  startTestRelais,
+  WOO_SHOP_ID,
+  type TestRelais,
+} from '../support/relais.js';
 import { parseCsv, runCli, shipmentBehindRelaisBack } from './helpers.js';
 
 const DAY_MS = 86_400_000;
@@ -35,8 +42,21 @@ const failingDeliveries = new Set<string>();
 
 beforeAll(async () => {
   const secrets = makeSecrets();
-  shopify = await startShopifyEmulator({ shops: [{ domain: SHOPIFY_DOMAIN, accessToken: secrets.shopifyAccessToken, clientSecret: secrets.shopifyClientSecret }] });
-  woo = await startWooEmulator({ shops: [{ id: WOO_SHOP_ID, consumerKey: secrets.wooConsumerKey, consumerSecret: secrets.wooConsumerSecret, weightUnit: 'kg' }] });
+  shopify = await startShopifyEmulator({
+    shops: [
+      { domain: SHOPIFY_DOMAIN, accessToken: secrets.shopifyAccessToken, clientSecret: secrets.shopifyClientSecret },
+    ],
+  });
+  woo = await startWooEmulator({
+    shops: [
+      {
+        id: WOO_SHOP_ID,
+        consumerKey: secrets.wooConsumerKey,
+        consumerSecret: secrets.wooConsumerSecret,
+        weightUnit: 'kg',
+      },
+    ],
+  });
   relais = await startTestRelais({
     secrets,
     shopifyAdminUrl: shopify.adminUrl(SHOPIFY_DOMAIN),
@@ -59,10 +79,18 @@ afterAll(async () => {
 const runtime = () => relais.worker.runtime;
 
 /** A run as `relais reconcile` makes it; `clockAheadMs` makes Relais's clock later than the emulators'. */
-async function run(options: { repair: boolean; since?: Date; clockAheadMs?: number; sleep?: (ms: number) => Promise<void> }): Promise<ReconciliationReport> {
+async function run(options: {
+  repair: boolean;
+  since?: Date;
+  clockAheadMs?: number;
+  sleep?: (ms: number) => Promise<void>;
+}): Promise<ReconciliationReport> {
   const deps = reconcileDepsFor(runtime(), options.sleep ? { sleep: options.sleep } : {});
   const ahead = options.clockAheadMs ?? 0;
-  return reconcile({ ...deps, now: () => new Date(Date.now() + ahead) }, { since: options.since ?? new Date(Date.now() - 3 * DAY_MS), repair: options.repair });
+  return reconcile(
+    { ...deps, now: () => new Date(Date.now() + ahead) },
+    { since: options.since ?? new Date(Date.now() - 3 * DAY_MS), repair: options.repair },
+  );
 }
 
 const shopOf = (report: ReconciliationReport, shopId: string): ShopReconciliation => {
@@ -71,7 +99,8 @@ const shopOf = (report: ReconciliationReport, shopId: string): ShopReconciliatio
   expect(shop.error).toBeUndefined();
   return shop;
 };
-const findingsFor = (report: ReconciliationReport, extId: string): Finding[] => report.shops.flatMap((s) => s.findings).filter((f) => f.externalOrderId === extId);
+const findingsFor = (report: ReconciliationReport, extId: string): Finding[] =>
+  report.shops.flatMap((s) => s.findings).filter((f) => f.externalOrderId === extId);
 const dayIso = (offsetDays: number) => new Date(Date.now() + offsetDays * DAY_MS).toISOString().slice(0, 10);
 const at = (offsetDays: number) => `${dayIso(offsetDays)}T09:30:00Z`;
 
@@ -91,14 +120,23 @@ const known: Record<string, { extId: string; amount: number }> = {};
 describe('figures per day, status drift and disputes', () => {
   it('counts a known set of orders per day of creation: COD expected, collected, and nothing held yet', async () => {
     const cod1 = await placeShopifyOrder({ createdAt: at(-2) });
-    const cod2 = await placeShopifyOrder({ createdAt: at(-2), lineItems: [{ title: 'Grand boubou', price: '25000', grams: 1200 }] });
-    const prepaid = await placeShopifyOrder({ createdAt: at(-2), financialStatus: 'paid', gateway: 'shopify_payments' });
+    const cod2 = await placeShopifyOrder({
+      createdAt: at(-2),
+      lineItems: [{ title: 'Grand boubou', price: '25000', grams: 1200 }],
+    });
+    const prepaid = await placeShopifyOrder({
+      createdAt: at(-2),
+      financialStatus: 'paid',
+      gateway: 'shopify_payments',
+    });
     const cod4 = await placeShopifyOrder({ createdAt: at(-1) });
     Object.assign(known, {
       // The goods the courier collects: the shop's balance less the 2 000 F shipping the shop charged (the
       // service collects its own delivery price at the door).
-      cod1: { extId: cod1.extId, amount: 15_000 }, cod2: { extId: cod2.extId, amount: 25_000 },
-      prepaid: { extId: prepaid.extId, amount: 0 }, cod4: { extId: cod4.extId, amount: 15_000 },
+      cod1: { extId: cod1.extId, amount: 15_000 },
+      cod2: { extId: cod2.extId, amount: 25_000 },
+      prepaid: { extId: prepaid.extId, amount: 0 },
+      cod4: { extId: cod4.extId, amount: 15_000 },
     });
     failingDeliveries.add(cod2.extId);
     await waitForIdle(relais);
@@ -109,12 +147,26 @@ describe('figures per day, status drift and disputes', () => {
 
     const shop = shopOf(await run({ repair: false }), SHOPIFY_SHOP_ID);
     expect(shop.days.find((d) => d.day === dayIso(-2))).toEqual({
-      day: dayIso(-2), orders: 3, shipped: 3, delivered: 2, codOrders: 2,
-      codExpectedXof: 15_000 + 25_000, codCollectedXof: 15_000, heldInDisputeXof: 0, openDisputes: 0,
+      day: dayIso(-2),
+      orders: 3,
+      shipped: 3,
+      delivered: 2,
+      codOrders: 2,
+      codExpectedXof: 15_000 + 25_000,
+      codCollectedXof: 15_000,
+      heldInDisputeXof: 0,
+      openDisputes: 0,
     });
     expect(shop.days.find((d) => d.day === dayIso(-1))).toEqual({
-      day: dayIso(-1), orders: 1, shipped: 1, delivered: 1, codOrders: 1,
-      codExpectedXof: 15_000, codCollectedXof: 15_000, heldInDisputeXof: 0, openDisputes: 0,
+      day: dayIso(-1),
+      orders: 1,
+      shipped: 1,
+      delivered: 1,
+      codOrders: 1,
+      codExpectedXof: 15_000,
+      codCollectedXof: 15_000,
+      heldInDisputeXof: 0,
+      openDisputes: 0,
     });
   });
 
@@ -129,7 +181,11 @@ describe('figures per day, status drift and disputes', () => {
 
     const repaired = await run({ repair: true });
     for (const { extId } of Object.values(known)) {
-      expect(findingsFor(repaired, extId).filter((f) => f.kind === 'status_drift').map((f) => f.action)).toEqual(['repaired']);
+      expect(
+        findingsFor(repaired, extId)
+          .filter((f) => f.kind === 'status_drift')
+          .map((f) => f.action),
+      ).toEqual(['repaired']);
     }
     await waitForIdle(relais);
     expect((await runtime().ledger.get(known.cod1!.extId))?.state).toBe('delivered');
@@ -142,26 +198,45 @@ describe('figures per day, status drift and disputes', () => {
     for (const { extId } of Object.values(known)) expect(findingsFor(again, extId)).toEqual([]);
   });
 
-  it('shows an open claim as held in dispute, and keeps the decided outcome in the order\'s history', async () => {
+  it("shows an open claim as held in dispute, and keeps the decided outcome in the order's history", async () => {
     const { extId } = known.cod4!;
     // Sent twice at once (a double click, two operators): one claim is opened, the other submission is told why not.
     relais.emulator.faults.add({ operation: 'openDispute', times: 1, fault: { kind: 'latency', ms: 300 } });
-    const input = { reason: 'damaged', description: 'The boubou arrived torn at the collar', claimantId: 'merchant-awa' };
-    const both = await Promise.all([openDisputeForOrder(runtime(), extId, input), openDisputeForOrder(runtime(), extId, input)]);
+    const input = {
+      reason: 'damaged',
+      description: 'The boubou arrived torn at the collar',
+      claimantId: 'merchant-awa',
+    };
+    const both = await Promise.all([
+      openDisputeForOrder(runtime(), extId, input),
+      openDisputeForOrder(runtime(), extId, input),
+    ]);
     expect(both.filter((r) => r.ok)).toHaveLength(1);
-    expect(both.find((r) => !r.ok)).toMatchObject({ retryable: true, why: expect.stringContaining('being opened right now') });
+    expect(both.find((r) => !r.ok)).toMatchObject({
+      retryable: true,
+      why: expect.stringContaining('being opened right now'),
+    });
     const opened = both.find((r) => r.ok)!;
     if (!opened.ok) throw new Error('no claim opened');
     expect(opened.claim).toMatchObject({ reason: 'damaged', status: 'OPEN', claimantType: 'seller' });
 
     const report = await run({ repair: false });
     expect(findingsFor(report, extId).map((f) => [f.kind, f.amountXof])).toEqual([['dispute_open', 15_000]]);
-    expect(shopOf(report, SHOPIFY_SHOP_ID).days.find((d) => d.day === dayIso(-1))).toMatchObject({ heldInDisputeXof: 15_000, openDisputes: 1 });
+    expect(shopOf(report, SHOPIFY_SHOP_ID).days.find((d) => d.day === dayIso(-1))).toMatchObject({
+      heldInDisputeXof: 15_000,
+      openDisputes: 1,
+    });
 
-    relais.emulator.decideDispute(opened.claim.claimId!, { status: 'COMPENSATED', outcome: 'Courier liable: 17 000 XOF refunded to the merchant' });
+    relais.emulator.decideDispute(opened.claim.claimId!, {
+      status: 'COMPENSATED',
+      outcome: 'Courier liable: 17 000 XOF refunded to the merchant',
+    });
     const decided = await run({ repair: false });
     expect(findingsFor(decided, extId).map((f) => f.kind)).toEqual(['dispute_decided']);
-    expect(shopOf(decided, SHOPIFY_SHOP_ID).days.find((d) => d.day === dayIso(-1))).toMatchObject({ heldInDisputeXof: 0, openDisputes: 0 });
+    expect(shopOf(decided, SHOPIFY_SHOP_ID).days.find((d) => d.day === dayIso(-1))).toMatchObject({
+      heldInDisputeXof: 0,
+      openDisputes: 0,
+    });
 
     const timeline = await runtime().ledger.timeline(extId);
     expect(timeline.filter((e) => e.operation === 'openDispute')).toHaveLength(1);
@@ -174,13 +249,23 @@ describe('figures per day, status drift and disputes', () => {
 
     const listed = await listDisputesForOrder(runtime(), extId);
     if (!listed.ok) throw new Error(listed.why);
-    expect(listed.claims).toEqual([expect.objectContaining({ claimId: opened.claim.claimId, status: 'COMPENSATED', outcome: 'Courier liable: 17 000 XOF refunded to the merchant' })]);
+    expect(listed.claims).toEqual([
+      expect.objectContaining({
+        claimId: opened.claim.claimId,
+        status: 'COMPENSATED',
+        outcome: 'Courier liable: 17 000 XOF refunded to the merchant',
+      }),
+    ]);
   });
 
   it('refuses a dispute for an order without a shipment, and says why', async () => {
     const order = shopify.createOrder(SHOPIFY_DOMAIN, {}, { webhooks: false });
     const extId = shopifyExternalId(order.id);
-    const result = await openDisputeForOrder(runtime(), extId, { reason: 'lost', description: 'never arrived', claimantId: 'merchant-awa' });
+    const result = await openDisputeForOrder(runtime(), extId, {
+      reason: 'lost',
+      description: 'never arrived',
+      claimantId: 'merchant-awa',
+    });
     expect(result).toMatchObject({ ok: false, retryable: false, why: expect.stringContaining('no shipment') });
     const missing = await openDisputeForOrder(runtime(), extId, { reason: ' ', description: 'x', claimantId: 'y' });
     expect(missing).toMatchObject({ ok: false, why: expect.stringContaining('reason') });
@@ -198,7 +283,12 @@ describe('orders whose webhook never arrived', () => {
 
     const report = await run({ repair: false });
     expect(findingsFor(report, extId)).toEqual([
-      expect.objectContaining({ kind: 'missed_webhook', action: 'would_repair', orderName: order.name, amountXof: 15_000 }),
+      expect.objectContaining({
+        kind: 'missed_webhook',
+        action: 'would_repair',
+        orderName: order.name,
+        amountXof: 15_000,
+      }),
     ]);
     expect(shipmentsFor(relais, extId)).toEqual([]);
 
@@ -221,7 +311,17 @@ describe('orders whose webhook never arrived', () => {
 
   it('finds a WooCommerce order whose webhook never came, and ships it once', async () => {
     const product = await woo.createProduct(WOO_SHOP_ID, { name: 'Téléphone Tecno', weight: '0.45', price: '45000' });
-    const abidjan = { first_name: 'Aya', last_name: 'Kouassi', company: '', address_1: 'Cocody Angré 7e tranche', address_2: '', city: 'Abidjan', state: '', postcode: '', country: 'CI' };
+    const abidjan = {
+      first_name: 'Aya',
+      last_name: 'Kouassi',
+      company: '',
+      address_1: 'Cocody Angré 7e tranche',
+      address_2: '',
+      city: 'Abidjan',
+      state: '',
+      postcode: '',
+      country: 'CI',
+    };
     const order = await woo.createOrder(WOO_SHOP_ID, {
       line_items: [{ product_id: product.id, quantity: 1 }],
       billing: { ...abidjan, email: 'aya.kouassi@example.com', phone: '+225 07 07 12 34 56' },
@@ -240,14 +340,28 @@ describe('orders whose webhook never arrived', () => {
 describe('held orders', () => {
   it('reports a held order with its reason, even one the shop has not changed within the window', async () => {
     const order = shopify.createOrder(SHOPIFY_DOMAIN, {
-      createdAt: at(-20), updatedAt: at(-20),
-      shippingAddress: { first_name: 'Awa', last_name: 'Diop', address1: 'Rue 10', city: 'Dakar', province: 'Dakar', country_code: 'SN', phone: '+221 77 123 45 67' },
+      createdAt: at(-20),
+      updatedAt: at(-20),
+      shippingAddress: {
+        first_name: 'Awa',
+        last_name: 'Diop',
+        address1: 'Rue 10',
+        city: 'Dakar',
+        province: 'Dakar',
+        country_code: 'SN',
+        phone: '+221 77 123 45 67',
+      },
     });
     const extId = shopifyExternalId(order.id);
     await waitForState(relais, extId, ['held']);
     const report = await run({ repair: true });
     expect(findingsFor(report, extId)).toEqual([
-      expect.objectContaining({ kind: 'held', action: 'alert', detail: expect.stringContaining('neighbourhood_not_found'), advice: `fix the cause, then: relais replay ${extId}` }),
+      expect.objectContaining({
+        kind: 'held',
+        action: 'alert',
+        detail: expect.stringContaining('neighbourhood_not_found'),
+        advice: `fix the cause, then: relais replay ${extId}`,
+      }),
     ]);
   });
 });
@@ -255,7 +369,7 @@ describe('held orders', () => {
 // ---- shipments made or left behind Relais's back ----------------------------------------------------------------
 
 describe('shipments that need a look', () => {
-  it('marks ready a shipment left unready past the shop\'s bound, as its policy (immediately) allows', async () => {
+  it("marks ready a shipment left unready past the shop's bound, as its policy (immediately) allows", async () => {
     const order = shopify.createOrder(SHOPIFY_DOMAIN, {}, { webhooks: false });
     const extId = shopifyExternalId(order.id);
     const shipment = await shipmentBehindRelaisBack(relais, extId, { orderAmountXof: 15_000 });
@@ -265,7 +379,12 @@ describe('shipments that need a look', () => {
 
     const later = await run({ repair: false, clockAheadMs: 2 * 3_600_000 });
     expect(findingsFor(later, extId)).toEqual([
-      expect.objectContaining({ kind: 'never_ready', action: 'would_repair', shipmentId: shipment.shipmentId, shipmentStatus: 'CREATED' }),
+      expect.objectContaining({
+        kind: 'never_ready',
+        action: 'would_repair',
+        shipmentId: shipment.shipmentId,
+        shipmentStatus: 'CREATED',
+      }),
     ]);
     const repaired = await run({ repair: true, clockAheadMs: 2 * 3_600_000 });
     expect(findingsFor(repaired, extId).map((f) => [f.kind, f.action])).toEqual([['never_ready', 'repaired']]);
@@ -282,7 +401,12 @@ describe('shipments that need a look', () => {
     await shipmentBehindRelaisBack(relais, extId, { orderAmountXof: 5_000, markReady: true });
     const report = await run({ repair: true });
     expect(findingsFor(report, extId)).toEqual([
-      expect.objectContaining({ kind: 'cod_mismatch', action: 'alert', amountXof: 15_000, detail: expect.stringContaining('5000 XOF') }),
+      expect.objectContaining({
+        kind: 'cod_mismatch',
+        action: 'alert',
+        amountXof: 15_000,
+        detail: expect.stringContaining('5000 XOF'),
+      }),
     ]);
   });
 
@@ -294,11 +418,19 @@ describe('shipments that need a look', () => {
     expect((await runtime().ledger.get(extId))?.state).toBe('ready');
 
     const report = await run({ repair: false });
-    expect(findingsFor(report, extId)).toEqual([expect.objectContaining({ kind: 'cancelled_with_live_shipment', action: 'would_repair', shipmentStatus: 'READY' })]);
+    expect(findingsFor(report, extId)).toEqual([
+      expect.objectContaining({
+        kind: 'cancelled_with_live_shipment',
+        action: 'would_repair',
+        shipmentStatus: 'READY',
+      }),
+    ]);
     expect(shipmentsFor(relais, extId)[0]?.status).toBe('READY');
 
     const repaired = await run({ repair: true });
-    expect(findingsFor(repaired, extId).map((f) => [f.kind, f.action])).toEqual([['cancelled_with_live_shipment', 'repaired']]);
+    expect(findingsFor(repaired, extId).map((f) => [f.kind, f.action])).toEqual([
+      ['cancelled_with_live_shipment', 'repaired'],
+    ]);
     await waitForState(relais, extId, ['cancelled']);
     expect(shipmentsFor(relais, extId).map((s) => s.status)).toEqual(['CANCELLED']);
     expect(findingsFor(await run({ repair: true }), extId)).toEqual([]);
@@ -307,11 +439,20 @@ describe('shipments that need a look', () => {
 
 // ---- outputs, the command line, the dashboard's summary, the scheduled job ----------------------------------------
 
-describe('within the services\' limits', () => {
+describe("within the services' limits", () => {
   it('waits out a rate limit exactly as the dispatch service asks, then goes on', async () => {
-    relais.emulator.faults.add({ operation: 'listShipments', times: 2, fault: { kind: 'rate_limit', retryAfterSeconds: 7 } });
+    relais.emulator.faults.add({
+      operation: 'listShipments',
+      times: 2,
+      fault: { kind: 'rate_limit', retryAfterSeconds: 7 },
+    });
     const waits: number[] = [];
-    const report = await run({ repair: false, sleep: async (ms) => { waits.push(ms); } });
+    const report = await run({
+      repair: false,
+      sleep: async (ms) => {
+        waits.push(ms);
+      },
+    });
     expect(report.shops.every((s) => s.error === undefined)).toBe(true);
     expect(waits).toEqual([7_000, 7_000]);
     const lists = relais.emulator.calls().filter((c) => c.operation === 'listShipments');
@@ -338,20 +479,38 @@ describe('outputs and the command line', () => {
     expect(rows.every((r) => r.length === CSV_COLUMNS.length)).toBe(true);
     const col = (name: (typeof CSV_COLUMNS)[number]) => CSV_COLUMNS.indexOf(name);
     const findingRows = rows.filter((r) => r[col('record')] === 'finding');
-    expect(findingRows.map((r) => r[col('kind')]).sort()).toEqual(report.shops.flatMap((s) => s.findings.map((f) => f.kind)).sort());
+    expect(findingRows.map((r) => r[col('kind')]).sort()).toEqual(
+      report.shops.flatMap((s) => s.findings.map((f) => f.kind)).sort(),
+    );
     // Details carry commas and quotes: they come back whole.
     const mismatch = findingRows.find((r) => r[col('kind')] === 'cod_mismatch');
-    expect(mismatch?.[col('detail')]).toBe(report.shops.flatMap((s) => s.findings).find((f) => f.kind === 'cod_mismatch')?.detail);
-    const dayRow = rows.find((r) => r[col('record')] === 'day' && r[col('shop')] === SHOPIFY_SHOP_ID && r[col('day')] === dayIso(-2));
+    expect(mismatch?.[col('detail')]).toBe(
+      report.shops.flatMap((s) => s.findings).find((f) => f.kind === 'cod_mismatch')?.detail,
+    );
+    const dayRow = rows.find(
+      (r) => r[col('record')] === 'day' && r[col('shop')] === SHOPIFY_SHOP_ID && r[col('day')] === dayIso(-2),
+    );
     expect(dayRow?.[col('cod_expected_xof')]).toBe('40000');
     expect(dayRow?.[col('cod_collected_xof')]).toBe('15000');
   }, 120_000);
 
   it('opens and lists a dispute from the command line; the decided outcome shows in the list and the timeline', async () => {
     const { extId } = known.cod1!;
-    const opened = await runCli(relais, ['dispute', 'open', extId, '--reason', 'never delivered', '--description', 'Customer says no parcel came, "nothing at the door"', '--claimant-id', 'ops-1', '--json']);
+    const opened = await runCli(relais, [
+      'dispute',
+      'open',
+      extId,
+      '--reason',
+      'never delivered',
+      '--description',
+      'Customer says no parcel came, "nothing at the door"',
+      '--claimant-id',
+      'ops-1',
+      '--json',
+    ]);
     expect(opened.code).toBe(0);
-    const claim = (JSON.parse(opened.stdout) as { claim: { claimId: string; status: string; claimantType: string } }).claim;
+    const claim = (JSON.parse(opened.stdout) as { claim: { claimId: string; status: string; claimantType: string } })
+      .claim;
     expect(claim).toMatchObject({ status: 'OPEN', claimantType: 'seller' });
     relais.emulator.decideDispute(claim.claimId, { status: 'REJECTED', outcome: 'Signed proof of delivery on file' });
 
@@ -361,22 +520,35 @@ describe('outputs and the command line', () => {
     expect(listed.stdout).toContain('REJECTED');
     expect(listed.stdout).toContain('Signed proof of delivery on file');
     const timeline = await runtime().ledger.timeline(extId);
-    expect(timeline.find((e) => e.operation === 'dispute decided')).toMatchObject({ outcome: 'REJECTED', detail: expect.stringContaining('Signed proof of delivery') });
+    expect(timeline.find((e) => e.operation === 'dispute decided')).toMatchObject({
+      outcome: 'REJECTED',
+      detail: expect.stringContaining('Signed proof of delivery'),
+    });
 
     const unknown = await runCli(relais, ['dispute', 'list', 'nowhere:1']);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('not in the shop registry');
   }, 120_000);
 
-  it('keeps each shop\'s latest run for the dashboard, figures summed per day', async () => {
+  it("keeps each shop's latest run for the dashboard, figures summed per day", async () => {
     await run({ repair: false });
     const summary = await reconciliationSummaries(runtime()).latestSummary();
     expect(summary?.shops.map((s) => s.shopId).sort()).toEqual([SHOPIFY_SHOP_ID, WOO_SHOP_ID].sort());
-    expect(summary?.days.find((d) => d.day === dayIso(-2))).toEqual({ day: dayIso(-2), codExpectedXof: 40_000, codCollectedXof: 15_000, heldInDisputeXof: 0 });
+    expect(summary?.days.find((d) => d.day === dayIso(-2))).toEqual({
+      day: dayIso(-2),
+      codExpectedXof: 40_000,
+      codCollectedXof: 15_000,
+      heldInDisputeXof: 0,
+    });
     const shopify = summary?.shops.find((s) => s.shopId === SHOPIFY_SHOP_ID);
-    expect(shopify?.findings).toEqual(expect.arrayContaining([expect.objectContaining({ kind: 'cod_mismatch', count: 1, repaired: 0 })]));
+    expect(shopify?.findings).toEqual(
+      expect.arrayContaining([expect.objectContaining({ kind: 'cod_mismatch', count: 1, repaired: 0 })]),
+    );
     // The dashboard's port, as the web process wires it.
-    const port = dashboardDepsFor(runtime(), { token: 'a'.repeat(32), resolver: NeighbourhoodResolver.load() }).reconciliation;
+    const port = dashboardDepsFor(runtime(), {
+      token: 'a'.repeat(32),
+      resolver: NeighbourhoodResolver.load(),
+    }).reconciliation;
     expect(await port?.latestSummary()).toEqual(summary);
   });
 
@@ -385,10 +557,13 @@ describe('outputs and the command line', () => {
     const extId = shopifyExternalId(order.id);
     const scheduled = await startWorker({
       ...relais.base,
-      resolver: NeighbourhoodResolver.load(), reconcileIntervalMs: 3_600_000,
+      resolver: NeighbourhoodResolver.load(),
+      reconcileIntervalMs: 3_600_000,
     });
     try {
-      expect(await scheduled.runtime.queues.maintenance.getJobScheduler('reconcile')).toMatchObject({ every: 3_600_000 });
+      expect(await scheduled.runtime.queues.maintenance.getJobScheduler('reconcile')).toMatchObject({
+        every: 3_600_000,
+      });
       // The first run starts at once: the lost order is found and shipped.
       await waitForState(relais, extId, ['ready'], 30_000);
       await waitForIdle(relais);

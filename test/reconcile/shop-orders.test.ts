@@ -18,7 +18,14 @@ import { ShopifyAdminClient } from '../../src/stores/shopify/admin.js';
 import { Secret } from '../../src/config/secret.js';
 import { createWooOrderLister, WooOrderLister } from '../../src/stores/woocommerce/orders.js';
 import { wooRestFor } from '../../src/stores/woocommerce/writer.js';
-import { makeSecrets, registryDocument, secretEnv, SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, WOO_SHOP_ID } from '../support/relais.js';
+import {
+  makeSecrets,
+  registryDocument,
+  secretEnv,
+  SHOPIFY_DOMAIN,
+  SHOPIFY_SHOP_ID,
+  WOO_SHOP_ID,
+} from '../support/relais.js';
 
 const logger = createLogger({ level: 'silent' });
 const secrets = makeSecrets();
@@ -28,11 +35,21 @@ let shopifyShop: ShopifyShopConfig;
 let wooShop: WooShopConfig;
 
 beforeAll(async () => {
-  shopify = await startShopifyEmulator({ shops: [{ domain: SHOPIFY_DOMAIN, accessToken: secrets.shopifyAccessToken, clientSecret: secrets.shopifyClientSecret }] });
-  woo = await startWooEmulator({ shops: [{ id: WOO_SHOP_ID, consumerKey: secrets.wooConsumerKey, consumerSecret: secrets.wooConsumerSecret }] });
+  shopify = await startShopifyEmulator({
+    shops: [
+      { domain: SHOPIFY_DOMAIN, accessToken: secrets.shopifyAccessToken, clientSecret: secrets.shopifyClientSecret },
+    ],
+  });
+  woo = await startWooEmulator({
+    shops: [{ id: WOO_SHOP_ID, consumerKey: secrets.wooConsumerKey, consumerSecret: secrets.wooConsumerSecret }],
+  });
   const env = secretEnv(secrets);
   const registry = buildShopRegistry(
-    registryDocument({ dispatchBaseUrl: 'http://127.0.0.1:9', shopifyAdminUrl: shopify.adminUrl(SHOPIFY_DOMAIN), wooUrl: woo.siteUrl(WOO_SHOP_ID) }),
+    registryDocument({
+      dispatchBaseUrl: 'http://127.0.0.1:9',
+      shopifyAdminUrl: shopify.adminUrl(SHOPIFY_DOMAIN),
+      wooUrl: woo.siteUrl(WOO_SHOP_ID),
+    }),
     (ref) => ('env' in ref ? env[ref.env] : undefined),
   );
   shopifyShop = registry.get(SHOPIFY_SHOP_ID) as ShopifyShopConfig;
@@ -46,7 +63,11 @@ afterAll(async () => {
 
 /** REST writes +00:00 where GraphQL writes Z: the same instant, compared as such. */
 function instants<T extends { createdAt: string; updatedAt: string }>(order: T): T {
-  return { ...order, createdAt: new Date(order.createdAt).toISOString(), updatedAt: new Date(order.updatedAt).toISOString() };
+  return {
+    ...order,
+    createdAt: new Date(order.createdAt).toISOString(),
+    updatedAt: new Date(order.updatedAt).toISOString(),
+  };
 }
 
 async function listAll(lister: ShopOrderLister, since: Date): Promise<unknown[]> {
@@ -75,8 +96,11 @@ describe('Shopify orders for reconciliation', () => {
     const before = new Date(Date.now() - 60_000);
     const created = Array.from({ length: 7 }, () => shopify.createOrder(SHOPIFY_DOMAIN, {}, { webhooks: false }));
     const admin = new ShopifyAdminClient({
-      domain: SHOPIFY_DOMAIN, accessToken: new Secret(secrets.shopifyAccessToken, 't'), clientSecret: new Secret(secrets.shopifyClientSecret, 't'),
-      adminUrl: shopify.adminUrl(SHOPIFY_DOMAIN), logger,
+      domain: SHOPIFY_DOMAIN,
+      accessToken: new Secret(secrets.shopifyAccessToken, 't'),
+      clientSecret: new Secret(secrets.shopifyClientSecret, 't'),
+      adminUrl: shopify.adminUrl(SHOPIFY_DOMAIN),
+      logger,
     });
     const payloads = await listAll(new ShopifyOrderLister(admin, 3), before);
     const ids = payloads.map((p) => String((p as { id: unknown }).id));
@@ -88,12 +112,19 @@ describe('Shopify orders for reconciliation', () => {
     // A full page of 100 must stay under Shopify's single-query limit of 1000 points.
     const full = await createShopifyOrderLister(shopifyShop, { logger }).page({ updatedSince: before });
     expect(full.payloads.length).toBeGreaterThanOrEqual(7);
-    const fullCall = shopify.graphqlCalls().filter((c) => c.operationName === 'RelaisReconcileOrders').at(-1);
+    const fullCall = shopify
+      .graphqlCalls()
+      .filter((c) => c.operationName === 'RelaisReconcileOrders')
+      .at(-1);
     expect(fullCall?.cost?.requestedQueryCost).toBeLessThanOrEqual(1000);
   });
 
   it('leaves out orders not changed since the window opened', async () => {
-    const old = shopify.createOrder(SHOPIFY_DOMAIN, { createdAt: '2026-01-02T10:00:00Z', updatedAt: '2026-01-02T10:00:00Z' }, { webhooks: false });
+    const old = shopify.createOrder(
+      SHOPIFY_DOMAIN,
+      { createdAt: '2026-01-02T10:00:00Z', updatedAt: '2026-01-02T10:00:00Z' },
+      { webhooks: false },
+    );
     const payloads = await listAll(createShopifyOrderLister(shopifyShop, { logger }), new Date('2026-02-01T00:00:00Z'));
     expect(payloads.map((p) => String((p as { id: unknown }).id))).not.toContain(String(old.id));
   });
@@ -101,19 +132,35 @@ describe('Shopify orders for reconciliation', () => {
   it('gives orders that normalise exactly as their webhook bodies do (line items read for a replay)', async () => {
     const cases = [
       shopify.createOrder(SHOPIFY_DOMAIN, {}, { webhooks: false }),
-      shopify.createOrder(SHOPIFY_DOMAIN, { financialStatus: 'paid', gateway: 'shopify_payments' }, { webhooks: false }),
-      shopify.createOrder(SHOPIFY_DOMAIN, { lineItems: [{ title: 'Boubou', price: '12500', quantity: 2, grams: 800 }] }, { webhooks: false }),
+      shopify.createOrder(
+        SHOPIFY_DOMAIN,
+        { financialStatus: 'paid', gateway: 'shopify_payments' },
+        { webhooks: false },
+      ),
+      shopify.createOrder(
+        SHOPIFY_DOMAIN,
+        { lineItems: [{ title: 'Boubou', price: '12500', quantity: 2, grams: 800 }] },
+        { webhooks: false },
+      ),
     ];
-    const cancelled = shopify.cancelOrder(SHOPIFY_DOMAIN, shopify.createOrder(SHOPIFY_DOMAIN, {}, { webhooks: false }).id);
+    const cancelled = shopify.cancelOrder(
+      SHOPIFY_DOMAIN,
+      shopify.createOrder(SHOPIFY_DOMAIN, {}, { webhooks: false }).id,
+    );
     const lister = createShopifyOrderLister(shopifyShop, { logger });
     const listed = await listAll(lister, new Date(Date.now() - 60_000));
     for (const rest of [...cases, cancelled]) {
       const fromWebhook = normaliseOrder(shopifyShop, rest);
       expect(fromWebhook.ok).toBe(true);
-      const fromListing = normaliseOrder(shopifyShop, listed.find((p) => String((p as { id: unknown }).id) === String(rest.id)));
+      const fromListing = normaliseOrder(
+        shopifyShop,
+        listed.find((p) => String((p as { id: unknown }).id) === String(rest.id)),
+      );
       const fromReplay = normaliseOrder(shopifyShop, await lister.order(String(rest.id)));
       if (!fromWebhook.ok || !fromListing.ok || !fromReplay.ok) throw new Error('not normalised');
-      expect(instants({ ...fromListing.order, lineItems: [] })).toEqual(instants({ ...fromWebhook.order, lineItems: [] }));
+      expect(instants({ ...fromListing.order, lineItems: [] })).toEqual(
+        instants({ ...fromWebhook.order, lineItems: [] }),
+      );
       expect(instants(fromReplay.order)).toEqual({
         ...instants(fromWebhook.order),
         // The webhook's lines carry grams; the GraphQL LineItem has no weight (the order's totalWeight does).
@@ -138,13 +185,22 @@ describe('WooCommerce orders for reconciliation', () => {
     expect(new Set(ids).size).toBe(ids.length);
     const listCalls = woo.calls().filter((c) => c.method === 'GET' && c.route === '/wc/v3/orders');
     expect(listCalls.length).toBeGreaterThanOrEqual(3);
-    expect(listCalls[0]?.query).toMatchObject({ per_page: '2', modified_after: expect.any(String), dates_are_gmt: 'true' });
+    expect(listCalls[0]?.query).toMatchObject({
+      per_page: '2',
+      modified_after: expect.any(String),
+      dates_are_gmt: 'true',
+    });
     for (const order of created) {
       const a = normaliseOrder(wooShop, order);
-      const b = normaliseOrder(wooShop, payloads.find((p) => (p as { id: number }).id === order.id));
+      const b = normaliseOrder(
+        wooShop,
+        payloads.find((p) => (p as { id: number }).id === order.id),
+      );
       expect(b).toEqual(a);
     }
-    const none = await createWooOrderLister(wooShop, { logger }).page({ updatedSince: new Date(Date.now() + 3_600_000) });
+    const none = await createWooOrderLister(wooShop, { logger }).page({
+      updatedSince: new Date(Date.now() + 3_600_000),
+    });
     expect(none).toEqual({ payloads: [] });
   });
 

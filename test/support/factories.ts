@@ -41,7 +41,9 @@ function readFixture(path: string): string {
   return readFileSync(new URL(path, FIXTURES), 'utf8');
 }
 
-const shopifyOfficialOrder = (JSON.parse(readFixture('shopify/order-rest-2025-10-official.json')) as { order: JsonOverrides }).order;
+const shopifyOfficialOrder = (
+  JSON.parse(readFixture('shopify/order-rest-2025-10-official.json')) as { order: JsonOverrides }
+).order;
 const wooOfficialOrder = JSON.parse(readFixture('woocommerce/order-rest-v3-docs.json')) as JsonOverrides;
 const wooPingTemplate = readFixture('woocommerce/webhook-ping.body.txt');
 
@@ -153,7 +155,11 @@ export function shopifyOrderPayload(overrides: JsonOverrides = {}): ShopifyOrder
       tags: '',
       default_address: { ...((order.customer as JsonOverrides).default_address as JsonOverrides), ...dakar },
     },
-    shipping_lines: (order.shipping_lines as JsonOverrides[]).map((line) => ({ ...line, price: '0.00', discounted_price: '0.00' })),
+    shipping_lines: (order.shipping_lines as JsonOverrides[]).map((line) => ({
+      ...line,
+      price: '0.00',
+      discounted_price: '0.00',
+    })),
   });
   toXofMoneyBags(order);
   return deepMerge(order, overrides) as ShopifyOrderBody;
@@ -212,7 +218,11 @@ export function wooOrderPayload(overrides: JsonOverrides = {}): WooOrderBody {
       { ...variation, subtotal: '12000', subtotal_tax: '0', total: '12000', total_tax: '0', taxes: [], price: 12000 },
     ],
     tax_lines: [],
-    shipping_lines: (order.shipping_lines as JsonOverrides[]).map((line) => ({ ...line, total: '2000', total_tax: '0' })),
+    shipping_lines: (order.shipping_lines as JsonOverrides[]).map((line) => ({
+      ...line,
+      total: '2000',
+      total_tax: '0',
+    })),
     refunds: [],
     _links: {
       self: [{ href: `https://boutique.example.ci/wp-json/wc/v3/orders/${id}` }],

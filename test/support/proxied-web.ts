@@ -23,9 +23,18 @@ export async function startProxiedWeb(options: Partial<WebOptions> = {}): Promis
   const database = new URL(relais.db.url);
   const dbProxy = await startFaultProxy({ targetPort: Number(database.port || 5432), targetHost: database.hostname });
   database.host = `${dbProxy.host}:${dbProxy.port}`;
-  const web = await startWeb({ ...relais.base, redisUrl: proxy.url(), databaseUrl: database.toString(), port: 0, ...options });
+  const web = await startWeb({
+    ...relais.base,
+    redisUrl: proxy.url(),
+    databaseUrl: database.toString(),
+    port: 0,
+    ...options,
+  });
   return {
-    relais, proxy, dbProxy, web,
+    relais,
+    proxy,
+    dbProxy,
+    web,
     async stop() {
       proxy.set({ kind: 'pass' });
       dbProxy.set({ kind: 'pass' });

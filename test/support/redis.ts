@@ -36,18 +36,41 @@ export async function startRedis(options: { extraArgs?: string[] } = {}): Promis
 
   if (process.env.REDIS_URL && !options.extraArgs) {
     const url = process.env.REDIS_URL;
-    return { url, port: Number(new URL(url).port || 6379), prefix, client: makeClient(url), stop: closeClients, process: undefined };
+    return {
+      url,
+      port: Number(new URL(url).port || 6379),
+      prefix,
+      client: makeClient(url),
+      stop: closeClients,
+      process: undefined,
+    };
   }
 
   const port = await freePort();
   const child = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'yes', ...(options.extraArgs ?? [])],
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--protected-mode',
+      'yes',
+      ...(options.extraArgs ?? []),
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
-  child.stdout?.on('data', (d: Buffer) => { output += d.toString(); });
-  child.stderr?.on('data', (d: Buffer) => { output += d.toString(); });
+  child.stdout?.on('data', (d: Buffer) => {
+    output += d.toString();
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    output += d.toString();
+  });
   const url = `redis://127.0.0.1:${port}`;
   const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
   // Refused connections are expected while the server starts; they are retried below.

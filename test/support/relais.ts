@@ -49,7 +49,14 @@ export interface TestRelais {
   prefix: string;
   logger: Logger;
   /** What a web process or worker of this Relais is started with (Redis, prefix, shops, logger, the ledger's database). */
-  base: { redisUrl: string; prefix: string; shops: ShopRegistry; logger: Logger; databaseUrl: string; databaseSchema: string };
+  base: {
+    redisUrl: string;
+    prefix: string;
+    shops: ShopRegistry;
+    logger: Logger;
+    databaseUrl: string;
+    databaseSchema: string;
+  };
   /** Starts a (new) in-process worker, e.g. after stopping the first one. */
   startWorker(): Promise<RunningWorker>;
   stop(): Promise<void>;
@@ -72,7 +79,12 @@ export function makeSecrets(): TestSecrets {
 }
 
 export function registryDocument(options: {
-  dispatchBaseUrl: string; trackingUrl?: string; wooUrl?: string; shopifyAdminUrl?: string; policy?: Record<string, unknown>; dispatchProfile?: string;
+  dispatchBaseUrl: string;
+  trackingUrl?: string;
+  wooUrl?: string;
+  shopifyAdminUrl?: string;
+  policy?: Record<string, unknown>;
+  dispatchProfile?: string;
   /** Reference T_DISPATCH_SIGNING_SECRET as dispatch.webhookSigningSecret. */
   dispatchSigningSecret?: boolean;
 }) {
@@ -99,7 +111,13 @@ export function registryDocument(options: {
           ...(options.shopifyAdminUrl ? { adminUrl: options.shopifyAdminUrl } : {}),
         },
         dispatch,
-        pickup: { neighbourhood: 'Plateau', address: '12 avenue Léopold Sédar Senghor', coords: { lat: 14.6681, lng: -17.4322 }, contactName: 'Awa Ndiaye', contactPhone: '+221770000001' },
+        pickup: {
+          neighbourhood: 'Plateau',
+          address: '12 avenue Léopold Sédar Senghor',
+          coords: { lat: 14.6681, lng: -17.4322 },
+          contactName: 'Awa Ndiaye',
+          contactPhone: '+221770000001',
+        },
         policy: { ...(options.policy ?? {}) },
       },
       {
@@ -114,7 +132,12 @@ export function registryDocument(options: {
           webhookSecret: { env: 'T_WOO_WEBHOOK_SECRET' },
         },
         dispatch,
-        pickup: { neighbourhood: 'Marcory', address: 'Rue de la Paix, zone 4', contactName: 'Koffi Yao', contactPhone: '+2250700000001' },
+        pickup: {
+          neighbourhood: 'Marcory',
+          address: 'Rue de la Paix, zone 4',
+          contactName: 'Koffi Yao',
+          contactPhone: '+2250700000001',
+        },
         policy: { ...(options.policy ?? {}) },
       },
     ],
@@ -186,31 +209,74 @@ export async function startTestRelais(options: TestRelaisOptions = {}): Promise<
   // test's WooCommerce shop gets an emulated REST API (unknown orders and products answer 404 there).
   const woo = options.wooUrl
     ? undefined
-    : await startWooEmulator({ shops: [{ id: WOO_SHOP_ID, consumerKey: secrets.wooConsumerKey, consumerSecret: secrets.wooConsumerSecret }] });
+    : await startWooEmulator({
+        shops: [{ id: WOO_SHOP_ID, consumerKey: secrets.wooConsumerKey, consumerSecret: secrets.wooConsumerSecret }],
+      });
   // Relais writes delivery status back into Shopify: without an adminUrl of its own, the test's Shopify shop
   // gets the Admin API emulator (an order it never created reads as null there, a write-back refused for good),
   // never the real https://{shop}.
   const shopify = options.shopifyAdminUrl
     ? undefined
-    : await startShopifyEmulator({ shops: [{ domain: SHOPIFY_DOMAIN, accessToken: secrets.shopifyAccessToken, clientSecret: secrets.shopifyClientSecret }] });
-  const env: Record<string, string> = { ...secretEnv(secrets), ...db.env, ...(options.dispatchSigningSecret ? { T_DISPATCH_SIGNING_SECRET: options.dispatchSigningSecret } : {}) };
+    : await startShopifyEmulator({
+        shops: [
+          {
+            domain: SHOPIFY_DOMAIN,
+            accessToken: secrets.shopifyAccessToken,
+            clientSecret: secrets.shopifyClientSecret,
+          },
+        ],
+      });
+  const env: Record<string, string> = {
+    ...secretEnv(secrets),
+    ...db.env,
+    ...(options.dispatchSigningSecret ? { T_DISPATCH_SIGNING_SECRET: options.dispatchSigningSecret } : {}),
+  };
   const document = registryDocument({
-    dispatchBaseUrl: emulator.baseUrl, trackingUrl: emulator.trackingUrl, wooUrl: options.wooUrl ?? woo?.siteUrl(WOO_SHOP_ID),
-    shopifyAdminUrl: options.shopifyAdminUrl ?? shopify?.adminUrl(SHOPIFY_DOMAIN), policy: options.policy,
+    dispatchBaseUrl: emulator.baseUrl,
+    trackingUrl: emulator.trackingUrl,
+    wooUrl: options.wooUrl ?? woo?.siteUrl(WOO_SHOP_ID),
+    shopifyAdminUrl: options.shopifyAdminUrl ?? shopify?.adminUrl(SHOPIFY_DOMAIN),
+    policy: options.policy,
     ...(options.dispatchProfile ? { dispatchProfile: options.dispatchProfile } : {}),
     ...(options.dispatchSigningSecret ? { dispatchSigningSecret: true } : {}),
   });
   const shops = buildShopRegistry(document, (ref) => ('env' in ref ? env[ref.env] : undefined));
   const prefix = `{${redis.prefix}}`;
   const resolver = NeighbourhoodResolver.load();
-  const base = { redisUrl: options.redisUrl ?? redis.url, prefix, shops, logger, databaseUrl: db.url, databaseSchema: db.schema };
-  const web = await startWeb({ ...base, port: 0, dashboardToken: options.dashboardToken, metricsToken: options.metricsToken });
-  const launchWorker = () => startWorker({ ...base, resolver, concurrency: 4, lockMs: options.lockMs, pollIntervalMs: options.pollIntervalMs });
+  const base = {
+    redisUrl: options.redisUrl ?? redis.url,
+    prefix,
+    shops,
+    logger,
+    databaseUrl: db.url,
+    databaseSchema: db.schema,
+  };
+  const web = await startWeb({
+    ...base,
+    port: 0,
+    dashboardToken: options.dashboardToken,
+    metricsToken: options.metricsToken,
+  });
+  const launchWorker = () =>
+    startWorker({ ...base, resolver, concurrency: 4, lockMs: options.lockMs, pollIntervalMs: options.pollIntervalMs });
   const started: RunningWorker[] = [];
   const worker = options.inProcessWorker === false ? (undefined as unknown as RunningWorker) : await launchWorker();
   if (worker) started.push(worker);
   return {
-    redis, db, base, env, registryDocument: document, emulator, woo, shopify, shops, secrets, web, worker, prefix, logger,
+    redis,
+    db,
+    base,
+    env,
+    registryDocument: document,
+    emulator,
+    woo,
+    shopify,
+    shops,
+    secrets,
+    web,
+    worker,
+    prefix,
+    logger,
     async startWorker() {
       const w = await launchWorker();
       started.push(w);
@@ -229,7 +295,10 @@ export async function startTestRelais(options: TestRelaisOptions = {}): Promise<
 }
 
 /** Polls until `check` returns a value other than undefined/false, or fails with the last value seen. */
-export async function waitFor<T>(check: () => Promise<T | undefined | false>, options: { timeoutMs?: number; what?: string } = {}): Promise<T> {
+export async function waitFor<T>(
+  check: () => Promise<T | undefined | false>,
+  options: { timeoutMs?: number; what?: string } = {},
+): Promise<T> {
   const deadline = Date.now() + (options.timeoutMs ?? 10_000);
   for (;;) {
     const value = await check();

@@ -39,8 +39,12 @@ export async function spawnWorker(relais: TestRelais, options: { lockMs?: number
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout?.on('data', (d: Buffer) => { output += d.toString(); });
-  child.stderr?.on('data', (d: Buffer) => { output += d.toString(); });
+  child.stdout?.on('data', (d: Buffer) => {
+    output += d.toString();
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    output += d.toString();
+  });
   // Compiling the CLI's whole import graph on a loaded 2-core machine can take well over 20 s.
   const deadline = Date.now() + 60_000;
   while (!output.includes('worker started')) {

@@ -18,7 +18,14 @@ import { DEFAULT_COURIER_STEP_MS } from '@relais/emulators/dispatch';
 import { startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
 import type { DeliveryProgress } from '../../src/ledger/order-ledger.js';
 import { shipmentsFor, shopifyExternalId, waitForIdle, waitForState } from '../pipeline/helpers.js';
-import { makeSecrets, SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, startTestRelais, waitFor, type TestRelais } from '../support/relais.js';
+import {
+  makeSecrets,
+  SHOPIFY_DOMAIN,
+  SHOPIFY_SHOP_ID,
+  startTestRelais,
+  waitFor,
+  type TestRelais,
+} from '../support/relais.js';
 
 const OTHER_DIALECT = join(import.meta.dirname, '..', 'fixtures', 'dispatch-profiles', 'other-dialect.json');
 const ORDER_TOPICS = ['orders/create', 'orders/updated', 'orders/paid', 'orders/cancelled'];
@@ -35,7 +42,9 @@ async function startStack(options: { shopProfile: string; serviceProfile: string
   const signingSecret = randomBytes(24).toString('hex');
   const failing = new Set<string>();
   const shopify = await startShopifyEmulator({
-    shops: [{ domain: SHOPIFY_DOMAIN, accessToken: secrets.shopifyAccessToken, clientSecret: secrets.shopifyClientSecret }],
+    shops: [
+      { domain: SHOPIFY_DOMAIN, accessToken: secrets.shopifyAccessToken, clientSecret: secrets.shopifyClientSecret },
+    ],
   });
   const relais = await startTestRelais({
     secrets,
@@ -47,7 +56,11 @@ async function startStack(options: { shopProfile: string; serviceProfile: string
     dispatchSigningSecret: signingSecret,
   });
   for (const topic of ORDER_TOPICS) shopify.subscribe(SHOPIFY_DOMAIN, topic, `${relais.web.url}/webhooks/shopify`);
-  relais.emulator.setOrganisationWebhook('org_relais', `${relais.web.url}/webhooks/dispatch/${SHOPIFY_SHOP_ID}/${relais.secrets.dispatchWebhookToken}`, signingSecret);
+  relais.emulator.setOrganisationWebhook(
+    'org_relais',
+    `${relais.web.url}/webhooks/dispatch/${SHOPIFY_SHOP_ID}/${relais.secrets.dispatchWebhookToken}`,
+    signingSecret,
+  );
   return { shopify, relais, failing };
 }
 
@@ -69,7 +82,8 @@ describe.each([
     await stopStack(stack);
   });
 
-  const delivery = async (extId: string): Promise<DeliveryProgress | undefined> => (await stack.relais.worker.runtime.ledger.get(extId))?.delivery;
+  const delivery = async (extId: string): Promise<DeliveryProgress | undefined> =>
+    (await stack.relais.worker.runtime.ledger.get(extId))?.delivery;
   const placeOrder = () => {
     const order = stack.shopify.createOrder(SHOPIFY_DOMAIN, {});
     return { order, extId: shopifyExternalId(order.id) };
@@ -77,10 +91,13 @@ describe.each([
   async function courier(extId: string, stages: DeliveryStep[]): Promise<void> {
     for (const stage of stages) {
       await stack.relais.emulator.advance(DEFAULT_COURIER_STEP_MS);
-      await waitFor(async () => {
-        const progress = await delivery(extId);
-        return progress?.step === stage && (stage === 'assigned' || progress.written.steps[stage] !== undefined);
-      }, { what: `${extId} at ${stage} in Shopify` });
+      await waitFor(
+        async () => {
+          const progress = await delivery(extId);
+          return progress?.step === stage && (stage === 'assigned' || progress.written.steps[stage] !== undefined);
+        },
+        { what: `${extId} at ${stage} in Shopify` },
+      );
     }
   }
 
@@ -95,7 +112,12 @@ describe.each([
     await courier(extId, TO_DELIVERED);
     await waitFor(async () => (await delivery(extId))?.written.paid, { what: 'the order marked paid' });
     const shop = stack.shopify.orderSnapshot(SHOPIFY_DOMAIN, order.id);
-    expect(shop.fulfillments[0]!.events.map((e) => e.status)).toEqual(['CARRIER_PICKED_UP', 'IN_TRANSIT', 'OUT_FOR_DELIVERY', 'DELIVERED']);
+    expect(shop.fulfillments[0]!.events.map((e) => e.status)).toEqual([
+      'CARRIER_PICKED_UP',
+      'IN_TRANSIT',
+      'OUT_FOR_DELIVERY',
+      'DELIVERED',
+    ]);
     expect(shop.financialStatus).toBe('PAID');
     const record = await stack.relais.worker.runtime.ledger.get(extId);
     expect(record?.state).toBe('delivered');
@@ -115,13 +137,19 @@ describe.each([
     await courier(extId, ['assigned', 'picked_up', 'in_transit', 'out_for_delivery', 'delivery_failed', 'returned']);
     await waitForIdle(stack.relais);
     const shop = stack.shopify.orderSnapshot(SHOPIFY_DOMAIN, order.id);
-    expect(shop.fulfillments[0]!.events.map((e) => e.status)).toEqual(['CARRIER_PICKED_UP', 'IN_TRANSIT', 'OUT_FOR_DELIVERY', 'ATTEMPTED_DELIVERY', 'FAILURE']);
+    expect(shop.fulfillments[0]!.events.map((e) => e.status)).toEqual([
+      'CARRIER_PICKED_UP',
+      'IN_TRANSIT',
+      'OUT_FOR_DELIVERY',
+      'ATTEMPTED_DELIVERY',
+      'FAILURE',
+    ]);
     expect(shop.financialStatus).toBe('PENDING');
     expect((await stack.relais.worker.runtime.ledger.get(extId))?.state).toBe('returned');
   });
 });
 
-describe('a shop whose wire profile does not match the service\'s dialect', () => {
+describe("a shop whose wire profile does not match the service's dialect", () => {
   let stack: Stack;
   beforeAll(async () => {
     stack = await startStack({ shopProfile: 'default', serviceProfile: OTHER_DIALECT });
@@ -136,7 +164,12 @@ describe('a shop whose wire profile does not match the service\'s dialect', () =
     const record = await waitForState(stack.relais, extId, ['held', 'ready'], 20_000);
     expect(record.state).toBe('held');
     // The quote's expiry is spelled valid_until in that dialect; the default profile looks for expiresAt.
-    expect(record.hold).toMatchObject({ code: 'dispatch_unreadable_answer', message: expect.stringMatching(/createQuote could not be read with wire profile "default".*quote without expiresAt or expires_at/) });
+    expect(record.hold).toMatchObject({
+      code: 'dispatch_unreadable_answer',
+      message: expect.stringMatching(
+        /createQuote could not be read with wire profile "default".*quote without expiresAt or expires_at/,
+      ),
+    });
     expect(shipmentsFor(stack.relais, extId)).toEqual([]);
   });
 });

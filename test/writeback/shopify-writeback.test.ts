@@ -9,7 +9,14 @@ import { DEFAULT_COURIER_STEP_MS } from '@relais/emulators/dispatch';
 import type { DeliveryStep } from '../../src/domain/shipment-status.js';
 import type { DeliveryProgress } from '../../src/ledger/order-ledger.js';
 import { shipmentsFor, shopifyExternalId, waitForIdle, waitForState } from '../pipeline/helpers.js';
-import { makeSecrets, SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, startTestRelais, waitFor, type TestRelais } from '../support/relais.js';
+import {
+  makeSecrets,
+  SHOPIFY_DOMAIN,
+  SHOPIFY_SHOP_ID,
+  startTestRelais,
+  waitFor,
+  type TestRelais,
+} from '../support/relais.js';
 
 const ORDER_TOPICS = ['orders/create', 'orders/updated', 'orders/paid', 'orders/cancelled'];
 /** Where the courier ends each stage, in order (READY is where dispatch leaves it). */
@@ -24,7 +31,9 @@ let dispatchWebhookUrl: string;
 beforeAll(async () => {
   const secrets = makeSecrets();
   shopify = await startShopifyEmulator({
-    shops: [{ domain: SHOPIFY_DOMAIN, accessToken: secrets.shopifyAccessToken, clientSecret: secrets.shopifyClientSecret }],
+    shops: [
+      { domain: SHOPIFY_DOMAIN, accessToken: secrets.shopifyAccessToken, clientSecret: secrets.shopifyClientSecret },
+    ],
   });
   relais = await startTestRelais({
     secrets,
@@ -59,7 +68,9 @@ function placeOrder(input: Parameters<ShopifyEmulator['createOrder']>[1] = {}) {
 }
 
 async function dispatched(extId: string): Promise<void> {
-  await waitFor(async () => (await delivery(extId))?.written.dispatch, { what: `the tracking of ${extId} written into Shopify` });
+  await waitFor(async () => (await delivery(extId))?.written.dispatch, {
+    what: `the tracking of ${extId} written into Shopify`,
+  });
 }
 
 /** Moves the courier one stage at a time; after each, waits until Relais has seen it and written it. */
@@ -76,9 +87,17 @@ async function courier(extId: string, stages: DeliveryStep[]): Promise<void> {
   }
 }
 
-const metafield = (order: OrderSnapshot, key: string) => order.metafields.find((m) => m.namespace === 'relais' && m.key === key);
+const metafield = (order: OrderSnapshot, key: string) =>
+  order.metafields.find((m) => m.namespace === 'relais' && m.key === key);
 const shopMutations = (orderId: number, field: string) =>
-  shopify.graphqlCalls().filter((c) => c.rootFields.includes(field) && c.outcome === 'ok' && JSON.stringify(c.variables).includes(`/Order/${orderId}"`));
+  shopify
+    .graphqlCalls()
+    .filter(
+      (c) =>
+        c.rootFields.includes(field) &&
+        c.outcome === 'ok' &&
+        JSON.stringify(c.variables).includes(`/Order/${orderId}"`),
+    );
 
 // ---- the flows -------------------------------------------------------------------------------------------
 
@@ -95,7 +114,11 @@ describe('a cash-on-delivery order, from the shop to the door', () => {
     expect(metafield(atDispatch, 'tracking_code')?.value).toBe(shipment!.tracking_code);
     expect(metafield(atDispatch, 'tracking_url')).toMatchObject({ type: 'url', value: shipment!.publicTrackingUrl });
     // The quote is kept for the merchant's accounting: a json metafield, no storefront definition.
-    const quote = JSON.parse(metafield(atDispatch, 'quote')?.value ?? '{}') as { quoteId?: string; total?: number; currency?: string };
+    const quote = JSON.parse(metafield(atDispatch, 'quote')?.value ?? '{}') as {
+      quoteId?: string;
+      total?: number;
+      currency?: string;
+    };
     expect(quote).toMatchObject({ quoteId: shipment!.quote_id, currency: 'XOF' });
     expect(quote.total).toBeGreaterThan(0);
     expect(atDispatch.fulfillments).toHaveLength(1);
@@ -159,8 +182,17 @@ describe('duplicate and out-of-order delivery webhooks', () => {
     const olderBody = sent.find((d) => (d.body as { status?: string }).status === 'IN_TRANSIT')?.body;
     expect(deliveredBody).toBeDefined();
     expect(olderBody).toBeDefined();
-    const post = (body: unknown) => fetch(dispatchWebhookUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    const answers = await Promise.all([...Array.from({ length: 5 }, () => post(deliveredBody)), post(olderBody), post({ ...(olderBody as object), status: 'PICKED_UP' })]);
+    const post = (body: unknown) =>
+      fetch(dispatchWebhookUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const answers = await Promise.all([
+      ...Array.from({ length: 5 }, () => post(deliveredBody)),
+      post(olderBody),
+      post({ ...(olderBody as object), status: 'PICKED_UP' }),
+    ]);
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200, 200]);
     await waitForIdle(relais);
 
@@ -235,16 +267,22 @@ describe('an order cancelled in Shopify', () => {
     await dispatched(extId);
     shopify.cancelOrder(SHOPIFY_DOMAIN, order.id, { reason: 'CUSTOMER' });
     await waitForState(relais, extId, ['cancelled']);
-    await waitFor(async () => (await delivery(extId))?.written.steps.cancelled, { what: 'the cancellation written into Shopify' });
+    await waitFor(async () => (await delivery(extId))?.written.steps.cancelled, {
+      what: 'the cancellation written into Shopify',
+    });
     await waitForIdle(relais);
 
     expect(shipmentsFor(relais, extId)[0]!.status).toBe('CANCELLED');
     // orders/cancelled and orders/updated both say "cancelled": the shipment is cancelled once.
-    const cancels = relais.emulator.calls().filter((c) => c.operation === 'cancelShipment' && c.path.includes(shipmentsFor(relais, extId)[0]!.shipment_id));
+    const cancels = relais.emulator
+      .calls()
+      .filter((c) => c.operation === 'cancelShipment' && c.path.includes(shipmentsFor(relais, extId)[0]!.shipment_id));
     expect(cancels.map((c) => c.status)).toEqual([200]);
     const after = snapshot(order.id);
     expect(after.cancelled).toBe(true);
-    expect(after.fulfillments[0]!.events.map((e) => [e.status, e.message])).toEqual([['FAILURE', 'shipment cancelled']]);
+    expect(after.fulfillments[0]!.events.map((e) => [e.status, e.message])).toEqual([
+      ['FAILURE', 'shipment cancelled'],
+    ]);
     expect(after.tags).not.toContain('relais:problem');
     // The courier never comes: nothing is scheduled for this shipment any more.
     await relais.emulator.advance(DEFAULT_COURIER_STEP_MS * 3);
@@ -285,10 +323,14 @@ describe('an order cancelled in Shopify', () => {
     const client = relais.worker.runtime.dispatchClientFor(relais.shops.get(SHOPIFY_SHOP_ID)!);
     await client.cancelShipment(shipmentId, { reason: 'no courier available in the area', by: 'dispatch operator' });
     await waitForState(relais, extId, ['cancelled']);
-    await waitFor(async () => (await delivery(extId))?.written.steps.cancelled, { what: 'the cancellation written into Shopify' });
+    await waitFor(async () => (await delivery(extId))?.written.steps.cancelled, {
+      what: 'the cancellation written into Shopify',
+    });
     const after = snapshot(order.id);
     expect(after.cancelled).toBe(false);
-    expect(after.fulfillments[0]!.events.map((e) => [e.status, e.message])).toEqual([['FAILURE', 'shipment cancelled']]);
+    expect(after.fulfillments[0]!.events.map((e) => [e.status, e.message])).toEqual([
+      ['FAILURE', 'shipment cancelled'],
+    ]);
     expect(after.financialStatus).not.toMatch(/paid/i);
   });
 });

@@ -24,7 +24,14 @@ beforeAll(async () => {
   const secrets = makeSecrets();
   // The shop first: Relais is configured with its URL and the same generated keys.
   woo = await startWooEmulator({
-    shops: [{ id: WOO_SHOP_ID, consumerKey: secrets.wooConsumerKey, consumerSecret: secrets.wooConsumerSecret, weightUnit: 'kg' }],
+    shops: [
+      {
+        id: WOO_SHOP_ID,
+        consumerKey: secrets.wooConsumerKey,
+        consumerSecret: secrets.wooConsumerSecret,
+        weightUnit: 'kg',
+      },
+    ],
   });
   relais = await startTestRelais({
     wooUrl: woo.siteUrl(WOO_SHOP_ID),
@@ -40,7 +47,10 @@ beforeAll(async () => {
     // WooCommerce pings a new webhook first, unsigned; anything but a 2xx and it keeps pinging.
     expect(webhook.ping).toMatchObject({ ok: true, status: 200 });
   }
-  relais.emulator.setOrganisationWebhook('org_relais', `${relais.web.url}/webhooks/dispatch/${WOO_SHOP_ID}/${secrets.dispatchWebhookToken}`);
+  relais.emulator.setOrganisationWebhook(
+    'org_relais',
+    `${relais.web.url}/webhooks/dispatch/${WOO_SHOP_ID}/${secrets.dispatchWebhookToken}`,
+  );
 });
 
 afterAll(async () => {
@@ -49,8 +59,15 @@ afterAll(async () => {
 });
 
 const ABIDJAN = {
-  first_name: 'Aya', last_name: 'Kouassi', company: '', address_1: 'Cocody Angré 7e tranche', address_2: 'Près de la pharmacie', city: 'Abidjan',
-  state: '', postcode: '', country: 'CI',
+  first_name: 'Aya',
+  last_name: 'Kouassi',
+  company: '',
+  address_1: 'Cocody Angré 7e tranche',
+  address_2: 'Près de la pharmacie',
+  city: 'Abidjan',
+  state: '',
+  postcode: '',
+  country: 'CI',
 };
 
 async function placeOrder(input: {
@@ -70,8 +87,18 @@ async function placeOrder(input: {
 /** A COD order of 2 × 0.45 kg + 1 × 1.2 kg (a variation without its own weight), placed at checkout. */
 async function placeCodOrder() {
   const phone = await woo.createProduct(WOO_SHOP_ID, { name: 'Téléphone Tecno', weight: '0.45', price: '45000' });
-  const speaker = await woo.createProduct(WOO_SHOP_ID, { name: 'Enceinte', weight: '1.2', price: '15000', variations: [{ option: 'Noire' }] });
-  return placeOrder({ lines: [{ product_id: phone.id, quantity: 2 }, { product_id: speaker.id, variation_id: speaker.variationIds[0]!, quantity: 1 }] });
+  const speaker = await woo.createProduct(WOO_SHOP_ID, {
+    name: 'Enceinte',
+    weight: '1.2',
+    price: '15000',
+    variations: [{ option: 'Noire' }],
+  });
+  return placeOrder({
+    lines: [
+      { product_id: phone.id, quantity: 2 },
+      { product_id: speaker.id, variation_id: speaker.variationIds[0]!, quantity: 1 },
+    ],
+  });
 }
 
 function shipmentOf(extId: string) {
@@ -105,7 +132,9 @@ const customerNotes = (id: number) => snapshot(id).notes.filter((n) => n.custome
 const meta = (id: number) => Object.fromEntries(snapshot(id).meta_data.map((m) => [m.key, m.value]));
 
 async function quotedWeightKg(quoteId: string): Promise<unknown> {
-  const response = await fetch(`${relais.emulator.baseUrl}/v1/quotes/${quoteId}`, { headers: { 'X-Api-Key': relais.secrets.dispatchApiKey } });
+  const response = await fetch(`${relais.emulator.baseUrl}/v1/quotes/${quoteId}`, {
+    headers: { 'X-Api-Key': relais.secrets.dispatchApiKey },
+  });
   expect(response.status).toBe(200);
   return ((await response.json()) as { weight_kg?: unknown }).weight_kg;
 }
@@ -135,7 +164,9 @@ describe('a WooCommerce COD order, from checkout to cash collected', () => {
 
     await driveCourier(order.extId, 'DELIVERED');
     await waitForState(relais, order.extId, ['delivered']);
-    await waitFor(async () => relaisNotes(order.id).some((n) => n.note.includes('cash collected')), { what: 'the cash note' });
+    await waitFor(async () => relaisNotes(order.id).some((n) => n.note.includes('cash collected')), {
+      what: 'the cash note',
+    });
 
     const final = snapshot(order.id);
     expect(final.status).toBe('completed');
@@ -150,17 +181,27 @@ describe('a WooCommerce COD order, from checkout to cash collected', () => {
       `Relais: in transit (shipment ${shipment.shipment_id}).`,
       `Relais: out for delivery (shipment ${shipment.shipment_id}).`,
       `Relais: delivered (shipment ${shipment.shipment_id}).`,
-      expect.stringMatching(new RegExp(`^Relais: cash collected for the goods: ${goods} XOF \\(shipment ${shipment.shipment_id}; at the door: goods .* = .* XOF\\)\\.$`)),
+      expect.stringMatching(
+        new RegExp(
+          `^Relais: cash collected for the goods: ${goods} XOF \\(shipment ${shipment.shipment_id}; at the door: goods .* = .* XOF\\)\\.$`,
+        ),
+      ),
     ]);
     // Hidden from the customer: every key Relais wrote starts with an underscore.
-    expect(Object.keys(meta(order.id)).filter((k) => k.includes('relais'))).toEqual(['_relais_shipment_id', '_relais_tracking_code', '_relais_tracking_url']);
+    expect(Object.keys(meta(order.id)).filter((k) => k.includes('relais'))).toEqual([
+      '_relais_shipment_id',
+      '_relais_tracking_code',
+      '_relais_tracking_url',
+    ]);
   });
 
   it('duplicate and out-of-order dispatch webhooks add no note and change nothing', async () => {
     const order = await placeCodOrder();
     await waitForState(relais, order.extId, ['ready']);
     await driveCourier(order.extId, 'DELIVERED');
-    await waitFor(async () => relaisNotes(order.id).some((n) => n.note.includes('cash collected')), { what: 'the cash note' });
+    await waitFor(async () => relaisNotes(order.id).some((n) => n.note.includes('cash collected')), {
+      what: 'the cash note',
+    });
     const before = snapshot(order.id);
 
     const shipmentId = shipmentOf(order.extId).shipment_id;
@@ -169,8 +210,19 @@ describe('a WooCommerce COD order, from checkout to cash collected', () => {
     const pickedUp = sent.find((d) => JSON.stringify(d.body).includes('"PICKED_UP"'));
     expect(delivered && pickedUp).toBeTruthy();
     const url = `${relais.web.url}/webhooks/dispatch/${WOO_SHOP_ID}/${relais.secrets.dispatchWebhookToken}`;
-    for (const body of [delivered!.body, delivered!.body, pickedUp!.body, delivered!.body, delivered!.body, pickedUp!.body]) {
-      const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    for (const body of [
+      delivered!.body,
+      delivered!.body,
+      pickedUp!.body,
+      delivered!.body,
+      delivered!.body,
+      pickedUp!.body,
+    ]) {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       expect(response.status).toBeLessThan(300);
     }
     await settle();
@@ -202,29 +254,40 @@ describe('a delivery that fails', () => {
     await waitForState(relais, order.extId, ['ready']);
     await driveCourier(order.extId, 'RETURNED');
     await waitForState(relais, order.extId, ['returned']);
-    await waitFor(async () => relaisNotes(order.id).some((n) => n.note.includes('returned to the merchant')), { what: 'the return note' });
+    await waitFor(async () => relaisNotes(order.id).some((n) => n.note.includes('returned to the merchant')), {
+      what: 'the return note',
+    });
 
     const final = snapshot(order.id);
     expect(final.status).toBe('processing');
     expect(final.date_paid).toBeNull();
     expect(final.set_paid).toBe(false);
     const notes = relaisNotes(order.id).map((n) => n.note);
-    expect(notes.some((n) => n.startsWith('Relais: delivery failed: the courier could not deliver the parcel'))).toBe(true);
+    expect(notes.some((n) => n.startsWith('Relais: delivery failed: the courier could not deliver the parcel'))).toBe(
+      true,
+    );
     expect(notes.some((n) => n.includes('cash collected'))).toBe(false);
-    expect(notes.indexOf(notes.find((n) => n.includes('delivery failed'))!)).toBeLessThan(notes.findIndex((n) => n.includes('returned to the merchant')));
+    expect(notes.indexOf(notes.find((n) => n.includes('delivery failed'))!)).toBeLessThan(
+      notes.findIndex((n) => n.includes('returned to the merchant')),
+    );
   });
 });
 
 describe('orders that must not ship, or no longer', () => {
   it('a bank-transfer order waiting on-hold is never shipped and never written to', async () => {
     const product = await woo.createProduct(WOO_SHOP_ID, { name: 'Tablette', weight: '0.6', price: '80000' });
-    const order = await placeOrder({ lines: [{ product_id: product.id, quantity: 1 }], payment: { payment_method: 'bacs', payment_method_title: 'Virement bancaire' } });
+    const order = await placeOrder({
+      lines: [{ product_id: product.id, quantity: 1 }],
+      payment: { payment_method: 'bacs', payment_method_title: 'Virement bancaire' },
+    });
     expect(snapshot(order.id).status).toBe('on-hold');
     await waitForState(relais, order.extId, ['waiting']);
     await settle();
     expect(shipmentsFor(relais, order.extId)).toHaveLength(0);
     expect(relaisNotes(order.id)).toHaveLength(0);
-    expect(woo.calls().filter((c) => c.method !== 'GET' && c.route.startsWith(`/wc/v3/orders/${order.id}`))).toHaveLength(0);
+    expect(
+      woo.calls().filter((c) => c.method !== 'GET' && c.route.startsWith(`/wc/v3/orders/${order.id}`)),
+    ).toHaveLength(0);
   });
 
   it('an order cancelled in the shop before pickup cancels its shipment, and the courier never comes', async () => {
@@ -240,13 +303,17 @@ describe('orders that must not ship, or no longer', () => {
     const cancel = shipment.status_history.find((h) => h.status === 'CANCELLED');
     expect(cancel?.reason).toContain('cancelled in the shop');
     expect(cancel?.by).toContain('Relais');
-    await waitFor(async () => relaisNotes(order.id).some((n) => n.note.includes('shipment cancelled')), { what: 'the cancellation note' });
+    await waitFor(async () => relaisNotes(order.id).some((n) => n.note.includes('shipment cancelled')), {
+      what: 'the cancellation note',
+    });
 
     // Time passes: no courier stage follows a cancellation, and the shop order stays cancelled and unpaid.
     await relais.emulator.advance(5 * COURIER_STEP_MS);
     await settle();
     expect(shipmentOf(order.extId).status).toBe('CANCELLED');
     expect(snapshot(order.id)).toMatchObject({ status: 'cancelled', date_paid: null });
-    expect(relaisNotes(order.id).map((n) => n.note)).toEqual([`Relais: shipment cancelled (shipment ${shipment.shipment_id}).`]);
+    expect(relaisNotes(order.id).map((n) => n.note)).toEqual([
+      `Relais: shipment cancelled (shipment ${shipment.shipment_id}).`,
+    ]);
   });
 });

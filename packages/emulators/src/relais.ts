@@ -18,7 +18,15 @@ export {
   paths,
   type OperationName,
 } from '../../../src/dispatch/wire.js';
-export { defaultWireProfile, loadWireProfile, setPath, WireProfileError, type ErrorMeaning, type FieldKey, type WireProfile } from '../../../src/dispatch/profile.js';
+export {
+  defaultWireProfile,
+  loadWireProfile,
+  setPath,
+  WireProfileError,
+  type ErrorMeaning,
+  type FieldKey,
+  type WireProfile,
+} from '../../../src/dispatch/profile.js';
 export type { DeliveryStep } from '../../../src/domain/shipment-status.js';
 export { findProjectDir } from '../../../src/config/project-files.js';
 export { createLogger, silentLogger, type Logger } from '../../../src/log.js';

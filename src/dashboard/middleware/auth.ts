@@ -21,8 +21,18 @@
 import { Router, type Request, type RequestHandler } from 'express';
 import type { Logger } from '../../log.js';
 import {
-  bearerToken, clearCookie, isCrossSite, KNOWN_BROWSER_COOKIE, KNOWN_BROWSER_TTL_MS, readCookie, secretsEqual, SESSION_COOKIE, setCookie, type LoginThrottle,
-  type Session, type SessionSigner,
+  bearerToken,
+  clearCookie,
+  isCrossSite,
+  KNOWN_BROWSER_COOKIE,
+  KNOWN_BROWSER_TTL_MS,
+  readCookie,
+  secretsEqual,
+  SESSION_COOKIE,
+  setCookie,
+  type LoginThrottle,
+  type Session,
+  type SessionSigner,
 } from '../auth.js';
 import { loginPage } from '../layout.js';
 import type { SessionRevocations } from '../ports.js';
@@ -55,7 +65,12 @@ export interface DashboardAuth {
 /** Only paths inside the dashboard are followed after login: never an open redirect. */
 export function safeNext(candidate: unknown): string {
   if (typeof candidate !== 'string') return '/dashboard/orders';
-  if (!/^\/dashboard(\/[A-Za-z0-9\-._~%:/?=&+]*)?$/.test(candidate) || candidate.includes('//') || /^\/dashboard\/(login|logout)/.test(candidate)) return '/dashboard/orders';
+  if (
+    !/^\/dashboard(\/[A-Za-z0-9\-._~%:/?=&+]*)?$/.test(candidate) ||
+    candidate.includes('//') ||
+    /^\/dashboard\/(login|logout)/.test(candidate)
+  )
+    return '/dashboard/orders';
   return candidate;
 }
 
@@ -76,7 +91,9 @@ export function dashboardAuth(deps: AuthDeps): DashboardAuth {
     const address = addressOf(req);
     const browser = signer.knownBrowser(readCookie(req, KNOWN_BROWSER_COOKIE), deps.nowMs());
     // An address is never 'browser:…', so the two kinds of key cannot meet.
-    return browser === undefined ? { key: address, address, knownBrowser: false } : { key: `browser:${browser}`, address, knownBrowser: true };
+    return browser === undefined
+      ? { key: address, address, knownBrowser: false }
+      : { key: `browser:${browser}`, address, knownBrowser: true };
   }
   const from = (client: Client) => (client.knownBrowser ? 'browser' : 'address');
 
@@ -92,25 +109,42 @@ export function dashboardAuth(deps: AuthDeps): DashboardAuth {
       res.redirect(303, safeNext(req.query.next));
       return;
     }
-    res.type('html').send(loginPage({ next: safeNext(req.query.next), notice: req.query.bye === '1' ? 'You are logged out.' : undefined }));
+    res.type('html').send(
+      loginPage({
+        next: safeNext(req.query.next),
+        notice: req.query.bye === '1' ? 'You are logged out.' : undefined,
+      }),
+    );
   });
 
   login.post('/login', form, async (req, res) => {
     const client = clientOf(req);
     const next = safeNext((req.body as Record<string, unknown> | undefined)?.next);
     if (isCrossSite(req)) {
-      res.status(403).type('html').send(loginPage({ next, error: 'Log in from the dashboard itself.' }));
+      res
+        .status(403)
+        .type('html')
+        .send(loginPage({ next, error: 'Log in from the dashboard itself.' }));
       return;
     }
     if (throttle.blocked(client.key, deps.nowMs())) {
-      res.status(429).type('html').send(loginPage({ next, error: `Too many wrong tokens from this ${from(client)}: wait 15 minutes.` }));
+      res
+        .status(429)
+        .type('html')
+        .send(loginPage({ next, error: `Too many wrong tokens from this ${from(client)}: wait 15 minutes.` }));
       return;
     }
     const candidate = (req.body as Record<string, unknown> | undefined)?.token;
     if (typeof candidate !== 'string' || !secretsEqual(candidate, deps.token)) {
       throttle.fail(client.key, deps.nowMs());
-      deps.logger.warn({ client: client.address, knownBrowser: client.knownBrowser }, 'dashboard login with a wrong token');
-      res.status(401).type('html').send(loginPage({ next, error: 'Wrong token.' }));
+      deps.logger.warn(
+        { client: client.address, knownBrowser: client.knownBrowser },
+        'dashboard login with a wrong token',
+      );
+      res
+        .status(401)
+        .type('html')
+        .send(loginPage({ next, error: 'Wrong token.' }));
       return;
     }
     throttle.succeed(client.key);
@@ -127,7 +161,10 @@ export function dashboardAuth(deps: AuthDeps): DashboardAuth {
       // Wrong bearer tokens count against the same budget as wrong logins.
       const client = clientOf(req);
       if (throttle.blocked(client.key, deps.nowMs())) {
-        res.status(429).type('text/plain').send(`too many wrong tokens from this ${from(client)}: wait 15 minutes\n`);
+        res
+          .status(429)
+          .type('text/plain')
+          .send(`too many wrong tokens from this ${from(client)}: wait 15 minutes\n`);
         return;
       }
       if (bearer !== '' && secretsEqual(bearer, deps.token)) {
@@ -136,7 +173,11 @@ export function dashboardAuth(deps: AuthDeps): DashboardAuth {
         return;
       }
       throttle.fail(client.key, deps.nowMs());
-      res.status(401).set('WWW-Authenticate', 'Bearer realm="relais-dashboard"').type('text/plain').send('wrong dashboard token\n');
+      res
+        .status(401)
+        .set('WWW-Authenticate', 'Bearer realm="relais-dashboard"')
+        .type('text/plain')
+        .send('wrong dashboard token\n');
       return;
     }
     const session = await sessionOf(req);
@@ -150,7 +191,11 @@ export function dashboardAuth(deps: AuthDeps): DashboardAuth {
       res.redirect(303, `/dashboard/login?next=${encodeURIComponent(safeNext(req.originalUrl))}`);
       return;
     }
-    res.status(401).set('WWW-Authenticate', 'Bearer realm="relais-dashboard"').type('text/plain').send('log in to the dashboard first\n');
+    res
+      .status(401)
+      .set('WWW-Authenticate', 'Bearer realm="relais-dashboard"')
+      .type('text/plain')
+      .send('log in to the dashboard first\n');
   };
 
   const viewerOf = (req: Request): Viewer => {

@@ -7,7 +7,11 @@
 import type { RequestHandler, Response } from 'express';
 
 function unavailable(res: Response, why: string): void {
-  res.status(503).set('Retry-After', '10').type('text/plain').send(`${why} Try again in a moment; /readyz says what is wrong.\n`);
+  res
+    .status(503)
+    .set('Retry-After', '10')
+    .type('text/plain')
+    .send(`${why} Try again in a moment; /readyz says what is wrong.\n`);
 }
 
 export function answerOr503(options: { redisConnected?(): boolean; answerWithinMs: number }): RequestHandler {
@@ -19,7 +23,11 @@ export function answerOr503(options: { redisConnected?(): boolean; answerWithinM
     }
     if (req.method === 'GET' || req.method === 'HEAD') {
       const watchdog = setTimeout(() => {
-        if (!res.headersSent) unavailable(res, `The dashboard could not answer within ${Math.round(answerWithinMs / 1000)} s: the database, Redis or a service it asked is not answering.`);
+        if (!res.headersSent)
+          unavailable(
+            res,
+            `The dashboard could not answer within ${Math.round(answerWithinMs / 1000)} s: the database, Redis or a service it asked is not answering.`,
+          );
       }, answerWithinMs);
       res.once('close', () => clearTimeout(watchdog));
     }

@@ -7,6 +7,9 @@ export function dashboardErrors(logger: Logger): ErrorRequestHandler {
     const status = error.status && error.status >= 400 && error.status < 500 ? error.status : 500;
     if (status === 500) logger.error({ err: error.message, path: req.path }, 'dashboard error');
     if (res.headersSent) return;
-    res.status(status).type('text/plain').send(status === 500 ? 'internal error (see the web process log)\n' : `${error.message}\n`);
+    res
+      .status(status)
+      .type('text/plain')
+      .send(status === 500 ? 'internal error (see the web process log)\n' : `${error.message}\n`);
   };
 }

@@ -9,7 +9,13 @@ import { z } from 'zod';
 import { resolveDeliveryAddress } from '../../geo/order-address.js';
 import type { OrderRecord } from '../../ledger/order-ledger.js';
 import type { DashboardDeps } from '../ports.js';
-import { closestNeighbourhoods, findHeldOrder, replay, type HeldOrderLookup, type ReplayOutcome } from './held-order.js';
+import {
+  closestNeighbourhoods,
+  findHeldOrder,
+  replay,
+  type HeldOrderLookup,
+  type ReplayOutcome,
+} from './held-order.js';
 
 /** The form as sent; checked here. */
 export interface AliasInput {
@@ -53,14 +59,30 @@ export async function addAliasAndReplay(
   const { text, neighbourhood } = parsed.data;
   const target = ports.resolver.resolve({ country: shop.country, fields: { city: neighbourhood } });
   if (!target.ok || target.neighbourhood.country !== shop.country) {
-    return { kind: 'unknown_neighbourhood', record, neighbourhood, country: shop.country, ...(target.ok ? {} : { reason: target.reason }) };
+    return {
+      kind: 'unknown_neighbourhood',
+      record,
+      neighbourhood,
+      country: shop.country,
+      ...(target.ok ? {} : { reason: target.reason }),
+    };
   }
   await ports.aliases.add(shop.id, text, target.neighbourhood.name);
   const alias = { shopName: shop.name, text, neighbourhood: target.neighbourhood.name };
   const d = record.order?.dropoff;
   if (d) {
-    const check = resolveDeliveryAddress(ports.resolver, d, { country: shop.country, aliases: await ports.aliases.forShop(shop) });
-    if (!check.ok) return { kind: 'still_unresolved', record, alias, reason: check.reason, suggestions: await closestNeighbourhoods(ports, record) };
+    const check = resolveDeliveryAddress(ports.resolver, d, {
+      country: shop.country,
+      aliases: await ports.aliases.forShop(shop),
+    });
+    if (!check.ok)
+      return {
+        kind: 'still_unresolved',
+        record,
+        alias,
+        reason: check.reason,
+        suggestions: await closestNeighbourhoods(ports, record),
+      };
   }
   return { ...(await replay(ports, record)), alias };
 }

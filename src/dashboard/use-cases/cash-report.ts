@@ -11,8 +11,16 @@ export interface CashReport {
 }
 
 /** The orders first seen since `since`; none without a shop (a registry with no shop). */
-export async function cashReport(ports: Pick<DashboardDeps, 'ledger' | 'reconciliation'>, options: { shopId: string | undefined; since: Date }): Promise<CashReport> {
-  const ids = options.shopId ? await ports.ledger.listShopOrders(options.shopId, { since: options.since, limit: SCAN_LIMIT }) : [];
-  const [records, reconciliation] = await Promise.all([loadRecords(ports.ledger, ids), ports.reconciliation?.latestSummary() ?? Promise.resolve(undefined)]);
+export async function cashReport(
+  ports: Pick<DashboardDeps, 'ledger' | 'reconciliation'>,
+  options: { shopId: string | undefined; since: Date },
+): Promise<CashReport> {
+  const ids = options.shopId
+    ? await ports.ledger.listShopOrders(options.shopId, { since: options.since, limit: SCAN_LIMIT })
+    : [];
+  const [records, reconciliation] = await Promise.all([
+    loadRecords(ports.ledger, ids),
+    ports.reconciliation?.latestSummary() ?? Promise.resolve(undefined),
+  ]);
   return { cod: codFigures(records), reconciliation, reconciliationWired: ports.reconciliation !== undefined };
 }

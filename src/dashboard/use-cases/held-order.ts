@@ -12,7 +12,10 @@ export type HeldOrderLookup =
   | { kind: 'not_held'; record: OrderRecord };
 
 /** The order, if the ledger has it and it is held: only a held order can be replayed. */
-export async function findHeldOrder(ports: Pick<DashboardDeps, 'ledger'>, externalOrderId: string): Promise<HeldOrderLookup> {
+export async function findHeldOrder(
+  ports: Pick<DashboardDeps, 'ledger'>,
+  externalOrderId: string,
+): Promise<HeldOrderLookup> {
   const record = await ports.ledger.get(externalOrderId);
   if (!record) return { kind: 'not_found', externalOrderId };
   if (record.state !== 'held') return { kind: 'not_held', record };
@@ -23,11 +26,17 @@ export async function findHeldOrder(ports: Pick<DashboardDeps, 'ledger'>, extern
  * Neighbourhoods the order's address comes closest to, with every alias in force for its shop: the one it
  * resolves to, else the resolver's candidates, as suggestions for an alias. None without a shop or an address.
  */
-export async function closestNeighbourhoods(ports: Pick<DashboardDeps, 'shops' | 'resolver' | 'aliases'>, record: OrderRecord): Promise<string[]> {
+export async function closestNeighbourhoods(
+  ports: Pick<DashboardDeps, 'shops' | 'resolver' | 'aliases'>,
+  record: OrderRecord,
+): Promise<string[]> {
   const shop = ports.shops.get(record.meta.shopId);
   const d = record.order?.dropoff;
   if (!shop || !d) return [];
-  const resolution = resolveDeliveryAddress(ports.resolver, d, { country: shop.country, aliases: await ports.aliases.forShop(shop) });
+  const resolution = resolveDeliveryAddress(ports.resolver, d, {
+    country: shop.country,
+    aliases: await ports.aliases.forShop(shop),
+  });
   return resolution.ok ? [resolution.neighbourhood.name] : resolution.candidates.map((c) => c.name);
 }
 
@@ -37,7 +46,12 @@ export type ReplayOutcome =
   | { kind: 'not_replayed'; record: OrderRecord; why: string };
 
 /** Replays the order (src/jobs/replay.ts: never a second shipment). */
-export async function replay(ports: Pick<DashboardDeps, 'replay' | 'now'>, record: OrderRecord): Promise<ReplayOutcome> {
+export async function replay(
+  ports: Pick<DashboardDeps, 'replay' | 'now'>,
+  record: OrderRecord,
+): Promise<ReplayOutcome> {
   const result = await ports.replay(record.meta.externalOrderId);
-  return result.ok ? { kind: 'replayed', record, replayedAt: ports.now() } : { kind: 'not_replayed', record, why: result.why };
+  return result.ok
+    ? { kind: 'replayed', record, replayedAt: ports.now() }
+    : { kind: 'not_replayed', record, why: result.why };
 }

@@ -13,12 +13,23 @@ export interface HeldOrders {
   unready: { record: OrderRecord; since: Date }[];
 }
 
-export async function heldOrders(ports: Pick<DashboardDeps, 'ledger' | 'shops' | 'resolver' | 'aliases' | 'now'>, limit: number): Promise<HeldOrders> {
+export async function heldOrders(
+  ports: Pick<DashboardDeps, 'ledger' | 'shops' | 'resolver' | 'aliases' | 'now'>,
+  limit: number,
+): Promise<HeldOrders> {
   const [records, unreadyIds] = await Promise.all([
     ports.ledger.listHeld(limit),
-    ports.ledger.listUnready(unreadySince(ports.now(), ports.shops.all().map((s) => s.policy.unreadyAlertMinutes)), limit),
+    ports.ledger.listUnready(
+      unreadySince(
+        ports.now(),
+        ports.shops.all().map((s) => s.policy.unreadyAlertMinutes),
+      ),
+      limit,
+    ),
   ]);
-  const held = await Promise.all(records.reverse().map(async (record) => ({ record, suggestions: await closestNeighbourhoods(ports, record) })));
+  const held = await Promise.all(
+    records.reverse().map(async (record) => ({ record, suggestions: await closestNeighbourhoods(ports, record) })),
+  );
   // One read for the whole list, not one per order.
   const unreadyRecords = await ports.ledger.getMany(unreadyIds.map((u) => u.externalOrderId));
   const unready = unreadyIds.flatMap(({ since }, i) => {

@@ -30,19 +30,40 @@ export type OpenDisputeOutcome =
   | { kind: 'unconfirmed'; record: OrderRecord; error: string };
 
 /** The same claim: still open, with the same reason, description and claimant. */
-export function sameOpenClaim(claims: readonly DisputeView[], input: { reason: string; description: string; claimantId: string }): DisputeView | undefined {
-  return claims.find((c) =>
-    c.status.toUpperCase() === 'OPEN' && c.reason === input.reason && c.description === input.description && c.claimantId === input.claimantId);
+export function sameOpenClaim(
+  claims: readonly DisputeView[],
+  input: { reason: string; description: string; claimantId: string },
+): DisputeView | undefined {
+  return claims.find(
+    (c) =>
+      c.status.toUpperCase() === 'OPEN' &&
+      c.reason === input.reason &&
+      c.description === input.description &&
+      c.claimantId === input.claimantId,
+  );
 }
 
-export async function openDispute(ports: Pick<DashboardDeps, 'ledger' | 'disputes'>, externalOrderId: string, form: DisputeInput): Promise<OpenDisputeOutcome> {
+export async function openDispute(
+  ports: Pick<DashboardDeps, 'ledger' | 'disputes'>,
+  externalOrderId: string,
+  form: DisputeInput,
+): Promise<OpenDisputeOutcome> {
   const record = await ports.ledger.get(externalOrderId);
   if (!record) return { kind: 'not_found', externalOrderId };
   if (!record.shipment) return { kind: 'no_shipment', record };
-  const claimantType = typeof form.claimantType === 'string' && form.claimantType.trim() === '' ? undefined : form.claimantType;
-  const parsed = openDisputeInputSchema.safeParse({ reason: form.reason, description: form.description, claimantId: form.claimantId, claimantType });
+  const claimantType =
+    typeof form.claimantType === 'string' && form.claimantType.trim() === '' ? undefined : form.claimantType;
+  const parsed = openDisputeInputSchema.safeParse({
+    reason: form.reason,
+    description: form.description,
+    claimantId: form.claimantId,
+    claimantType,
+  });
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => ({ field: i.path.length > 0 ? String(i.path[0]) : undefined, message: i.message }));
+    const problems = parsed.error.issues.map((i) => ({
+      field: i.path.length > 0 ? String(i.path[0]) : undefined,
+      message: i.message,
+    }));
     return { kind: 'invalid', record, problems };
   }
   const input = parsed.data;
@@ -51,7 +72,12 @@ export async function openDispute(ports: Pick<DashboardDeps, 'ledger' | 'dispute
   try {
     const result = await ports.disputes.open(externalOrderId, input);
     return result.ok
-      ? { kind: 'opened', record, shipmentId: result.shipmentId, ...(result.claim.claimId === undefined ? {} : { claimId: result.claim.claimId }) }
+      ? {
+          kind: 'opened',
+          record,
+          shipmentId: result.shipmentId,
+          ...(result.claim.claimId === undefined ? {} : { claimId: result.claim.claimId }),
+        }
       : { kind: 'refused', record, why: result.why, retryable: result.retryable };
   } catch (error) {
     // Not the service's answer (src/disputes turns those into results): Relais itself failed.

@@ -30,12 +30,16 @@ export async function orderDisputes(
   const id = record.meta.externalOrderId;
   const recorded = await ports.disputes.lastSeen(id);
   const waiting = recorded.some((c) => c.status.toUpperCase() === 'OPEN');
-  if (options.reloading || !(waiting || options.ask)) return { claims: recorded, source: { kind: 'recorded', canAsk: !options.reloading } };
+  if (options.reloading || !(waiting || options.ask))
+    return { claims: recorded, source: { kind: 'recorded', canAsk: !options.reloading } };
   try {
     const listed = await ports.disputes.list(id);
     if (listed.ok) return { claims: listed.claims, source: { kind: 'service' } };
     return { claims: recorded, source: { kind: 'unavailable', why: listed.why } };
   } catch (error) {
-    return { claims: recorded, source: { kind: 'failed', error: error instanceof Error ? error.message : String(error) } };
+    return {
+      claims: recorded,
+      source: { kind: 'failed', error: error instanceof Error ? error.message : String(error) },
+    };
   }
 }

@@ -4,7 +4,10 @@ import { findHeldOrder, replay, type HeldOrderLookup, type ReplayOutcome } from 
 
 export type ReplayHeldOrderResult = Exclude<HeldOrderLookup, { kind: 'found' }> | ReplayOutcome;
 
-export async function replayHeldOrder(ports: Pick<DashboardDeps, 'ledger' | 'replay' | 'now'>, externalOrderId: string): Promise<ReplayHeldOrderResult> {
+export async function replayHeldOrder(
+  ports: Pick<DashboardDeps, 'ledger' | 'replay' | 'now'>,
+  externalOrderId: string,
+): Promise<ReplayHeldOrderResult> {
   const found = await findHeldOrder(ports, externalOrderId);
   if (found.kind !== 'found') return found;
   return replay(ports, found.record);

@@ -20,22 +20,28 @@ const AFTER_REPLAY_MS = 60_000;
  */
 export function stillMoving(record: OrderRecord, replayedAt: number | undefined, now: Date): boolean {
   if (TRANSIENT_STATES.has(record.state)) return true;
-  if (record.state !== 'held' || replayedAt === undefined || !record.hold || now.getTime() - replayedAt > AFTER_REPLAY_MS) return false;
+  if (
+    record.state !== 'held' ||
+    replayedAt === undefined ||
+    !record.hold ||
+    now.getTime() - replayedAt > AFTER_REPLAY_MS
+  )
+    return false;
   return Date.parse(record.hold.at) < replayedAt;
 }
 
 export type ViewOrderResult =
   | { kind: 'not_found'; externalOrderId: string }
   | {
-    kind: 'found';
-    record: OrderRecord;
-    reloading: boolean;
-    /** Only for an order with a shipment: disputes are opened on a shipment. */
-    disputes?: OrderDisputes;
-    timeline: TimelineEntry[];
-    /** For a held order: suggestions for an alias. */
-    suggestions: string[];
-  };
+      kind: 'found';
+      record: OrderRecord;
+      reloading: boolean;
+      /** Only for an order with a shipment: disputes are opened on a shipment. */
+      disputes?: OrderDisputes;
+      timeline: TimelineEntry[];
+      /** For a held order: suggestions for an alias. */
+      suggestions: string[];
+    };
 
 export async function viewOrder(
   ports: Pick<DashboardDeps, 'ledger' | 'disputes' | 'shops' | 'resolver' | 'aliases' | 'now'>,
@@ -46,7 +52,9 @@ export async function viewOrder(
   if (!record) return { kind: 'not_found', externalOrderId };
   const reloading = stillMoving(record, options.replayedAt, ports.now());
   // Before the timeline is read: listing the claims writes its call (and any newly decided claim) there.
-  const disputes = record.shipment ? await orderDisputes(ports, record, { reloading, ask: options.askForClaims }) : undefined;
+  const disputes = record.shipment
+    ? await orderDisputes(ports, record, { reloading, ask: options.askForClaims })
+    : undefined;
   const [timeline, suggestions] = await Promise.all([
     ports.ledger.timeline(record.meta.externalOrderId),
     record.state === 'held' ? closestNeighbourhoods(ports, record) : Promise.resolve([]),

@@ -37,7 +37,9 @@ export function dispatchWebhookRoutes(deps: DispatchWebhookDeps): Router {
       if (!profile.verify(rawBody, given, shop.dispatch.webhookSigningSecret.reveal())) {
         deps.logger.warn(
           { shop: shop.id, header: profile.signatureHeader, present: given !== undefined },
-          given === undefined ? `delivery webhook without the ${profile.signatureHeader} header rejected` : 'delivery webhook with a bad signature rejected',
+          given === undefined
+            ? `delivery webhook without the ${profile.signatureHeader} header rejected`
+            : 'delivery webhook with a bad signature rejected',
         );
         return void res.status(401).json({ error: 'invalid_signature', header: profile.signatureHeader });
       }
@@ -50,7 +52,11 @@ export function dispatchWebhookRoutes(deps: DispatchWebhookDeps): Router {
     }
     // Where the profile says the ids sit first; then anywhere (the service may send more than one shape).
     const { shipmentId, externalOrderId } = profile.webhookReference(payload);
-    const found = { ...findShipmentReference(payload), ...(shipmentId ? { shipmentId } : {}), ...(externalOrderId ? { externalOrderId } : {}) };
+    const found = {
+      ...findShipmentReference(payload),
+      ...(shipmentId ? { shipmentId } : {}),
+      ...(externalOrderId ? { externalOrderId } : {}),
+    };
     if (!found.shipmentId && !found.externalOrderId) {
       deps.logger.warn({ shop: shop.id }, 'delivery webhook without a shipment id or external order id');
       return void res.status(200).json({ status: 'ignored', reason: 'no shipment id or external order id found' });
@@ -87,7 +93,11 @@ export function findShipmentReference(payload: unknown, depth = 0): { shipmentId
   const entries = Array.isArray(payload) ? payload.map((v, i) => [String(i), v] as const) : Object.entries(payload);
   for (const [key, value] of entries) {
     if (typeof value === 'string') {
-      if (!found.shipmentId && value.startsWith(ID_PREFIX.shipment) && (SHIPMENT_KEYS.includes(key) || /^shp_[A-Za-z0-9_-]+$/.test(value))) {
+      if (
+        !found.shipmentId &&
+        value.startsWith(ID_PREFIX.shipment) &&
+        (SHIPMENT_KEYS.includes(key) || /^shp_[A-Za-z0-9_-]+$/.test(value))
+      ) {
         found.shipmentId = value;
       }
       if (!found.externalOrderId && EXTERNAL_KEYS.includes(key)) found.externalOrderId = value;

@@ -50,7 +50,10 @@ export function webhookRoutes(deps: WebhookDeps): Router {
 
 async function receive(platform: StorePlatform, deps: WebhookDeps, req: Request, res: Response): Promise<void> {
   const shopId = typeof req.params.shopId === 'string' ? req.params.shopId : undefined;
-  const receipt = platform.webhooks.receive({ rawBody: rawBodyOf(req), headers: req.headers, ...(shopId === undefined ? {} : { shopId }) }, deps.shops);
+  const receipt = platform.webhooks.receive(
+    { rawBody: rawBodyOf(req), headers: req.headers, ...(shopId === undefined ? {} : { shopId }) },
+    deps.shops,
+  );
   switch (receipt.kind) {
     case 'rejected':
       if (receipt.warn) deps.logger.warn(receipt.warn.fields, receipt.warn.msg);
@@ -59,7 +62,12 @@ async function receive(platform: StorePlatform, deps: WebhookDeps, req: Request,
       return void res.status(200).json(receipt.body);
     case 'event': {
       const { shop, topic, payload, eventKey } = receipt;
-      return enqueue(deps, res, { shopId: shop.id, platform: shop.platform, topic, receivedAt: deps.now().toISOString(), payload }, eventKey);
+      return enqueue(
+        deps,
+        res,
+        { shopId: shop.id, platform: shop.platform, topic, receivedAt: deps.now().toISOString(), payload },
+        eventKey,
+      );
     }
   }
 }
@@ -76,15 +84,24 @@ async function enqueue(deps: WebhookDeps, res: Response, job: ShopEventJob, even
       // The event is stored: answer without waiting for the marker. Were it lost, a repeat of the event
       // would still collapse into the same job (same job id) while BullMQ keeps it.
       deps.redis.set(seenKey, '1', 'EX', DEDUPE_TTL_SECONDS).catch((error: unknown) => {
-        deps.logger.warn({ shop: job.shopId, topic: job.topic, err: (error as Error).message }, 'could not store the de-duplication marker');
+        deps.logger.warn(
+          { shop: job.shopId, topic: job.topic, err: (error as Error).message },
+          'could not store the de-duplication marker',
+        );
       });
       return 'enqueued' as const;
     });
     if (outcome === 'enqueued') deps.onEnqueued?.(job);
     res.status(200).json({ status: outcome });
   } catch (error) {
-    deps.logger.error({ shop: job.shopId, topic: job.topic, err: (error as Error).message }, 'could not enqueue a webhook: answering 503');
-    res.status(503).set('Retry-After', '30').json({ error: 'unavailable', message: 'Relais cannot store the event right now; retry later' });
+    deps.logger.error(
+      { shop: job.shopId, topic: job.topic, err: (error as Error).message },
+      'could not enqueue a webhook: answering 503',
+    );
+    res
+      .status(503)
+      .set('Retry-After', '30')
+      .json({ error: 'unavailable', message: 'Relais cannot store the event right now; retry later' });
   }
 }
 

@@ -45,7 +45,9 @@ export function createPool(options: DatabaseOptions): pg.Pool {
   });
   // An idle connection dropped by the server (a restart) is replaced on the next query; without a listener
   // the pool's 'error' event would end the process.
-  pool.on('error', (error: Error) => options.logger?.warn({ err: error.message }, 'postgresql connection lost; reconnecting on next query'));
+  pool.on('error', (error: Error) =>
+    options.logger?.warn({ err: error.message }, 'postgresql connection lost; reconnecting on next query'),
+  );
   return pool;
 }
 
@@ -64,7 +66,9 @@ export function databaseUrlForHumans(url: string): string {
 export async function schemaVersion(pool: pg.Pool): Promise<number> {
   const table = await pool.query<{ found: string | null }>(`SELECT to_regclass('${MIGRATIONS_TABLE}')::text AS found`);
   if (table.rows[0]?.found === null || table.rows[0]?.found === undefined) return 0;
-  const applied = await pool.query<{ version: number | null }>(`SELECT max(version) AS version FROM ${MIGRATIONS_TABLE}`);
+  const applied = await pool.query<{ version: number | null }>(
+    `SELECT max(version) AS version FROM ${MIGRATIONS_TABLE}`,
+  );
   return applied.rows[0]?.version ?? 0;
 }
 
@@ -72,14 +76,19 @@ export async function schemaVersion(pool: pg.Pool): Promise<number> {
  * Applies the migrations the database lacks, each in its own transaction, under an advisory lock so two
  * processes migrating at once apply each once. Idempotent: on a current schema it applies nothing.
  */
-export async function migrate(pool: pg.Pool, schema = 'public'): Promise<{ from: number; to: number; applied: string[] }> {
+export async function migrate(
+  pool: pg.Pool,
+  schema = 'public',
+): Promise<{ from: number; to: number; applied: string[] }> {
   if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid schema name "${schema}" (lower-case letters, digits and _)`);
   const client = await pool.connect();
   const applied: string[] = [];
   let from = 0;
   try {
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-    await client.query(`CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
     for (const migration of MIGRATIONS) {
       await client.query('BEGIN');
       try {
@@ -87,7 +96,10 @@ export async function migrate(pool: pg.Pool, schema = 'public'): Promise<{ from:
         const done = await client.query(`SELECT 1 FROM ${MIGRATIONS_TABLE} WHERE version = $1`, [migration.version]);
         if (done.rowCount === 0) {
           await client.query(migration.sql);
-          await client.query(`INSERT INTO ${MIGRATIONS_TABLE} (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
+          await client.query(`INSERT INTO ${MIGRATIONS_TABLE} (version, name) VALUES ($1, $2)`, [
+            migration.version,
+            migration.name,
+          ]);
           applied.push(`${migration.version} ${migration.name}`);
         } else from = migration.version;
         await client.query('COMMIT');

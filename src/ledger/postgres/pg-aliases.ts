@@ -14,7 +14,10 @@ export class PostgresAliasStore implements AliasStore {
   }
 
   async remove(shopId: string, text: string): Promise<boolean> {
-    const result = await this.pool.query('DELETE FROM shop_aliases WHERE shop_id = $1 AND alias = $2', [shopId, text.trim()]);
+    const result = await this.pool.query('DELETE FROM shop_aliases WHERE shop_id = $1 AND alias = $2', [
+      shopId,
+      text.trim(),
+    ]);
     return (result.rowCount ?? 0) > 0;
   }
 
@@ -26,7 +29,10 @@ export class PostgresAliasStore implements AliasStore {
     return Object.fromEntries(rows.map((row) => [row.alias, row.neighbourhood]));
   }
 
-  async forShop(shop: { id: string; policy: { neighbourhoodAliases: Record<string, string> } }): Promise<Record<string, string>> {
+  async forShop(shop: {
+    id: string;
+    policy: { neighbourhoodAliases: Record<string, string> };
+  }): Promise<Record<string, string>> {
     return { ...shop.policy.neighbourhoodAliases, ...(await this.list(shop.id)) };
   }
 }

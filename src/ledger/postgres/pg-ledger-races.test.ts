@@ -29,14 +29,21 @@ async function newOrder(ledger: PostgresOrderLedger): Promise<string> {
   orders += 1;
   const orderId = `race${orders}`;
   await ledger.recordEvent({
-    meta: { externalOrderId: `dakar-mode:${orderId}`, shopId: 'dakar-mode', platform: 'shopify', orderId, orderName: `#${orderId}` },
-    payload: { id: orderId }, now: new Date('2026-11-01T10:00:00Z'),
+    meta: {
+      externalOrderId: `dakar-mode:${orderId}`,
+      shopId: 'dakar-mode',
+      platform: 'shopify',
+      orderId,
+      orderName: `#${orderId}`,
+    },
+    payload: { id: orderId },
+    now: new Date('2026-11-01T10:00:00Z'),
   });
   return `dakar-mode:${orderId}`;
 }
 
 describe('two workers racing on one order', () => {
-  it('never takes a dispatched order back to a state before ready (not even awaiting_ready), nor a finished one out of its final state, whatever order two workers\' moves land in', async () => {
+  it("never takes a dispatched order back to a state before ready (not even awaiting_ready), nor a finished one out of its final state, whatever order two workers' moves land in", async () => {
     const move = fc.record({ worker: fc.constantFrom(0, 1), state: fc.constantFrom(...ORDER_STATES) });
     await fc.assert(
       fc.asyncProperty(fc.array(move, { minLength: 2, maxLength: 8 }), async (moves) => {
@@ -67,9 +74,10 @@ describe('two workers racing on one order', () => {
       await first.saveShipment(id, created);
       const ready = { ...created, status: 'READY', markedReadyAt: '2026-11-01T10:00:02Z' };
       // Sent at the same moment, in alternating order of sending.
-      const [late, marked] = round % 2 === 0
-        ? await Promise.all([second.saveShipment(id, created), first.saveShipment(id, ready)])
-        : (await Promise.all([first.saveShipment(id, ready), second.saveShipment(id, created)])).reverse();
+      const [late, marked] =
+        round % 2 === 0
+          ? await Promise.all([second.saveShipment(id, created), first.saveShipment(id, ready)])
+          : (await Promise.all([first.saveShipment(id, ready), second.saveShipment(id, created)])).reverse();
       expect(marked).toBe(true);
       const saved = (await first.get(id))!.shipment!;
       // Either order of arrival ends with the markReady kept: the late save was refused, or it landed first.
@@ -83,7 +91,10 @@ describe('two workers racing on one order', () => {
     for (let round = 0; round < 20; round += 1) {
       const id = await newOrder(first);
       await first.setState(id, 'dispatching', new Date('2026-11-01T10:00:01Z'));
-      const [a, b] = await Promise.all([first.setState(id, 'ready', new Date('2026-11-01T10:00:02Z')), second.hold(id, { code: 'x', message: 'late' }, new Date('2026-11-01T10:00:02Z'))]);
+      const [a, b] = await Promise.all([
+        first.setState(id, 'ready', new Date('2026-11-01T10:00:02Z')),
+        second.hold(id, { code: 'x', message: 'late' }, new Date('2026-11-01T10:00:02Z')),
+      ]);
       const record = (await first.get(id))!;
       // The hold can win only if it landed before "ready"; then "ready" still applies after it. Never held after ready.
       expect(a).toBe(true);
@@ -98,7 +109,11 @@ describe('schema versions', () => {
   it('applies nothing on a second migrate and says the schema is current', async () => {
     const pool = createPool({ url: db.url, schema: db.schema, poolSize: 1 });
     try {
-      expect(await migrate(pool, db.schema)).toEqual({ from: LATEST_SCHEMA_VERSION, to: LATEST_SCHEMA_VERSION, applied: [] });
+      expect(await migrate(pool, db.schema)).toEqual({
+        from: LATEST_SCHEMA_VERSION,
+        to: LATEST_SCHEMA_VERSION,
+        applied: [],
+      });
       await expect(assertSchemaCurrent(pool)).resolves.toBeUndefined();
     } finally {
       await pool.end();
@@ -113,7 +128,9 @@ describe('schema versions', () => {
       expect(await schemaVersion(pool)).toBe(0);
       await expect(assertSchemaCurrent(pool)).rejects.toThrow(/no Relais schema yet.*relais migrate/);
       // An older schema: a migrations table at a version before the code's.
-      await pool.query('CREATE TABLE relais_schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+      await pool.query(
+        'CREATE TABLE relais_schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
+      );
       await pool.query("INSERT INTO relais_schema_migrations (version, name) VALUES (0, 'before the ledger')");
       const refusal = await assertSchemaCurrent(pool).catch((error: unknown) => error);
       expect(refusal).toBeInstanceOf(SchemaTooOldError);
@@ -136,8 +153,13 @@ describe('claims', () => {
     expect(await first.saveClaim('dakar-mode:c1', decided, now)).toEqual({ newlyDecided: true });
     expect(await second.saveClaim('dakar-mode:c1', decided, now)).toEqual({ newlyDecided: false });
     // First seen already decided, by two workers at once.
-    const both = await Promise.all([first.saveClaim('dakar-mode:c2', { ...decided, key: 'clm_2' }, now), second.saveClaim('dakar-mode:c2', { ...decided, key: 'clm_2' }, now)]);
+    const both = await Promise.all([
+      first.saveClaim('dakar-mode:c2', { ...decided, key: 'clm_2' }, now),
+      second.saveClaim('dakar-mode:c2', { ...decided, key: 'clm_2' }, now),
+    ]);
     expect(both.filter((r) => r.newlyDecided)).toHaveLength(1);
-    expect((await first.knownClaims('dakar-mode:c1')).map((k) => [k.key, k.decided, k.claim])).toEqual([['clm_1', true, { status: 'COMPENSATED' }]]);
+    expect((await first.knownClaims('dakar-mode:c1')).map((k) => [k.key, k.decided, k.claim])).toEqual([
+      ['clm_1', true, { status: 'COMPENSATED' }],
+    ]);
   });
 });

@@ -23,7 +23,13 @@ async function freshLedger(): Promise<PostgresOrderLedger> {
 
 async function receive(ledger: OrderLedger, orderId: string, at: Date, payload: unknown = { id: orderId }) {
   return ledger.recordEvent({
-    meta: { externalOrderId: `dakar-mode:${orderId}`, shopId: 'dakar-mode', platform: 'shopify', orderId, orderName: `#${orderId}` },
+    meta: {
+      externalOrderId: `dakar-mode:${orderId}`,
+      shopId: 'dakar-mode',
+      platform: 'shopify',
+      orderId,
+      orderName: `#${orderId}`,
+    },
     payload,
     now: at,
     timeline: { at: at.toISOString(), system: 'shop', operation: 'webhook orders/create', outcome: 'received' },
@@ -58,13 +64,19 @@ describe('the order ledger', () => {
   it('never moves a delivered, returned or cancelled order to another state, and says so by answering false', async () => {
     const ledger = await freshLedger();
     const at = (minute: number) => new Date(Date.UTC(2026, 10, 1, 10, minute));
-    for (const [orderId, final] of [['f1', 'delivered'], ['f2', 'returned'], ['f3', 'cancelled']] as const) {
+    for (const [orderId, final] of [
+      ['f1', 'delivered'],
+      ['f2', 'returned'],
+      ['f3', 'cancelled'],
+    ] as const) {
       await receive(ledger, orderId, at(0));
       await ledger.setState(`dakar-mode:${orderId}`, 'ready', at(1));
       expect(await ledger.setState(`dakar-mode:${orderId}`, final, at(2))).toBe(true);
       expect(await ledger.setState(`dakar-mode:${orderId}`, 'cancel_refused', at(3))).toBe(false);
       expect(await ledger.setState(`dakar-mode:${orderId}`, 'in_delivery', at(4))).toBe(false);
-      expect(await ledger.setState(`dakar-mode:${orderId}`, final === 'cancelled' ? 'delivered' : 'cancelled', at(5))).toBe(false);
+      expect(
+        await ledger.setState(`dakar-mode:${orderId}`, final === 'cancelled' ? 'delivered' : 'cancelled', at(5)),
+      ).toBe(false);
       const record = await ledger.get(`dakar-mode:${orderId}`);
       expect([record?.state, record?.stateChangedAt]).toEqual([final, at(2).toISOString()]);
     }
@@ -73,32 +85,67 @@ describe('the order ledger', () => {
   it('keeps the newer order and payload when an older version of the order comes later, notes that event as ignored, and still applies one of the same version', async () => {
     const ledger = await freshLedger();
     const id = 'dakar-mode:v1';
-    const meta = { externalOrderId: id, shopId: 'dakar-mode', platform: 'shopify' as const, orderId: 'v1', orderName: '#v1' };
+    const meta = {
+      externalOrderId: id,
+      shopId: 'dakar-mode',
+      platform: 'shopify' as const,
+      orderId: 'v1',
+      orderName: '#v1',
+    };
     const order = (updatedAt: string, note: string) => ({ updatedAt, note }) as unknown as StoreOrder;
-    const event = (updatedAt: string, note: string) => ledger.recordEvent({
-      meta, payload: { id: 'v1', note }, order: order(updatedAt, note), version: updatedAt, now: new Date('2026-11-01T12:00:00Z'),
-      timeline: { at: '2026-11-01T12:00:00.000Z', system: 'shop', operation: `webhook orders/updated (${note})`, outcome: 'received' },
-    });
+    const event = (updatedAt: string, note: string) =>
+      ledger.recordEvent({
+        meta,
+        payload: { id: 'v1', note },
+        order: order(updatedAt, note),
+        version: updatedAt,
+        now: new Date('2026-11-01T12:00:00Z'),
+        timeline: {
+          at: '2026-11-01T12:00:00.000Z',
+          system: 'shop',
+          operation: `webhook orders/updated (${note})`,
+          outcome: 'received',
+        },
+      });
     await event('2026-11-01T10:00:00Z', 'first');
     await event('2026-11-01T10:02:00Z', 'newer');
     const late = await event('2026-11-01T10:01:00Z', 'older');
     expect(late.olderThanApplied).toEqual({ version: '2026-11-01T10:01:00.000Z', applied: '2026-11-01T10:02:00.000Z' });
-    expect([(late.order as unknown as { note: string }).note, await ledger.payload(id)]).toEqual(['newer', { id: 'v1', note: 'newer' }]);
+    expect([(late.order as unknown as { note: string }).note, await ledger.payload(id)]).toEqual([
+      'newer',
+      { id: 'v1', note: 'newer' },
+    ]);
     expect((await ledger.timeline(id)).map((e) => `${e.operation}: ${e.outcome}`)).toEqual([
-      'webhook orders/updated (first): received', 'webhook orders/updated (newer): received', 'webhook orders/updated (older): ignored_older',
+      'webhook orders/updated (first): received',
+      'webhook orders/updated (newer): received',
+      'webhook orders/updated (older): ignored_older',
     ]);
     const same = await event('2026-11-01T10:02:00Z', 'same version');
-    expect([same.olderThanApplied, (same.order as unknown as { note: string }).note]).toEqual([undefined, 'same version']);
+    expect([same.olderThanApplied, (same.order as unknown as { note: string }).note]).toEqual([
+      undefined,
+      'same version',
+    ]);
   });
 
   it('erases the normalised order and payload of orders finished more than the retention ago, keeping their state, amounts and timeline', async () => {
     const ledger = await freshLedger();
     const now = new Date('2026-11-22T00:00:00Z');
-    for (const [orderId, finishedDaysAgo] of [['old', 31], ['recent', 29]] as const) {
+    for (const [orderId, finishedDaysAgo] of [
+      ['old', 31],
+      ['recent', 29],
+    ] as const) {
       const at = new Date(now.getTime() - finishedDaysAgo * DAY);
       await ledger.recordEvent({
-        meta: { externalOrderId: `dakar-mode:${orderId}`, shopId: 'dakar-mode', platform: 'shopify', orderId, orderName: `#${orderId}` },
-        payload: { id: orderId }, order: { orderName: `#${orderId}`, dropoff: { phone: '+221770000000' } } as unknown as StoreOrder, now: at,
+        meta: {
+          externalOrderId: `dakar-mode:${orderId}`,
+          shopId: 'dakar-mode',
+          platform: 'shopify',
+          orderId,
+          orderName: `#${orderId}`,
+        },
+        payload: { id: orderId },
+        order: { orderName: `#${orderId}`, dropoff: { phone: '+221770000000' } } as unknown as StoreOrder,
+        now: at,
         timeline: { at: at.toISOString(), system: 'shop', operation: 'webhook orders/create', outcome: 'received' },
       });
       await ledger.save(`dakar-mode:${orderId}`, 'door', { collect: 15000 });
@@ -118,7 +165,13 @@ describe('the order ledger', () => {
     await receive(ledger, '3', new Date('2026-11-01T10:00:00Z'));
     expect(await ledger.setState('dakar-mode:3', 'dispatching', new Date('2026-11-01T10:00:01Z'))).toBe(true);
     expect(await ledger.setState('dakar-mode:3', 'ready', new Date('2026-11-01T10:00:02Z'))).toBe(true);
-    expect(await ledger.hold('dakar-mode:3', { code: 'dispatch_invalid_state', message: 'already ready' }, new Date('2026-11-01T10:00:03Z'))).toBe(false);
+    expect(
+      await ledger.hold(
+        'dakar-mode:3',
+        { code: 'dispatch_invalid_state', message: 'already ready' },
+        new Date('2026-11-01T10:00:03Z'),
+      ),
+    ).toBe(false);
     expect(await ledger.setState('dakar-mode:3', 'dispatching', new Date('2026-11-01T10:00:04Z'))).toBe(false);
     const record = await ledger.get('dakar-mode:3');
     expect(record).toMatchObject({ state: 'ready', stateChangedAt: '2026-11-01T10:00:02.000Z' });
@@ -131,8 +184,16 @@ describe('the order ledger', () => {
   it('holds an order before dispatch with its reason, and lists it as held until it moves on', async () => {
     const ledger = await freshLedger();
     await receive(ledger, '4', new Date('2026-11-01T10:00:00Z'));
-    expect(await ledger.hold('dakar-mode:4', { code: 'neighbourhood_not_found', message: 'no neighbourhood in "Rue 10"' }, new Date('2026-11-01T10:00:01Z'))).toBe(true);
-    expect((await ledger.listHeld()).map((r) => [r.meta.externalOrderId, r.hold?.code])).toEqual([['dakar-mode:4', 'neighbourhood_not_found']]);
+    expect(
+      await ledger.hold(
+        'dakar-mode:4',
+        { code: 'neighbourhood_not_found', message: 'no neighbourhood in "Rue 10"' },
+        new Date('2026-11-01T10:00:01Z'),
+      ),
+    ).toBe(true);
+    expect((await ledger.listHeld()).map((r) => [r.meta.externalOrderId, r.hold?.code])).toEqual([
+      ['dakar-mode:4', 'neighbourhood_not_found'],
+    ]);
     expect(await ledger.payload('dakar-mode:4')).toEqual({ id: '4' });
     expect(await ledger.setState('dakar-mode:4', 'received', new Date('2026-11-01T10:05:00Z'))).toBe(true);
     expect(await ledger.listHeld()).toEqual([]);
@@ -144,8 +205,12 @@ describe('the order ledger', () => {
     await receive(ledger, '5', new Date('2026-11-01T10:00:00Z'));
     const created = { shipmentId: 'shp_5', status: 'CREATED', createdAt: '2026-11-01T10:00:01Z' };
     expect(await ledger.saveShipment('dakar-mode:5', created)).toBe(true);
-    expect(await ledger.listInFlight(10)).toEqual([{ externalOrderId: 'dakar-mode:5', shopId: 'dakar-mode', shipmentId: 'shp_5' }]);
-    expect((await ledger.listUnready(new Date(Date.now() + 1000))).map((u) => u.externalOrderId)).toEqual(['dakar-mode:5']);
+    expect(await ledger.listInFlight(10)).toEqual([
+      { externalOrderId: 'dakar-mode:5', shopId: 'dakar-mode', shipmentId: 'shp_5' },
+    ]);
+    expect((await ledger.listUnready(new Date(Date.now() + 1000))).map((u) => u.externalOrderId)).toEqual([
+      'dakar-mode:5',
+    ]);
     expect(await ledger.countUnready(new Date(Date.now() - 60_000))).toBe(0);
     const ready = { ...created, status: 'READY', markedReadyAt: '2026-11-01T10:00:02Z' };
     expect(await ledger.saveShipment('dakar-mode:5', ready)).toBe(true);
@@ -153,13 +218,22 @@ describe('the order ledger', () => {
     // The late answer of a worker that lost its lease, whatever the state is called.
     expect(await ledger.saveShipment('dakar-mode:5', created)).toBe(false);
     expect(await ledger.saveShipment('dakar-mode:5', { ...created, status: 'SOMETHING_NEW' })).toBe(false);
-    expect((await ledger.get('dakar-mode:5'))?.shipment).toMatchObject({ status: 'READY', markedReadyAt: '2026-11-01T10:00:02Z' });
+    expect((await ledger.get('dakar-mode:5'))?.shipment).toMatchObject({
+      status: 'READY',
+      markedReadyAt: '2026-11-01T10:00:02Z',
+    });
     // Later steps (carrying the recorded markReady) and another shipment are saved as they come.
     expect(await ledger.saveShipment('dakar-mode:5', { ...ready, status: 'PICKED_UP' })).toBe(true);
-    expect(await ledger.saveShipment('dakar-mode:5', { shipmentId: 'shp_6', status: 'CREATED', createdAt: '2026-11-02T10:00:00Z' })).toBe(true);
+    expect(
+      await ledger.saveShipment('dakar-mode:5', {
+        shipmentId: 'shp_6',
+        status: 'CREATED',
+        createdAt: '2026-11-02T10:00:00Z',
+      }),
+    ).toBe(true);
   });
 
-  it('applies one process\'s writes about an order in the order they were issued, even when they are not awaited one by one', async () => {
+  it("applies one process's writes about an order in the order they were issued, even when they are not awaited one by one", async () => {
     const ledger = await freshLedger();
     await receive(ledger, '7', new Date('2026-11-01T10:00:00Z'));
     for (let round = 0; round < 5; round += 1) {

@@ -10,7 +10,12 @@
 import type pg from 'pg';
 import { SHOP_ID_PATTERN } from '../../domain/ids.js';
 import type { HoldReason, StoreOrder } from '../../domain/order.js';
-import { BEFORE_DISPATCH_STATES, FINAL_STATES, statesRefusingMoveTo, type OrderState } from '../../domain/order-state.js';
+import {
+  BEFORE_DISPATCH_STATES,
+  FINAL_STATES,
+  statesRefusingMoveTo,
+  type OrderState,
+} from '../../domain/order-state.js';
 import {
   DEFAULT_RETENTION_DAYS,
   DEFAULT_TIMELINE_LENGTH,
@@ -88,19 +93,28 @@ export class PostgresOrderLedger implements OrderLedger {
   }
 
   async get(externalOrderId: string): Promise<OrderRecord | undefined> {
-    const { rows } = await this.inOrder(externalOrderId, () => this.pool.query<OrderRow>(`SELECT ${RECORD_COLUMNS} FROM orders WHERE external_order_id = $1`, [externalOrderId]));
+    const { rows } = await this.inOrder(externalOrderId, () =>
+      this.pool.query<OrderRow>(`SELECT ${RECORD_COLUMNS} FROM orders WHERE external_order_id = $1`, [externalOrderId]),
+    );
     return rows[0] && toRecord(rows[0]);
   }
 
   async getMany(externalOrderIds: readonly string[]): Promise<Array<OrderRecord | undefined>> {
     if (externalOrderIds.length === 0) return [];
-    const { rows } = await this.pool.query<OrderRow>(`SELECT ${RECORD_COLUMNS} FROM orders WHERE external_order_id = ANY($1::text[])`, [externalOrderIds]);
+    const { rows } = await this.pool.query<OrderRow>(
+      `SELECT ${RECORD_COLUMNS} FROM orders WHERE external_order_id = ANY($1::text[])`,
+      [externalOrderIds],
+    );
     const byId = new Map(rows.map((row) => [row.external_order_id, toRecord(row)]));
     return externalOrderIds.map((id) => byId.get(id));
   }
 
   async payload(externalOrderId: string): Promise<unknown> {
-    const { rows } = await this.inOrder(externalOrderId, () => this.pool.query<{ payload: unknown }>('SELECT payload FROM orders WHERE external_order_id = $1', [externalOrderId]));
+    const { rows } = await this.inOrder(externalOrderId, () =>
+      this.pool.query<{ payload: unknown }>('SELECT payload FROM orders WHERE external_order_id = $1', [
+        externalOrderId,
+      ]),
+    );
     return rows[0]?.payload ?? undefined;
   }
 
@@ -120,8 +134,9 @@ export class PostgresOrderLedger implements OrderLedger {
           detail: `the order in this event was last modified ${input.version}, before the version already applied; nothing was changed`,
         }
       : null;
-    const { rows } = await this.inOrder(input.meta.externalOrderId, () => this.pool.query<OrderRow & { prior_version: string | null }>(
-      `WITH prior AS (SELECT version_ms FROM orders WHERE external_order_id = $1),
+    const { rows } = await this.inOrder(input.meta.externalOrderId, () =>
+      this.pool.query<OrderRow & { prior_version: string | null }>(
+        `WITH prior AS (SELECT version_ms FROM orders WHERE external_order_id = $1),
       upserted AS (
         INSERT INTO orders AS o (external_order_id, shop_id, platform, order_id, order_name, first_seen_at, state, state_changed_at, payload, store_order, version_ms)
         VALUES ($1, $3, $4, $5, $6, $7, 'received', $7, $8, $9, $10)
@@ -131,7 +146,9 @@ export class PostgresOrderLedger implements OrderLedger {
           store_order = CASE WHEN (o.version_ms IS NULL OR $10::bigint IS NULL OR $10::bigint >= o.version_ms) AND EXCLUDED.store_order IS NOT NULL
                              THEN EXCLUDED.store_order ELSE o.store_order END,
           version_ms = CASE WHEN o.version_ms IS NULL OR $10::bigint >= o.version_ms THEN coalesce($10::bigint, o.version_ms) ELSE o.version_ms END
-        RETURNING ${RECORD_COLUMNS.split(', ').map((c) => `o.${c}`).join(', ')}
+        RETURNING ${RECORD_COLUMNS.split(', ')
+          .map((c) => `o.${c}`)
+          .join(', ')}
       ),
       noted AS (
         INSERT INTO order_timeline (external_order_id, shop_id, at, system, operation, outcome, ms, detail)
@@ -141,16 +158,30 @@ export class PostgresOrderLedger implements OrderLedger {
         WHERE $2::jsonb IS NOT NULL
       )
       SELECT upserted.*, (SELECT version_ms FROM prior)::text AS prior_version FROM upserted`,
-      [
-        meta.externalOrderId, input.timeline ? JSON.stringify(input.timeline) : null, meta.shopId, meta.platform, meta.orderId, meta.orderName, now,
-        JSON.stringify(input.payload), input.order ? JSON.stringify(input.order) : null, version, BEFORE_DISPATCH, ignored ? JSON.stringify(ignored) : null,
-      ],
-    ));
+        [
+          meta.externalOrderId,
+          input.timeline ? JSON.stringify(input.timeline) : null,
+          meta.shopId,
+          meta.platform,
+          meta.orderId,
+          meta.orderName,
+          now,
+          JSON.stringify(input.payload),
+          input.order ? JSON.stringify(input.order) : null,
+          version,
+          BEFORE_DISPATCH,
+          ignored ? JSON.stringify(ignored) : null,
+        ],
+      ),
+    );
     const row = rows[0]!;
     const record = toRecord(row);
     const applied = row.prior_version === null ? undefined : Number(row.prior_version);
     if (version === null || applied === undefined || !(version < applied)) return record;
-    return { ...record, olderThanApplied: { version: new Date(version).toISOString(), applied: new Date(applied).toISOString() } };
+    return {
+      ...record,
+      olderThanApplied: { version: new Date(version).toISOString(), applied: new Date(applied).toISOString() },
+    };
   }
 
   async setState(externalOrderId: string, state: OrderState, now: Date): Promise<boolean> {
@@ -165,44 +196,68 @@ export class PostgresOrderLedger implements OrderLedger {
    * One state change and what goes with it (hold reason, payload, in-flight and unready lists, finish time),
    * applied only if `canMove` allows it from the order's current state, in the same statement that reads it.
    */
-  private async moveState(externalOrderId: string, state: OrderState, now: Date, hold: (HoldReason & { at: string }) | null): Promise<boolean> {
+  private async moveState(
+    externalOrderId: string,
+    state: OrderState,
+    now: Date,
+    hold: (HoldReason & { at: string }) | null,
+  ): Promise<boolean> {
     const final = FINAL_STATES.has(state);
-    const result = await this.inOrder(externalOrderId, () => this.pool.query(
-      `UPDATE orders SET
+    const result = await this.inOrder(externalOrderId, () =>
+      this.pool.query(
+        `UPDATE orders SET
          state = $2, state_changed_at = $3::timestamptz, hold = $4::jsonb, held_at = CASE WHEN $4::jsonb IS NULL THEN NULL ELSE $3::timestamptz END,
          payload = CASE WHEN $5::boolean THEN payload ELSE NULL END,
          in_flight_since = CASE WHEN $6::boolean THEN NULL ELSE in_flight_since END,
          unready_since = CASE WHEN $6::boolean THEN NULL ELSE unready_since END,
          finished_at = CASE WHEN $6::boolean THEN coalesce(finished_at, $3::timestamptz) ELSE finished_at END
        WHERE external_order_id = $1 AND NOT (state = ANY($7::text[]))`,
-      [externalOrderId, state, now, hold ? JSON.stringify(hold) : null, BEFORE_DISPATCH_STATES.has(state), final, statesRefusingMoveTo(state)],
-    ));
+        [
+          externalOrderId,
+          state,
+          now,
+          hold ? JSON.stringify(hold) : null,
+          BEFORE_DISPATCH_STATES.has(state),
+          final,
+          statesRefusingMoveTo(state),
+        ],
+      ),
+    );
     return result.rowCount === 1;
   }
 
   async save(externalOrderId: string, field: SavedField, value: unknown): Promise<void> {
-    await this.inOrder(externalOrderId, () => this.pool.query(`UPDATE orders SET ${SAVED_COLUMN[field]} = $2::jsonb WHERE external_order_id = $1`, [externalOrderId, JSON.stringify(value)]));
+    await this.inOrder(externalOrderId, () =>
+      this.pool.query(`UPDATE orders SET ${SAVED_COLUMN[field]} = $2::jsonb WHERE external_order_id = $1`, [
+        externalOrderId,
+        JSON.stringify(value),
+      ]),
+    );
   }
 
   async saveShipment(externalOrderId: string, shipment: ShipmentProgress): Promise<boolean> {
     const marked = shipment.markedReadyAt !== undefined;
-    const result = await this.inOrder(externalOrderId, () => this.pool.query(
-      `UPDATE orders SET
+    const result = await this.inOrder(externalOrderId, () =>
+      this.pool.query(
+        `UPDATE orders SET
          shipment = $2::jsonb,
          in_flight_since = CASE WHEN finished_at IS NULL THEN coalesce(in_flight_since, $4::timestamptz) END,
          unready_since = CASE WHEN $3::boolean OR finished_at IS NOT NULL THEN NULL ELSE coalesce(unready_since, $4::timestamptz) END
        WHERE external_order_id = $1
          AND ($3::boolean OR shipment IS NULL OR shipment->>'shipmentId' IS DISTINCT FROM $5::text OR shipment->>'markedReadyAt' IS NULL)`,
-      [externalOrderId, JSON.stringify(shipment), marked, new Date(), shipment.shipmentId],
-    ));
+        [externalOrderId, JSON.stringify(shipment), marked, new Date(), shipment.shipmentId],
+      ),
+    );
     return result.rowCount === 1;
   }
 
   async bumpGeneration(externalOrderId: string): Promise<number> {
-    const { rows } = await this.inOrder(externalOrderId, () => this.pool.query<{ generation: number }>(
-      'UPDATE orders SET generation = generation + 1 WHERE external_order_id = $1 RETURNING generation',
-      [externalOrderId],
-    ));
+    const { rows } = await this.inOrder(externalOrderId, () =>
+      this.pool.query<{ generation: number }>(
+        'UPDATE orders SET generation = generation + 1 WHERE external_order_id = $1 RETURNING generation',
+        [externalOrderId],
+      ),
+    );
     if (!rows[0]) throw new Error(`unknown order ${externalOrderId}`);
     return rows[0].generation;
   }
@@ -216,7 +271,9 @@ export class PostgresOrderLedger implements OrderLedger {
   }
 
   async countUnready(createdBefore: Date): Promise<number> {
-    const { rows } = await this.pool.query<{ count: string }>('SELECT count(*) FROM orders WHERE unready_since <= $1', [createdBefore]);
+    const { rows } = await this.pool.query<{ count: string }>('SELECT count(*) FROM orders WHERE unready_since <= $1', [
+      createdBefore,
+    ]);
     return Number(rows[0]?.count ?? 0);
   }
 
@@ -226,11 +283,20 @@ export class PostgresOrderLedger implements OrderLedger {
        WHERE in_flight_since IS NOT NULL ORDER BY in_flight_since, external_order_id LIMIT $1`,
       [limit],
     );
-    return rows.map((row) => ({ externalOrderId: row.external_order_id, shopId: row.shop_id, shipmentId: row.shipment_id }));
+    return rows.map((row) => ({
+      externalOrderId: row.external_order_id,
+      shopId: row.shop_id,
+      shipmentId: row.shipment_id,
+    }));
   }
 
   async touchInFlight(externalOrderId: string, now: Date): Promise<void> {
-    await this.inOrder(externalOrderId, () => this.pool.query('UPDATE orders SET in_flight_since = $2 WHERE external_order_id = $1 AND in_flight_since IS NOT NULL', [externalOrderId, now]));
+    await this.inOrder(externalOrderId, () =>
+      this.pool.query(
+        'UPDATE orders SET in_flight_since = $2 WHERE external_order_id = $1 AND in_flight_since IS NOT NULL',
+        [externalOrderId, now],
+      ),
+    );
   }
 
   async listHeld(limit = 500): Promise<OrderRecord[]> {
@@ -251,19 +317,34 @@ export class PostgresOrderLedger implements OrderLedger {
   }
 
   async appendTimeline(externalOrderId: string, entry: TimelineEntry): Promise<void> {
-    await this.inOrder(externalOrderId, () => this.pool.query(TIMELINE_FROM_JSON, [externalOrderId, JSON.stringify(entry)]));
+    await this.inOrder(externalOrderId, () =>
+      this.pool.query(TIMELINE_FROM_JSON, [externalOrderId, JSON.stringify(entry)]),
+    );
   }
 
   async timeline(externalOrderId: string): Promise<TimelineEntry[]> {
-    const { rows } = await this.inOrder(externalOrderId, () => this.pool.query<{ at: Date; system: string; operation: string; outcome: string; ms: number | null; detail: string | null }>(
-      `SELECT at, system, operation, outcome, ms, detail FROM
+    const { rows } = await this.inOrder(externalOrderId, () =>
+      this.pool.query<{
+        at: Date;
+        system: string;
+        operation: string;
+        outcome: string;
+        ms: number | null;
+        detail: string | null;
+      }>(
+        `SELECT at, system, operation, outcome, ms, detail FROM
          (SELECT id, at, system, operation, outcome, ms, detail FROM order_timeline WHERE external_order_id = $1 ORDER BY id DESC LIMIT $2) newest
        ORDER BY id`,
-      [externalOrderId, this.timelineLength],
-    ));
+        [externalOrderId, this.timelineLength],
+      ),
+    );
     return rows.map((row) => ({
-      at: row.at.toISOString(), system: row.system, operation: row.operation, outcome: row.outcome,
-      ...(row.ms === null ? {} : { ms: row.ms }), ...(row.detail === null ? {} : { detail: row.detail }),
+      at: row.at.toISOString(),
+      system: row.system,
+      operation: row.operation,
+      outcome: row.outcome,
+      ...(row.ms === null ? {} : { ms: row.ms }),
+      ...(row.detail === null ? {} : { detail: row.detail }),
     }));
   }
 
@@ -287,9 +368,10 @@ export class PostgresOrderLedger implements OrderLedger {
       [externalOrderId, claim.key, JSON.stringify(claim.claim), now],
     );
     if (!claim.decided) return { newlyDecided: false };
-    const decided = await this.pool.query('UPDATE order_claims SET decided = true WHERE external_order_id = $1 AND claim_key = $2 AND NOT decided', [
-      externalOrderId, claim.key,
-    ]);
+    const decided = await this.pool.query(
+      'UPDATE order_claims SET decided = true WHERE external_order_id = $1 AND claim_key = $2 AND NOT decided',
+      [externalOrderId, claim.key],
+    );
     return { newlyDecided: decided.rowCount === 1 };
   }
 
@@ -330,18 +412,30 @@ export class PostgresOrderLedger implements OrderLedger {
       [firstSeenBefore, FINAL, options.shopId ?? null],
     );
     return rows.map((row) => ({
-      externalOrderId: row.external_order_id, shopId: row.shop_id, orderName: row.order_name, state: row.state,
-      firstSeenAt: row.first_seen_at.toISOString(), stateChangedAt: row.state_changed_at.toISOString(),
+      externalOrderId: row.external_order_id,
+      shopId: row.shop_id,
+      orderName: row.order_name,
+      state: row.state,
+      firstSeenAt: row.first_seen_at.toISOString(),
+      stateChangedAt: row.state_changed_at.toISOString(),
       ...(row.hold ? { holdCode: row.hold.code } : {}),
     }));
   }
 
-  async closeStale(externalOrderId: string, input: { reason: string; by: string; now: Date; firstSeenBefore: Date }): Promise<CloseStaleResult> {
+  async closeStale(
+    externalOrderId: string,
+    input: { reason: string; by: string; now: Date; firstSeenBefore: Date },
+  ): Promise<CloseStaleResult> {
     const record = await this.get(externalOrderId);
     if (!record) return { ok: false, why: 'unknown_order', detail: `no order ${externalOrderId} in the ledger` };
-    if (FINAL_STATES.has(record.state)) return { ok: false, why: 'already_final', detail: `order ${externalOrderId} is already ${record.state}` };
+    if (FINAL_STATES.has(record.state))
+      return { ok: false, why: 'already_final', detail: `order ${externalOrderId} is already ${record.state}` };
     if (!(Date.parse(record.meta.firstSeenAt) < input.firstSeenBefore.getTime())) {
-      return { ok: false, why: 'not_stale', detail: `order ${externalOrderId} was first seen ${record.meta.firstSeenAt}, after ${input.firstSeenBefore.toISOString()}` };
+      return {
+        ok: false,
+        why: 'not_stale',
+        detail: `order ${externalOrderId} was first seen ${record.meta.firstSeenAt}, after ${input.firstSeenBefore.toISOString()}`,
+      };
     }
     // The move and its timeline entry in one transaction: the state is only moved if it is still the one read.
     const closed = await this.transaction(async (client) => {
@@ -353,7 +447,10 @@ export class PostgresOrderLedger implements OrderLedger {
       );
       if (moved.rowCount !== 1) return false;
       const entry: TimelineEntry = {
-        at: input.now.toISOString(), system: 'relais', operation: 'close', outcome: 'closed_by_operator',
+        at: input.now.toISOString(),
+        system: 'relais',
+        operation: 'close',
+        outcome: 'closed_by_operator',
         detail: `closed by ${input.by} from state ${record.state} (no final state since ${record.meta.firstSeenAt}): ${input.reason}. Nothing was sent to the delivery service or the shop.`,
       };
       await client.query(TIMELINE_FROM_JSON, [externalOrderId, JSON.stringify(entry)]);
@@ -373,7 +470,10 @@ export class PostgresOrderLedger implements OrderLedger {
   private inOrder<T>(externalOrderId: string, work: () => Promise<T>): Promise<T> {
     const previous = this.#tails.get(externalOrderId) ?? Promise.resolve();
     const run = previous.then(work, work);
-    const tail = run.then(() => undefined, () => undefined);
+    const tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
     this.#tails.set(externalOrderId, tail);
     void tail.then(() => {
       if (this.#tails.get(externalOrderId) === tail) this.#tails.delete(externalOrderId);
@@ -400,8 +500,13 @@ export class PostgresOrderLedger implements OrderLedger {
 function toRecord(row: OrderRow): OrderRecord {
   const record: OrderRecord = {
     meta: {
-      externalOrderId: row.external_order_id, shopId: row.shop_id, platform: row.platform, orderId: row.order_id, orderName: row.order_name,
-      firstSeenAt: row.first_seen_at.toISOString(), generation: row.generation,
+      externalOrderId: row.external_order_id,
+      shopId: row.shop_id,
+      platform: row.platform,
+      orderId: row.order_id,
+      orderName: row.order_name,
+      firstSeenAt: row.first_seen_at.toISOString(),
+      generation: row.generation,
     },
     state: row.state,
     stateChangedAt: row.state_changed_at.toISOString(),

@@ -26,7 +26,11 @@ describe('shop secrets at rest', () => {
     const store = new PostgresShopSecretStore(db.pool(), new SecretBox([{ id: 'k1', key: key() }]));
     const expiresAt = new Date('2026-11-26T06:00:00Z');
     await store.put('dakar-mode', 'shopify.accessToken', TOKEN, { expiresAt });
-    const { rows } = await db.pool().query<{ sealed: Buffer; key_id: string }>("SELECT sealed, key_id FROM shop_secrets WHERE shop_id = 'dakar-mode'");
+    const { rows } = await db
+      .pool()
+      .query<{ sealed: Buffer; key_id: string }>(
+        "SELECT sealed, key_id FROM shop_secrets WHERE shop_id = 'dakar-mode'",
+      );
     expect(rows).toHaveLength(1);
     expect(rows[0]!.key_id).toBe('k1');
     expect(rows[0]!.sealed.includes(Buffer.from('0123456789abcdef'))).toBe(false);
@@ -36,15 +40,21 @@ describe('shop secrets at rest', () => {
     expect(`${JSON.stringify(stored)} ${String(stored?.value)} ${inspect(stored)}`).not.toContain(TOKEN);
   });
 
-  it('refuses a sealed value copied into another shop\'s row, and one whose bytes were altered', async () => {
+  it("refuses a sealed value copied into another shop's row, and one whose bytes were altered", async () => {
     const store = new PostgresShopSecretStore(db.pool(), new SecretBox([{ id: 'k1', key: key() }]));
     await store.put('moved-from', 'dispatch.apiKey', 'pk_live_secret_one');
     await store.put('moved-to', 'dispatch.apiKey', 'pk_live_secret_two');
-    await db.pool().query(
-      "UPDATE shop_secrets SET sealed = (SELECT sealed FROM shop_secrets WHERE shop_id = 'moved-from') WHERE shop_id = 'moved-to'",
-    );
+    await db
+      .pool()
+      .query(
+        "UPDATE shop_secrets SET sealed = (SELECT sealed FROM shop_secrets WHERE shop_id = 'moved-from') WHERE shop_id = 'moved-to'",
+      );
     await expect(store.get('moved-to', 'dispatch.apiKey')).rejects.toThrow(SecretBoxError);
-    await db.pool().query("UPDATE shop_secrets SET sealed = overlay(sealed placing '\\x00'::bytea from 20 for 1) WHERE shop_id = 'moved-from'");
+    await db
+      .pool()
+      .query(
+        "UPDATE shop_secrets SET sealed = overlay(sealed placing '\\x00'::bytea from 20 for 1) WHERE shop_id = 'moved-from'",
+      );
     await expect(store.get('moved-from', 'dispatch.apiKey')).rejects.toThrow(/does not decrypt/);
   });
 
@@ -92,9 +102,13 @@ describe('shop secrets at rest', () => {
   it('lets only one of many callers create a secret that does not exist yet (replaceIf with nothing expected)', async () => {
     const box = new SecretBox([{ id: 'k1', key: key() }]);
     const stores = Array.from({ length: 8 }, () => new PostgresShopSecretStore(db.pool(), box));
-    const results = await Promise.all(stores.map((store, i) => store.replaceIf('first-claim', 'shopify.refreshLease', undefined, `holder-${i}`)));
+    const results = await Promise.all(
+      stores.map((store, i) => store.replaceIf('first-claim', 'shopify.refreshLease', undefined, `holder-${i}`)),
+    );
     expect(results.filter(Boolean)).toHaveLength(1);
-    expect((await stores[0]!.get('first-claim', 'shopify.refreshLease'))?.value.reveal()).toBe(`holder-${results.indexOf(true)}`);
+    expect((await stores[0]!.get('first-claim', 'shopify.refreshLease'))?.value.reveal()).toBe(
+      `holder-${results.indexOf(true)}`,
+    );
   });
 
   it('reads RELAIS_SECRET_KEYS as id:base64 pairs, the first current, and refuses a short key or a malformed setting', () => {

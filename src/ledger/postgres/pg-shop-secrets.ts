@@ -26,7 +26,10 @@ export class PostgresShopSecretStore implements ShopSecretStore {
   ) {}
 
   async get(shopId: string, name: string): Promise<StoredSecret | undefined> {
-    const { rows } = await this.pool.query<SecretRow>('SELECT * FROM shop_secrets WHERE shop_id = $1 AND name = $2', [shopId, name]);
+    const { rows } = await this.pool.query<SecretRow>('SELECT * FROM shop_secrets WHERE shop_id = $1 AND name = $2', [
+      shopId,
+      name,
+    ]);
     return rows[0] && this.stored(rows[0]);
   }
 
@@ -36,7 +39,10 @@ export class PostgresShopSecretStore implements ShopSecretStore {
   }
 
   private stored(row: SecretRow): StoredSecret {
-    const value = new Secret(this.box.open({ keyId: row.key_id, sealed: row.sealed }, contextOf(row.shop_id, row.name)), `database ${row.shop_id}/${row.name}`);
+    const value = new Secret(
+      this.box.open({ keyId: row.key_id, sealed: row.sealed }, contextOf(row.shop_id, row.name)),
+      `database ${row.shop_id}/${row.name}`,
+    );
     return { value, updatedAt: row.updated_at, ...(row.expires_at ? { expiresAt: row.expires_at } : {}) };
   }
 
@@ -54,7 +60,13 @@ export class PostgresShopSecretStore implements ShopSecretStore {
    * (expected undefined) is one INSERT … ON CONFLICT DO NOTHING: with no row there is nothing to lock, and two
    * callers that both saw none would otherwise both succeed.
    */
-  async replaceIf(shopId: string, name: string, expected: string | undefined, value: string, options: { expiresAt?: Date } = {}): Promise<boolean> {
+  async replaceIf(
+    shopId: string,
+    name: string,
+    expected: string | undefined,
+    value: string,
+    options: { expiresAt?: Date } = {},
+  ): Promise<boolean> {
     if (expected === undefined) {
       const sealed = this.box.seal(value, contextOf(shopId, name));
       const inserted = await this.pool.query(
@@ -66,8 +78,13 @@ export class PostgresShopSecretStore implements ShopSecretStore {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      const { rows } = await client.query<SecretRow>('SELECT * FROM shop_secrets WHERE shop_id = $1 AND name = $2 FOR UPDATE', [shopId, name]);
-      const current = rows[0] ? this.box.open({ keyId: rows[0].key_id, sealed: rows[0].sealed }, contextOf(shopId, name)) : undefined;
+      const { rows } = await client.query<SecretRow>(
+        'SELECT * FROM shop_secrets WHERE shop_id = $1 AND name = $2 FOR UPDATE',
+        [shopId, name],
+      );
+      const current = rows[0]
+        ? this.box.open({ keyId: rows[0].key_id, sealed: rows[0].sealed }, contextOf(shopId, name))
+        : undefined;
       if (current !== expected) {
         await client.query('ROLLBACK');
         return false;
@@ -94,15 +111,18 @@ export class PostgresShopSecretStore implements ShopSecretStore {
   }
 
   async reseal(): Promise<number> {
-    const { rows } = await this.pool.query<SecretRow>('SELECT * FROM shop_secrets WHERE key_id <> $1', [this.box.currentKeyId]);
+    const { rows } = await this.pool.query<SecretRow>('SELECT * FROM shop_secrets WHERE key_id <> $1', [
+      this.box.currentKeyId,
+    ]);
     let resealed = 0;
     for (const row of rows) {
       const context = contextOf(row.shop_id, row.name);
       const sealed = this.box.seal(this.box.open({ keyId: row.key_id, sealed: row.sealed }, context), context);
       // Only if nobody replaced it meanwhile (the old ciphertext is still there).
-      const updated = await this.pool.query('UPDATE shop_secrets SET key_id = $3, sealed = $4 WHERE shop_id = $1 AND name = $2 AND sealed = $5', [
-        row.shop_id, row.name, sealed.keyId, sealed.sealed, row.sealed,
-      ]);
+      const updated = await this.pool.query(
+        'UPDATE shop_secrets SET key_id = $3, sealed = $4 WHERE shop_id = $1 AND name = $2 AND sealed = $5',
+        [row.shop_id, row.name, sealed.keyId, sealed.sealed, row.sealed],
+      );
       resealed += updated.rowCount ?? 0;
     }
     return resealed;

@@ -54,17 +54,30 @@ afterAll(async () => {
   await db?.stop();
 });
 
-function provider(shopId: string, grant: ShopifyGrant, store = new PostgresShopSecretStore(db.pool(), box)): OAuthAccessToken {
+function provider(
+  shopId: string,
+  grant: ShopifyGrant,
+  store = new PostgresShopSecretStore(db.pool(), box),
+): OAuthAccessToken {
   return new OAuthAccessToken({
-    shopId, domain: SHOP, grant, clientId, clientSecret: new Secret(clientSecret, 'test'), secrets: store, logger,
-    adminUrl: emulator.adminUrl(SHOP), clock: () => now, pollMs: 20,
+    shopId,
+    domain: SHOP,
+    grant,
+    clientId,
+    clientSecret: new Secret(clientSecret, 'test'),
+    secrets: store,
+    logger,
+    adminUrl: emulator.adminUrl(SHOP),
+    clock: () => now,
+    pollMs: 20,
   });
 }
 function advance(ms: number, options: { shopifyOnly?: boolean } = {}): void {
   emulator.oauth.advance(ms);
   if (!options.shopifyOnly) now += ms;
 }
-const grants = (type: string) => emulator.oauth.requests().filter((r) => r.grantType === type && r.status === 200).length;
+const grants = (type: string) =>
+  emulator.oauth.requests().filter((r) => r.grantType === type && r.status === 200).length;
 async function tokenOf(source: OAuthAccessToken): Promise<string> {
   const value = (await source.current()).reveal();
   seenTokens.add(value);
@@ -73,32 +86,76 @@ async function tokenOf(source: OAuthAccessToken): Promise<string> {
 function info(): DispatchInfo {
   const code = hex(5).toUpperCase();
   return {
-    shipmentId: `shp_${hex(8)}`, trackingCode: code, publicTrackingUrl: `http://127.0.0.1:4011/t/${code}`, amountToCollect: 17000, cashOnDelivery: true,
-    neighbourhood: 'Sicap Liberté 2', quote: { quoteId: `qt_${hex(6)}`, total: 2500, breakdown: { base: 2000, codFee: 500, weightSurcharge: undefined } },
-    carrierName: 'Relais', notifyCustomer: true,
+    shipmentId: `shp_${hex(8)}`,
+    trackingCode: code,
+    publicTrackingUrl: `http://127.0.0.1:4011/t/${code}`,
+    amountToCollect: 17000,
+    cashOnDelivery: true,
+    neighbourhood: 'Sicap Liberté 2',
+    quote: { quoteId: `qt_${hex(6)}`, total: 2500, breakdown: { base: 2000, codFee: 500, weightSurcharge: undefined } },
+    carrierName: 'Relais',
+    notifyCustomer: true,
   };
 }
 /** An install's result, as oauth.ts stores it: an expiring offline token and its refresh token. */
 async function installTokens(shopId: string, store: PostgresShopSecretStore): Promise<{ refreshToken: string }> {
-  const location = (await fetch(`${emulator.oauth.authorizeUrl(SHOP)}?client_id=${clientId}&redirect_uri=http://127.0.0.1:9/cb`, { redirect: 'manual' })).headers.get('location')!;
+  const location = (
+    await fetch(`${emulator.oauth.authorizeUrl(SHOP)}?client_id=${clientId}&redirect_uri=http://127.0.0.1:9/cb`, {
+      redirect: 'manual',
+    })
+  ).headers.get('location')!;
   const response = await fetch(`${emulator.adminUrl(SHOP)}/admin/oauth/access_token`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_id: clientId, client_secret: clientSecret, code: new URL(location).searchParams.get('code'), expiring: '1' }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      client_id: clientId,
+      client_secret: clientSecret,
+      code: new URL(location).searchParams.get('code'),
+      expiring: '1',
+    }),
   });
-  const body = (await response.json()) as { access_token: string; refresh_token: string; expires_in: number; refresh_token_expires_in: number };
+  const body = (await response.json()) as {
+    access_token: string;
+    refresh_token: string;
+    expires_in: number;
+    refresh_token_expires_in: number;
+  };
   seenTokens.add(body.access_token).add(body.refresh_token);
-  await store.put(shopId, TOKENS_SECRET, JSON.stringify({
-    accessToken: body.access_token, issuedAt: now, expiresAt: now + body.expires_in * 1000, refreshToken: body.refresh_token, refreshTokenExpiresAt: now + body.refresh_token_expires_in * 1000,
-  }), { expiresAt: new Date(now + body.expires_in * 1000) });
+  await store.put(
+    shopId,
+    TOKENS_SECRET,
+    JSON.stringify({
+      accessToken: body.access_token,
+      issuedAt: now,
+      expiresAt: now + body.expires_in * 1000,
+      refreshToken: body.refresh_token,
+      refreshTokenExpiresAt: now + body.refresh_token_expires_in * 1000,
+    }),
+    { expiresAt: new Date(now + body.expires_in * 1000) },
+  );
   return { refreshToken: body.refresh_token };
 }
 
 describe('client credentials tokens', () => {
   it('renews a client-credentials token 23 h into its 24 h before using it, and once more when Shopify answers 401, and an order written back across both renewals has its fulfillment and every step', async () => {
     const tokens = provider('cc-shop', 'client_credentials');
-    const writer = new ShopifyWriter(new ShopifyAdminClient({ domain: SHOP, accessToken: tokens, clientSecret: new Secret(clientSecret, 'test'), adminUrl: emulator.adminUrl(SHOP), logger }), logger);
+    const writer = new ShopifyWriter(
+      new ShopifyAdminClient({
+        domain: SHOP,
+        accessToken: tokens,
+        clientSecret: new Secret(clientSecret, 'test'),
+        adminUrl: emulator.adminUrl(SHOP),
+        logger,
+      }),
+      logger,
+    );
     const order = emulator.createOrder(SHOP, {}, { webhooks: false });
-    const ref: ShopOrderRef = { shopId: 'cc-shop', orderId: String(order.id), orderName: order.name, externalOrderId: `cc-shop:${order.id}` };
+    const ref: ShopOrderRef = {
+      shopId: 'cc-shop',
+      orderId: String(order.id),
+      orderName: order.name,
+      externalOrderId: `cc-shop:${order.id}`,
+    };
     const dispatch = info();
     const before = grants('client_credentials');
 
@@ -149,7 +206,11 @@ describe('authorization code tokens', () => {
     const store = new PostgresShopSecretStore(db.pool(), box);
     const { refreshToken: rt1 } = await installTokens('installed-shop', store);
     const tokens = provider('installed-shop', 'authorization_code', store);
-    const stored = async () => JSON.parse((await store.get('installed-shop', TOKENS_SECRET))!.value.reveal()) as { refreshToken: string; accessToken: string };
+    const stored = async () =>
+      JSON.parse((await store.get('installed-shop', TOKENS_SECRET))!.value.reveal()) as {
+        refreshToken: string;
+        accessToken: string;
+      };
 
     const installed = await tokenOf(tokens);
     advance(55 * 60_000); // 5 minutes left of 60: less than 10 %
@@ -165,8 +226,14 @@ describe('authorization code tokens', () => {
     seenTokens.add(rt3);
     expect(rt3).not.toBe(rt2);
     const retry = await fetch(`${emulator.adminUrl(SHOP)}/admin/oauth/access_token`, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ client_id: clientId, client_secret: clientSecret, grant_type: 'refresh_token', refresh_token: rt1 }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        client_id: clientId,
+        client_secret: clientSecret,
+        grant_type: 'refresh_token',
+        refresh_token: rt1,
+      }),
     });
     expect(retry.status).toBe(400);
     expect(await retry.json()).toMatchObject({ error: 'invalid_grant' });
@@ -174,14 +241,31 @@ describe('authorization code tokens', () => {
 
   it('says the merchant must reinstall when Shopify refuses the refresh token, and the write-back fails without retrying', async () => {
     const store = new PostgresShopSecretStore(db.pool(), box);
-    await store.put('revoked-shop', TOKENS_SECRET, JSON.stringify({ accessToken: `shpat_${hex()}`, issuedAt: now - HOUR, expiresAt: now - 1, refreshToken: `shprt_${hex()}` }));
+    await store.put(
+      'revoked-shop',
+      TOKENS_SECRET,
+      JSON.stringify({
+        accessToken: `shpat_${hex()}`,
+        issuedAt: now - HOUR,
+        expiresAt: now - 1,
+        refreshToken: `shprt_${hex()}`,
+      }),
+    );
     const tokens = provider('revoked-shop', 'authorization_code', store);
     const error = await tokens.current().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AccessTokenError);
     expect((error as AccessTokenError).reinstallRequired).toBe(true);
-    expect((error as Error).message).toMatch(/refused the refresh token \(HTTP 400 invalid_grant\); the merchant must reinstall the app/);
+    expect((error as Error).message).toMatch(
+      /refused the refresh token \(HTTP 400 invalid_grant\); the merchant must reinstall the app/,
+    );
 
-    const admin = new ShopifyAdminClient({ domain: SHOP, accessToken: tokens, clientSecret: new Secret(clientSecret, 'test'), adminUrl: emulator.adminUrl(SHOP), logger });
+    const admin = new ShopifyAdminClient({
+      domain: SHOP,
+      accessToken: tokens,
+      clientSecret: new Secret(clientSecret, 'test'),
+      adminUrl: emulator.adminUrl(SHOP),
+      logger,
+    });
     const failed = await admin.orderState('gid://shopify/Order/1').catch((e: unknown) => e);
     expect(failed).toBeInstanceOf(ShopifyWriteError);
     expect((failed as ShopifyWriteError).retryable).toBe(false);

@@ -159,7 +159,11 @@ export class OAuthAccessToken implements AccessTokenSource {
     let entry = this.#cached ?? (await this.#read());
     if (!entry) {
       if (this.grant === 'authorization_code') {
-        throw new AccessTokenError(`shop ${this.shopId} (${this.domain}) has no token: the app is not installed; the merchant must install it (Relais's install link)`, false, true);
+        throw new AccessTokenError(
+          `shop ${this.shopId} (${this.domain}) has no token: the app is not installed; the merchant must install it (Relais's install link)`,
+          false,
+          true,
+        );
       }
       entry = await this.#refresh(undefined);
     } else if (this.#due(entry.tokens)) {
@@ -177,7 +181,10 @@ export class OAuthAccessToken implements AccessTokenSource {
       this.#cached = stored;
       return this.#secret(stored);
     }
-    this.#logger.info({ shopDomain: this.domain, grant: this.grant }, 'Shopify refused the access token (401): renewing it once');
+    this.#logger.info(
+      { shopDomain: this.domain, grant: this.grant },
+      'Shopify refused the access token (401): renewing it once',
+    );
     const fresh = await this.#refresh(stored?.raw, { force: true });
     this.#cached = fresh;
     return fresh.tokens.accessToken === rejected.reveal() ? undefined : this.#secret(fresh);
@@ -197,7 +204,8 @@ export class OAuthAccessToken implements AccessTokenSource {
     if (!stored) return undefined;
     const raw = stored.value.reveal();
     const parsed = storedTokensSchema.safeParse(JSON.parse(raw));
-    if (!parsed.success) throw new AccessTokenError(`shop ${this.shopId}: the stored Shopify tokens are not readable`, false);
+    if (!parsed.success)
+      throw new AccessTokenError(`shop ${this.shopId}: the stored Shopify tokens are not readable`, false);
     return { raw, tokens: parsed.data };
   }
 
@@ -214,7 +222,8 @@ export class OAuthAccessToken implements AccessTokenSource {
    * the one we set out to replace and is not itself due (a forced refresh after a 401 takes any other token).
    */
   async #refreshAcrossProcesses(expectedRaw: string | undefined, force: boolean): Promise<Entry> {
-    const usable = (entry: Entry | undefined): boolean => entry !== undefined && entry.raw !== expectedRaw && (force || !this.#due(entry.tokens));
+    const usable = (entry: Entry | undefined): boolean =>
+      entry !== undefined && entry.raw !== expectedRaw && (force || !this.#due(entry.tokens));
     const deadline = this.#clock() + 2 * this.#leaseMs;
     for (;;) {
       const lease = await this.#claimLease();
@@ -224,8 +233,23 @@ export class OAuthAccessToken implements AccessTokenSource {
           // Renewed by another process between our read and our claim.
           if (current && usable(current)) return current;
           const fresh = await this.#obtain(current);
-          if (await this.#secrets.replaceIf(this.shopId, TOKENS_SECRET, current?.raw, fresh.raw, this.#expiryOf(fresh.tokens))) {
-            this.#logger.info({ shopDomain: this.domain, grant: this.grant, expiresAt: fresh.tokens.expiresAt === undefined ? null : new Date(fresh.tokens.expiresAt).toISOString() }, 'Shopify access token renewed');
+          if (
+            await this.#secrets.replaceIf(
+              this.shopId,
+              TOKENS_SECRET,
+              current?.raw,
+              fresh.raw,
+              this.#expiryOf(fresh.tokens),
+            )
+          ) {
+            this.#logger.info(
+              {
+                shopDomain: this.domain,
+                grant: this.grant,
+                expiresAt: fresh.tokens.expiresAt === undefined ? null : new Date(fresh.tokens.expiresAt).toISOString(),
+              },
+              'Shopify access token renewed',
+            );
             return fresh;
           }
           // Replaced meanwhile without the lease (an install): the stored one wins.
@@ -240,7 +264,10 @@ export class OAuthAccessToken implements AccessTokenSource {
       const current = await this.#read();
       if (current && usable(current)) return current;
       if (this.#clock() > deadline) {
-        throw new AccessTokenError(`shop ${this.shopId}: another process is renewing the Shopify token and has not finished`, true);
+        throw new AccessTokenError(
+          `shop ${this.shopId}: another process is renewing the Shopify token and has not finished`,
+          true,
+        );
       }
     }
   }
@@ -261,9 +288,14 @@ export class OAuthAccessToken implements AccessTokenSource {
   }
 
   async #releaseLease(mine: string): Promise<void> {
-    await this.#secrets.replaceIf(this.shopId, LEASE_SECRET, mine, JSON.stringify({ holder: null, until: 0 })).catch((error: unknown) => {
-      this.#logger.warn({ shopDomain: this.domain, err: error instanceof Error ? error.message : String(error) }, 'could not release the token refresh lease (it lapses by itself)');
-    });
+    await this.#secrets
+      .replaceIf(this.shopId, LEASE_SECRET, mine, JSON.stringify({ holder: null, until: 0 }))
+      .catch((error: unknown) => {
+        this.#logger.warn(
+          { shopDomain: this.domain, err: error instanceof Error ? error.message : String(error) },
+          'could not release the token refresh lease (it lapses by itself)',
+        );
+      });
   }
 
   /** One call to Shopify's token endpoint. */
@@ -276,10 +308,21 @@ export class OAuthAccessToken implements AccessTokenSource {
       } else {
         const refreshToken = current?.tokens.refreshToken;
         if (refreshToken === undefined) {
-          throw new AccessTokenError(`shop ${this.shopId} (${this.domain}) has no refresh token: the merchant must reinstall the app`, false, true);
+          throw new AccessTokenError(
+            `shop ${this.shopId} (${this.domain}) has no refresh token: the merchant must reinstall the app`,
+            false,
+            true,
+          );
         }
-        if (current?.tokens.refreshTokenExpiresAt !== undefined && current.tokens.refreshTokenExpiresAt <= this.#clock()) {
-          throw new AccessTokenError(`shop ${this.shopId} (${this.domain}): the refresh token expired; the merchant must reinstall the app`, false, true);
+        if (
+          current?.tokens.refreshTokenExpiresAt !== undefined &&
+          current.tokens.refreshTokenExpiresAt <= this.#clock()
+        ) {
+          throw new AccessTokenError(
+            `shop ${this.shopId} (${this.domain}): the refresh token expired; the merchant must reinstall the app`,
+            false,
+            true,
+          );
         }
         ({ session } = await this.#shopify.auth.refreshToken({ shop: this.domain, refreshToken }));
       }
@@ -288,18 +331,26 @@ export class OAuthAccessToken implements AccessTokenSource {
     }
     // The library dates expiries from Date.now(); keep the lifetimes and date them on our clock.
     const now = this.#clock();
-    const lifetime = (date: Date | undefined) => (date === undefined ? undefined : now + Math.max(0, date.getTime() - before));
+    const lifetime = (date: Date | undefined) =>
+      date === undefined ? undefined : now + Math.max(0, date.getTime() - before);
     const tokens: StoredTokens = {
       accessToken: session.accessToken ?? '',
       issuedAt: now,
       ...(session.scope === undefined ? {} : { scope: session.scope }),
       ...(session.expires === undefined ? {} : { expiresAt: lifetime(session.expires) }),
       ...(session.refreshToken === undefined ? {} : { refreshToken: session.refreshToken }),
-      ...(session.refreshTokenExpires === undefined ? {} : { refreshTokenExpiresAt: lifetime(session.refreshTokenExpires) }),
+      ...(session.refreshTokenExpires === undefined
+        ? {}
+        : { refreshTokenExpiresAt: lifetime(session.refreshTokenExpires) }),
     };
-    if (tokens.accessToken === '') throw new AccessTokenError(`shop ${this.shopId}: Shopify answered without an access token`, true);
+    if (tokens.accessToken === '')
+      throw new AccessTokenError(`shop ${this.shopId}: Shopify answered without an access token`, true);
     if (this.grant === 'authorization_code' && tokens.refreshToken === undefined) {
-      throw new AccessTokenError(`shop ${this.shopId}: Shopify renewed the token without a new refresh token`, false, true);
+      throw new AccessTokenError(
+        `shop ${this.shopId}: Shopify renewed the token without a new refresh token`,
+        false,
+        true,
+      );
     }
     return { raw: JSON.stringify(tokens), tokens };
   }
@@ -311,20 +362,34 @@ export class OAuthAccessToken implements AccessTokenSource {
       const body = z.object({ error: z.string() }).safeParse(error.response.body);
       const code = body.success ? ` ${body.data.error}` : '';
       if (status >= 500 || status === 429) {
-        return new AccessTokenError(`shop ${this.shopId}: Shopify's token endpoint answered HTTP ${status}${code}`, true, false, { cause: error });
+        return new AccessTokenError(
+          `shop ${this.shopId}: Shopify's token endpoint answered HTTP ${status}${code}`,
+          true,
+          false,
+          { cause: error },
+        );
       }
       if (this.grant === 'authorization_code') {
         return new AccessTokenError(
           `shop ${this.shopId} (${this.domain}): Shopify refused the refresh token (HTTP ${status}${code}); the merchant must reinstall the app (open Relais's install link for this shop) before Relais can write to it again`,
-          false, true, { cause: error },
+          false,
+          true,
+          { cause: error },
         );
       }
       return new AccessTokenError(
         `shop ${this.shopId} (${this.domain}): Shopify refused the client credentials (HTTP ${status}${code}); check the app's client id and secret in the Dev Dashboard and that the app is installed on the shop`,
-        false, false, { cause: error },
+        false,
+        false,
+        { cause: error },
       );
     }
-    return new AccessTokenError(`shop ${this.shopId}: no answer from Shopify's token endpoint (${error instanceof Error ? error.message : String(error)})`, true, false, { cause: error });
+    return new AccessTokenError(
+      `shop ${this.shopId}: no answer from Shopify's token endpoint (${error instanceof Error ? error.message : String(error)})`,
+      true,
+      false,
+      { cause: error },
+    );
   }
 }
 
@@ -343,19 +408,28 @@ export function accessTokenSourceFor(shop: ShopifyShopConfig): AccessTokenSource
   const registered = sources.get(shop.id);
   if (registered) return registered;
   if (shop.shopify.oauth !== undefined) {
-    throw new AccessTokenError(`shop ${shop.id} gets its token through OAuth (${shop.shopify.oauth.grant}), but this process has no token store (RELAIS_SECRET_KEYS and the database)`, false);
+    throw new AccessTokenError(
+      `shop ${shop.id} gets its token through OAuth (${shop.shopify.oauth.grant}), but this process has no token store (RELAIS_SECRET_KEYS and the database)`,
+      false,
+    );
   }
-  if (shop.shopify.accessToken === undefined) throw new AccessTokenError(`shop ${shop.id} has neither shopify.accessToken nor shopify.oauth`, false);
+  if (shop.shopify.accessToken === undefined)
+    throw new AccessTokenError(`shop ${shop.id} has neither shopify.accessToken nor shopify.oauth`, false);
   return new StaticAccessToken(shop.shopify.accessToken);
 }
 
 /** The registry's Shopify shops whose token comes through OAuth (kept sealed in the database). */
 export function shopifyOAuthShops(shops: readonly ShopConfig[]): ShopifyShopConfig[] {
-  return shops.filter((shop): shop is ShopifyShopConfig => shop.platform === 'shopify' && shop.shopify.oauth !== undefined);
+  return shops.filter(
+    (shop): shop is ShopifyShopConfig => shop.platform === 'shopify' && shop.shopify.oauth !== undefined,
+  );
 }
 
 /** The OAuth provider of every registry shop with `shopify.oauth`, registered for the admin clients. */
-export function configureShopifyAccessTokens(shops: readonly ShopConfig[], deps: { secrets: ShopSecretStore; logger: Logger }): OAuthAccessToken[] {
+export function configureShopifyAccessTokens(
+  shops: readonly ShopConfig[],
+  deps: { secrets: ShopSecretStore; logger: Logger },
+): OAuthAccessToken[] {
   return shopifyOAuthShops(shops).flatMap((shop) => {
     if (shop.shopify.oauth === undefined) return [];
     const provider = new OAuthAccessToken({
@@ -376,7 +450,8 @@ export function configureShopifyAccessTokens(shops: readonly ShopConfig[], deps:
 
 /** How doctor names the shop's token (never its value). */
 export function describeShopifyToken(shop: ShopifyShopConfig, options: { withSource?: boolean } = {}): string {
-  if (shop.shopify.oauth !== undefined) return `${shop.shopify.oauth.grant.replace('_', ' ')} token of app ${shop.shopify.oauth.clientId}`;
+  if (shop.shopify.oauth !== undefined)
+    return `${shop.shopify.oauth.grant.replace('_', ' ')} token of app ${shop.shopify.oauth.clientId}`;
   const hint = `access token ${shop.shopify.accessToken?.hint() ?? '…'}`;
   return options.withSource === false ? hint : `${hint} (from ${shop.shopify.accessToken?.source ?? 'nowhere'})`;
 }

@@ -72,7 +72,12 @@ describe('every document Relais sends is valid against the real Admin schema 202
   it('reads an order through the library client, routed to the emulator', async () => {
     const order = emulator.createOrder(SHOP, {}, { webhooks: false });
     const state = await client().admin.orderState(order.admin_graphql_api_id);
-    expect(state).toMatchObject({ id: order.admin_graphql_api_id, name: order.name, displayFinancialStatus: 'PENDING', cancelledAt: null });
+    expect(state).toMatchObject({
+      id: order.admin_graphql_api_id,
+      name: order.name,
+      displayFinancialStatus: 'PENDING',
+      cancelledAt: null,
+    });
     expect(state?.fulfillmentOrders.nodes[0]?.status).toBe('OPEN');
     const [call] = callsFor('RelaisOrderState').slice(-1);
     expect(call).toMatchObject({ outcome: 'ok', domain: SHOP });
@@ -86,8 +91,18 @@ describe('every document Relais sends is valid against the real Admin schema 202
 describe('throttling', () => {
   it('waits what the cost figures say: (requested - available) / restoreRate seconds', () => {
     // The figures of a published THROTTLED answer (shared/fixtures/shopify/graphql-throttled-response.json): 4 points short at 50/s.
-    expect(throttleWaitMs({ requestedQueryCost: 70, throttleStatus: { maximumAvailable: 1000, currentlyAvailable: 66, restoreRate: 50 } })).toBe(100);
-    expect(throttleWaitMs({ requestedQueryCost: 752, throttleStatus: { maximumAvailable: 1000, currentlyAvailable: 2, restoreRate: 50 } })).toBe(15_000);
+    expect(
+      throttleWaitMs({
+        requestedQueryCost: 70,
+        throttleStatus: { maximumAvailable: 1000, currentlyAvailable: 66, restoreRate: 50 },
+      }),
+    ).toBe(100);
+    expect(
+      throttleWaitMs({
+        requestedQueryCost: 752,
+        throttleStatus: { maximumAvailable: 1000, currentlyAvailable: 2, restoreRate: 50 },
+      }),
+    ).toBe(15_000);
   });
 
   it('a THROTTLED answer is retried and then succeeds', async () => {
@@ -96,7 +111,11 @@ describe('throttling', () => {
     const { admin, waits } = client();
     const state = await admin.orderState(order.admin_graphql_api_id);
     expect(state?.name).toBe(order.name);
-    expect(callsFor('RelaisOrderState').slice(-2).map((c) => c.outcome)).toEqual(['throttled', 'ok']);
+    expect(
+      callsFor('RelaisOrderState')
+        .slice(-2)
+        .map((c) => c.outcome),
+    ).toEqual(['throttled', 'ok']);
     expect(waits).toHaveLength(1);
   });
 
@@ -105,7 +124,11 @@ describe('throttling', () => {
     emulator.faults.add({ kind: 'throttle', times: 1, operation: 'tagsAdd' });
     await client().admin.addTags(order.admin_graphql_api_id, ['relais:dispatched']);
     expect(emulator.orderSnapshot(SHOP, order.id).tags).toContain('relais:dispatched');
-    expect(callsFor('RelaisTagsAdd').slice(-2).map((c) => c.outcome)).toEqual(['throttled', 'ok']);
+    expect(
+      callsFor('RelaisTagsAdd')
+        .slice(-2)
+        .map((c) => c.outcome),
+    ).toEqual(['throttled', 'ok']);
   });
 
   it('logs one line per retry series at info, not one per retried call, and never the key "shop" twice', async () => {
@@ -180,14 +203,25 @@ describe('HTTP errors', () => {
     const state = await admin.orderState(order.admin_graphql_api_id);
     const fo = state!.fulfillmentOrders.nodes[0]!;
     const fulfillmentId = await admin.createFulfillment({
-      lineItemsByFulfillmentOrder: [{ fulfillmentOrderId: fo.id, fulfillmentOrderLineItems: fo.lineItems.nodes.map((l) => ({ id: l.id, quantity: l.remainingQuantity })) }],
+      lineItemsByFulfillmentOrder: [
+        {
+          fulfillmentOrderId: fo.id,
+          fulfillmentOrderLineItems: fo.lineItems.nodes.map((l) => ({ id: l.id, quantity: l.remainingQuantity })),
+        },
+      ],
       trackingInfo: { company: 'Relais', number: 'TRK0000001' },
       notifyCustomer: false,
     });
     emulator.faults.add({ kind: 'status', status: 500, times: 1, operation: 'fulfillmentEventCreate' });
-    const error = await failure(admin.createFulfillmentEvent({ fulfillmentId, status: 'IN_TRANSIT', happenedAt: new Date().toISOString() }));
+    const error = await failure(
+      admin.createFulfillmentEvent({ fulfillmentId, status: 'IN_TRANSIT', happenedAt: new Date().toISOString() }),
+    );
     expect(error.retryable).toBe(true);
-    const eventCalls = emulator.graphqlCalls().filter((c) => c.rootFields.includes('fulfillmentEventCreate') && JSON.stringify(c.variables).includes(fulfillmentId));
+    const eventCalls = emulator
+      .graphqlCalls()
+      .filter(
+        (c) => c.rootFields.includes('fulfillmentEventCreate') && JSON.stringify(c.variables).includes(fulfillmentId),
+      );
     expect(eventCalls.map((c) => c.outcome)).toEqual(['fault']);
   });
 
@@ -200,10 +234,18 @@ describe('HTTP errors', () => {
 });
 
 describe('userErrors', () => {
-  it('are surfaced as a non-retryable error carrying Shopify\'s messages', async () => {
+  it("are surfaced as a non-retryable error carrying Shopify's messages", async () => {
     const order = emulator.createOrder(SHOP, {}, { webhooks: false });
     const error = await failure(
-      client().admin.setMetafields([{ ownerId: order.admin_graphql_api_id, namespace: 'relais', key: 'tracking_url', type: 'url', value: 'not a url' }]),
+      client().admin.setMetafields([
+        {
+          ownerId: order.admin_graphql_api_id,
+          namespace: 'relais',
+          key: 'tracking_url',
+          type: 'url',
+          value: 'not a url',
+        },
+      ]),
     );
     expect(error.retryable).toBe(false);
     expect(error.userErrors[0]).toMatchObject({ message: 'Value must be a valid URL.' });
@@ -237,14 +279,17 @@ describe('routing to the emulator is limited to the clients of shops with an adm
     });
   });
 
-  it('building a client for an emulated shop leaves the library\'s process-wide fetch as it was', async () => {
+  it("building a client for an emulated shop leaves the library's process-wide fetch as it was", async () => {
     seen = [];
     const runtime = await import('@shopify/shopify-api/runtime');
     const before = runtime.abstractFetch;
     client(); // an emulated shop's client, with its own routing fetch
     expect(runtime.abstractFetch).toBe(before);
     const { port } = server.address() as AddressInfo;
-    const response = await runtime.abstractFetch(`http://127.0.0.1:${port}/admin/api/2026-10/graphql.json?x=1`, { method: 'POST', body: '{}' });
+    const response = await runtime.abstractFetch(`http://127.0.0.1:${port}/admin/api/2026-10/graphql.json?x=1`, {
+      method: 'POST',
+      body: '{}',
+    });
     expect(await response.json()).toEqual({ ok: true });
     expect(seen).toEqual([`POST 127.0.0.1:${port} /admin/api/2026-10/graphql.json?x=1`]);
   });

@@ -63,7 +63,13 @@ function fetchRoutedTo(domain: string, adminUrl: string): typeof fetch {
     if (!(input instanceof Request)) return globalThis.fetch(target, init);
     const request = new Request(input, init);
     const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer();
-    return globalThis.fetch(target, { method: request.method, headers: request.headers, body, signal: request.signal, redirect: 'manual' });
+    return globalThis.fetch(target, {
+      method: request.method,
+      headers: request.headers,
+      body,
+      signal: request.signal,
+      redirect: 'manual',
+    });
   };
 }
 
@@ -138,7 +144,12 @@ export class ShopifyWriteError extends RelaisError {
   readonly userErrors: ShopifyUserError[];
 
   constructor(init: ShopifyWriteErrorInit) {
-    super({ failure: failureOf(init.retryable), message: init.message, retryAfterMs: init.retryAfterMs, cause: init.cause });
+    super({
+      failure: failureOf(init.retryable),
+      message: init.message,
+      retryAfterMs: init.retryAfterMs,
+      cause: init.cause,
+    });
     this.operation = init.operation;
     this.userErrors = init.userErrors ?? [];
     if (init.status !== undefined) this.status = init.status;
@@ -233,7 +244,9 @@ const orderStateSchema = z.object({
   note: z.string().nullable(),
   cancelledAt: z.string().nullable(),
   displayFinancialStatus: z.string().nullable(),
-  metafields: z.object({ nodes: z.array(z.object({ namespace: z.string(), key: z.string(), type: z.string(), value: z.string() })) }),
+  metafields: z.object({
+    nodes: z.array(z.object({ namespace: z.string(), key: z.string(), type: z.string(), value: z.string() })),
+  }),
   fulfillmentOrders: z.object({
     nodes: z.array(
       z.object({
@@ -247,7 +260,9 @@ const orderStateSchema = z.object({
     z.object({
       id: z.string(),
       status: z.string(),
-      trackingInfo: z.array(z.object({ company: z.string().nullable(), number: z.string().nullable(), url: z.string().nullable() })),
+      trackingInfo: z.array(
+        z.object({ company: z.string().nullable(), number: z.string().nullable(), url: z.string().nullable() }),
+      ),
       events: z.object({ nodes: z.array(z.object({ status: z.string(), happenedAt: z.string() })) }),
     }),
   ),
@@ -317,7 +332,8 @@ interface RequestOptions {
   repeatable: boolean;
 }
 
-type Attempt = { ok: true; data: unknown } | { ok: false; error: ShopifyWriteError; waitMs?: number; executed: 'no' | 'maybe' };
+type Attempt =
+  { ok: true; data: unknown } | { ok: false; error: ShopifyWriteError; waitMs?: number; executed: 'no' | 'maybe' };
 
 const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -347,7 +363,10 @@ export class ShopifyAdminClient {
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#sleep = options.sleep ?? sleepFor;
     if (!KNOWN_VERSIONS.has(this.apiVersion)) {
-      this.#logger.warn({ shopDomain: this.domain, apiVersion: this.apiVersion }, '@shopify/shopify-api does not list this Admin API version; using it as given');
+      this.#logger.warn(
+        { shopDomain: this.domain, apiVersion: this.apiVersion },
+        '@shopify/shopify-api does not list this Admin API version; using it as given',
+      );
     }
     this.#shopify = shopifyApi({
       apiKey: 'relais',
@@ -359,7 +378,8 @@ export class ShopifyAdminClient {
       // Relais logs through pino; the library's console logger would print outside our redaction.
       logger: { level: LogSeverity.Error, log: () => undefined, httpRequests: false },
     });
-    this.#tokens = options.accessToken instanceof Secret ? new StaticAccessToken(options.accessToken) : options.accessToken;
+    this.#tokens =
+      options.accessToken instanceof Secret ? new StaticAccessToken(options.accessToken) : options.accessToken;
     this.#adminUrl = options.adminUrl;
   }
 
@@ -369,9 +389,16 @@ export class ShopifyAdminClient {
    */
   #clientFor(token: Secret): GraphqlClient {
     if (this.#client?.token !== token.reveal()) {
-      const session = new Session({ id: `offline_${this.domain}`, shop: this.domain, state: '', isOnline: false, accessToken: token.reveal() });
+      const session = new Session({
+        id: `offline_${this.domain}`,
+        shop: this.domain,
+        state: '',
+        isOnline: false,
+        accessToken: token.reveal(),
+      });
       const build = () => new this.#shopify.clients.Graphql({ session });
-      const client = this.#adminUrl === undefined ? build() : buildWithFetch(fetchRoutedTo(this.domain, this.#adminUrl), build);
+      const client =
+        this.#adminUrl === undefined ? build() : buildWithFetch(fetchRoutedTo(this.domain, this.#adminUrl), build);
       this.#client = { token: token.reveal(), client };
     }
     return this.#client.client;
@@ -381,13 +408,19 @@ export class ShopifyAdminClient {
 
   /** The order's write-back state, or undefined when the shop has no such order. */
   async orderState(orderGid: string): Promise<ShopifyOrderState | undefined> {
-    const data = await this.request(ADMIN_DOCUMENTS.orderState, { id: orderGid }, { operation: 'orderState', repeatable: true });
+    const data = await this.request(
+      ADMIN_DOCUMENTS.orderState,
+      { id: orderGid },
+      { operation: 'orderState', repeatable: true },
+    );
     const parsed = z.object({ order: orderStateSchema.nullable() }).safeParse(data);
     if (!parsed.success) throw this.unexpected('orderState', parsed.error);
     return parsed.data.order ?? undefined;
   }
 
-  async setMetafields(metafields: { ownerId: string; namespace: string; key: string; type: string; value: string }[]): Promise<void> {
+  async setMetafields(
+    metafields: { ownerId: string; namespace: string; key: string; type: string; value: string }[],
+  ): Promise<void> {
     await this.request(ADMIN_DOCUMENTS.metafieldsSet, { metafields }, { operation: 'metafieldsSet', repeatable: true });
   }
 
@@ -397,29 +430,53 @@ export class ShopifyAdminClient {
 
   /** Creates a fulfillment; returns its id. Not repeated blindly: a lost answer may hide a created fulfillment. */
   async createFulfillment(fulfillment: {
-    lineItemsByFulfillmentOrder: { fulfillmentOrderId: string; fulfillmentOrderLineItems: { id: string; quantity: number }[] }[];
+    lineItemsByFulfillmentOrder: {
+      fulfillmentOrderId: string;
+      fulfillmentOrderLineItems: { id: string; quantity: number }[];
+    }[];
     trackingInfo: { company: string; number?: string; url?: string };
     notifyCustomer: boolean;
   }): Promise<string> {
-    const data = await this.request(ADMIN_DOCUMENTS.fulfillmentCreate, { fulfillment }, { operation: 'fulfillmentCreate', repeatable: false });
+    const data = await this.request(
+      ADMIN_DOCUMENTS.fulfillmentCreate,
+      { fulfillment },
+      { operation: 'fulfillmentCreate', repeatable: false },
+    );
     const parsed = fulfillmentCreated.safeParse(data);
     if (!parsed.success) throw this.unexpected('fulfillmentCreate', parsed.error);
     return parsed.data.fulfillmentCreate.fulfillment.id;
   }
 
   /** Adds an event to a fulfillment. Not repeated blindly: a second call would add a second event. */
-  async createFulfillmentEvent(event: { fulfillmentId: string; status: FulfillmentEventStatus; happenedAt: string; message?: string }): Promise<void> {
-    await this.request(ADMIN_DOCUMENTS.fulfillmentEventCreate, { fulfillmentEvent: event }, { operation: 'fulfillmentEventCreate', repeatable: false });
+  async createFulfillmentEvent(event: {
+    fulfillmentId: string;
+    status: FulfillmentEventStatus;
+    happenedAt: string;
+    message?: string;
+  }): Promise<void> {
+    await this.request(
+      ADMIN_DOCUMENTS.fulfillmentEventCreate,
+      { fulfillmentEvent: event },
+      { operation: 'fulfillmentEventCreate', repeatable: false },
+    );
   }
 
   /** Marks the order paid. Repeating it only answers a userError, which the writer reads as "already paid". */
   async markAsPaid(orderGid: string): Promise<void> {
-    await this.request(ADMIN_DOCUMENTS.orderMarkAsPaid, { input: { id: orderGid } }, { operation: 'orderMarkAsPaid', repeatable: false });
+    await this.request(
+      ADMIN_DOCUMENTS.orderMarkAsPaid,
+      { input: { id: orderGid } },
+      { operation: 'orderMarkAsPaid', repeatable: false },
+    );
   }
 
   /** Replaces the order note (the writer computes it from the note it just read). */
   async updateNote(orderGid: string, note: string): Promise<void> {
-    await this.request(ADMIN_DOCUMENTS.orderUpdateNote, { input: { id: orderGid, note } }, { operation: 'orderUpdate', repeatable: true });
+    await this.request(
+      ADMIN_DOCUMENTS.orderUpdateNote,
+      { input: { id: orderGid, note } },
+      { operation: 'orderUpdate', repeatable: true },
+    );
   }
 
   /**
@@ -455,7 +512,10 @@ export class ShopifyAdminClient {
       const result = await this.attempt(query, variables, options.operation);
       if (result.ok) {
         if (attempt > 1) {
-          this.#logger.info({ shopDomain: this.domain, operation: options.operation, attempts: attempt, waitedMs, lastErr: lastError }, 'Shopify call succeeded after retries');
+          this.#logger.info(
+            { shopDomain: this.domain, operation: options.operation, attempts: attempt, waitedMs, lastErr: lastError },
+            'Shopify call succeeded after retries',
+          );
         }
         return result.data;
       }
@@ -466,7 +526,14 @@ export class ShopifyAdminClient {
       const lastAttempt = attempt >= this.#maxAttempts;
       if (!safeToRepeat || lastAttempt || waitMs > this.#maxWaitMs) {
         this.#logger.warn(
-          { shopDomain: this.domain, operation: options.operation, attempts: attempt, waitedMs, retryAfterMs: waitMs, err: error.message },
+          {
+            shopDomain: this.domain,
+            operation: options.operation,
+            attempts: attempt,
+            waitedMs,
+            retryAfterMs: waitMs,
+            err: error.message,
+          },
           'Shopify call handed back to the queue for a later retry',
         );
         throw new ShopifyWriteError({
@@ -478,7 +545,10 @@ export class ShopifyAdminClient {
           cause: error.cause,
         });
       }
-      this.#logger.debug({ shopDomain: this.domain, operation: options.operation, attempt, waitMs, err: error.message }, 'Shopify call retried');
+      this.#logger.debug(
+        { shopDomain: this.domain, operation: options.operation, attempt, waitMs, err: error.message },
+        'Shopify call retried',
+      );
       waitedMs += waitMs;
       lastError = error.message;
       await this.#sleep(waitMs);
@@ -487,7 +557,8 @@ export class ShopifyAdminClient {
 
   private async attempt(query: string, variables: Record<string, unknown>, operation: string): Promise<Attempt> {
     let response: { data?: unknown };
-    const send = (token: Secret) => this.#clientFor(token).request(query, { variables, retries: 0, signal: AbortSignal.timeout(this.#timeoutMs) });
+    const send = (token: Secret) =>
+      this.#clientFor(token).request(query, { variables, retries: 0, signal: AbortSignal.timeout(this.#timeoutMs) });
     let token: Secret;
     try {
       token = await this.#tokens.current();
@@ -513,7 +584,15 @@ export class ShopifyAdminClient {
     }
     const data = response.data;
     if (data === undefined || data === null) {
-      return { ok: false, executed: 'maybe', error: new ShopifyWriteError({ operation, message: `${operation}: Shopify answered without data`, retryable: true }) };
+      return {
+        ok: false,
+        executed: 'maybe',
+        error: new ShopifyWriteError({
+          operation,
+          message: `${operation}: Shopify answered without data`,
+          retryable: true,
+        }),
+      };
     }
     const userErrors = collectUserErrors(data);
     if (userErrors.length > 0) {
@@ -544,22 +623,54 @@ export class ShopifyAdminClient {
           ok: false,
           executed: 'no',
           waitMs: throttleWaitMs(cost),
-          error: new ShopifyWriteError({ operation, message: `${operation}: throttled by Shopify (THROTTLED)`, retryable: true, cause: error }),
+          error: new ShopifyWriteError({
+            operation,
+            message: `${operation}: throttled by Shopify (THROTTLED)`,
+            retryable: true,
+            cause: error,
+          }),
         };
       }
       if (codes.includes('INTERNAL_SERVER_ERROR')) {
-        return { ok: false, executed: 'maybe', error: new ShopifyWriteError({ operation, message: `${operation}: ${messages}`, retryable: true, cause: error }) };
+        return {
+          ok: false,
+          executed: 'maybe',
+          error: new ShopifyWriteError({
+            operation,
+            message: `${operation}: ${messages}`,
+            retryable: true,
+            cause: error,
+          }),
+        };
       }
       // Validation errors, MAX_COST_EXCEEDED, ACCESS_DENIED...: sending the same document again cannot help.
-      return { ok: false, executed: 'no', error: new ShopifyWriteError({ operation, message: `${operation} rejected by Shopify: ${messages}`, retryable: false, cause: error }) };
+      return {
+        ok: false,
+        executed: 'no',
+        error: new ShopifyWriteError({
+          operation,
+          message: `${operation} rejected by Shopify: ${messages}`,
+          retryable: false,
+          cause: error,
+        }),
+      };
     }
     if (error instanceof HttpThrottlingError) {
       const retryAfter = error.response.retryAfter;
       return {
         ok: false,
         executed: 'no',
-        waitMs: retryAfter !== undefined && Number.isFinite(retryAfter) ? Math.max(MIN_WAIT_MS, Math.ceil(retryAfter * 1000)) : DEFAULT_RETRY_AFTER_MS,
-        error: new ShopifyWriteError({ operation, message: `${operation}: HTTP 429 from Shopify`, retryable: true, status: 429, cause: error }),
+        waitMs:
+          retryAfter !== undefined && Number.isFinite(retryAfter)
+            ? Math.max(MIN_WAIT_MS, Math.ceil(retryAfter * 1000))
+            : DEFAULT_RETRY_AFTER_MS,
+        error: new ShopifyWriteError({
+          operation,
+          message: `${operation}: HTTP 429 from Shopify`,
+          retryable: true,
+          status: 429,
+          cause: error,
+        }),
       };
     }
     if (error instanceof HttpRetriableError) {
@@ -569,22 +680,52 @@ export class ShopifyAdminClient {
         ok: false,
         executed: 'maybe',
         ...(retryAfter === undefined ? {} : { waitMs: retryAfter }),
-        error: new ShopifyWriteError({ operation, message: `${operation}: HTTP ${status} from Shopify`, retryable: true, status, cause: error }),
+        error: new ShopifyWriteError({
+          operation,
+          message: `${operation}: HTTP ${status} from Shopify`,
+          retryable: true,
+          status,
+          cause: error,
+        }),
       };
     }
     if (error instanceof HttpResponseError) {
       // 401 (token revoked), 402 (shop frozen), 403 (scope missing), 404 (shop gone), 423 (shop locked)...
       const status = error.response.code;
-      return { ok: false, executed: 'no', error: new ShopifyWriteError({ operation, message: `${operation}: HTTP ${status} from Shopify`, retryable: false, status, cause: error }) };
+      return {
+        ok: false,
+        executed: 'no',
+        error: new ShopifyWriteError({
+          operation,
+          message: `${operation}: HTTP ${status} from Shopify`,
+          retryable: false,
+          status,
+          cause: error,
+        }),
+      };
     }
     if (error instanceof HttpRequestError) {
       // No answer at all: refused, reset, timed out. The mutation may or may not have been applied.
-      return { ok: false, executed: 'maybe', error: new ShopifyWriteError({ operation, message: `${operation}: no answer from Shopify`, retryable: true, cause: error }) };
+      return {
+        ok: false,
+        executed: 'maybe',
+        error: new ShopifyWriteError({
+          operation,
+          message: `${operation}: no answer from Shopify`,
+          retryable: true,
+          cause: error,
+        }),
+      };
     }
     return {
       ok: false,
       executed: 'maybe',
-      error: new ShopifyWriteError({ operation, message: `${operation}: ${error instanceof Error ? error.message : String(error)}`, retryable: true, cause: error }),
+      error: new ShopifyWriteError({
+        operation,
+        message: `${operation}: ${error instanceof Error ? error.message : String(error)}`,
+        retryable: true,
+        cause: error,
+      }),
     };
   }
 
@@ -592,22 +733,46 @@ export class ShopifyAdminClient {
   private tokenFailure(operation: string, error: unknown): Attempt {
     const retryable = error instanceof AccessTokenError ? error.retryable : true;
     const message = `${operation}: ${error instanceof Error ? error.message : String(error)}`;
-    return { ok: false, executed: 'no', error: new ShopifyWriteError({ operation, message, retryable, ...(retryable ? {} : { status: 401 }), cause: error }) };
+    return {
+      ok: false,
+      executed: 'no',
+      error: new ShopifyWriteError({
+        operation,
+        message,
+        retryable,
+        ...(retryable ? {} : { status: 401 }),
+        cause: error,
+      }),
+    };
   }
 
   private unexpected(operation: string, problem: z.ZodError): ShopifyWriteError {
-    return new ShopifyWriteError({ operation, message: `${operation}: unexpected answer from Shopify (${z.prettifyError(problem)})`, retryable: false });
+    return new ShopifyWriteError({
+      operation,
+      message: `${operation}: unexpected answer from Shopify (${z.prettifyError(problem)})`,
+      retryable: false,
+    });
   }
 }
 
 // ---- helpers -----------------------------------------------------------------------------------------
 
-const throttleStatusSchema = z.object({ maximumAvailable: z.number(), currentlyAvailable: z.number(), restoreRate: z.number() });
+const throttleStatusSchema = z.object({
+  maximumAvailable: z.number(),
+  currentlyAvailable: z.number(),
+  restoreRate: z.number(),
+});
 const costSchema = z.object({ requestedQueryCost: z.number(), throttleStatus: throttleStatusSchema });
 
 const graphqlErrorBody = z.object({
   errors: z.object({
-    graphQLErrors: z.array(z.object({ message: z.string(), extensions: z.object({ code: z.string().optional() }).loose().optional() }).loose()).default([]),
+    graphQLErrors: z
+      .array(
+        z
+          .object({ message: z.string(), extensions: z.object({ code: z.string().optional() }).loose().optional() })
+          .loose(),
+      )
+      .default([]),
   }),
   extensions: z.object({ cost: costSchema.optional() }).loose().optional(),
 });
@@ -635,7 +800,11 @@ function retryAfterMsOf(headers: Record<string, unknown> | undefined): number | 
   return undefined;
 }
 
-const userErrorSchema = z.object({ field: z.array(z.string()).nullable().optional(), message: z.string(), code: z.string().nullable().optional() });
+const userErrorSchema = z.object({
+  field: z.array(z.string()).nullable().optional(),
+  message: z.string(),
+  code: z.string().nullable().optional(),
+});
 
 /** Every userErrors list of every mutation field in the answer. */
 function collectUserErrors(data: unknown): ShopifyUserError[] {
@@ -645,7 +814,8 @@ function collectUserErrors(data: unknown): ShopifyUserError[] {
     if (typeof payload !== 'object' || payload === null || !('userErrors' in payload)) continue;
     const parsed = z.array(userErrorSchema).safeParse((payload as { userErrors: unknown }).userErrors);
     if (!parsed.success) continue;
-    for (const e of parsed.data) found.push({ field: e.field ?? null, message: e.message, ...(e.code ? { code: e.code } : {}) });
+    for (const e of parsed.data)
+      found.push({ field: e.field ?? null, message: e.message, ...(e.code ? { code: e.code } : {}) });
   }
   return found;
 }

@@ -55,7 +55,12 @@ export const CARRIER_SERVICE_UPDATE_MUTATION = `mutation RelaisCarrierServiceUpd
 /** Shopify accounts cannot have thousands of carrier services; this bounds a misbehaving cursor. */
 const MAX_PAGES = 20;
 
-const serviceSchema = z.object({ id: z.string(), name: z.string().nullish(), callbackUrl: z.string().nullish(), active: z.boolean() });
+const serviceSchema = z.object({
+  id: z.string(),
+  name: z.string().nullish(),
+  callbackUrl: z.string().nullish(),
+  active: z.boolean(),
+});
 export type CarrierService = z.output<typeof serviceSchema>;
 
 const listSchema = z.object({
@@ -64,9 +69,15 @@ const listSchema = z.object({
     pageInfo: z.object({ hasNextPage: z.boolean(), endCursor: z.string().nullish() }),
   }),
 });
-const userErrorsSchema = z.array(z.object({ field: z.array(z.string()).nullish(), message: z.string(), code: z.string().nullish() }));
-const createSchema = z.object({ carrierServiceCreate: z.object({ carrierService: serviceSchema.nullish(), userErrors: userErrorsSchema }) });
-const updateSchema = z.object({ carrierServiceUpdate: z.object({ carrierService: serviceSchema.nullish(), userErrors: userErrorsSchema }) });
+const userErrorsSchema = z.array(
+  z.object({ field: z.array(z.string()).nullish(), message: z.string(), code: z.string().nullish() }),
+);
+const createSchema = z.object({
+  carrierServiceCreate: z.object({ carrierService: serviceSchema.nullish(), userErrors: userErrorsSchema }),
+});
+const updateSchema = z.object({
+  carrierServiceUpdate: z.object({ carrierService: serviceSchema.nullish(), userErrors: userErrorsSchema }),
+});
 
 /** The callback URL Shopify must call for this shop. */
 export function carrierServiceCallbackUrl(shop: ShopifyShopConfig, publicUrl: string): string {
@@ -87,24 +98,41 @@ export async function registerCarrierService(
   try {
     services = await listCarrierServices(deps.request);
   } catch (error) {
-    return { status: 'failed', callbackUrl, message: `could not list the shop's carrier services: ${messageOf(error)}` };
+    return {
+      status: 'failed',
+      callbackUrl,
+      message: `could not list the shop's carrier services: ${messageOf(error)}`,
+    };
   }
 
   const ours = services.find((s) => s.callbackUrl === callbackUrl);
   if (ours) {
     return ours.active
       ? { status: 'present', id: ours.id, callbackUrl }
-      : { status: 'inactive', id: ours.id, callbackUrl, message: `the carrier service "${ours.name ?? name}" exists but is inactive: the merchant turned it off in Shopify` };
+      : {
+          status: 'inactive',
+          id: ours.id,
+          callbackUrl,
+          message: `the carrier service "${ours.name ?? name}" exists but is inactive: the merchant turned it off in Shopify`,
+        };
   }
 
   const sameName = services.find((s) => s.name === name);
   if (sameName) {
     try {
-      const answer = updateSchema.parse(dataOf(await deps.request(CARRIER_SERVICE_UPDATE_MUTATION, { input: { id: sameName.id, callbackUrl } })));
+      const answer = updateSchema.parse(
+        dataOf(await deps.request(CARRIER_SERVICE_UPDATE_MUTATION, { input: { id: sameName.id, callbackUrl } })),
+      );
       const errors = answer.carrierServiceUpdate.userErrors;
-      if (errors.length > 0) return { status: 'failed', callbackUrl, message: `carrierServiceUpdate refused: ${describe(errors)}` };
+      if (errors.length > 0)
+        return { status: 'failed', callbackUrl, message: `carrierServiceUpdate refused: ${describe(errors)}` };
       if (!sameName.active) {
-        return { status: 'inactive', id: sameName.id, callbackUrl, message: `the carrier service "${name}" now calls ${callbackUrl}, but it is inactive: the merchant turned it off in Shopify` };
+        return {
+          status: 'inactive',
+          id: sameName.id,
+          callbackUrl,
+          message: `the carrier service "${name}" now calls ${callbackUrl}, but it is inactive: the merchant turned it off in Shopify`,
+        };
       }
       return { status: 'updated', id: sameName.id, callbackUrl, previousCallbackUrl: sameName.callbackUrl ?? null };
     } catch (error) {
@@ -114,11 +142,19 @@ export async function registerCarrierService(
 
   try {
     const answer = createSchema.parse(
-      dataOf(await deps.request(CARRIER_SERVICE_CREATE_MUTATION, { input: { name, callbackUrl, active: true, supportsServiceDiscovery: true } })),
+      dataOf(
+        await deps.request(CARRIER_SERVICE_CREATE_MUTATION, {
+          input: { name, callbackUrl, active: true, supportsServiceDiscovery: true },
+        }),
+      ),
     );
     const { carrierService, userErrors } = answer.carrierServiceCreate;
     if (userErrors.length > 0 || !carrierService) {
-      return { status: 'failed', callbackUrl, message: `carrierServiceCreate refused: ${describe(userErrors) || 'no carrier service returned'}` };
+      return {
+        status: 'failed',
+        callbackUrl,
+        message: `carrierServiceCreate refused: ${describe(userErrors) || 'no carrier service returned'}`,
+      };
     }
     return { status: 'created', id: carrierService.id, callbackUrl };
   } catch (error) {
@@ -130,7 +166,9 @@ export async function listCarrierServices(request: AdminGraphqlRequest): Promise
   const all: CarrierService[] = [];
   let after: string | null = null;
   for (let page = 0; page < MAX_PAGES; page++) {
-    const list: z.output<typeof listSchema> = listSchema.parse(dataOf(await request(CARRIER_SERVICES_QUERY, { after })));
+    const list: z.output<typeof listSchema> = listSchema.parse(
+      dataOf(await request(CARRIER_SERVICES_QUERY, { after })),
+    );
     all.push(...list.carrierServices.nodes);
     const { hasNextPage, endCursor } = list.carrierServices.pageInfo;
     if (!hasNextPage || !endCursor) return all;
@@ -139,20 +177,25 @@ export async function listCarrierServices(request: AdminGraphqlRequest): Promise
   return all;
 }
 
-const responseSchema = z.object({ data: z.unknown().optional(), errors: z.array(z.object({ message: z.string() }).loose()).optional() }).loose();
+const responseSchema = z
+  .object({ data: z.unknown().optional(), errors: z.array(z.object({ message: z.string() }).loose()).optional() })
+  .loose();
 
 /** `{ data, errors }` or bare data; top-level errors (throttling, a missing scope) become an exception. */
 function dataOf(response: unknown): unknown {
   const parsed = responseSchema.safeParse(response);
   if (parsed.success && (parsed.data.errors !== undefined || 'data' in parsed.data)) {
-    if (parsed.data.errors && parsed.data.errors.length > 0) throw new Error(parsed.data.errors.map((e) => e.message).join('; '));
+    if (parsed.data.errors && parsed.data.errors.length > 0)
+      throw new Error(parsed.data.errors.map((e) => e.message).join('; '));
     return parsed.data.data;
   }
   return response;
 }
 
 function describe(errors: z.output<typeof userErrorsSchema>): string {
-  return errors.map((e) => `${e.field?.join('.') ?? '(input)'}: ${e.message}${e.code ? ` (${e.code})` : ''}`).join('; ');
+  return errors
+    .map((e) => `${e.field?.join('.') ?? '(input)'}: ${e.message}${e.code ? ` (${e.code})` : ''}`)
+    .join('; ');
 }
 
 function messageOf(error: unknown): string {

@@ -101,7 +101,11 @@ export function fromShopifyRateRequest(request: ShopifyRateRequest): CheckoutRat
 }
 
 /** What Shopify gets: a status and a body. A 5xx makes Shopify show the shop's backup rates. */
-export function toShopifyAnswer(shop: ShopConfig, outcome: CheckoutRateOutcome, now: Date): { status: number; body: ShopifyRateResponse | { error: string } } {
+export function toShopifyAnswer(
+  shop: ShopConfig,
+  outcome: CheckoutRateOutcome,
+  now: Date,
+): { status: number; body: ShopifyRateResponse | { error: string } } {
   const policy = shop.policy.checkoutRates;
   switch (outcome.kind) {
     case 'rate': {
@@ -127,7 +131,8 @@ export function toShopifyAnswer(shop: ShopConfig, outcome: CheckoutRateOutcome, 
 export function coordinatesOf(lat: unknown, lng: unknown): { lat: number; lng: number } | undefined {
   const la = typeof lat === 'string' ? Number(lat) : lat;
   const lo = typeof lng === 'string' ? Number(lng) : lng;
-  if (typeof la !== 'number' || typeof lo !== 'number' || !Number.isFinite(la) || !Number.isFinite(lo)) return undefined;
+  if (typeof la !== 'number' || typeof lo !== 'number' || !Number.isFinite(la) || !Number.isFinite(lo))
+    return undefined;
   if (Math.abs(la) > 90 || Math.abs(lo) > 180 || (la === 0 && lo === 0)) return undefined;
   return { lat: la, lng: lo };
 }

@@ -13,7 +13,12 @@ import { currencyResult, messageOf, publicEndpoint, sameUrl, type CheckResult } 
 import type { DoctorContext } from '../platform.js';
 import { shopifyAdminClientFor, ShopifyWriteError, type ShopifyAdminClient } from './admin.js';
 import { describeShopifyToken } from './access-token.js';
-import { carrierServiceCallbackUrl, listCarrierServices, registerCarrierService, type CarrierServiceRegistration } from './carrier-service.js';
+import {
+  carrierServiceCallbackUrl,
+  listCarrierServices,
+  registerCarrierService,
+  type CarrierServiceRegistration,
+} from './carrier-service.js';
 import type { ShopifyShopConfig } from './settings.js';
 import { SHOPIFY_COMPLIANCE_TOPICS, shopifyWebhooks, topicName } from './webhooks.js';
 
@@ -41,7 +46,9 @@ export const DOCTOR_SHOPIFY_DOCUMENTS = {
 }`,
 } as const;
 
-const shopSchema = z.object({ shop: z.object({ name: z.string(), currencyCode: z.string(), myshopifyDomain: z.string().optional() }) });
+const shopSchema = z.object({
+  shop: z.object({ name: z.string(), currencyCode: z.string(), myshopifyDomain: z.string().optional() }),
+});
 const subscriptionsSchema = z.object({
   webhookSubscriptions: z.object({
     nodes: z.array(z.object({ id: z.string(), topic: z.string(), uri: z.string().nullish() })),
@@ -49,11 +56,16 @@ const subscriptionsSchema = z.object({
   }),
 });
 
-export function shopifyAdminFor(shop: ShopifyShopConfig, options: { timeoutMs?: number; logger?: Logger } = {}): ShopifyAdminClient {
+export function shopifyAdminFor(
+  shop: ShopifyShopConfig,
+  options: { timeoutMs?: number; logger?: Logger } = {},
+): ShopifyAdminClient {
   return shopifyAdminClientFor(shop, {
     logger: options.logger ?? silentLogger,
     // A doctor answers fast: one retry, short waits.
-    maxAttempts: 2, maxWaitMs: 1_000, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    maxAttempts: 2,
+    maxWaitMs: 1_000,
+    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
   });
 }
 
@@ -66,7 +78,11 @@ export async function checkShopifyShop(shop: ShopifyShopConfig, admin: ShopifyAd
   try {
     const { shop: info } = shopSchema.parse(await admin.query(DOCTOR_SHOPIFY_DOCUMENTS.shop, {}, 'RelaisDoctorShop'));
     return [
-      { name, status: 'ok', detail: `"${info.name}" (${shop.shopify.domain}), ${describeShopifyToken(shop, { withSource: false })} accepted` },
+      {
+        name,
+        status: 'ok',
+        detail: `"${info.name}" (${shop.shopify.domain}), ${describeShopifyToken(shop, { withSource: false })} accepted`,
+      },
       currencyResult(info.currencyCode, 'Shopify admin › Settings › Store details › Store currency'),
     ];
   } catch (error) {
@@ -79,22 +95,48 @@ function explainShopifyFailure(error: unknown, shop: ShopifyShopConfig): Omit<Ch
   if (error instanceof ShopifyWriteError) {
     switch (error.status) {
       case 401:
-        return { status: 'error', detail: `Shopify refused the ${token} (401)`, fix: 'the app was uninstalled or the token rotated: reinstall the app and put the new Admin API token in the referenced variable' };
+        return {
+          status: 'error',
+          detail: `Shopify refused the ${token} (401)`,
+          fix: 'the app was uninstalled or the token rotated: reinstall the app and put the new Admin API token in the referenced variable',
+        };
       case 402:
-        return { status: 'error', detail: `the shop ${shop.shopify.domain} is frozen (402 Payment Required)`, fix: 'the merchant must settle their Shopify bill' };
+        return {
+          status: 'error',
+          detail: `the shop ${shop.shopify.domain} is frozen (402 Payment Required)`,
+          fix: 'the merchant must settle their Shopify bill',
+        };
       case 403:
-        return { status: 'error', detail: `the ${token} lacks an access scope (403)`, fix: 'grant the app read_orders, write_orders, write_fulfillments, write_shipping and reinstall' };
+        return {
+          status: 'error',
+          detail: `the ${token} lacks an access scope (403)`,
+          fix: 'grant the app read_orders, write_orders, write_fulfillments, write_shipping and reinstall',
+        };
       case 404:
-        return { status: 'error', detail: `no shop at ${shop.shopify.domain} (404)`, fix: 'check shopify.domain (the *.myshopify.com name)' };
+        return {
+          status: 'error',
+          detail: `no shop at ${shop.shopify.domain} (404)`,
+          fix: 'check shopify.domain (the *.myshopify.com name)',
+        };
       case 423:
-        return { status: 'error', detail: `the shop ${shop.shopify.domain} is locked (423)`, fix: 'Shopify locked the shop; the merchant must contact Shopify' };
+        return {
+          status: 'error',
+          detail: `the shop ${shop.shopify.domain} is locked (423)`,
+          fix: 'Shopify locked the shop; the merchant must contact Shopify',
+        };
       default:
         break;
     }
-    if (error.retryable) return { status: 'error', detail: `Shopify did not answer usefully: ${error.message}`, fix: 'check the network to Shopify, then run relais doctor again' };
+    if (error.retryable)
+      return {
+        status: 'error',
+        detail: `Shopify did not answer usefully: ${error.message}`,
+        fix: 'check the network to Shopify, then run relais doctor again',
+      };
     return { status: 'error', detail: error.message };
   }
-  if (error instanceof z.ZodError) return { status: 'error', detail: 'Shopify answered something that is not the expected shape' };
+  if (error instanceof z.ZodError)
+    return { status: 'error', detail: 'Shopify answered something that is not the expected shape' };
   return { status: 'error', detail: messageOf(error) };
 }
 
@@ -108,7 +150,9 @@ async function listShopifySubscriptions(admin: ShopifyAdminClient): Promise<Shop
   const all: ShopifySubscription[] = [];
   let after: string | null = null;
   for (let page = 0; page < 20; page++) {
-    const parsed: z.output<typeof subscriptionsSchema> = subscriptionsSchema.parse(await admin.query(DOCTOR_SHOPIFY_DOCUMENTS.webhookSubscriptions, { after }, 'RelaisDoctorWebhooks'));
+    const parsed: z.output<typeof subscriptionsSchema> = subscriptionsSchema.parse(
+      await admin.query(DOCTOR_SHOPIFY_DOCUMENTS.webhookSubscriptions, { after }, 'RelaisDoctorWebhooks'),
+    );
     all.push(...parsed.webhookSubscriptions.nodes);
     const { hasNextPage, endCursor } = parsed.webhookSubscriptions.pageInfo;
     if (!hasNextPage || !endCursor) break;
@@ -120,7 +164,12 @@ async function listShopifySubscriptions(admin: ShopifyAdminClient): Promise<Shop
 const COMPLIANCE_NOTE = `the compliance topics (${[...SHOPIFY_COMPLIANCE_TOPICS].join(', ')}) of a public app are set in its shopify.app.toml, not through the API, and are not checked here`;
 
 /** orders/create, paid, updated, cancelled → {publicUrl}/webhooks/shopify; with fix, the missing ones are created. */
-export async function checkShopifyWebhooks(shop: ShopifyShopConfig, admin: ShopifyAdminClient, publicUrl: string, fix: boolean): Promise<CheckResult> {
+export async function checkShopifyWebhooks(
+  shop: ShopifyShopConfig,
+  admin: ShopifyAdminClient,
+  publicUrl: string,
+  fix: boolean,
+): Promise<CheckResult> {
   const name = 'webhook subscriptions';
   const uri = publicEndpoint(publicUrl, shopifyWebhooks.path);
   let subscriptions: ShopifySubscription[];
@@ -131,13 +180,21 @@ export async function checkShopifyWebhooks(shop: ShopifyShopConfig, admin: Shopi
   }
   const missing = SUBSCRIBED.filter((topic) => !subscriptions.some((s) => s.topic === topic && sameUrl(s.uri, uri)));
   const elsewhere = subscriptions.filter((s) => SUBSCRIBED.includes(s.topic) && !sameUrl(s.uri, uri));
-  const strays = elsewhere.length > 0 ? ` Also subscribed elsewhere: ${elsewhere.map((s) => `${topicName(s.topic)} → ${s.uri ?? '?'}`).join(', ')} (an earlier public URL?).` : '';
+  const strays =
+    elsewhere.length > 0
+      ? ` Also subscribed elsewhere: ${elsewhere.map((s) => `${topicName(s.topic)} → ${s.uri ?? '?'}`).join(', ')} (an earlier public URL?).`
+      : '';
   if (missing.length === 0) {
-    return { name, status: 'ok', detail: `${SUBSCRIBED.map(topicName).join(', ')} → ${uri}.${strays} Note: ${COMPLIANCE_NOTE}.` };
+    return {
+      name,
+      status: 'ok',
+      detail: `${SUBSCRIBED.map(topicName).join(', ')} → ${uri}.${strays} Note: ${COMPLIANCE_NOTE}.`,
+    };
   }
   if (!fix) {
     return {
-      name, status: 'error',
+      name,
+      status: 'error',
       detail: `missing ${missing.map(topicName).join(', ')} → ${uri}: Relais never hears of those order events (Shopify deletes subscriptions after repeated failed deliveries).${strays}`,
       fix: 'relais doctor --fix registers them',
     };
@@ -145,35 +202,66 @@ export async function checkShopifyWebhooks(shop: ShopifyShopConfig, admin: Shopi
   const failures: string[] = [];
   for (const topic of missing) {
     try {
-      await admin.mutate(DOCTOR_SHOPIFY_DOCUMENTS.webhookSubscriptionCreate, { topic, webhookSubscription: { uri, format: 'JSON' } }, 'RelaisDoctorWebhookCreate');
+      await admin.mutate(
+        DOCTOR_SHOPIFY_DOCUMENTS.webhookSubscriptionCreate,
+        { topic, webhookSubscription: { uri, format: 'JSON' } },
+        'RelaisDoctorWebhookCreate',
+      );
     } catch (error) {
       failures.push(`${topicName(topic)}: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
   if (failures.length > 0) {
-    return { name, status: 'error', detail: `could not register ${failures.join('; ')}`, fix: 'check the app\'s access scopes (read_orders), then run relais doctor --fix again' };
+    return {
+      name,
+      status: 'error',
+      detail: `could not register ${failures.join('; ')}`,
+      fix: "check the app's access scopes (read_orders), then run relais doctor --fix again",
+    };
   }
-  return { name, status: 'ok', detail: `registered ${missing.map(topicName).join(', ')} → ${uri} (were missing).${strays}` };
+  return {
+    name,
+    status: 'ok',
+    detail: `registered ${missing.map(topicName).join(', ')} → ${uri} (were missing).${strays}`,
+  };
 }
 
 /** With checkout rates on, Shopify must know Relais as a carrier service calling {publicUrl}/checkout/shopify/{shop}/rates. */
-export async function checkShopifyCarrierService(shop: ShopifyShopConfig, admin: ShopifyAdminClient, publicUrl: string, fix: boolean): Promise<CheckResult> {
+export async function checkShopifyCarrierService(
+  shop: ShopifyShopConfig,
+  admin: ShopifyAdminClient,
+  publicUrl: string,
+  fix: boolean,
+): Promise<CheckResult> {
   const name = 'carrier service (checkout rates)';
   const callbackUrl = carrierServiceCallbackUrl(shop, publicUrl);
   if (fix) {
-    const outcome = await registerCarrierService(shop, { request: (query, variables) => sendDocument(admin, query, variables), publicUrl });
+    const outcome = await registerCarrierService(shop, {
+      request: (query, variables) => sendDocument(admin, query, variables),
+      publicUrl,
+    });
     return carrierResult(name, outcome);
   }
   try {
-    const services = await listCarrierServices((query, variables) => admin.query(query, variables, 'RelaisCarrierServices'));
+    const services = await listCarrierServices((query, variables) =>
+      admin.query(query, variables, 'RelaisCarrierServices'),
+    );
     const ours = services.find((s) => s.callbackUrl === callbackUrl);
     if (!ours) {
       return {
-        name, status: 'warn', detail: `no carrier service calls ${callbackUrl}: checkout shows no Relais delivery price`,
+        name,
+        status: 'warn',
+        detail: `no carrier service calls ${callbackUrl}: checkout shows no Relais delivery price`,
         fix: 'relais doctor --fix registers it (needs the write_shipping scope and carrier-calculated shipping on the plan), or set policy.checkoutRates.enabled to false',
       };
     }
-    if (!ours.active) return { name, status: 'warn', detail: `"${ours.name ?? ''}" calls ${callbackUrl} but is inactive: the merchant turned it off`, fix: 'the merchant re-activates it in Shopify (Settings › Shipping)' };
+    if (!ours.active)
+      return {
+        name,
+        status: 'warn',
+        detail: `"${ours.name ?? ''}" calls ${callbackUrl} but is inactive: the merchant turned it off`,
+        fix: 'the merchant re-activates it in Shopify (Settings › Shipping)',
+      };
     return { name, status: 'ok', detail: `"${ours.name ?? ''}" → ${callbackUrl}` };
   } catch (error) {
     return { name, ...explainShopifyFailure(error, shop) };
@@ -182,18 +270,43 @@ export async function checkShopifyCarrierService(shop: ShopifyShopConfig, admin:
 
 function carrierResult(name: string, outcome: CarrierServiceRegistration): CheckResult {
   switch (outcome.status) {
-    case 'present': return { name, status: 'ok', detail: `registered → ${outcome.callbackUrl}` };
-    case 'created': return { name, status: 'ok', detail: `registered → ${outcome.callbackUrl} (was missing)` };
-    case 'updated': return { name, status: 'ok', detail: `re-pointed from ${outcome.previousCallbackUrl ?? '?'} to ${outcome.callbackUrl}` };
-    case 'inactive': return { name, status: 'warn', detail: outcome.message, fix: 'the merchant re-activates it in Shopify (Settings › Shipping)' };
-    case 'failed': return { name, status: 'error', detail: outcome.message, fix: 'needs the write_shipping scope and carrier-calculated shipping on the plan; or set policy.checkoutRates.enabled to false' };
+    case 'present':
+      return { name, status: 'ok', detail: `registered → ${outcome.callbackUrl}` };
+    case 'created':
+      return { name, status: 'ok', detail: `registered → ${outcome.callbackUrl} (was missing)` };
+    case 'updated':
+      return {
+        name,
+        status: 'ok',
+        detail: `re-pointed from ${outcome.previousCallbackUrl ?? '?'} to ${outcome.callbackUrl}`,
+      };
+    case 'inactive':
+      return {
+        name,
+        status: 'warn',
+        detail: outcome.message,
+        fix: 'the merchant re-activates it in Shopify (Settings › Shipping)',
+      };
+    case 'failed':
+      return {
+        name,
+        status: 'error',
+        detail: outcome.message,
+        fix: 'needs the write_shipping scope and carrier-calculated shipping on the plan; or set policy.checkoutRates.enabled to false',
+      };
   }
 }
 
 /** registerCarrierService brings its own documents: queries are read, mutations are sent once. */
-function sendDocument(admin: ShopifyAdminClient, document: string, variables: Record<string, unknown>): Promise<unknown> {
+function sendDocument(
+  admin: ShopifyAdminClient,
+  document: string,
+  variables: Record<string, unknown>,
+): Promise<unknown> {
   const [, kind, operation] = /^\s*(query|mutation)\s+(\w+)/.exec(document) ?? [];
-  return kind === 'mutation' ? admin.mutate(document, variables, operation ?? 'mutation') : admin.query(document, variables, operation ?? 'query');
+  return kind === 'mutation'
+    ? admin.mutate(document, variables, operation ?? 'mutation')
+    : admin.query(document, variables, operation ?? 'query');
 }
 
 /** The shop's checks, in order; with credentials refused, every other call would only repeat the same refusal. */
@@ -202,6 +315,7 @@ export async function shopifyDoctor(shop: ShopifyShopConfig, context: DoctorCont
   const results = await checkShopifyShop(shop, admin);
   if (results[0]?.status !== 'ok' || !context.publicUrl) return results;
   results.push(await checkShopifyWebhooks(shop, admin, context.publicUrl, context.fix));
-  if (shop.policy.checkoutRates.enabled) results.push(await checkShopifyCarrierService(shop, admin, context.publicUrl, context.fix));
+  if (shop.policy.checkoutRates.enabled)
+    results.push(await checkShopifyCarrierService(shop, admin, context.publicUrl, context.fix));
   return results;
 }

@@ -92,7 +92,9 @@ describe('normaliseShopifyOrder: a cash-on-delivery order in Dakar', () => {
 
 describe('normaliseShopifyOrder: malformed payloads are held, never thrown', () => {
   it('holds a payload with neither id nor gid', () => {
-    const result = held(normaliseShopifyOrder(shopifyOrderPayload({ id: undefined, admin_graphql_api_id: undefined }), ctx));
+    const result = held(
+      normaliseShopifyOrder(shopifyOrderPayload({ id: undefined, admin_graphql_api_id: undefined }), ctx),
+    );
     expect(result.hold.code).toBe('malformed_order');
     expect(result.hold.message).toMatch(/order id/);
   });
@@ -100,7 +102,11 @@ describe('normaliseShopifyOrder: malformed payloads are held, never thrown', () 
   it('holds a payload without a total, naming the order', () => {
     const payload = shopifyOrderPayload({ current_total_price: undefined, total_price: undefined, name: '#1042' });
     const result = held(normaliseShopifyOrder(payload, ctx));
-    expect(result).toMatchObject({ hold: { code: 'malformed_order' }, orderId: String(payload.id), orderName: '#1042' });
+    expect(result).toMatchObject({
+      hold: { code: 'malformed_order' },
+      orderId: String(payload.id),
+      orderName: '#1042',
+    });
   });
 
   it('holds bodies that are not orders at all', () => {
@@ -128,7 +134,8 @@ describe('normaliseShopifyOrder: currency and money', () => {
     const result = held(normaliseShopifyOrder(shopifyOrderPayload({ name: '#1001', currency: 'EUR' }), ctx));
     expect(result.hold).toEqual({
       code: 'currency_not_xof',
-      message: 'order #1001 is in EUR; Relais only ships orders in XOF (West African CFA franc). Change the shop currency or dispatch this order by hand.',
+      message:
+        'order #1001 is in EUR; Relais only ships orders in XOF (West African CFA franc). Change the shop currency or dispatch this order by hand.',
     });
   });
 
@@ -139,7 +146,10 @@ describe('normaliseShopifyOrder: currency and money', () => {
   });
 
   it('holds an order whose shop-money amounts contradict the XOF currency', () => {
-    const bag = { shop_money: { amount: '25.00', currency_code: 'EUR' }, presentment_money: { amount: '25.00', currency_code: 'EUR' } };
+    const bag = {
+      shop_money: { amount: '25.00', currency_code: 'EUR' },
+      presentment_money: { amount: '25.00', currency_code: 'EUR' },
+    };
     expect(holdCode({ current_total_price_set: bag })).toBe('currency_not_xof');
   });
 
@@ -150,7 +160,9 @@ describe('normaliseShopifyOrder: currency and money', () => {
   });
 
   it('holds a total with a fraction of a franc', () => {
-    const result = held(normaliseShopifyOrder(shopifyOrderPayload({ name: '#1001', current_total_price: '15000.50' }), ctx));
+    const result = held(
+      normaliseShopifyOrder(shopifyOrderPayload({ name: '#1001', current_total_price: '15000.50' }), ctx),
+    );
     expect(result.hold.code).toBe('amount_has_fraction');
     expect(result.hold.message).toContain('15000.50');
   });
@@ -161,7 +173,9 @@ describe('normaliseShopifyOrder: currency and money', () => {
 
   it('reads current_total_price (after edits) before total_price', () => {
     expect(normalised({ total_price: '18000.00', current_total_price: '15000.00' }).total).toBe(15000);
-    expect(normalised({ total_price: '18000.00', current_total_price: undefined, total_outstanding: '18000.00' }).total).toBe(18000);
+    expect(
+      normalised({ total_price: '18000.00', current_total_price: undefined, total_outstanding: '18000.00' }).total,
+    ).toBe(18000);
   });
 });
 
@@ -173,23 +187,35 @@ describe('normaliseShopifyOrder: payment family and amount to collect', () => {
 
   it('recognises a renamed manual method the merchant listed as COD', () => {
     const shopCtx = { ...ctx, codGateways: ['Paiement à la livraison'] };
-    expect(normalised({ payment_gateway_names: ['PAIEMENT À LA LIVRAISON'] }, shopCtx).paymentFamily).toBe('cash_on_delivery');
+    expect(normalised({ payment_gateway_names: ['PAIEMENT À LA LIVRAISON'] }, shopCtx).paymentFamily).toBe(
+      'cash_on_delivery',
+    );
     expect(normalised({ payment_gateway_names: ['Paiement à la livraison'] }).paymentFamily).toBe('prepaid');
   });
 
   it('treats a card-paid order as prepaid, collecting nothing', () => {
-    const order = normalised({ payment_gateway_names: ['shopify_payments'], financial_status: 'paid', total_outstanding: '0.00' });
+    const order = normalised({
+      payment_gateway_names: ['shopify_payments'],
+      financial_status: 'paid',
+      total_outstanding: '0.00',
+    });
     expect(order).toMatchObject({ paymentFamily: 'prepaid', amountToCollect: 0, financialStatus: 'paid' });
   });
 
   it('treats a business-account gateway as business_account, collecting nothing', () => {
     const shopCtx = { ...ctx, businessAccountGateways: ['Compte entreprise'] };
-    expect(normalised({ payment_gateway_names: ['Compte entreprise'] }, shopCtx)).toMatchObject({ paymentFamily: 'business_account', amountToCollect: 0 });
+    expect(normalised({ payment_gateway_names: ['Compte entreprise'] }, shopCtx)).toMatchObject({
+      paymentFamily: 'business_account',
+      amountToCollect: 0,
+    });
   });
 
   it('collects the balance of a deposit-gateway order', () => {
     const shopCtx = { ...ctx, depositGateways: ['Acompte Wave'] };
-    const order = normalised({ payment_gateway_names: ['Acompte Wave'], financial_status: 'partially_paid', total_outstanding: '10000.00' }, shopCtx);
+    const order = normalised(
+      { payment_gateway_names: ['Acompte Wave'], financial_status: 'partially_paid', total_outstanding: '10000.00' },
+      shopCtx,
+    );
     expect(order).toMatchObject({ paymentFamily: 'deposit_then_balance', amountToCollect: 10000 });
   });
 
@@ -227,13 +253,25 @@ describe('normaliseShopifyOrder: payment family and amount to collect', () => {
 describe('normaliseShopifyOrder: drop-off', () => {
   it('falls back to the billing address when shipping_address is null', () => {
     const billing = {
-      first_name: 'Moussa', last_name: 'Diop', address1: 'Rue 10, Médina', city: 'Dakar', country_code: 'SN',
-      phone: '+221 70 000 00 01', latitude: '14.6833', longitude: '-17.45',
+      first_name: 'Moussa',
+      last_name: 'Diop',
+      address1: 'Rue 10, Médina',
+      city: 'Dakar',
+      country_code: 'SN',
+      phone: '+221 70 000 00 01',
+      latitude: '14.6833',
+      longitude: '-17.45',
     };
     const order = normalised({ shipping_address: null, billing_address: billing });
     expect(order.dropoff).toEqual({
-      name: 'Moussa Diop', phone: '+221 70 000 00 01', address1: 'Rue 10, Médina', city: 'Dakar', province: 'Dakar', zip: '12000',
-      countryCode: 'SN', coords: { lat: 14.6833, lng: -17.45 },
+      name: 'Moussa Diop',
+      phone: '+221 70 000 00 01',
+      address1: 'Rue 10, Médina',
+      city: 'Dakar',
+      province: 'Dakar',
+      zip: '12000',
+      countryCode: 'SN',
+      coords: { lat: 14.6833, lng: -17.45 },
     });
   });
 
@@ -242,26 +280,44 @@ describe('normaliseShopifyOrder: drop-off', () => {
   });
 
   it('takes the name from billing when the shipping address has none', () => {
-    expect(normalised({ shipping_address: { first_name: '', last_name: null, name: '' } }).dropoff.name).toBe('Awa Ndiaye');
+    expect(normalised({ shipping_address: { first_name: '', last_name: null, name: '' } }).dropoff.name).toBe(
+      'Awa Ndiaye',
+    );
   });
 
   it('takes the phone from billing, then the customer, when the shipping address has none', () => {
-    expect(normalised({ shipping_address: { phone: null }, billing_address: { phone: '+221 76 111 11 11' } }).dropoff.phone)
-      .toBe('+221 76 111 11 11');
-    expect(normalised({ shipping_address: { phone: '' }, billing_address: { phone: null } }).dropoff.phone).toBe('+221771234567');
+    expect(
+      normalised({ shipping_address: { phone: null }, billing_address: { phone: '+221 76 111 11 11' } }).dropoff.phone,
+    ).toBe('+221 76 111 11 11');
+    expect(normalised({ shipping_address: { phone: '' }, billing_address: { phone: null } }).dropoff.phone).toBe(
+      '+221771234567',
+    );
   });
 
   it('holds an order without any phone number', () => {
-    const result = held(normaliseShopifyOrder(shopifyOrderPayload({
-      shipping_address: { phone: null }, billing_address: { phone: null }, customer: { phone: null, default_address: { phone: null } }, phone: null,
-    }), ctx));
+    const result = held(
+      normaliseShopifyOrder(
+        shopifyOrderPayload({
+          shipping_address: { phone: null },
+          billing_address: { phone: null },
+          customer: { phone: null, default_address: { phone: null } },
+          phone: null,
+        }),
+        ctx,
+      ),
+    );
     expect(result.hold.code).toBe('no_phone');
   });
 
   it('reads coordinates sent as strings and leaves them out when null or absent', () => {
-    expect(normalised({ shipping_address: { latitude: '14.7236', longitude: '-17.4694' } }).dropoff.coords).toEqual({ lat: 14.7236, lng: -17.4694 });
+    expect(normalised({ shipping_address: { latitude: '14.7236', longitude: '-17.4694' } }).dropoff.coords).toEqual({
+      lat: 14.7236,
+      lng: -17.4694,
+    });
     expect(normalised({ shipping_address: { latitude: null, longitude: null } }).dropoff.coords).toBeUndefined();
-    expect(normalised({ shipping_address: { latitude: undefined, longitude: undefined } }).dropoff).not.toHaveProperty('coords');
+    expect(normalised({ shipping_address: { latitude: undefined, longitude: undefined } }).dropoff).not.toHaveProperty(
+      'coords',
+    );
   });
 });
 
@@ -274,7 +330,9 @@ describe('normaliseShopifyOrder: weight, lines, status', () => {
 
   it('keeps per-line grams, leaving unitGrams out when a line has none', () => {
     const base = shopifyOrderPayload();
-    const lines = (base.line_items as JsonOverrides[]).map((line, i) => (i === 0 ? { ...line, grams: undefined } : line));
+    const lines = (base.line_items as JsonOverrides[]).map((line, i) =>
+      i === 0 ? { ...line, grams: undefined } : line,
+    );
     const order = normalised({ line_items: lines });
     expect(order.lineItems[0]).not.toHaveProperty('unitGrams');
     expect(order.lineItems[1]?.unitGrams).toBe(200);
@@ -282,8 +340,13 @@ describe('normaliseShopifyOrder: weight, lines, status', () => {
 
   it('leaves out lines removed by an edit or a refund (current_quantity 0)', () => {
     const base = shopifyOrderPayload();
-    const lines = (base.line_items as JsonOverrides[]).map((line, i) => (i === 1 ? { ...line, current_quantity: 0 } : line));
-    expect(normalised({ line_items: lines }).lineItems.map((line) => line.name)).toEqual(['IPod Nano - 8gb - green', 'IPod Nano - 8gb - black']);
+    const lines = (base.line_items as JsonOverrides[]).map((line, i) =>
+      i === 1 ? { ...line, current_quantity: 0 } : line,
+    );
+    expect(normalised({ line_items: lines }).lineItems.map((line) => line.name)).toEqual([
+      'IPod Nano - 8gb - green',
+      'IPod Nano - 8gb - black',
+    ]);
   });
 
   it('keeps the raw financial and fulfilment statuses', () => {
@@ -298,8 +361,13 @@ describe('normaliseShopifyOrder: weight, lines, status', () => {
 
   it('still normalises a cancelled order with nothing to collect and no phone, so its shipment can be cancelled', () => {
     const order = normalised({
-      cancelled_at: '2026-11-22T11:00:00+00:00', financial_status: 'voided', current_total_price: '0.00', total_outstanding: '0.00',
-      shipping_address: { phone: null }, billing_address: { phone: null }, customer: null,
+      cancelled_at: '2026-11-22T11:00:00+00:00',
+      financial_status: 'voided',
+      current_total_price: '0.00',
+      total_outstanding: '0.00',
+      shipping_address: { phone: null },
+      billing_address: { phone: null },
+      customer: null,
     });
     expect(order).toMatchObject({ cancelled: true, amountToCollect: 0, total: 0 });
   });

@@ -80,9 +80,11 @@ export function normaliseShopifyOrder(body: unknown, ctx: NormaliseContext): Nor
   }
   const total = readXof(rawTotal);
   if (!total.ok) {
-    return held(total.problem === 'fraction'
-      ? holds.amountHasFraction(orderName, 'a total of', String(rawTotal))
-      : holds.malformedOrder(PLATFORM, `order ${orderName} has an unreadable total`));
+    return held(
+      total.problem === 'fraction'
+        ? holds.amountHasFraction(orderName, 'a total of', String(rawTotal))
+        : holds.malformedOrder(PLATFORM, `order ${orderName} has an unreadable total`),
+    );
   }
   if (total.value < 0) return held(holds.malformedOrder(PLATFORM, `order ${orderName} has a negative total`));
 
@@ -104,9 +106,10 @@ export function normaliseShopifyOrder(body: unknown, ctx: NormaliseContext): Nor
     if (dropoff === undefined) return held(holds.noDeliveryAddress(orderName));
     if (dropoff.phone === undefined) return held(holds.noPhone(orderName));
     if (paymentFamily === 'cash_on_delivery' || paymentFamily === 'deposit_then_balance') {
-      const outstanding: Outstanding = p.total_outstanding === undefined || p.total_outstanding === null
-        ? outstandingWithoutField(financialStatus, paymentFamily)
-        : { kind: 'amount', raw: p.total_outstanding };
+      const outstanding: Outstanding =
+        p.total_outstanding === undefined || p.total_outstanding === null
+          ? outstandingWithoutField(financialStatus, paymentFamily)
+          : { kind: 'amount', raw: p.total_outstanding };
       const owed = amountToCollectFrom({ orderName, total: total.value, outstanding });
       if (!owed.ok) return held(owed.hold);
       amountToCollect = owed.value;
@@ -145,9 +148,13 @@ type StoreOrderHold = Extract<NormaliseResult, { ok: false }>['hold'];
  * Without `total_outstanding` (older API versions, some apps): a COD order not yet paid owes its total and a
  * paid one owes nothing; for any other status the outstanding balance cannot be told from the order.
  */
-function outstandingWithoutField(financialStatus: string, family: 'cash_on_delivery' | 'deposit_then_balance'): Outstanding {
+function outstandingWithoutField(
+  financialStatus: string,
+  family: 'cash_on_delivery' | 'deposit_then_balance',
+): Outstanding {
   if (family === 'cash_on_delivery') {
-    if (financialStatus === 'pending' || financialStatus === 'authorized' || financialStatus === 'unknown') return { kind: 'total' };
+    if (financialStatus === 'pending' || financialStatus === 'authorized' || financialStatus === 'unknown')
+      return { kind: 'total' };
     if (financialStatus === 'paid') return { kind: 'amount', raw: 0 };
   }
   return { kind: 'unknown', why: `Shopify gives no outstanding balance for this ${financialStatus} order` };
@@ -162,8 +169,12 @@ function dropoffOf(p: ShopifyOrderPayload): StoreAddress | undefined {
   const address: StoreAddress = {
     name: personName(chosen) ?? personName(p.billing_address) ?? customerName(p) ?? '',
   };
-  const phone = nonEmpty(chosen.phone) ?? nonEmpty(p.billing_address?.phone) ?? nonEmpty(p.customer?.phone)
-    ?? nonEmpty(p.customer?.default_address?.phone) ?? nonEmpty(p.phone);
+  const phone =
+    nonEmpty(chosen.phone) ??
+    nonEmpty(p.billing_address?.phone) ??
+    nonEmpty(p.customer?.phone) ??
+    nonEmpty(p.customer?.default_address?.phone) ??
+    nonEmpty(p.phone);
   assignDefined(address, {
     phone,
     company: nonEmpty(chosen.company),
@@ -180,8 +191,11 @@ function dropoffOf(p: ShopifyOrderPayload): StoreAddress | undefined {
 
 function hasAddressContent(address: ShopifyAddressPayload | null | undefined): address is ShopifyAddressPayload {
   if (!address) return false;
-  return [address.address1, address.address2, address.city, address.province, address.zip].some((v) => nonEmpty(v) !== undefined)
-    || readCoordinates(address.latitude, address.longitude) !== undefined;
+  return (
+    [address.address1, address.address2, address.city, address.province, address.zip].some(
+      (v) => nonEmpty(v) !== undefined,
+    ) || readCoordinates(address.latitude, address.longitude) !== undefined
+  );
 }
 
 function personName(address: ShopifyAddressPayload | null | undefined): string | undefined {

@@ -32,15 +32,25 @@ let install: ShopifyInstall;
 
 beforeAll(async () => {
   [emulator, db, redis] = await Promise.all([
-    startShopifyEmulator({ shops: [{ domain: SHOP, accessToken: `shpat_${hex()}`, clientSecret, clientId }, { domain: OTHER, accessToken: `shpat_${hex()}`, clientSecret, clientId }] }),
+    startShopifyEmulator({
+      shops: [
+        { domain: SHOP, accessToken: `shpat_${hex()}`, clientSecret, clientId },
+        { domain: OTHER, accessToken: `shpat_${hex()}`, clientSecret, clientId },
+      ],
+    }),
     startTestDatabase(),
     startRedis(),
   ]);
   secrets = new PostgresShopSecretStore(db.pool(), new SecretBox([{ id: 'k1', key: randomBytes(32) }]));
   install = new ShopifyInstall({
-    clientId, clientSecret: new Secret(clientSecret, 'test'), scopes: ['read_orders', 'write_orders'],
-    redirectUri: 'http://127.0.0.1:9/connect/shopify/callback', states: new RedisInstallStates(redis.client(), redis.prefix),
-    secrets, logger, adminUrlFor: (domain) => emulator.adminUrl(domain),
+    clientId,
+    clientSecret: new Secret(clientSecret, 'test'),
+    scopes: ['read_orders', 'write_orders'],
+    redirectUri: 'http://127.0.0.1:9/connect/shopify/callback',
+    states: new RedisInstallStates(redis.client(), redis.prefix),
+    secrets,
+    logger,
+    adminUrlFor: (domain) => emulator.adminUrl(domain),
   });
 });
 afterAll(async () => {
@@ -70,7 +80,7 @@ function resigned(query: URLSearchParams, changes: Record<string, string>): URLS
 }
 
 describe('Shopify app install (authorization code)', () => {
-  it('begins, is approved by the emulator, and a callback with a valid hmac stores a sealed expiring token and refresh token that the shop\'s token provider then uses', async () => {
+  it("begins, is approved by the emulator, and a callback with a valid hmac stores a sealed expiring token and refresh token that the shop's token provider then uses", async () => {
     const { url, state } = await install.begin({ shop: SHOP, shopId: 'dakar-mode', binding: 'session-1' });
     expect(new URL(url).searchParams.get('state')).toBe(state);
     expect(new URL(url).searchParams.get('scope')).toBe('read_orders,write_orders');
@@ -82,14 +92,31 @@ describe('Shopify app install (authorization code)', () => {
     const stored = await secrets.get('dakar-mode', TOKENS_SECRET);
     const tokens = JSON.parse(stored!.value.reveal()) as { accessToken: string; refreshToken: string };
     expect(tokens.refreshToken).toMatch(/^shprt_/);
-    const { rows } = await db.pool().query<{ sealed: Buffer }>("SELECT sealed FROM shop_secrets WHERE shop_id = 'dakar-mode'");
+    const { rows } = await db
+      .pool()
+      .query<{ sealed: Buffer }>("SELECT sealed FROM shop_secrets WHERE shop_id = 'dakar-mode'");
     expect(rows[0]!.sealed.includes(Buffer.from(tokens.accessToken.slice(6)))).toBe(false);
     expect(rows[0]!.sealed.includes(Buffer.from(tokens.refreshToken.slice(6)))).toBe(false);
     expect(emulator.oauth.requests().at(-1)).toMatchObject({ grantType: 'authorization_code', status: 200 });
 
-    const provider = new OAuthAccessToken({ shopId: 'dakar-mode', domain: SHOP, grant: 'authorization_code', clientId, clientSecret: new Secret(clientSecret, 'test'), secrets, logger, adminUrl: emulator.adminUrl(SHOP) });
+    const provider = new OAuthAccessToken({
+      shopId: 'dakar-mode',
+      domain: SHOP,
+      grant: 'authorization_code',
+      clientId,
+      clientSecret: new Secret(clientSecret, 'test'),
+      secrets,
+      logger,
+      adminUrl: emulator.adminUrl(SHOP),
+    });
     expect((await provider.current()).reveal()).toBe(tokens.accessToken);
-    const admin = new ShopifyAdminClient({ domain: SHOP, accessToken: provider, clientSecret: new Secret(clientSecret, 'test'), adminUrl: emulator.adminUrl(SHOP), logger });
+    const admin = new ShopifyAdminClient({
+      domain: SHOP,
+      accessToken: provider,
+      clientSecret: new Secret(clientSecret, 'test'),
+      adminUrl: emulator.adminUrl(SHOP),
+      logger,
+    });
     expect(await admin.orderState('gid://shopify/Order/1')).toBeUndefined();
   });
 
@@ -125,7 +152,9 @@ describe('Shopify app install (authorization code)', () => {
 
   it('refuses to begin or finish an install for a shop that is not a *.myshopify.com domain', async () => {
     expect(await refusal(install.begin({ shop: 'evil.example.com', shopId: 'x' }))).toBe('invalid_shop');
-    expect(await refusal(install.begin({ shop: 'dakar-mode.myshopify.com.evil.example', shopId: 'x' }))).toBe('invalid_shop');
+    expect(await refusal(install.begin({ shop: 'dakar-mode.myshopify.com.evil.example', shopId: 'x' }))).toBe(
+      'invalid_shop',
+    );
     const query = await approve((await install.begin({ shop: SHOP, shopId: 'shape' })).url);
     expect(await refusal(install.callback(resigned(query, { shop: 'evil.example.com' })))).toBe('invalid_shop');
   });

@@ -122,7 +122,11 @@ export class ShopifyInstall {
   async begin(input: { shop: string; shopId: string; binding?: string }): Promise<{ url: string; state: string }> {
     const shop = this.#domain(input.shop);
     const state = randomBytes(32).toString('hex');
-    await this.#options.states.put(state, JSON.stringify({ shop, shopId: input.shopId, binding: input.binding ?? null }), this.#options.stateTtlMs ?? DEFAULT_STATE_TTL_MS);
+    await this.#options.states.put(
+      state,
+      JSON.stringify({ shop, shopId: input.shopId, binding: input.binding ?? null }),
+      this.#options.stateTtlMs ?? DEFAULT_STATE_TTL_MS,
+    );
     const query = new URLSearchParams({
       client_id: this.#options.clientId,
       scope: this.#options.scopes.join(','),
@@ -144,13 +148,22 @@ export class ShopifyInstall {
     } catch {
       signed = false;
     }
-    if (!signed) throw this.#refuse('invalid_hmac', `the install callback for ${shop} is not signed by Shopify with this app's client secret (or its timestamp is stale)`);
+    if (!signed)
+      throw this.#refuse(
+        'invalid_hmac',
+        `the install callback for ${shop} is not signed by Shopify with this app's client secret (or its timestamp is stale)`,
+      );
 
     const state = query.get('state') ?? '';
     const stored = state === '' ? undefined : await this.#options.states.take(state);
-    if (stored === undefined) throw this.#refuse('unknown_state', `the install callback for ${shop} carries a state Relais did not issue, or one already used or expired: begin the install again`);
+    if (stored === undefined)
+      throw this.#refuse(
+        'unknown_state',
+        `the install callback for ${shop} carries a state Relais did not issue, or one already used or expired: begin the install again`,
+      );
     const begun = stateSchema.parse(JSON.parse(stored));
-    if (begun.shop !== shop) throw this.#refuse('state_mismatch', `the install of ${begun.shop} came back for another shop (${shop})`);
+    if (begun.shop !== shop)
+      throw this.#refuse('state_mismatch', `the install of ${begun.shop} came back for another shop (${shop})`);
     if (begun.binding !== null && begun.binding !== (options.binding ?? null)) {
       throw this.#refuse('state_mismatch', `the install of ${shop} was begun in another session`);
     }
@@ -167,7 +180,10 @@ export class ShopifyInstall {
     };
     const expiresAt = new Date(tokens.expiresAt!);
     await this.#options.secrets.put(begun.shopId, TOKENS_SECRET, JSON.stringify(tokens), { expiresAt });
-    this.#options.logger.info({ shopDomain: shop, shopId: begun.shopId, scope: answer.scope ?? null }, 'Shopify app installed: tokens stored sealed');
+    this.#options.logger.info(
+      { shopDomain: shop, shopId: begun.shopId, scope: answer.scope ?? null },
+      'Shopify app installed: tokens stored sealed',
+    );
     return { shopId: begun.shopId, domain: shop, scope: answer.scope, expiresAt };
   }
 
@@ -177,24 +193,40 @@ export class ShopifyInstall {
       response = await abstractFetch(`https://${shop}/admin/oauth/access_token`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
-        body: JSON.stringify({ client_id: this.#options.clientId, client_secret: this.#options.clientSecret.reveal(), code, expiring: '1' }),
+        body: JSON.stringify({
+          client_id: this.#options.clientId,
+          client_secret: this.#options.clientSecret.reveal(),
+          code,
+          expiring: '1',
+        }),
       });
     } catch (error) {
-      throw this.#refuse('exchange_failed', `no answer from ${shop}'s token endpoint (${error instanceof Error ? error.message : String(error)})`);
+      throw this.#refuse(
+        'exchange_failed',
+        `no answer from ${shop}'s token endpoint (${error instanceof Error ? error.message : String(error)})`,
+      );
     }
     const body: unknown = await response.json().catch(() => undefined);
     if (!response.ok) {
       const code = z.object({ error: z.string() }).safeParse(body);
-      throw this.#refuse('exchange_failed', `Shopify refused the install code of ${shop} (HTTP ${response.status}${code.success ? ` ${code.data.error}` : ''}): begin the install again`);
+      throw this.#refuse(
+        'exchange_failed',
+        `Shopify refused the install code of ${shop} (HTTP ${response.status}${code.success ? ` ${code.data.error}` : ''}): begin the install again`,
+      );
     }
     const parsed = tokenAnswer.safeParse(body);
-    if (!parsed.success) throw this.#refuse('exchange_failed', `Shopify answered the code exchange of ${shop} without an expiring token and refresh token`);
+    if (!parsed.success)
+      throw this.#refuse(
+        'exchange_failed',
+        `Shopify answered the code exchange of ${shop} without an expiring token and refresh token`,
+      );
     return parsed.data;
   }
 
   #domain(shop: string): string {
     const domain = shop.trim().toLowerCase();
-    if (!SHOP_DOMAIN.test(domain)) throw this.#refuse('invalid_shop', `"${shop.slice(0, 80)}" is not a shop domain like name.myshopify.com`);
+    if (!SHOP_DOMAIN.test(domain))
+      throw this.#refuse('invalid_shop', `"${shop.slice(0, 80)}" is not a shop domain like name.myshopify.com`);
     const adminUrl = this.#options.adminUrlFor?.(domain);
     if (adminUrl !== undefined) routeShopAdmin(domain, adminUrl);
     return domain;

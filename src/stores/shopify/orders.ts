@@ -25,7 +25,8 @@ export const SHOPIFY_ORDER_PAGE_SIZE = 80;
 /** Line items read for an order to replay (a parcel with more lines is rare; the cost stays near 320). */
 const REPLAY_LINE_ITEMS = 100;
 
-const ADDRESS_FIELDS = 'firstName lastName name company phone address1 address2 city province provinceCode zip country countryCodeV2 latitude longitude';
+const ADDRESS_FIELDS =
+  'firstName lastName name company phone address1 address2 city province provinceCode zip country countryCodeV2 latitude longitude';
 const MONEY = 'shopMoney { amount currencyCode }';
 
 const ORDER_FIELDS = `fragment RelaisReconcileOrder on Order {
@@ -75,9 +76,21 @@ const text = z.string().nullish();
 const moneyBag = z.object({ shopMoney: z.object({ amount: z.string(), currencyCode: z.string() }) }).nullish();
 const address = z
   .object({
-    firstName: text, lastName: text, name: text, company: text, phone: text, address1: text, address2: text, city: text,
-    province: text, provinceCode: text, zip: text, country: text, countryCodeV2: text,
-    latitude: z.number().nullish(), longitude: z.number().nullish(),
+    firstName: text,
+    lastName: text,
+    name: text,
+    company: text,
+    phone: text,
+    address1: text,
+    address2: text,
+    city: text,
+    province: text,
+    provinceCode: text,
+    zip: text,
+    country: text,
+    countryCodeV2: text,
+    latitude: z.number().nullish(),
+    longitude: z.number().nullish(),
   })
   .nullish();
 const lineItem = z.object({
@@ -117,7 +130,10 @@ const orderNode = z.object({
 type OrderNode = z.infer<typeof orderNode>;
 
 const ordersPageSchema = z.object({
-  orders: z.object({ nodes: z.array(orderNode), pageInfo: z.object({ hasNextPage: z.boolean(), endCursor: z.string().nullable() }) }),
+  orders: z.object({
+    nodes: z.array(orderNode),
+    pageInfo: z.object({ hasNextPage: z.boolean(), endCursor: z.string().nullable() }),
+  }),
 });
 const orderSchema = z.object({ order: orderNode.nullable() });
 
@@ -140,10 +156,21 @@ function restFulfillmentStatus(display: string | null | undefined): string | nul
 function restAddress(a: z.infer<typeof address>): Record<string, unknown> | null {
   if (!a) return null;
   return {
-    first_name: a.firstName ?? null, last_name: a.lastName ?? null, name: a.name ?? null, company: a.company ?? null, phone: a.phone ?? null,
-    address1: a.address1 ?? null, address2: a.address2 ?? null, city: a.city ?? null, province: a.province ?? null,
-    province_code: a.provinceCode ?? null, zip: a.zip ?? null, country: a.country ?? null, country_code: a.countryCodeV2 ?? null,
-    latitude: a.latitude ?? null, longitude: a.longitude ?? null,
+    first_name: a.firstName ?? null,
+    last_name: a.lastName ?? null,
+    name: a.name ?? null,
+    company: a.company ?? null,
+    phone: a.phone ?? null,
+    address1: a.address1 ?? null,
+    address2: a.address2 ?? null,
+    city: a.city ?? null,
+    province: a.province ?? null,
+    province_code: a.provinceCode ?? null,
+    zip: a.zip ?? null,
+    country: a.country ?? null,
+    country_code: a.countryCodeV2 ?? null,
+    latitude: a.latitude ?? null,
+    longitude: a.longitude ?? null,
   };
 }
 
@@ -151,7 +178,8 @@ function restMoneyBag(bag: z.infer<typeof moneyBag>): Record<string, unknown> | 
   return bag ? { shop_money: { amount: bag.shopMoney.amount, currency_code: bag.shopMoney.currencyCode } } : null;
 }
 
-const numericOfGid = (gid: string | undefined): string | null => (gid === undefined ? null : (/\/(\d+)$/.exec(gid)?.[1] ?? null));
+const numericOfGid = (gid: string | undefined): string | null =>
+  gid === undefined ? null : (/\/(\d+)$/.exec(gid)?.[1] ?? null);
 
 /**
  * The REST `Order` body (what `orders/*` webhooks carry, as far as src/stores/shopify/payload.ts reads it)
@@ -240,7 +268,11 @@ export class ShopifyOrderLister implements ShopOrderLister {
 }
 
 function unexpected(operation: string, error: z.ZodError): ShopifyWriteError {
-  return new ShopifyWriteError({ operation, message: `${operation}: unexpected answer from Shopify (${z.prettifyError(error)})`, retryable: false });
+  return new ShopifyWriteError({
+    operation,
+    message: `${operation}: unexpected answer from Shopify (${z.prettifyError(error)})`,
+    retryable: false,
+  });
 }
 
 /** The lister of a Shopify shop of the registry; in-process waits are longer than the writer's, nothing waits on a queue here. */

@@ -29,7 +29,12 @@ export function ownerOfShopifyPayload(headerDomain: string, payload: unknown): O
     const named = fields.shop_domain.trim().toLowerCase();
     return named === domain ? { kind: 'confirmed' } : { kind: 'other_shop', found: named };
   }
-  const url = typeof fields.order_status_url === 'string' ? fields.order_status_url : typeof fields.statusPageUrl === 'string' ? fields.statusPageUrl : undefined;
+  const url =
+    typeof fields.order_status_url === 'string'
+      ? fields.order_status_url
+      : typeof fields.statusPageUrl === 'string'
+        ? fields.statusPageUrl
+        : undefined;
   if (url === undefined) return { kind: 'ask_admin', why: 'the order has no order_status_url' };
   let host: string;
   try {
@@ -51,7 +56,11 @@ export function shopifyOrderReader(logger: Logger): (shop: ShopifyShopConfig, or
   return async (shop, orderId) => {
     let client = clients.get(shop.id);
     if (!client) {
-      client = shopifyAdminClientFor(shop, { logger: logger.child({ shop: shop.id, component: 'shopify-owner' }), maxAttempts: 3, maxWaitMs: 5_000 });
+      client = shopifyAdminClientFor(shop, {
+        logger: logger.child({ shop: shop.id, component: 'shopify-owner' }),
+        maxAttempts: 3,
+        maxWaitMs: 5_000,
+      });
       clients.set(shop.id, client);
     }
     return (await client.orderState(`gid://shopify/Order/${orderId}`)) !== undefined;

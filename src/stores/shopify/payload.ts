@@ -76,9 +76,7 @@ export const shopifyOrderSchema = z.object({
   phone: text,
   shipping_address: address.nullish(),
   billing_address: address.nullish(),
-  customer: z
-    .object({ first_name: text, last_name: text, phone: text, default_address: address.nullish() })
-    .nullish(),
+  customer: z.object({ first_name: text, last_name: text, phone: text, default_address: address.nullish() }).nullish(),
   total_weight: z.number().nullish(),
   line_items: z.array(lineItem).nullish(),
   created_at: text,

@@ -14,7 +14,7 @@ export function shopifyEligibility(order: StoreOrder, shop: ShopConfig): Eligibi
     case 'cash_on_delivery':
       return shop.policy.dispatchCashOnDeliveryAt === 'created' || paid
         ? { decision: 'dispatch' }
-        : { decision: 'wait', why: 'cash on delivery orders are shipped once paid, by this shop\'s policy' };
+        : { decision: 'wait', why: "cash on delivery orders are shipped once paid, by this shop's policy" };
     case 'business_account':
       return { decision: 'dispatch' };
     case 'deposit_then_balance':
@@ -22,7 +22,9 @@ export function shopifyEligibility(order: StoreOrder, shop: ShopConfig): Eligibi
         ? { decision: 'dispatch' }
         : { decision: 'wait', why: 'waiting for the deposit' };
     case 'prepaid':
-      return paid ? { decision: 'dispatch' } : { decision: 'wait', why: `prepaid order not paid yet (financial status "${order.financialStatus}")` };
+      return paid
+        ? { decision: 'dispatch' }
+        : { decision: 'wait', why: `prepaid order not paid yet (financial status "${order.financialStatus}")` };
   }
 }
 

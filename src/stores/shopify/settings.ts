@@ -18,10 +18,16 @@ export const shopifySettingsSchema = z
      * refresh token from the install). The client secret is `webhookSecret`; the tokens are kept sealed in the
      * database (RELAIS_SECRET_KEYS).
      */
-    oauth: z.object({ grant: z.enum(['client_credentials', 'authorization_code']), clientId: z.string().min(1) }).strict().optional(),
+    oauth: z
+      .object({ grant: z.enum(['client_credentials', 'authorization_code']), clientId: z.string().min(1) })
+      .strict()
+      .optional(),
     /** The app's client secret: Shopify signs webhooks (and carrier-service calls) with it. */
     webhookSecret: secretRef,
-    apiVersion: z.string().regex(/^\d{4}-\d{2}$/).default('2026-10'),
+    apiVersion: z
+      .string()
+      .regex(/^\d{4}-\d{2}$/)
+      .default('2026-10'),
     /** Local emulator only: send Admin API calls here instead of https://<domain>. */
     adminUrl: z.string().url().optional(),
   })

@@ -2,7 +2,12 @@ import '@shopify/shopify-api/adapters/node';
 import { ApiVersion, LogSeverity, shopifyApi } from '@shopify/shopify-api';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { randomSecret, shopifyOrderPayload, shopifyWebhookHeaders, signShopify } from '../../../test/support/factories.js';
+import {
+  randomSecret,
+  shopifyOrderPayload,
+  shopifyWebhookHeaders,
+  signShopify,
+} from '../../../test/support/factories.js';
 import { VERIFICATION_FAILURE_STATUS } from '../common.js';
 import { verifyShopifyWebhook } from './verify.js';
 
@@ -60,16 +65,19 @@ describe('verifyShopifyWebhook', () => {
 
   it('refuses a delivery signed with another secret', () => {
     const { rawBody, headers } = delivery();
-    expect(verifyShopifyWebhook({ rawBody, headers, secret: randomSecret() })).toEqual({ ok: false, reason: 'invalid_hmac' });
+    expect(verifyShopifyWebhook({ rawBody, headers, secret: randomSecret() })).toEqual({
+      ok: false,
+      reason: 'invalid_hmac',
+    });
   });
 
   it('keeps secrets apart: a body signed for one shop is refused for another, whatever the call order', () => {
     const first = delivery();
     const second = delivery();
-    expect((verifyShopifyWebhook({ ...first })).ok).toBe(true);
-    expect((verifyShopifyWebhook({ ...second })).ok).toBe(true);
-    expect((verifyShopifyWebhook({ ...first, secret: second.secret })).ok).toBe(false);
-    expect((verifyShopifyWebhook({ ...second, secret: first.secret })).ok).toBe(false);
+    expect(verifyShopifyWebhook({ ...first }).ok).toBe(true);
+    expect(verifyShopifyWebhook({ ...second }).ok).toBe(true);
+    expect(verifyShopifyWebhook({ ...first, secret: second.secret }).ok).toBe(false);
+    expect(verifyShopifyWebhook({ ...second, secret: first.secret }).ok).toBe(false);
   });
 
   it('refuses a signature that matches only when the body is read leniently (bytes that are not UTF-8)', () => {
@@ -82,12 +90,19 @@ describe('verifyShopifyWebhook', () => {
   it('refuses an empty body as unauthenticated', () => {
     const secret = randomSecret();
     const headers = shopifyWebhookHeaders({ topic: 'orders/create', shopDomain: SHOP, body: '', secret });
-    expect(verifyShopifyWebhook({ rawBody: Buffer.alloc(0), headers, secret })).toEqual({ ok: false, reason: 'invalid_hmac' });
+    expect(verifyShopifyWebhook({ rawBody: Buffer.alloc(0), headers, secret })).toEqual({
+      ok: false,
+      reason: 'invalid_hmac',
+    });
   });
 
   it('lists every missing header when the HMAC header is absent, with 400', () => {
     const { rawBody, secret } = delivery();
-    const result = verifyShopifyWebhook({ rawBody, headers: { 'content-type': 'application/json', 'x-shopify-topic': 'orders/create' }, secret });
+    const result = verifyShopifyWebhook({
+      rawBody,
+      headers: { 'content-type': 'application/json', 'x-shopify-topic': 'orders/create' },
+      secret,
+    });
     expect(result).toEqual({
       ok: false,
       reason: 'missing_headers',
@@ -100,13 +115,20 @@ describe('verifyShopifyWebhook', () => {
     const { rawBody, headers, secret } = delivery();
     const { 'X-Shopify-Topic': _topic, 'X-Shopify-Webhook-Id': _id, ...rest } = headers;
     const result = verifyShopifyWebhook({ rawBody, headers: rest, secret });
-    expect(result).toEqual({ ok: false, reason: 'missing_headers', missing: ['X-Shopify-Topic', 'X-Shopify-Webhook-Id'] });
+    expect(result).toEqual({
+      ok: false,
+      reason: 'missing_headers',
+      missing: ['X-Shopify-Topic', 'X-Shopify-Webhook-Id'],
+    });
   });
 
   it('does not reveal missing headers to a sender who cannot sign: a wrong HMAC is reported first', () => {
     const { rawBody, headers } = delivery();
     const { 'X-Shopify-Topic': _topic, ...rest } = headers;
-    expect(verifyShopifyWebhook({ rawBody, headers: rest, secret: randomSecret() })).toEqual({ ok: false, reason: 'invalid_hmac' });
+    expect(verifyShopifyWebhook({ rawBody, headers: rest, secret: randomSecret() })).toEqual({
+      ok: false,
+      reason: 'invalid_hmac',
+    });
   });
 
   it('accepts an older delivery without X-Shopify-Event-Id or X-Shopify-Triggered-At', () => {
@@ -128,11 +150,15 @@ describe('verifyShopifyWebhook', () => {
       'shopify-api-version': '2026-10',
       'shopify-webhook-id': 'w-1',
     };
-    expect(verifyShopifyWebhook({ rawBody, headers: { ...base, 'shopify-event-id': 'e-1' }, secret }))
-      .toMatchObject({ ok: true, topic: 'orders/create', shopDomain: SHOP, webhookId: 'w-1', eventId: 'e-1' });
+    expect(verifyShopifyWebhook({ rawBody, headers: { ...base, 'shopify-event-id': 'e-1' }, secret })).toMatchObject({
+      ok: true,
+      topic: 'orders/create',
+      shopDomain: SHOP,
+      webhookId: 'w-1',
+      eventId: 'e-1',
+    });
     // @shopify/shopify-api 15 no longer requires the event id; de-duplication then falls back to the webhook id.
-    expect(verifyShopifyWebhook({ rawBody, headers: base, secret }))
-      .toMatchObject({ ok: true, webhookId: 'w-1' });
+    expect(verifyShopifyWebhook({ rawBody, headers: base, secret })).toMatchObject({ ok: true, webhookId: 'w-1' });
   });
 });
 
@@ -159,10 +185,15 @@ describe('verifyShopifyWebhook agrees with @shopify/shopify-api webhooks.validat
     } catch {
       return 'invalid_hmac';
     }
-    const result = await library.webhooks.validate({ rawBody: body, rawRequest: { headers, method: 'POST', url: '/' } });
+    const result = await library.webhooks.validate({
+      rawBody: body,
+      rawRequest: { headers, method: 'POST', url: '/' },
+    });
     if (result.valid) return `ok ${result.domain} ${result.webhookId} ${result.apiVersion}`;
     if (result.reason === 'missing_hmac') return 'missing_hmac';
-    return result.reason === 'missing_headers' ? `missing_headers ${[...('missingHeaders' in result ? result.missingHeaders : [])].join(',')}` : 'invalid_hmac';
+    return result.reason === 'missing_headers'
+      ? `missing_headers ${[...('missingHeaders' in result ? result.missingHeaders : [])].join(',')}`
+      : 'invalid_hmac';
   }
 
   function ourVerdict(rawBody: Buffer, headers: Record<string, string | string[]>): string {
@@ -197,7 +228,13 @@ describe('verifyShopifyWebhook agrees with @shopify/shopify-api webhooks.validat
       fc.asyncProperty(delivery, async (d) => {
         const names = d.events
           ? ['shopify-hmac-sha256', 'shopify-topic', 'shopify-shop-domain', 'shopify-api-version', 'shopify-webhook-id']
-          : ['X-Shopify-Hmac-Sha256', 'X-Shopify-Topic', 'X-Shopify-Shop-Domain', 'X-Shopify-API-Version', 'X-Shopify-Webhook-Id'];
+          : [
+              'X-Shopify-Hmac-Sha256',
+              'X-Shopify-Topic',
+              'X-Shopify-Shop-Domain',
+              'X-Shopify-API-Version',
+              'X-Shopify-Webhook-Id',
+            ];
         const cased = names.map((n) => (d.upperCase ? n.toUpperCase() : n.toLowerCase()));
         const signature = {
           right: signShopify(d.body, librarySecret),

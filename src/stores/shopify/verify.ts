@@ -59,16 +59,23 @@ const EVENTS_HEADER = {
 } as const;
 const REQUIRED = ['hmac', 'topic', 'shopDomain', 'apiVersion', 'webhookId'] as const;
 
-export function verifyShopifyWebhook(input: { rawBody: Buffer; headers: IncomingHeaders; secret: string }): ShopifyVerification {
+export function verifyShopifyWebhook(input: {
+  rawBody: Buffer;
+  headers: IncomingHeaders;
+  secret: string;
+}): ShopifyVerification {
   const names = firstHeader(input.headers, EVENTS_HEADER.hmac) !== undefined ? EVENTS_HEADER : HEADER;
   // Each header looked up once: this runs on every webhook.
-  const h = Object.fromEntries(Object.entries(names).map(([key, name]) => [key, firstHeader(input.headers, name)])) as Record<keyof typeof HEADER, string | undefined>;
+  const h = Object.fromEntries(
+    Object.entries(names).map(([key, name]) => [key, firstHeader(input.headers, name)]),
+  ) as Record<keyof typeof HEADER, string | undefined>;
   const missing = REQUIRED.filter((key) => h[key] === undefined).map((key) => names[key]);
 
   if (input.rawBody.length === 0 || !isUtf8(input.rawBody)) return { ok: false, reason: 'invalid_hmac' };
   // Without an HMAC header there is nothing to authenticate: report every absent header at once.
   if (h.hmac === undefined) return { ok: false, reason: 'missing_headers', missing };
-  if (!signaturesMatch(hmacSha256Base64(input.secret, input.rawBody), h.hmac)) return { ok: false, reason: 'invalid_hmac' };
+  if (!signaturesMatch(hmacSha256Base64(input.secret, input.rawBody), h.hmac))
+    return { ok: false, reason: 'invalid_hmac' };
   if (missing.length > 0) return { ok: false, reason: 'missing_headers', missing };
   return {
     ok: true,

@@ -11,9 +11,18 @@ import { ownerOfShopifyPayload } from './owner.js';
 import type { ShopifyShopConfig } from './settings.js';
 import { verifyShopifyWebhook } from './verify.js';
 
-export const SHOPIFY_ORDER_TOPICS: ReadonlySet<string> = new Set(['orders/create', 'orders/paid', 'orders/updated', 'orders/cancelled']);
+export const SHOPIFY_ORDER_TOPICS: ReadonlySet<string> = new Set([
+  'orders/create',
+  'orders/paid',
+  'orders/updated',
+  'orders/cancelled',
+]);
 /** The mandatory compliance topics of a public app; set in its shopify.app.toml, not through the API. */
-export const SHOPIFY_COMPLIANCE_TOPICS: ReadonlySet<string> = new Set(['customers/data_request', 'customers/redact', 'shop/redact']);
+export const SHOPIFY_COMPLIANCE_TOPICS: ReadonlySet<string> = new Set([
+  'customers/data_request',
+  'customers/redact',
+  'shop/redact',
+]);
 
 /** orders/create → ORDERS_CREATE, as Admin GraphQL names a WebhookSubscriptionTopic. */
 export function graphqlTopic(topic: string): string {
@@ -47,18 +56,31 @@ export const shopifyWebhooks: WebhookIntake = {
   receive({ rawBody, headers }: WebhookDelivery, shops: ShopRegistry): WebhookReceipt {
     const value = headers['x-shopify-shop-domain'];
     const domain = Array.isArray(value) ? value[0] : value;
-    if (!domain) return { kind: 'rejected', reason: 'missing_headers', body: { error: 'missing_headers', missing: ['X-Shopify-Shop-Domain'] } };
+    if (!domain)
+      return {
+        kind: 'rejected',
+        reason: 'missing_headers',
+        body: { error: 'missing_headers', missing: ['X-Shopify-Shop-Domain'] },
+      };
     const shop = shopOfDomain(shops, domain);
-    if (!shop) return { kind: 'rejected', reason: 'unknown_shop', body: { error: 'unknown_shop', message: `no shop ${domain} in the Relais registry` } };
+    if (!shop)
+      return {
+        kind: 'rejected',
+        reason: 'unknown_shop',
+        body: { error: 'unknown_shop', message: `no shop ${domain} in the Relais registry` },
+      };
     const verification = verifyShopifyWebhook({ rawBody, headers, secret: shop.shopify.webhookSecret.reveal() });
     if (!verification.ok) {
       return {
-        kind: 'rejected', reason: verification.reason, body: { error: verification.reason, missing: verification.missing },
+        kind: 'rejected',
+        reason: verification.reason,
+        body: { error: verification.reason, missing: verification.missing },
         warn: { msg: 'rejected a Shopify webhook', fields: { shop: shop.id, reason: verification.reason } },
       };
     }
     const { topic } = verification;
-    if (!SHOPIFY_ORDER_TOPICS.has(topic) && !SHOPIFY_COMPLIANCE_TOPICS.has(topic)) return { kind: 'answer', body: { status: 'ignored', topic } };
+    if (!SHOPIFY_ORDER_TOPICS.has(topic) && !SHOPIFY_COMPLIANCE_TOPICS.has(topic))
+      return { kind: 'answer', body: { status: 'ignored', topic } };
     const payload = parseJson(rawBody);
     if (payload === undefined) return { kind: 'rejected', reason: 'malformed_body', body: malformedBody('JSON') };
     // The shop header is not signed and shops of one app share its secret: the signed body must not name
@@ -66,10 +88,21 @@ export const shopifyWebhooks: WebhookIntake = {
     const owner = ownerOfShopifyPayload(shop.shopify.domain, payload);
     if (owner.kind === 'other_shop') {
       return {
-        kind: 'rejected', reason: 'shop_mismatch', body: { error: 'shop_mismatch', message: `the body belongs to ${owner.found}, not ${shop.shopify.domain}` },
-        warn: { msg: 'rejected a Shopify webhook: its body belongs to another shop', fields: { shop: shop.id, topic, found: owner.found } },
+        kind: 'rejected',
+        reason: 'shop_mismatch',
+        body: { error: 'shop_mismatch', message: `the body belongs to ${owner.found}, not ${shop.shopify.domain}` },
+        warn: {
+          msg: 'rejected a Shopify webhook: its body belongs to another shop',
+          fields: { shop: shop.id, topic, found: owner.found },
+        },
       };
     }
-    return { kind: 'event', shop, topic, payload, eventKey: `${topic}|${verification.eventId ?? verification.webhookId}` };
+    return {
+      kind: 'event',
+      shop,
+      topic,
+      payload,
+      eventKey: `${topic}|${verification.eventId ?? verification.webhookId}`,
+    };
   },
 };

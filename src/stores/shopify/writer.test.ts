@@ -37,7 +37,15 @@ afterAll(async () => {
 
 function newOrder(input: Parameters<ShopifyEmulator['createOrder']>[1] = {}): { ref: ShopOrderRef; id: number } {
   const order = emulator.createOrder(SHOP, input, { webhooks: false });
-  return { id: order.id, ref: { shopId: 'dakar-mode', orderId: String(order.id), orderName: order.name, externalOrderId: `dakar-mode:${order.id}` } };
+  return {
+    id: order.id,
+    ref: {
+      shopId: 'dakar-mode',
+      orderId: String(order.id),
+      orderName: order.name,
+      externalOrderId: `dakar-mode:${order.id}`,
+    },
+  };
 }
 
 function dispatchInfo(overrides: Partial<DispatchInfo> = {}): DispatchInfo {
@@ -76,12 +84,19 @@ describe('recordDispatch', () => {
 
     const order = emulator.orderSnapshot(SHOP, id);
     expect(order.tags).toEqual(expect.arrayContaining([RELAIS_TAGS.dispatched, RELAIS_TAGS.cashOnDelivery]));
-    const fields = Object.fromEntries(order.metafields.map((m) => [`${m.namespace}.${m.key}`, { type: m.type, value: m.value }]));
+    const fields = Object.fromEntries(
+      order.metafields.map((m) => [`${m.namespace}.${m.key}`, { type: m.type, value: m.value }]),
+    );
     expect(fields['relais.shipment_id']).toEqual({ type: 'single_line_text_field', value: info.shipmentId });
     expect(fields['relais.tracking_code']).toEqual({ type: 'single_line_text_field', value: info.trackingCode });
     expect(fields['relais.tracking_url']).toEqual({ type: 'url', value: info.publicTrackingUrl });
     expect(fields['relais.quote']?.type).toBe('json');
-    expect(JSON.parse(fields['relais.quote']!.value)).toEqual({ quoteId: info.quote!.quoteId, currency: 'XOF', total: 2500, breakdown: { base: 2000, codFee: 500 } });
+    expect(JSON.parse(fields['relais.quote']!.value)).toEqual({
+      quoteId: info.quote!.quoteId,
+      currency: 'XOF',
+      total: 2500,
+      breakdown: { base: 2000, codFee: 500 },
+    });
 
     expect(order.fulfillments).toHaveLength(1);
     expect(order.fulfillments[0]).toMatchObject({
@@ -101,9 +116,12 @@ describe('recordDispatch', () => {
     expect(emulator.orderSnapshot(SHOP, id).fulfillments).toHaveLength(1);
   });
 
-  it('a prepaid order gets no COD tag, and the merchant\'s choice not to notify is kept', async () => {
+  it("a prepaid order gets no COD tag, and the merchant's choice not to notify is kept", async () => {
     const { ref, id } = newOrder({ gateway: 'shopify_payments', financialStatus: 'paid' });
-    await writer.recordDispatch(ref, dispatchInfo({ cashOnDelivery: false, amountToCollect: 0, notifyCustomer: false }));
+    await writer.recordDispatch(
+      ref,
+      dispatchInfo({ cashOnDelivery: false, amountToCollect: 0, notifyCustomer: false }),
+    );
     const order = emulator.orderSnapshot(SHOP, id);
     expect(order.tags).toEqual([RELAIS_TAGS.dispatched]);
     expect(order.fulfillments[0]?.notifyCustomer).toBe(false);
@@ -133,7 +151,12 @@ describe('recordStep', () => {
     const { ref, id } = newOrder();
     const info = dispatchInfo();
     await writer.recordDispatch(ref, info);
-    const times = ['2026-03-02T09:00:00.000Z', '2026-03-02T09:30:00.000Z', '2026-03-02T11:00:00.000Z', '2026-03-02T11:45:00.000Z'];
+    const times = [
+      '2026-03-02T09:00:00.000Z',
+      '2026-03-02T09:30:00.000Z',
+      '2026-03-02T11:00:00.000Z',
+      '2026-03-02T11:45:00.000Z',
+    ];
     await writer.recordStep(ref, 'picked_up', times[0]!, info);
     await writer.recordStep(ref, 'in_transit', times[1]!, info);
     await writer.recordStep(ref, 'in_transit', times[1]!, info);
@@ -211,7 +234,9 @@ describe('recordProblem', () => {
   });
 
   it('an order that does not exist is a non-retryable error', async () => {
-    const error = await writer.recordProblem({ shopId: 'dakar-mode', orderId: '1', orderName: '#1', externalOrderId: 'dakar-mode:1' }, 'x').catch((e: unknown) => e);
+    const error = await writer
+      .recordProblem({ shopId: 'dakar-mode', orderId: '1', orderName: '#1', externalOrderId: 'dakar-mode:1' }, 'x')
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ShopifyWriteError);
     expect((error as ShopifyWriteError).retryable).toBe(false);
   });

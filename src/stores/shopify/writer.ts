@@ -19,7 +19,13 @@ import type { ShopifyShopConfig } from './settings.js';
 import type { DeliveryStep } from '../../domain/shipment-status.js';
 import type { Logger } from '../../log.js';
 import type { DispatchInfo, ShopOrderRef, ShopWriter } from '../writer.js';
-import { shopifyAdminClientFor, ShopifyWriteError, type ShopifyAdminClient, type FulfillmentEventStatus, type ShopifyOrderState } from './admin.js';
+import {
+  shopifyAdminClientFor,
+  ShopifyWriteError,
+  type ShopifyAdminClient,
+  type FulfillmentEventStatus,
+  type ShopifyOrderState,
+} from './admin.js';
 
 /**
  * Our metafields' namespace. Metafields are private to the Admin API unless a metafield definition grants
@@ -39,7 +45,9 @@ export const RELAIS_TAGS = {
 export const NOTE_PREFIX = 'Relais: ';
 
 /** Delivery step → Shopify fulfillment event (FulfillmentEventStatus of Admin API 2026-10). */
-export const FULFILLMENT_EVENT_OF_STEP: Partial<Record<DeliveryStep, { status: FulfillmentEventStatus; message?: string }>> = {
+export const FULFILLMENT_EVENT_OF_STEP: Partial<
+  Record<DeliveryStep, { status: FulfillmentEventStatus; message?: string }>
+> = {
   picked_up: { status: 'CARRIER_PICKED_UP' },
   in_transit: { status: 'IN_TRANSIT' },
   out_for_delivery: { status: 'OUT_FOR_DELIVERY' },
@@ -71,9 +79,14 @@ export class ShopifyWriter implements ShopWriter {
     const id = state.id;
 
     const wanted = dispatchMetafields(info).filter(
-      (m) => !state.metafields.nodes.some((have) => have.namespace === RELAIS_NAMESPACE && have.key === m.key && have.type === m.type && have.value === m.value),
+      (m) =>
+        !state.metafields.nodes.some(
+          (have) =>
+            have.namespace === RELAIS_NAMESPACE && have.key === m.key && have.type === m.type && have.value === m.value,
+        ),
     );
-    if (wanted.length > 0) await this.admin.setMetafields(wanted.map((m) => ({ ownerId: id, namespace: RELAIS_NAMESPACE, ...m })));
+    if (wanted.length > 0)
+      await this.admin.setMetafields(wanted.map((m) => ({ ownerId: id, namespace: RELAIS_NAMESPACE, ...m })));
 
     const tags = info.cashOnDelivery ? [RELAIS_TAGS.dispatched, RELAIS_TAGS.cashOnDelivery] : [RELAIS_TAGS.dispatched];
     const missingTags = tags.filter((tag) => !hasTag(state, tag));
@@ -82,7 +95,10 @@ export class ShopifyWriter implements ShopWriter {
     if (ourFulfillment(state, info)) return;
     const groups = openLineItems(state);
     if (groups.length === 0) {
-      this.logger.info({ order: order.orderName }, 'nothing left to fulfil in Shopify (fulfilled by hand?); tracking kept in metafields only');
+      this.logger.info(
+        { order: order.orderName },
+        'nothing left to fulfil in Shopify (fulfilled by hand?); tracking kept in metafields only',
+      );
       return;
     }
     try {
@@ -103,8 +119,14 @@ export class ShopifyWriter implements ShopWriter {
       // Refused for another reason (fulfillment orders at several locations, a hold...). Failing here would
       // fail every later sync too, and with it each step and the payment; the tracking link is already in the
       // metafields, so the refusal goes on the order for the merchant and the delivery carries on.
-      this.logger.warn({ order: order.orderName, err: error.message }, 'Shopify refused the fulfillment; written on the order as a problem');
-      await this.writeProblem(again, `the tracking of shipment ${info.shipmentId} could not be added as a fulfillment (${error.userErrors.map((e) => e.message).join('; ')}); fulfil the order by hand with tracking number ${info.trackingCode ?? '-'}.`);
+      this.logger.warn(
+        { order: order.orderName, err: error.message },
+        'Shopify refused the fulfillment; written on the order as a problem',
+      );
+      await this.writeProblem(
+        again,
+        `the tracking of shipment ${info.shipmentId} could not be added as a fulfillment (${error.userErrors.map((e) => e.message).join('; ')}); fulfil the order by hand with tracking number ${info.trackingCode ?? '-'}.`,
+      );
     }
   }
 
@@ -116,7 +138,10 @@ export class ShopifyWriter implements ShopWriter {
     if (!fulfillment) {
       // recordDispatch found nothing to fulfil (the merchant fulfilled by hand): there is no fulfillment of
       // ours to carry events, and adding them to the merchant's own would put our tracking on theirs.
-      this.logger.info({ order: order.orderName, step }, 'no Relais fulfillment on the order; step not written as an event');
+      this.logger.info(
+        { order: order.orderName, step },
+        'no Relais fulfillment on the order; step not written as an event',
+      );
       return;
     }
     if (fulfillment.events.nodes.some((e) => e.status === event.status)) return;
@@ -144,7 +169,10 @@ export class ShopifyWriter implements ShopWriter {
       });
     }
     if (state.cancelledAt !== null) {
-      await this.writeProblem(state, `the courier collected ${info.amountToCollect} XOF for shipment ${info.shipmentId}, but the order is cancelled in Shopify: it was not marked as paid.`);
+      await this.writeProblem(
+        state,
+        `the courier collected ${info.amountToCollect} XOF for shipment ${info.shipmentId}, but the order is cancelled in Shopify: it was not marked as paid.`,
+      );
       return;
     }
     try {
@@ -176,7 +204,11 @@ export class ShopifyWriter implements ShopWriter {
   private async read(order: ShopOrderRef, operation: string): Promise<ShopifyOrderState> {
     const state = await this.admin.orderState(orderGid(order.orderId));
     if (!state) {
-      throw new ShopifyWriteError({ operation, message: `order ${order.orderName} (${order.orderId}) does not exist in the shop`, retryable: false });
+      throw new ShopifyWriteError({
+        operation,
+        message: `order ${order.orderName} (${order.orderId}) does not exist in the shop`,
+        retryable: false,
+      });
     }
     return state;
   }
@@ -191,7 +223,8 @@ export function createShopifyWriter(shop: ShopifyShopConfig, deps: { logger: Log
 /** The relais.* metafields for a dispatch: shipment reference, tracking, and the quote (accounting only). */
 export function dispatchMetafields(info: DispatchInfo): { key: string; type: string; value: string }[] {
   const fields = [{ key: 'shipment_id', type: 'single_line_text_field', value: info.shipmentId }];
-  if (info.trackingCode) fields.push({ key: 'tracking_code', type: 'single_line_text_field', value: info.trackingCode });
+  if (info.trackingCode)
+    fields.push({ key: 'tracking_code', type: 'single_line_text_field', value: info.trackingCode });
   if (info.publicTrackingUrl) fields.push({ key: 'tracking_url', type: 'url', value: info.publicTrackingUrl });
   if (info.quote) {
     const breakdown = Object.fromEntries(Object.entries(info.quote.breakdown ?? {}).filter(([, v]) => v !== undefined));
@@ -199,9 +232,22 @@ export function dispatchMetafields(info: DispatchInfo): { key: string; type: str
       key: 'quote',
       type: 'json',
       value: JSON.stringify({
-        quoteId: info.quote.quoteId, currency: 'XOF', total: info.quote.total, breakdown,
+        quoteId: info.quote.quoteId,
+        currency: 'XOF',
+        total: info.quote.total,
+        breakdown,
         // What the courier collects at the door, and why: the merchant's view of every franc.
-        ...(info.door ? { atDoor: { goods: info.door.goods, delivery: info.door.delivery, collectionFee: info.door.collectionFee, total: info.door.atDoor, deliveryPaidBy: info.door.paidBy } } : {}),
+        ...(info.door
+          ? {
+              atDoor: {
+                goods: info.door.goods,
+                delivery: info.door.delivery,
+                collectionFee: info.door.collectionFee,
+                total: info.door.atDoor,
+                deliveryPaidBy: info.door.paidBy,
+              },
+            }
+          : {}),
       }),
     });
   }
@@ -217,17 +263,25 @@ function ourFulfillment(state: ShopifyOrderState, info: DispatchInfo): Fulfillme
   return state.fulfillments.find(
     (f) =>
       f.status !== 'CANCELLED' &&
-      f.trackingInfo.some((t) => (info.trackingCode ? t.number === info.trackingCode : info.publicTrackingUrl !== undefined && t.url === info.publicTrackingUrl)),
+      f.trackingInfo.some((t) =>
+        info.trackingCode
+          ? t.number === info.trackingCode
+          : info.publicTrackingUrl !== undefined && t.url === info.publicTrackingUrl,
+      ),
   );
 }
 
 /** What is left to fulfil, per open fulfillment order. */
-function openLineItems(state: ShopifyOrderState): { fulfillmentOrderId: string; fulfillmentOrderLineItems: { id: string; quantity: number }[] }[] {
+function openLineItems(
+  state: ShopifyOrderState,
+): { fulfillmentOrderId: string; fulfillmentOrderLineItems: { id: string; quantity: number }[] }[] {
   return state.fulfillmentOrders.nodes
     .filter((fo) => FULFILLABLE_STATUSES.has(fo.status))
     .map((fo) => ({
       fulfillmentOrderId: fo.id,
-      fulfillmentOrderLineItems: fo.lineItems.nodes.filter((line) => line.remainingQuantity > 0).map((line) => ({ id: line.id, quantity: line.remainingQuantity })),
+      fulfillmentOrderLineItems: fo.lineItems.nodes
+        .filter((line) => line.remainingQuantity > 0)
+        .map((line) => ({ id: line.id, quantity: line.remainingQuantity })),
     }))
     .filter((group) => group.fulfillmentOrderLineItems.length > 0);
 }

@@ -47,7 +47,14 @@ export const wooRateRequestSchema = z
       })
       .loose(),
     items: z
-      .array(z.object({ weight_kg: z.number().min(0).max(100_000).nullish(), quantity: z.number().int().min(0).max(1_000_000) }).loose())
+      .array(
+        z
+          .object({
+            weight_kg: z.number().min(0).max(100_000).nullish(),
+            quantity: z.number().int().min(0).max(1_000_000),
+          })
+          .loose(),
+      )
       .max(5_000)
       .nullish(),
     total_weight_kg: z.number().min(0).max(100_000).nullish(),
@@ -89,14 +96,25 @@ export function fromWooRateRequest(request: WooRateRequest): CheckoutRateRequest
   };
 }
 
-export function toWooAnswer(shop: ShopConfig, outcome: CheckoutRateOutcome): { status: number; body: { rates: WooRate[] } | { error: string } } {
+export function toWooAnswer(
+  shop: ShopConfig,
+  outcome: CheckoutRateOutcome,
+): { status: number; body: { rates: WooRate[] } | { error: string } } {
   const policy = shop.policy.checkoutRates;
   switch (outcome.kind) {
     case 'rate':
       return {
         status: 200,
         body: {
-          rates: [{ id: policy.serviceCode, label: policy.serviceName, cost: outcome.amountXof, currency: 'XOF', description: rateDescription(outcome) }],
+          rates: [
+            {
+              id: policy.serviceCode,
+              label: policy.serviceName,
+              cost: outcome.amountXof,
+              currency: 'XOF',
+              description: rateDescription(outcome),
+            },
+          ],
         },
       };
     default:

@@ -13,10 +13,16 @@ import { WOO_SUBSCRIBED_TOPICS, WOO_WEBHOOK_PATH } from './webhooks.js';
 
 const DEFAULT_TIMEOUT_MS = 5_000;
 
-export function wooOperatorRestFor(shop: WooShopConfig, options: { timeoutMs?: number; logger?: Logger } = {}): WooOperatorRest {
+export function wooOperatorRestFor(
+  shop: WooShopConfig,
+  options: { timeoutMs?: number; logger?: Logger } = {},
+): WooOperatorRest {
   return createWooOperatorRest({
-    url: shop.woocommerce.url, consumerKey: shop.woocommerce.consumerKey, consumerSecret: shop.woocommerce.consumerSecret,
-    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS, logger: options.logger ?? silentLogger,
+    url: shop.woocommerce.url,
+    consumerKey: shop.woocommerce.consumerKey,
+    consumerSecret: shop.woocommerce.consumerSecret,
+    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    logger: options.logger ?? silentLogger,
   });
 }
 
@@ -27,7 +33,11 @@ export async function checkWooShop(shop: WooShopConfig, rest: WooOperatorRest): 
     const setting = await rest.getSetting('general', 'woocommerce_currency');
     const currency = typeof setting.value === 'string' ? setting.value : String(setting.value);
     return [
-      { name, status: 'ok', detail: `${shop.woocommerce.url}, REST key ${shop.woocommerce.consumerKey.hint()} accepted` },
+      {
+        name,
+        status: 'ok',
+        detail: `${shop.woocommerce.url}, REST key ${shop.woocommerce.consumerKey.hint()} accepted`,
+      },
       currencyResult(currency, 'WooCommerce › Settings › General › Currency'),
     ];
   } catch (error) {
@@ -40,18 +50,31 @@ function explainWooFailure(error: unknown, shop: WooShopConfig): Omit<CheckResul
   if (error instanceof WooApiError) {
     if (error.status === 401) {
       return {
-        status: 'error', detail: `WooCommerce refused the ${key} (401${error.code ? ` ${error.code}` : ''})`,
+        status: 'error',
+        detail: `WooCommerce refused the ${key} (401${error.code ? ` ${error.code}` : ''})`,
         fix: 'create a key with Read/Write permission (WooCommerce › Settings › Advanced › REST API) and put it and its secret in the referenced variables',
       };
     }
     if (error.status === 403) {
-      return { status: 'error', detail: `the ${key} may not do this (403${error.code ? ` ${error.code}` : ''})`, fix: 'give the key Read/Write permission, on a user who can manage WooCommerce' };
+      return {
+        status: 'error',
+        detail: `the ${key} may not do this (403${error.code ? ` ${error.code}` : ''})`,
+        fix: 'give the key Read/Write permission, on a user who can manage WooCommerce',
+      };
     }
     if (error.status === 404) {
-      return { status: 'error', detail: `no WooCommerce REST API at ${shop.woocommerce.url} (404)`, fix: 'check woocommerce.url (the site address), that WooCommerce is active and permalinks are not "Plain"' };
+      return {
+        status: 'error',
+        detail: `no WooCommerce REST API at ${shop.woocommerce.url} (404)`,
+        fix: 'check woocommerce.url (the site address), that WooCommerce is active and permalinks are not "Plain"',
+      };
     }
     if (error.kind === 'network' || error.kind === 'timeout') {
-      return { status: 'error', detail: `cannot reach ${shop.woocommerce.url}: ${error.message}`, fix: 'check woocommerce.url and the network between Relais and the shop' };
+      return {
+        status: 'error',
+        detail: `cannot reach ${shop.woocommerce.url}: ${error.message}`,
+        fix: 'check woocommerce.url and the network between Relais and the shop',
+      };
     }
     return { status: 'error', detail: error.message };
   }
@@ -59,7 +82,12 @@ function explainWooFailure(error: unknown, shop: WooShopConfig): Omit<CheckResul
 }
 
 /** order.created and order.updated → {publicUrl}/webhooks/woocommerce/{shop}, active; with fix, created or re-activated. */
-export async function checkWooWebhooks(shop: WooShopConfig, rest: WooOperatorRest, publicUrl: string, fix: boolean): Promise<CheckResult> {
+export async function checkWooWebhooks(
+  shop: WooShopConfig,
+  rest: WooOperatorRest,
+  publicUrl: string,
+  fix: boolean,
+): Promise<CheckResult> {
   const name = 'webhooks';
   const url = publicEndpoint(publicUrl, WOO_WEBHOOK_PATH.replace(':shopId', encodeURIComponent(shop.id)));
   let hooks: WooWebhookView[];
@@ -74,11 +102,19 @@ export async function checkWooWebhooks(shop: WooShopConfig, rest: WooOperatorRes
     if (ours.some((h) => h.status === 'active')) continue;
     problems.push({ topic, ...(ours[0] ? { hook: ours[0] } : {}) });
   }
-  if (problems.length === 0) return { name, status: 'ok', detail: `${WOO_SUBSCRIBED_TOPICS.join(', ')} → ${url}, active` };
+  if (problems.length === 0)
+    return { name, status: 'ok', detail: `${WOO_SUBSCRIBED_TOPICS.join(', ')} → ${url}, active` };
   const describe = (p: { topic: string; hook?: WooWebhookView }) =>
-    p.hook ? `${p.topic} is ${p.hook.status}${p.hook.status === 'disabled' ? ' (WooCommerce disables a webhook after repeated failed deliveries)' : ''}` : `${p.topic} is missing`;
+    p.hook
+      ? `${p.topic} is ${p.hook.status}${p.hook.status === 'disabled' ? ' (WooCommerce disables a webhook after repeated failed deliveries)' : ''}`
+      : `${p.topic} is missing`;
   if (!fix) {
-    return { name, status: 'error', detail: `${problems.map(describe).join('; ')} (→ ${url}): WooCommerce never retries, so those orders never reach Relais`, fix: 'relais doctor --fix registers or re-activates them' };
+    return {
+      name,
+      status: 'error',
+      detail: `${problems.map(describe).join('; ')} (→ ${url}): WooCommerce never retries, so those orders never reach Relais`,
+      fix: 'relais doctor --fix registers or re-activates them',
+    };
   }
   const done: string[] = [];
   const failures: string[] = [];
@@ -89,14 +125,25 @@ export async function checkWooWebhooks(shop: WooShopConfig, rest: WooOperatorRes
         done.push(`re-activated ${problem.topic}`);
       } else {
         // The shop's webhook secret is what Relais verifies X-WC-Webhook-Signature with.
-        await rest.createWebhook({ name: `Relais ${problem.topic}`, topic: problem.topic, delivery_url: url, secret: shop.woocommerce.webhookSecret.reveal() });
+        await rest.createWebhook({
+          name: `Relais ${problem.topic}`,
+          topic: problem.topic,
+          delivery_url: url,
+          secret: shop.woocommerce.webhookSecret.reveal(),
+        });
         done.push(`registered ${problem.topic}`);
       }
     } catch (error) {
       failures.push(`${problem.topic}: ${explainWooFailure(error, shop).detail}`);
     }
   }
-  if (failures.length > 0) return { name, status: 'error', detail: `could not repair ${failures.join('; ')}`, fix: 'check the key has Read/Write permission, then run relais doctor --fix again' };
+  if (failures.length > 0)
+    return {
+      name,
+      status: 'error',
+      detail: `could not repair ${failures.join('; ')}`,
+      fix: 'check the key has Read/Write permission, then run relais doctor --fix again',
+    };
   return { name, status: 'ok', detail: `${done.join(', ')} → ${url}` };
 }
 

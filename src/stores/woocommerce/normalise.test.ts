@@ -83,12 +83,15 @@ describe('normaliseWooOrder: malformed payloads are held, never thrown', () => {
   it('holds a payload without a total, naming the order', () => {
     const payload = wooOrderPayload({ total: undefined });
     expect(held(normaliseWooOrder(payload, ctx))).toMatchObject({
-      hold: { code: 'malformed_order' }, orderId: String(payload.id), orderName: `#${payload.id}`,
+      hold: { code: 'malformed_order' },
+      orderId: String(payload.id),
+      orderName: `#${payload.id}`,
     });
   });
 
   it('holds bodies that are not orders, and fields of the wrong type', () => {
-    for (const body of [null, 'webhook_id=1', [], true]) expect(held(normaliseWooOrder(body, ctx)).hold.code).toBe('malformed_order');
+    for (const body of [null, 'webhook_id=1', [], true])
+      expect(held(normaliseWooOrder(body, ctx)).hold.code).toBe('malformed_order');
     const wrongType = held(normaliseWooOrder(wooOrderPayload({ billing: 'Cocody' }), ctx));
     expect(wrongType.hold.message).toContain('billing');
   });
@@ -124,7 +127,14 @@ describe('normaliseWooOrder: currency and money', () => {
   });
 
   it('holds refunds larger than the total as inconsistent', () => {
-    expect(holdCode({ refunds: [{ id: 903, total: '-15000' }, { id: 904, total: '-15000' }] })).toBe('cod_amount_inconsistent');
+    expect(
+      holdCode({
+        refunds: [
+          { id: 903, total: '-15000' },
+          { id: 904, total: '-15000' },
+        ],
+      }),
+    ).toBe('cod_amount_inconsistent');
   });
 
   it('holds a refund with a fraction of a franc', () => {
@@ -134,34 +144,63 @@ describe('normaliseWooOrder: currency and money', () => {
 
 describe('normaliseWooOrder: payment family', () => {
   it('recognises the cod gateway id, and a gateway title the merchant listed, whatever the case', () => {
-    expect(normalised({ payment_method: 'COD', payment_method_title: 'Paiement à la livraison' }).paymentFamily).toBe('cash_on_delivery');
+    expect(normalised({ payment_method: 'COD', payment_method_title: 'Paiement à la livraison' }).paymentFamily).toBe(
+      'cash_on_delivery',
+    );
     const shopCtx = { ...ctx, codGateways: ['Paiement à la livraison'] };
-    expect(normalised({ payment_method: 'wc_custom_cash', payment_method_title: 'paiement à la livraison' }, shopCtx).paymentFamily)
-      .toBe('cash_on_delivery');
+    expect(
+      normalised({ payment_method: 'wc_custom_cash', payment_method_title: 'paiement à la livraison' }, shopCtx)
+        .paymentFamily,
+    ).toBe('cash_on_delivery');
   });
 
   it('treats a bank transfer as prepaid, collecting nothing', () => {
-    expect(normalised({ payment_method: 'bacs', payment_method_title: 'Direct Bank Transfer' }))
-      .toMatchObject({ paymentFamily: 'prepaid', amountToCollect: 0 });
+    expect(normalised({ payment_method: 'bacs', payment_method_title: 'Direct Bank Transfer' })).toMatchObject({
+      paymentFamily: 'prepaid',
+      amountToCollect: 0,
+    });
   });
 
   it('treats a business-account gateway as business_account, collecting nothing', () => {
     const shopCtx = { ...ctx, businessAccountGateways: ['b2b_invoice'] };
-    expect(normalised({ payment_method: 'b2b_invoice', payment_method_title: 'Facture mensuelle' }, shopCtx))
-      .toMatchObject({ paymentFamily: 'business_account', amountToCollect: 0 });
+    expect(
+      normalised({ payment_method: 'b2b_invoice', payment_method_title: 'Facture mensuelle' }, shopCtx),
+    ).toMatchObject({ paymentFamily: 'business_account', amountToCollect: 0 });
   });
 
   it('holds a deposit-gateway order: WooCommerce does not say how much was paid', () => {
     const shopCtx = { ...ctx, depositGateways: ['wc_deposits'] };
-    expect(holdCode({ payment_method: 'wc_deposits', payment_method_title: 'Acompte' }, shopCtx)).toBe('cod_amount_unknown');
+    expect(holdCode({ payment_method: 'wc_deposits', payment_method_title: 'Acompte' }, shopCtx)).toBe(
+      'cod_amount_unknown',
+    );
   });
 });
 
 describe('normaliseWooOrder: drop-off', () => {
   it('uses the billing address when the shipping address is empty', () => {
-    const empty = { first_name: '', last_name: '', company: '', address_1: '', address_2: '', city: '', state: '', postcode: '', country: '', phone: '' };
-    const order = normalised({ shipping: empty, billing: { address_1: 'Rue 12, Marcory Zone 4', address_2: '', city: 'Abidjan' } });
-    expect(order.dropoff).toEqual({ name: 'Aya Kouassi', phone: '+225 07 08 09 10 11', address1: 'Rue 12, Marcory Zone 4', city: 'Abidjan', countryCode: 'CI' });
+    const empty = {
+      first_name: '',
+      last_name: '',
+      company: '',
+      address_1: '',
+      address_2: '',
+      city: '',
+      state: '',
+      postcode: '',
+      country: '',
+      phone: '',
+    };
+    const order = normalised({
+      shipping: empty,
+      billing: { address_1: 'Rue 12, Marcory Zone 4', address_2: '', city: 'Abidjan' },
+    });
+    expect(order.dropoff).toEqual({
+      name: 'Aya Kouassi',
+      phone: '+225 07 08 09 10 11',
+      address1: 'Rue 12, Marcory Zone 4',
+      city: 'Abidjan',
+      countryCode: 'CI',
+    });
   });
 
   it('holds an order with neither a shipping nor a billing address', () => {
@@ -171,11 +210,16 @@ describe('normaliseWooOrder: drop-off', () => {
   });
 
   it('takes the name from billing when shipping has none', () => {
-    expect(normalised({ shipping: { first_name: '', last_name: '' }, billing: { first_name: 'Koffi', last_name: 'Yao' } }).dropoff.name).toBe('Koffi Yao');
+    expect(
+      normalised({ shipping: { first_name: '', last_name: '' }, billing: { first_name: 'Koffi', last_name: 'Yao' } })
+        .dropoff.name,
+    ).toBe('Koffi Yao');
   });
 
   it('takes the phone from billing when shipping.phone is missing (before WooCommerce 5.6)', () => {
-    expect(normalised({ shipping: { phone: undefined }, billing: { phone: '+225 01 02 03 04 05' } }).dropoff.phone).toBe('+225 01 02 03 04 05');
+    expect(
+      normalised({ shipping: { phone: undefined }, billing: { phone: '+225 01 02 03 04 05' } }).dropoff.phone,
+    ).toBe('+225 01 02 03 04 05');
   });
 
   it('holds an order without any phone number', () => {
@@ -184,9 +228,15 @@ describe('normaliseWooOrder: drop-off', () => {
   });
 
   it('reads coordinates a geolocation plugin left in order meta, as strings or numbers', () => {
-    const meta = [{ id: 1, key: '_shipping_lat', value: '5.3599' }, { id: 2, key: '_shipping_lng', value: '-3.9866' }];
+    const meta = [
+      { id: 1, key: '_shipping_lat', value: '5.3599' },
+      { id: 2, key: '_shipping_lng', value: '-3.9866' },
+    ];
     expect(normalised({ meta_data: meta }).dropoff.coords).toEqual({ lat: 5.3599, lng: -3.9866 });
-    const long = [{ id: 3, key: '_shipping_latitude', value: 5.36 }, { id: 4, key: '_shipping_longitude', value: -3.98 }];
+    const long = [
+      { id: 3, key: '_shipping_latitude', value: 5.36 },
+      { id: 4, key: '_shipping_longitude', value: -3.98 },
+    ];
     expect(normalised({ meta_data: long }).dropoff.coords).toEqual({ lat: 5.36, lng: -3.98 });
     expect(normalised().dropoff).not.toHaveProperty('coords');
   });
@@ -202,7 +252,12 @@ describe('normaliseWooOrder: cancellation', () => {
   });
 
   it('still normalises a refunded order with nothing to collect, so its shipment can be cancelled', () => {
-    const order = normalised({ status: 'refunded', refunds: [{ id: 906, total: '-20000' }], shipping: { phone: '' }, billing: { phone: '' } });
+    const order = normalised({
+      status: 'refunded',
+      refunds: [{ id: 906, total: '-20000' }],
+      shipping: { phone: '' },
+      billing: { phone: '' },
+    });
     expect(order).toMatchObject({ cancelled: true, amountToCollect: 0 });
   });
 });

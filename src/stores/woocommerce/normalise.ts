@@ -71,12 +71,15 @@ export function normaliseWooOrder(body: unknown, ctx: NormaliseContext): Normali
   if (currency === undefined) return held(holds.malformedOrder(PLATFORM, `order ${orderName} has no currency`));
   if (currency !== 'XOF') return held(holds.currencyNotXof(orderName, currency));
 
-  if (p.total === undefined || p.total === null) return held(holds.malformedOrder(PLATFORM, `order ${orderName} has no total`));
+  if (p.total === undefined || p.total === null)
+    return held(holds.malformedOrder(PLATFORM, `order ${orderName} has no total`));
   const total = readXof(p.total);
   if (!total.ok) {
-    return held(total.problem === 'fraction'
-      ? holds.amountHasFraction(orderName, 'a total of', String(p.total))
-      : holds.malformedOrder(PLATFORM, `order ${orderName} has an unreadable total`));
+    return held(
+      total.problem === 'fraction'
+        ? holds.amountHasFraction(orderName, 'a total of', String(p.total))
+        : holds.malformedOrder(PLATFORM, `order ${orderName} has an unreadable total`),
+    );
   }
   if (total.value < 0) return held(holds.malformedOrder(PLATFORM, `order ${orderName} has a negative total`));
 
@@ -98,9 +101,12 @@ export function normaliseWooOrder(body: unknown, ctx: NormaliseContext): Normali
     }
     if (paymentFamily === 'cash_on_delivery') {
       const refunded = refundedAmount(p);
-      if (!refunded.ok) return held(refunded.problem === 'fraction'
-        ? holds.amountHasFraction(orderName, 'a refund of', refunded.raw)
-        : holds.codAmountUnknown(orderName, `a refund amount ("${refunded.raw}") is not a number`));
+      if (!refunded.ok)
+        return held(
+          refunded.problem === 'fraction'
+            ? holds.amountHasFraction(orderName, 'a refund of', refunded.raw)
+            : holds.codAmountUnknown(orderName, `a refund amount ("${refunded.raw}") is not a number`),
+        );
       const owed = amountToCollectFrom({
         orderName,
         total: total.value,
@@ -155,7 +161,10 @@ function dropoffOf(p: WooOrderPayload): StoreAddress | undefined {
   if (!chosen) return undefined;
 
   const address: StoreAddress = {
-    name: joinName(p.shipping?.first_name, p.shipping?.last_name) ?? joinName(p.billing?.first_name, p.billing?.last_name) ?? '',
+    name:
+      joinName(p.shipping?.first_name, p.shipping?.last_name) ??
+      joinName(p.billing?.first_name, p.billing?.last_name) ??
+      '',
   };
   assignDefined(address, {
     phone: nonEmpty(p.shipping?.phone) ?? nonEmpty(p.billing?.phone),
@@ -173,15 +182,18 @@ function dropoffOf(p: WooOrderPayload): StoreAddress | undefined {
 
 function hasAddressContent(address: WooAddressPayload | null | undefined): address is WooAddressPayload {
   if (!address) return false;
-  return [address.address_1, address.address_2, address.city, address.state, address.postcode]
-    .some((value) => nonEmpty(value) !== undefined);
+  return [address.address_1, address.address_2, address.city, address.state, address.postcode].some(
+    (value) => nonEmpty(value) !== undefined,
+  );
 }
 
 function coordinatesFromMeta(p: WooOrderPayload, kind: 'shipping' | 'billing') {
   const meta = new Map<string, unknown>();
   for (const entry of p.meta_data ?? []) if (!meta.has(entry.key)) meta.set(entry.key, entry.value);
-  return readCoordinates(meta.get(`_${kind}_lat`), meta.get(`_${kind}_lng`))
-    ?? readCoordinates(meta.get(`_${kind}_latitude`), meta.get(`_${kind}_longitude`));
+  return (
+    readCoordinates(meta.get(`_${kind}_lat`), meta.get(`_${kind}_lng`)) ??
+    readCoordinates(meta.get(`_${kind}_latitude`), meta.get(`_${kind}_longitude`))
+  );
 }
 
 function lineItemsOf(p: WooOrderPayload): StoreLineItem[] {

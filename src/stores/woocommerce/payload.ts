@@ -46,7 +46,15 @@ export const wooOrderSchema = z.object({
   shipping: address.nullish(),
   meta_data: z.array(metaEntry).nullish(),
   line_items: z
-    .array(z.object({ id: numericId, name: text, product_id: numericId, variation_id: numericId, quantity: z.number().nullish() }))
+    .array(
+      z.object({
+        id: numericId,
+        name: text,
+        product_id: numericId,
+        variation_id: numericId,
+        quantity: z.number().nullish(),
+      }),
+    )
     .nullish(),
   refunds: z.array(z.object({ id: numericId, total: money.nullish() })).nullish(),
 });

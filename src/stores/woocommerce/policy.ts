@@ -9,7 +9,10 @@ import type { Eligibility, StoreOrder } from '../../domain/order.js';
 export function wooEligibility(order: StoreOrder, shop: ShopConfig): Eligibility {
   return shop.policy.wooDispatchStatuses.includes(order.platformStatus)
     ? { decision: 'dispatch' }
-    : { decision: 'wait', why: `WooCommerce status is "${order.platformStatus}"; Relais ships at ${shop.policy.wooDispatchStatuses.join(' or ')}` };
+    : {
+        decision: 'wait',
+        why: `WooCommerce status is "${order.platformStatus}"; Relais ships at ${shop.policy.wooDispatchStatuses.join(' or ')}`,
+      };
 }
 
 /** "status processing": WooCommerce's own order status. */

@@ -52,7 +52,13 @@ async function failure(promise: Promise<unknown>): Promise<WooApiError> {
 
 /** Everything a log or an error report could show of an error. */
 function everythingShownOf(error: WooApiError): string {
-  return [error.message, String(error), JSON.stringify(error), inspect(error, { depth: 5, showHidden: true }), ...logLines].join('\n');
+  return [
+    error.message,
+    String(error),
+    JSON.stringify(error),
+    inspect(error, { depth: 5, showHidden: true }),
+    ...logLines,
+  ].join('\n');
 }
 
 function expectNoCredentials(text: string): void {
@@ -90,12 +96,20 @@ describe('WooCommerce REST client: reads and writes', () => {
     await rest.addOrderNote(id, 'Your parcel: http://127.0.0.1/t/ABC', true);
     const notes = await rest.listOrderNotes(id);
     expect(notes.map((n) => [n.note, n.customer_note])).toEqual(
-      expect.arrayContaining([['Relais: in transit (shipment shp_1).', false], ['Your parcel: http://127.0.0.1/t/ABC', true]]),
+      expect.arrayContaining([
+        ['Relais: in transit (shipment shp_1).', false],
+        ['Your parcel: http://127.0.0.1/t/ABC', true],
+      ]),
     );
-    expect(woo.calls().filter((c) => c.route === `/wc/v3/orders/${id}`).every((c) => c.auth === 'oauth1')).toBe(true);
+    expect(
+      woo
+        .calls()
+        .filter((c) => c.route === `/wc/v3/orders/${id}`)
+        .every((c) => c.auth === 'oauth1'),
+    ).toBe(true);
   });
 
-  it('reads product and variation weights and the shop\'s weight unit', async () => {
+  it("reads product and variation weights and the shop's weight unit", async () => {
     const product = await woo.createProduct(SHOP, { name: 'Casque', weight: '0.35', variations: [{ weight: '0.4' }] });
     expect((await rest.getProduct(String(product.id))).weight).toBe('0.35');
     expect((await rest.getVariation(String(product.id), String(product.variationIds[0]))).weight).toBe('0.4');
@@ -121,7 +135,7 @@ describe('WooCommerce REST client: failures say whether a retry can help', () =>
     expect(error).toMatchObject({ retryable: true, status: 503, kind: 'http', retryAfterMs: 1000 });
   });
 
-  it('429 is retryable with the shop\'s Retry-After', async () => {
+  it("429 is retryable with the shop's Retry-After", async () => {
     woo.faults.add({ kind: 'status', status: 429 });
     const error = await failure(rest.getWeightUnit());
     expect(error).toMatchObject({ retryable: true, status: 429, retryAfterMs: 1000 });
@@ -134,15 +148,25 @@ describe('WooCommerce REST client: failures say whether a retry can help', () =>
     expect(error.message).not.toContain('<p>');
   });
 
-  it('a deleted product is a non-retryable 404 with WooCommerce\'s own code and message', async () => {
+  it("a deleted product is a non-retryable 404 with WooCommerce's own code and message", async () => {
     const error = await failure(rest.getProduct('999999'));
-    expect(error).toMatchObject({ retryable: false, status: 404, code: 'woocommerce_rest_product_invalid_id', notFound: true });
+    expect(error).toMatchObject({
+      retryable: false,
+      status: 404,
+      code: 'woocommerce_rest_product_invalid_id',
+      notFound: true,
+    });
     expect(error.message).toContain('Invalid ID.');
   });
 
   it('an unknown order on PUT is a non-retryable 400 (core answers 400 there, not 404)', async () => {
     const error = await failure(rest.updateOrder('999999', { status: 'completed' }));
-    expect(error).toMatchObject({ retryable: false, status: 400, code: 'woocommerce_rest_shop_order_invalid_id', notFound: true });
+    expect(error).toMatchObject({
+      retryable: false,
+      status: 400,
+      code: 'woocommerce_rest_shop_order_invalid_id',
+      notFound: true,
+    });
   });
 
   it('a connection refused is a retryable network error', async () => {

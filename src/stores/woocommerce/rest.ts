@@ -63,8 +63,15 @@ export class WooApiError extends RelaisError {
 
   toJSON(): Record<string, unknown> {
     return {
-      name: this.name, message: this.message, method: this.method, endpoint: this.endpoint, kind: this.kind,
-      status: this.status, code: this.code, retryable: this.retryable, retryAfterMs: this.retryAfterMs,
+      name: this.name,
+      message: this.message,
+      method: this.method,
+      endpoint: this.endpoint,
+      kind: this.kind,
+      status: this.status,
+      code: this.code,
+      retryable: this.retryable,
+      retryAfterMs: this.retryAfterMs,
     };
   }
 }
@@ -96,7 +103,10 @@ export type WooNoteView = z.infer<typeof noteSchema>;
 const productSchema = z
   .object({
     id: z.number().int(),
-    weight: z.string().nullish().transform((w) => w ?? ''),
+    weight: z
+      .string()
+      .nullish()
+      .transform((w) => w ?? ''),
     virtual: z.boolean().optional(),
   })
   .loose();
@@ -132,7 +142,13 @@ export interface WooRest {
 // ---- for `relais doctor`: the shop's settings and webhooks (src/ops/doctor.ts) --------------------------
 
 /** Unknown keys are dropped: the answer to a create or update carries the webhook's `secret`. */
-const webhookSchema = z.object({ id: z.number().int(), name: z.string().optional(), status: z.string(), topic: z.string(), delivery_url: z.string() });
+const webhookSchema = z.object({
+  id: z.number().int(),
+  name: z.string().optional(),
+  status: z.string(),
+  topic: z.string(),
+  delivery_url: z.string(),
+});
 export type WooWebhookView = z.infer<typeof webhookSchema>;
 export type WooSettingView = z.infer<typeof settingSchema>;
 
@@ -145,7 +161,10 @@ export interface WooOperatorRest {
   /** POST /webhooks. The secret is the one Relais verifies X-WC-Webhook-Signature with. */
   createWebhook(input: { name: string; topic: string; delivery_url: string; secret: string }): Promise<WooWebhookView>;
   /** PUT /webhooks/{id}, e.g. `{ status: 'active' }` for a webhook WooCommerce disabled after failed deliveries. */
-  updateWebhook(id: number, patch: { status?: 'active' | 'paused' | 'disabled'; delivery_url?: string }): Promise<WooWebhookView>;
+  updateWebhook(
+    id: number,
+    patch: { status?: 'active' | 'paused' | 'disabled'; delivery_url?: string },
+  ): Promise<WooWebhookView>;
 }
 
 /** GET /orders parameters reconciliation uses (wc/v3 names in the comments). */
@@ -260,7 +279,10 @@ class WooRestClient implements WooRest, WooOperatorRest {
   }
 
   async addOrderNote(orderId: string, note: string, customerNote: boolean): Promise<WooNoteView> {
-    return this.#request('POST', `orders/${idOf(orderId, 'orderId')}/notes`, noteSchema, { note, customer_note: customerNote });
+    return this.#request('POST', `orders/${idOf(orderId, 'orderId')}/notes`, noteSchema, {
+      note,
+      customer_note: customerNote,
+    });
   }
 
   async getProduct(productId: string): Promise<WooProductView> {
@@ -268,28 +290,44 @@ class WooRestClient implements WooRest, WooOperatorRest {
   }
 
   async getVariation(productId: string, variationId: string): Promise<WooProductView> {
-    return this.#request('GET', `products/${idOf(productId, 'productId')}/variations/${idOf(variationId, 'variationId')}`, productSchema);
+    return this.#request(
+      'GET',
+      `products/${idOf(productId, 'productId')}/variations/${idOf(variationId, 'variationId')}`,
+      productSchema,
+    );
   }
 
   async listOrders(query: WooOrderListQuery): Promise<WooOrderListPage> {
     if (!Number.isInteger(query.page) || query.page < 1) throw new RangeError('page must be a whole number from 1');
-    if (!Number.isInteger(query.perPage) || query.perPage < 1 || query.perPage > 100) throw new RangeError('perPage must be a whole number from 1 to 100');
+    if (!Number.isInteger(query.perPage) || query.perPage < 1 || query.perPage > 100)
+      throw new RangeError('perPage must be a whole number from 1 to 100');
     // Ascending ids: orders created while paging land after the last page instead of shifting earlier ones.
-    const params: Record<string, string> = { page: String(query.page), per_page: String(query.perPage), orderby: 'id', order: 'asc' };
+    const params: Record<string, string> = {
+      page: String(query.page),
+      per_page: String(query.perPage),
+      orderby: 'id',
+      order: 'asc',
+    };
     if (query.modifiedAfter) {
       params.modified_after = query.modifiedAfter.toISOString().replace(/\.\d{3}Z$/, '');
       params.dates_are_gmt = 'true';
     }
     const { data, headers } = await this.#exchange('GET', 'orders', z.array(z.unknown()), undefined, params);
     const totalPages = Number.parseInt(headerText(headers['x-wp-totalpages']) ?? '', 10);
-    return { orders: data, totalPages: Number.isSafeInteger(totalPages) && totalPages >= 0 ? totalPages : data.length > 0 ? query.page : 0 };
+    return {
+      orders: data,
+      totalPages: Number.isSafeInteger(totalPages) && totalPages >= 0 ? totalPages : data.length > 0 ? query.page : 0,
+    };
   }
 
   async getWeightUnit(): Promise<string> {
     const setting = await this.#request('GET', 'settings/products/woocommerce_weight_unit', settingSchema);
     if (typeof setting.value !== 'string') {
       throw new WooApiError({
-        method: 'GET', endpoint: 'settings/products/woocommerce_weight_unit', kind: 'invalid_response', retryable: false,
+        method: 'GET',
+        endpoint: 'settings/products/woocommerce_weight_unit',
+        kind: 'invalid_response',
+        retryable: false,
         message: 'WooCommerce GET settings/products/woocommerce_weight_unit: the setting has no text value',
       });
     }
@@ -297,14 +335,21 @@ class WooRestClient implements WooRest, WooOperatorRest {
   }
 
   async getSetting(group: string, id: string): Promise<WooSettingView> {
-    if (!SETTING_PART.test(group) || !SETTING_PART.test(id)) return Promise.reject(new TypeError(`not a WooCommerce setting: "${group}/${id}"`));
+    if (!SETTING_PART.test(group) || !SETTING_PART.test(id))
+      return Promise.reject(new TypeError(`not a WooCommerce setting: "${group}/${id}"`));
     return this.#request('GET', `settings/${group}/${id}`, settingSchema);
   }
 
   async listWebhooks(): Promise<WooWebhookView[]> {
     const all: WooWebhookView[] = [];
     for (let page = 1; page <= MAX_WEBHOOK_PAGES; page++) {
-      const params = { status: 'all', per_page: String(WEBHOOK_PAGE_SIZE), page: String(page), orderby: 'id', order: 'asc' };
+      const params = {
+        status: 'all',
+        per_page: String(WEBHOOK_PAGE_SIZE),
+        page: String(page),
+        orderby: 'id',
+        order: 'asc',
+      };
       const { data } = await this.#exchange('GET', 'webhooks', z.array(webhookSchema), undefined, params);
       all.push(...data);
       if (data.length < WEBHOOK_PAGE_SIZE) break;
@@ -312,12 +357,21 @@ class WooRestClient implements WooRest, WooOperatorRest {
     return all;
   }
 
-  async createWebhook(input: { name: string; topic: string; delivery_url: string; secret: string }): Promise<WooWebhookView> {
+  async createWebhook(input: {
+    name: string;
+    topic: string;
+    delivery_url: string;
+    secret: string;
+  }): Promise<WooWebhookView> {
     return this.#request('POST', 'webhooks', webhookSchema, input);
   }
 
-  async updateWebhook(id: number, patch: { status?: 'active' | 'paused' | 'disabled'; delivery_url?: string }): Promise<WooWebhookView> {
-    if (!Number.isSafeInteger(id) || id < 1) return Promise.reject(new TypeError(`webhook id must be a positive whole number, got ${id}`));
+  async updateWebhook(
+    id: number,
+    patch: { status?: 'active' | 'paused' | 'disabled'; delivery_url?: string },
+  ): Promise<WooWebhookView> {
+    if (!Number.isSafeInteger(id) || id < 1)
+      return Promise.reject(new TypeError(`webhook id must be a positive whole number, got ${id}`));
     return this.#request('PUT', `webhooks/${id}`, webhookSchema, patch);
   }
 
@@ -343,20 +397,34 @@ class WooRestClient implements WooRest, WooOperatorRest {
     return this.#client;
   }
 
-  async #request<T>(method: 'GET' | 'PUT' | 'POST', endpoint: string, schema: z.ZodType<T>, body?: unknown): Promise<T> {
+  async #request<T>(
+    method: 'GET' | 'PUT' | 'POST',
+    endpoint: string,
+    schema: z.ZodType<T>,
+    body?: unknown,
+  ): Promise<T> {
     return (await this.#exchange(method, endpoint, schema, body)).data;
   }
 
   /** The one request path; also gives the answer's headers (listOrders reads X-WP-TotalPages) and sends query parameters. */
   async #exchange<T>(
-    method: 'GET' | 'PUT' | 'POST', endpoint: string, schema: z.ZodType<T>, body?: unknown, params?: Record<string, string>,
+    method: 'GET' | 'PUT' | 'POST',
+    endpoint: string,
+    schema: z.ZodType<T>,
+    body?: unknown,
+    params?: Record<string, string>,
   ): Promise<{ data: T; headers: Record<string, unknown> }> {
     const started = Date.now();
     const where = `WooCommerce ${method} ${endpoint}`;
     const client = await this.#libClient();
     let response: LibResponse;
     try {
-      response = method === 'GET' ? await client.get(endpoint, params) : method === 'PUT' ? await client.put(endpoint, body) : await client.post(endpoint, body);
+      response =
+        method === 'GET'
+          ? await client.get(endpoint, params)
+          : method === 'PUT'
+            ? await client.put(endpoint, body)
+            : await client.post(endpoint, body);
     } catch (error) {
       const failure = this.#networkError(method, endpoint, error);
       this.#logger.warn({ method, endpoint, kind: failure.kind, ms: Date.now() - started }, failure.message);
@@ -369,18 +437,30 @@ class WooRestClient implements WooRest, WooOperatorRest {
       const parsed = schema.safeParse(response.data);
       if (parsed.success) return { data: parsed.data, headers: response.headers };
       throw new WooApiError({
-        method, endpoint, kind: 'invalid_response', retryable: false, status,
+        method,
+        endpoint,
+        kind: 'invalid_response',
+        retryable: false,
+        status,
         message: `${where}: answered ${status} with a body that is not the expected resource (${parsed.error.issues[0]?.message ?? 'unreadable'})`,
       });
     }
 
     const wooError = wooErrorBodySchema.safeParse(response.data);
     const code = wooError.success ? this.#scrub(wooError.data.code) : undefined;
-    const detail = wooError.success ? this.#scrub(stripTags(wooError.data.message)) : status >= 300 && status < 400 ? 'a redirect (check the store URL: http or https, www or not)' : 'no WooCommerce error body';
+    const detail = wooError.success
+      ? this.#scrub(stripTags(wooError.data.message))
+      : status >= 300 && status < 400
+        ? 'a redirect (check the store URL: http or https, www or not)'
+        : 'no WooCommerce error body';
     const retryable = isRetryableWooStatus(status);
     const retryAfterMs = retryable ? parseRetryAfter(headerText(response.headers['retry-after'])) : undefined;
     const failure = new WooApiError({
-      method, endpoint, kind: 'http', status, retryable,
+      method,
+      endpoint,
+      kind: 'http',
+      status,
+      retryable,
       message: `${where}: answered ${status}${code ? ` ${code}` : ''}: ${detail}`,
       ...(code === undefined ? {} : { code }),
       ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
@@ -395,7 +475,10 @@ class WooRestClient implements WooRest, WooOperatorRest {
     const timedOut = codeText === 'ECONNABORTED' || codeText === 'ETIMEDOUT';
     // Built from the error code only: axios messages and configs may carry the signed URL.
     return new WooApiError({
-      method, endpoint, kind: timedOut ? 'timeout' : 'network', retryable: true,
+      method,
+      endpoint,
+      kind: timedOut ? 'timeout' : 'network',
+      retryable: true,
       message: timedOut
         ? `WooCommerce ${method} ${endpoint}: no answer within ${this.#options.timeoutMs ?? 10_000} ms`
         : `WooCommerce ${method} ${endpoint}: network error (${codeText})`,
@@ -416,7 +499,10 @@ export function scrubCredentials(text: string, secrets: readonly string[]): stri
 }
 
 function stripTags(text: string): string {
-  return text.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim();
+  return text
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 function headerText(value: unknown): string | undefined {

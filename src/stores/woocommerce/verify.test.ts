@@ -1,7 +1,13 @@
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { randomSecret, signWoo, wooOrderPayload, wooPingBody, wooWebhookHeaders } from '../../../test/support/factories.js';
+import {
+  randomSecret,
+  signWoo,
+  wooOrderPayload,
+  wooPingBody,
+  wooWebhookHeaders,
+} from '../../../test/support/factories.js';
 import { VERIFICATION_FAILURE_STATUS } from '../common.js';
 import { verifyWooWebhook, wooSigningKey } from './verify.js';
 
@@ -38,7 +44,11 @@ describe('verifyWooWebhook: deliveries', () => {
   it('reads header names in any case, as Node lower-cases them', () => {
     const { rawBody, headers, secret } = delivery();
     const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
-    expect(verifyWooWebhook({ rawBody, headers: lower, secret })).toMatchObject({ ok: true, kind: 'delivery', topic: 'order.created' });
+    expect(verifyWooWebhook({ rawBody, headers: lower, secret })).toMatchObject({
+      ok: true,
+      kind: 'delivery',
+      topic: 'order.created',
+    });
   });
 
   it('refuses a body changed after signing, with 401', () => {
@@ -54,15 +64,21 @@ describe('verifyWooWebhook: deliveries', () => {
     const { rawBody, headers, secret } = delivery();
     const signature = headers['X-WC-Webhook-Signature'] ?? '';
     const flipped = `${signature[0] === 'A' ? 'B' : 'A'}${signature.slice(1)}`;
-    expect(verifyWooWebhook({ rawBody, headers: { ...headers, 'X-WC-Webhook-Signature': flipped }, secret }))
-      .toEqual({ ok: false, reason: 'invalid_signature' });
-    expect(verifyWooWebhook({ rawBody, headers: { ...headers, 'X-WC-Webhook-Signature': signature.slice(0, 20) }, secret }))
-      .toEqual({ ok: false, reason: 'invalid_signature' });
+    expect(verifyWooWebhook({ rawBody, headers: { ...headers, 'X-WC-Webhook-Signature': flipped }, secret })).toEqual({
+      ok: false,
+      reason: 'invalid_signature',
+    });
+    expect(
+      verifyWooWebhook({ rawBody, headers: { ...headers, 'X-WC-Webhook-Signature': signature.slice(0, 20) }, secret }),
+    ).toEqual({ ok: false, reason: 'invalid_signature' });
   });
 
   it('refuses a delivery signed with another secret', () => {
     const { rawBody, headers } = delivery();
-    expect(verifyWooWebhook({ rawBody, headers, secret: randomSecret() })).toEqual({ ok: false, reason: 'invalid_signature' });
+    expect(verifyWooWebhook({ rawBody, headers, secret: randomSecret() })).toEqual({
+      ok: false,
+      reason: 'invalid_signature',
+    });
   });
 
   it('lists the missing signature header of an otherwise complete delivery, with 400', () => {
@@ -75,14 +91,19 @@ describe('verifyWooWebhook: deliveries', () => {
 
   it('refuses an unsigned JSON body without any WooCommerce header as missing headers', () => {
     const rawBody = Buffer.from(JSON.stringify(wooOrderPayload()));
-    expect(verifyWooWebhook({ rawBody, headers: { 'content-type': 'application/json' }, secret: randomSecret() }))
-      .toEqual({ ok: false, reason: 'missing_headers', missing: ['X-WC-Webhook-Signature', 'X-WC-Webhook-Topic'] });
+    expect(
+      verifyWooWebhook({ rawBody, headers: { 'content-type': 'application/json' }, secret: randomSecret() }),
+    ).toEqual({ ok: false, reason: 'missing_headers', missing: ['X-WC-Webhook-Signature', 'X-WC-Webhook-Topic'] });
   });
 
   it('derives resource and event from the topic when those headers are absent', () => {
     const { rawBody, headers, secret } = delivery(randomSecret(), 'order.updated');
     const { 'X-WC-Webhook-Resource': _r, 'X-WC-Webhook-Event': _e, ...rest } = headers;
-    expect(verifyWooWebhook({ rawBody, headers: rest, secret })).toMatchObject({ ok: true, resource: 'order', event: 'updated' });
+    expect(verifyWooWebhook({ rawBody, headers: rest, secret })).toMatchObject({
+      ok: true,
+      resource: 'order',
+      event: 'updated',
+    });
   });
 
   it('verifies a secret containing HTML entities the way WooCommerce signs it (wp_specialchars_decode)', () => {
@@ -101,33 +122,53 @@ describe('verifyWooWebhook: deliveries', () => {
 describe('verifyWooWebhook: the creation ping', () => {
   it('accepts the unsigned ping WooCommerce sends when a webhook is created', () => {
     const fixture = readFileSync(new URL('../../../test/fixtures/woocommerce/webhook-ping.body.txt', import.meta.url));
-    expect(verifyWooWebhook({ rawBody: fixture, headers: { 'content-type': FORM }, secret: randomSecret(), contentType: FORM }))
-      .toEqual({ ok: true, kind: 'ping', webhookId: '123' });
+    expect(
+      verifyWooWebhook({
+        rawBody: fixture,
+        headers: { 'content-type': FORM },
+        secret: randomSecret(),
+        contentType: FORM,
+      }),
+    ).toEqual({ ok: true, kind: 'ping', webhookId: '123' });
   });
 
   it('accepts a ping whose content type was dropped, and one with a charset parameter', () => {
     const rawBody = Buffer.from(wooPingBody(45));
-    expect(verifyWooWebhook({ rawBody, headers: {}, secret: randomSecret() })).toEqual({ ok: true, kind: 'ping', webhookId: '45' });
-    expect(verifyWooWebhook({ rawBody, headers: {}, secret: randomSecret(), contentType: `${FORM}; charset=UTF-8` }))
-      .toEqual({ ok: true, kind: 'ping', webhookId: '45' });
+    expect(verifyWooWebhook({ rawBody, headers: {}, secret: randomSecret() })).toEqual({
+      ok: true,
+      kind: 'ping',
+      webhookId: '45',
+    });
+    expect(
+      verifyWooWebhook({ rawBody, headers: {}, secret: randomSecret(), contentType: `${FORM}; charset=UTF-8` }),
+    ).toEqual({ ok: true, kind: 'ping', webhookId: '45' });
   });
 
   it('refuses ping-shaped bodies that are not a ping', () => {
     const secret = randomSecret();
     for (const body of ['webhook_id=abc', 'webhook_id=0', 'webhook_id=', 'webhook_id=12&x=1']) {
-      expect(verifyWooWebhook({ rawBody: Buffer.from(body), headers: {}, secret, contentType: FORM }))
-        .toEqual({ ok: false, reason: 'malformed_ping' });
+      expect(verifyWooWebhook({ rawBody: Buffer.from(body), headers: {}, secret, contentType: FORM })).toEqual({
+        ok: false,
+        reason: 'malformed_ping',
+      });
     }
-    expect(verifyWooWebhook({ rawBody: Buffer.from(wooPingBody(7)), headers: {}, secret, contentType: 'application/json' }))
-      .toEqual({ ok: false, reason: 'malformed_ping' });
+    expect(
+      verifyWooWebhook({ rawBody: Buffer.from(wooPingBody(7)), headers: {}, secret, contentType: 'application/json' }),
+    ).toEqual({ ok: false, reason: 'malformed_ping' });
   });
 
   it('does not let a body shaped like a ping skip the signature when WooCommerce headers are present', () => {
     const secret = randomSecret();
     const rawBody = Buffer.from(wooPingBody(7));
     const headers = wooWebhookHeaders({ topic: 'order.created', body: 'something else', secret });
-    expect(verifyWooWebhook({ rawBody, headers, secret, contentType: FORM })).toEqual({ ok: false, reason: 'invalid_signature' });
+    expect(verifyWooWebhook({ rawBody, headers, secret, contentType: FORM })).toEqual({
+      ok: false,
+      reason: 'invalid_signature',
+    });
     const signed = { ...headers, 'X-WC-Webhook-Signature': signWoo(rawBody, secret) };
-    expect(verifyWooWebhook({ rawBody, headers: signed, secret, contentType: FORM })).toMatchObject({ ok: true, kind: 'delivery' });
+    expect(verifyWooWebhook({ rawBody, headers: signed, secret, contentType: FORM })).toMatchObject({
+      ok: true,
+      kind: 'delivery',
+    });
   });
 });

@@ -110,7 +110,8 @@ export function wooSigningKey(secret: string): string {
     if (name === 'lt') return '<';
     if (name === 'gt') return '>';
     if (name === 'amp') return '&';
-    const code = name.startsWith('#x') || name.startsWith('#X') ? Number.parseInt(name.slice(2), 16) : Number(name.slice(1));
+    const code =
+      name.startsWith('#x') || name.startsWith('#X') ? Number.parseInt(name.slice(2), 16) : Number(name.slice(1));
     return String.fromCharCode(code);
   });
 }

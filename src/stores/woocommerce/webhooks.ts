@@ -8,7 +8,12 @@ import { malformedBody, parseJson } from '../common.js';
 import type { WebhookDelivery, WebhookIntake, WebhookReceipt } from '../platform.js';
 import { verifyWooWebhook } from './verify.js';
 
-export const WOO_ORDER_TOPICS: ReadonlySet<string> = new Set(['order.created', 'order.updated', 'order.deleted', 'order.restored']);
+export const WOO_ORDER_TOPICS: ReadonlySet<string> = new Set([
+  'order.created',
+  'order.updated',
+  'order.deleted',
+  'order.restored',
+]);
 /** What `relais doctor` checks and `--fix` registers; a shop that also sends deletions and restores has them acted on. */
 export const WOO_SUBSCRIBED_TOPICS = ['order.created', 'order.updated'] as const;
 
@@ -23,21 +28,32 @@ export const wooWebhooks: WebhookIntake = {
   receive({ rawBody, headers, shopId }: WebhookDelivery, shops: ShopRegistry): WebhookReceipt {
     const shop = shopId === undefined ? undefined : shops.get(shopId);
     if (!shop || shop.platform !== 'woocommerce') {
-      return { kind: 'rejected', reason: 'unknown_shop', body: { error: 'unknown_shop', message: `no WooCommerce shop "${String(shopId)}" in the Relais registry` } };
+      return {
+        kind: 'rejected',
+        reason: 'unknown_shop',
+        body: { error: 'unknown_shop', message: `no WooCommerce shop "${String(shopId)}" in the Relais registry` },
+      };
     }
     const contentType = headers['content-type'];
     const verification = verifyWooWebhook({
-      rawBody, headers, secret: shop.woocommerce.webhookSecret.reveal(), contentType: Array.isArray(contentType) ? contentType[0] : contentType,
+      rawBody,
+      headers,
+      secret: shop.woocommerce.webhookSecret.reveal(),
+      contentType: Array.isArray(contentType) ? contentType[0] : contentType,
     });
     if (!verification.ok) {
       return {
-        kind: 'rejected', reason: verification.reason, body: { error: verification.reason, missing: verification.missing },
+        kind: 'rejected',
+        reason: verification.reason,
+        body: { error: verification.reason, missing: verification.missing },
         warn: { msg: 'rejected a WooCommerce webhook', fields: { shop: shop.id, reason: verification.reason } },
       };
     }
     // WooCommerce pings a new webhook once, unsigned: answer 200 or it will not activate it.
-    if (verification.kind === 'ping') return { kind: 'answer', body: { status: 'pong', webhookId: verification.webhookId } };
-    if (!WOO_ORDER_TOPICS.has(verification.topic)) return { kind: 'answer', body: { status: 'ignored', topic: verification.topic } };
+    if (verification.kind === 'ping')
+      return { kind: 'answer', body: { status: 'pong', webhookId: verification.webhookId } };
+    if (!WOO_ORDER_TOPICS.has(verification.topic))
+      return { kind: 'answer', body: { status: 'ignored', topic: verification.topic } };
     const payload = parseJson(rawBody);
     if (payload === undefined || typeof payload !== 'object' || payload === null) {
       return { kind: 'rejected', reason: 'malformed_body', body: malformedBody('a JSON object') };

@@ -46,13 +46,25 @@ afterEach(() => {
 
 function restFor(shopId: string): WooRest {
   const shop = shops.find((s) => s.id === shopId)!;
-  return createWooRest({ url: woo.siteUrl(shopId), consumerKey: new Secret(shop.consumerKey, 'test'), consumerSecret: new Secret(shop.consumerSecret, 'test') });
+  return createWooRest({
+    url: woo.siteUrl(shopId),
+    consumerKey: new Secret(shop.consumerKey, 'test'),
+    consumerSecret: new Secret(shop.consumerSecret, 'test'),
+  });
 }
 
 /** An order placed in the emulated shop, as Relais normalises it (no weights yet). */
-async function placeOrder(shopId: string, lines: { product_id: number; variation_id?: number; quantity: number }[]): Promise<StoreOrder> {
+async function placeOrder(
+  shopId: string,
+  lines: { product_id: number; variation_id?: number; quantity: number }[],
+): Promise<StoreOrder> {
   const json = await woo.createOrder(shopId, { line_items: lines });
-  const result = normaliseWooOrder(json, { shopId, codGateways: ['cod'], depositGateways: [], businessAccountGateways: [] });
+  const result = normaliseWooOrder(json, {
+    shopId,
+    codGateways: ['cod'],
+    depositGateways: [],
+    businessAccountGateways: [],
+  });
   if (!result.ok) throw new Error(`the test order did not normalise: ${result.hold.message}`);
   return result.order;
 }
@@ -62,7 +74,11 @@ function fill(order: StoreOrder, rest: WeightSource = restFor(order.shopId)) {
 }
 
 function productCalls(shopId: string) {
-  return woo.calls().filter((c) => c.shopId === shopId && (c.route.startsWith('/wc/v3/products/') || c.route.startsWith('/wc/v3/settings/')));
+  return woo
+    .calls()
+    .filter(
+      (c) => c.shopId === shopId && (c.route.startsWith('/wc/v3/products/') || c.route.startsWith('/wc/v3/settings/')),
+    );
 }
 
 describe('converting WooCommerce weights to grams', () => {
@@ -77,7 +93,8 @@ describe('converting WooCommerce weights to grams', () => {
   });
 
   it('reads "", "0", garbage and negatives as no weight, and a stray decimal comma as a decimal point', () => {
-    for (const weight of ['', '  ', '0', '0.000', '.', 'abc', '-1', '1e3', '1.2.3']) expect(wooWeightToGrams(weight, 'kg')).toBeUndefined();
+    for (const weight of ['', '  ', '0', '0.000', '.', 'abc', '-1', '1e3', '1.2.3'])
+      expect(wooWeightToGrams(weight, 'kg')).toBeUndefined();
     expect(wooWeightToGrams('1,5', 'kg')).toBe(1500);
     expect(wooWeightToGrams('.5', 'kg')).toBe(500);
   });
@@ -88,10 +105,13 @@ describe('converting WooCommerce weights to grams', () => {
 });
 
 describe('filling the weights of an order', () => {
-  it('sums unit weight × quantity in the shop\'s unit and keeps each line\'s unit weight', async () => {
+  it("sums unit weight × quantity in the shop's unit and keeps each line's unit weight", async () => {
     const phone = await woo.createProduct(KG_SHOP, { name: 'Téléphone', weight: '0.45' });
     const speaker = await woo.createProduct(KG_SHOP, { name: 'Enceinte', weight: '1.2' });
-    const order = await placeOrder(KG_SHOP, [{ product_id: phone.id, quantity: 2 }, { product_id: speaker.id, quantity: 1 }]);
+    const order = await placeOrder(KG_SHOP, [
+      { product_id: phone.id, quantity: 2 },
+      { product_id: speaker.id, quantity: 1 },
+    ]);
     expect(order.weightGrams).toBeUndefined();
 
     const filled = await fill(order);
@@ -110,9 +130,15 @@ describe('filling the weights of an order', () => {
     expect(ozOrder.weightGrams).toBe(15); // 14.1747615625 g
   });
 
-  it('uses a variation\'s own weight when it has one', async () => {
-    const shirt = await woo.createProduct(KG_SHOP, { name: 'Chemise', weight: '0.3', variations: [{ weight: '0.5', option: 'XXL' }] });
-    const filled = await fill(await placeOrder(KG_SHOP, [{ product_id: shirt.id, variation_id: shirt.variationIds[0]!, quantity: 2 }]));
+  it("uses a variation's own weight when it has one", async () => {
+    const shirt = await woo.createProduct(KG_SHOP, {
+      name: 'Chemise',
+      weight: '0.3',
+      variations: [{ weight: '0.5', option: 'XXL' }],
+    });
+    const filled = await fill(
+      await placeOrder(KG_SHOP, [{ product_id: shirt.id, variation_id: shirt.variationIds[0]!, quantity: 2 }]),
+    );
     expect(filled.lineItems[0]?.unitGrams).toBe(500);
     expect(filled.weightGrams).toBe(1000);
   });
@@ -126,8 +152,13 @@ describe('filling the weights of an order', () => {
       getVariation: async (_product, variation) => ({ id: Number(variation), weight: '' }),
       getWeightUnit: async () => 'kg',
     };
-    const order = await placeOrder(KG_SHOP, [{ product_id: (await woo.createProduct(KG_SHOP, { name: 'x', weight: '9' })).id, quantity: 1 }]);
-    const asVariation: StoreOrder = { ...order, lineItems: [{ name: 'Pagne', productId: '501', variantId: '502', quantity: 2 }] };
+    const order = await placeOrder(KG_SHOP, [
+      { product_id: (await woo.createProduct(KG_SHOP, { name: 'x', weight: '9' })).id, quantity: 1 },
+    ]);
+    const asVariation: StoreOrder = {
+      ...order,
+      lineItems: [{ name: 'Pagne', productId: '501', variantId: '502', quantity: 2 }],
+    };
     const filled = await fill(asVariation, source);
     expect(filled.lineItems[0]?.unitGrams).toBe(750);
     expect(filled.weightGrams).toBe(1500);
@@ -136,7 +167,12 @@ describe('filling the weights of an order', () => {
   it('gives no weight at all (standard parcel) when any line has none, rather than under-declaring', async () => {
     const weighed = await woo.createProduct(KG_SHOP, { name: 'Ordinateur', weight: '2.1' });
     const unweighed = await woo.createProduct(KG_SHOP, { name: 'Sacoche', weight: '' });
-    const filled = await fill(await placeOrder(KG_SHOP, [{ product_id: weighed.id, quantity: 1 }, { product_id: unweighed.id, quantity: 1 }]));
+    const filled = await fill(
+      await placeOrder(KG_SHOP, [
+        { product_id: weighed.id, quantity: 1 },
+        { product_id: unweighed.id, quantity: 1 },
+      ]),
+    );
     expect(filled.weightGrams).toBeUndefined();
     expect(filled).not.toHaveProperty('weightGrams');
     expect(filled.lineItems[0]?.unitGrams).toBe(2100);
@@ -145,12 +181,22 @@ describe('filling the weights of an order', () => {
 
   it('leaves virtual products out of the parcel instead of making its weight unknown', async () => {
     const source: WeightSource = {
-      getProduct: async (id): Promise<WooProductView> => (id === '1' ? { id: 1, weight: '1.5' } : { id: 2, weight: '', virtual: true }),
+      getProduct: async (id): Promise<WooProductView> =>
+        id === '1' ? { id: 1, weight: '1.5' } : { id: 2, weight: '', virtual: true },
       getVariation: () => Promise.reject(new Error('no variations here')),
       getWeightUnit: async () => 'kg',
     };
-    const order = await placeOrder(KG_SHOP, [{ product_id: (await woo.createProduct(KG_SHOP, { name: 'y', weight: '1' })).id, quantity: 1 }]);
-    const mixed: StoreOrder = { ...order, shopId: 'virtual-shop', lineItems: [{ name: 'Lampe', productId: '1', quantity: 2 }, { name: 'Garantie', productId: '2', quantity: 1 }] };
+    const order = await placeOrder(KG_SHOP, [
+      { product_id: (await woo.createProduct(KG_SHOP, { name: 'y', weight: '1' })).id, quantity: 1 },
+    ]);
+    const mixed: StoreOrder = {
+      ...order,
+      shopId: 'virtual-shop',
+      lineItems: [
+        { name: 'Lampe', productId: '1', quantity: 2 },
+        { name: 'Garantie', productId: '2', quantity: 1 },
+      ],
+    };
     expect((await fill(mixed, source)).weightGrams).toBe(3000);
   });
 });
@@ -193,7 +239,10 @@ describe('when the shop fails to answer', () => {
   it('counts a deleted product as having no weight (and remembers it)', async () => {
     const kept = await woo.createProduct(KG_SHOP, { name: 'Chargeur', weight: '0.2' });
     const order = await placeOrder(KG_SHOP, [{ product_id: kept.id, quantity: 1 }]);
-    const deleted: StoreOrder = { ...order, lineItems: [...order.lineItems, { name: 'Produit supprimé', productId: '987654', quantity: 1 }] };
+    const deleted: StoreOrder = {
+      ...order,
+      lineItems: [...order.lineItems, { name: 'Produit supprimé', productId: '987654', quantity: 1 }],
+    };
     const filled = await fill(deleted);
     expect(filled.weightGrams).toBeUndefined();
     const calls = productCalls(KG_SHOP).length;
@@ -204,7 +253,9 @@ describe('when the shop fails to answer', () => {
   it('counts a refused read (a write-only key) as no weight without caching it, so fixing the key works at once', async () => {
     const mug = await woo.createProduct(READ_DENIED_SHOP, { name: 'Tasse', weight: '0.3' });
     const order: StoreOrder = {
-      ...(await placeOrder(KG_SHOP, [{ product_id: (await woo.createProduct(KG_SHOP, { name: 'z', weight: '1' })).id, quantity: 1 }])),
+      ...(await placeOrder(KG_SHOP, [
+        { product_id: (await woo.createProduct(KG_SHOP, { name: 'z', weight: '1' })).id, quantity: 1 },
+      ])),
       shopId: READ_DENIED_SHOP,
       lineItems: [{ name: 'Tasse', productId: String(mug.id), quantity: 1 }],
     };

@@ -173,19 +173,26 @@ async function fetchWeight(
     if (weight.trim() === '') return { known: { milligrams: null, why: 'no weight set' }, cache: true };
     const unit = await weightUnit();
     if (!isWooWeightUnit(unit)) {
-      logger.warn({ unit }, 'the shop\'s weight unit is not one WooCommerce defines; weights ignored');
+      logger.warn({ unit }, "the shop's weight unit is not one WooCommerce defines; weights ignored");
       return { known: { milligrams: null, why: `unknown unit ${unit}` }, cache: false };
     }
     const milligrams = wooWeightToMilligrams(weight, unit);
-    if (milligrams === undefined) return { known: { milligrams: null, why: `unreadable weight "${weight}"` }, cache: true };
+    if (milligrams === undefined)
+      return { known: { milligrams: null, why: `unreadable weight "${weight}"` }, cache: true };
     return { known: { milligrams }, cache: true };
   } catch (error) {
     if (!(error instanceof WooApiError) || error.retryable) throw error;
     if (error.notFound) {
-      logger.warn({ product: productId, variation: variationId }, 'product or variation no longer exists: counted as having no weight');
+      logger.warn(
+        { product: productId, variation: variationId },
+        'product or variation no longer exists: counted as having no weight',
+      );
       return { known: { milligrams: null, why: 'product deleted' }, cache: true };
     }
-    logger.error({ product: productId, variation: variationId, status: error.status, code: error.code }, `weight not readable: ${error.message}`);
+    logger.error(
+      { product: productId, variation: variationId, status: error.status, code: error.code },
+      `weight not readable: ${error.message}`,
+    );
     return { known: { milligrams: null, why: error.code ?? `status ${error.status ?? 'unknown'}` }, cache: false };
   }
 }
@@ -197,8 +204,10 @@ function readCached(raw: string | null): KnownWeight | undefined {
     if (!value || typeof value !== 'object') return undefined;
     const entry = value as { milligrams?: unknown; why?: unknown; virtual?: unknown };
     if (entry.virtual === true) return { virtual: true };
-    if (typeof entry.milligrams === 'number' && Number.isSafeInteger(entry.milligrams) && entry.milligrams > 0) return { milligrams: entry.milligrams };
-    if (entry.milligrams === null) return { milligrams: null, why: typeof entry.why === 'string' ? entry.why : 'cached' };
+    if (typeof entry.milligrams === 'number' && Number.isSafeInteger(entry.milligrams) && entry.milligrams > 0)
+      return { milligrams: entry.milligrams };
+    if (entry.milligrams === null)
+      return { milligrams: null, why: typeof entry.why === 'string' ? entry.why : 'cached' };
     return undefined;
   } catch {
     return undefined;

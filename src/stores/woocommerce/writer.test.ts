@@ -18,7 +18,13 @@ let writer: WooWriter;
 
 beforeAll(async () => {
   woo = await startWooEmulator({ shops: [{ id: SHOP, consumerKey, consumerSecret }] });
-  writer = new WooWriter(createWooRest({ url: woo.siteUrl(SHOP), consumerKey: new Secret(consumerKey, 't'), consumerSecret: new Secret(consumerSecret, 't') }));
+  writer = new WooWriter(
+    createWooRest({
+      url: woo.siteUrl(SHOP),
+      consumerKey: new Secret(consumerKey, 't'),
+      consumerSecret: new Secret(consumerSecret, 't'),
+    }),
+  );
 });
 afterAll(async () => {
   await woo?.close();
@@ -26,7 +32,12 @@ afterAll(async () => {
 
 async function newOrder(overrides: Record<string, unknown> = {}): Promise<ShopOrderRef> {
   const json = await woo.createOrder(SHOP, overrides);
-  return { shopId: SHOP, orderId: String(json.id), orderName: `#${String(json.number)}`, externalOrderId: `${SHOP}:${String(json.id)}` };
+  return {
+    shopId: SHOP,
+    orderId: String(json.id),
+    orderName: `#${String(json.number)}`,
+    externalOrderId: `${SHOP}:${String(json.id)}`,
+  };
 }
 
 function info(overrides: Partial<DispatchInfo> = {}): DispatchInfo {
@@ -42,8 +53,10 @@ function info(overrides: Partial<DispatchInfo> = {}): DispatchInfo {
   };
 }
 
-const relaisNotes = (ref: ShopOrderRef) => woo.orderSnapshot(SHOP, Number(ref.orderId)).notes.filter((n) => n.note.startsWith('Relais'));
-const writesTo = (ref: ShopOrderRef) => woo.calls().filter((c) => c.method !== 'GET' && c.route.startsWith(`/wc/v3/orders/${ref.orderId}`));
+const relaisNotes = (ref: ShopOrderRef) =>
+  woo.orderSnapshot(SHOP, Number(ref.orderId)).notes.filter((n) => n.note.startsWith('Relais'));
+const writesTo = (ref: ShopOrderRef) =>
+  woo.calls().filter((c) => c.method !== 'GET' && c.route.startsWith(`/wc/v3/orders/${ref.orderId}`));
 
 describe('on dispatch', () => {
   it('writes the shipment reference as hidden meta_data and tells the customer the tracking link once', async () => {
@@ -53,8 +66,16 @@ describe('on dispatch', () => {
 
     const snapshot = woo.orderSnapshot(SHOP, Number(ref.orderId));
     const meta = Object.fromEntries(snapshot.meta_data.map((m) => [m.key, m.value]));
-    expect(meta).toMatchObject({ [META_SHIPMENT_ID]: 'shp_7Hq2', [META_TRACKING_CODE]: 'K7M2P9Q4XZ', [META_TRACKING_URL]: 'http://127.0.0.1:4000/t/K7M2P9Q4XZ' });
-    expect(Object.keys(meta).filter((k) => k.startsWith('_relais_')).every((k) => k.startsWith('_'))).toBe(true);
+    expect(meta).toMatchObject({
+      [META_SHIPMENT_ID]: 'shp_7Hq2',
+      [META_TRACKING_CODE]: 'K7M2P9Q4XZ',
+      [META_TRACKING_URL]: 'http://127.0.0.1:4000/t/K7M2P9Q4XZ',
+    });
+    expect(
+      Object.keys(meta)
+        .filter((k) => k.startsWith('_relais_'))
+        .every((k) => k.startsWith('_')),
+    ).toBe(true);
 
     const customerNotes = snapshot.notes.filter((n) => n.customer_note);
     expect(customerNotes).toHaveLength(1);
@@ -70,14 +91,23 @@ describe('on dispatch', () => {
     await writer.recordDispatch(ref, info({ notifyCustomer: false }));
     const snapshot = woo.orderSnapshot(SHOP, Number(ref.orderId));
     expect(snapshot.notes.filter((n) => n.customer_note)).toHaveLength(0);
-    expect(snapshot.meta_data.filter((m) => m.key === META_TRACKING_URL)).toEqual([expect.objectContaining({ value: 'http://127.0.0.1:4000/t/K7M2P9Q4XZ' })]);
+    expect(snapshot.meta_data.filter((m) => m.key === META_TRACKING_URL)).toEqual([
+      expect.objectContaining({ value: 'http://127.0.0.1:4000/t/K7M2P9Q4XZ' }),
+    ]);
   });
 });
 
 describe('delivery steps, payment and problems', () => {
   it('writes one private note per step, in order, and none twice', async () => {
     const ref = await newOrder();
-    for (const step of ['picked_up', 'in_transit', 'picked_up', 'out_for_delivery', 'delivered', 'delivered'] as const) {
+    for (const step of [
+      'picked_up',
+      'in_transit',
+      'picked_up',
+      'out_for_delivery',
+      'delivered',
+      'delivered',
+    ] as const) {
       await writer.recordStep(ref, step, new Date().toISOString(), info());
     }
     await writer.recordStep(ref, 'assigned', new Date().toISOString(), info());
@@ -97,14 +127,30 @@ describe('delivery steps, payment and problems', () => {
     const snapshot = woo.orderSnapshot(SHOP, Number(ref.orderId));
     expect(snapshot).toMatchObject({ status: 'completed', set_paid: true });
     expect(snapshot.date_paid).not.toBeNull();
-    expect(relaisNotes(ref).map((n) => n.note)).toEqual(['Relais: cash collected for the goods: 18000 XOF (shipment shp_7Hq2).']);
+    expect(relaisNotes(ref).map((n) => n.note)).toEqual([
+      'Relais: cash collected for the goods: 18000 XOF (shipment shp_7Hq2).',
+    ]);
     expect(writesTo(ref).filter((c) => c.method === 'PUT')).toHaveLength(1);
   });
 
   it('completes a prepaid order once delivered, without asking to mark it paid again', async () => {
-    const ref = await newOrder({ payment_method: 'bacs', payment_method_title: 'Virement bancaire', status: 'processing' });
-    await writer.recordStep(ref, 'delivered', new Date().toISOString(), info({ cashOnDelivery: false, amountToCollect: 0 }));
-    await writer.recordStep(ref, 'delivered', new Date().toISOString(), info({ cashOnDelivery: false, amountToCollect: 0 }));
+    const ref = await newOrder({
+      payment_method: 'bacs',
+      payment_method_title: 'Virement bancaire',
+      status: 'processing',
+    });
+    await writer.recordStep(
+      ref,
+      'delivered',
+      new Date().toISOString(),
+      info({ cashOnDelivery: false, amountToCollect: 0 }),
+    );
+    await writer.recordStep(
+      ref,
+      'delivered',
+      new Date().toISOString(),
+      info({ cashOnDelivery: false, amountToCollect: 0 }),
+    );
     expect(woo.orderSnapshot(SHOP, Number(ref.orderId))).toMatchObject({ status: 'completed', set_paid: false });
     expect(relaisNotes(ref)).toHaveLength(1);
     expect(writesTo(ref).filter((c) => c.method === 'PUT')).toHaveLength(1);
@@ -125,19 +171,29 @@ describe('delivery steps, payment and problems', () => {
     const snapshot = woo.orderSnapshot(SHOP, Number(ref.orderId));
     expect(snapshot.status).toBe('processing');
     expect(snapshot.date_paid).toBeNull();
-    expect(relaisNotes(ref).map((n) => n.note)).toEqual([expect.stringMatching(/^Relais: delivery failed: the courier could not deliver/)]);
+    expect(relaisNotes(ref).map((n) => n.note)).toEqual([
+      expect.stringMatching(/^Relais: delivery failed: the courier could not deliver/),
+    ]);
   });
 
   it('records a problem once', async () => {
     const ref = await newOrder();
-    await writer.recordProblem(ref, 'the delivery service refused to cancel shipment shp_7Hq2: the parcel has already been picked up.');
-    await writer.recordProblem(ref, 'the delivery service refused to cancel shipment shp_7Hq2: the parcel has already been picked up.');
+    await writer.recordProblem(
+      ref,
+      'the delivery service refused to cancel shipment shp_7Hq2: the parcel has already been picked up.',
+    );
+    await writer.recordProblem(
+      ref,
+      'the delivery service refused to cancel shipment shp_7Hq2: the parcel has already been picked up.',
+    );
     expect(relaisNotes(ref)).toHaveLength(1);
   });
 });
 
 describe('reading notes back as written', () => {
   it('sees through the tags and entities WordPress adds', () => {
-    expect(plainText('<p>Relais: cash collected &amp; noted (shipment shp_1).</p>\n')).toBe('Relais: cash collected & noted (shipment shp_1).');
+    expect(plainText('<p>Relais: cash collected &amp; noted (shipment shp_1).</p>\n')).toBe(
+      'Relais: cash collected & noted (shipment shp_1).',
+    );
   });
 });

@@ -68,7 +68,10 @@ export class WooWriter implements ShopWriter {
   readonly #rest: Pick<WooRest, 'getOrder' | 'updateOrder' | 'listOrderNotes' | 'addOrderNote'>;
   readonly #logger: Logger;
 
-  constructor(rest: Pick<WooRest, 'getOrder' | 'updateOrder' | 'listOrderNotes' | 'addOrderNote'>, logger: Logger = silentLogger) {
+  constructor(
+    rest: Pick<WooRest, 'getOrder' | 'updateOrder' | 'listOrderNotes' | 'addOrderNote'>,
+    logger: Logger = silentLogger,
+  ) {
     this.#rest = rest;
     this.#logger = logger;
   }
@@ -81,7 +84,10 @@ export class WooWriter implements ShopWriter {
       [META_TRACKING_URL, info.publicTrackingUrl],
     ];
     const changed = wanted
-      .filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== '' && metaValue(current, entry[0]) !== entry[1])
+      .filter(
+        (entry): entry is [string, string] =>
+          entry[1] !== undefined && entry[1] !== '' && metaValue(current, entry[0]) !== entry[1],
+      )
       .map(([key, value]) => ({ key, value }));
     if (changed.length > 0) {
       await this.#rest.updateOrder(order.orderId, { meta_data: changed });

@@ -53,24 +53,49 @@ const FAILED_STATUSES = new Set(['DELIVERY_FAILED', 'RETURNED', 'CANCELLED']);
 
 /** The ledger's delivery steps (domain/shipment-status.ts names them; the ranks are the service's order above). */
 const STEP_RANK: Record<string, number> = {
-  created: 0, ready: 1, assigned: 2, picked_up: 3, in_transit: 4, out_for_delivery: 5, delivery_failed: 6,
-  delivered: 7, returned: 7, cancelled: 7,
+  created: 0,
+  ready: 1,
+  assigned: 2,
+  picked_up: 3,
+  in_transit: 4,
+  out_for_delivery: 5,
+  delivery_failed: 6,
+  delivered: 7,
+  returned: 7,
+  cancelled: 7,
 };
 const FINAL_STEPS = new Set(['delivered', 'returned', 'cancelled']);
 const STEP_OF_STATUS: Record<string, string> = {
-  CREATED: 'created', READY: 'ready', ASSIGNED: 'assigned', PICKED_UP: 'picked_up', IN_TRANSIT: 'in_transit',
-  OUT_FOR_DELIVERY: 'out_for_delivery', DELIVERY_FAILED: 'delivery_failed', DELIVERED: 'delivered', RETURNED: 'returned', CANCELLED: 'cancelled',
+  CREATED: 'created',
+  READY: 'ready',
+  ASSIGNED: 'assigned',
+  PICKED_UP: 'picked_up',
+  IN_TRANSIT: 'in_transit',
+  OUT_FOR_DELIVERY: 'out_for_delivery',
+  DELIVERY_FAILED: 'delivery_failed',
+  DELIVERED: 'delivered',
+  RETURNED: 'returned',
+  CANCELLED: 'cancelled',
 };
-
 
 /** Shopify fulfillment events, in delivery order. */
 const SHOPIFY_EVENT_RANK: Record<string, number> = {
-  CARRIER_PICKED_UP: 3, IN_TRANSIT: 4, OUT_FOR_DELIVERY: 5, ATTEMPTED_DELIVERY: 6, DELIVERED: 7, FAILURE: 7,
+  CARRIER_PICKED_UP: 3,
+  IN_TRANSIT: 4,
+  OUT_FOR_DELIVERY: 5,
+  ATTEMPTED_DELIVERY: 6,
+  DELIVERED: 7,
+  FAILURE: 7,
 };
 /** What the merchant should see on the Shopify order for a shipment's final status. */
 const SHOPIFY_EVENT_OF_STATUS: Record<string, string> = {
-  PICKED_UP: 'CARRIER_PICKED_UP', IN_TRANSIT: 'IN_TRANSIT', OUT_FOR_DELIVERY: 'OUT_FOR_DELIVERY', DELIVERY_FAILED: 'ATTEMPTED_DELIVERY',
-  DELIVERED: 'DELIVERED', RETURNED: 'FAILURE', CANCELLED: 'FAILURE',
+  PICKED_UP: 'CARRIER_PICKED_UP',
+  IN_TRANSIT: 'IN_TRANSIT',
+  OUT_FOR_DELIVERY: 'OUT_FOR_DELIVERY',
+  DELIVERY_FAILED: 'ATTEMPTED_DELIVERY',
+  DELIVERED: 'DELIVERED',
+  RETURNED: 'FAILURE',
+  CANCELLED: 'FAILURE',
 };
 const SHOPIFY_FINANCIAL_RANK: Record<string, number> = { PENDING: 0, AUTHORIZED: 0, PARTIALLY_PAID: 1, PAID: 2 };
 const SHOPIFY_FULFILLMENT_RANK: Record<string, number> = { UNFULFILLED: 0, PARTIALLY_FULFILLED: 1, FULFILLED: 2 };
@@ -89,16 +114,27 @@ const WOO_STATUS_RANK: Record<string, number> = { pending: 0, 'on-hold': 0, proc
 
 export function checkHistory(history: History): CheckReport {
   const report: CheckReport = {
-    orders: history.orders.length, acknowledged: 0, unacknowledged: [], shipped: 0, held: [],
-    lost: [], duplicated: [], regressed: [], stale: [], misbilled: [],
+    orders: history.orders.length,
+    acknowledged: 0,
+    unacknowledged: [],
+    shipped: 0,
+    held: [],
+    lost: [],
+    duplicated: [],
+    regressed: [],
+    stale: [],
+    misbilled: [],
   };
-  const flag = (kind: AnomalyKind, externalOrderId: string, detail: string) => report[kind].push({ kind, externalOrderId, detail });
+  const flag = (kind: AnomalyKind, externalOrderId: string, detail: string) =>
+    report[kind].push({ kind, externalOrderId, detail });
 
   for (const order of history.orders) {
     const id = order.externalOrderId;
     const shipments = history.dispatch.shipments.filter((s) => s.external_order_id === id);
     const ledger = history.ledger.find((l) => l.externalOrderId === id);
-    const acknowledged = history.webhooks.some((w) => w.externalOrderId === id && w.from !== 'dispatch' && w.status === 200);
+    const acknowledged = history.webhooks.some(
+      (w) => w.externalOrderId === id && w.from !== 'dispatch' && w.status === 200,
+    );
     if (acknowledged) report.acknowledged += 1;
     else report.unacknowledged.push(id);
     if (ledger?.state === 'held') report.held.push({ externalOrderId: id, code: ledger.hold?.code ?? '(no reason)' });
@@ -113,7 +149,11 @@ export function checkHistory(history: History): CheckReport {
 
     // ---- DUPLICATED: shipments ----
     if (shipments.length > 1) {
-      flag('duplicated', id, `${shipments.length} shipments for one order: ${shipments.map((s) => `${s.shipment_id} (${s.status})`).join(', ')}`);
+      flag(
+        'duplicated',
+        id,
+        `${shipments.length} shipments for one order: ${shipments.map((s) => `${s.shipment_id} (${s.status})`).join(', ')}`,
+      );
     }
     const shipment = shipments.length === 1 ? shipments[0] : undefined;
 
@@ -122,11 +162,17 @@ export function checkHistory(history: History): CheckReport {
       const goods = francs(order.owed.outstanding) - francs(order.owed.shipping);
       for (const s of shipments) {
         if (s.orderAmountXof === undefined || BigInt(s.orderAmountXof) !== goods) {
-          flag('misbilled', id, `${s.shipment_id} carries ${s.orderAmountXof ?? 'no amount'} XOF; the shop owes ${goods} XOF for the goods (outstanding ${order.owed.outstanding} less shipping ${order.owed.shipping})`);
+          flag(
+            'misbilled',
+            id,
+            `${s.shipment_id} carries ${s.orderAmountXof ?? 'no amount'} XOF; the shop owes ${goods} XOF for the goods (outstanding ${order.owed.outstanding} less shipping ${order.owed.shipping})`,
+          );
         }
       }
     } else if (!order.cashOnDelivery) {
-      for (const s of shipments) if ((s.orderAmountXof ?? 0) > 0) flag('misbilled', id, `${s.shipment_id} collects ${s.orderAmountXof} XOF on a prepaid order`);
+      for (const s of shipments)
+        if ((s.orderAmountXof ?? 0) > 0)
+          flag('misbilled', id, `${s.shipment_id} collects ${s.orderAmountXof} XOF on a prepaid order`);
     }
 
     // ---- the shop ----
@@ -155,7 +201,11 @@ export function checkHistory(history: History): CheckReport {
       const expected = STEP_OF_STATUS[shipment.status];
       const step = ledger.delivery?.step;
       if (expected && step !== expected) {
-        flag('stale', id, `the shipment is ${shipment.status} but the ledger's delivery step is ${step ?? '(none)'} (state ${ledger.state})`);
+        flag(
+          'stale',
+          id,
+          `the shipment is ${shipment.status} but the ledger's delivery step is ${step ?? '(none)'} (state ${ledger.state})`,
+        );
       }
     }
   }
@@ -166,7 +216,11 @@ function markedReady(shipment: EmulatedShipmentSnapshot): boolean {
   return shipment.status_history.some((h) => h.status === 'READY');
 }
 
-function lostReason(shipments: EmulatedShipmentSnapshot[], ready: EmulatedShipmentSnapshot[], ledger: LedgerFinal | undefined): string | undefined {
+function lostReason(
+  shipments: EmulatedShipmentSnapshot[],
+  ready: EmulatedShipmentSnapshot[],
+  ledger: LedgerFinal | undefined,
+): string | undefined {
   if (shipments.length === 1 && ready.length === 1) return undefined;
   // Held (or failed) with a reason a person can act on, and at most one shipment a replay would adopt.
   if (ledger?.state === 'held' && shipments.length <= 1) {
@@ -174,27 +228,40 @@ function lostReason(shipments: EmulatedShipmentSnapshot[], ready: EmulatedShipme
   }
   if (shipments.length > 1) return undefined; // reported as DUPLICATED
   if (!ledger?.state) return 'acknowledged with 200 but absent from the ledger and never shipped';
-  if (shipments.length === 0) return `acknowledged with 200 but no shipment was ever created (ledger state ${ledger.state})`;
+  if (shipments.length === 0)
+    return `acknowledged with 200 but no shipment was ever created (ledger state ${ledger.state})`;
   return `its only shipment ${shipments[0]!.shipment_id} was never marked ready (status ${shipments[0]!.status}, ledger state ${ledger.state})`;
 }
 
 type Flag = (kind: AnomalyKind, externalOrderId: string, detail: string) => void;
 
-function checkShopifyOrder(history: History, order: PlacedOrder, page: ShopifyOrderSnapshot, shipment: EmulatedShipmentSnapshot | undefined, flag: Flag): void {
+function checkShopifyOrder(
+  history: History,
+  order: PlacedOrder,
+  page: ShopifyOrderSnapshot,
+  shipment: EmulatedShipmentSnapshot | undefined,
+  flag: Flag,
+): void {
   const id = order.externalOrderId;
-  const ours = page.fulfillments.filter((f) => f.status !== 'CANCELLED' && f.trackingInfo.some((t) => t.company === 'Relais'));
+  const ours = page.fulfillments.filter(
+    (f) => f.status !== 'CANCELLED' && f.trackingInfo.some((t) => t.company === 'Relais'),
+  );
   if (ours.length > 1) flag('duplicated', id, `${ours.length} Relais fulfillments on Shopify order ${page.name}`);
   for (const fulfillment of ours) {
     const statuses = fulfillment.events.map((e) => e.status);
     const twice = statuses.filter((s, i) => statuses.indexOf(s) !== i);
-    if (twice.length > 0) flag('duplicated', id, `fulfillment event(s) ${[...new Set(twice)].join(', ')} written twice on ${page.name}`);
+    if (twice.length > 0)
+      flag('duplicated', id, `fulfillment event(s) ${[...new Set(twice)].join(', ')} written twice on ${page.name}`);
     for (let i = 1; i < statuses.length; i++) {
       if ((SHOPIFY_EVENT_RANK[statuses[i]!] ?? 0) < (SHOPIFY_EVENT_RANK[statuses[i - 1]!] ?? 0)) {
         flag('regressed', id, `fulfillment event ${statuses[i]} written after ${statuses[i - 1]} on ${page.name}`);
       }
     }
   }
-  const noteLines = (page.note ?? '').split(/\r?\n/).map((l) => l.trim()).filter((l) => l.startsWith('Relais'));
+  const noteLines = (page.note ?? '')
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l.startsWith('Relais'));
   const repeatedLines = noteLines.filter((l, i) => noteLines.indexOf(l) !== i);
   if (repeatedLines.length > 0) flag('duplicated', id, `note line written twice on ${page.name}: ${repeatedLines[0]}`);
   const metafieldKeys = page.metafields.map((m) => `${m.namespace}.${m.key}`);
@@ -202,7 +269,11 @@ function checkShopifyOrder(history: History, order: PlacedOrder, page: ShopifyOr
   if (repeatedKeys.length > 0) flag('duplicated', id, `metafield(s) ${repeatedKeys.join(', ')} twice on ${page.name}`);
   const orderGid = `"gid://shopify/Order/${order.shopOrderId}"`;
   const paidCalls = history.shopify.calls.filter(
-    (c) => c.rootFields.includes('orderMarkAsPaid') && c.outcome === 'ok' && JSON.stringify(c.variables ?? {}).includes(orderGid) && !hasUserErrors(c.response),
+    (c) =>
+      c.rootFields.includes('orderMarkAsPaid') &&
+      c.outcome === 'ok' &&
+      JSON.stringify(c.variables ?? {}).includes(orderGid) &&
+      !hasUserErrors(c.response),
   );
   if (paidCalls.length > 1) flag('duplicated', id, `orderMarkAsPaid applied ${paidCalls.length} times on ${page.name}`);
 
@@ -212,48 +283,97 @@ function checkShopifyOrder(history: History, order: PlacedOrder, page: ShopifyOr
     flag('regressed', id, `the delivery ended ${shipment.status} yet ${page.name} was marked paid`);
   }
   if (shipment && finalStatus && markedReady(shipment)) {
-    if (ours.length === 0) flag('stale', id, `shipment ${shipment.shipment_id} is ${finalStatus} but ${page.name} carries no Relais fulfillment`);
+    if (ours.length === 0)
+      flag(
+        'stale',
+        id,
+        `shipment ${shipment.shipment_id} is ${finalStatus} but ${page.name} carries no Relais fulfillment`,
+      );
     const event = SHOPIFY_EVENT_OF_STATUS[finalStatus];
     if (event && ours.length > 0 && !ours.some((f) => f.events.some((e) => e.status === event))) {
       flag('stale', id, `shipment ${shipment.shipment_id} is ${finalStatus} but ${page.name} has no ${event} event`);
     }
     if (finalStatus === 'DELIVERED' && order.cashOnDelivery && page.financialStatus !== 'PAID') {
-      flag('stale', id, `shipment ${shipment.shipment_id} was delivered (cash collected) but ${page.name} is ${page.financialStatus}`);
+      flag(
+        'stale',
+        id,
+        `shipment ${shipment.shipment_id} was delivered (cash collected) but ${page.name} is ${page.financialStatus}`,
+      );
     }
   }
 }
 
-function checkWooOrder(history: History, order: PlacedOrder, page: WooOrderSnapshot, shipment: EmulatedShipmentSnapshot | undefined, flag: Flag): void {
+function checkWooOrder(
+  history: History,
+  order: PlacedOrder,
+  page: WooOrderSnapshot,
+  shipment: EmulatedShipmentSnapshot | undefined,
+  flag: Flag,
+): void {
   const id = order.externalOrderId;
   const texts = page.notes.map((n) => plain(n.note));
-  const repeated = texts.filter((t, i) => texts.indexOf(t) !== i && (t.startsWith('Relais') || t.includes('on its way')));
+  const repeated = texts.filter(
+    (t, i) => texts.indexOf(t) !== i && (t.startsWith('Relais') || t.includes('on its way')),
+  );
   if (repeated.length > 0) flag('duplicated', id, `note written twice on WooCommerce order ${page.id}: ${repeated[0]}`);
   const relaisMeta = page.meta_data.filter((m) => m.key.startsWith('_relais_')).map((m) => m.key);
   const repeatedMeta = relaisMeta.filter((k, i) => relaisMeta.indexOf(k) !== i);
-  if (repeatedMeta.length > 0) flag('duplicated', id, `meta ${repeatedMeta.join(', ')} twice on WooCommerce order ${page.id}`);
+  if (repeatedMeta.length > 0)
+    flag('duplicated', id, `meta ${repeatedMeta.join(', ')} twice on WooCommerce order ${page.id}`);
   const paidWrites = history.woo.calls.filter(
-    (c) => c.method === 'PUT' && c.route === `/wc/v3/orders/${page.id}` && c.status >= 200 && c.status < 300 && (c.body as { set_paid?: unknown } | undefined)?.set_paid === true,
+    (c) =>
+      c.method === 'PUT' &&
+      c.route === `/wc/v3/orders/${page.id}` &&
+      c.status >= 200 &&
+      c.status < 300 &&
+      (c.body as { set_paid?: unknown } | undefined)?.set_paid === true,
   );
-  if (paidWrites.length > 1) flag('duplicated', id, `set_paid written ${paidWrites.length} times on WooCommerce order ${page.id}`);
+  if (paidWrites.length > 1)
+    flag('duplicated', id, `set_paid written ${paidWrites.length} times on WooCommerce order ${page.id}`);
 
   const steps = texts.map((t) => WOO_NOTE_RANK.find(([pattern]) => pattern.test(t))).filter((s) => s !== undefined);
   for (let i = 1; i < steps.length; i++) {
-    if (steps[i]![1] < steps[i - 1]![1]) flag('regressed', id, `step note ${steps[i]![2]} written after ${steps[i - 1]![2]} on WooCommerce order ${page.id}`);
+    if (steps[i]![1] < steps[i - 1]![1])
+      flag(
+        'regressed',
+        id,
+        `step note ${steps[i]![2]} written after ${steps[i - 1]![2]} on WooCommerce order ${page.id}`,
+      );
   }
   const failed = shipment !== undefined && FAILED_STATUSES.has(shipment.status);
-  if (order.cashOnDelivery && failed && (page.set_paid || page.date_paid !== null || page.status === 'completed' || paidWrites.length > 0)) {
-    flag('regressed', id, `the delivery ended ${shipment.status} yet WooCommerce order ${page.id} was marked paid/completed`);
+  if (
+    order.cashOnDelivery &&
+    failed &&
+    (page.set_paid || page.date_paid !== null || page.status === 'completed' || paidWrites.length > 0)
+  ) {
+    flag(
+      'regressed',
+      id,
+      `the delivery ended ${shipment.status} yet WooCommerce order ${page.id} was marked paid/completed`,
+    );
   }
   if (shipment && markedReady(shipment)) {
     if (!page.meta_data.some((m) => m.key === '_relais_shipment_id' && m.value === shipment.shipment_id)) {
-      flag('stale', id, `shipment ${shipment.shipment_id} is ${shipment.status} but WooCommerce order ${page.id} does not carry its reference`);
+      flag(
+        'stale',
+        id,
+        `shipment ${shipment.shipment_id} is ${shipment.status} but WooCommerce order ${page.id} does not carry its reference`,
+      );
     }
     const expected = WOO_NOTE_RANK.find(([, , status]) => status === shipment.status);
     if (expected && !steps.some((s) => s[2] === shipment.status)) {
-      flag('stale', id, `shipment ${shipment.shipment_id} is ${shipment.status} but WooCommerce order ${page.id} has no such note`);
+      flag(
+        'stale',
+        id,
+        `shipment ${shipment.shipment_id} is ${shipment.status} but WooCommerce order ${page.id} has no such note`,
+      );
     }
     if (shipment.status === 'DELIVERED' && order.cashOnDelivery && !(page.status === 'completed' && page.set_paid)) {
-      flag('stale', id, `shipment ${shipment.shipment_id} was delivered (cash collected) but WooCommerce order ${page.id} is ${page.status}`);
+      flag(
+        'stale',
+        id,
+        `shipment ${shipment.shipment_id} was delivered (cash collected) but WooCommerce order ${page.id} is ${page.status}`,
+      );
     }
   }
 }
@@ -265,25 +385,44 @@ function checkLedgerSamples(history: History, id: string, flag: Flag): void {
   for (const sample of samples) {
     if (sample.step !== undefined) {
       const rank = STEP_RANK[sample.step] ?? 0;
-      if (bestStep && (rank < (STEP_RANK[bestStep.step] ?? 0) || (FINAL_STEPS.has(bestStep.step) && sample.step !== bestStep.step))) {
-        flag('regressed', id, `the ledger's delivery step went from ${bestStep.step} (at ${bestStep.at} ms) back to ${sample.step} (at ${sample.at} ms)`);
+      if (
+        bestStep &&
+        (rank < (STEP_RANK[bestStep.step] ?? 0) || (FINAL_STEPS.has(bestStep.step) && sample.step !== bestStep.step))
+      ) {
+        flag(
+          'regressed',
+          id,
+          `the ledger's delivery step went from ${bestStep.step} (at ${bestStep.at} ms) back to ${sample.step} (at ${sample.at} ms)`,
+        );
         return;
       }
       if (!bestStep || rank > (STEP_RANK[bestStep.step] ?? 0)) bestStep = { step: sample.step, at: sample.at };
     }
     if (sample.state !== undefined) {
       if (!isOrderState(sample.state)) {
-        flag('regressed', id, `the ledger's state became ${sample.state} (at ${sample.at} ms), which is no order state`);
+        flag(
+          'regressed',
+          id,
+          `the ledger's state became ${sample.state} (at ${sample.at} ms), which is no order state`,
+        );
         return;
       }
       const state: OrderState = sample.state;
       // Before the shipment is marked ready (rank 0) an order may go round; once past it, only forward, and
       // never out of a final state, even to another final one.
-      if (bestState && (FINAL_STATES.has(bestState.state) ? state !== bestState.state : stateRank(state) < stateRank(bestState.state))) {
-        flag('regressed', id, `the ledger's state went from ${bestState.state} (at ${bestState.at} ms) back to ${state} (at ${sample.at} ms)`);
+      if (
+        bestState &&
+        (FINAL_STATES.has(bestState.state) ? state !== bestState.state : stateRank(state) < stateRank(bestState.state))
+      ) {
+        flag(
+          'regressed',
+          id,
+          `the ledger's state went from ${bestState.state} (at ${bestState.at} ms) back to ${state} (at ${sample.at} ms)`,
+        );
         return;
       }
-      if (stateRank(state) > 0 && (!bestState || stateRank(state) > stateRank(bestState.state))) bestState = { state, at: sample.at };
+      if (stateRank(state) > 0 && (!bestState || stateRank(state) > stateRank(bestState.state)))
+        bestState = { state, at: sample.at };
     }
   }
 }
@@ -291,7 +430,9 @@ function checkLedgerSamples(history: History, id: string, flag: Flag): void {
 function checkShopSamples(history: History, order: PlacedOrder, flag: Flag): void {
   const samples = history.samples.shop.filter((s) => s.externalOrderId === order.externalOrderId);
   const fields: [keyof (typeof samples)[number], Record<string, number>][] = [
-    ['financial', SHOPIFY_FINANCIAL_RANK], ['fulfillment', SHOPIFY_FULFILLMENT_RANK], ['status', WOO_STATUS_RANK],
+    ['financial', SHOPIFY_FINANCIAL_RANK],
+    ['fulfillment', SHOPIFY_FULFILLMENT_RANK],
+    ['status', WOO_STATUS_RANK],
   ];
   for (const [field, ranks] of fields) {
     let best: { value: string; at: number } | undefined;
@@ -299,7 +440,11 @@ function checkShopSamples(history: History, order: PlacedOrder, flag: Flag): voi
       const value = sample[field];
       if (typeof value !== 'string' || ranks[value] === undefined) continue;
       if (best && ranks[value] < ranks[best.value]!) {
-        flag('regressed', order.externalOrderId, `the shop's ${field} status went from ${best.value} (at ${best.at} ms) back to ${value} (at ${sample.at} ms)`);
+        flag(
+          'regressed',
+          order.externalOrderId,
+          `the shop's ${field} status went from ${best.value} (at ${best.at} ms) back to ${value} (at ${sample.at} ms)`,
+        );
         break;
       }
       if (!best || ranks[value] > ranks[best.value]!) best = { value, at: sample.at };
@@ -313,7 +458,13 @@ function hasUserErrors(response: unknown): boolean {
 
 /** A WordPress note as text (tags and common entities away), as the merchant reads it. */
 function plain(html: string): string {
-  return html.replace(/<[^>]*>/g, ' ').replace(/&amp;/g, '&').replace(/&#0*39;|&apos;/g, "'").replace(/&quot;/g, '"').replace(/\s+/g, ' ').trim();
+  return html
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/&amp;/g, '&')
+    .replace(/&#0*39;|&apos;/g, "'")
+    .replace(/&quot;/g, '"')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 /** One line per order with an anomaly, for test failure messages. */
@@ -322,11 +473,18 @@ export function describeReport(report: CheckReport): string {
     `${report.orders} orders, ${report.acknowledged} acknowledged, ${report.shipped} shipped, ${report.held.length} held` +
       ` | lost ${report.lost.length}, duplicated ${report.duplicated.length}, regressed ${report.regressed.length}, stale ${report.stale.length}, misbilled ${report.misbilled.length}`,
   ];
-  for (const anomaly of [...report.lost, ...report.duplicated, ...report.regressed, ...report.stale, ...report.misbilled]) {
+  for (const anomaly of [
+    ...report.lost,
+    ...report.duplicated,
+    ...report.regressed,
+    ...report.stale,
+    ...report.misbilled,
+  ]) {
     lines.push(`  ${anomaly.kind.toUpperCase()} ${anomaly.externalOrderId}: ${anomaly.detail}`);
   }
   if (report.unacknowledged.length > 0) lines.push(`  never acknowledged: ${report.unacknowledged.join(', ')}`);
-  if (report.held.length > 0) lines.push(`  held: ${report.held.map((h) => `${h.externalOrderId} (${h.code})`).join(', ')}`);
+  if (report.held.length > 0)
+    lines.push(`  held: ${report.held.map((h) => `${h.externalOrderId} (${h.code})`).join(', ')}`);
   return lines.join('\n');
 }
 

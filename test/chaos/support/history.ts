@@ -12,8 +12,17 @@
  *
  * The recorder only collects; test/chaos/support/checker.ts judges.
  */
-import type { DispatchEmulator, EmulatedShipmentSnapshot, RecordedCall, WebhookDelivery } from '@relais/emulators/dispatch';
-import type { GraphqlCallRecord, OrderSnapshot as ShopifyOrderSnapshot, ShopifyEmulator } from '@relais/emulators/shopify';
+import type {
+  DispatchEmulator,
+  EmulatedShipmentSnapshot,
+  RecordedCall,
+  WebhookDelivery,
+} from '@relais/emulators/dispatch';
+import type {
+  GraphqlCallRecord,
+  OrderSnapshot as ShopifyOrderSnapshot,
+  ShopifyEmulator,
+} from '@relais/emulators/shopify';
 import type { ApiCall, OrderSnapshot as WooOrderSnapshot, WooEmulator } from '@relais/emulators/woocommerce';
 import type { HoldReason } from '../../../src/domain/order.js';
 import type { DeliveryProgress, OrderLedger, TimelineEntry } from '../../../src/ledger/order-ledger.js';
@@ -101,7 +110,8 @@ export interface HistorySources {
 /** An empty history, for building one by hand (the checker's own tests). */
 export function emptyHistory(): History {
   return {
-    orders: [], webhooks: [],
+    orders: [],
+    webhooks: [],
     dispatch: { calls: [], shipments: [], webhooks: [] },
     shopify: { calls: [], orders: [] },
     woo: { calls: [], orders: [] },
@@ -148,7 +158,11 @@ export class HistoryRecorder {
       // A slow round (the database restarting) is not queued behind: the next tick simply skips.
       if (!running || busy) return;
       busy = true;
-      round = this.sampleOnce().catch(() => undefined).finally(() => { busy = false; });
+      round = this.sampleOnce()
+        .catch(() => undefined)
+        .finally(() => {
+          busy = false;
+        });
     }, everyMs);
     this.sampler = {
       stop: async () => {
@@ -173,7 +187,12 @@ export class HistoryRecorder {
       records.forEach((record, i) => {
         const order = orders[i];
         if (!record || !order) return;
-        this.ledgerSamples.push({ at, externalOrderId: order.externalOrderId, state: record.state, step: record.delivery?.step });
+        this.ledgerSamples.push({
+          at,
+          externalOrderId: order.externalOrderId,
+          state: record.state,
+          step: record.delivery?.step,
+        });
       });
     }
     for (const order of orders) {
@@ -189,7 +208,8 @@ export class HistoryRecorder {
         const snapshot = shopify.orderSnapshot(shopifyDomain, order.shopOrderId);
         return { financial: snapshot.financialStatus, fulfillment: snapshot.fulfillmentStatus };
       }
-      if (order.platform === 'woocommerce' && woo && wooShopId) return { status: woo.orderSnapshot(wooShopId, order.shopOrderId).status };
+      if (order.platform === 'woocommerce' && woo && wooShopId)
+        return { status: woo.orderSnapshot(wooShopId, order.shopOrderId).status };
     } catch {
       return undefined; // an order the emulator does not know (the checker's own fabricated ones)
     }
@@ -213,12 +233,18 @@ export class HistoryRecorder {
         };
       }),
     );
-    const shopifyOrders = shopify && shopifyDomain
-      ? this.orders.filter((o) => o.platform === 'shopify').map((o) => shopify.orderSnapshot(shopifyDomain, o.shopOrderId))
-      : [];
-    const wooOrders = woo && wooShopId
-      ? this.orders.filter((o) => o.platform === 'woocommerce').map((o) => woo.orderSnapshot(wooShopId, o.shopOrderId))
-      : [];
+    const shopifyOrders =
+      shopify && shopifyDomain
+        ? this.orders
+            .filter((o) => o.platform === 'shopify')
+            .map((o) => shopify.orderSnapshot(shopifyDomain, o.shopOrderId))
+        : [];
+    const wooOrders =
+      woo && wooShopId
+        ? this.orders
+            .filter((o) => o.platform === 'woocommerce')
+            .map((o) => woo.orderSnapshot(wooShopId, o.shopOrderId))
+        : [];
     return {
       orders: [...this.orders],
       webhooks: [...this.webhooks],

@@ -32,11 +32,27 @@ export async function startOwnedRedis(options: { args?: string[] } = {}): Promis
     let output = '';
     const spawned = spawn(
       'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--protected-mode', 'yes', ...(options.args ?? [])],
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        dir,
+        '--save',
+        '',
+        '--protected-mode',
+        'yes',
+        ...(options.args ?? []),
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
-    spawned.stdout?.on('data', (d: Buffer) => { output += d.toString(); });
-    spawned.stderr?.on('data', (d: Buffer) => { output += d.toString(); });
+    spawned.stdout?.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
+    spawned.stderr?.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
     child = spawned;
     const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     probe.on('error', () => undefined); // refused (starting) or LOADING (replaying the AOF): retried below
@@ -48,7 +64,8 @@ export async function startOwnedRedis(options: { args?: string[] } = {}): Promis
           await probe.ping();
           return;
         } catch {
-          if (spawned.exitCode !== null || Date.now() > deadline) throw new Error(`redis-server did not start on port ${port}: ${output}`);
+          if (spawned.exitCode !== null || Date.now() > deadline)
+            throw new Error(`redis-server did not start on port ${port}: ${output}`);
           if (probe.status === 'end' || probe.status === 'close') probe.disconnect();
           await new Promise((r) => setTimeout(r, 50));
         }
@@ -68,7 +85,10 @@ export async function startOwnedRedis(options: { args?: string[] } = {}): Promis
 
   await start();
   return {
-    url, port, prefix, dir,
+    url,
+    port,
+    prefix,
+    dir,
     get process() {
       return child;
     },
@@ -116,8 +136,12 @@ export async function spawnWeb(relais: TestRelais, options: { port: number; redi
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout?.on('data', (d: Buffer) => { output += d.toString(); });
-  child.stderr?.on('data', (d: Buffer) => { output += d.toString(); });
+  child.stdout?.on('data', (d: Buffer) => {
+    output += d.toString();
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    output += d.toString();
+  });
   const deadline = Date.now() + 30_000;
   while (!output.includes('web process listening')) {
     if (child.exitCode !== null) throw new Error(`web exited early: ${output}`);

@@ -15,7 +15,13 @@ import type { OrderLedger } from '../../../src/ledger/order-ledger.js';
 import { PostgresOrderLedger } from '../../../src/ledger/postgres/pg-ledger.js';
 import { shopifyWebhookHeaders, wooWebhookHeaders } from '../../support/factories.js';
 import {
-  SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, startTestRelais, waitFor, WOO_SHOP_ID, type TestRelais, type TestRelaisOptions,
+  SHOPIFY_DOMAIN,
+  SHOPIFY_SHOP_ID,
+  startTestRelais,
+  waitFor,
+  WOO_SHOP_ID,
+  type TestRelais,
+  type TestRelaisOptions,
 } from '../../support/relais.js';
 import { checkHistory, describeReport, FINAL_STATUSES, type CheckReport } from './checker.js';
 import { HistoryRecorder, type History, type PlacedOrder, type SentWebhook } from './history.js';
@@ -33,8 +39,15 @@ export function scale(short: number, long: number): number {
 
 /** Abidjan: the WooCommerce shop is in Côte d'Ivoire (pickup in Marcory). */
 const ABIDJAN = {
-  first_name: 'Aya', last_name: 'Kouassi', company: '', address_1: 'Cocody Angré 7e tranche', address_2: '', city: 'Abidjan',
-  state: '', postcode: '', country: 'CI',
+  first_name: 'Aya',
+  last_name: 'Kouassi',
+  company: '',
+  address_1: 'Cocody Angré 7e tranche',
+  address_2: '',
+  city: 'Abidjan',
+  state: '',
+  postcode: '',
+  country: 'CI',
 };
 
 export interface ChaosOrder extends PlacedOrder {
@@ -84,7 +97,9 @@ export interface ChaosStack {
   stop(): Promise<void>;
 }
 
-export async function startChaosStack(options: TestRelaisOptions & { sampleEveryMs?: number } = {}): Promise<ChaosStack> {
+export async function startChaosStack(
+  options: TestRelaisOptions & { sampleEveryMs?: number } = {},
+): Promise<ChaosStack> {
   const failing = new Set<string>();
   const relais = await startTestRelais({
     quoteTtlMs: 30 * 60_000,
@@ -98,30 +113,46 @@ export async function startChaosStack(options: TestRelaisOptions & { sampleEvery
   });
   const shopify = relais.shopify;
   const woo = relais.woo;
-  if (!shopify || !woo) throw new Error('the chaos stack needs the harness to start the Shopify and WooCommerce emulators');
+  if (!shopify || !woo)
+    throw new Error('the chaos stack needs the harness to start the Shopify and WooCommerce emulators');
   // Every shop shares one dispatch organisation (one key): one delivery webhook URL serves both.
-  relais.emulator.setOrganisationWebhook('org_relais', `${relais.web.url}/webhooks/dispatch/${SHOPIFY_SHOP_ID}/${relais.secrets.dispatchWebhookToken}`);
+  relais.emulator.setOrganisationWebhook(
+    'org_relais',
+    `${relais.web.url}/webhooks/dispatch/${SHOPIFY_SHOP_ID}/${relais.secrets.dispatchWebhookToken}`,
+  );
   const direct: Redis = new Redis(relais.redis.url, { maxRetriesPerRequest: null });
   direct.on('error', () => undefined); // scenarios that stop Redis: reads wait for it to come back
   const ledger = new PostgresOrderLedger(relais.db.pool());
   const queues = createQueues(direct, relais.prefix);
   for (const queue of queues.all()) queue.on('error', () => undefined); // outages are on purpose here
   const recorder = new HistoryRecorder({
-    dispatch: relais.emulator, shopify, shopifyDomain: SHOPIFY_DOMAIN, woo, wooShopId: WOO_SHOP_ID, ledger,
+    dispatch: relais.emulator,
+    shopify,
+    shopifyDomain: SHOPIFY_DOMAIN,
+    woo,
+    wooShopId: WOO_SHOP_ID,
+    ledger,
   });
   recorder.startSampling(options.sampleEveryMs ?? (LONG ? 250 : 100));
   const product = await woo.createProduct(WOO_SHOP_ID, { name: 'Boubou wax', price: '12500', weight: '0.8' });
   let placed = 0;
 
-  const counts = () => Promise.all(
-    [queues.shopEvents, queues.dispatch, queues.deliveries].map(async (q) => ({ queue: q.name, ...(await q.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused')) })),
-  );
+  const counts = () =>
+    Promise.all(
+      [queues.shopEvents, queues.dispatch, queues.deliveries].map(async (q) => ({
+        queue: q.name,
+        ...(await q.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused')),
+      })),
+    );
   const settle = async (timeoutMs = 30_000) => {
-    const idle = async () => (await counts()).every(({ queue: _queue, ...c }) => Object.values(c).every((n) => n === 0));
-    await waitFor(async () => (await idle()) && (await new Promise((r) => setTimeout(r, 150)), await idle()), { timeoutMs: patience(timeoutMs), what: 'the queues to drain' })
-      .catch(async (error: unknown) => {
-        throw new Error(`${(error as Error).message}: ${JSON.stringify(await counts())}`);
-      });
+    const idle = async () =>
+      (await counts()).every(({ queue: _queue, ...c }) => Object.values(c).every((n) => n === 0));
+    await waitFor(async () => (await idle()) && (await new Promise((r) => setTimeout(r, 150)), await idle()), {
+      timeoutMs: patience(timeoutMs),
+      what: 'the queues to drain',
+    }).catch(async (error: unknown) => {
+      throw new Error(`${(error as Error).message}: ${JSON.stringify(await counts())}`);
+    });
   };
 
   const ours = (): EmulatedShipmentSnapshot[] => {
@@ -130,23 +161,52 @@ export async function startChaosStack(options: TestRelaisOptions & { sampleEvery
   };
 
   const stack: ChaosStack = {
-    relais, shopify, woo, recorder, ledger, queues, failing,
+    relais,
+    shopify,
+    woo,
+    recorder,
+    ledger,
+    queues,
+    failing,
 
     placeShopify({ fail = false, prepaid = false } = {}) {
-      const order = shopify.createOrder(SHOPIFY_DOMAIN, prepaid ? { gateway: 'shopify_payments', financialStatus: 'paid' } : {}, { webhooks: false });
+      const order = shopify.createOrder(
+        SHOPIFY_DOMAIN,
+        prepaid ? { gateway: 'shopify_payments', financialStatus: 'paid' } : {},
+        { webhooks: false },
+      );
       const externalOrderId = `${SHOPIFY_SHOP_ID}:${order.id}`;
       if (fail) failing.add(externalOrderId);
       placed += 1;
-      const money = order as unknown as { total_outstanding?: string; total_shipping_price_set?: { shop_money?: { amount?: string } } };
-      const owed = { outstanding: money.total_outstanding ?? '0', shipping: money.total_shipping_price_set?.shop_money?.amount ?? '0' };
-      recorder.placed({ externalOrderId, platform: 'shopify', shopOrderId: order.id, cashOnDelivery: !prepaid, ...(prepaid ? {} : { owed }) });
-      return { externalOrderId, platform: 'shopify', shopOrderId: order.id, cashOnDelivery: !prepaid, payload: order as unknown as Record<string, unknown> };
+      const money = order as unknown as {
+        total_outstanding?: string;
+        total_shipping_price_set?: { shop_money?: { amount?: string } };
+      };
+      const owed = {
+        outstanding: money.total_outstanding ?? '0',
+        shipping: money.total_shipping_price_set?.shop_money?.amount ?? '0',
+      };
+      recorder.placed({
+        externalOrderId,
+        platform: 'shopify',
+        shopOrderId: order.id,
+        cashOnDelivery: !prepaid,
+        ...(prepaid ? {} : { owed }),
+      });
+      return {
+        externalOrderId,
+        platform: 'shopify',
+        shopOrderId: order.id,
+        cashOnDelivery: !prepaid,
+        payload: order as unknown as Record<string, unknown>,
+      };
     },
 
     async placeWoo({ fail = false } = {}) {
       const json = await woo.createOrder(WOO_SHOP_ID, {
         line_items: [{ product_id: product.id, quantity: 1 }],
-        payment_method: 'cod', payment_method_title: 'Paiement à la livraison',
+        payment_method: 'cod',
+        payment_method_title: 'Paiement à la livraison',
         billing: { ...ABIDJAN, email: 'aya.kouassi@example.com', phone: '+225 07 07 12 34 56' },
         shipping: { ...ABIDJAN, phone: '' },
       });
@@ -177,11 +237,27 @@ export async function startChaosStack(options: TestRelaisOptions & { sampleEvery
       const eventId = sendOptions.eventId ?? randomUUID();
       const topic = sendOptions.topic ?? (order.platform === 'shopify' ? 'orders/create' : 'order.created');
       const p = order.payload as { id?: unknown; date_modified_gmt?: unknown; status?: unknown };
-      const deliveryKey = order.platform === 'shopify' ? `${topic}|${eventId}` : `${topic}|${String(p.id)}|${String(p.date_modified_gmt)}|${String(p.status)}`;
+      const deliveryKey =
+        order.platform === 'shopify'
+          ? `${topic}|${eventId}`
+          : `${topic}|${String(p.id)}|${String(p.date_modified_gmt)}|${String(p.status)}`;
       for (let attempt = 1; ; attempt++) {
-        const [url, headers] = order.platform === 'shopify'
-          ? [`${base}/webhooks/shopify`, shopifyWebhookHeaders({ topic, shopDomain: SHOPIFY_DOMAIN, body, secret: relais.secrets.shopifyClientSecret, eventId })]
-          : [`${base}/webhooks/woocommerce/${WOO_SHOP_ID}`, wooWebhookHeaders({ topic, body, secret: relais.secrets.wooWebhookSecret })];
+        const [url, headers] =
+          order.platform === 'shopify'
+            ? [
+                `${base}/webhooks/shopify`,
+                shopifyWebhookHeaders({
+                  topic,
+                  shopDomain: SHOPIFY_DOMAIN,
+                  body,
+                  secret: relais.secrets.shopifyClientSecret,
+                  eventId,
+                }),
+              ]
+            : [
+                `${base}/webhooks/woocommerce/${WOO_SHOP_ID}`,
+                wooWebhookHeaders({ topic, body, secret: relais.secrets.wooWebhookSecret }),
+              ];
         let status = 0;
         let error: string | undefined;
         try {
@@ -189,9 +265,22 @@ export async function startChaosStack(options: TestRelaisOptions & { sampleEvery
           status = response.status;
           await response.arrayBuffer();
         } catch (failure) {
-          error = failure instanceof Error ? `${failure.message}${failure.cause instanceof Error ? `: ${failure.cause.message}` : ''}` : String(failure);
+          error =
+            failure instanceof Error
+              ? `${failure.message}${failure.cause instanceof Error ? `: ${failure.cause.message}` : ''}`
+              : String(failure);
         }
-        attempts.push(recorder.sent({ from: order.platform, topic, externalOrderId: order.externalOrderId, deliveryKey, attempt, status, ...(error ? { error } : {}) }));
+        attempts.push(
+          recorder.sent({
+            from: order.platform,
+            topic,
+            externalOrderId: order.externalOrderId,
+            deliveryKey,
+            attempt,
+            status,
+            ...(error ? { error } : {}),
+          }),
+        );
         if (status === 200 || !untilAccepted || Date.now() > deadline) return attempts;
         // Platforms back off for minutes; the scenario compresses that.
         await new Promise((r) => setTimeout(r, 250));
@@ -204,21 +293,37 @@ export async function startChaosStack(options: TestRelaisOptions & { sampleEvery
       let status = 0;
       let error: string | undefined;
       try {
-        const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(10_000) });
+        const response = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+          signal: AbortSignal.timeout(10_000),
+        });
         status = response.status;
         await response.arrayBuffer();
       } catch (failure) {
         error = failure instanceof Error ? failure.message : String(failure);
       }
       return recorder.sent({
-        from: 'dispatch', topic: String(parsed.status ?? 'unknown'), deliveryKey: body, attempt: 1, status,
+        from: 'dispatch',
+        topic: String(parsed.status ?? 'unknown'),
+        deliveryKey: body,
+        attempt: 1,
+        status,
         ...(typeof parsed.external_order_id === 'string' ? { externalOrderId: parsed.external_order_id } : {}),
         ...(error ? { error } : {}),
       });
     },
 
     async waitDispatched(orders, { timeoutMs = 30_000, allowHeld = false } = {}) {
-      const done = new Set(['ready', 'in_delivery', 'delivery_failed', 'delivered', 'returned', ...(allowHeld ? ['held'] : [])]);
+      const done = new Set([
+        'ready',
+        'in_delivery',
+        'delivery_failed',
+        'delivered',
+        'returned',
+        ...(allowHeld ? ['held'] : []),
+      ]);
       await waitFor(
         async () => {
           const states = await Promise.all(orders.map(async (o) => (await ledger.get(o.externalOrderId))?.state));
@@ -226,14 +331,18 @@ export async function startChaosStack(options: TestRelaisOptions & { sampleEvery
         },
         { timeoutMs: patience(timeoutMs), what: `${orders.length} orders to be marked ready` },
       ).catch(async (error: unknown) => {
-        const states = await Promise.all(orders.map(async (o) => `${o.externalOrderId}=${(await ledger.get(o.externalOrderId))?.state ?? '-'}`));
+        const states = await Promise.all(
+          orders.map(async (o) => `${o.externalOrderId}=${(await ledger.get(o.externalOrderId))?.state ?? '-'}`),
+        );
         throw new Error(`${(error as Error).message}: ${states.join(', ')}`);
       });
     },
 
     async driveCourier() {
       for (let round = 0; round < 12; round++) {
-        const moving = ours().filter((s) => s.status_history.some((h) => h.status === 'READY') && !FINAL_STATUSES.has(s.status));
+        const moving = ours().filter(
+          (s) => s.status_history.some((h) => h.status === 'READY') && !FINAL_STATUSES.has(s.status),
+        );
         if (moving.length === 0) return;
         await relais.emulator.advance(DEFAULT_COURIER_STEP_MS);
         await settle();
@@ -273,9 +382,22 @@ export function expectNoAnomaly(report: CheckReport, options: { held?: number } 
   // CHAOS_VERBOSE=1 prints every verdict (orders, acknowledged, shipped, held, anomalies).
   if (process.env.CHAOS_VERBOSE === '1') process.stdout.write(`[chaos] ${describeReport(report)}\n`);
   const counts = {
-    lost: report.lost.length, duplicated: report.duplicated.length, regressed: report.regressed.length, stale: report.stale.length,
-    misbilled: report.misbilled.length, unacknowledged: report.unacknowledged.length, held: report.held.length,
+    lost: report.lost.length,
+    duplicated: report.duplicated.length,
+    regressed: report.regressed.length,
+    stale: report.stale.length,
+    misbilled: report.misbilled.length,
+    unacknowledged: report.unacknowledged.length,
+    held: report.held.length,
   };
-  expect(counts, describeReport(report)).toEqual({ lost: 0, duplicated: 0, regressed: 0, stale: 0, misbilled: 0, unacknowledged: 0, held: options.held ?? 0 });
+  expect(counts, describeReport(report)).toEqual({
+    lost: 0,
+    duplicated: 0,
+    regressed: 0,
+    stale: 0,
+    misbilled: 0,
+    unacknowledged: 0,
+    held: options.held ?? 0,
+  });
   expect(report.shipped + report.held.length, describeReport(report)).toBe(report.orders);
 }

@@ -57,7 +57,13 @@ interface Link {
   down: Delayed[];
 }
 
-export async function startFaultProxy(options: { targetPort: number; targetHost?: string; host?: string; port?: number; mode?: ProxyMode }): Promise<FaultProxy> {
+export async function startFaultProxy(options: {
+  targetPort: number;
+  targetHost?: string;
+  host?: string;
+  port?: number;
+  mode?: ProxyMode;
+}): Promise<FaultProxy> {
   const host = options.host ?? '127.0.0.1';
   const targetHost = options.targetHost ?? '127.0.0.1';
   let targetPort = options.targetPort;
@@ -69,7 +75,8 @@ export async function startFaultProxy(options: { targetPort: number; targetHost?
   const destroy = (link: Link, reset: boolean) => {
     links.delete(link);
     for (const socket of [link.client, link.upstream]) {
-      if (reset && !socket.destroyed && typeof socket.resetAndDestroy === 'function' && socket.readyState === 'open') socket.resetAndDestroy();
+      if (reset && !socket.destroyed && typeof socket.resetAndDestroy === 'function' && socket.readyState === 'open')
+        socket.resetAndDestroy();
       else socket.destroy();
     }
   };

@@ -15,7 +15,14 @@ import { UNREADY_WATCHDOG_MINUTES } from '../../../src/domain/shipment-status.js
 import { DEFAULT_SHIPPING_ADDRESS } from '@relais/emulators/shopify';
 import { replayOutcome } from '../../../src/jobs/replay.js';
 import { queuedShopEvents, shopifyExternalId, waitForState } from '../../pipeline/helpers.js';
-import { randomHex, SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, startTestRelais, WOO_SHOP_ID, type TestRelais } from '../../support/relais.js';
+import {
+  randomHex,
+  SHOPIFY_DOMAIN,
+  SHOPIFY_SHOP_ID,
+  startTestRelais,
+  WOO_SHOP_ID,
+  type TestRelais,
+} from '../../support/relais.js';
 
 let relais: TestRelais;
 let ports: DashboardDeps;
@@ -41,7 +48,9 @@ afterAll(async () => {
 
 /** A Shopify order whose address (no coordinates) is `address1, Dakar`, once Relais has held it. */
 async function heldOrder(address1: string): Promise<{ id: string; name: string; heldAt: string }> {
-  const order = relais.shopify!.createOrder(SHOPIFY_DOMAIN, { shippingAddress: { ...addressWithoutCoords, address1, address2: '', city: 'Dakar' } });
+  const order = relais.shopify!.createOrder(SHOPIFY_DOMAIN, {
+    shippingAddress: { ...addressWithoutCoords, address1, address2: '', city: 'Dakar' },
+  });
   const id = shopifyExternalId(order.id);
   const record = await waitForState(relais, id, ['held']);
   return { id, name: order.name, heldAt: record.hold!.at };
@@ -57,13 +66,21 @@ describe('replaying a held order as it is', () => {
     expect(result).toMatchObject({ kind: 'replayed', record: { meta: { externalOrderId: held.id } } });
     if (result.kind !== 'replayed') return;
     expect(result.replayedAt.getTime()).toBeGreaterThanOrEqual(before);
-    expect(await replayOutcome({ ledger: ledger() }, { externalOrderId: held.id, heldAt: held.heldAt }, { timeoutMs: 10_000 }))
-      .toMatchObject({ kind: 'held_again', code: 'neighbourhood_not_found' });
+    expect(
+      await replayOutcome(
+        { ledger: ledger() },
+        { externalOrderId: held.id, heldAt: held.heldAt },
+        { timeoutMs: 10_000 },
+      ),
+    ).toMatchObject({ kind: 'held_again', code: 'neighbourhood_not_found' });
   });
 
   it('does not replay an order the ledger does not have', async () => {
     const queued = await queuedShopEvents(relais);
-    expect(await replayHeldOrder(ports, `${SHOPIFY_SHOP_ID}:404`)).toEqual({ kind: 'not_found', externalOrderId: `${SHOPIFY_SHOP_ID}:404` });
+    expect(await replayHeldOrder(ports, `${SHOPIFY_SHOP_ID}:404`)).toEqual({
+      kind: 'not_found',
+      externalOrderId: `${SHOPIFY_SHOP_ID}:404`,
+    });
     expect(await queuedShopEvents(relais)).toBe(queued);
   });
 
@@ -83,10 +100,13 @@ describe('replaying a held order as it is', () => {
 });
 
 describe('adding an alias and replaying', () => {
-  it('adds the alias for the order\'s shop, spelled as the gazetteer spells it, and replays the order, which is dispatched to that neighbourhood', async () => {
+  it("adds the alias for the order's shop, spelled as the gazetteer spells it, and replays the order, which is dispatched to that neighbourhood", async () => {
     const held = await heldOrder('Pyrotechnie, villa 3');
     const result = await addAliasAndReplay(ports, held.id, { text: '  Pyrotechnie ', neighbourhood: 'sacre coeur' });
-    expect(result).toMatchObject({ kind: 'replayed', alias: { shopName: 'Dakar Mode', text: 'Pyrotechnie', neighbourhood: 'Sacré Coeur' } });
+    expect(result).toMatchObject({
+      kind: 'replayed',
+      alias: { shopName: 'Dakar Mode', text: 'Pyrotechnie', neighbourhood: 'Sacré Coeur' },
+    });
     expect(await relais.web.runtime.aliases.list(SHOPIFY_SHOP_ID)).toMatchObject({ Pyrotechnie: 'Sacré Coeur' });
     const dispatched = await waitForState(relais, held.id, ['ready']);
     expect(dispatched.neighbourhood?.name).toBe('Sacré Coeur');
@@ -95,7 +115,11 @@ describe('adding an alias and replaying', () => {
   it('adds the alias but does not replay an order whose address still does not resolve, and returns why and the closest neighbourhoods', async () => {
     const held = await heldOrder('Ouakam ou Yoff');
     const result = await addAliasAndReplay(ports, held.id, { text: 'Cité des Douanes', neighbourhood: 'Plateau' });
-    expect(result).toMatchObject({ kind: 'still_unresolved', alias: { text: 'Cité des Douanes', neighbourhood: 'Plateau' }, reason: expect.stringContaining('names several neighbourhoods') });
+    expect(result).toMatchObject({
+      kind: 'still_unresolved',
+      alias: { text: 'Cité des Douanes', neighbourhood: 'Plateau' },
+      reason: expect.stringContaining('names several neighbourhoods'),
+    });
     if (result.kind !== 'still_unresolved') return;
     expect([...result.suggestions].sort()).toEqual(['Ouakam', 'Yoff']);
     expect(await relais.web.runtime.aliases.list(SHOPIFY_SHOP_ID)).toMatchObject({ 'Cité des Douanes': 'Plateau' });
@@ -103,34 +127,53 @@ describe('adding an alias and replaying', () => {
     expect(record).toMatchObject({ state: 'held', hold: { at: held.heldAt }, meta: { generation: 0 } });
   });
 
-  it('refuses a neighbourhood outside the shop\'s country and adds no alias', async () => {
+  it("refuses a neighbourhood outside the shop's country and adds no alias", async () => {
     const held = await heldOrder('Riviera villa 8');
     const result = await addAliasAndReplay(ports, held.id, { text: 'Riviera', neighbourhood: 'Cocody' });
-    expect(result).toMatchObject({ kind: 'unknown_neighbourhood', neighbourhood: 'Cocody', country: 'SN', reason: expect.stringContaining('Cocody') });
+    expect(result).toMatchObject({
+      kind: 'unknown_neighbourhood',
+      neighbourhood: 'Cocody',
+      country: 'SN',
+      reason: expect.stringContaining('Cocody'),
+    });
     expect(await relais.web.runtime.aliases.list(SHOPIFY_SHOP_ID)).not.toHaveProperty('Riviera');
   });
 
   it('refuses an incomplete form, naming each missing field, and adds no alias', async () => {
     const held = await heldOrder('villa 9');
     const aliases = await relais.web.runtime.aliases.list(SHOPIFY_SHOP_ID);
-    expect(await addAliasAndReplay(ports, held.id, { text: '   ', neighbourhood: undefined }))
-      .toMatchObject({ kind: 'invalid', problems: ['say what customers write', expect.any(String)] });
-    expect(await addAliasAndReplay(ports, held.id, { text: 'Keur Gorgui Extension', neighbourhood: '' }))
-      .toMatchObject({ kind: 'invalid', problems: ['name the neighbourhood'] });
+    expect(await addAliasAndReplay(ports, held.id, { text: '   ', neighbourhood: undefined })).toMatchObject({
+      kind: 'invalid',
+      problems: ['say what customers write', expect.any(String)],
+    });
+    expect(await addAliasAndReplay(ports, held.id, { text: 'Keur Gorgui Extension', neighbourhood: '' })).toMatchObject(
+      { kind: 'invalid', problems: ['name the neighbourhood'] },
+    );
     expect(await relais.web.runtime.aliases.list(SHOPIFY_SHOP_ID)).toEqual(aliases);
   });
 
   it('checks that the order exists and is held before it reads the form', async () => {
     const empty = { text: '', neighbourhood: '' };
-    expect(await addAliasAndReplay(ports, `${SHOPIFY_SHOP_ID}:404`, empty)).toEqual({ kind: 'not_found', externalOrderId: `${SHOPIFY_SHOP_ID}:404` });
-    expect(await addAliasAndReplay(ports, readyId, empty)).toMatchObject({ kind: 'not_held', record: { state: 'ready' } });
+    expect(await addAliasAndReplay(ports, `${SHOPIFY_SHOP_ID}:404`, empty)).toEqual({
+      kind: 'not_found',
+      externalOrderId: `${SHOPIFY_SHOP_ID}:404`,
+    });
+    expect(await addAliasAndReplay(ports, readyId, empty)).toMatchObject({
+      kind: 'not_held',
+      record: { state: 'ready' },
+    });
   });
 
   it('refuses an order whose shop is no longer in the registry, and adds no alias', async () => {
     const held = await heldOrder('villa 21');
     const document = relais.registryDocument as { shops: { id: string }[] };
-    const withoutShop = buildShopRegistry({ shops: document.shops.filter((s) => s.id === WOO_SHOP_ID) }, (ref) => ('env' in ref ? relais.env[ref.env] : undefined));
-    const result = await addAliasAndReplay({ ...ports, shops: withoutShop }, held.id, { text: 'villa 21', neighbourhood: 'Ngor' });
+    const withoutShop = buildShopRegistry({ shops: document.shops.filter((s) => s.id === WOO_SHOP_ID) }, (ref) =>
+      'env' in ref ? relais.env[ref.env] : undefined,
+    );
+    const result = await addAliasAndReplay({ ...ports, shops: withoutShop }, held.id, {
+      text: 'villa 21',
+      neighbourhood: 'Ngor',
+    });
     expect(result).toMatchObject({ kind: 'shop_missing', record: { meta: { shopId: SHOPIFY_SHOP_ID } } });
     expect(await relais.web.runtime.aliases.list(SHOPIFY_SHOP_ID)).not.toHaveProperty('villa 21');
   });
@@ -144,7 +187,10 @@ describe('the held orders page', () => {
     const ids = held.map((h) => h.record.meta.externalOrderId);
     expect(ids.indexOf(newer.id)).toBeGreaterThanOrEqual(0);
     expect(ids.indexOf(newer.id)).toBeLessThan(ids.indexOf(older.id));
-    expect([...held.find((h) => h.record.meta.externalOrderId === older.id)!.suggestions].sort()).toEqual(['Ouakam', 'Yoff']);
+    expect([...held.find((h) => h.record.meta.externalOrderId === older.id)!.suggestions].sort()).toEqual([
+      'Ouakam',
+      'Yoff',
+    ]);
     expect(held.find((h) => h.record.meta.externalOrderId === newer.id)!.suggestions).toEqual([]);
     expect(held.every((h) => h.record.state === 'held')).toBe(true);
   });

@@ -32,7 +32,10 @@ beforeAll(async () => {
   for (const topic of ['orders/create', 'orders/updated', 'orders/paid', 'orders/cancelled']) {
     shopify.subscribe(SHOPIFY_DOMAIN, topic, `${relais.web.url}/webhooks/shopify`);
   }
-  relais.emulator.setOrganisationWebhook('org_relais', `${relais.web.url}/webhooks/dispatch/${SHOPIFY_SHOP_ID}/${relais.secrets.dispatchWebhookToken}`);
+  relais.emulator.setOrganisationWebhook(
+    'org_relais',
+    `${relais.web.url}/webhooks/dispatch/${SHOPIFY_SHOP_ID}/${relais.secrets.dispatchWebhookToken}`,
+  );
   ports = dashboardDepsFor(relais.web.runtime, { token: `dash_${randomHex(16)}` });
 
   disputedId = shopifyExternalId(shopify.createOrder(SHOPIFY_DOMAIN, {}).id);
@@ -43,7 +46,11 @@ beforeAll(async () => {
   await waitForState(relais, disputedId, ['delivered']);
   await waitForState(relais, quietId, ['delivered']);
 
-  heldId = shopifyExternalId(shopify.createOrder(SHOPIFY_DOMAIN, { shippingAddress: { ...addressWithoutCoords, address1: 'Ouakam ou Yoff', address2: '' } }).id);
+  heldId = shopifyExternalId(
+    shopify.createOrder(SHOPIFY_DOMAIN, {
+      shippingAddress: { ...addressWithoutCoords, address1: 'Ouakam ou Yoff', address2: '' },
+    }).id,
+  );
   await waitForState(relais, heldId, ['held']);
 }, 60_000);
 
@@ -56,16 +63,37 @@ function claimsAtService(externalOrderId: string): EmulatedClaim[] {
   return relais.emulator.shipments().find((s) => s.external_order_id === externalOrderId)!.claims;
 }
 
-const calls = (operation?: string) => relais.emulator.calls().filter((c) => operation === undefined || c.operation === operation).length;
-const form = (fields: Partial<DisputeInput>): DisputeInput => ({ reason: 'damaged', description: 'Box crushed.', claimantId: 'ops-awa', claimantType: 'seller', ...fields });
+const calls = (operation?: string) =>
+  relais.emulator.calls().filter((c) => operation === undefined || c.operation === operation).length;
+const form = (fields: Partial<DisputeInput>): DisputeInput => ({
+  reason: 'damaged',
+  description: 'Box crushed.',
+  claimantId: 'ops-awa',
+  claimantType: 'seller',
+  ...fields,
+});
 const record = async (id: string): Promise<OrderRecord> => (await relais.worker.runtime.ledger.get(id))!;
 
 describe('opening a dispute', () => {
-  it('opens a claim on the order\'s shipment with the fields given, an emptied claimant type meaning seller', async () => {
-    const result = await openDispute(ports, disputedId, form({ reason: 'lost', description: 'One parcel of two.', claimantType: '  ' }));
+  it("opens a claim on the order's shipment with the fields given, an emptied claimant type meaning seller", async () => {
+    const result = await openDispute(
+      ports,
+      disputedId,
+      form({ reason: 'lost', description: 'One parcel of two.', claimantType: '  ' }),
+    );
     const [claim] = claimsAtService(disputedId).filter((c) => c.reason === 'lost');
-    expect(claim).toMatchObject({ description: 'One parcel of two.', claimant_id: 'ops-awa', claimant_type: 'seller', status: 'OPEN' });
-    expect(result).toEqual({ kind: 'opened', record: expect.anything(), claimId: claim!.claim_id, shipmentId: (await record(disputedId)).shipment!.shipmentId });
+    expect(claim).toMatchObject({
+      description: 'One parcel of two.',
+      claimant_id: 'ops-awa',
+      claimant_type: 'seller',
+      status: 'OPEN',
+    });
+    expect(result).toEqual({
+      kind: 'opened',
+      record: expect.anything(),
+      claimId: claim!.claim_id,
+      shipmentId: (await record(disputedId)).shipment!.shipmentId,
+    });
   });
 
   it('does not open a claim identical to one still open (same reason, description and claimant), and returns the open one', async () => {
@@ -74,67 +102,106 @@ describe('opening a dispute', () => {
     expect(first.kind).toBe('opened');
     const before = calls();
     const again = await openDispute(ports, disputedId, fields);
-    expect(again).toMatchObject({ kind: 'duplicate', claim: { claimId: first.kind === 'opened' ? first.claimId : '', status: 'OPEN', reason: 'wrong item' } });
+    expect(again).toMatchObject({
+      kind: 'duplicate',
+      claim: { claimId: first.kind === 'opened' ? first.claimId : '', status: 'OPEN', reason: 'wrong item' },
+    });
     expect(calls()).toBe(before);
     expect(claimsAtService(disputedId).filter((c) => c.reason === 'wrong item')).toHaveLength(1);
   });
 
   it('opens a second claim with the same reason when its description differs', async () => {
     await openDispute(ports, disputedId, form({ reason: 'torn', description: 'The bag is torn.' }));
-    expect(await openDispute(ports, disputedId, form({ reason: 'torn', description: 'The box is torn too.' }))).toMatchObject({ kind: 'opened' });
+    expect(
+      await openDispute(ports, disputedId, form({ reason: 'torn', description: 'The box is torn too.' })),
+    ).toMatchObject({ kind: 'opened' });
     expect(claimsAtService(disputedId).filter((c) => c.reason === 'torn')).toHaveLength(2);
   });
 
   it('does not open a dispute on an order that has no shipment, and calls nothing', async () => {
     const before = calls();
-    expect(await openDispute(ports, heldId, form({}))).toMatchObject({ kind: 'no_shipment', record: { state: 'held' } });
+    expect(await openDispute(ports, heldId, form({}))).toMatchObject({
+      kind: 'no_shipment',
+      record: { state: 'held' },
+    });
     expect(calls()).toBe(before);
   });
 
   it('does not open a dispute for an order the ledger does not have', async () => {
-    expect(await openDispute(ports, `${SHOPIFY_SHOP_ID}:404`, form({}))).toEqual({ kind: 'not_found', externalOrderId: `${SHOPIFY_SHOP_ID}:404` });
+    expect(await openDispute(ports, `${SHOPIFY_SHOP_ID}:404`, form({}))).toEqual({
+      kind: 'not_found',
+      externalOrderId: `${SHOPIFY_SHOP_ID}:404`,
+    });
   });
 
   it('names the field of each problem in an incomplete form, and calls nothing', async () => {
     const before = calls();
     const result = await openDispute(ports, disputedId, form({ reason: '   ', claimantId: undefined }));
-    expect(result).toMatchObject({ kind: 'invalid', problems: [{ field: 'reason', message: expect.stringContaining('a reason is required') }, { field: 'claimantId' }] });
+    expect(result).toMatchObject({
+      kind: 'invalid',
+      problems: [
+        { field: 'reason', message: expect.stringContaining('a reason is required') },
+        { field: 'claimantId' },
+      ],
+    });
     expect(calls()).toBe(before);
   });
 
-  it('returns the service\'s refusal as not retryable', async () => {
+  it("returns the service's refusal as not retryable", async () => {
     // Within Relais's own limit (100 characters) but beyond the service's.
     const result = await openDispute(ports, disputedId, form({ reason: 'wet', claimantType: 'r'.repeat(60) }));
-    expect(result).toMatchObject({ kind: 'refused', retryable: false, why: expect.stringContaining('the delivery service refused openDispute') });
+    expect(result).toMatchObject({
+      kind: 'refused',
+      retryable: false,
+      why: expect.stringContaining('the delivery service refused openDispute'),
+    });
   });
 
   it('returns an unavailable service as a retryable refusal', async () => {
     relais.emulator.faults.add({ operation: 'openDispute', times: 1, fault: { kind: 'status', status: 503 } });
     const result = await openDispute(ports, disputedId, form({ reason: 'cash short' }));
-    expect(result).toMatchObject({ kind: 'refused', retryable: true, why: expect.stringContaining('the delivery service is unavailable') });
+    expect(result).toMatchObject({
+      kind: 'refused',
+      retryable: true,
+      why: expect.stringContaining('the delivery service is unavailable'),
+    });
     expect(claimsAtService(disputedId).some((c) => c.reason === 'cash short')).toBe(false);
   });
 
   it('returns a failure of Relais itself while opening (the disputes port throwing) as unconfirmed, with the error', async () => {
-    const failing = { ...ports, disputes: { ...ports.disputes, open: () => Promise.reject(new Error('connection reset mid-call')) } };
-    expect(await openDispute(failing, disputedId, form({ reason: 'scratched' }))).toMatchObject({ kind: 'unconfirmed', error: 'connection reset mid-call' });
+    const failing = {
+      ...ports,
+      disputes: { ...ports.disputes, open: () => Promise.reject(new Error('connection reset mid-call')) },
+    };
+    expect(await openDispute(failing, disputedId, form({ reason: 'scratched' }))).toMatchObject({
+      kind: 'unconfirmed',
+      error: 'connection reset mid-call',
+    });
   });
 });
 
-describe('reading an order\'s claims', () => {
+describe("reading an order's claims", () => {
   beforeAll(async () => {
-    expect(await openDispute(ports, disputedId, form({ reason: 'seal broken', description: 'Opened before delivery.' }))).toMatchObject({ kind: 'opened' });
+    expect(
+      await openDispute(ports, disputedId, form({ reason: 'seal broken', description: 'Opened before delivery.' })),
+    ).toMatchObject({ kind: 'opened' });
   });
 
   it('reads only what Relais recorded while no claim is open and nobody asks, without calling the service, and lets the page offer to ask', async () => {
     const before = calls('listShipmentDisputes');
-    expect(await orderDisputes(ports, await record(quietId), { reloading: false, ask: false })).toEqual({ claims: [], source: { kind: 'recorded', canAsk: true } });
+    expect(await orderDisputes(ports, await record(quietId), { reloading: false, ask: false })).toEqual({
+      claims: [],
+      source: { kind: 'recorded', canAsk: true },
+    });
     expect(calls('listShipmentDisputes')).toBe(before);
   });
 
   it('asks the service when the operator asks, and returns its list', async () => {
     const before = calls('listShipmentDisputes');
-    expect(await orderDisputes(ports, await record(quietId), { reloading: false, ask: true })).toEqual({ claims: [], source: { kind: 'service' } });
+    expect(await orderDisputes(ports, await record(quietId), { reloading: false, ask: true })).toEqual({
+      claims: [],
+      source: { kind: 'service' },
+    });
     expect(calls('listShipmentDisputes')).toBe(before + 1);
   });
 
@@ -154,22 +221,33 @@ describe('reading an order\'s claims', () => {
     expect(calls('listShipmentDisputes')).toBe(before);
   });
 
-  it('returns the recorded claims and the service\'s reason when the service cannot be asked', async () => {
+  it("returns the recorded claims and the service's reason when the service cannot be asked", async () => {
     relais.emulator.faults.add({ operation: 'listShipmentDisputes', times: 1, fault: { kind: 'status', status: 503 } });
     const result = await orderDisputes(ports, await record(disputedId), { reloading: false, ask: true });
-    expect(result.source).toMatchObject({ kind: 'unavailable', why: expect.stringContaining('the delivery service is unavailable for listShipmentDisputes') });
+    expect(result.source).toMatchObject({
+      kind: 'unavailable',
+      why: expect.stringContaining('the delivery service is unavailable for listShipmentDisputes'),
+    });
     expect(result.claims.some((c) => c.reason === 'seal broken')).toBe(true);
   });
 });
 
-describe('an order\'s page', () => {
+describe("an order's page", () => {
   it('returns not_found for an order the ledger does not have', async () => {
-    expect(await viewOrder(ports, `${SHOPIFY_SHOP_ID}:404`, { askForClaims: false })).toEqual({ kind: 'not_found', externalOrderId: `${SHOPIFY_SHOP_ID}:404` });
+    expect(await viewOrder(ports, `${SHOPIFY_SHOP_ID}:404`, { askForClaims: false })).toEqual({
+      kind: 'not_found',
+      externalOrderId: `${SHOPIFY_SHOP_ID}:404`,
+    });
   });
 
   it('returns a delivered order with its timeline and claims, no suggestions, and no reload', async () => {
     const result = await viewOrder(ports, quietId, { askForClaims: false });
-    expect(result).toMatchObject({ kind: 'found', reloading: false, suggestions: [], disputes: { source: { kind: 'recorded', canAsk: true } } });
+    expect(result).toMatchObject({
+      kind: 'found',
+      reloading: false,
+      suggestions: [],
+      disputes: { source: { kind: 'recorded', canAsk: true } },
+    });
     if (result.kind !== 'found') return;
     expect(result.timeline.map((t) => t.operation)).toEqual(expect.arrayContaining(['createQuote', 'createShipment']));
   });
@@ -190,7 +268,7 @@ describe('an order\'s page', () => {
   });
 });
 
-describe('whether an order\'s page reloads itself', () => {
+describe("whether an order's page reloads itself", () => {
   const minute = 60_000;
 
   it('reloads while the order is between two steps of the pipeline', async () => {
@@ -222,11 +300,14 @@ describe('whether an order\'s page reloads itself', () => {
 });
 
 describe('the cash page', () => {
-  it('counts the delivered orders\' cash as collected on their delivery day, and has no reconciliation run to show yet', async () => {
+  it("counts the delivered orders' cash as collected on their delivery day, and has no reconciliation run to show yet", async () => {
     const delivered = await Promise.all([disputedId, quietId].map(record));
     const report = await cashReport(ports, { shopId: SHOPIFY_SHOP_ID, since: new Date(Date.now() - 86_400_000) });
     const day = report.cod.days.find((d) => d.day === delivered[0]!.stateChangedAt.slice(0, 10));
-    expect(day?.collected).toEqual({ orders: 2, xof: delivered.reduce((sum, r) => sum + r.shipment!.orderAmountXof!, 0) });
+    expect(day?.collected).toEqual({
+      orders: 2,
+      xof: delivered.reduce((sum, r) => sum + r.shipment!.orderAmountXof!, 0),
+    });
     expect(report.cod.totals.notDispatched.orders).toBe(1);
     expect(report).toMatchObject({ reconciliation: undefined, reconciliationWired: true });
   });

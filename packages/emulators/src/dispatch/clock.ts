@@ -102,13 +102,16 @@ export class EmulatorClock {
     this.timer = undefined;
     const first = this.tasks[0];
     if (!first) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.takeTurn(async () => {
-        await this.runDue(this.now());
-        this.arm();
-      });
-    }, Math.max(0, first.dueAt - this.now()));
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        void this.takeTurn(async () => {
+          await this.runDue(this.now());
+          this.arm();
+        });
+      },
+      Math.max(0, first.dueAt - this.now()),
+    );
     this.timer.unref();
   }
 }

@@ -58,7 +58,8 @@ function loadProfileReference(reference: string, baseDir: string | undefined): W
   try {
     return loadWireProfile(located);
   } catch (error) {
-    if (error instanceof WireProfileError) throw new Error(`dispatch emulator config: profile ${error.message}`, { cause: error });
+    if (error instanceof WireProfileError)
+      throw new Error(`dispatch emulator config: profile ${error.message}`, { cause: error });
     throw error;
   }
 }
@@ -85,7 +86,8 @@ export function parseEmulatorConfig(
   };
 
   const organisations: EmulatedOrganisation[] = config.organisations.map((org) => {
-    const keyEnvNames = org.apiKeyEnv === undefined ? [] : Array.isArray(org.apiKeyEnv) ? org.apiKeyEnv : [org.apiKeyEnv];
+    const keyEnvNames =
+      org.apiKeyEnv === undefined ? [] : Array.isArray(org.apiKeyEnv) ? org.apiKeyEnv : [org.apiKeyEnv];
     const apiKeys = [...(org.apiKeys ?? []), ...keyEnvNames.map(fromEnv).filter((k): k is string => k !== undefined)];
     const webhookSecret = org.webhookSecretEnv !== undefined ? fromEnv(org.webhookSecretEnv) : org.webhookSecret;
     return {

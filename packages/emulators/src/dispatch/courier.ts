@@ -22,7 +22,11 @@ import type { WebhookSender } from './webhooks.js';
 
 /** Spec: cancel only while the parcel has not been picked up. */
 export const CANCELLABLE_STATES: ReadonlySet<ShipmentState> = new Set<ShipmentState>(['CREATED', 'READY', 'ASSIGNED']);
-export const TERMINAL_STATES: ReadonlySet<ShipmentState> = new Set<ShipmentState>(['DELIVERED', 'RETURNED', 'CANCELLED']);
+export const TERMINAL_STATES: ReadonlySet<ShipmentState> = new Set<ShipmentState>([
+  'DELIVERED',
+  'RETURNED',
+  'CANCELLED',
+]);
 
 export type ChangeResult = 'changed' | 'unchanged' | 'refused';
 

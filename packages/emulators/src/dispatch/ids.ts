@@ -19,6 +19,7 @@ export function opaqueId(prefix: string, length = 20): string {
 
 export function trackingCode(): string {
   let out = '';
-  for (let i = 0; i < TRACKING_CODE_LENGTH; i++) out += TRACKING_CODE_ALPHABET[randomInt(TRACKING_CODE_ALPHABET.length)];
+  for (let i = 0; i < TRACKING_CODE_LENGTH; i++)
+    out += TRACKING_CODE_ALPHABET[randomInt(TRACKING_CODE_ALPHABET.length)];
   return out;
 }

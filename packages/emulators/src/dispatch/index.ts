@@ -99,7 +99,8 @@ const organisationsSchema = z
     const ids = new Set<string>();
     const keys = new Set<string>();
     orgs.forEach((org, i) => {
-      if (ids.has(org.id)) ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `duplicate organisation id ${org.id}` });
+      if (ids.has(org.id))
+        ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `duplicate organisation id ${org.id}` });
       ids.add(org.id);
       org.apiKeys.forEach((key, k) => {
         // Messages name the position, never the key itself.
@@ -110,7 +111,12 @@ const organisationsSchema = z
             message: `a ${TEST_KEY_PREFIX} key could never authenticate: the service refuses sandbox keys with 403`,
           });
         }
-        if (keys.has(key)) ctx.addIssue({ code: 'custom', path: [i, 'apiKeys', k], message: 'key used twice: a key belongs to one organisation' });
+        if (keys.has(key))
+          ctx.addIssue({
+            code: 'custom',
+            path: [i, 'apiKeys', k],
+            message: 'key used twice: a key belongs to one organisation',
+          });
         keys.add(key);
       });
     });
@@ -143,9 +149,13 @@ export async function startDispatchEmulator(options: DispatchEmulatorOptions): P
   const gazetteerZones = await loadZoneIndex(options.gazetteerDir);
   // A real service's zone list is not the gazetteer: the names it leaves out fall to the fallback tariff.
   const unpriced = new Set((options.unpricedNeighbourhoods ?? []).map(normaliseName));
-  const zones = unpriced.size === 0
-    ? gazetteerZones
-    : { ...gazetteerZones, candidates: (name: string) => (unpriced.has(normaliseName(name)) ? [] : gazetteerZones.candidates(name)) };
+  const zones =
+    unpriced.size === 0
+      ? gazetteerZones
+      : {
+          ...gazetteerZones,
+          candidates: (name: string) => (unpriced.has(normaliseName(name)) ? [] : gazetteerZones.candidates(name)),
+        };
 
   const organisations = new OrganisationRegistry(options.organisations);
   const store = new EmulatorStore();
@@ -213,7 +223,10 @@ export async function startDispatchEmulator(options: DispatchEmulatorOptions): P
   };
 
   const separateTracking = options.trackingPort !== undefined;
-  const apps = buildApps(core, calls, { separateTracking, bodyLimitBytes: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES });
+  const apps = buildApps(core, calls, {
+    separateTracking,
+    bodyLimitBytes: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
+  });
   const servers: ClosableServer[] = [];
   try {
     servers.push(await listen(apps.main, host, options.port ?? 0));
@@ -227,7 +240,10 @@ export async function startDispatchEmulator(options: DispatchEmulatorOptions): P
   if (!mainServer) throw new Error('dispatch emulator: main server did not start');
   const baseUrl = `http://${urlHost(host)}:${mainServer.port}`;
   trackingUrl = trackingServer ? `http://${urlHost(host)}:${trackingServer.port}` : baseUrl;
-  logger.info({ baseUrl, trackingUrl, clock: clock.mode, profile: profile.name, organisations: options.organisations.length }, 'dispatch emulator listening');
+  logger.info(
+    { baseUrl, trackingUrl, clock: clock.mode, profile: profile.name, organisations: options.organisations.length },
+    'dispatch emulator listening',
+  );
 
   let closing: Promise<void> | undefined;
   return {

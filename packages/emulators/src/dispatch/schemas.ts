@@ -9,7 +9,10 @@ import { PaymentMode } from '../relais.js';
 import { MAX_WEIGHT_KG } from './pricing.js';
 
 const requiredText = (max: number) =>
-  z.string().max(max).refine((s) => s.trim() !== '', { message: 'must not be empty' });
+  z
+    .string()
+    .max(max)
+    .refine((s) => s.trim() !== '', { message: 'must not be empty' });
 
 /** null means "not given": JSON clients often write null for an unknown weight. */
 const weightKg = z
@@ -20,7 +23,13 @@ const weightKg = z
   .transform((v) => v ?? undefined);
 
 /** Spec: "All amounts are in XOF with no sub-unit" — an integer, never a decimal or a string. */
-const amountXof = z.number().int().min(0).max(1_000_000_000).nullish().transform((v) => v ?? undefined);
+const amountXof = z
+  .number()
+  .int()
+  .min(0)
+  .max(1_000_000_000)
+  .nullish()
+  .transform((v) => v ?? undefined);
 
 const place = z.object({
   /** The neighbourhood. An empty or unknown value is accepted: it is priced with the fallback tariff. */
@@ -52,7 +61,8 @@ export const createShipmentSchema = z
     order_amount_xof: amountXof, // accepted too: the spec also says every body is snake_case
   })
   .refine(
-    (b) => b.orderAmountXof === undefined || b.order_amount_xof === undefined || b.orderAmountXof === b.order_amount_xof,
+    (b) =>
+      b.orderAmountXof === undefined || b.order_amount_xof === undefined || b.orderAmountXof === b.order_amount_xof,
     { message: 'orderAmountXof and order_amount_xof disagree', path: ['orderAmountXof'] },
   )
   .transform((b) => ({
@@ -81,5 +91,8 @@ export const simulatePriceSchema = z.object({
 export const listQuerySchema = z.object({
   status: z.string().optional(),
   cursor: z.string().optional(),
-  limit: z.string().regex(/^\d{1,4}$/, { message: 'must be an integer between 1 and 100' }).optional(),
+  limit: z
+    .string()
+    .regex(/^\d{1,4}$/, { message: 'must be an integer between 1 and 100' })
+    .optional(),
 });

@@ -47,7 +47,9 @@ export class Dialect {
 
   private history(shipment: ShipmentRecord, detailed: boolean): Array<Record<string, unknown>> {
     return shipment.history.map(({ status, ...rest }) =>
-      detailed ? { status: wireState(this.profile, status), ...rest } : { status: wireState(this.profile, status), at: rest.at },
+      detailed
+        ? { status: wireState(this.profile, status), ...rest }
+        : { status: wireState(this.profile, status), at: rest.at },
     );
   }
 

@@ -43,7 +43,13 @@ function recordCalls(log: RecordedCall[], clock: EmulatorClock, logger: Logger):
     res.on('close', () => {
       record.status = res.headersSent ? res.statusCode : 0;
       logger.debug(
-        { operation: record.operation, org: record.orgId, status: record.status, fault: record.fault, ms: Math.round(performance.now() - started) },
+        {
+          operation: record.operation,
+          org: record.orgId,
+          status: record.status,
+          fault: record.fault,
+          ms: Math.round(performance.now() - started),
+        },
         'dispatch emulator call',
       );
     });

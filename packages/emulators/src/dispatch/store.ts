@@ -61,7 +61,10 @@ export class EmulatorStore {
   }
 
   addShipment(
-    fields: Omit<ShipmentRecord, 'seq' | 'shipment_id' | 'tracking_code' | 'history' | 'claims' | 'status' | 'updatedAt'>,
+    fields: Omit<
+      ShipmentRecord,
+      'seq' | 'shipment_id' | 'tracking_code' | 'history' | 'claims' | 'status' | 'updatedAt'
+    >,
   ): ShipmentRecord {
     let code = trackingCode();
     while (this.byTrackingCode.has(code)) code = trackingCode();
@@ -93,14 +96,19 @@ export class EmulatorStore {
 
   /** Shipments of one organisation (or all), in creation order. */
   listShipments(orgId?: string): ShipmentRecord[] {
-    return [...this.shipments.values()].filter((s) => orgId === undefined || s.orgId === orgId).sort((a, b) => a.seq - b.seq);
+    return [...this.shipments.values()]
+      .filter((s) => orgId === undefined || s.orgId === orgId)
+      .sort((a, b) => a.seq - b.seq);
   }
 
   byCode(code: string): ShipmentRecord | undefined {
     return this.byTrackingCode.get(code);
   }
 
-  addClaim(shipment: ShipmentRecord, fields: Omit<EmulatedClaim, 'claim_id' | 'shipment_id' | 'status'>): EmulatedClaim {
+  addClaim(
+    shipment: ShipmentRecord,
+    fields: Omit<EmulatedClaim, 'claim_id' | 'shipment_id' | 'status'>,
+  ): EmulatedClaim {
     const claim: EmulatedClaim = {
       claim_id: opaqueId(CLAIM_ID_PREFIX),
       shipment_id: shipment.shipment_id,

@@ -49,7 +49,11 @@ function postJson(url: URL, rawBody: string, headers: Record<string, string>, si
         method: 'POST',
         agent: false,
         signal,
-        headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(rawBody)) },
+        headers: {
+          ...headers,
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(rawBody)),
+        },
       },
       (res) => {
         res.resume(); // drain: the status is all we need
@@ -78,7 +82,14 @@ export class WebhookSender {
   notifyStatusChanged(orgId: string, event: StatusChangedEvent): void {
     if (!this.targetOf(orgId)?.url) return;
     const { status, ...ids } = event;
-    this.track(this.attempt(orgId, this.profile.webhookBody({ ...ids, state: wireState(this.profile, status) }), event.shipmentId, 1));
+    this.track(
+      this.attempt(
+        orgId,
+        this.profile.webhookBody({ ...ids, state: wireState(this.profile, status) }),
+        event.shipmentId,
+        1,
+      ),
+    );
   }
 
   /** Resolves when no delivery attempt is on the wire. */
@@ -100,13 +111,24 @@ export class WebhookSender {
     void promise.finally(() => this.inFlight.delete(promise));
   }
 
-  private async attempt(orgId: string, body: Record<string, unknown>, shipmentId: string, attempt: number): Promise<void> {
+  private async attempt(
+    orgId: string,
+    body: Record<string, unknown>,
+    shipmentId: string,
+    attempt: number,
+  ): Promise<void> {
     const target = this.targetOf(orgId);
     if (!target?.url || this.stop.signal.aborted) return;
     const rawBody = JSON.stringify(body);
     const headers: Record<string, string> = { 'user-agent': 'relais-dispatch-emulator' };
     if (target.secret) headers[this.profile.signatureHeader.toLowerCase()] = this.profile.sign(rawBody, target.secret);
-    const record: WebhookDelivery = { orgId, url: target.url, body, attempt, at: new Date(this.clock.now()).toISOString() };
+    const record: WebhookDelivery = {
+      orgId,
+      url: target.url,
+      body,
+      attempt,
+      at: new Date(this.clock.now()).toISOString(),
+    };
     try {
       record.status = await postJson(
         new URL(target.url),

@@ -81,7 +81,10 @@ function parseCoordinate(value: string | undefined): number | undefined {
 }
 
 function splitAltNames(value: string | undefined): string[] {
-  return (value ?? '').split('|').map((s) => s.trim()).filter((s) => s !== '');
+  return (value ?? '')
+    .split('|')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 }
 
 interface GazetteerRow {

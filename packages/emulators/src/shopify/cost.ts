@@ -51,7 +51,10 @@ export function operationCost(
   if (!rootType) return 0;
   const ctx: CostContext = { schema, fragments, variables: withDefaults(operation, variables) };
   if (operation.operation === 'mutation') {
-    return collect(ctx, operation.selectionSet, rootType).filter((f) => !f.node.name.value.startsWith('__')).length * MUTATION_FIELD_COST;
+    return (
+      collect(ctx, operation.selectionSet, rootType).filter((f) => !f.node.name.value.startsWith('__')).length *
+      MUTATION_FIELD_COST
+    );
   }
   return selectionCost(ctx, operation.selectionSet, rootType, data, data !== undefined);
 }
@@ -65,18 +68,25 @@ function withDefaults(operation: OperationDefinitionNode, variables: Record<stri
   return { ...merged, ...variables };
 }
 
-function collect(ctx: CostContext, selectionSet: SelectionSetNode, parent: GraphQLCompositeType, depth = 0): CollectedField[] {
+function collect(
+  ctx: CostContext,
+  selectionSet: SelectionSetNode,
+  parent: GraphQLCompositeType,
+  depth = 0,
+): CollectedField[] {
   if (depth > 50) return [];
   const fields: CollectedField[] = [];
   for (const selection of selectionSet.selections) {
     if (selection.kind === Kind.FIELD) fields.push({ node: selection, parent });
     else if (selection.kind === Kind.INLINE_FRAGMENT) {
       const condition = selection.typeCondition ? ctx.schema.getType(selection.typeCondition.name.value) : parent;
-      if (condition && isCompositeType(condition)) fields.push(...collect(ctx, selection.selectionSet, condition, depth + 1));
+      if (condition && isCompositeType(condition))
+        fields.push(...collect(ctx, selection.selectionSet, condition, depth + 1));
     } else {
       const fragment = ctx.fragments.get(selection.name.value);
       const condition = fragment ? ctx.schema.getType(fragment.typeCondition.name.value) : undefined;
-      if (fragment && condition && isCompositeType(condition)) fields.push(...collect(ctx, fragment.selectionSet, condition, depth + 1));
+      if (fragment && condition && isCompositeType(condition))
+        fields.push(...collect(ctx, fragment.selectionSet, condition, depth + 1));
     }
   }
   return fields;
@@ -107,14 +117,22 @@ function isConnectionField(definition: GraphQLField<unknown, unknown>): boolean 
 }
 
 function asRecord(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
 }
 
 /**
  * `data` is the result object for this selection set when computing the actual cost, undefined when
  * computing the requested cost.
  */
-function selectionCost(ctx: CostContext, selectionSet: SelectionSetNode, parent: GraphQLCompositeType, data: unknown, actual: boolean): number {
+function selectionCost(
+  ctx: CostContext,
+  selectionSet: SelectionSetNode,
+  parent: GraphQLCompositeType,
+  data: unknown,
+  actual: boolean,
+): number {
   let total = 0;
   const counted = new Set<string>();
   const result = asRecord(data);
@@ -141,7 +159,8 @@ function selectionCost(ctx: CostContext, selectionSet: SelectionSetNode, parent:
     const unwrapped = isNonNullType(definition.type) ? definition.type.ofType : definition.type;
     if (actual) {
       const items = Array.isArray(value) ? value : [value];
-      for (const item of items) if (item !== null && item !== undefined) total += 1 + selectionCost(ctx, node.selectionSet, named, item, true);
+      for (const item of items)
+        if (item !== null && item !== undefined) total += 1 + selectionCost(ctx, node.selectionSet, named, item, true);
     } else {
       const multiplier = isListType(unwrapped) ? (intArgument(ctx, node, 'first') ?? 1) : 1;
       total += multiplier * (1 + selectionCost(ctx, node.selectionSet, named, undefined, false));
@@ -159,14 +178,21 @@ function connectionCost(
   node: FieldNode,
 ): number {
   // The node type and its selections, whether asked through `edges { node }` or `nodes`.
-  const nodeSelections: { selectionSet: SelectionSetNode; type: GraphQLCompositeType; viaEdges: boolean; key: string; nodeKey: string }[] = [];
+  const nodeSelections: {
+    selectionSet: SelectionSetNode;
+    type: GraphQLCompositeType;
+    viaEdges: boolean;
+    key: string;
+    nodeKey: string;
+  }[] = [];
   for (const { node: field, parent } of collect(ctx, selectionSet, connectionType)) {
     const definition = fieldDefinition(parent, field.name.value);
     if (!definition || !field.selectionSet) continue;
     const key = field.alias?.value ?? field.name.value;
     if (field.name.value === 'nodes') {
       const type = getNamedType(definition.type);
-      if (isCompositeType(type)) nodeSelections.push({ selectionSet: field.selectionSet, type, viaEdges: false, key, nodeKey: '' });
+      if (isCompositeType(type))
+        nodeSelections.push({ selectionSet: field.selectionSet, type, viaEdges: false, key, nodeKey: '' });
     } else if (field.name.value === 'edges') {
       const edgeType = getNamedType(definition.type);
       if (!isCompositeType(edgeType)) continue;
@@ -174,14 +200,23 @@ function connectionCost(
         const edgeDefinition = fieldDefinition(edgeParent, edgeField.name.value);
         const type = edgeDefinition ? getNamedType(edgeDefinition.type) : undefined;
         if (edgeField.name.value === 'node' && edgeField.selectionSet && type && isCompositeType(type)) {
-          nodeSelections.push({ selectionSet: edgeField.selectionSet, type, viaEdges: true, key, nodeKey: edgeField.alias?.value ?? 'node' });
+          nodeSelections.push({
+            selectionSet: edgeField.selectionSet,
+            type,
+            viaEdges: true,
+            key,
+            nodeKey: edgeField.alias?.value ?? 'node',
+          });
         }
       }
     }
   }
   if (!actual) {
     const count = intArgument(ctx, node, 'first') ?? intArgument(ctx, node, 'last') ?? 0;
-    const perNode = Math.max(1, ...nodeSelections.map((s) => 1 + selectionCost(ctx, s.selectionSet, s.type, undefined, false)));
+    const perNode = Math.max(
+      1,
+      ...nodeSelections.map((s) => 1 + selectionCost(ctx, s.selectionSet, s.type, undefined, false)),
+    );
     return 2 + count * perNode;
   }
   const connection = asRecord(value);

@@ -82,7 +82,10 @@ export interface ShopifyEmulatorOptions {
 }
 
 /** Same shape as the global fetch and as @shopify/shopify-api's AbstractFetchFunc. */
-export type FetchFunction = (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => Promise<Response>;
+export type FetchFunction = (
+  input: Parameters<typeof fetch>[0],
+  init?: Parameters<typeof fetch>[1],
+) => Promise<Response>;
 
 /** A numeric order id, its string, or its gid. */
 export type OrderRef = number | string;
@@ -152,7 +155,11 @@ export interface ShopifyEmulator {
   order(domain: string, ref: OrderRef): RestOrder | undefined;
   orders(domain: string): RestOrder[];
   markPaid(domain: string, ref: OrderRef): RestOrder;
-  cancelOrder(domain: string, ref: OrderRef, options?: { reason?: string; refund?: boolean; staffNote?: string }): RestOrder;
+  cancelOrder(
+    domain: string,
+    ref: OrderRef,
+    options?: { reason?: string; refund?: boolean; staffNote?: string },
+  ): RestOrder;
   orderSnapshot(domain: string, ref: OrderRef): OrderSnapshot;
   /** Registers a webhook subscription as webhookSubscriptionCreate would; returns its gid. */
   subscribe(domain: string, topic: string, url: string, options?: { includeFields?: string[]; name?: string }): string;
@@ -165,7 +172,11 @@ export interface ShopifyEmulator {
   /** Resolves when every webhook started so far (retries included) has finished. */
   webhooksSettled(): Promise<void>;
   /** Sends Shopify's rate request to the shop's carrier service callback, signed, and returns the answer. */
-  requestShippingRates(domain: string, rate: unknown, options?: { serviceName?: string; timeoutMs?: number }): Promise<ShippingRatesAnswer>;
+  requestShippingRates(
+    domain: string,
+    rate: unknown,
+    options?: { serviceName?: string; timeoutMs?: number },
+  ): Promise<ShippingRatesAnswer>;
   graphqlCalls(): GraphqlCallRecord[];
   throttleStatus(domain: string): ThrottleStatus;
   readonly faults: { add(spec: FaultSpec): number; clear(): void; pending(): ActiveFault[] };
@@ -208,7 +219,10 @@ const optionsSchema = z.object({
       }),
     )
     .min(1),
-  apiVersion: z.string().regex(/^(\d{4}-\d{2}|unstable)$/).optional(),
+  apiVersion: z
+    .string()
+    .regex(/^(\d{4}-\d{2}|unstable)$/)
+    .optional(),
   throttle: z.object({ maximumAvailable: z.number().positive(), restoreRate: z.number().positive() }).optional(),
   port: z.number().int().min(0).max(65535).optional(),
   host: z.string().optional(),
@@ -256,7 +270,9 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
       name: shop.name,
       clientId: clientIds.get(shop.domain)!,
       clientSecret: shop.clientSecret,
-      scopes: options.shops.find((s) => s.domain.toLowerCase() === shop.domain)?.scopes ?? 'read_orders,write_orders,write_fulfillments,write_merchant_managed_fulfillment_orders',
+      scopes:
+        options.shops.find((s) => s.domain.toLowerCase() === shop.domain)?.scopes ??
+        'read_orders,write_orders,write_fulfillments,write_merchant_managed_fulfillment_orders',
     })),
     options.tokenLifetimes,
   );
@@ -305,10 +321,19 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
 
   const record = (req: IncomingMessage, entry: Omit<GraphqlCallRecord, 'at' | 'apiVersion' | 'kind' | 'request'>) => {
     const request = `${req.method ?? 'GET'} ${(req.url ?? '/').replace(/^\/shops\/[^/]+/, '')}`;
-    calls.push({ at: new Date(clock()).toISOString(), kind: request.includes('/graphql.json') ? 'graphql' : 'rest', request, apiVersion, ...entry });
+    calls.push({
+      at: new Date(clock()).toISOString(),
+      kind: request.includes('/graphql.json') ? 'graphql' : 'rest',
+      request,
+      apiVersion,
+      ...entry,
+    });
   };
 
-  const blank: Pick<GraphqlCallRecord, 'operationType' | 'operationName' | 'rootFields' | 'query' | 'variables' | 'cost'> = {
+  const blank: Pick<
+    GraphqlCallRecord,
+    'operationType' | 'operationName' | 'rootFields' | 'query' | 'variables' | 'cost'
+  > = {
     operationType: null,
     operationName: null,
     rootFields: [],
@@ -320,7 +345,10 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
   /** Version and access token, checked the same way for GraphQL and REST. False when already answered. */
   function admit(req: IncomingMessage, res: ServerResponse, rt: ShopRuntime, version: string): boolean {
     if (version !== apiVersion) {
-      logger?.warn({ shop: rt.shop.domain, requested: version, served: apiVersion }, 'shopify emulator: API version not served');
+      logger?.warn(
+        { shop: rt.shop.domain, requested: version, served: apiVersion },
+        'shopify emulator: API version not served',
+      );
       send(res, 404, { errors: 'Not Found' });
       return false;
     }
@@ -334,7 +362,13 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
     return true;
   }
 
-  function answerStatusFault(req: IncomingMessage, res: ServerResponse, domain: string, fault: FaultSpec, details: Partial<GraphqlCallRecord>): void {
+  function answerStatusFault(
+    req: IncomingMessage,
+    res: ServerResponse,
+    domain: string,
+    fault: FaultSpec,
+    details: Partial<GraphqlCallRecord>,
+  ): void {
     const status = fault.status ?? 500;
     const body = { errors: STATUS_CODES[status] ?? 'Error' };
     const headers: Record<string, string> = {};
@@ -344,21 +378,42 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
     send(res, status, body, headers);
   }
 
-  async function handleRest(req: IncomingMessage, res: ServerResponse, rt: ShopRuntime, version: string, path: string, query: URLSearchParams): Promise<void> {
+  async function handleRest(
+    req: IncomingMessage,
+    res: ServerResponse,
+    rt: ShopRuntime,
+    version: string,
+    path: string,
+    query: URLSearchParams,
+  ): Promise<void> {
     if (!admit(req, res, rt, version)) return;
     const fault = faults.take(rt.shop.domain, ['rest']);
     if (fault?.kind === 'delay') await new Promise((resolve) => setTimeout(resolve, fault.delayMs ?? 1000));
     if (fault?.kind === 'status' || fault?.kind === 'throttle') {
       // A REST "throttle" is a 429, which is how Shopify throttles REST calls.
-      answerStatusFault(req, res, rt.shop.domain, fault.kind === 'throttle' ? { ...fault, status: 429 } : fault, { rootFields: ['rest'] });
+      answerStatusFault(req, res, rt.shop.domain, fault.kind === 'throttle' ? { ...fault, status: 429 } : fault, {
+        rootFields: ['rest'],
+      });
       return;
     }
     const answer = answerRest(req.method ?? 'GET', path, query, rt.store, rt.restBucket, apiVersion);
-    record(req, { domain: rt.shop.domain, httpStatus: answer.status, outcome: answer.status === 429 ? 'throttled' : 'ok', ...blank, rootFields: ['rest'], response: answer.body });
+    record(req, {
+      domain: rt.shop.domain,
+      httpStatus: answer.status,
+      outcome: answer.status === 429 ? 'throttled' : 'ok',
+      ...blank,
+      rootFields: ['rest'],
+      response: answer.body,
+    });
     send(res, answer.status, answer.body, answer.headers);
   }
 
-  async function handleGraphql(req: IncomingMessage, res: ServerResponse, rt: ShopRuntime, version: string): Promise<void> {
+  async function handleGraphql(
+    req: IncomingMessage,
+    res: ServerResponse,
+    rt: ShopRuntime,
+    version: string,
+  ): Promise<void> {
     const domain = rt.shop.domain;
     if (!admit(req, res, rt, version)) return;
     if (req.method !== 'POST') {
@@ -374,7 +429,9 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
       return;
     }
     const { operation } = endpoint.describe(parsedBody);
-    const rootFields = operation ? operation.selectionSet.selections.flatMap((s) => (s.kind === 'Field' ? [s.name.value] : [])) : [];
+    const rootFields = operation
+      ? operation.selectionSet.selections.flatMap((s) => (s.kind === 'Field' ? [s.name.value] : []))
+      : [];
     const fault = faults.take(domain, rootFields);
     if (fault?.kind === 'delay') await new Promise((resolve) => setTimeout(resolve, fault.delayMs ?? 1000));
     if (fault?.kind === 'status') {
@@ -421,7 +478,8 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
       send(res, 200, { ok: true, tokenClock: new Date(oauth.now()).toISOString() });
       return;
     }
-    const match = /^\/_emulator\/shops\/([^/]+)\/(orders|webhook-deliveries)(?:\/([^/]+))?(?:\/(mark-paid|cancel))?$/.exec(path);
+    const match =
+      /^\/_emulator\/shops\/([^/]+)\/(orders|webhook-deliveries)(?:\/([^/]+))?(?:\/(mark-paid|cancel))?$/.exec(path);
     const rt = match?.[1] ? shops.get(decodeURIComponent(match[1]).toLowerCase()) : undefined;
     if (!match || !rt) {
       send(res, 404, { errors: 'Not Found' });
@@ -430,7 +488,11 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
     const [, , collection, id, action] = match;
     try {
       if (collection === 'webhook-deliveries' && req.method === 'GET') {
-        send(res, 200, dispatcher.deliveries().filter((d) => d.domain === rt.shop.domain));
+        send(
+          res,
+          200,
+          dispatcher.deliveries().filter((d) => d.domain === rt.shop.domain),
+        );
       } else if (collection === 'orders' && !id && req.method === 'POST') {
         const raw = await readBody(req);
         const input: unknown = raw ? JSON.parse(raw.toString('utf8')) : {};
@@ -464,7 +526,11 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
     const host = (req.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
     const header = req.headers['x-shopify-shop-domain'];
     const named = typeof header === 'string' ? header.toLowerCase() : undefined;
-    return shops.get(host) ?? (named ? shops.get(named) : undefined) ?? (shops.size === 1 ? [...shops.values()][0] : undefined);
+    return (
+      shops.get(host) ??
+      (named ? shops.get(named) : undefined) ??
+      (shops.size === 1 ? [...shops.values()][0] : undefined)
+    );
   };
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -498,7 +564,10 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
       }
       const raw = await readBody(req);
       const body = raw === undefined ? undefined : parseTokenRequestBody(raw, req.headers['content-type']);
-      const answer = body === undefined ? { status: 400, body: { error: 'invalid_request', error_description: 'The body must be JSON or a form' } } : oauth.token(rt.shop.domain, body);
+      const answer =
+        body === undefined
+          ? { status: 400, body: { error: 'invalid_request', error_description: 'The body must be JSON or a form' } }
+          : oauth.token(rt.shop.domain, body);
       send(res, answer.status, answer.body, { 'Cache-Control': 'no-store' });
       return;
     }
@@ -533,7 +602,9 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
     const target = new URL(request.url);
     const domain = target.hostname.toLowerCase();
     if (!shops.has(domain)) {
-      throw new TypeError(`fetch failed: ${domain} is not a shop of the Shopify emulator (it has ${[...shops.keys()].join(', ')})`);
+      throw new TypeError(
+        `fetch failed: ${domain} is not a shop of the Shopify emulator (it has ${[...shops.keys()].join(', ')})`,
+      );
     }
     const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer();
     return fetch(`${base}/shops/${domain}${target.pathname}${target.search}`, {
@@ -638,10 +709,16 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
 
     async requestShippingRates(domain, rate, rateOptions = {}) {
       const rt = runtime(domain);
-      const services = [...rt.store.carrierServices.values()].filter((s) => s.active && (rateOptions.serviceName === undefined || s.name === rateOptions.serviceName));
+      const services = [...rt.store.carrierServices.values()].filter(
+        (s) => s.active && (rateOptions.serviceName === undefined || s.name === rateOptions.serviceName),
+      );
       const service = services[0];
-      if (!service) throw new Error(`requestShippingRates: ${domain} has no active carrier service${rateOptions.serviceName ? ` named ${rateOptions.serviceName}` : ''}`);
-      if (!isHttpUrl(service.callbackUrl)) throw new Error(`requestShippingRates: invalid callback url ${service.callbackUrl}`);
+      if (!service)
+        throw new Error(
+          `requestShippingRates: ${domain} has no active carrier service${rateOptions.serviceName ? ` named ${rateOptions.serviceName}` : ''}`,
+        );
+      if (!isHttpUrl(service.callbackUrl))
+        throw new Error(`requestShippingRates: invalid callback url ${service.callbackUrl}`);
       const body = JSON.stringify(rate);
       const started = performance.now();
       const answer = await postJson(
@@ -660,7 +737,12 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
       } catch {
         // keep the text: a non-JSON answer is something the caller wants to see
       }
-      return { status: answer.status, body: parsed, durationMs: Math.round(performance.now() - started), ...(answer.error ? { error: answer.error } : {}) };
+      return {
+        status: answer.status,
+        body: parsed,
+        durationMs: Math.round(performance.now() - started),
+        ...(answer.error ? { error: answer.error } : {}),
+      };
     },
 
     graphqlCalls: () => calls.map((call) => ({ ...call })),
@@ -687,7 +769,10 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
       });
     },
   };
-  logger?.info({ url: base, apiVersion, shops: [...shops.keys()], schemaLoadMs: admin.loadTimings.totalMs }, 'shopify emulator listening');
+  logger?.info(
+    { url: base, apiVersion, shops: [...shops.keys()], schemaLoadMs: admin.loadTimings.totalMs },
+    'shopify emulator listening',
+  );
   return emulator;
 }
 

@@ -34,7 +34,8 @@ export class FaultPlan {
 
   add(spec: FaultSpec): number {
     const times = spec.times ?? 1;
-    if (!Number.isInteger(times) || times < 1) throw new Error(`fault times must be a positive integer, got ${String(spec.times)}`);
+    if (!Number.isInteger(times) || times < 1)
+      throw new Error(`fault times must be a positive integer, got ${String(spec.times)}`);
     if (spec.kind === 'status' && spec.status !== undefined && (spec.status < 400 || spec.status > 599)) {
       throw new Error(`fault status must be 4xx or 5xx, got ${spec.status}`);
     }

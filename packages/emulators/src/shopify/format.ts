@@ -12,7 +12,8 @@ export function gid(type: string, id: number): string {
 /** Splits a global id. Anything that is not `gid://shopify/<Type>/<digits>` is an argument error at Shopify. */
 export function parseGid(value: unknown): { type: string; id: number } {
   const match = typeof value === 'string' ? GID.exec(value) : null;
-  if (!match) throw new GraphQLError(`Invalid global id '${String(value)}'`, { extensions: { code: 'INVALID_GLOBAL_ID' } });
+  if (!match)
+    throw new GraphQLError(`Invalid global id '${String(value)}'`, { extensions: { code: 'INVALID_GLOBAL_ID' } });
   return { type: match[1] ?? '', id: Number(match[2]) };
 }
 

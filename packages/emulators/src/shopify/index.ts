@@ -19,7 +19,12 @@ export type { RestOrder } from './rest.js';
 export type { OrderSnapshot } from './snapshot.js';
 export { DEFAULT_ADMIN_API_VERSION, loadAdminSchema, type AdminSchema } from './schema.js';
 export { DEFAULT_THROTTLE, type ThrottleConfig, type ThrottleStatus } from './throttle.js';
-export { signWebhookBody, type WebhookDeliveryRecord, type WebhookDeliveryResult, type WebhookSettings } from './webhooks.js';
+export {
+  signWebhookBody,
+  type WebhookDeliveryRecord,
+  type WebhookDeliveryResult,
+  type WebhookSettings,
+} from './webhooks.js';
 export { IMPLEMENTED_ROOT_FIELDS } from './graphql/resolvers.js';
 export { restTopic, graphqlTopic } from './topics.js';
 export {

@@ -4,15 +4,10 @@
  */
 
 export type FinancialStatus =
-  | 'pending'
-  | 'authorized'
-  | 'partially_paid'
-  | 'paid'
-  | 'partially_refunded'
-  | 'refunded'
-  | 'voided';
+  'pending' | 'authorized' | 'partially_paid' | 'paid' | 'partially_refunded' | 'refunded' | 'voided';
 
-export type FulfillmentOrderStatus = 'OPEN' | 'IN_PROGRESS' | 'CLOSED' | 'CANCELLED' | 'ON_HOLD' | 'SCHEDULED' | 'INCOMPLETE';
+export type FulfillmentOrderStatus =
+  'OPEN' | 'IN_PROGRESS' | 'CLOSED' | 'CANCELLED' | 'ON_HOLD' | 'SCHEDULED' | 'INCOMPLETE';
 
 export type FulfillmentEventStatus =
   | 'ATTEMPTED_DELIVERY'

@@ -106,7 +106,9 @@ const oauthError = (status: number, error: string, description: string): OAuthAn
 /** What Shopify signs on a redirect: every parameter but hmac and signature, sorted, as a query string. */
 export function signOAuthQuery(params: Record<string, string>, clientSecret: string): string {
   const query = new URLSearchParams();
-  for (const key of Object.keys(params).filter((k) => k !== 'hmac' && k !== 'signature').sort((a, b) => a.localeCompare(b))) {
+  for (const key of Object.keys(params)
+    .filter((k) => k !== 'hmac' && k !== 'signature')
+    .sort((a, b) => a.localeCompare(b))) {
     query.append(key, params[key]!);
   }
   return createHmac('sha256', clientSecret).update(query.toString().replace(/\+/g, '%20')).digest('hex');
@@ -146,7 +148,11 @@ export class OAuthServer {
   /** Whether `token` is a live token this server issued for `domain`. */
   accepts(domain: string, token: string): boolean {
     const issued = this.#tokens.get(token);
-    return issued !== undefined && issued.domain === domain && (issued.expiresAt === undefined || issued.expiresAt > this.now());
+    return (
+      issued !== undefined &&
+      issued.domain === domain &&
+      (issued.expiresAt === undefined || issued.expiresAt > this.now())
+    );
   }
 
   /** Revokes one issued access token (as a merchant revoking the app's access would): the next call gets 401. */
@@ -180,7 +186,12 @@ export class OAuthServer {
       return { status: 400, body: 'Oauth error invalid_request: The redirect_uri must be http or https' };
     }
     const code = randomBytes(16).toString('hex');
-    this.#codes.set(code, { domain, clientId, scope: query.get('scope') ?? app.scopes, expiresAt: this.now() + CODE_TTL_MS });
+    this.#codes.set(code, {
+      domain,
+      clientId,
+      scope: query.get('scope') ?? app.scopes,
+      expiresAt: this.now() + CODE_TTL_MS,
+    });
     const params: Record<string, string> = {
       code,
       host: Buffer.from(`admin.shopify.com/store/${app.name}`).toString('base64url'),
@@ -216,13 +227,25 @@ export class OAuthServer {
     if (grantType !== 'authorization_code' && grantType !== 'client_credentials' && grantType !== 'refresh_token') {
       return oauthError(400, 'unsupported_grant_type', `grant_type "${grantType}" is not supported`);
     }
-    if (body.client_id !== app.clientId || body.client_secret === undefined || !sameSecret(body.client_secret, app.clientSecret)) {
+    if (
+      body.client_id !== app.clientId ||
+      body.client_secret === undefined ||
+      !sameSecret(body.client_secret, app.clientSecret)
+    ) {
       return oauthError(401, 'invalid_client', 'Client authentication failed: the client_id or client_secret is wrong');
     }
     const now = this.now();
     if (grantType === 'client_credentials') {
-      const accessToken = this.#issue(domain, app.scopes, this.#lifetimes.clientCredentialsSeconds, 'client_credentials');
-      return { status: 200, body: { access_token: accessToken, scope: app.scopes, expires_in: this.#lifetimes.clientCredentialsSeconds } };
+      const accessToken = this.#issue(
+        domain,
+        app.scopes,
+        this.#lifetimes.clientCredentialsSeconds,
+        'client_credentials',
+      );
+      return {
+        status: 200,
+        body: { access_token: accessToken, scope: app.scopes, expires_in: this.#lifetimes.clientCredentialsSeconds },
+      };
     }
     if (grantType === 'authorization_code') {
       const pending = body.code === undefined ? undefined : this.#codes.get(body.code);
@@ -231,7 +254,13 @@ export class OAuthServer {
         return oauthError(400, 'invalid_request', 'The authorization code was not found or was already used');
       }
       if (body.expiring !== '1') {
-        return { status: 200, body: { access_token: this.#issue(domain, pending.scope, undefined, 'authorization_code'), scope: pending.scope } };
+        return {
+          status: 200,
+          body: {
+            access_token: this.#issue(domain, pending.scope, undefined, 'authorization_code'),
+            scope: pending.scope,
+          },
+        };
       }
       return { status: 200, body: this.#expiringPair(domain, pending.scope, undefined) };
     }
@@ -257,16 +286,32 @@ export class OAuthServer {
 
   #issue(domain: string, scope: string, ttlSeconds: number | undefined, grant: GrantType): string {
     const token = `shpat_${randomBytes(16).toString('hex')}`;
-    this.#tokens.set(token, { domain, scope, grant, expiresAt: ttlSeconds === undefined ? undefined : this.now() + ttlSeconds * 1000 });
+    this.#tokens.set(token, {
+      domain,
+      scope,
+      grant,
+      expiresAt: ttlSeconds === undefined ? undefined : this.now() + ttlSeconds * 1000,
+    });
     return token;
   }
 
   /** An expiring offline token and its refresh token; a rotated refresh token keeps its family's end of life. */
   #expiringPair(domain: string, scope: string, previous: string | undefined, familyExpiresAt?: number) {
-    const accessToken = this.#issue(domain, scope, this.#lifetimes.expiringOfflineSeconds, previous === undefined ? 'authorization_code' : 'refresh_token');
+    const accessToken = this.#issue(
+      domain,
+      scope,
+      this.#lifetimes.expiringOfflineSeconds,
+      previous === undefined ? 'authorization_code' : 'refresh_token',
+    );
     const refreshToken = `shprt_${randomBytes(16).toString('hex')}`;
     const expiresAt = familyExpiresAt ?? this.now() + this.#lifetimes.refreshTokenSeconds * 1000;
-    this.#refreshTokens.set(refreshToken, { domain, scope, expiresAt, retired: false, ...(previous === undefined ? {} : { previous }) });
+    this.#refreshTokens.set(refreshToken, {
+      domain,
+      scope,
+      expiresAt,
+      retired: false,
+      ...(previous === undefined ? {} : { previous }),
+    });
     return {
       access_token: accessToken,
       scope,
@@ -278,14 +323,19 @@ export class OAuthServer {
 }
 
 /** The token endpoint takes JSON (what @shopify/shopify-api sends) or a form; every value as a string. */
-export function parseTokenRequestBody(raw: Buffer, contentType: string | undefined): Record<string, string> | undefined {
+export function parseTokenRequestBody(
+  raw: Buffer,
+  contentType: string | undefined,
+): Record<string, string> | undefined {
   const text = raw.toString('utf8');
   if (contentType?.includes('application/x-www-form-urlencoded')) return Object.fromEntries(new URLSearchParams(text));
   try {
     const parsed: unknown = JSON.parse(text);
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
     return Object.fromEntries(
-      Object.entries(parsed).flatMap(([k, v]) => (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? [[k, String(v)]] : [])),
+      Object.entries(parsed).flatMap(([k, v]) =>
+        typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? [[k, String(v)]] : [],
+      ),
     );
   } catch {
     return undefined;

@@ -27,7 +27,15 @@ export const shippingLineInputSchema = z.object({
   code: z.string().optional(),
 });
 
-const financialStatus = z.enum(['pending', 'authorized', 'partially_paid', 'paid', 'partially_refunded', 'refunded', 'voided']);
+const financialStatus = z.enum([
+  'pending',
+  'authorized',
+  'partially_paid',
+  'paid',
+  'partially_refunded',
+  'refunded',
+  'voided',
+]);
 
 export const createOrderInputSchema = z.object({
   /** Fixed numeric id; generated when absent. */

@@ -27,11 +27,20 @@ export function restBucket(clock: () => number): CostBucket {
   return new CostBucket(REST_BUCKET, clock);
 }
 
-export function answerRest(method: string, path: string, query: URLSearchParams, store: ShopStore, bucket: CostBucket, apiVersion: string): RestAnswer {
+export function answerRest(
+  method: string,
+  path: string,
+  query: URLSearchParams,
+  store: ShopStore,
+  bucket: CostBucket,
+  apiVersion: string,
+): RestAnswer {
   if (!bucket.tryTake(1)) {
     return {
       status: 429,
-      body: { errors: 'Exceeded 2 calls per second for api client. Reduce request rates to resume uninterrupted service.' },
+      body: {
+        errors: 'Exceeded 2 calls per second for api client. Reduce request rates to resume uninterrupted service.',
+      },
       headers: { 'Retry-After': '2.0', 'X-Shopify-Shop-Api-Call-Limit': callLimit(bucket) },
     };
   }
@@ -70,7 +79,12 @@ interface PageInfo {
   after: { createdAt: number; id: number };
 }
 
-function listOrders(query: URLSearchParams, store: ShopStore, apiVersion: string, headers: Record<string, string>): RestAnswer {
+function listOrders(
+  query: URLSearchParams,
+  store: ShopStore,
+  apiVersion: string,
+  headers: Record<string, string>,
+): RestAnswer {
   const limit = query.has('limit') ? Number(query.get('limit')) : 50;
   if (!Number.isInteger(limit) || limit < 1 || limit > 250) {
     return { status: 400, body: { errors: { limit: 'Limit must be between 1 and 250' } }, headers };
@@ -81,7 +95,11 @@ function listOrders(query: URLSearchParams, store: ShopStore, apiVersion: string
   if (pageInfo) {
     const extra = [...query.keys()].filter((key) => !PAGE_INFO_ONLY.has(key));
     if (extra.length > 0) {
-      return { status: 400, body: { errors: { page_info: `page_info cannot be combined with ${extra.join(', ')}` } }, headers };
+      return {
+        status: 400,
+        body: { errors: { page_info: `page_info cannot be combined with ${extra.join(', ')}` } },
+        headers,
+      };
     }
     const decoded = decodePageInfo(pageInfo);
     if (!decoded) return { status: 400, body: { errors: { page_info: 'Invalid value.' } }, headers };
@@ -94,14 +112,18 @@ function listOrders(query: URLSearchParams, store: ShopStore, apiVersion: string
   const matching = [...store.orders.values()]
     .filter((order) => matches(order, filters))
     .sort((a, b) => b.createdAt - a.createdAt || b.id - a.id)
-    .filter((order) => !after || order.createdAt < after.createdAt || (order.createdAt === after.createdAt && order.id < after.id));
+    .filter(
+      (order) =>
+        !after || order.createdAt < after.createdAt || (order.createdAt === after.createdAt && order.id < after.id),
+    );
   const page = matching.slice(0, limit);
   const last = page.at(-1);
   if (matching.length > limit && last) {
     const cursor = encodePageInfo({ filters, after: { createdAt: last.createdAt, id: last.id } });
     const fields = query.get('fields');
     const next = new URLSearchParams({ limit: String(limit), page_info: cursor, ...(fields ? { fields } : {}) });
-    headers['Link'] = `<https://${store.shop.domain}/admin/api/${apiVersion}/orders.json?${next.toString()}>; rel="next"`;
+    headers['Link'] =
+      `<https://${store.shop.domain}/admin/api/${apiVersion}/orders.json?${next.toString()}>; rel="next"`;
   }
   return { status: 200, body: { orders: page.map((order) => pick(store.rest(order), query.get('fields'))) }, headers };
 }
@@ -141,7 +163,12 @@ function matches(order: StoredOrder, filters: ListFilters): boolean {
   if (filters.financial_status && order.financialStatus !== filters.financial_status) return false;
   if (filters.fulfillment_status) {
     const status = displayFulfillmentStatus(order);
-    const wanted = { shipped: 'FULFILLED', partial: 'PARTIALLY_FULFILLED', unshipped: 'UNFULFILLED', unfulfilled: 'UNFULFILLED' }[filters.fulfillment_status];
+    const wanted = {
+      shipped: 'FULFILLED',
+      partial: 'PARTIALLY_FULFILLED',
+      unshipped: 'UNFULFILLED',
+      unfulfilled: 'UNFULFILLED',
+    }[filters.fulfillment_status];
     if (wanted !== undefined && status !== wanted) return false;
   }
   if (filters.ids && !filters.ids.includes(order.id)) return false;
@@ -166,7 +193,13 @@ function encodePageInfo(info: PageInfo): string {
 function decodePageInfo(value: string): PageInfo | undefined {
   try {
     const parsed = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as Partial<PageInfo>;
-    if (parsed.filters && typeof parsed.filters.status === 'string' && parsed.after && typeof parsed.after.id === 'number' && typeof parsed.after.createdAt === 'number') {
+    if (
+      parsed.filters &&
+      typeof parsed.filters.status === 'string' &&
+      parsed.after &&
+      typeof parsed.after.id === 'number' &&
+      typeof parsed.after.createdAt === 'number'
+    ) {
       return { filters: parsed.filters, after: parsed.after };
     }
   } catch {

@@ -12,7 +12,14 @@ import { dirname, join, parse as parsePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
-import { buildClientSchema, GraphQLError, isScalarType, Kind, type GraphQLSchema, type IntrospectionQuery } from 'graphql';
+import {
+  buildClientSchema,
+  GraphQLError,
+  isScalarType,
+  Kind,
+  type GraphQLSchema,
+  type IntrospectionQuery,
+} from 'graphql';
 
 const gunzipAsync = promisify(gunzip);
 
@@ -29,7 +36,10 @@ export interface AdminSchema {
 const cache = new Map<string, Promise<AdminSchema>>();
 
 /** Loads (once per process) the Admin schema for `version`. `schemaFile` overrides where it is read from. */
-export function loadAdminSchema(version: string = DEFAULT_ADMIN_API_VERSION, schemaFile?: string): Promise<AdminSchema> {
+export function loadAdminSchema(
+  version: string = DEFAULT_ADMIN_API_VERSION,
+  schemaFile?: string,
+): Promise<AdminSchema> {
   const file = schemaFile ?? findAdminSchemaFile(version);
   const key = `${version}\u0000${file}`;
   let loading = cache.get(key);

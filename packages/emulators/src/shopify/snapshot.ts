@@ -2,7 +2,14 @@
  * What a merchant would see on the order page, in one plain object: the thing tests assert on.
  */
 import { gid, graphqlTime, restMoney } from './format.js';
-import { currentTotal, displayFulfillmentStatus, originalTotal, outstanding, type StoredOrder, type TrackingInfo } from './model.js';
+import {
+  currentTotal,
+  displayFulfillmentStatus,
+  originalTotal,
+  outstanding,
+  type StoredOrder,
+  type TrackingInfo,
+} from './model.js';
 import type { RestOrder } from './rest.js';
 
 export interface OrderSnapshot {
@@ -24,7 +31,11 @@ export interface OrderSnapshot {
   tags: string[];
   note: string | null;
   metafields: { namespace: string; key: string; type: string; value: string }[];
-  fulfillmentOrders: { id: string; status: string; lineItems: { id: string; totalQuantity: number; remainingQuantity: number }[] }[];
+  fulfillmentOrders: {
+    id: string;
+    status: string;
+    lineItems: { id: string; totalQuantity: number; remainingQuantity: number }[];
+  }[];
   fulfillments: {
     id: string;
     name: string;
@@ -73,8 +84,15 @@ export function snapshotOf(order: StoredOrder, rest: RestOrder): OrderSnapshot {
       status: fulfillment.status,
       trackingInfo: fulfillment.trackingInfo.map((info) => ({ ...info })),
       notifyCustomer: fulfillment.notifyCustomer,
-      events: fulfillment.events.map((event) => ({ status: event.status, happenedAt: graphqlTime(event.happenedAt), message: event.message })),
-      lineItems: fulfillment.lineItems.map((line) => ({ lineItemId: gid('LineItem', line.lineItemId), quantity: line.quantity })),
+      events: fulfillment.events.map((event) => ({
+        status: event.status,
+        happenedAt: graphqlTime(event.happenedAt),
+        message: event.message,
+      })),
+      lineItems: fulfillment.lineItems.map((line) => ({
+        lineItemId: gid('LineItem', line.lineItemId),
+        quantity: line.quantity,
+      })),
     })),
     updatedAt: graphqlTime(order.updatedAt),
     rest,

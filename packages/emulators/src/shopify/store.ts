@@ -31,7 +31,13 @@ import {
   DEFAULT_SHIPPING_ADDRESS,
   type CreateOrderInput,
 } from './orders-input.js';
-import { renderRestFulfillment, renderRestFulfillmentEvent, renderRestOrder, type RestOrder, type ShopIdentity } from './rest.js';
+import {
+  renderRestFulfillment,
+  renderRestFulfillmentEvent,
+  renderRestOrder,
+  type RestOrder,
+  type ShopIdentity,
+} from './rest.js';
 import { restTopic } from './topics.js';
 
 export type Result<T> = { ok: true; value: T; events: ShopEvent[] } | { ok: false; userErrors: UserError[] };
@@ -69,7 +75,10 @@ export class IdSequence {
 const ORDER_CANCEL_REASONS = new Set(['CUSTOMER', 'DECLINED', 'FRAUD', 'INVENTORY', 'OTHER', 'STAFF']);
 
 export interface FulfillInput {
-  lineItemsByFulfillmentOrder: { fulfillmentOrderId: number | undefined; fulfillmentOrderLineItems?: { id: number | undefined; quantity: number }[] | null }[];
+  lineItemsByFulfillmentOrder: {
+    fulfillmentOrderId: number | undefined;
+    fulfillmentOrderLineItems?: { id: number | undefined; quantity: number }[] | null;
+  }[];
   trackingInfo?: TrackingInput | null;
   notifyCustomer?: boolean | null;
   message?: string | null;
@@ -166,7 +175,8 @@ export class ShopStore {
       price: toHundredths(line.price),
     }));
     const financialStatus: FinancialStatus = input.financialStatus ?? 'pending';
-    const shippingAddress = input.shippingAddress === undefined ? { ...DEFAULT_SHIPPING_ADDRESS } : input.shippingAddress;
+    const shippingAddress =
+      input.shippingAddress === undefined ? { ...DEFAULT_SHIPPING_ADDRESS } : input.shippingAddress;
     const order: StoredOrder = {
       id,
       number,
@@ -195,7 +205,13 @@ export class ShopStore {
       billingAddress: input.billingAddress === undefined ? shippingAddress : input.billingAddress,
       customer:
         input.customer === undefined
-          ? { id: this.ids.next('Customer'), email: 'awa.diop@example.com', first_name: 'Awa', last_name: 'Diop', phone: '+221771234567' }
+          ? {
+              id: this.ids.next('Customer'),
+              email: 'awa.diop@example.com',
+              first_name: 'Awa',
+              last_name: 'Diop',
+              phone: '+221771234567',
+            }
           : input.customer,
       fulfillmentOrders: [],
       fulfillments: [],
@@ -204,9 +220,12 @@ export class ShopStore {
       test: input.test ?? false,
       restExtras: input.rest ?? {},
     };
-    const total = lineItems.reduce((sum, item) => sum + item.price * item.quantity, 0) + shippingLines.reduce((s, l) => s + l.price, 0);
+    const total =
+      lineItems.reduce((sum, item) => sum + item.price * item.quantity, 0) +
+      shippingLines.reduce((s, l) => s + l.price, 0);
     if (financialStatus === 'paid') order.paid = total;
-    if (financialStatus === 'partially_paid') order.paid = input.amountPaid === undefined ? Math.trunc(total / 2) : toHundredths(input.amountPaid);
+    if (financialStatus === 'partially_paid')
+      order.paid = input.amountPaid === undefined ? Math.trunc(total / 2) : toHundredths(input.amountPaid);
     order.fulfillmentOrders.push(this.newFulfillmentOrder(order, createdAt));
     this.orders.set(order.id, order);
     const events = [this.orderEvent('ORDERS_CREATE', order)];
@@ -223,7 +242,12 @@ export class ShopStore {
       updatedAt: at,
       lineItems: order.lineItems
         .filter((item) => item.requiresShipping)
-        .map((item) => ({ id: this.ids.next('FulfillmentOrderLineItem'), lineItemId: item.id, totalQuantity: item.quantity, remainingQuantity: item.quantity })),
+        .map((item) => ({
+          id: this.ids.next('FulfillmentOrderLineItem'),
+          lineItemId: item.id,
+          totalQuantity: item.quantity,
+          remainingQuantity: item.quantity,
+        })),
     };
   }
 
@@ -248,7 +272,9 @@ export class ShopStore {
     return undefined;
   }
 
-  findFulfillmentOrder(id: number | undefined): { order: StoredOrder; fulfillmentOrder: StoredFulfillmentOrder } | undefined {
+  findFulfillmentOrder(
+    id: number | undefined,
+  ): { order: StoredOrder; fulfillmentOrder: StoredFulfillmentOrder } | undefined {
     if (id === undefined) return undefined;
     for (const order of this.orders.values()) {
       const fulfillmentOrder = order.fulfillmentOrders.find((candidate) => candidate.id === id);
@@ -260,12 +286,19 @@ export class ShopStore {
   markAsPaid(orderId: number | undefined): Result<StoredOrder> {
     const order = this.order(orderId);
     if (!order) return fail(['input', 'id'], 'Order does not exist');
-    if (order.cancelledAt !== null) return fail(['input', 'id'], 'Order cannot be marked as paid because it has been canceled.');
+    if (order.cancelledAt !== null)
+      return fail(['input', 'id'], 'Order cannot be marked as paid because it has been canceled.');
     if (!canMarkAsPaid(order)) return fail(['input', 'id'], 'Order cannot be marked as paid.');
-    order.paid = order.lineItems.reduce((sum, item) => sum + item.price * item.quantity, 0) + order.shippingLines.reduce((s, l) => s + l.price, 0);
+    order.paid =
+      order.lineItems.reduce((sum, item) => sum + item.price * item.quantity, 0) +
+      order.shippingLines.reduce((s, l) => s + l.price, 0);
     order.financialStatus = 'paid';
     order.updatedAt = this.now();
-    return { ok: true, value: order, events: [this.orderEvent('ORDERS_PAID', order), this.orderEvent('ORDERS_UPDATED', order)] };
+    return {
+      ok: true,
+      value: order,
+      events: [this.orderEvent('ORDERS_PAID', order), this.orderEvent('ORDERS_UPDATED', order)],
+    };
   }
 
   cancel(
@@ -295,7 +328,11 @@ export class ShopStore {
     if (order.paid === 0) order.financialStatus = 'voided';
     else if (options.refund) order.financialStatus = 'refunded';
     if (options.staffNote) order.note = order.note ? `${order.note}\n${options.staffNote}` : options.staffNote;
-    return { ok: true, value: order, events: [this.orderEvent('ORDERS_CANCELLED', order), this.orderEvent('ORDERS_UPDATED', order)] };
+    return {
+      ok: true,
+      value: order,
+      events: [this.orderEvent('ORDERS_CANCELLED', order), this.orderEvent('ORDERS_UPDATED', order)],
+    };
   }
 
   updateOrder(
@@ -335,14 +372,21 @@ export class ShopStore {
 
   fulfill(input: FulfillInput): Result<StoredFulfillment> {
     const groups = input.lineItemsByFulfillmentOrder;
-    if (groups.length === 0) return fail(['fulfillment', 'lineItemsByFulfillmentOrder'], "Line items by fulfillment order can't be blank");
+    if (groups.length === 0)
+      return fail(['fulfillment', 'lineItemsByFulfillmentOrder'], "Line items by fulfillment order can't be blank");
     let order: StoredOrder | undefined;
-    const planned: { fulfillmentOrder: StoredFulfillmentOrder; lineItemId: number; foLineItemId: number; quantity: number }[] = [];
+    const planned: {
+      fulfillmentOrder: StoredFulfillmentOrder;
+      lineItemId: number;
+      foLineItemId: number;
+      quantity: number;
+    }[] = [];
     for (const [index, group] of groups.entries()) {
       const path = ['fulfillment', 'lineItemsByFulfillmentOrder', String(index)];
       const found = this.findFulfillmentOrder(group.fulfillmentOrderId);
       if (!found) return fail([...path, 'fulfillmentOrderId'], 'Fulfillment order does not exist.');
-      if (order && found.order !== order) return fail([...path, 'fulfillmentOrderId'], 'Fulfillment orders must belong to the same order.');
+      if (order && found.order !== order)
+        return fail([...path, 'fulfillmentOrderId'], 'Fulfillment orders must belong to the same order.');
       order = found.order;
       const fulfillmentOrder = found.fulfillmentOrder;
       if (fulfillmentOrder.status !== 'OPEN' && fulfillmentOrder.status !== 'IN_PROGRESS') {
@@ -355,17 +399,36 @@ export class ShopStore {
       if (requested && requested.length > 0) {
         for (const [lineIndex, line] of requested.entries()) {
           const foLine = fulfillmentOrder.lineItems.find((candidate) => candidate.id === line.id);
-          if (!foLine) return fail([...path, 'fulfillmentOrderLineItems', String(lineIndex), 'id'], 'Fulfillment order line item does not exist.');
-          const alreadyPlanned = planned.filter((p) => p.foLineItemId === foLine.id).reduce((s, p) => s + p.quantity, 0);
+          if (!foLine)
+            return fail(
+              [...path, 'fulfillmentOrderLineItems', String(lineIndex), 'id'],
+              'Fulfillment order line item does not exist.',
+            );
+          const alreadyPlanned = planned
+            .filter((p) => p.foLineItemId === foLine.id)
+            .reduce((s, p) => s + p.quantity, 0);
           if (line.quantity <= 0 || line.quantity + alreadyPlanned > foLine.remainingQuantity) {
-            return fail([...path, 'fulfillmentOrderLineItems', String(lineIndex), 'quantity'], 'Invalid fulfillment order line item quantity requested.');
+            return fail(
+              [...path, 'fulfillmentOrderLineItems', String(lineIndex), 'quantity'],
+              'Invalid fulfillment order line item quantity requested.',
+            );
           }
-          planned.push({ fulfillmentOrder, lineItemId: foLine.lineItemId, foLineItemId: foLine.id, quantity: line.quantity });
+          planned.push({
+            fulfillmentOrder,
+            lineItemId: foLine.lineItemId,
+            foLineItemId: foLine.id,
+            quantity: line.quantity,
+          });
         }
       } else {
         for (const foLine of fulfillmentOrder.lineItems) {
           if (foLine.remainingQuantity > 0) {
-            planned.push({ fulfillmentOrder, lineItemId: foLine.lineItemId, foLineItemId: foLine.id, quantity: foLine.remainingQuantity });
+            planned.push({
+              fulfillmentOrder,
+              lineItemId: foLine.lineItemId,
+              foLineItemId: foLine.id,
+              quantity: foLine.remainingQuantity,
+            });
           }
         }
       }
@@ -383,7 +446,9 @@ export class ShopStore {
     }
     const touched = [...new Set(planned.map((step) => step.fulfillmentOrder))];
     for (const fulfillmentOrder of touched) {
-      fulfillmentOrder.status = fulfillmentOrder.lineItems.every((line) => line.remainingQuantity === 0) ? 'CLOSED' : 'IN_PROGRESS';
+      fulfillmentOrder.status = fulfillmentOrder.lineItems.every((line) => line.remainingQuantity === 0)
+        ? 'CLOSED'
+        : 'IN_PROGRESS';
       fulfillmentOrder.updatedAt = now;
     }
     const fulfillment: StoredFulfillment = {
@@ -419,10 +484,15 @@ export class ShopStore {
     return { ok: true, value: fulfillment, events };
   }
 
-  updateTracking(fulfillmentId: number | undefined, input: TrackingInput, notifyCustomer: boolean): Result<StoredFulfillment> {
+  updateTracking(
+    fulfillmentId: number | undefined,
+    input: TrackingInput,
+    notifyCustomer: boolean,
+  ): Result<StoredFulfillment> {
     const found = this.findFulfillment(fulfillmentId);
     if (!found) return fail(['fulfillmentId'], 'Fulfillment does not exist.');
-    if (found.fulfillment.status === 'CANCELLED') return fail(['fulfillmentId'], 'Cannot update tracking information of a cancelled fulfillment.');
+    if (found.fulfillment.status === 'CANCELLED')
+      return fail(['fulfillmentId'], 'Cannot update tracking information of a cancelled fulfillment.');
     const tracking = trackingInfoOf(input, ['trackingInfoInput']);
     if (!tracking.ok) return tracking;
     const now = this.now();
@@ -433,7 +503,13 @@ export class ShopStore {
     return {
       ok: true,
       value: found.fulfillment,
-      events: [{ topic: 'fulfillments/update', payload: renderRestFulfillment(found.order, found.fulfillment), triggeredAt: now }],
+      events: [
+        {
+          topic: 'fulfillments/update',
+          payload: renderRestFulfillment(found.order, found.fulfillment),
+          triggeredAt: now,
+        },
+      ],
     };
   }
 
@@ -441,7 +517,8 @@ export class ShopStore {
     const found = this.findFulfillment(input.fulfillmentId);
     if (!found) return fail(['fulfillmentEvent', 'fulfillmentId'], 'Fulfillment does not exist.');
     const { order, fulfillment } = found;
-    if (fulfillment.status === 'CANCELLED') return fail(['fulfillmentEvent', 'fulfillmentId'], 'Cannot create an event for a cancelled fulfillment.');
+    if (fulfillment.status === 'CANCELLED')
+      return fail(['fulfillmentEvent', 'fulfillmentId'], 'Cannot create an event for a cancelled fulfillment.');
     const now = this.now();
     const event: StoredFulfillmentEvent = {
       id: this.ids.next('FulfillmentEvent'),
@@ -468,7 +545,11 @@ export class ShopStore {
       ok: true,
       value: event,
       events: [
-        { topic: 'fulfillment_events/create', payload: renderRestFulfillmentEvent(this.shop, order, fulfillment, event), triggeredAt: now },
+        {
+          topic: 'fulfillment_events/create',
+          payload: renderRestFulfillmentEvent(this.shop, order, fulfillment, event),
+          triggeredAt: now,
+        },
         // The event changes the fulfillment's shipment_status, which Shopify announces as an update.
         { topic: 'fulfillments/update', payload: renderRestFulfillment(order, fulfillment), triggeredAt: now },
       ],
@@ -478,9 +559,16 @@ export class ShopStore {
   // ---- metafields -----------------------------------------------------------------------------------
 
   setMetafields(inputs: MetafieldSetInput[]): Result<StoredMetafield[]> {
-    if (inputs.length > 25) return failCoded(['metafields'], 'Exceeded the maximum metafields input limit of 25.', 'LESS_THAN_OR_EQUAL_TO');
+    if (inputs.length > 25)
+      return failCoded(['metafields'], 'Exceeded the maximum metafields input limit of 25.', 'LESS_THAN_OR_EQUAL_TO');
     const errors: UserError[] = [];
-    const checked: { order: StoredOrder; input: MetafieldSetInput; namespace: string; type: string; existing: StoredMetafield | undefined }[] = [];
+    const checked: {
+      order: StoredOrder;
+      input: MetafieldSetInput;
+      namespace: string;
+      type: string;
+      existing: StoredMetafield | undefined;
+    }[] = [];
     for (const [index, input] of inputs.entries()) {
       const at = (field: string) => ['metafields', String(index), field];
       const order = this.order(input.ownerId);
@@ -504,7 +592,12 @@ export class ShopStore {
         continue;
       }
       if (!METAFIELD_TYPES.has(type)) {
-        errors.push({ field: at('type'), message: `Type '${type}' is not a valid type.`, code: 'INVALID_TYPE', elementIndex: index });
+        errors.push({
+          field: at('type'),
+          message: `Type '${type}' is not a valid type.`,
+          code: 'INVALID_TYPE',
+          elementIndex: index,
+        });
         continue;
       }
       const valueError = metafieldValueError(type, input.value);
@@ -512,10 +605,15 @@ export class ShopStore {
         errors.push({ field: at('value'), message: valueError, code: 'INVALID_VALUE', elementIndex: index });
         continue;
       }
-      if (input.compareDigest !== undefined && input.compareDigest !== null && (!existing || compareDigest(existing) !== input.compareDigest)) {
+      if (
+        input.compareDigest !== undefined &&
+        input.compareDigest !== null &&
+        (!existing || compareDigest(existing) !== input.compareDigest)
+      ) {
         errors.push({
           field: at('compareDigest'),
-          message: 'The resource has been updated since it was loaded. Try again with an updated `compareDigest` value.',
+          message:
+            'The resource has been updated since it was loaded. Try again with an updated `compareDigest` value.',
           code: 'STALE_OBJECT',
           elementIndex: index,
         });
@@ -534,7 +632,15 @@ export class ShopStore {
         existing.updatedAt = now;
         return existing;
       }
-      const created: StoredMetafield = { id: this.ids.next('Metafield'), namespace, key: input.key, type, value: input.value, createdAt: now, updatedAt: now };
+      const created: StoredMetafield = {
+        id: this.ids.next('Metafield'),
+        namespace,
+        key: input.key,
+        type,
+        value: input.value,
+        createdAt: now,
+        updatedAt: now,
+      };
       order.metafields.push(created);
       return created;
     });
@@ -564,7 +670,8 @@ export class ShopStore {
     if (!uri) return fail(field, "Address can't be blank");
     if (!isHttpUrl(uri)) return fail(field, 'Address is invalid');
     for (const existing of this.webhookSubscriptions.values()) {
-      if (existing.topic === input.topic && existing.uri === uri) return fail(field, 'Address for this topic has already been taken');
+      if (existing.topic === input.topic && existing.uri === uri)
+        return fail(field, 'Address for this topic has already been taken');
     }
     const now = this.now();
     const subscription: StoredWebhookSubscription = {
@@ -584,13 +691,20 @@ export class ShopStore {
   }
 
   deleteWebhookSubscription(id: number | undefined): Result<number> {
-    if (id === undefined || !this.webhookSubscriptions.delete(id)) return fail(['id'], 'Webhook subscription does not exist');
+    if (id === undefined || !this.webhookSubscriptions.delete(id))
+      return fail(['id'], 'Webhook subscription does not exist');
     return { ok: true, value: id, events: [] };
   }
 
-  createCarrierService(input: { name: string; callbackUrl: string; active: boolean; supportsServiceDiscovery: boolean }): Result<StoredCarrierService> {
+  createCarrierService(input: {
+    name: string;
+    callbackUrl: string;
+    active: boolean;
+    supportsServiceDiscovery: boolean;
+  }): Result<StoredCarrierService> {
     if (!input.name.trim()) return failCoded(['input', 'name'], "Name can't be blank", 'CARRIER_SERVICE_CREATE_FAILED');
-    if (!isHttpUrl(input.callbackUrl)) return failCoded(['input', 'callbackUrl'], 'Callback url is invalid', 'CARRIER_SERVICE_CREATE_FAILED');
+    if (!isHttpUrl(input.callbackUrl))
+      return failCoded(['input', 'callbackUrl'], 'Callback url is invalid', 'CARRIER_SERVICE_CREATE_FAILED');
     for (const existing of this.carrierServices.values()) {
       if (existing.name === input.name) {
         return failCoded(['input', 'name'], `${input.name} is already configured`, 'CARRIER_SERVICE_CREATE_FAILED');
@@ -603,22 +717,30 @@ export class ShopStore {
 
   updateCarrierService(
     id: number | undefined,
-    changes: { name?: string | null; callbackUrl?: string | null; active?: boolean | null; supportsServiceDiscovery?: boolean | null },
+    changes: {
+      name?: string | null;
+      callbackUrl?: string | null;
+      active?: boolean | null;
+      supportsServiceDiscovery?: boolean | null;
+    },
   ): Result<StoredCarrierService> {
     const service = id === undefined ? undefined : this.carrierServices.get(id);
-    if (!service) return failCoded(['input', 'id'], 'The carrier or app could not be found.', 'CARRIER_SERVICE_UPDATE_FAILED');
+    if (!service)
+      return failCoded(['input', 'id'], 'The carrier or app could not be found.', 'CARRIER_SERVICE_UPDATE_FAILED');
     if (changes.callbackUrl !== undefined && changes.callbackUrl !== null && !isHttpUrl(changes.callbackUrl)) {
       return failCoded(['input', 'callbackUrl'], 'Callback url is invalid', 'CARRIER_SERVICE_UPDATE_FAILED');
     }
     if (changes.name) service.name = changes.name;
     if (changes.callbackUrl) service.callbackUrl = changes.callbackUrl;
     if (typeof changes.active === 'boolean') service.active = changes.active;
-    if (typeof changes.supportsServiceDiscovery === 'boolean') service.supportsServiceDiscovery = changes.supportsServiceDiscovery;
+    if (typeof changes.supportsServiceDiscovery === 'boolean')
+      service.supportsServiceDiscovery = changes.supportsServiceDiscovery;
     return { ok: true, value: service, events: [] };
   }
 
   deleteCarrierService(id: number | undefined): Result<number> {
-    if (id === undefined || !this.carrierServices.delete(id)) return failCoded(['id'], 'The carrier or app could not be found.', 'CARRIER_SERVICE_DELETE_FAILED');
+    if (id === undefined || !this.carrierServices.delete(id))
+      return failCoded(['id'], 'The carrier or app could not be found.', 'CARRIER_SERVICE_DELETE_FAILED');
     return { ok: true, value: id, events: [] };
   }
 }

@@ -173,9 +173,22 @@ export class WebhookDispatcher {
       ...(outcome.error === undefined ? {} : { error: outcome.error }),
       ...(outcome.body === undefined ? {} : { responseBody: outcome.body }),
     };
-    this.log.push({ ...result, domain: input.shop.domain, triggeredAt: headers['X-Shopify-Triggered-At'] ?? '', at: new Date().toISOString(), body: input.body });
+    this.log.push({
+      ...result,
+      domain: input.shop.domain,
+      triggeredAt: headers['X-Shopify-Triggered-At'] ?? '',
+      at: new Date().toISOString(),
+      body: input.body,
+    });
     this.logger?.debug(
-      { shop: input.shop.domain, topic: input.topic, url: input.url, status: result.status, eventId: input.eventId, attempt: input.attempt },
+      {
+        shop: input.shop.domain,
+        topic: input.topic,
+        url: input.url,
+        status: result.status,
+        eventId: input.eventId,
+        attempt: input.attempt,
+      },
       result.ok ? 'shopify emulator: webhook delivered' : 'shopify emulator: webhook delivery failed',
     );
     return result;
@@ -191,7 +204,8 @@ export class WebhookDispatcher {
 
 /** `includeFields` keeps only the named top-level fields of the body, as Shopify does. */
 function selectFields(payload: unknown, includeFields: string[]): unknown {
-  if (includeFields.length === 0 || typeof payload !== 'object' || payload === null || Array.isArray(payload)) return payload;
+  if (includeFields.length === 0 || typeof payload !== 'object' || payload === null || Array.isArray(payload))
+    return payload;
   const source = payload as Record<string, unknown>;
   return Object.fromEntries(includeFields.filter((field) => field in source).map((field) => [field, source[field]]));
 }
@@ -225,16 +239,22 @@ export function postJson(
       signal.removeEventListener('abort', onAbort);
       resolve(value);
     };
-    const req = send(target, { method: 'POST', agent: false, headers: { ...headers, 'Content-Length': String(payload.length) } }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        if (size < 2048) chunks.push(chunk);
-        size += chunk.length;
-      });
-      res.on('end', () => finish({ status: res.statusCode ?? null, body: Buffer.concat(chunks).toString('utf8').slice(0, 2048) }));
-      res.on('error', (error) => finish({ status: res.statusCode ?? null, error: error.message }));
-    });
+    const req = send(
+      target,
+      { method: 'POST', agent: false, headers: { ...headers, 'Content-Length': String(payload.length) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          if (size < 2048) chunks.push(chunk);
+          size += chunk.length;
+        });
+        res.on('end', () =>
+          finish({ status: res.statusCode ?? null, body: Buffer.concat(chunks).toString('utf8').slice(0, 2048) }),
+        );
+        res.on('error', (error) => finish({ status: res.statusCode ?? null, error: error.message }));
+      },
+    );
     const timer = setTimeout(() => {
       req.destroy(new Error(`no answer within ${timeoutMs} ms`));
     }, timeoutMs);

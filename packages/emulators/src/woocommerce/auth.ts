@@ -59,7 +59,13 @@ export interface AuthContext {
   nowSeconds(): number;
 }
 
-const OAUTH_REQUIRED = ['oauth_consumer_key', 'oauth_timestamp', 'oauth_nonce', 'oauth_signature', 'oauth_signature_method'];
+const OAUTH_REQUIRED = [
+  'oauth_consumer_key',
+  'oauth_timestamp',
+  'oauth_nonce',
+  'oauth_signature',
+  'oauth_signature_method',
+];
 const VALID_WINDOW_SECONDS = 15 * 60;
 
 const authError = (message: string, extra: Partial<WpError> = {}): WpError => ({

@@ -15,17 +15,32 @@ import { createLogger } from '../relais.js';
 import { startWooEmulator } from './server.js';
 
 const configSchema = z.object({
-  shops: z.array(z.object({
-    id: z.string(),
-    consumerKey: z.string(),
-    consumerSecret: z.string(),
-    weightUnit: z.enum(['kg', 'g', 'lbs', 'oz']).optional(),
-    currency: z.string().optional(),
-    priceDecimals: z.number().int().optional(),
-  })).min(1),
-  seed: z.object({
-    products: z.array(z.object({ name: z.string(), price: z.string().optional(), weight: z.string().optional(), sku: z.string().optional() })).optional(),
-  }).optional(),
+  shops: z
+    .array(
+      z.object({
+        id: z.string(),
+        consumerKey: z.string(),
+        consumerSecret: z.string(),
+        weightUnit: z.enum(['kg', 'g', 'lbs', 'oz']).optional(),
+        currency: z.string().optional(),
+        priceDecimals: z.number().int().optional(),
+      }),
+    )
+    .min(1),
+  seed: z
+    .object({
+      products: z
+        .array(
+          z.object({
+            name: z.string(),
+            price: z.string().optional(),
+            weight: z.string().optional(),
+            sku: z.string().optional(),
+          }),
+        )
+        .optional(),
+    })
+    .optional(),
 });
 
 const program = new Command()
@@ -51,7 +66,10 @@ const program = new Command()
     const stop = () => {
       if (closing) return;
       closing = true;
-      emulator.close().then(() => process.exit(0), () => process.exit(1));
+      emulator.close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);

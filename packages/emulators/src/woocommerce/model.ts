@@ -7,7 +7,14 @@ import { randomBytes } from 'node:crypto';
 import type { ApiKey } from './auth.js';
 
 export const ORDER_STATUSES = [
-  'pending', 'processing', 'on-hold', 'completed', 'cancelled', 'refunded', 'failed', 'checkout-draft',
+  'pending',
+  'processing',
+  'on-hold',
+  'completed',
+  'cancelled',
+  'refunded',
+  'failed',
+  'checkout-draft',
 ] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 
@@ -39,8 +46,16 @@ export const WEBHOOK_TOPIC_HOOKS: Record<string, readonly string[]> = {
   'order.updated': ['woocommerce_update_order', 'woocommerce_order_refunded', 'woocommerce_delete_order_refund'],
   'order.deleted': ['wp_trash_post', 'woocommerce_trash_order'],
   'order.restored': ['untrashed_post', 'woocommerce_untrash_order'],
-  'product.created': ['woocommerce_process_product_meta', 'woocommerce_new_product', 'woocommerce_new_product_variation'],
-  'product.updated': ['woocommerce_process_product_meta', 'woocommerce_update_product', 'woocommerce_update_product_variation'],
+  'product.created': [
+    'woocommerce_process_product_meta',
+    'woocommerce_new_product',
+    'woocommerce_new_product_variation',
+  ],
+  'product.updated': [
+    'woocommerce_process_product_meta',
+    'woocommerce_update_product',
+    'woocommerce_update_product_variation',
+  ],
   'product.deleted': ['wp_trash_post'],
   'product.restored': ['untrashed_post'],
   'product.published': ['woocommerce_product_published'],
@@ -249,8 +264,16 @@ export function newWebhookSecret(): string {
 
 export function emptyAddress(withEmail: boolean): Address {
   const address: Address = {
-    first_name: '', last_name: '', company: '', address_1: '', address_2: '', city: '', state: '', postcode: '',
-    country: '', phone: '',
+    first_name: '',
+    last_name: '',
+    company: '',
+    address_1: '',
+    address_2: '',
+    city: '',
+    state: '',
+    postcode: '',
+    country: '',
+    phone: '',
   };
   if (withEmail) address.email = '';
   return address;
@@ -279,7 +302,7 @@ export function floatval(value: unknown): number {
 /** `wc_format_decimal($value, $dp)`: rounded half away from zero to `dp` places, as a string. */
 export function formatDecimal(value: number, dp: number): string {
   const factor = 10 ** dp;
-  const rounded = Math.sign(value) * Math.round(Math.abs(value) * factor + 1e-9) / factor;
+  const rounded = (Math.sign(value) * Math.round(Math.abs(value) * factor + 1e-9)) / factor;
   return (Object.is(rounded, -0) ? 0 : rounded).toFixed(dp);
 }
 

@@ -72,7 +72,11 @@ class OrderSession {
   private transition: { from: OrderStatus; to: OrderStatus; note: string; manual: boolean } | undefined;
   private isNew: boolean;
 
-  constructor(private readonly env: OrderEnv, readonly order: Order, isNew: boolean) {
+  constructor(
+    private readonly env: OrderEnv,
+    readonly order: Order,
+    isNew: boolean,
+  ) {
     this.isNew = isNew;
   }
 
@@ -230,15 +234,20 @@ export function createOrderViaCheckout(env: OrderEnv, input: OrderWriteInput): {
 }
 
 /** PUT /orders/{id} (`save_object` without `$creating`). */
-export function updateOrderViaRest(env: OrderEnv, order: Order, input: OrderWriteInput): { order: Order; events: OrderEvent[] } {
+export function updateOrderViaRest(
+  env: OrderEnv,
+  order: Order,
+  input: OrderWriteInput,
+): { order: Order; events: OrderEvent[] } {
   // Work on a copy so a validation error leaves the stored order untouched, as a failed request does.
   const draft = structuredClone(order);
   applyWritableProps(env, draft, input);
   if (input.set_paid === true) draft.setPaidRequested = true;
   Object.assign(order, draft);
   const session = new OrderSession(env, order, false);
-  const itemsChanged = ['billing', 'shipping', 'line_items', 'shipping_lines', 'fee_lines', 'coupon_lines']
-    .some((key) => (input as Record<string, unknown>)[key] !== undefined);
+  const itemsChanged = ['billing', 'shipping', 'line_items', 'shipping_lines', 'fee_lines', 'coupon_lines'].some(
+    (key) => (input as Record<string, unknown>)[key] !== undefined,
+  );
   if (itemsChanged) session.calculateTotals();
   if (input.status) session.setStatus(input.status);
   session.save();
@@ -246,7 +255,13 @@ export function updateOrderViaRest(env: OrderEnv, order: Order, input: OrderWrit
   return { order, events: session.events };
 }
 
-export function addOrderNote(env: OrderEnv, order: Order, text: string, customerNote: boolean, addedByUser: boolean): OrderNote {
+export function addOrderNote(
+  env: OrderEnv,
+  order: Order,
+  text: string,
+  customerNote: boolean,
+  addedByUser: boolean,
+): OrderNote {
   const note: OrderNote = {
     id: env.shop.newCommentId(),
     note: text,
@@ -331,12 +346,21 @@ function setLineItem(env: OrderEnv, order: Order, posted: LineItemInput): void {
   const action = posted.id ? 'update' : 'create';
   if (posted.id) {
     item = order.lineItems.find((existing) => existing.id === posted.id);
-    if (!item) throw restError('woocommerce_rest_invalid_item_id', 'Order item ID provided is not associated with order.');
+    if (!item)
+      throw restError('woocommerce_rest_invalid_item_id', 'Order item ID provided is not associated with order.');
   }
   const productRef = productReference(env, posted, action === 'create');
   if (!item) {
     item = {
-      id: env.shop.newItemId(), name: '', productId: 0, variationId: 0, quantity: 1, subtotal: 0, total: 0, taxClass: '', meta: [],
+      id: env.shop.newItemId(),
+      name: '',
+      productId: 0,
+      variationId: 0,
+      quantity: 1,
+      subtotal: 0,
+      total: 0,
+      taxClass: '',
+      meta: [],
     };
     order.lineItems.push(item);
   }
@@ -371,8 +395,9 @@ function productReference(env: OrderEnv, posted: LineItemInput, creating: boolea
   const shop = env.shop;
   let id: number;
   if (posted.sku) {
-    const bySku = [...shop.products.values()].find((p) => p.sku === posted.sku)
-      ?? [...shop.variations.values()].find((v) => v.sku === posted.sku);
+    const bySku =
+      [...shop.products.values()].find((p) => p.sku === posted.sku) ??
+      [...shop.variations.values()].find((v) => v.sku === posted.sku);
     id = bySku?.id ?? 0;
   } else if (posted.product_id && !posted.variation_id) {
     id = posted.product_id;
@@ -416,7 +441,8 @@ function setShippingLine(env: OrderEnv, order: Order, posted: ShippingLineInput)
     return;
   }
   let line = posted.id ? order.shippingLines.find((existing) => existing.id === posted.id) : undefined;
-  if (posted.id && !line) throw restError('woocommerce_rest_invalid_item_id', 'Order item ID provided is not associated with order.');
+  if (posted.id && !line)
+    throw restError('woocommerce_rest_invalid_item_id', 'Order item ID provided is not associated with order.');
   if (!line) {
     if (!posted.method_id) throw restError('woocommerce_rest_invalid_shipping_item', 'Shipping method ID is required.');
     line = { id: env.shop.newItemId(), methodId: '', methodTitle: '', instanceId: '', total: 0, meta: [] };
@@ -435,7 +461,8 @@ function setFeeLine(env: OrderEnv, order: Order, posted: FeeLineInput): void {
     return;
   }
   let line = posted.id ? order.feeLines.find((existing) => existing.id === posted.id) : undefined;
-  if (posted.id && !line) throw restError('woocommerce_rest_invalid_item_id', 'Order item ID provided is not associated with order.');
+  if (posted.id && !line)
+    throw restError('woocommerce_rest_invalid_item_id', 'Order item ID provided is not associated with order.');
   if (!line) {
     if (!posted.name) throw restError('woocommerce_rest_invalid_fee_item', 'Fee name is required.');
     line = { id: env.shop.newItemId(), name: '', total: 0, taxClass: '', taxStatus: 'taxable', meta: [] };
@@ -448,7 +475,8 @@ function setFeeLine(env: OrderEnv, order: Order, posted: FeeLineInput): void {
   for (const meta of posted.meta_data ?? []) updateMetaData(line.meta, meta);
 }
 
-const metaJson = (meta: readonly MetaEntry[]) => meta.map((entry) => ({ id: entry.id, key: entry.key, value: entry.value }));
+const metaJson = (meta: readonly MetaEntry[]) =>
+  meta.map((entry) => ({ id: entry.id, key: entry.key, value: entry.value }));
 
 const itemMetaJson = (meta: readonly MetaEntry[]) =>
   meta.map((entry) => ({
@@ -599,8 +627,10 @@ export function queryOrders(env: OrderEnv, params: OrderListParams): Order[] {
   const statuses = params.status ?? ['any'];
   let orders = [...env.shop.orders.values()];
   if (!statuses.includes('any')) orders = orders.filter((order) => statuses.includes(order.status));
-  if (params.include && params.include.length > 0) orders = orders.filter((order) => params.include?.includes(order.id));
-  if (params.exclude && params.exclude.length > 0) orders = orders.filter((order) => !params.exclude?.includes(order.id));
+  if (params.include && params.include.length > 0)
+    orders = orders.filter((order) => params.include?.includes(order.id));
+  if (params.exclude && params.exclude.length > 0)
+    orders = orders.filter((order) => !params.exclude?.includes(order.id));
   if (params.customer !== undefined) orders = orders.filter((order) => order.customerId === params.customer);
   if (params.product !== undefined) {
     orders = orders.filter((order) => order.lineItems.some((item) => item.productId === params.product));
@@ -612,10 +642,12 @@ export function queryOrders(env: OrderEnv, params: OrderListParams): Order[] {
   orders = orders.filter((order) => {
     const created = order.dateCreated.getTime();
     const modified = order.dateModified.getTime();
-    return (after === undefined || created > after)
-      && (before === undefined || created < before)
-      && (modifiedAfter === undefined || modified > modifiedAfter)
-      && (modifiedBefore === undefined || modified < modifiedBefore);
+    return (
+      (after === undefined || created > after) &&
+      (before === undefined || created < before) &&
+      (modifiedAfter === undefined || modified > modifiedAfter) &&
+      (modifiedBefore === undefined || modified < modifiedBefore)
+    );
   });
   const direction = params.order === 'asc' ? 1 : -1;
   const orderby = params.orderby ?? 'date';

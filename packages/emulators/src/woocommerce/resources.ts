@@ -81,7 +81,17 @@ export function productJson(shop: ShopState, product: Product, homeUrl: string):
     tags: [],
     images: [],
     attributes: variable
-      ? [{ id: 0, name: 'Variante', slug: 'variante', position: 0, visible: true, variation: true, options: product.variationIds.map((id) => shop.variations.get(id)?.attributes[0]?.option ?? '') }]
+      ? [
+          {
+            id: 0,
+            name: 'Variante',
+            slug: 'variante',
+            position: 0,
+            visible: true,
+            variation: true,
+            options: product.variationIds.map((id) => shop.variations.get(id)?.attributes[0]?.option ?? ''),
+          },
+        ]
       : [],
     default_attributes: [],
     variations: [...product.variationIds],
@@ -101,7 +111,12 @@ export function productJson(shop: ShopState, product: Product, homeUrl: string):
   };
 }
 
-export function variationJson(shop: ShopState, variation: Variation, parent: Product, homeUrl: string): Record<string, unknown> {
+export function variationJson(
+  shop: ShopState,
+  variation: Variation,
+  parent: Product,
+  homeUrl: string,
+): Record<string, unknown> {
   const offset = shop.settings.utcOffsetMinutes;
   const rest = `${homeUrl}/wp-json/wc/v3`;
   return {
@@ -146,7 +161,10 @@ export function variationJson(shop: ShopState, variation: Variation, parent: Pro
     attributes: variation.attributes.map((attribute) => ({ id: 0, name: attribute.name, option: attribute.option })),
     menu_order: 0,
     meta_data: [],
-    name: variation.attributes.length > 0 ? `${parent.name} - ${variation.attributes.map((a) => a.option).join(', ')}` : parent.name,
+    name:
+      variation.attributes.length > 0
+        ? `${parent.name} - ${variation.attributes.map((a) => a.option).join(', ')}`
+        : parent.name,
     parent_id: parent.id,
     _links: {
       self: [{ href: `${rest}/products/${parent.id}/variations/${variation.id}` }],
@@ -174,7 +192,8 @@ export function settingOptions(shop: ShopState): Record<string, SettingOption[]>
       {
         id: 'woocommerce_currency',
         label: 'Currency',
-        description: 'This controls what currency prices are listed at in the catalog and which currency gateways will take payments in.',
+        description:
+          'This controls what currency prices are listed at in the catalog and which currency gateways will take payments in.',
         type: 'select',
         default: 'USD',
         value: shop.settings.currency,
@@ -224,7 +243,12 @@ export function settingJson(group: string, option: SettingOption, homeUrl: strin
   };
 }
 
-export function webhookJson(shop: ShopState, webhook: Webhook, homeUrl: string, context: 'view' | 'edit'): Record<string, unknown> {
+export function webhookJson(
+  shop: ShopState,
+  webhook: Webhook,
+  homeUrl: string,
+  context: 'view' | 'edit',
+): Record<string, unknown> {
   const offset = shop.settings.utcOffsetMinutes;
   const rest = `${homeUrl}/wp-json/wc/v3/webhooks`;
   const [resource = '', event = ''] = webhook.topic.split('.');

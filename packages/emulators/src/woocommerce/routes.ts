@@ -4,7 +4,15 @@
  * Location headers. Handlers are pure over the shop state; webhook deliveries are returned as events.
  */
 import type { WpError } from './auth.js';
-import { isValidWebhookTopic, newWebhookSecret, toSeconds, WEBHOOK_STATUSES, type ShopState, type Webhook, type WebhookStatus } from './model.js';
+import {
+  isValidWebhookTopic,
+  newWebhookSecret,
+  toSeconds,
+  WEBHOOK_STATUSES,
+  type ShopState,
+  type Webhook,
+  type WebhookStatus,
+} from './model.js';
 import {
   OrderWriteError,
   addOrderNote,
@@ -60,12 +68,28 @@ export interface Route {
 export const cannot = {
   list: { code: 'woocommerce_rest_cannot_view', message: 'Sorry, you cannot list resources.', status: 401 },
   view: { code: 'woocommerce_rest_cannot_view', message: 'Sorry, you cannot view this resource.', status: 401 },
-  create: { code: 'woocommerce_rest_cannot_create', message: 'Sorry, you are not allowed to create resources.', status: 401 },
-  edit: { code: 'woocommerce_rest_cannot_edit', message: 'Sorry, you are not allowed to edit this resource.', status: 401 },
-  delete: { code: 'woocommerce_rest_cannot_delete', message: 'Sorry, you are not allowed to delete this resource.', status: 401 },
+  create: {
+    code: 'woocommerce_rest_cannot_create',
+    message: 'Sorry, you are not allowed to create resources.',
+    status: 401,
+  },
+  edit: {
+    code: 'woocommerce_rest_cannot_edit',
+    message: 'Sorry, you are not allowed to edit this resource.',
+    status: 401,
+  },
+  delete: {
+    code: 'woocommerce_rest_cannot_delete',
+    message: 'Sorry, you are not allowed to delete this resource.',
+    status: 401,
+  },
 } satisfies Record<string, WpError>;
 
-export const NO_ROUTE: WpError = { code: 'rest_no_route', message: 'No route was found matching the URL and request method.', status: 404 };
+export const NO_ROUTE: WpError = {
+  code: 'rest_no_route',
+  message: 'No route was found matching the URL and request method.',
+  status: 404,
+};
 
 export interface RouteContext {
   homeUrl(shop: ShopState): string;
@@ -78,9 +102,12 @@ export interface RouteContext {
 
 export function createRoutes(ctx: RouteContext): Route[] {
   const { homeUrl, envFor, deliverer, creationEvents } = ctx;
-  const createWebhook = (shop: ShopState, input: { name?: string; topic: string; deliveryUrl: string; secret?: string }) =>
-    createWebhookRecord(shop, input, ctx.now());
-  const applyWebhookUpdate = (shop: ShopState, webhook: Webhook, patch: WebhookPatch) => updateWebhookRecord(deliverer, shop, webhook, patch);
+  const createWebhook = (
+    shop: ShopState,
+    input: { name?: string; topic: string; deliveryUrl: string; secret?: string },
+  ) => createWebhookRecord(shop, input, ctx.now());
+  const applyWebhookUpdate = (shop: ShopState, webhook: Webhook, patch: WebhookPatch) =>
+    updateWebhookRecord(deliverer, shop, webhook, patch);
 
   // ------------------------------------------------------------------ routes
 
@@ -174,7 +201,8 @@ export function createRoutes(ctx: RouteContext): Route[] {
 
   function getOrderRoute(req: RestRequest, match: RegExpExecArray): RestResponse {
     const order = req.shop.orders.get(orderIdOf(match));
-    if (!order) return errorResponse({ code: 'woocommerce_rest_shop_order_invalid_id', message: 'Invalid ID.', status: 404 });
+    if (!order)
+      return errorResponse({ code: 'woocommerce_rest_shop_order_invalid_id', message: 'Invalid ID.', status: 404 });
     const context = parseParams(contextSchema, req.params);
     if (!context.ok) return errorResponse(context.error);
     return { status: 200, body: orderJson(envFor(req.shop), order, homeUrl(req.shop), context.value.dp) };
@@ -182,7 +210,11 @@ export function createRoutes(ctx: RouteContext): Route[] {
 
   function createOrderRoute(req: RestRequest): RestResponse {
     if (req.params.id !== undefined && req.params.id !== null && req.params.id !== 0 && req.params.id !== '') {
-      return errorResponse({ code: 'woocommerce_rest_shop_order_exists', message: 'Cannot create existing shop_order.', status: 400 });
+      return errorResponse({
+        code: 'woocommerce_rest_shop_order_exists',
+        message: 'Cannot create existing shop_order.',
+        status: 400,
+      });
     }
     const input = parseParams(orderWriteSchema, req.params);
     if (!input.ok) return errorResponse(input.error);
@@ -203,7 +235,8 @@ export function createRoutes(ctx: RouteContext): Route[] {
 
   function updateOrderRoute(req: RestRequest, match: RegExpExecArray): RestResponse {
     const order = req.shop.orders.get(orderIdOf(match));
-    if (!order) return errorResponse({ code: 'woocommerce_rest_shop_order_invalid_id', message: 'Invalid ID.', status: 400 });
+    if (!order)
+      return errorResponse({ code: 'woocommerce_rest_shop_order_invalid_id', message: 'Invalid ID.', status: 400 });
     const input = parseParams(orderWriteSchema, req.params);
     if (!input.ok) return errorResponse(input.error);
     try {
@@ -221,7 +254,12 @@ export function createRoutes(ctx: RouteContext): Route[] {
 
   function listNotes(req: RestRequest, match: RegExpExecArray): RestResponse {
     const order = req.shop.orders.get(orderIdOf(match));
-    if (!order) return errorResponse({ code: 'woocommerce_rest_shop_order_invalid_id', message: 'Invalid order ID.', status: 404 });
+    if (!order)
+      return errorResponse({
+        code: 'woocommerce_rest_shop_order_invalid_id',
+        message: 'Invalid order ID.',
+        status: 404,
+      });
     const params = parseParams(noteListSchema, req.params);
     if (!params.ok) return errorResponse(params.error);
     const type = params.value.type ?? 'any';
@@ -237,12 +275,23 @@ export function createRoutes(ctx: RouteContext): Route[] {
     const params = parseParams(noteCreateSchema, req.params, ['note']);
     if (!params.ok) return errorResponse(params.error);
     const order = req.shop.orders.get(orderIdOf(match));
-    if (!order) return errorResponse({ code: 'woocommerce_rest_order_invalid_id', message: 'Invalid order ID.', status: 404 });
+    if (!order)
+      return errorResponse({ code: 'woocommerce_rest_order_invalid_id', message: 'Invalid order ID.', status: 404 });
     if (params.value.note === '') {
-      return errorResponse({ code: 'woocommerce_api_cannot_create_order_note', message: 'Cannot create order note, please try again.', status: 500 });
+      return errorResponse({
+        code: 'woocommerce_api_cannot_create_order_note',
+        message: 'Cannot create order note, please try again.',
+        status: 500,
+      });
     }
     const env = envFor(req.shop);
-    const note = addOrderNote(env, order, params.value.note, params.value.customer_note ?? false, params.value.added_by_user ?? false);
+    const note = addOrderNote(
+      env,
+      order,
+      params.value.note,
+      params.value.customer_note ?? false,
+      params.value.added_by_user ?? false,
+    );
     const home = homeUrl(req.shop);
     return {
       status: 201,
@@ -253,15 +302,18 @@ export function createRoutes(ctx: RouteContext): Route[] {
 
   function getNote(req: RestRequest, match: RegExpExecArray): RestResponse {
     const order = req.shop.orders.get(orderIdOf(match));
-    if (!order) return errorResponse({ code: 'woocommerce_rest_order_invalid_id', message: 'Invalid order ID.', status: 404 });
+    if (!order)
+      return errorResponse({ code: 'woocommerce_rest_order_invalid_id', message: 'Invalid order ID.', status: 404 });
     const note = order.notes.find((candidate) => candidate.id === Number(match[2]));
-    if (!note) return errorResponse({ code: 'woocommerce_rest_invalid_id', message: 'Invalid resource ID.', status: 404 });
+    if (!note)
+      return errorResponse({ code: 'woocommerce_rest_invalid_id', message: 'Invalid resource ID.', status: 404 });
     return { status: 200, body: noteJson(envFor(req.shop), order, note, homeUrl(req.shop)) };
   }
 
   function getProduct(req: RestRequest, match: RegExpExecArray): RestResponse {
     const product = req.shop.products.get(Number(match[1]));
-    if (!product) return errorResponse({ code: 'woocommerce_rest_product_invalid_id', message: 'Invalid ID.', status: 404 });
+    if (!product)
+      return errorResponse({ code: 'woocommerce_rest_product_invalid_id', message: 'Invalid ID.', status: 404 });
     if (!req.authenticated) return errorResponse(cannot.view);
     return { status: 200, body: productJson(req.shop, product, homeUrl(req.shop)) };
   }
@@ -281,7 +333,11 @@ export function createRoutes(ctx: RouteContext): Route[] {
     const variation = req.shop.variations.get(Number(match[2]));
     const parent = variation ? req.shop.products.get(variation.parentId) : undefined;
     if (!variation || !parent || parent.id !== Number(match[1])) {
-      return errorResponse({ code: 'woocommerce_rest_product_variation_invalid_id', message: 'Invalid ID.', status: 404 });
+      return errorResponse({
+        code: 'woocommerce_rest_product_variation_invalid_id',
+        message: 'Invalid ID.',
+        status: 404,
+      });
     }
     if (!req.authenticated) return errorResponse(cannot.view);
     return { status: 200, body: variationJson(req.shop, variation, parent, homeUrl(req.shop)) };
@@ -290,7 +346,12 @@ export function createRoutes(ctx: RouteContext): Route[] {
   function listSettings(req: RestRequest, match: RegExpExecArray): RestResponse {
     const group = match[1] ?? '';
     const options = settingOptions(req.shop)[group];
-    if (!options) return errorResponse({ code: 'rest_setting_setting_group_invalid', message: 'Invalid setting group.', status: 404 });
+    if (!options)
+      return errorResponse({
+        code: 'rest_setting_setting_group_invalid',
+        message: 'Invalid setting group.',
+        status: 404,
+      });
     const home = homeUrl(req.shop);
     return { status: 200, body: options.map((option) => settingJson(group, option, home)) };
   }
@@ -298,9 +359,15 @@ export function createRoutes(ctx: RouteContext): Route[] {
   function getSetting(req: RestRequest, match: RegExpExecArray): RestResponse {
     const group = match[1] ?? '';
     const options = settingOptions(req.shop)[group];
-    if (!options) return errorResponse({ code: 'rest_setting_setting_group_invalid', message: 'Invalid setting group.', status: 404 });
+    if (!options)
+      return errorResponse({
+        code: 'rest_setting_setting_group_invalid',
+        message: 'Invalid setting group.',
+        status: 404,
+      });
     const option = options.find((candidate) => candidate.id === match[2]);
-    if (!option) return errorResponse({ code: 'rest_setting_setting_invalid', message: 'Invalid setting.', status: 404 });
+    if (!option)
+      return errorResponse({ code: 'rest_setting_setting_invalid', message: 'Invalid setting.', status: 404 });
     return { status: 200, body: settingJson(group, option, homeUrl(req.shop)) };
   }
 
@@ -312,9 +379,12 @@ export function createRoutes(ctx: RouteContext): Route[] {
     const all = [...req.shop.webhooks.values()]
       .filter((webhook) => status === 'all' || webhook.status === status)
       .sort((a, b) => {
-        const primary = orderby === 'title' ? a.name.localeCompare(b.name)
-          : orderby === 'id' ? a.id - b.id
-            : a.dateCreated.getTime() - b.dateCreated.getTime();
+        const primary =
+          orderby === 'title'
+            ? a.name.localeCompare(b.name)
+            : orderby === 'id'
+              ? a.id - b.id
+              : a.dateCreated.getTime() - b.dateCreated.getTime();
         return direction * (primary !== 0 ? primary : a.id - b.id);
       });
     const slice = all.slice((page - 1) * perPage, page * perPage);
@@ -322,7 +392,13 @@ export function createRoutes(ctx: RouteContext): Route[] {
     return {
       status: 200,
       body: slice.map((webhook) => webhookJson(req.shop, webhook, home, 'view')),
-      headers: pagingHeaders(`${home}/wp-json${req.route}`, req.params, page, all.length, perPage > 1 ? Math.ceil(all.length / perPage) : 1),
+      headers: pagingHeaders(
+        `${home}/wp-json${req.route}`,
+        req.params,
+        page,
+        all.length,
+        perPage > 1 ? Math.ceil(all.length / perPage) : 1,
+      ),
     };
   }
 
@@ -330,11 +406,19 @@ export function createRoutes(ctx: RouteContext): Route[] {
     const params = parseParams(webhookCreateSchema, req.params, ['topic', 'delivery_url']);
     if (!params.ok) return errorResponse(params.error);
     if (req.params.id !== undefined && req.params.id !== null && req.params.id !== 0 && req.params.id !== '') {
-      return errorResponse({ code: 'woocommerce_rest_shop_webhook_exists', message: 'Cannot create existing shop_webhook.', status: 400 });
+      return errorResponse({
+        code: 'woocommerce_rest_shop_webhook_exists',
+        message: 'Cannot create existing shop_webhook.',
+        status: 400,
+      });
     }
     const { topic, delivery_url: deliveryUrl, secret, name } = params.value;
     if (topic === '' || !isValidWebhookTopic(topic.toLowerCase())) {
-      return errorResponse({ code: 'woocommerce_rest_shop_webhook_invalid_topic', message: 'Webhook topic is required and must be valid.', status: 400 });
+      return errorResponse({
+        code: 'woocommerce_rest_shop_webhook_invalid_topic',
+        message: 'Webhook topic is required and must be valid.',
+        status: 400,
+      });
     }
     if (!isValidDeliveryUrl(deliveryUrl)) {
       return errorResponse({
@@ -344,7 +428,12 @@ export function createRoutes(ctx: RouteContext): Route[] {
       });
     }
     // Core ignores a posted status here: a webhook created through the API is always active.
-    const webhook = createWebhook(req.shop, { topic, deliveryUrl, ...(secret !== undefined ? { secret } : {}), ...(name ? { name } : {}) });
+    const webhook = createWebhook(req.shop, {
+      topic,
+      deliveryUrl,
+      ...(secret !== undefined ? { secret } : {}),
+      ...(name ? { name } : {}),
+    });
     const home = homeUrl(req.shop);
     return {
       status: 201,
@@ -358,13 +447,23 @@ export function createRoutes(ctx: RouteContext): Route[] {
 
   function getWebhookRoute(req: RestRequest, match: RegExpExecArray): RestResponse {
     const webhook = req.shop.webhooks.get(Number(match[1]));
-    if (!webhook) return errorResponse({ code: 'woocommerce_rest_shop_webhook_invalid_id', message: 'ID is invalid.', status: 400 });
+    if (!webhook)
+      return errorResponse({
+        code: 'woocommerce_rest_shop_webhook_invalid_id',
+        message: 'ID is invalid.',
+        status: 400,
+      });
     return { status: 200, body: webhookJson(req.shop, webhook, homeUrl(req.shop), 'view') };
   }
 
   async function updateWebhookRoute(req: RestRequest, match: RegExpExecArray): Promise<RestResponse> {
     const webhook = req.shop.webhooks.get(Number(match[1]));
-    if (!webhook) return errorResponse({ code: 'woocommerce_rest_shop_webhook_invalid_id', message: 'ID is invalid.', status: 400 });
+    if (!webhook)
+      return errorResponse({
+        code: 'woocommerce_rest_shop_webhook_invalid_id',
+        message: 'ID is invalid.',
+        status: 400,
+      });
     const params = parseParams(webhookUpdateSchema, req.params);
     if (!params.ok) return errorResponse(params.error);
     const result = await applyWebhookUpdate(req.shop, webhook, params.value);
@@ -376,15 +475,19 @@ export function createRoutes(ctx: RouteContext): Route[] {
     const params = parseParams(deleteSchema, req.params);
     if (!params.ok) return errorResponse(params.error);
     if (params.value.force !== true) {
-      return errorResponse({ code: 'woocommerce_rest_trash_not_supported', message: 'Webhooks do not support trashing.', status: 501 });
+      return errorResponse({
+        code: 'woocommerce_rest_trash_not_supported',
+        message: 'Webhooks do not support trashing.',
+        status: 501,
+      });
     }
     const webhook = req.shop.webhooks.get(Number(match[1]));
-    if (!webhook) return errorResponse({ code: 'woocommerce_rest_shop_webhook_invalid_id', message: 'Invalid ID.', status: 404 });
+    if (!webhook)
+      return errorResponse({ code: 'woocommerce_rest_shop_webhook_invalid_id', message: 'Invalid ID.', status: 404 });
     const body = webhookJson(req.shop, webhook, homeUrl(req.shop), 'edit');
     req.shop.webhooks.delete(webhook.id);
     return { status: 200, body };
   }
-
 
   return routes;
 }
@@ -396,7 +499,11 @@ export function createRoutes(ctx: RouteContext): Route[] {
 export type WebhookPatch = { name?: string; status?: string; topic?: string; delivery_url?: string; secret?: string };
 
 /** `WC_Webhook::save()` for a new webhook: active, pending its first ping, secret generated when none given. */
-export function createWebhookRecord(shop: ShopState, input: { name?: string; topic: string; deliveryUrl: string; secret?: string }, now: Date): Webhook {
+export function createWebhookRecord(
+  shop: ShopState,
+  input: { name?: string; topic: string; deliveryUrl: string; secret?: string },
+  now: Date,
+): Webhook {
   const created = toSeconds(now);
   const webhook: Webhook = {
     id: shop.newWebhookId(),
@@ -437,7 +544,14 @@ export async function updateWebhookRecord(
   const next = { ...webhook };
   if (patch.topic) {
     if (!isValidWebhookTopic(patch.topic.toLowerCase())) {
-      return { ok: false, error: { code: 'woocommerce_rest_shop_webhook_invalid_topic', message: 'Webhook topic must be valid.', status: 400 } };
+      return {
+        ok: false,
+        error: {
+          code: 'woocommerce_rest_shop_webhook_invalid_topic',
+          message: 'Webhook topic must be valid.',
+          status: 400,
+        },
+      };
     }
     next.topic = patch.topic.toLowerCase();
   }
@@ -458,7 +572,14 @@ export async function updateWebhookRecord(
   if (patch.status) {
     const status = patch.status.toLowerCase();
     if (!(WEBHOOK_STATUSES as readonly string[]).includes(status)) {
-      return { ok: false, error: { code: 'woocommerce_rest_shop_webhook_invalid_status', message: 'Webhook status must be valid.', status: 400 } };
+      return {
+        ok: false,
+        error: {
+          code: 'woocommerce_rest_shop_webhook_invalid_status',
+          message: 'Webhook status must be valid.',
+          status: 400,
+        },
+      };
     }
     next.status = status as WebhookStatus;
   }
@@ -473,7 +594,13 @@ export async function updateWebhookRecord(
 // Shared answers
 // ---------------------------------------------------------------------------------------------------------
 
-export function pagingHeaders(base: string, params: Record<string, unknown>, page: number, total: number, totalPages: number): Record<string, string> {
+export function pagingHeaders(
+  base: string,
+  params: Record<string, unknown>,
+  page: number,
+  total: number,
+  totalPages: number,
+): Record<string, string> {
   const headers: Record<string, string> = { 'X-WP-Total': String(total), 'X-WP-TotalPages': String(totalPages) };
   const links: string[] = [];
   const linkTo = (target: number) => {

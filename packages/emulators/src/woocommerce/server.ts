@@ -36,9 +36,17 @@ const shopOptionSchema = z.object({
   consumerKey: z.string().min(1),
   consumerSecret: z.string().min(1),
   weightUnit: z.enum(['kg', 'g', 'lbs', 'oz']).optional(),
-  currency: z.string().regex(/^[A-Z]{3}$/).optional(),
+  currency: z
+    .string()
+    .regex(/^[A-Z]{3}$/)
+    .optional(),
   priceDecimals: z.number().int().min(0).max(6).optional(),
-  utcOffsetMinutes: z.number().int().min(-14 * 60).max(14 * 60).optional(),
+  utcOffsetMinutes: z
+    .number()
+    .int()
+    .min(-14 * 60)
+    .max(14 * 60)
+    .optional(),
   permissions: z.enum(['read', 'write', 'read_write']).optional(),
 });
 
@@ -73,16 +81,23 @@ export async function startWooEmulator(options: WooEmulatorOptions): Promise<Woo
   const shops = new Map<string, ShopState>();
   for (const shop of parsed.shops) {
     if (shops.has(shop.id)) throw new Error(`duplicate shop id "${shop.id}"`);
-    shops.set(shop.id, new ShopState({
-      id: shop.id,
-      apiKey: { consumerKey: shop.consumerKey, consumerSecret: shop.consumerSecret, permissions: shop.permissions ?? 'read_write' },
-      weightUnit: shop.weightUnit ?? 'kg',
-      dimensionUnit: 'cm',
-      currency: shop.currency ?? 'XOF',
-      priceDecimals: shop.priceDecimals ?? 2,
-      utcOffsetMinutes: shop.utcOffsetMinutes ?? 0,
-      apiUserDisplayName: 'admin',
-    }));
+    shops.set(
+      shop.id,
+      new ShopState({
+        id: shop.id,
+        apiKey: {
+          consumerKey: shop.consumerKey,
+          consumerSecret: shop.consumerSecret,
+          permissions: shop.permissions ?? 'read_write',
+        },
+        weightUnit: shop.weightUnit ?? 'kg',
+        dimensionUnit: 'cm',
+        currency: shop.currency ?? 'XOF',
+        priceDecimals: shop.priceDecimals ?? 2,
+        utcOffsetMinutes: shop.utcOffsetMinutes ?? 0,
+        apiUserDisplayName: 'admin',
+      }),
+    );
   }
   const nonces = new NonceStore();
   const apiCalls: ApiCall[] = [];
@@ -126,8 +141,10 @@ export async function startWooEmulator(options: WooEmulatorOptions): Promise<Woo
     return order;
   };
 
-  const createWebhook = (shop: ShopState, input: { name?: string; topic: string; deliveryUrl: string; secret?: string }) =>
-    createWebhookRecord(shop, input, now());
+  const createWebhook = (
+    shop: ShopState,
+    input: { name?: string; topic: string; deliveryUrl: string; secret?: string },
+  ) => createWebhookRecord(shop, input, now());
 
   const creationEvents = (events: readonly OrderEvent[]): OrderEvent[] =>
     orderUpdatedOnCreate ? [...events] : events.filter((event) => event === 'created');
@@ -157,12 +174,18 @@ export async function startWooEmulator(options: WooEmulatorOptions): Promise<Woo
     try {
       bodyText = await readBody(req);
     } catch {
-      sendJson(res, shop, 413, wpErrorBody({ code: 'rest_request_too_large', message: 'Request body too large.', status: 413 }));
+      sendJson(
+        res,
+        shop,
+        413,
+        wpErrorBody({ code: 'rest_request_too_large', message: 'Request body too large.', status: 413 }),
+      );
       return;
     }
     const queryParams = phpArrayToPlain(parseStr(rawQuery));
     let method = (req.method ?? 'GET').toUpperCase();
-    const override = typeof queryParams._method === 'string' ? queryParams._method : req.headers['x-http-method-override'];
+    const override =
+      typeof queryParams._method === 'string' ? queryParams._method : req.headers['x-http-method-override'];
     if (method === 'POST' && typeof override === 'string' && override !== '') method = override.toUpperCase();
 
     const call: ApiCall = {
@@ -194,15 +217,21 @@ export async function startWooEmulator(options: WooEmulatorOptions): Promise<Woo
       if (contentType.includes('application/json')) {
         try {
           const parsedBody: unknown = JSON.parse(bodyText);
-          if (parsedBody !== null && typeof parsedBody === 'object' && !Array.isArray(parsedBody)) bodyParams = parsedBody as Record<string, unknown>;
+          if (parsedBody !== null && typeof parsedBody === 'object' && !Array.isArray(parsedBody))
+            bodyParams = parsedBody as Record<string, unknown>;
         } catch (error) {
           call.status = 400;
-          sendJson(res, shop, 400, wpErrorBody({
-            code: 'rest_invalid_json',
-            message: 'Invalid JSON body passed.',
-            status: 400,
-            data: { json_error_code: 4, json_error_message: error instanceof Error ? error.message : 'Syntax error' },
-          }));
+          sendJson(
+            res,
+            shop,
+            400,
+            wpErrorBody({
+              code: 'rest_invalid_json',
+              message: 'Invalid JSON body passed.',
+              status: 400,
+              data: { json_error_code: 4, json_error_message: error instanceof Error ? error.message : 'Syntax error' },
+            }),
+          );
           return;
         }
       } else if (contentType.includes('application/x-www-form-urlencoded')) {
@@ -242,7 +271,9 @@ export async function startWooEmulator(options: WooEmulatorOptions): Promise<Woo
       }
     }
 
-    const found = routes.map((candidate) => ({ candidate, match: candidate.pattern.exec(route) })).find((entry) => entry.match);
+    const found = routes
+      .map((candidate) => ({ candidate, match: candidate.pattern.exec(route) }))
+      .find((entry) => entry.match);
     const endpoint = found?.candidate.methods[method];
     if (!found?.match || !endpoint) {
       call.status = 404;
@@ -266,11 +297,20 @@ export async function startWooEmulator(options: WooEmulatorOptions): Promise<Woo
       ...response.headers,
       Allow: Object.keys(found.candidate.methods).join(', '),
     });
-    logger.debug({ shop: shop.settings.id, method, route, status: response.status, auth: call.auth }, 'woo emulator: request');
+    logger.debug(
+      { shop: shop.settings.id, method, route, status: response.status, auth: call.auth },
+      'woo emulator: request',
+    );
     if (response.events) fireOrderEvents(shop, response.events.orderId, response.events.events);
   }
 
-  function sendJson(res: ServerResponse, shop: ShopState, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  function sendJson(
+    res: ServerResponse,
+    shop: ShopState,
+    status: number,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ): void {
     const payload = phpJsonEncode(body);
     res.writeHead(status, {
       'Content-Type': 'application/json; charset=UTF-8',
@@ -288,16 +328,26 @@ export async function startWooEmulator(options: WooEmulatorOptions): Promise<Woo
   function sendFault(res: ServerResponse, shop: ShopState, status: number): void {
     if (status === 500) {
       // What WordPress answers on a PHP fatal error during a REST request.
-      sendJson(res, shop, 500, wpErrorBody({
-        code: 'internal_server_error',
-        message: '<p>There has been a critical error on this website.</p><p><a href="https://wordpress.org/documentation/article/faq-troubleshooting/">Learn more about troubleshooting WordPress.</a></p>',
-        status: 500,
-      }));
+      sendJson(
+        res,
+        shop,
+        500,
+        wpErrorBody({
+          code: 'internal_server_error',
+          message:
+            '<p>There has been a critical error on this website.</p><p><a href="https://wordpress.org/documentation/article/faq-troubleshooting/">Learn more about troubleshooting WordPress.</a></p>',
+          status: 500,
+        }),
+      );
       return;
     }
     // Anything else comes from the web server or proxy in front of PHP: an HTML page, not JSON.
     const body = `<html>\r\n<head><title>${status}</title></head>\r\n<body>\r\n<center><h1>${status}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n`;
-    res.writeHead(status, { 'Content-Type': 'text/html', 'Content-Length': String(Buffer.byteLength(body)), ...(status === 429 || status === 503 ? { 'Retry-After': '1' } : {}) });
+    res.writeHead(status, {
+      'Content-Type': 'text/html',
+      'Content-Length': String(Buffer.byteLength(body)),
+      ...(status === 429 || status === 503 ? { 'Retry-After': '1' } : {}),
+    });
     res.end(body);
   }
 
@@ -306,7 +356,13 @@ export async function startWooEmulator(options: WooEmulatorOptions): Promise<Woo
       if (fault.kind !== 'latency' || fault.remaining <= 0 || !faultMatches(fault, shopId, method, route)) continue;
       fault.remaining -= 1;
       await new Promise<void>((resolve) => {
-        const entry = { timer: setTimeout(() => { latencyTimers.delete(entry); resolve(); }, fault.ms), resolve };
+        const entry = {
+          timer: setTimeout(() => {
+            latencyTimers.delete(entry);
+            resolve();
+          }, fault.ms),
+          resolve,
+        };
         latencyTimers.add(entry);
       });
     }
@@ -314,7 +370,10 @@ export async function startWooEmulator(options: WooEmulatorOptions): Promise<Woo
   }
 
   function takeStatusFault(shopId: string, method: string, route: string): number | undefined {
-    const fault = faultList.find((candidate) => candidate.kind === 'status' && candidate.remaining > 0 && faultMatches(candidate, shopId, method, route));
+    const fault = faultList.find(
+      (candidate) =>
+        candidate.kind === 'status' && candidate.remaining > 0 && faultMatches(candidate, shopId, method, route),
+    );
     if (!fault || fault.kind !== 'status') return undefined;
     fault.remaining -= 1;
     if (fault.remaining <= 0) faultList.splice(faultList.indexOf(fault), 1);
@@ -409,8 +468,10 @@ export async function startWooEmulator(options: WooEmulatorOptions): Promise<Woo
 
     async addWebhook(shopId, input) {
       const shop = requireShop(shopId);
-      if (!isValidWebhookTopic(input.topic.toLowerCase())) throw new Error(`"${input.topic}" is not a WooCommerce webhook topic`);
-      if (!isValidDeliveryUrl(input.deliveryUrl)) throw new Error('the delivery URL must start with http:// or https://');
+      if (!isValidWebhookTopic(input.topic.toLowerCase()))
+        throw new Error(`"${input.topic}" is not a WooCommerce webhook topic`);
+      if (!isValidDeliveryUrl(input.deliveryUrl))
+        throw new Error('the delivery URL must start with http:// or https://');
       const webhook = createWebhook(shop, input);
       const ping = await deliverer.ping(shop, webhook);
       return { ...webhookInfo(webhook), ping };
@@ -496,12 +557,29 @@ export async function startWooEmulator(options: WooEmulatorOptions): Promise<Woo
       payment_method: 'cod',
       payment_method_title: 'Cash on delivery',
       billing: {
-        first_name: 'Awa', last_name: 'Diop', company: '', address_1: 'Rue 10 x Rue 11, Médina', address_2: '', city: 'Dakar',
-        state: '', postcode: '', country: 'SN', email: 'awa.diop@example.com', phone: '+221 77 123 45 67',
+        first_name: 'Awa',
+        last_name: 'Diop',
+        company: '',
+        address_1: 'Rue 10 x Rue 11, Médina',
+        address_2: '',
+        city: 'Dakar',
+        state: '',
+        postcode: '',
+        country: 'SN',
+        email: 'awa.diop@example.com',
+        phone: '+221 77 123 45 67',
       },
       shipping: {
-        first_name: 'Awa', last_name: 'Diop', company: '', address_1: 'Rue 10 x Rue 11, Médina', address_2: '', city: 'Dakar',
-        state: '', postcode: '', country: 'SN', phone: '',
+        first_name: 'Awa',
+        last_name: 'Diop',
+        company: '',
+        address_1: 'Rue 10 x Rue 11, Médina',
+        address_2: '',
+        city: 'Dakar',
+        state: '',
+        postcode: '',
+        country: 'SN',
+        phone: '',
       },
       shipping_lines: [{ method_id: 'flat_rate', method_title: 'Livraison Dakar', total: '1500' }],
     };
@@ -512,13 +590,19 @@ export async function startWooEmulator(options: WooEmulatorOptions): Promise<Woo
       shipping: { ...defaults.shipping, ...overrides.shipping },
     });
     if (!input.line_items) {
-      const product = await emulator.createProduct(shop.settings.id, { name: 'Boubou wax', price: '12500', weight: '0.8' });
+      const product = await emulator.createProduct(shop.settings.id, {
+        name: 'Boubou wax',
+        price: '12500',
+        weight: '0.8',
+      });
       input.line_items = [{ product_id: product.id, quantity: 1 }];
     }
     for (const line of input.line_items) {
       const id = line.variation_id || line.product_id;
       if (id && !shop.products.has(id) && !shop.variations.has(id)) {
-        throw new Error(`createOrder: shop "${shop.settings.id}" has no product or variation ${id}; create it with createProduct first`);
+        throw new Error(
+          `createOrder: shop "${shop.settings.id}" has no product or variation ${id}; create it with createProduct first`,
+        );
       }
     }
     return input;
@@ -536,34 +620,43 @@ const ProductInputSchema = z.object({
   weight: z.string().optional(),
   price: z.string().optional(),
   sku: z.string().optional(),
-  variations: z.array(z.object({
-    weight: z.string().optional(),
-    price: z.string().optional(),
-    sku: z.string().optional(),
-    option: z.string().optional(),
-  })).optional(),
+  variations: z
+    .array(
+      z.object({
+        weight: z.string().optional(),
+        price: z.string().optional(),
+        sku: z.string().optional(),
+        option: z.string().optional(),
+      }),
+    )
+    .optional(),
 });
-
-
 
 /** `check_permissions()`: read keys may only GET, write keys only write. */
 function keyPermissionError(key: ApiKey, method: string): WpError | undefined {
   if (method === 'GET' || method === 'HEAD') {
     if (key.permissions === 'write') {
-      return { code: 'woocommerce_rest_authentication_error', message: 'The API key provided does not have read permissions.', status: 401 };
+      return {
+        code: 'woocommerce_rest_authentication_error',
+        message: 'The API key provided does not have read permissions.',
+        status: 401,
+      };
     }
     return undefined;
   }
   if (['POST', 'PUT', 'PATCH', 'DELETE'].includes(method)) {
     if (key.permissions === 'read') {
-      return { code: 'woocommerce_rest_authentication_error', message: 'The API key provided does not have write permissions.', status: 401 };
+      return {
+        code: 'woocommerce_rest_authentication_error',
+        message: 'The API key provided does not have write permissions.',
+        status: 401,
+      };
     }
     return undefined;
   }
   if (method === 'OPTIONS') return undefined;
   return { code: 'woocommerce_rest_authentication_error', message: 'Unknown request method.', status: 401 };
 }
-
 
 function withoutCredentials(params: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(params).filter(([key]) => !isCredentialParam(key)));
@@ -578,7 +671,6 @@ function faultMatches(fault: FaultMatch, shopId: string, method: string, route: 
   return true;
 }
 
-
 function safeDecode(text: string): string {
   try {
     return decodeURIComponent(text);
@@ -588,7 +680,10 @@ function safeDecode(text: string): string {
 }
 
 function sendText(res: ServerResponse, status: number, text: string): void {
-  res.writeHead(status, { 'Content-Type': 'text/plain; charset=UTF-8', 'Content-Length': String(Buffer.byteLength(text)) });
+  res.writeHead(status, {
+    'Content-Type': 'text/plain; charset=UTF-8',
+    'Content-Length': String(Buffer.byteLength(text)),
+  });
   res.end(text);
 }
 
@@ -611,12 +706,12 @@ function readBody(req: IncomingMessage): Promise<string> {
 }
 
 function slugify(name: string): string {
-  return name
-    .normalize('NFD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '') || 'product';
+  return (
+    name
+      .normalize('NFD')
+      .replace(/[\u0300-\u036f]/g, '')
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '') || 'product'
+  );
 }
-
-

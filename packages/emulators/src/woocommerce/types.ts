@@ -142,7 +142,11 @@ export interface WooEmulator {
   /** Registers a webhook as POST /webhooks does and waits for its ping. */
   addWebhook(shopId: string, input: WebhookInput): Promise<WebhookInfo & { ping: PingResult }>;
   /** Changes a webhook as PUT /webhooks/{id} does (a save may ping). */
-  updateWebhook(shopId: string, id: number, patch: { status?: WebhookStatus; deliveryUrl?: string; secret?: string }): Promise<WebhookInfo>;
+  updateWebhook(
+    shopId: string,
+    id: number,
+    patch: { status?: WebhookStatus; deliveryUrl?: string; secret?: string },
+  ): Promise<WebhookInfo>;
   webhooks(shopId: string): WebhookInfo[];
   orderSnapshot(shopId: string, id: number): OrderSnapshot;
   calls(): readonly ApiCall[];

@@ -89,7 +89,9 @@ export class WebhookDeliverer {
     if (this.closed) return;
     for (const webhook of shop.webhooks.values()) {
       if (webhook.topic !== topic || webhook.status !== 'active') continue;
-      const waiting = this.queue.some((job) => !job.started && job.shop === shop && job.webhookId === webhook.id && job.resourceId === resourceId);
+      const waiting = this.queue.some(
+        (job) => !job.started && job.shop === shop && job.webhookId === webhook.id && job.resourceId === resourceId,
+      );
       if (waiting) continue;
       this.queue.push({ shop, webhookId: webhook.id, resourceId, started: false });
     }
@@ -105,10 +107,14 @@ export class WebhookDeliverer {
   async ping(shop: ShopState, webhook: Webhook): Promise<PingResult> {
     const started = Date.now();
     const body = `webhook_id=${webhook.id}`;
-    const outcome = await this.post(webhook.deliveryUrl, {
-      'User-Agent': this.options.userAgent,
-      'Content-Type': 'application/x-www-form-urlencoded',
-    }, body);
+    const outcome = await this.post(
+      webhook.deliveryUrl,
+      {
+        'User-Agent': this.options.userAgent,
+        'Content-Type': 'application/x-www-form-urlencoded',
+      },
+      body,
+    );
     const ok = outcome.status === 200;
     if (ok) {
       webhook.pendingDelivery = false;
@@ -129,10 +135,15 @@ export class WebhookDeliverer {
       durationMs: Date.now() - started,
       at: new Date(),
     });
-    this.options.logger.debug({ shop: shop.settings.id, webhookId: webhook.id, status: outcome.status, ok }, 'woo emulator: webhook ping');
-    const error = ok ? null : outcome.error !== null
-      ? `Error: Delivery URL cannot be reached: ${outcome.error}`
-      : `Error: Delivery URL returned response code: ${outcome.status ?? 0}`;
+    this.options.logger.debug(
+      { shop: shop.settings.id, webhookId: webhook.id, status: outcome.status, ok },
+      'woo emulator: webhook ping',
+    );
+    const error = ok
+      ? null
+      : outcome.error !== null
+        ? `Error: Delivery URL cannot be reached: ${outcome.error}`
+        : `Error: Delivery URL returned response code: ${outcome.status ?? 0}`;
     return { ok, status: outcome.status, error };
   }
 
@@ -188,21 +199,26 @@ export class WebhookDeliverer {
     if (!webhook) return;
     const started = Date.now();
     const [resource = '', event = ''] = webhook.topic.split('.');
-    const payload = event === 'deleted' ? { id: job.resourceId } : this.options.buildPayload(job.shop, webhook, job.resourceId);
+    const payload =
+      event === 'deleted' ? { id: job.resourceId } : this.options.buildPayload(job.shop, webhook, job.resourceId);
     const body = phpJsonEncode(payload).trim();
     const deliveryId = randomBytes(16).toString('hex');
     const signature = createHmac('sha256', wpSpecialcharsDecode(webhook.secret)).update(body, 'utf8').digest('base64');
-    const outcome = await this.post(webhook.deliveryUrl, {
-      'User-Agent': this.options.userAgent,
-      'Content-Type': 'application/json',
-      'X-WC-Webhook-Source': `${this.options.homeUrl(job.shop)}/`,
-      'X-WC-Webhook-Topic': webhook.topic,
-      'X-WC-Webhook-Resource': resource,
-      'X-WC-Webhook-Event': event,
-      'X-WC-Webhook-Signature': signature,
-      'X-WC-Webhook-ID': String(webhook.id),
-      'X-WC-Webhook-Delivery-ID': deliveryId,
-    }, body);
+    const outcome = await this.post(
+      webhook.deliveryUrl,
+      {
+        'User-Agent': this.options.userAgent,
+        'Content-Type': 'application/json',
+        'X-WC-Webhook-Source': `${this.options.homeUrl(job.shop)}/`,
+        'X-WC-Webhook-Topic': webhook.topic,
+        'X-WC-Webhook-Resource': resource,
+        'X-WC-Webhook-Event': event,
+        'X-WC-Webhook-Signature': signature,
+        'X-WC-Webhook-ID': String(webhook.id),
+        'X-WC-Webhook-Delivery-ID': deliveryId,
+      },
+      body,
+    );
     const ok = outcome.status !== null && outcome.status >= 200 && outcome.status < 303;
     if (ok) webhook.failureCount = 0;
     else this.failedDelivery(webhook);
@@ -222,7 +238,15 @@ export class WebhookDeliverer {
       at: new Date(),
     });
     this.options.logger.debug(
-      { shop: job.shop.settings.id, webhookId: webhook.id, topic: webhook.topic, resourceId: job.resourceId, status: outcome.status, ok, webhookStatus: webhook.status },
+      {
+        shop: job.shop.settings.id,
+        webhookId: webhook.id,
+        topic: webhook.topic,
+        resourceId: job.resourceId,
+        status: outcome.status,
+        ok,
+        webhookStatus: webhook.status,
+      },
       'woo emulator: webhook delivery',
     );
     await this.afterSave(job.shop, webhook, false);
@@ -231,7 +255,10 @@ export class WebhookDeliverer {
   private failedDelivery(webhook: Webhook): void {
     if (webhook.failureCount >= this.options.disableAfterFailures - 1) {
       webhook.status = 'disabled';
-      this.options.logger.info({ webhookId: webhook.id }, 'woo emulator: webhook disabled after consecutive delivery failures');
+      this.options.logger.info(
+        { webhookId: webhook.id },
+        'woo emulator: webhook disabled after consecutive delivery failures',
+      );
     } else {
       webhook.failureCount += 1;
     }
@@ -241,7 +268,11 @@ export class WebhookDeliverer {
     webhook.dateModified = toSeconds(this.options.now());
   }
 
-  private post(url: string, headers: Record<string, string>, body: string): Promise<{ status: number | null; error: string | null }> {
+  private post(
+    url: string,
+    headers: Record<string, string>,
+    body: string,
+  ): Promise<{ status: number | null; error: string | null }> {
     return new Promise((resolve) => {
       let target: URL;
       try {
@@ -266,16 +297,20 @@ export class WebhookDeliverer {
         this.inFlight.delete(controller);
         resolve({ status, error });
       };
-      const req = send(target, {
-        method: 'POST',
-        agent: false,
-        signal: controller.signal,
-        headers: { ...headers, 'Content-Length': String(payload.length), Accept: '*/*', Connection: 'close' },
-      }, (res: IncomingMessage) => {
-        res.on('data', () => undefined);
-        res.on('end', () => finish(res.statusCode ?? null, null));
-        res.on('error', (error) => finish(res.statusCode ?? null, error.message));
-      });
+      const req = send(
+        target,
+        {
+          method: 'POST',
+          agent: false,
+          signal: controller.signal,
+          headers: { ...headers, 'Content-Length': String(payload.length), Accept: '*/*', Connection: 'close' },
+        },
+        (res: IncomingMessage) => {
+          res.on('data', () => undefined);
+          res.on('end', () => finish(res.statusCode ?? null, null));
+          res.on('error', (error) => finish(res.statusCode ?? null, error.message));
+        },
+      );
       const timer = setTimeout(() => {
         finish(null, `cURL error 28: Operation timed out after ${this.options.timeoutMs} milliseconds`);
         req.destroy();

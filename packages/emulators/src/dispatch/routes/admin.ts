@@ -14,7 +14,13 @@ import type { RecordedCall } from '../types.js';
 
 export const ADMIN_PREFIX = '/_emulator';
 
-const advanceSchema = z.object({ ms: z.number().int().min(0).max(365 * 86_400_000) });
+const advanceSchema = z.object({
+  ms: z
+    .number()
+    .int()
+    .min(0)
+    .max(365 * 86_400_000),
+});
 const runUntilIdleSchema = z.object({ maxMs: z.number().int().positive().optional() }).nullish();
 const decideSchema = z.object({
   status: z.enum(['COMPENSATED', 'REJECTED']),

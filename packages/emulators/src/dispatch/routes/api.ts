@@ -60,7 +60,8 @@ export function apiRouter(core: EmulatorCore): Router {
     const body = parseOrReject(quoteRequestSchema, req.body);
     const paymentModeField = profile.document.requests.paymentModeField;
     const paymentMode =
-      parseOrReject(paymentModeSchema, (req.body as Record<string, unknown>)[paymentModeField], paymentModeField) ?? PaymentMode.prepaid;
+      parseOrReject(paymentModeSchema, (req.body as Record<string, unknown>)[paymentModeField], paymentModeField) ??
+      PaymentMode.prepaid;
     const weightKg = body.parcel?.weight_kg;
     const price = priceDelivery(core.zones, {
       pickup: body.pickup,
@@ -83,7 +84,8 @@ export function apiRouter(core: EmulatorCore): Router {
   router.get(routes.quote, ...op('getQuote'), (req, res) => {
     const quote = core.store.quote(orgOf(req), param(req, 'quoteId'));
     // Spec: 404 when unknown OR expired on the server side.
-    if (!quote || now() >= quote.expiresAt) throw new HttpError(404, ErrorCode.QUOTE_NOT_FOUND, 'quote not found or expired');
+    if (!quote || now() >= quote.expiresAt)
+      throw new HttpError(404, ErrorCode.QUOTE_NOT_FOUND, 'quote not found or expired');
     res.json(dialect.quote(quote));
   });
 
@@ -92,8 +94,12 @@ export function apiRouter(core: EmulatorCore): Router {
     const orgId = orgOf(req);
     const quote = core.store.quote(orgId, body.quoteId);
     if (!quote) throw new HttpError(404, ErrorCode.QUOTE_NOT_FOUND, 'quote not found');
-    if (now() >= quote.expiresAt) throw new HttpError(409, ErrorCode.QUOTE_EXPIRED, 'quote expired: request a new quote');
-    if (quote.paymentMode === PaymentMode.cashOnDelivery && !(body.orderAmountXof !== undefined && body.orderAmountXof > 0)) {
+    if (now() >= quote.expiresAt)
+      throw new HttpError(409, ErrorCode.QUOTE_EXPIRED, 'quote expired: request a new quote');
+    if (
+      quote.paymentMode === PaymentMode.cashOnDelivery &&
+      !(body.orderAmountXof !== undefined && body.orderAmountXof > 0)
+    ) {
       // Spec: without it only the delivery fee would be collected and the value of the goods lost.
       throw new HttpError(
         400,
@@ -161,7 +167,11 @@ export function apiRouter(core: EmulatorCore): Router {
     const shipment = ownShipment(req);
     const body = parseOrReject(cancelSchema, req.body);
     if (core.lifecycle.cancel(shipment, body) === 'refused') {
-      throw new HttpError(409, ErrorCode.CANCEL_NOT_ALLOWED, `cannot cancel: the shipment is ${wireState(profile, shipment.status)}`);
+      throw new HttpError(
+        409,
+        ErrorCode.CANCEL_NOT_ALLOWED,
+        `cannot cancel: the shipment is ${wireState(profile, shipment.status)}`,
+      );
     }
     res.json(shipmentJson(shipment));
   });

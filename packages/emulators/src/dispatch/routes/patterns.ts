@@ -6,7 +6,8 @@ import { paths } from '../../relais.js';
 import type { RecordedOperation } from '../types.js';
 
 const PLACEHOLDER = '__P__';
-const withParam = (build: (value: string) => string, name: string) => build(PLACEHOLDER).replace(PLACEHOLDER, `:${name}`);
+const withParam = (build: (value: string) => string, name: string) =>
+  build(PLACEHOLDER).replace(PLACEHOLDER, `:${name}`);
 
 export const routes = {
   quotes: paths.quotes,
@@ -42,7 +43,16 @@ const OPERATION_TABLE: readonly [Method, string, RecordedOperation][] = [
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const COMPILED = OPERATION_TABLE.map(
   ([method, pattern, name]) =>
-    [method, new RegExp(`^${pattern.split(/(:\w+)/).map((part) => (part.startsWith(':') ? '[^/]+' : escapeRegExp(part))).join('')}/?$`), name] as const,
+    [
+      method,
+      new RegExp(
+        `^${pattern
+          .split(/(:\w+)/)
+          .map((part) => (part.startsWith(':') ? '[^/]+' : escapeRegExp(part)))
+          .join('')}/?$`,
+      ),
+      name,
+    ] as const,
 );
 
 /**

@@ -53,7 +53,9 @@ export function publicRouter(core: EmulatorCore): Router {
       res.status(404).send(trackingNotFoundHtml());
       return;
     }
-    res.set('Cache-Control', 'no-store').send(trackingPageHtml(shipment, wireState(core.dialect.profile, shipment.status)));
+    res
+      .set('Cache-Control', 'no-store')
+      .send(trackingPageHtml(shipment, wireState(core.dialect.profile, shipment.status)));
   });
 
   return router;

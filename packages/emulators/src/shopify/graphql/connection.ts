@@ -66,7 +66,10 @@ export function connection<T, V>(
   if ((first === undefined || first === null) && (last === undefined || last === null)) {
     throw new GraphQLError('you must provide one of first or last');
   }
-  for (const [name, value] of [['first', first], ['last', last]] as const) {
+  for (const [name, value] of [
+    ['first', first],
+    ['last', last],
+  ] as const) {
     if (typeof value === 'number' && (value < 0 || value > MAX_PAGE_SIZE)) {
       throw new GraphQLError(`The \`${name}\` argument must be between 0 and ${MAX_PAGE_SIZE}.`);
     }

@@ -79,9 +79,14 @@ export class GraphqlEndpoint {
       const document = parse(query);
       const errors = validate(this.schema, document);
       const fragments = new Map(
-        document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]),
+        document.definitions
+          .filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
+          .map((d) => [d.name.value, d]),
       );
-      prepared = errors.length > 0 ? { errors: errors.map((error) => toShopifyValidationError(error, document)), fragments } : { document, fragments };
+      prepared =
+        errors.length > 0
+          ? { errors: errors.map((error) => toShopifyValidationError(error, document)), fragments }
+          : { document, fragments };
     } catch (error) {
       prepared = { errors: [syntaxError(error)], fragments: new Map() };
     }
@@ -96,11 +101,18 @@ export class GraphqlEndpoint {
   /** The operation a body names, with its root fields (used by fault filters before executing). */
   describe(body: GraphqlBody): { operation: OperationDefinitionNode | null; prepared: PreparedDocument } {
     const prepared = this.prepare(body.query);
-    const operation = prepared.document ? (getOperationAST(prepared.document, body.operationName ?? undefined) ?? null) : null;
+    const operation = prepared.document
+      ? (getOperationAST(prepared.document, body.operationName ?? undefined) ?? null)
+      : null;
     return { operation, prepared };
   }
 
-  async answer(body: GraphqlBody, store: ShopStore, bucket: CostBucket, options: { forceThrottle?: boolean } = {}): Promise<GraphqlAnswer> {
+  async answer(
+    body: GraphqlBody,
+    store: ShopStore,
+    bucket: CostBucket,
+    options: { forceThrottle?: boolean } = {},
+  ): Promise<GraphqlAnswer> {
     const { operation, prepared } = this.describe(body);
     const base = {
       operationType: operation?.operation ?? null,
@@ -112,7 +124,9 @@ export class GraphqlEndpoint {
       return { ...base, status: 200, outcome: 'invalid', cost: null, body: { errors: prepared.errors ?? [] } };
     }
     if (!operation) {
-      const message = body.operationName ? `No operation named "${body.operationName}"` : 'An operation name is required';
+      const message = body.operationName
+        ? `No operation named "${body.operationName}"`
+        : 'An operation name is required';
       return { ...base, status: 200, outcome: 'invalid', cost: null, body: { errors: [{ message }] } };
     }
     const variables = body.variables ?? {};
@@ -147,12 +161,20 @@ export class GraphqlEndpoint {
         status: 200,
         outcome: 'throttled',
         cost,
-        body: { errors: [{ message: 'Throttled', extensions: { code: 'THROTTLED', documentation: THROTTLED_DOCUMENTATION } }], extensions: { cost } },
+        body: {
+          errors: [{ message: 'Throttled', extensions: { code: 'THROTTLED', documentation: THROTTLED_DOCUMENTATION } }],
+          extensions: { cost },
+        },
       };
     }
 
     const events: ShopEvent[] = [];
-    const context: RequestContext = { store, apiVersion: this.apiVersion, emit: (more) => events.push(...more), searchWarnings: [] };
+    const context: RequestContext = {
+      store,
+      apiVersion: this.apiVersion,
+      emit: (more) => events.push(...more),
+      searchWarnings: [],
+    };
     const result = await execute({
       schema: this.schema,
       document: prepared.document,
@@ -164,7 +186,11 @@ export class GraphqlEndpoint {
     });
     const actual = result.data ? operationCost(this.schema, operation, prepared.fragments, variables, result.data) : 0;
     bucket.refund(requested - Math.min(actual, requested));
-    const cost: CostExtension = { requestedQueryCost: requested, actualQueryCost: Math.min(actual, requested), throttleStatus: bucket.status() };
+    const cost: CostExtension = {
+      requestedQueryCost: requested,
+      actualQueryCost: Math.min(actual, requested),
+      throttleStatus: bucket.status(),
+    };
     const response: Record<string, unknown> = {};
     if (result.errors && result.errors.length > 0) response['errors'] = result.errors.map((error) => error.toJSON());
     if (result.data !== undefined) response['data'] = result.data;
@@ -176,7 +202,9 @@ export class GraphqlEndpoint {
 }
 
 function rootFieldsOf(operation: OperationDefinitionNode): string[] {
-  return operation.selectionSet.selections.flatMap((selection) => (selection.kind === Kind.FIELD ? [selection.name.value] : []));
+  return operation.selectionSet.selections.flatMap((selection) =>
+    selection.kind === Kind.FIELD ? [selection.name.value] : [],
+  );
 }
 
 function syntaxError(error: unknown): ShopifyGraphqlError {

@@ -45,7 +45,11 @@ const REWRITES: Rewrite[] = [
     pattern: /^Field "(\w+)" of type "([^"]+)" must have a selection of subfields\./,
     rewrite: ([, field, type]) => ({
       message: `Field must have selections (field '${field}' returns ${(type ?? '').replace(/[[\]!]/g, '')} but has no selections. Did you mean '${field} { ... }'?)`,
-      extensions: { code: 'selectionMismatch', nodeName: `field '${field}'`, typeName: (type ?? '').replace(/[[\]!]/g, '') },
+      extensions: {
+        code: 'selectionMismatch',
+        nodeName: `field '${field}'`,
+        typeName: (type ?? '').replace(/[[\]!]/g, ''),
+      },
     }),
   },
   {
@@ -57,7 +61,10 @@ const REWRITES: Rewrite[] = [
   },
   {
     pattern: /^Unknown type "(\w+)"\./,
-    rewrite: ([, type]) => ({ message: `No such type ${type}, so it can't be used`, extensions: { code: 'undefinedType', typeName: type } }),
+    rewrite: ([, type]) => ({
+      message: `No such type ${type}, so it can't be used`,
+      extensions: { code: 'undefinedType', typeName: type },
+    }),
   },
   {
     pattern: /^Variable "\$(\w+)" is not defined/,
@@ -101,7 +108,10 @@ function pathTo(document: DocumentNode, target: ASTNode): string[] | undefined {
   visit(document, {
     enter(node, _key, _parent, _path, ancestors) {
       if (node !== target) return undefined;
-      const chain = [...ancestors, node].filter((entry): entry is ASTNode => !Array.isArray(entry) && typeof entry === 'object' && entry !== null && 'kind' in entry);
+      const chain = [...ancestors, node].filter(
+        (entry): entry is ASTNode =>
+          !Array.isArray(entry) && typeof entry === 'object' && entry !== null && 'kind' in entry,
+      );
       found = chain.flatMap((entry) => {
         switch (entry.kind) {
           case Kind.OPERATION_DEFINITION:

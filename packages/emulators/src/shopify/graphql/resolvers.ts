@@ -65,7 +65,10 @@ const ORDER_SORT: Record<string, (order: StoredOrder) => number | string> = {
 };
 
 interface FulfillmentInputArgs {
-  lineItemsByFulfillmentOrder: { fulfillmentOrderId: string; fulfillmentOrderLineItems?: { id: string; quantity: number }[] | null }[];
+  lineItemsByFulfillmentOrder: {
+    fulfillmentOrderId: string;
+    fulfillmentOrderLineItems?: { id: string; quantity: number }[] | null;
+  }[];
   trackingInfo?: TrackingInput | null;
   notifyCustomer?: boolean | null;
 }
@@ -134,10 +137,16 @@ export function createRootValue(ctx: RequestContext): View {
     },
     orders: (args: ConnectionArgs & { query?: string | null; sortKey?: string | null }) => {
       const search = parseOrderSearch(args.query);
-      if (search.warnings.length > 0) ctx.searchWarnings.push({ path: ['orders'], query: args.query ?? '', warnings: search.warnings });
+      if (search.warnings.length > 0)
+        ctx.searchWarnings.push({ path: ['orders'], query: args.query ?? '', warnings: search.warnings });
       const sortValue = ORDER_SORT[args.sortKey ?? 'ID'] ?? ORDER_SORT['ID'] ?? ((order: StoredOrder) => order.id);
       const matching = [...store.orders.values()].filter((order) => search.matches(order));
-      return connection(matching, args, (order) => ({ id: order.id, value: sortValue(order) }), (order) => views.order(order));
+      return connection(
+        matching,
+        args,
+        (order) => ({ id: order.id, value: sortValue(order) }),
+        (order) => views.order(order),
+      );
     },
     fulfillment: (args: { id: string }) => {
       const found = store.findFulfillment(idOfType(args.id, 'Fulfillment'));
@@ -154,12 +163,19 @@ export function createRootValue(ctx: RequestContext): View {
       const subscription = id === undefined ? undefined : store.webhookSubscriptions.get(id);
       return subscription ? views.webhookSubscription(subscription, ctx.apiVersion) : null;
     },
-    webhookSubscriptions: (args: ConnectionArgs & { topics?: string[] | null; uri?: string | null; callbackUrl?: string | null }) => {
+    webhookSubscriptions: (
+      args: ConnectionArgs & { topics?: string[] | null; uri?: string | null; callbackUrl?: string | null },
+    ) => {
       const uri = args.uri ?? args.callbackUrl ?? null;
       const selected = [...store.webhookSubscriptions.values()].filter(
         (s) => (!args.topics || args.topics.includes(s.topic)) && (uri === null || s.uri === uri),
       );
-      return connection(selected, args, (s) => ({ id: s.id, value: s.id }), (s) => views.webhookSubscription(s, ctx.apiVersion));
+      return connection(
+        selected,
+        args,
+        (s) => ({ id: s.id, value: s.id }),
+        (s) => views.webhookSubscription(s, ctx.apiVersion),
+      );
     },
     carrierService: (args: { id: string }) => {
       const id = idOfType(args.id, 'DeliveryCarrierService');
@@ -168,8 +184,15 @@ export function createRootValue(ctx: RequestContext): View {
     },
     carrierServices: (args: ConnectionArgs & { query?: string | null }) => {
       const wantActive = /active:(true|false)/.exec(args.query ?? '')?.[1];
-      const selected = [...store.carrierServices.values()].filter((s) => wantActive === undefined || String(s.active) === wantActive);
-      return connection(selected, args, (s) => ({ id: s.id, value: s.id }), (s) => views.carrierService(s));
+      const selected = [...store.carrierServices.values()].filter(
+        (s) => wantActive === undefined || String(s.active) === wantActive,
+      );
+      return connection(
+        selected,
+        args,
+        (s) => ({ id: s.id, value: s.id }),
+        (s) => views.carrierService(s),
+      );
     },
 
     // ---- mutations --------------------------------------------------------------------------------
@@ -192,8 +215,16 @@ export function createRootValue(ctx: RequestContext): View {
       const order = store.order(result.value.orderId);
       return { fulfillment: order ? views.fulfillment(order, result.value) : null, userErrors: [] };
     },
-    fulfillmentTrackingInfoUpdate: (args: { fulfillmentId: string; trackingInfoInput: TrackingInput; notifyCustomer?: boolean | null }) => {
-      const result = store.updateTracking(idOfType(args.fulfillmentId, 'Fulfillment'), args.trackingInfoInput, args.notifyCustomer ?? false);
+    fulfillmentTrackingInfoUpdate: (args: {
+      fulfillmentId: string;
+      trackingInfoInput: TrackingInput;
+      notifyCustomer?: boolean | null;
+    }) => {
+      const result = store.updateTracking(
+        idOfType(args.fulfillmentId, 'Fulfillment'),
+        args.trackingInfoInput,
+        args.notifyCustomer ?? false,
+      );
       if (!result.ok) return { fulfillment: null, userErrors: userErrorViews(result.userErrors) };
       ctx.emit(result.events);
       const order = store.order(result.value.orderId);
@@ -201,7 +232,10 @@ export function createRootValue(ctx: RequestContext): View {
     },
     fulfillmentEventCreate: (args: { fulfillmentEvent: FulfillmentEventArgs }) => {
       const input = args.fulfillmentEvent;
-      const result = store.addFulfillmentEvent({ ...input, fulfillmentId: idOfType(input.fulfillmentId, 'Fulfillment') });
+      const result = store.addFulfillmentEvent({
+        ...input,
+        fulfillmentId: idOfType(input.fulfillmentId, 'Fulfillment'),
+      });
       if (!result.ok) return { fulfillmentEvent: null, userErrors: userErrorViews(result.userErrors) };
       ctx.emit(result.events);
       return { fulfillmentEvent: views.fulfillmentEvent(result.value), userErrors: [] };
@@ -212,8 +246,20 @@ export function createRootValue(ctx: RequestContext): View {
       ctx.emit(result.events);
       return { order: views.order(result.value), userErrors: [] };
     },
-    orderCancel: (args: { orderId: string; reason: string; refund?: boolean | null; restock: boolean; staffNote?: string | null; notifyCustomer?: boolean | null }) => {
-      const result = store.cancel(idOfType(args.orderId, 'Order'), { reason: args.reason, refund: args.refund, restock: args.restock, staffNote: args.staffNote });
+    orderCancel: (args: {
+      orderId: string;
+      reason: string;
+      refund?: boolean | null;
+      restock: boolean;
+      staffNote?: string | null;
+      notifyCustomer?: boolean | null;
+    }) => {
+      const result = store.cancel(idOfType(args.orderId, 'Order'), {
+        reason: args.reason,
+        refund: args.refund,
+        restock: args.restock,
+        staffNote: args.staffNote,
+      });
       if (!result.ok) {
         const errors = userErrorViews(result.userErrors);
         return { job: null, jobResult: null, orderCancelUserErrors: errors, userErrors: errors };
@@ -223,12 +269,21 @@ export function createRootValue(ctx: RequestContext): View {
       const jobId = `gid://shopify/Job/${randomUUID()}`;
       return {
         job: { __typename: 'Job', id: jobId, done: true, query: root },
-        jobResult: { __typename: 'OrderCancelJobResult', id: jobId, done: true, status: 'SUCCEEDED', errors: [], order: views.order(result.value) },
+        jobResult: {
+          __typename: 'OrderCancelJobResult',
+          id: jobId,
+          done: true,
+          status: 'SUCCEEDED',
+          errors: [],
+          order: views.order(result.value),
+        },
         orderCancelUserErrors: [],
         userErrors: [],
       };
     },
-    orderUpdate: (args: { input: { id: string; note?: string | null; tags?: string[] | null; email?: string | null; phone?: string | null } }) => {
+    orderUpdate: (args: {
+      input: { id: string; note?: string | null; tags?: string[] | null; email?: string | null; phone?: string | null };
+    }) => {
       const { id, ...changes } = args.input;
       const result = store.updateOrder(idOfType(id, 'Order'), changes);
       if (!result.ok) return { order: null, userErrors: userErrorViews(result.userErrors) };
@@ -269,12 +324,22 @@ export function createRootValue(ctx: RequestContext): View {
       if (!result.ok) return { deletedWebhookSubscriptionId: null, userErrors: userErrorViews(result.userErrors) };
       return { deletedWebhookSubscriptionId: gid('WebhookSubscription', result.value), userErrors: [] };
     },
-    carrierServiceCreate: (args: { input: { name: string; callbackUrl: string; active: boolean; supportsServiceDiscovery: boolean } }) => {
+    carrierServiceCreate: (args: {
+      input: { name: string; callbackUrl: string; active: boolean; supportsServiceDiscovery: boolean };
+    }) => {
       const result = store.createCarrierService(args.input);
       if (!result.ok) return { carrierService: null, userErrors: userErrorViews(result.userErrors) };
       return { carrierService: views.carrierService(result.value), userErrors: [] };
     },
-    carrierServiceUpdate: (args: { input: { id: string; name?: string | null; callbackUrl?: string | null; active?: boolean | null; supportsServiceDiscovery?: boolean | null } }) => {
+    carrierServiceUpdate: (args: {
+      input: {
+        id: string;
+        name?: string | null;
+        callbackUrl?: string | null;
+        active?: boolean | null;
+        supportsServiceDiscovery?: boolean | null;
+      };
+    }) => {
       const { id, ...changes } = args.input;
       const result = store.updateCarrierService(idOfType(id, 'DeliveryCarrierService'), changes);
       if (!result.ok) return { carrierService: null, userErrors: userErrorViews(result.userErrors) };

@@ -40,7 +40,8 @@ export type View = Record<string, unknown>;
 export const strictFieldResolver: GraphQLFieldResolver<unknown, unknown> = (source, args, context, info) => {
   if (typeof source === 'object' && source !== null) {
     const value: unknown = (source as Record<string, unknown>)[info.fieldName];
-    if (typeof value === 'function') return (value as (a: unknown, c: unknown, i: unknown) => unknown)(args, context, info);
+    if (typeof value === 'function')
+      return (value as (a: unknown, c: unknown, i: unknown) => unknown)(args, context, info);
     if (value !== undefined) return value;
   }
   throw new GraphQLError(
@@ -59,7 +60,12 @@ export function moneyBag(hundredths: number, shopCurrency: string, presentmentCu
 }
 
 export function userErrorViews(errors: UserError[]): View[] {
-  return errors.map((error) => ({ field: error.field, message: error.message, code: error.code ?? null, elementIndex: error.elementIndex ?? null }));
+  return errors.map((error) => ({
+    field: error.field,
+    message: error.message,
+    code: error.code ?? null,
+    elementIndex: error.elementIndex ?? null,
+  }));
 }
 
 function limit<T>(items: T[], first: unknown): T[] {
@@ -136,23 +142,51 @@ export class Views {
       displayAddress: order.shippingAddress ? this.address(order.shippingAddress, order.id * 10 + 1) : null,
       shippingLine: order.shippingLines[0] ? this.shippingLine(order, 0) : null,
       shippingLines: (args: ConnectionArgs) =>
-        connection(order.shippingLines.map((_, index) => index), args, (index) => ({ id: index, value: index }), (index) => this.shippingLine(order, index)),
-      lineItems: (args: ConnectionArgs) => connection(order.lineItems, args, (item) => ({ id: item.id, value: item.id }), (item) => this.lineItem(order, item)),
+        connection(
+          order.shippingLines.map((_, index) => index),
+          args,
+          (index) => ({ id: index, value: index }),
+          (index) => this.shippingLine(order, index),
+        ),
+      lineItems: (args: ConnectionArgs) =>
+        connection(
+          order.lineItems,
+          args,
+          (item) => ({ id: item.id, value: item.id }),
+          (item) => this.lineItem(order, item),
+        ),
       fulfillmentOrders: (args: ConnectionArgs & { displayable?: boolean | null }) => {
-        const visible = args.displayable ? order.fulfillmentOrders.filter((fo) => fo.status !== 'CLOSED' && fo.status !== 'CANCELLED') : order.fulfillmentOrders;
-        return connection(visible, args, (fo) => ({ id: fo.id, value: fo.id }), (fo) => this.fulfillmentOrder(order, fo));
+        const visible = args.displayable
+          ? order.fulfillmentOrders.filter((fo) => fo.status !== 'CLOSED' && fo.status !== 'CANCELLED')
+          : order.fulfillmentOrders;
+        return connection(
+          visible,
+          args,
+          (fo) => ({ id: fo.id, value: fo.id }),
+          (fo) => this.fulfillmentOrder(order, fo),
+        );
       },
-      fulfillments: (args: { first?: number | null }) => limit(order.fulfillments, args.first).map((f) => this.fulfillment(order, f)),
+      fulfillments: (args: { first?: number | null }) =>
+        limit(order.fulfillments, args.first).map((f) => this.fulfillment(order, f)),
       metafield: (args: { namespace?: string | null; key: string }) => {
-        const found = order.metafields.find((m) => m.key === args.key && (args.namespace == null || m.namespace === args.namespace));
+        const found = order.metafields.find(
+          (m) => m.key === args.key && (args.namespace == null || m.namespace === args.namespace),
+        );
         return found ? this.metafield(order, found) : null;
       },
       metafields: (args: ConnectionArgs & { namespace?: string | null; keys?: string[] | null }) => {
         const wanted = args.keys ? new Set(args.keys) : undefined;
         const selected = order.metafields.filter(
-          (m) => (args.namespace == null || m.namespace === args.namespace) && (!wanted || wanted.has(`${m.namespace}.${m.key}`)),
+          (m) =>
+            (args.namespace == null || m.namespace === args.namespace) &&
+            (!wanted || wanted.has(`${m.namespace}.${m.key}`)),
         );
-        return connection(selected, args, (m) => ({ id: m.id, value: m.id }), (m) => this.metafield(order, m));
+        return connection(
+          selected,
+          args,
+          (m) => ({ id: m.id, value: m.id }),
+          (m) => this.metafield(order, m),
+        );
       },
     };
   }
@@ -181,7 +215,10 @@ export class Views {
       coordinatesValidated: false,
       timeZone: null,
       formattedArea: [line('city'), line('province'), line('country')].filter(Boolean).join(', ') || null,
-      formatted: () => [line('address1'), line('address2'), line('city'), line('province'), line('zip'), line('country')].filter((part) => part),
+      formatted: () =>
+        [line('address1'), line('address2'), line('city'), line('province'), line('zip'), line('country')].filter(
+          (part) => part,
+        ),
     };
     return view;
   }
@@ -243,11 +280,27 @@ export class Views {
       fulfillBy: null,
       fulfillmentHolds: [],
       supportedActions: fulfillable ? [{ action: 'CREATE_FULFILLMENT', externalUrl: null }] : [],
-      assignedLocation: { name: 'Entrepôt Dakar', address1: 'Zone industrielle', address2: null, city: 'Dakar', province: null, zip: null, countryCode: 'SN', phone: null, location: null },
+      assignedLocation: {
+        name: 'Entrepôt Dakar',
+        address1: 'Zone industrielle',
+        address2: null,
+        city: 'Dakar',
+        province: null,
+        zip: null,
+        countryCode: 'SN',
+        phone: null,
+        location: null,
+      },
       destination: null,
       deliveryMethod: null,
       order: () => this.order(order),
-      lineItems: (args: ConnectionArgs) => connection(fo.lineItems, args, (line) => ({ id: line.id, value: line.id }), (line) => this.fulfillmentOrderLineItem(order, line)),
+      lineItems: (args: ConnectionArgs) =>
+        connection(
+          fo.lineItems,
+          args,
+          (line) => ({ id: line.id, value: line.id }),
+          (line) => this.fulfillmentOrderLineItem(order, line),
+        ),
       fulfillments: (args: ConnectionArgs) =>
         connection(
           order.fulfillments.filter((f) => f.fulfillmentOrderIds.includes(fo.id)),
@@ -303,7 +356,8 @@ export class Views {
       service: null,
       originAddress: null,
       order: () => this.order(order),
-      trackingInfo: (args: { first?: number | null }) => limit(fulfillment.trackingInfo, args.first).map((info) => ({ ...info })),
+      trackingInfo: (args: { first?: number | null }) =>
+        limit(fulfillment.trackingInfo, args.first).map((info) => ({ ...info })),
       events: (args: ConnectionArgs & { sortKey?: string | null }) =>
         connection(
           fulfillment.events,
@@ -393,7 +447,15 @@ export class Views {
       timezoneAbbreviation: 'GMT',
       taxesIncluded: false,
       url: `https://${shop.domain}`,
-      primaryDomain: { __typename: 'Domain', id: gid('Domain', shop.shopId), host: shop.domain, url: `https://${shop.domain}`, sslEnabled: true, localization: null, marketWebPresence: null },
+      primaryDomain: {
+        __typename: 'Domain',
+        id: gid('Domain', shop.shopId),
+        host: shop.domain,
+        url: `https://${shop.domain}`,
+        sslEnabled: true,
+        localization: null,
+        marketWebPresence: null,
+      },
     };
   }
 
@@ -427,7 +489,14 @@ export class Views {
       callbackUrl: service.callbackUrl,
       active: service.active,
       supportsServiceDiscovery: service.supportsServiceDiscovery,
-      icon: { __typename: 'Image', id: null, url: 'https://cdn.shopify.com/s/images/admin/shipping/carrier-service.png', altText: null, width: null, height: null },
+      icon: {
+        __typename: 'Image',
+        id: null,
+        url: 'https://cdn.shopify.com/s/images/admin/shipping/carrier-service.png',
+        altText: null,
+        width: null,
+        height: null,
+      },
       availableServicesForCountries: () => [],
     };
   }
