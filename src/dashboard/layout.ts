@@ -115,91 +115,75 @@ export interface PageContext {
 
 export function page(ctx: PageContext, body: SafeHtml): string {
   const link = (section: Section, href: string, label: string, extra?: string) =>
-    html`<a href="${href}" class="${ctx.section === section ? 'on' : ''}"
-      >${label}${extra ? html` <span class="badge warn">${extra}</span>` : ''}</a
-    >`;
+    html`<a href="${href}" class="${ctx.section === section ? 'on' : ''}">${label}${extra ? html` <span class="badge warn">${extra}</span>` : ''}</a>`;
   return html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="robots" content="noindex" />
-        <link rel="icon" href="data:," />
-        ${ctx.refreshSeconds ? html`<meta http-equiv="refresh" content="${ctx.refreshSeconds}" />` : ''}
-        <title>${ctx.title} · Relais</title>
-        ${STYLE_TAG}
-      </head>
-      <body>
-        <header>
-          <span class="brand">Relais</span>
-          <nav>
-            ${link('orders', '/dashboard/orders', 'Orders')}
-            ${link('held', '/dashboard/held', 'Held orders', ctx.heldCount ? String(ctx.heldCount) : undefined)}
-            ${link('money', '/dashboard/money', 'Cash & reconciliation')}
-            ${link('queues', '/dashboard/queues', 'Queues')}
-          </nav>
-          ${ctx.csrf ? html`<form method="post" action="/dashboard/logout"><input type="hidden" name="_csrf" value="${ctx.csrf}" /><button type="submit">Log out</button></form>` : ''}
-        </header>
-        <main>
-          ${ctx.flash ? html`<div class="flash ${ctx.flash.kind}" role="status">${ctx.flash.message}</div>` : ''}
-          ${body}
-        </main>
-      </body>
-    </html>`.value;
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<link rel="icon" href="data:,">
+${ctx.refreshSeconds ? html`<meta http-equiv="refresh" content="${ctx.refreshSeconds}">` : ''}
+<title>${ctx.title} · Relais</title>
+${STYLE_TAG}
+</head>
+<body>
+<header>
+  <span class="brand">Relais</span>
+  <nav>
+    ${link('orders', '/dashboard/orders', 'Orders')}
+    ${link('held', '/dashboard/held', 'Held orders', ctx.heldCount ? String(ctx.heldCount) : undefined)}
+    ${link('money', '/dashboard/money', 'Cash & reconciliation')}
+    ${link('queues', '/dashboard/queues', 'Queues')}
+  </nav>
+  ${ctx.csrf ? html`<form method="post" action="/dashboard/logout"><input type="hidden" name="_csrf" value="${ctx.csrf}"><button type="submit">Log out</button></form>` : ''}
+</header>
+<main>
+${ctx.flash ? html`<div class="flash ${ctx.flash.kind}" role="status">${ctx.flash.message}</div>` : ''}
+${body}
+</main>
+</body>
+</html>`.value;
 }
 
 /** The login page has no navigation: nothing behind it is reachable yet. */
 export function loginPage(options: { next: string; error?: string; notice?: string }): string {
   return html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="robots" content="noindex" />
-        <link rel="icon" href="data:," />
-        <title>Log in · Relais</title>
-        ${STYLE_TAG}
-      </head>
-      <body>
-        <main class="login">
-          <div class="card">
-            <h1>Relais dashboard</h1>
-            ${options.notice ? html`<div class="flash ok" role="status">${options.notice}</div>` : ''}
-            ${options.error ? html`<div class="flash error" role="alert">${options.error}</div>` : ''}
-            <form method="post" action="/dashboard/login">
-              <input type="hidden" name="next" value="${options.next}" />
-              <label
-                >Dashboard token<input type="password" name="token" autocomplete="current-password" required autofocus
-              /></label>
-              <p><button class="primary" type="submit">Log in</button></p>
-            </form>
-            <p class="muted">The token is the web process's RELAIS_DASHBOARD_TOKEN.</p>
-          </div>
-        </main>
-      </body>
-    </html>`.value;
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<link rel="icon" href="data:,">
+<title>Log in · Relais</title>
+${STYLE_TAG}
+</head>
+<body>
+<main class="login">
+  <div class="card">
+    <h1>Relais dashboard</h1>
+    ${options.notice ? html`<div class="flash ok" role="status">${options.notice}</div>` : ''}
+    ${options.error ? html`<div class="flash error" role="alert">${options.error}</div>` : ''}
+    <form method="post" action="/dashboard/login">
+      <input type="hidden" name="next" value="${options.next}">
+      <label>Dashboard token<input type="password" name="token" autocomplete="current-password" required autofocus></label>
+      <p><button class="primary" type="submit">Log in</button></p>
+    </form>
+    <p class="muted">The token is the web process's RELAIS_DASHBOARD_TOKEN.</p>
+  </div>
+</main>
+</body>
+</html>`.value;
 }
 
 /** What an unconfigured dashboard answers: how to turn it on, never an open door. */
 export function disabledPage(): string {
   return html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <title>Dashboard disabled · Relais</title>
-        ${STYLE_TAG}
-      </head>
-      <body>
-        <main class="login">
-          <div class="card">
-            <h1>The dashboard is disabled</h1>
-            <p>
-              Set <span class="mono">RELAIS_DASHBOARD_TOKEN</span> (a random value of at least 32 characters, e.g.
-              <span class="mono">openssl rand -hex 32</span>) in the environment of the web process and restart it. Then
-              log in here with that token.
-            </p>
-          </div>
-        </main>
-      </body>
-    </html>`.value;
+<html lang="en"><head><meta charset="utf-8"><title>Dashboard disabled · Relais</title>${STYLE_TAG}</head>
+<body><main class="login"><div class="card">
+<h1>The dashboard is disabled</h1>
+<p>Set <span class="mono">RELAIS_DASHBOARD_TOKEN</span> (a random value of at least 32 characters, e.g.
+<span class="mono">openssl rand -hex 32</span>) in the environment of the web process and restart it.
+Then log in here with that token.</p>
+</div></main></body></html>`.value;
 }

@@ -59,15 +59,13 @@ const OUTCOME_TONE = (outcome: string): string =>
       : '';
 
 function csrfField(csrf: string | undefined): SafeHtml {
-  return csrf ? html`<input type="hidden" name="_csrf" value="${csrf}" />` : html``;
+  return csrf ? html`<input type="hidden" name="_csrf" value="${csrf}">` : html``;
 }
 
 function trackingLink(record: OrderRecord): SafeHtml {
   const s = record.shipment;
   if (!s?.publicTrackingUrl) return html`<span class="muted">—</span>`;
-  return html`<a href="${safeHref(s.publicTrackingUrl)}" rel="noopener noreferrer" target="_blank"
-    >${s.trackingCode ?? 'track'}</a
-  >`;
+  return html`<a href="${safeHref(s.publicTrackingUrl)}" rel="noopener noreferrer" target="_blank">${s.trackingCode ?? 'track'}</a>`;
 }
 
 // ----------------------------------------------------------------------------------------- orders
@@ -83,70 +81,28 @@ export interface OrdersView {
 export function ordersBody(view: OrdersView): SafeHtml {
   const { listing } = view;
   const rows = listing.records.map(
-    (r) =>
-      html`<tr>
-        <td>
-          <a href="${orderHref(r.meta.externalOrderId)}">${r.meta.orderName}</a>
-          <div class="muted mono">${r.meta.externalOrderId}</div>
-        </td>
-        <td class="muted nowrap">${formatTime(r.meta.firstSeenAt)}</td>
-        <td>${stateBadge(r.state)}</td>
-        <td>${r.neighbourhood?.name ?? html`<span class="muted">—</span>`}</td>
-        <td class="num">${formatXof(amountToCollect(r))}</td>
-        <td>
-          ${r.shipment ? html`<span class="mono">${r.shipment.shipmentId}</span> ${stateBadge(r.shipment.status.toLowerCase())}` : html`<span class="muted">—</span>`}
-        </td>
-        <td>${trackingLink(r)}</td>
-      </tr>`,
+    (r) => html`<tr>
+      <td><a href="${orderHref(r.meta.externalOrderId)}">${r.meta.orderName}</a><div class="muted mono">${r.meta.externalOrderId}</div></td>
+      <td class="muted nowrap">${formatTime(r.meta.firstSeenAt)}</td>
+      <td>${stateBadge(r.state)}</td>
+      <td>${r.neighbourhood?.name ?? html`<span class="muted">—</span>`}</td>
+      <td class="num">${formatXof(amountToCollect(r))}</td>
+      <td>${r.shipment ? html`<span class="mono">${r.shipment.shipmentId}</span> ${stateBadge(r.shipment.status.toLowerCase())}` : html`<span class="muted">—</span>`}</td>
+      <td>${trackingLink(r)}</td>
+    </tr>`,
   );
   return html`<h1>Orders</h1>
-    <form class="inline card" method="get" action="/dashboard/orders">
-      <label
-        >Shop<select name="shop">
-          ${view.shops.map((s) => html`<option value="${s.id}" ${s.id === view.shopId ? 'selected' : ''}>${s.name} (${s.platform})</option>`)}
-        </select></label
-      >
-      <label
-        >State<select name="state">
-          <option value="">all states</option>
-          ${ORDER_STATES.map((s) => html`<option value="${s}" ${s === view.state ? 'selected' : ''}>${s.replace(/_/g, ' ')}</option>`)}
-        </select></label
-      >
-      <label
-        >Received in the last<select name="days">
-          ${[1, 7, 30, 90].map((d) => html`<option value="${d}" ${d === view.days ? 'selected' : ''}>${d === 1 ? '24 hours' : `${d} days`}</option>`)}
-        </select></label
-      >
-      <button class="secondary" type="submit">Show</button>
-    </form>
-    <p class="muted">
-      ${listing.records.length} order${listing.records.length === 1 ? '' : 's'} shown, newest
-      first${listing.truncated ? ' (more match: narrow the filter)' : ''}; ${listing.inWindow} received in the window.
-    </p>
-    <table>
-      <thead>
-        <tr>
-          <th>Order</th>
-          <th>Received</th>
-          <th>State</th>
-          <th>Neighbourhood</th>
-          <th class="num">To collect</th>
-          <th>Shipment</th>
-          <th>Tracking</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${
-          rows.length > 0
-            ? rows
-            : html`<tr>
-                <td colspan="7" class="empty">
-                  No orders${view.state ? html` in state ${view.state}` : ''} for this shop in this window.
-                </td>
-              </tr>`
-        }
-      </tbody>
-    </table>`;
+  <form class="inline card" method="get" action="/dashboard/orders">
+    <label>Shop<select name="shop">${view.shops.map((s) => html`<option value="${s.id}" ${s.id === view.shopId ? 'selected' : ''}>${s.name} (${s.platform})</option>`)}</select></label>
+    <label>State<select name="state"><option value="">all states</option>${ORDER_STATES.map((s) => html`<option value="${s}" ${s === view.state ? 'selected' : ''}>${s.replace(/_/g, ' ')}</option>`)}</select></label>
+    <label>Received in the last<select name="days">${[1, 7, 30, 90].map((d) => html`<option value="${d}" ${d === view.days ? 'selected' : ''}>${d === 1 ? '24 hours' : `${d} days`}</option>`)}</select></label>
+    <button class="secondary" type="submit">Show</button>
+  </form>
+  <p class="muted">${listing.records.length} order${listing.records.length === 1 ? '' : 's'} shown, newest first${listing.truncated ? ' (more match: narrow the filter)' : ''}; ${listing.inWindow} received in the window.</p>
+  <table>
+    <thead><tr><th>Order</th><th>Received</th><th>State</th><th>Neighbourhood</th><th class="num">To collect</th><th>Shipment</th><th>Tracking</th></tr></thead>
+    <tbody>${rows.length > 0 ? rows : html`<tr><td colspan="7" class="empty">No orders${view.state ? html` in state ${view.state}` : ''} for this shop in this window.</td></tr>`}</tbody>
+  </table>`;
 }
 
 // ----------------------------------------------------------------------------------- order detail
@@ -187,14 +143,10 @@ function claimsSource(externalOrderId: string, source: OrderDisputesView['source
     case 'service':
       return html`<p class="muted">As the delivery service lists them now.</p>`;
     case 'recorded':
-      return html`<p class="muted">
-        As Relais recorded them: opened from Relais, or seen by a reconciliation run.
-        ${source.canAsk ? html`<a href="${askForClaimsHref(externalOrderId)}">Ask the delivery service now</a>` : 'The service is asked again once the order has settled.'}
-      </p>`;
+      return html`<p class="muted">As Relais recorded them: opened from Relais, or seen by a reconciliation run.
+        ${source.canAsk ? html`<a href="${askForClaimsHref(externalOrderId)}">Ask the delivery service now</a>` : 'The service is asked again once the order has settled.'}</p>`;
     case 'unavailable':
-      return html`<div class="reason">
-        Could not ask the delivery service: ${source.why}. Shown as Relais recorded them.
-      </div>`;
+      return html`<div class="reason">Could not ask the delivery service: ${source.why}. Shown as Relais recorded them.</div>`;
   }
 }
 
@@ -207,75 +159,35 @@ function claimStatusBadge(status: string): SafeHtml {
 function claimRow(claim: DisputeView): SafeHtml {
   const open = claim.status.toUpperCase() === 'OPEN';
   return html`<tr>
-    <td class="muted mono nowrap">
-      ${formatTime(claim.createdAt)}
-      <div>${claim.claimId ?? ''}</div>
-    </td>
-    <td>
-      <strong>${claim.reason}</strong
-      >${claim.description ? html`<div class="muted pre">${claim.description}</div>` : ''}
-    </td>
-    <td>
-      ${claim.claimantId ?? html`<span class="muted">—</span>`}
-      <div class="muted">${claim.claimantType ?? ''}</div>
-    </td>
+    <td class="muted mono nowrap">${formatTime(claim.createdAt)}<div>${claim.claimId ?? ''}</div></td>
+    <td><strong>${claim.reason}</strong>${claim.description ? html`<div class="muted pre">${claim.description}</div>` : ''}</td>
+    <td>${claim.claimantId ?? html`<span class="muted">—</span>`}<div class="muted">${claim.claimantType ?? ''}</div></td>
     <td>${claimStatusBadge(claim.status)}</td>
-    <td>
-      ${
-        open
-          ? html`<span class="muted">settlement held until the service decides</span>`
-          : html`${claim.outcome ?? html`<span class="muted">no outcome given</span>`}${claim.decidedAt ? html`<div class="muted nowrap">decided ${formatTime(claim.decidedAt)}</div>` : ''}`
-      }
-    </td>
+    <td>${
+      open
+        ? html`<span class="muted">settlement held until the service decides</span>`
+        : html`${claim.outcome ?? html`<span class="muted">no outcome given</span>`}${claim.decidedAt ? html`<div class="muted nowrap">decided ${formatTime(claim.decidedAt)}</div>` : ''}`
+    }</td>
   </tr>`;
 }
 
 export function disputesCard(record: OrderRecord, view: OrderDisputesView, csrf: string | undefined): SafeHtml {
   const id = record.meta.externalOrderId;
-  return html`<div class="card" id="disputes">
-    <h2>Disputes</h2>
+  return html`<div class="card" id="disputes"><h2>Disputes</h2>
     ${claimsSource(id, view.source)}
     <table>
-      <thead>
-        <tr>
-          <th>Opened</th>
-          <th>Reason</th>
-          <th>Claimant</th>
-          <th>Status</th>
-          <th>Outcome</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${
-          view.claims.length > 0
-            ? view.claims.map(claimRow)
-            : html`<tr>
-                <td colspan="5" class="empty">No dispute on this shipment.</td>
-              </tr>`
-        }
-      </tbody>
+      <thead><tr><th>Opened</th><th>Reason</th><th>Claimant</th><th>Status</th><th>Outcome</th></tr></thead>
+      <tbody>${view.claims.length > 0 ? view.claims.map(claimRow) : html`<tr><td colspan="5" class="empty">No dispute on this shipment.</td></tr>`}</tbody>
     </table>
     <h2>Open a dispute</h2>
     <form class="inline" method="post" action="${disputesPath(id)}">
       ${csrfField(csrf)}
-      <label
-        >Reason<input name="reason" required maxlength="200" list="dispute-reasons" placeholder="e.g. damaged"
-      /></label>
-      <datalist id="dispute-reasons">${DISPUTE_REASONS.map((r) => html`<option value="${r}"></option>`)}</datalist>
-      <label
-        >Claimant id<input name="claimantId" required maxlength="200" placeholder="who reports, e.g. a staff id"
-      /></label>
-      <label>Claimant type<input name="claimantType" maxlength="100" list="claimant-types" value="seller" /></label>
-      <datalist id="claimant-types"><option value="seller"></option></datalist>
-      <label class="wide"
-        >Description<textarea
-          name="description"
-          required
-          maxlength="4000"
-          rows="3"
-          placeholder="What happened, what the customer said, what you expect"
-        ></textarea>
-      </label>
+      <label>Reason<input name="reason" required maxlength="200" list="dispute-reasons" placeholder="e.g. damaged"></label>
+      <datalist id="dispute-reasons">${DISPUTE_REASONS.map((r) => html`<option value="${r}">`)}</datalist>
+      <label>Claimant id<input name="claimantId" required maxlength="200" placeholder="who reports, e.g. a staff id"></label>
+      <label>Claimant type<input name="claimantType" maxlength="100" list="claimant-types" value="seller"></label>
+      <datalist id="claimant-types"><option value="seller"></datalist>
+      <label class="wide">Description<textarea name="description" required maxlength="4000" rows="3" placeholder="What happened, what the customer said, what you expect"></textarea></label>
       <button class="primary" type="submit">Open dispute</button>
       <span class="muted">The service holds the shipment's cash settlement until it decides the claim.</span>
     </form>
@@ -283,8 +195,7 @@ export function disputesCard(record: OrderRecord, view: OrderDisputesView, csrf:
 }
 
 function fact(label: string, value: SafeHtml | string | number | undefined): SafeHtml {
-  return html`<dt>${label}</dt>
-    <dd>${value === undefined || value === '' ? html`<span class="muted">—</span>` : value}</dd>`;
+  return html`<dt>${label}</dt><dd>${value === undefined || value === '' ? html`<span class="muted">—</span>` : value}</dd>`;
 }
 
 export function fixForms(record: OrderRecord, csrf: string | undefined, suggestions: string[]): SafeHtml {
@@ -292,16 +203,9 @@ export function fixForms(record: OrderRecord, csrf: string | undefined, suggesti
   const listId = `suggest-${id.replace(/[^A-Za-z0-9_-]/g, '-')}`;
   return html`<form class="inline" method="post" action="/dashboard/held/${encodeURIComponent(id)}/alias">
       ${csrfField(csrf)}
-      <label>Customers write<input name="text" required maxlength="120" placeholder="e.g. Pyrotechnie" /></label>
-      <label
-        >which means the neighbourhood<input
-          name="neighbourhood"
-          required
-          maxlength="120"
-          list="${listId}"
-          placeholder="e.g. Sacré-Cœur"
-      /></label>
-      <datalist id="${listId}">${suggestions.map((s) => html`<option value="${s}"></option>`)}</datalist>
+      <label>Customers write<input name="text" required maxlength="120" placeholder="e.g. Pyrotechnie"></label>
+      <label>which means the neighbourhood<input name="neighbourhood" required maxlength="120" list="${listId}" placeholder="e.g. Sacré-Cœur"></label>
+      <datalist id="${listId}">${suggestions.map((s) => html`<option value="${s}">`)}</datalist>
       <button class="primary" type="submit">Add alias and replay</button>
     </form>
     <form class="inline" method="post" action="/dashboard/held/${encodeURIComponent(id)}/replay">
@@ -320,7 +224,7 @@ function dropoffLines(record: OrderRecord): SafeHtml | undefined {
   const where = [d.address1, d.address2, d.city, d.province, d.countryCode]
     .filter(present)
     .filter((p, i, all) => all.indexOf(p) === i);
-  return html`${who.join(', ')}${who.length > 0 && where.length > 0 ? html`<br />` : ''}${where.join(', ')}`;
+  return html`${who.join(', ')}${who.length > 0 && where.length > 0 ? html`<br>` : ''}${where.join(', ')}`;
 }
 
 export function orderDetailBody(view: OrderDetailView): SafeHtml {
@@ -328,97 +232,66 @@ export function orderDetailBody(view: OrderDetailView): SafeHtml {
   const { meta, order, shipment, quote, delivery } = record;
   const writtenSteps = Object.entries(delivery?.written.steps ?? {});
   return html`<h1>${meta.orderName} ${stateBadge(record.state)}</h1>
-    <p class="muted">
-      ${view.shopName} · ${meta.platform} · <span class="mono">${meta.externalOrderId}</span> · ${record.state} since
-      ${formatTime(record.stateChangedAt)}
-    </p>
-    ${
-      record.hold
-        ? html`<div class="card">
-            <h2>Held</h2>
-            <div class="reason">
-              <strong>${record.hold.code}</strong>: ${record.hold.message}
-              <div class="muted">since ${formatTime(record.hold.at)}</div>
-            </div>
-            ${record.state === 'held' ? fixForms(record, view.csrf, view.suggestions) : ''}
-          </div>`
-        : ''
-    }
-    <div class="grid2">
-      <div class="card">
-        <h2>Order</h2>
-        <dl class="facts">
-          ${fact('Shop order id', meta.orderId)} ${fact('Received', formatTime(meta.firstSeenAt))}
-          ${fact('Payment', order?.paymentFamily.replace(/_/g, ' '))}
-          ${fact('Total', order ? formatXof(order.total) : undefined)}
-          ${fact('To collect', formatXof(amountToCollect(record)))}
-          ${fact('At the door', record.door ? describeDoorAmount(record.door) : undefined)}
-          ${fact('Deliver to', dropoffLines(record) ?? html`<span class="muted">personal data removed or not received</span>`)}
-          ${fact('Neighbourhood', record.neighbourhood ? `${record.neighbourhood.name} (confidence ${record.neighbourhood.confidence})` : undefined)}
-          ${fact('Items', order ? order.lineItems.map((l) => `${l.quantity} × ${l.name}`).join(', ') : undefined)}
-          ${fact('Replays', meta.generation)}
-        </dl>
-      </div>
-      <div class="card">
-        <h2>Shipment</h2>
-        <dl class="facts">
-          ${fact('Shipment', shipment ? html`<span class="mono">${shipment.shipmentId}</span>` : undefined)}
-          ${fact('Status', shipment ? stateBadge(shipment.status.toLowerCase()) : undefined)}
-          ${fact('Tracking', shipment?.publicTrackingUrl ? trackingLink(record) : shipment?.trackingCode)}
-          ${fact('Amount sent to collect', shipment?.orderAmountXof !== undefined ? formatXof(shipment.orderAmountXof) : undefined)}
-          ${fact('Created', shipment ? formatTime(shipment.createdAt) : undefined)}
-          ${fact('Marked ready', shipment?.markedReadyAt ? formatTime(shipment.markedReadyAt) : undefined)}
-          ${fact('Quote', quote ? html`<span class="mono">${quote.quoteId}</span> · ${formatXof(quote.total)} · expires ${formatTime(quote.expiresAt)}` : undefined)}
-        </dl>
-      </div>
-    </div>
-    <div class="card">
-      <h2>Delivery progress</h2>
-      ${
-        delivery
-          ? html`<dl class="facts">
-              ${fact('Step', stateBadge(delivery.step))} ${fact('Service status', delivery.serviceStatus)}
-              ${fact('Updated', formatTime(delivery.updatedAt))}
-              ${fact('Written into the shop', html`${delivery.written.dispatch ? html`dispatch (tracking) at ${formatTime(delivery.written.dispatch)}<br />` : ''}${writtenSteps.map(([step, at]) => html`${step.replace(/_/g, ' ')} at ${formatTime(at)}<br />`)}${delivery.written.paid ? html`marked paid at ${formatTime(delivery.written.paid)}` : ''}${!delivery.written.dispatch && writtenSteps.length === 0 && !delivery.written.paid ? html`<span class="muted">nothing yet</span>` : ''}`)}
-              ${fact('Problem written on the order', delivery.problem)}
-              ${fact('Unknown service states seen', delivery.unknownStates?.join(', '))}
-            </dl>`
-          : html`<p class="muted">No delivery news yet${shipment ? ': the courier has not moved the parcel' : ''}.</p>`
-      }
-    </div>
-    ${view.disputes ? disputesCard(record, view.disputes, view.csrf) : ''}
-    <h2>Timeline</h2>
-    <table>
-      <thead>
-        <tr>
-          <th>Time</th>
-          <th>System</th>
-          <th>Operation</th>
-          <th>Outcome</th>
-          <th class="num">ms</th>
-          <th>Detail</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${
-          view.timeline.length > 0
-            ? view.timeline.map(
-                (t) =>
-                  html`<tr>
-                    <td class="muted mono nowrap">${formatTime(t.at)}</td>
-                    <td>${t.system}</td>
-                    <td class="mono">${t.operation}</td>
-                    <td><span class="badge ${OUTCOME_TONE(t.outcome)}">${t.outcome}</span></td>
-                    <td class="num">${t.ms ?? ''}</td>
-                    <td>${t.detail ?? ''}</td>
-                  </tr>`,
-              )
-            : html`<tr>
-                <td colspan="6" class="empty">No call made for this order yet.</td>
-              </tr>`
-        }
-      </tbody>
-    </table>`;
+  <p class="muted">${view.shopName} · ${meta.platform} · <span class="mono">${meta.externalOrderId}</span> · ${record.state} since ${formatTime(record.stateChangedAt)}</p>
+  ${
+    record.hold
+      ? html`<div class="card"><h2>Held</h2>
+        <div class="reason"><strong>${record.hold.code}</strong>: ${record.hold.message}<div class="muted">since ${formatTime(record.hold.at)}</div></div>
+        ${record.state === 'held' ? fixForms(record, view.csrf, view.suggestions) : ''}</div>`
+      : ''
+  }
+  <div class="grid2">
+    <div class="card"><h2>Order</h2><dl class="facts">
+      ${fact('Shop order id', meta.orderId)}
+      ${fact('Received', formatTime(meta.firstSeenAt))}
+      ${fact('Payment', order?.paymentFamily.replace(/_/g, ' '))}
+      ${fact('Total', order ? formatXof(order.total) : undefined)}
+      ${fact('To collect', formatXof(amountToCollect(record)))}
+      ${fact('At the door', record.door ? describeDoorAmount(record.door) : undefined)}
+      ${fact('Deliver to', dropoffLines(record) ?? html`<span class="muted">personal data removed or not received</span>`)}
+      ${fact('Neighbourhood', record.neighbourhood ? `${record.neighbourhood.name} (confidence ${record.neighbourhood.confidence})` : undefined)}
+      ${fact('Items', order ? order.lineItems.map((l) => `${l.quantity} × ${l.name}`).join(', ') : undefined)}
+      ${fact('Replays', meta.generation)}
+    </dl></div>
+    <div class="card"><h2>Shipment</h2><dl class="facts">
+      ${fact('Shipment', shipment ? html`<span class="mono">${shipment.shipmentId}</span>` : undefined)}
+      ${fact('Status', shipment ? stateBadge(shipment.status.toLowerCase()) : undefined)}
+      ${fact('Tracking', shipment?.publicTrackingUrl ? trackingLink(record) : shipment?.trackingCode)}
+      ${fact('Amount sent to collect', shipment?.orderAmountXof !== undefined ? formatXof(shipment.orderAmountXof) : undefined)}
+      ${fact('Created', shipment ? formatTime(shipment.createdAt) : undefined)}
+      ${fact('Marked ready', shipment?.markedReadyAt ? formatTime(shipment.markedReadyAt) : undefined)}
+      ${fact('Quote', quote ? html`<span class="mono">${quote.quoteId}</span> · ${formatXof(quote.total)} · expires ${formatTime(quote.expiresAt)}` : undefined)}
+    </dl></div>
+  </div>
+  <div class="card"><h2>Delivery progress</h2>
+  ${
+    delivery
+      ? html`<dl class="facts">
+        ${fact('Step', stateBadge(delivery.step))}
+        ${fact('Service status', delivery.serviceStatus)}
+        ${fact('Updated', formatTime(delivery.updatedAt))}
+        ${fact('Written into the shop', html`${delivery.written.dispatch ? html`dispatch (tracking) at ${formatTime(delivery.written.dispatch)}<br>` : ''}${writtenSteps.map(([step, at]) => html`${step.replace(/_/g, ' ')} at ${formatTime(at)}<br>`)}${delivery.written.paid ? html`marked paid at ${formatTime(delivery.written.paid)}` : ''}${!delivery.written.dispatch && writtenSteps.length === 0 && !delivery.written.paid ? html`<span class="muted">nothing yet</span>` : ''}`)}
+        ${fact('Problem written on the order', delivery.problem)}
+        ${fact('Unknown service states seen', delivery.unknownStates?.join(', '))}
+      </dl>`
+      : html`<p class="muted">No delivery news yet${shipment ? ': the courier has not moved the parcel' : ''}.</p>`
+  }
+  </div>
+  ${view.disputes ? disputesCard(record, view.disputes, view.csrf) : ''}
+  <h2>Timeline</h2>
+  <table>
+    <thead><tr><th>Time</th><th>System</th><th>Operation</th><th>Outcome</th><th class="num">ms</th><th>Detail</th></tr></thead>
+    <tbody>${
+      view.timeline.length > 0
+        ? view.timeline.map(
+            (t) => html`<tr>
+          <td class="muted mono nowrap">${formatTime(t.at)}</td><td>${t.system}</td><td class="mono">${t.operation}</td>
+          <td><span class="badge ${OUTCOME_TONE(t.outcome)}">${t.outcome}</span></td>
+          <td class="num">${t.ms ?? ''}</td><td>${t.detail ?? ''}</td></tr>`,
+          )
+        : html`<tr><td colspan="6" class="empty">No call made for this order yet.</td></tr>`
+    }</tbody>
+  </table>`;
 }
 
 // ----------------------------------------------------------------------------------------- held
@@ -432,68 +305,35 @@ export interface HeldView {
 
 function unreadyCard(unready: NonNullable<HeldView['unready']>): SafeHtml {
   if (unready.length === 0) return html``;
-  return html`<div class="card" id="unready">
-    <h2>Shipments not marked ready <span class="badge bad">${unready.length}</span></h2>
-    <p class="muted">
-      No courier is offered these: Relais has no markReady answer for them, whatever the service calls their state.
-      Replay a held one to try markReady again, or mark it ready in the delivery service's console.
-    </p>
-    <table>
-      <thead>
-        <tr>
-          <th>Order</th>
-          <th>Shop</th>
-          <th>Shipment</th>
-          <th>Service state</th>
-          <th>Unready since</th>
-          <th>Order state</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${unready.map(
-          ({ record, shopName, since }) =>
-            html`<tr>
-              <td><a href="${orderHref(record.meta.externalOrderId)}">${record.meta.orderName}</a></td>
-              <td>${shopName}</td>
-              <td class="mono">${record.shipment?.shipmentId ?? ''}</td>
-              <td class="mono">${record.shipment?.status ?? ''}</td>
-              <td>${formatTime(since.toISOString())}</td>
-              <td>${stateBadge(record.state)}</td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
-  </div>`;
+  return html`<div class="card" id="unready"><h2>Shipments not marked ready <span class="badge bad">${unready.length}</span></h2>
+    <p class="muted">No courier is offered these: Relais has no markReady answer for them, whatever the service calls their state. Replay a held one to try markReady again, or mark it ready in the delivery service's console.</p>
+    <table><thead><tr><th>Order</th><th>Shop</th><th>Shipment</th><th>Service state</th><th>Unready since</th><th>Order state</th></tr></thead>
+    <tbody>${unready.map(({ record, shopName, since }) => html`<tr><td><a href="${orderHref(record.meta.externalOrderId)}">${record.meta.orderName}</a></td><td>${shopName}</td><td class="mono">${record.shipment?.shipmentId ?? ''}</td><td class="mono">${record.shipment?.status ?? ''}</td><td>${formatTime(since.toISOString())}</td><td>${stateBadge(record.state)}</td></tr>`)}</tbody></table></div>`;
 }
 
 export function heldBody(view: HeldView): SafeHtml {
   if (view.held.length === 0) {
-    return html`<h1>Held orders</h1>
-      ${unreadyCard(view.unready ?? [])}
-      <div class="card empty">No held order. Everything received was dispatched or is waiting for the shop.</div>`;
+    return html`<h1>Held orders</h1>${unreadyCard(view.unready ?? [])}<div class="card empty">No held order. Everything received was dispatched or is waiting for the shop.</div>`;
   }
   return html`<h1>Held orders <span class="badge warn">${view.held.length}</span></h1>
-    ${unreadyCard(view.unready ?? [])}
-    <p class="muted">
-      Each order waits for a person. Fix the cause, then replay it: the replay never creates a second shipment.
-    </p>
-    ${view.held.map(
-      ({ record, shopName, suggestions }) =>
-        html`<div class="card" id="${`held-${record.meta.externalOrderId.replace(/[^A-Za-z0-9_-]/g, '-')}`}">
-          <h2>
-            <a href="${orderHref(record.meta.externalOrderId)}">${record.meta.orderName}</a>
-            <span class="muted">· ${shopName} · held since ${formatTime(record.hold?.at)}</span>
-          </h2>
-          <div class="reason">
-            <strong>${record.hold?.code ?? 'held'}</strong>: ${record.hold?.message ?? 'no reason recorded'}
-          </div>
-          <dl class="facts">
-            ${fact('Deliver to', dropoffLines(record))} ${fact('To collect', formatXof(amountToCollect(record)))}
-            ${suggestions.length > 0 ? fact('Closest neighbourhoods', suggestions.join(', ')) : ''}
-          </dl>
-          ${fixForms(record, view.csrf, suggestions)}
-        </div>`,
-    )}`;
+  ${unreadyCard(view.unready ?? [])}
+  <p class="muted">Each order waits for a person. Fix the cause, then replay it: the replay never creates a second shipment.</p>
+  ${view.held.map(
+    ({
+      record,
+      shopName,
+      suggestions,
+    }) => html`<div class="card" id="${`held-${record.meta.externalOrderId.replace(/[^A-Za-z0-9_-]/g, '-')}`}">
+      <h2><a href="${orderHref(record.meta.externalOrderId)}">${record.meta.orderName}</a> <span class="muted">· ${shopName} · held since ${formatTime(record.hold?.at)}</span></h2>
+      <div class="reason"><strong>${record.hold?.code ?? 'held'}</strong>: ${record.hold?.message ?? 'no reason recorded'}</div>
+      <dl class="facts">
+        ${fact('Deliver to', dropoffLines(record))}
+        ${fact('To collect', formatXof(amountToCollect(record)))}
+        ${suggestions.length > 0 ? fact('Closest neighbourhoods', suggestions.join(', ')) : ''}
+      </dl>
+      ${fixForms(record, view.csrf, suggestions)}
+    </div>`,
+  )}`;
 }
 
 // ---------------------------------------------------------------------------------------- money
@@ -516,128 +356,50 @@ function money(bucket: { orders: number; xof: number }): SafeHtml {
 export function moneyBody(view: MoneyView): SafeHtml {
   const { cod } = view;
   return html`<h1>Cash on delivery &amp; reconciliation</h1>
-    <form class="inline card" method="get" action="/dashboard/money">
-      <label
-        >Shop<select name="shop">
-          ${view.shops.map((s) => html`<option value="${s.id}" ${s.id === view.shopId ? 'selected' : ''}>${s.name} (${s.platform})</option>`)}
-        </select></label
-      >
-      <label
-        >Orders received in the last<select name="days">
-          ${[7, 30, 90].map((d) => html`<option value="${d}" ${d === view.days ? 'selected' : ''}>${d} days</option>`)}
-        </select></label
-      >
-      <button class="secondary" type="submit">Show</button>
-    </form>
-    <h2>Cash on delivery, from the ledger</h2>
-    <p class="muted">
-      Collected: delivered orders, by delivery day. Expected: parcels with the couriers, by day received. Not
-      dispatched: received or held orders. Returned: parcels that came back, cash not collected. Days in UTC;
-      ${cod.ordersRead} order${cod.ordersRead === 1 ? '' : 's'} read.
-    </p>
-    <table>
-      <thead>
-        <tr>
-          <th>Day</th>
-          <th class="num">Collected</th>
-          <th class="num">Expected</th>
-          <th class="num">Not dispatched</th>
-          <th class="num">Returned</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${
-          cod.days.length > 0
-            ? cod.days.map(
-                (d) =>
-                  html`<tr>
-                    <td class="mono">${d.day}</td>
-                    <td class="num">${money(d.collected)}</td>
-                    <td class="num">${money(d.expected)}</td>
-                    <td class="num">${money(d.notDispatched)}</td>
-                    <td class="num">${money(d.returned)}</td>
-                  </tr>`,
-              )
-            : html`<tr>
-                <td colspan="5" class="empty">No cash-on-delivery order in this window.</td>
-              </tr>`
-        }
-        ${
-          cod.days.length > 0
-            ? html`<tr>
-                <th>Total</th>
-                <th class="num">${money(cod.totals.collected)}</th>
-                <th class="num">${money(cod.totals.expected)}</th>
-                <th class="num">${money(cod.totals.notDispatched)}</th>
-                <th class="num">${money(cod.totals.returned)}</th>
-              </tr>`
-            : ''
-        }
-      </tbody>
-    </table>
-    <h2>Reconciliation</h2>
-    ${view.reconciliation ? reconciliationBody(view.reconciliation) : html`<div class="card empty">No reconciliation run yet.${view.reconciliationWired ? '' : ' Run relais reconcile to compare shop orders with shipments.'}</div>`}`;
+  <form class="inline card" method="get" action="/dashboard/money">
+    <label>Shop<select name="shop">${view.shops.map((s) => html`<option value="${s.id}" ${s.id === view.shopId ? 'selected' : ''}>${s.name} (${s.platform})</option>`)}</select></label>
+    <label>Orders received in the last<select name="days">${[7, 30, 90].map((d) => html`<option value="${d}" ${d === view.days ? 'selected' : ''}>${d} days</option>`)}</select></label>
+    <button class="secondary" type="submit">Show</button>
+  </form>
+  <h2>Cash on delivery, from the ledger</h2>
+  <p class="muted">Collected: delivered orders, by delivery day. Expected: parcels with the couriers, by day received. Not dispatched: received or held orders. Returned: parcels that came back, cash not collected. Days in UTC; ${cod.ordersRead} order${cod.ordersRead === 1 ? '' : 's'} read.</p>
+  <table>
+    <thead><tr><th>Day</th><th class="num">Collected</th><th class="num">Expected</th><th class="num">Not dispatched</th><th class="num">Returned</th></tr></thead>
+    <tbody>${
+      cod.days.length > 0
+        ? cod.days.map(
+            (d) =>
+              html`<tr><td class="mono">${d.day}</td><td class="num">${money(d.collected)}</td><td class="num">${money(d.expected)}</td><td class="num">${money(d.notDispatched)}</td><td class="num">${money(d.returned)}</td></tr>`,
+          )
+        : html`<tr><td colspan="5" class="empty">No cash-on-delivery order in this window.</td></tr>`
+    }
+    ${cod.days.length > 0 ? html`<tr><th>Total</th><th class="num">${money(cod.totals.collected)}</th><th class="num">${money(cod.totals.expected)}</th><th class="num">${money(cod.totals.notDispatched)}</th><th class="num">${money(cod.totals.returned)}</th></tr>` : ''}
+    </tbody>
+  </table>
+  <h2>Reconciliation</h2>
+  ${view.reconciliation ? reconciliationBody(view.reconciliation) : html`<div class="card empty">No reconciliation run yet.${view.reconciliationWired ? '' : ' Run relais reconcile to compare shop orders with shipments.'}</div>`}`;
 }
 
 function reconciliationBody(summary: ReconciliationSummary): SafeHtml {
-  return html`<p class="muted">
-      Last run ${formatTime(summary.runAt)}, over orders from ${formatTime(summary.window.from)} to
-      ${formatTime(summary.window.to)}.
-    </p>
-    <table>
-      <thead>
-        <tr>
-          <th>Shop</th>
-          <th class="num">Orders</th>
-          <th class="num">Shipments</th>
-          <th>Findings</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${summary.shops.map(
-          (s) =>
-            html`<tr>
-              <td>${s.shopId}</td>
-              <td class="num">${s.ordersChecked}</td>
-              <td class="num">${s.shipmentsChecked}</td>
-              <td>
-                ${s.findings.length === 0 ? html`<span class="badge ok">all matched</span>` : s.findings.map((f) => html`<div><span class="badge ${f.count > f.repaired ? 'warn' : 'ok'}">${f.kind.replace(/_/g, ' ')}</span> ${f.count} found, ${f.repaired} repaired${f.note ? html` <span class="muted">${f.note}</span>` : ''}</div>`)}
-              </td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
-    ${
-      summary.days.length > 0
-        ? html`<h2>Per day (reconciliation)</h2>
-            <table>
-              <thead>
-                <tr>
-                  <th>Day</th>
-                  <th class="num">COD expected</th>
-                  <th class="num">Collected</th>
-                  <th class="num">Held in dispute</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${[...summary.days]
-                  .sort((a, b) => b.day.localeCompare(a.day))
-                  .map(
-                    (d) =>
-                      html`<tr>
-                        <td class="mono">${d.day}</td>
-                        <td class="num">${formatXof(d.codExpectedXof)}</td>
-                        <td class="num">${formatXof(d.codCollectedXof)}</td>
-                        <td class="num">${formatXof(d.heldInDisputeXof)}</td>
-                      </tr>`,
-                  )}
-              </tbody>
-            </table>`
-        : ''
-    }`;
+  return html`<p class="muted">Last run ${formatTime(summary.runAt)}, over orders from ${formatTime(summary.window.from)} to ${formatTime(summary.window.to)}.</p>
+  <table>
+    <thead><tr><th>Shop</th><th class="num">Orders</th><th class="num">Shipments</th><th>Findings</th></tr></thead>
+    <tbody>${summary.shops.map(
+      (
+        s,
+      ) => html`<tr><td>${s.shopId}</td><td class="num">${s.ordersChecked}</td><td class="num">${s.shipmentsChecked}</td>
+      <td>${s.findings.length === 0 ? html`<span class="badge ok">all matched</span>` : s.findings.map((f) => html`<div><span class="badge ${f.count > f.repaired ? 'warn' : 'ok'}">${f.kind.replace(/_/g, ' ')}</span> ${f.count} found, ${f.repaired} repaired${f.note ? html` <span class="muted">${f.note}</span>` : ''}</div>`)}</td></tr>`,
+    )}</tbody>
+  </table>
+  ${
+    summary.days.length > 0
+      ? html`<h2>Per day (reconciliation)</h2><table>
+      <thead><tr><th>Day</th><th class="num">COD expected</th><th class="num">Collected</th><th class="num">Held in dispute</th></tr></thead>
+      <tbody>${[...summary.days].sort((a, b) => b.day.localeCompare(a.day)).map((d) => html`<tr><td class="mono">${d.day}</td><td class="num">${formatXof(d.codExpectedXof)}</td><td class="num">${formatXof(d.codCollectedXof)}</td><td class="num">${formatXof(d.heldInDisputeXof)}</td></tr>`)}</tbody></table>`
+      : ''
+  }`;
 }
 
 export function notFoundBody(what: string): SafeHtml {
-  return html`<h1>Not found</h1>
-    <div class="card">${what}</div>`;
+  return html`<h1>Not found</h1><div class="card">${what}</div>`;
 }

@@ -24,9 +24,7 @@ describe('escaping', () => {
 
   it('escapes every interpolated value, keeps fragments built by the template itself, and joins lists', () => {
     const name = '<img src=x onerror=alert(1)>';
-    const out = html`<p title="${name}">
-      ${name}${html`<b>${'&'}</b>`}${[1, '<', html`<i></i>`]}${undefined}${null}${false}
-    </p>`;
+    const out = html`<p title="${name}">${name}${html`<b>${'&'}</b>`}${[1, '<', html`<i></i>`]}${undefined}${null}${false}</p>`;
     expect(out.value).toBe(
       '<p title="&lt;img src=x onerror=alert(1)&gt;">&lt;img src=x onerror=alert(1)&gt;<b>&amp;</b>1&lt;<i></i></p>',
     );

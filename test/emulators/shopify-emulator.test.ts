@@ -84,49 +84,11 @@ const ORDER_QUERY = /* GraphQL */ `
       cancelledAt
       tags
       note
-      totalOutstandingSet {
-        shopMoney {
-          amount
-          currencyCode
-        }
-      }
-      currentTotalPriceSet {
-        shopMoney {
-          amount
-          currencyCode
-        }
-      }
-      fulfillmentOrders(first: 5) {
-        nodes {
-          id
-          status
-          lineItems(first: 10) {
-            nodes {
-              id
-              remainingQuantity
-              totalQuantity
-            }
-          }
-        }
-      }
-      fulfillments {
-        id
-        status
-        trackingInfo {
-          company
-          number
-          url
-        }
-        events(first: 20) {
-          nodes {
-            status
-            happenedAt
-          }
-        }
-      }
-      metafield(namespace: "relais", key: "shipment_id") {
-        value
-      }
+      totalOutstandingSet { shopMoney { amount currencyCode } }
+      currentTotalPriceSet { shopMoney { amount currencyCode } }
+      fulfillmentOrders(first: 5) { nodes { id status lineItems(first: 10) { nodes { id remainingQuantity totalQuantity } } } }
+      fulfillments { id status trackingInfo { company number url } events(first: 20) { nodes { status happenedAt } } }
+      metafield(namespace: "relais", key: "shipment_id") { value }
     }
   }
 `;
@@ -134,19 +96,8 @@ const ORDER_QUERY = /* GraphQL */ `
 const FULFILL = /* GraphQL */ `
   mutation Fulfill($fulfillment: FulfillmentInput!) {
     fulfillmentCreate(fulfillment: $fulfillment) {
-      fulfillment {
-        id
-        status
-        trackingInfo {
-          company
-          number
-          url
-        }
-      }
-      userErrors {
-        field
-        message
-      }
+      fulfillment { id status trackingInfo { company number url } }
+      userErrors { field message }
     }
   }
 `;
@@ -175,15 +126,9 @@ describe('Admin GraphQL validation against the real 2026-10 schema', () => {
 
   it('rejects a mutation input field the schema does not define, without running the mutation', async () => {
     const before = emulator.graphqlCalls().length;
-    const { body } = await graphql(`
-      mutation {
-        fulfillmentCreate(fulfillment: { lineItemsByFulfillmentOrder: [], tracking: { number: "1" } }) {
-          userErrors {
-            message
-          }
-        }
-      }
-    `);
+    const { body } = await graphql(
+      `mutation { fulfillmentCreate(fulfillment: { lineItemsByFulfillmentOrder: [], tracking: { number: "1" } }) { userErrors { message } } }`,
+    );
     expect(body.data).toBeUndefined();
     expect(body.errors).toMatchObject([
       { message: expect.stringContaining('"tracking"'), extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } },
@@ -192,15 +137,7 @@ describe('Admin GraphQL validation against the real 2026-10 schema', () => {
   });
   it('refuses a malformed DateTime while coercing variables, before any resolver runs', async () => {
     const { body } = await graphql(
-      `
-        mutation Event($event: FulfillmentEventInput!) {
-          fulfillmentEventCreate(fulfillmentEvent: $event) {
-            userErrors {
-              message
-            }
-          }
-        }
-      `,
+      `mutation Event($event: FulfillmentEventInput!) { fulfillmentEventCreate(fulfillmentEvent: $event) { userErrors { message } } }`,
       { event: { fulfillmentId: 'gid://shopify/Fulfillment/1', status: 'DELIVERED', happenedAt: 'hier soir' } },
     );
     expect(body.data).toBeUndefined();
@@ -264,15 +201,7 @@ describe('orders', () => {
     );
     const query = /* GraphQL */ `
       query Changed($after: String, $query: String!) {
-        orders(first: 2, after: $after, query: $query, sortKey: UPDATED_AT) {
-          nodes {
-            id
-          }
-          pageInfo {
-            hasNextPage
-            endCursor
-          }
-        }
+        orders(first: 2, after: $after, query: $query, sortKey: UPDATED_AT) { nodes { id } pageInfo { hasNextPage endCursor } }
       }
     `;
     const wrongShopToken = await graphql(query, { after: null, query: 'status:any' }, { domain: OTHER_SHOP });
@@ -320,17 +249,7 @@ describe('fulfillment, events and payment write-back', () => {
 
     const eventMutation = /* GraphQL */ `
       mutation Event($event: FulfillmentEventInput!) {
-        fulfillmentEventCreate(fulfillmentEvent: $event) {
-          fulfillmentEvent {
-            id
-            status
-            happenedAt
-          }
-          userErrors {
-            field
-            message
-          }
-        }
+        fulfillmentEventCreate(fulfillmentEvent: $event) { fulfillmentEvent { id status happenedAt } userErrors { field message } }
       }
     `;
     const steps = [
@@ -343,19 +262,7 @@ describe('fulfillment, events and payment write-back', () => {
       expect(at(body.data, 'fulfillmentEventCreate', 'userErrors')).toEqual([]);
     }
     const paid = await graphql(
-      `
-        mutation Paid($id: ID!) {
-          orderMarkAsPaid(input: { id: $id }) {
-            order {
-              displayFinancialStatus
-            }
-            userErrors {
-              field
-              message
-            }
-          }
-        }
-      `,
+      `mutation Paid($id: ID!) { orderMarkAsPaid(input: { id: $id }) { order { displayFinancialStatus } userErrors { field message } } }`,
       {
         id: order.admin_graphql_api_id,
       },
@@ -433,19 +340,9 @@ describe('fulfillment, events and payment write-back', () => {
     ]);
     expect(emulator.orderSnapshot(SHOP, order.id).fulfillmentOrders[0]?.status).toBe('OPEN');
 
-    const unknownFulfillment = await graphql(`
-      mutation {
-        fulfillmentEventCreate(fulfillmentEvent: { fulfillmentId: "gid://shopify/Fulfillment/1", status: DELIVERED }) {
-          fulfillmentEvent {
-            id
-          }
-          userErrors {
-            field
-            message
-          }
-        }
-      }
-    `);
+    const unknownFulfillment = await graphql(
+      `mutation { fulfillmentEventCreate(fulfillmentEvent: { fulfillmentId: "gid://shopify/Fulfillment/1", status: DELIVERED }) { fulfillmentEvent { id } userErrors { field message } } }`,
+    );
     expect(at(unknownFulfillment.body.data, 'fulfillmentEventCreate', 'userErrors', 0, 'field')).toEqual([
       'fulfillmentEvent',
       'fulfillmentId',
@@ -458,20 +355,7 @@ describe('fulfillment, events and payment write-back', () => {
 
     const cancelled = emulator.createOrder(SHOP, {}, { webhooks: false });
     const cancel = await graphql(
-      `
-        mutation Cancel($id: ID!) {
-          orderCancel(orderId: $id, reason: CUSTOMER, refund: false, restock: true) {
-            job {
-              done
-            }
-            orderCancelUserErrors {
-              field
-              message
-              code
-            }
-          }
-        }
-      `,
+      `mutation Cancel($id: ID!) { orderCancel(orderId: $id, reason: CUSTOMER, refund: false, restock: true) { job { done } orderCancelUserErrors { field message code } } }`,
       { id: cancelled.admin_graphql_api_id },
     );
     expect(at(cancel.body.data, 'orderCancel')).toEqual({ job: { done: true }, orderCancelUserErrors: [] });
@@ -500,20 +384,7 @@ describe('fulfillment, events and payment write-back', () => {
   it('adds tags and sets metafields, atomically refusing the whole batch when one metafield is invalid', async () => {
     const order = emulator.createOrder(SHOP, { tags: ['vip'] }, { webhooks: false });
     const tags = await graphql(
-      `
-        mutation Tag($id: ID!) {
-          tagsAdd(id: $id, tags: ["relais:ready", "VIP"]) {
-            node {
-              ... on Order {
-                tags
-              }
-            }
-            userErrors {
-              message
-            }
-          }
-        }
-      `,
+      `mutation Tag($id: ID!) { tagsAdd(id: $id, tags: ["relais:ready", "VIP"]) { node { ... on Order { tags } } userErrors { message } } }`,
       {
         id: order.admin_graphql_api_id,
       },
@@ -522,19 +393,7 @@ describe('fulfillment, events and payment write-back', () => {
 
     const set = /* GraphQL */ `
       mutation Set($metafields: [MetafieldsSetInput!]!) {
-        metafieldsSet(metafields: $metafields) {
-          metafields {
-            namespace
-            key
-            value
-          }
-          userErrors {
-            field
-            message
-            code
-            elementIndex
-          }
-        }
+        metafieldsSet(metafields: $metafields) { metafields { namespace key value } userErrors { field message code elementIndex } }
       }
     `;
     const good = {
@@ -695,34 +554,11 @@ describe('webhooks', () => {
 
   it('signs each delivery with the client secret over the raw body, with all of Shopify headers', async () => {
     const created = await graphql(
-      `
-        mutation Sub($uri: String!) {
-          webhookSubscriptionCreate(topic: ORDERS_PAID, webhookSubscription: { uri: $uri }) {
-            webhookSubscription {
-              id
-              topic
-              uri
-            }
-            userErrors {
-              field
-              message
-            }
-          }
-        }
-      `,
+      `mutation Sub($uri: String!) { webhookSubscriptionCreate(topic: ORDERS_PAID, webhookSubscription: { uri: $uri }) { webhookSubscription { id topic uri } userErrors { field message } } }`,
       { uri: `${receiver.url}/webhooks/shopify` },
     );
     expect(at(created.body.data, 'webhookSubscriptionCreate', 'userErrors')).toEqual([]);
-    const listed = await graphql(`
-      {
-        webhookSubscriptions(first: 10) {
-          nodes {
-            topic
-            uri
-          }
-        }
-      }
-    `);
+    const listed = await graphql(`{ webhookSubscriptions(first: 10) { nodes { topic uri } } }`);
     expect(at(listed.body.data, 'webhookSubscriptions', 'nodes')).toContainEqual({
       topic: 'ORDERS_PAID',
       uri: `${receiver.url}/webhooks/shopify`,
@@ -845,21 +681,7 @@ describe('carrier service and control routes', () => {
 
   it('sends a signed rate request to the carrier service registered through GraphQL and returns its rates', async () => {
     const created = await graphql(
-      `
-        mutation Carrier($input: DeliveryCarrierServiceCreateInput!) {
-          carrierServiceCreate(input: $input) {
-            carrierService {
-              id
-              name
-              active
-            }
-            userErrors {
-              field
-              message
-            }
-          }
-        }
-      `,
+      `mutation Carrier($input: DeliveryCarrierServiceCreateInput!) { carrierServiceCreate(input: $input) { carrierService { id name active } userErrors { field message } } }`,
       { input: { name: 'Relais', callbackUrl: `${receiver.url}/rates`, active: true, supportsServiceDiscovery: true } },
     );
     expect(at(created.body.data, 'carrierServiceCreate', 'userErrors')).toEqual([]);
@@ -982,22 +804,7 @@ describe('@shopify/shopify-api through emulator.fetch', () => {
 
 describe('root fields', () => {
   it('serves every root field it lists, each of which exists in the real schema', async () => {
-    const { body } = await graphql(`
-      {
-        __schema {
-          queryType {
-            fields {
-              name
-            }
-          }
-          mutationType {
-            fields {
-              name
-            }
-          }
-        }
-      }
-    `);
+    const { body } = await graphql(`{ __schema { queryType { fields { name } } mutationType { fields { name } } } }`);
     const queryFields = new Set(
       at<{ name: string }[]>(body.data, '__schema', 'queryType', 'fields').map((f) => f.name),
     );
