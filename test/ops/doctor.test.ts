@@ -415,7 +415,7 @@ describe('relais doctor, the command', () => {
     ).toEqual([`${WOO_SHOP_ID} dispatch key`, `${SHOPIFY_SHOP_ID} dispatch key`].sort());
     expect(bad.stdout).not.toContain(unknownKey);
     printed.push(good.stdout, bad.stdout);
-  });
+  }, 90_000);
 });
 
 describe('what relais doctor sends and prints', () => {
