@@ -23,6 +23,7 @@ import {
   createShopWriter,
   createWeightFiller,
   shopsWithStoredCredentials,
+  type StoreDeps,
   type WeightFiller,
 } from '../stores/index.js';
 import type { ShopWriter } from '../stores/writer.js';
@@ -45,6 +46,8 @@ export interface RuntimeOptions {
   redisWaitMs?: number;
   /** When set, every command on the producer connection fails after this long (ioredis commandTimeout): the web process sets it. */
   producerCommandTimeoutMs?: number;
+  /** Told each time a shop call waited for the shop's rate budget shared in Redis (the worker's metric). */
+  onRateBudgetWait?: (shopId: string, ms: number) => void;
   /** RELAIS_SECRET_KEYS: required when a Shopify shop gets its token through OAuth (kept sealed in the database). */
   secretKeys?: string;
 }
@@ -57,6 +60,8 @@ export interface Runtime {
   redis: Redis;
   /** The ledger's connections. */
   db: pg.Pool;
+  /** What the shops' clients are built with (stores/index.ts): this runtime's Redis, prefix and logger. */
+  storeDeps: StoreDeps;
   queues: RelaisQueues;
   ledger: OrderLedger;
   aliases: AliasStore;
@@ -112,6 +117,12 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     }
     return client;
   };
+  const storeDeps: StoreDeps = {
+    redis,
+    prefix: options.prefix,
+    logger: options.logger,
+    ...(options.onRateBudgetWait ? { onRateBudgetWait: options.onRateBudgetWait } : {}),
+  };
   const writers = new Map<string, ShopWriter | undefined>();
   const weightFillers = new Map<string, WeightFiller | undefined>();
   return {
@@ -119,6 +130,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     producer,
     redis,
     db,
+    storeDeps,
     queues,
     ledger,
     aliases: new PostgresAliasStore(db),
@@ -133,13 +145,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       return delivery;
     },
     writerFor(shop) {
-      if (!writers.has(shop.id))
-        writers.set(shop.id, createShopWriter(shop, { redis, prefix: options.prefix, logger: options.logger }));
+      if (!writers.has(shop.id)) writers.set(shop.id, createShopWriter(shop, storeDeps));
       return writers.get(shop.id);
     },
     weightsFor(shop) {
-      if (!weightFillers.has(shop.id))
-        weightFillers.set(shop.id, createWeightFiller(shop, { redis, prefix: options.prefix, logger: options.logger }));
+      if (!weightFillers.has(shop.id)) weightFillers.set(shop.id, createWeightFiller(shop, storeDeps));
       return weightFillers.get(shop.id);
     },
     async close() {

@@ -65,19 +65,22 @@ export interface RunningWorker {
 }
 
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
-  const runtime = createRuntime(options);
+  const metrics = new RelaisMetrics();
+  const runtime = createRuntime({
+    ...options,
+    onRateBudgetWait: (shopId, ms) => metrics.rateBudgetWait(shopId, ms),
+  });
   await waitForRedis(runtime);
   await waitForLedger(runtime);
   const rateLimiter = new ShopRateLimiter(runtime.redis, options.prefix);
   const { logger } = options;
-  const metrics = new RelaisMetrics();
   metrics.watchQueues(runtime.queues.all());
   const settings = {
     backoffStrategy: (attemptsMade: number, _type?: string, error?: Error) => retryDelayMs(attemptsMade, error),
   };
   const connection = { url: options.redisUrl, maxRetriesPerRequest: null };
 
-  const ownership = createOwnershipCheck({ logger });
+  const ownership = createOwnershipCheck({ ...runtime.storeDeps, logger });
   const shopEvents = new Worker<ShopEventJob, ShopEventOutcome>(
     QUEUE.shopEvents,
     async (job) =>

@@ -131,6 +131,12 @@ export class RelaisMetrics {
     labelNames: ['shop', 'reason'] as const,
     registers: [this.registry],
   });
+  readonly rateBudgetWaits = new Counter({
+    name: 'relais_shopify_budget_wait_seconds_total',
+    help: "Time Shopify calls waited for the shop's rate budget shared by every worker (in Redis), by shop",
+    labelNames: ['shop'] as const,
+    registers: [this.registry],
+  });
   readonly queueJobs: Gauge<'queue' | 'state'>;
   readonly unready: Gauge;
   #countUnready: (() => Promise<number>) | undefined;
@@ -181,6 +187,10 @@ export class RelaisMetrics {
   /** For PipelineDeps/DeliveryDeps.onUnknownState. */
   unknownState(shopId: string, state: string): void {
     this.unknownStates.inc({ shop: boundedLabel(shopId), state: boundedLabel(state) });
+  }
+
+  rateBudgetWait(shopId: string, ms: number): void {
+    this.rateBudgetWaits.inc({ shop: boundedLabel(shopId) }, ms / 1000);
   }
 
   /** Reports these queues' depths on every scrape. */

@@ -50,7 +50,7 @@ export function reconcileDepsFor(
     listerFor(shop) {
       let lister = listers.get(shop.id);
       if (!lister) {
-        lister = createOrderLister(shop, { logger });
+        lister = createOrderLister(shop, { ...runtime.storeDeps, logger });
         listers.set(shop.id, lister);
       }
       return lister;

@@ -8,12 +8,11 @@
  * line once the settings are there, and for every member of StorePlatform the folder leaves out.
  */
 import type { ShopConfig } from '../config/shops.js';
-import type { Logger } from '../log.js';
 import { shopifyPlatform } from './shopify/index.js';
 import { wooPlatform } from './woocommerce/index.js';
 import { isPlatformName, type PlatformName } from './settings.js';
 import type { NormaliseContext, NormaliseResult } from './common.js';
-import type { OwnershipCheck, ShopOrderLister, StorePlatform, WeightFiller, WriterDeps } from './platform.js';
+import type { OwnershipCheck, ShopOrderLister, StorePlatform, WeightFiller, StoreDeps } from './platform.js';
 import type { ShopWriter } from './writer.js';
 
 export type { NormaliseResult };
@@ -28,7 +27,7 @@ export type {
   VerificationFailure,
   WebhookReceipt,
   WeightFiller,
-  WriterDeps,
+  StoreDeps,
 } from './platform.js';
 export { PLATFORM_NAMES, type PlatformName } from './settings.js';
 /** Shops whose platform credentials Relais keeps sealed in the database (Shopify OAuth tokens), and their set-up. */
@@ -99,7 +98,7 @@ export function complianceTopics(): ReadonlySet<string> {
 }
 
 /** Whether a verified order event is the shop's, for every platform; each platform's check is built on first use. */
-export function createOwnershipCheck(deps: { logger: Logger }): OwnershipCheck {
+export function createOwnershipCheck(deps: StoreDeps): OwnershipCheck {
   const checks = new Map<PlatformName, OwnershipCheck>();
   return (shop, event, orderId) => {
     let check = checks.get(shop.platform);
@@ -112,15 +111,15 @@ export function createOwnershipCheck(deps: { logger: Logger }): OwnershipCheck {
 }
 
 /** The write-back client for a shop; undefined for a platform whose writer has not landed (nothing is written back). */
-export function createShopWriter(shop: ShopConfig, deps: WriterDeps): ShopWriter | undefined {
+export function createShopWriter(shop: ShopConfig, deps: StoreDeps): ShopWriter | undefined {
   return platformOf(shop).createWriter(shop, deps);
 }
 
 /** Fills in the weights the shop's platform leaves off its orders; undefined when its orders carry them. */
-export function createWeightFiller(shop: ShopConfig, deps: WriterDeps): WeightFiller | undefined {
+export function createWeightFiller(shop: ShopConfig, deps: StoreDeps): WeightFiller | undefined {
   return platformOf(shop).createWeightFiller(shop, deps);
 }
 
-export function createOrderLister(shop: ShopConfig, deps: { logger: Logger }): ShopOrderLister {
+export function createOrderLister(shop: ShopConfig, deps: StoreDeps): ShopOrderLister {
   return platformOf(shop).createOrderLister(shop, deps);
 }

@@ -92,10 +92,13 @@ export type OwnershipCheck<P extends PlatformName = PlatformName> = (
   orderId: string,
 ) => Promise<string | undefined>;
 
-export interface WriterDeps {
+/** What a platform's clients (writer, weight filler, order lister, ownership check) are built with. */
+export interface StoreDeps {
   redis: Redis;
   prefix: string;
   logger: Logger;
+  /** Told each time a call waited for the shop's rate budget shared in Redis (a metric). */
+  onRateBudgetWait?: (shopId: string, ms: number) => void;
 }
 
 /** Fills in the weights a platform leaves off its orders; undefined when the orders already carry them. */
@@ -142,7 +145,7 @@ export interface StorePlatform<P extends PlatformName = PlatformName> {
   /** The order's own last-modified time in a payload, even one too broken to normalise; undefined when it carries none. */
   orderVersionOf(payload: unknown): string | undefined;
   /** Makes the check for deliveries whose signature does not show which shop they belong to (shops of one app share its secret). */
-  ownershipCheck(deps: { logger: Logger }): OwnershipCheck<P>;
+  ownershipCheck(deps: StoreDeps): OwnershipCheck<P>;
 
   /** When an order that is not cancelled ships, by the shop's policy. */
   eligibility(order: StoreOrder, shop: ShopOf<P>): Eligibility;
@@ -150,10 +153,10 @@ export interface StorePlatform<P extends PlatformName = PlatformName> {
   describeStatus(order: StoreOrder): string;
 
   /** The write-back client; undefined when none can be built for the shop (nothing is written back). */
-  createWriter(shop: ShopOf<P>, deps: WriterDeps): ShopWriter | undefined;
+  createWriter(shop: ShopOf<P>, deps: StoreDeps): ShopWriter | undefined;
   /** Reads the weights the platform's orders do not carry; undefined when they carry them. */
-  createWeightFiller(shop: ShopOf<P>, deps: WriterDeps): WeightFiller | undefined;
-  createOrderLister(shop: ShopOf<P>, deps: { logger: Logger }): ShopOrderLister;
+  createWeightFiller(shop: ShopOf<P>, deps: StoreDeps): WeightFiller | undefined;
+  createOrderLister(shop: ShopOf<P>, deps: StoreDeps): ShopOrderLister;
 
   readonly checkoutRates: CheckoutRatesEndpoint<P>;
 

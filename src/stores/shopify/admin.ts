@@ -45,7 +45,9 @@ import { z } from 'zod';
 import { Secret } from '../../config/secret.js';
 import { failureOf, RelaisError } from '../../domain/errors.js';
 import type { Logger } from '../../log.js';
+import type { StoreDeps } from '../platform.js';
 import { AccessTokenError, accessTokenSourceFor, StaticAccessToken, type AccessTokenSource } from './access-token.js';
+import { RedisShopRateBudget, type BudgetTicket, type ShopRateBudget } from './rate-budget.js';
 
 // ---- routing to an emulator ---------------------------------------------------------------------------
 
@@ -295,6 +297,23 @@ export interface ShopifyAdminOptions {
   timeoutMs?: number;
   /** For tests: how to wait. */
   sleep?: (ms: number) => Promise<void>;
+  /** The shop's rate budget shared by every process (rate-budget.ts); without one, only Shopify's answers pace calls. */
+  budget?: ShopRateBudget;
+  /** Told how long a call waited for the budget. */
+  onBudgetWait?: (ms: number) => void;
+}
+
+/** Where a shop's rate budget is shared: the process's Redis and prefix (StoreDeps). */
+export type SharedBudget = Pick<StoreDeps, 'redis' | 'prefix' | 'onRateBudgetWait'>;
+
+/** The shared budget of callers given a Redis, none for those (tests, one-off tools) given only a logger. */
+export function sharedBudgetOf(deps: Partial<StoreDeps>): SharedBudget | undefined {
+  if (!deps.redis || deps.prefix === undefined) return undefined;
+  return {
+    redis: deps.redis,
+    prefix: deps.prefix,
+    ...(deps.onRateBudgetWait ? { onRateBudgetWait: deps.onRateBudgetWait } : {}),
+  };
 }
 
 /**
@@ -304,8 +323,17 @@ export interface ShopifyAdminOptions {
 export function shopifyAdminClientFor(
   shop: ShopifyShopConfig,
   options: Pick<ShopifyAdminOptions, 'logger' | 'maxAttempts' | 'maxWaitMs' | 'timeoutMs'>,
+  /** The process's Redis: calls then share the shop's rate budget with every other worker. */
+  shared?: SharedBudget,
 ): ShopifyAdminClient {
+  const budget = shared
+    ? {
+        budget: new RedisShopRateBudget(shared.redis, shared.prefix, shop.shopify.domain, options.logger),
+        onBudgetWait: (ms: number) => shared.onRateBudgetWait?.(shop.id, ms),
+      }
+    : {};
   return new ShopifyAdminClient({
+    ...budget,
     domain: shop.shopify.domain,
     accessToken: accessTokenSourceFor(shop),
     clientSecret: shop.shopify.webhookSecret,
@@ -322,6 +350,8 @@ const DEFAULT_TIMEOUT_MS = 15_000;
 /** Shopify sends Retry-After: 2.0 on REST 429s; the same default serves a GraphQL 429 without the header. */
 const DEFAULT_RETRY_AFTER_MS = 2_000;
 const MIN_WAIT_MS = 100;
+/** What a call is taken to cost before Shopify has reported its operation's cost (a mutation's usual 10 points). */
+const DEFAULT_ESTIMATED_COST = 10;
 
 const KNOWN_VERSIONS: ReadonlySet<string> = new Set(Object.values(ApiVersion));
 
@@ -350,6 +380,8 @@ export class ShopifyAdminClient {
   readonly #maxWaitMs: number;
   readonly #timeoutMs: number;
   readonly #sleep: (ms: number) => Promise<void>;
+  readonly #budget: ShopRateBudget | undefined;
+  readonly #onBudgetWait: ((ms: number) => void) | undefined;
 
   constructor(options: ShopifyAdminOptions) {
     this.domain = options.domain.toLowerCase();
@@ -362,6 +394,8 @@ export class ShopifyAdminClient {
     this.#maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#sleep = options.sleep ?? sleepFor;
+    this.#budget = options.budget;
+    this.#onBudgetWait = options.onBudgetWait;
     if (!KNOWN_VERSIONS.has(this.apiVersion)) {
       this.#logger.warn(
         { shopDomain: this.domain, apiVersion: this.apiVersion },
@@ -509,7 +543,9 @@ export class ShopifyAdminClient {
     let waitedMs = 0;
     let lastError: string | undefined;
     for (let attempt = 1; ; attempt += 1) {
-      const result = await this.attempt(query, variables, options.operation);
+      const budget = await this.takeBudget(options.operation);
+      waitedMs += budget.waitedMs;
+      const result = await this.attempt(query, variables, options.operation, budget.ticket);
       if (result.ok) {
         if (attempt > 1) {
           this.#logger.info(
@@ -555,10 +591,88 @@ export class ShopifyAdminClient {
     }
   }
 
-  private async attempt(query: string, variables: Record<string, unknown>, operation: string): Promise<Attempt> {
-    let response: { data?: unknown };
-    const send = (token: Secret) =>
-      this.#clientFor(token).request(query, { variables, retries: 0, signal: AbortSignal.timeout(this.#timeoutMs) });
+  /**
+   * Reserves the call's cost in the shop's shared budget, waiting while the bucket refills or other calls hold
+   * it. A wait longer than this client's patience hands the job back to the queue (retryable, the wait as
+   * retryAfterMs) rather than holding a worker slot; the order lister is patient enough to wait (reconciliation
+   * does not report THROTTLED for a bucket the workers emptied). Answers the ticket and the time waited.
+   */
+  private async takeBudget(operation: string): Promise<{ ticket: BudgetTicket | undefined; waitedMs: number }> {
+    if (!this.#budget) return { ticket: undefined, waitedMs: 0 };
+    const patienceMs = this.#maxWaitMs * this.#maxAttempts;
+    let waitedMs = 0;
+    for (;;) {
+      const taken = await this.#budget.take(operation, DEFAULT_ESTIMATED_COST);
+      if ('ticket' in taken) {
+        if (waitedMs > 0) this.#onBudgetWait?.(waitedMs);
+        return { ticket: taken.ticket, waitedMs };
+      }
+      if (taken.waitMs > this.#maxWaitMs || waitedMs + taken.waitMs > patienceMs) {
+        this.#onBudgetWait?.(waitedMs);
+        throw new ShopifyWriteError({
+          operation,
+          message: `${operation}: the shop's Shopify rate budget is spent; retrying once it refills`,
+          retryable: true,
+          retryAfterMs: taken.waitMs,
+        });
+      }
+      await this.#sleep(taken.waitMs);
+      waitedMs += taken.waitMs;
+    }
+  }
+
+  /** Ends the call's reservation, with Shopify's account of the bucket and the call's cost when it gave one. */
+  private async settleBudget(ticket: BudgetTicket | undefined, operation: string, extensions: unknown): Promise<void> {
+    if (!this.#budget || !ticket) return;
+    const reported = z.object({ cost: costSchema }).safeParse(extensions);
+    await this.#budget.settle(
+      ticket,
+      reported.success
+        ? { operation, requestedCost: reported.data.cost.requestedQueryCost, status: reported.data.cost.throttleStatus }
+        : undefined,
+    );
+  }
+
+  private async attempt(
+    query: string,
+    variables: Record<string, unknown>,
+    operation: string,
+    ticket: BudgetTicket | undefined,
+  ): Promise<Attempt> {
+    let settled = false;
+    const settle = async (extensions: unknown) => {
+      if (settled) return;
+      settled = true;
+      await this.settleBudget(ticket, operation, extensions);
+    };
+    try {
+      return await this.attemptCall(query, variables, operation, settle);
+    } finally {
+      await settle(undefined);
+    }
+  }
+
+  private async attemptCall(
+    query: string,
+    variables: Record<string, unknown>,
+    operation: string,
+    settle: (extensions: unknown) => Promise<void>,
+  ): Promise<Attempt> {
+    let response: { data?: unknown; extensions?: unknown };
+    const send = async (token: Secret) => {
+      try {
+        return await this.#clientFor(token).request(query, {
+          variables,
+          retries: 0,
+          signal: AbortSignal.timeout(this.#timeoutMs),
+        });
+      } catch (error) {
+        // A THROTTLED answer (or any GraphQL error) still reports the bucket.
+        if (error instanceof GraphqlQueryError)
+          await settle((error.body as { extensions?: unknown } | undefined)?.extensions);
+        throw error;
+      }
+    };
     let token: Secret;
     try {
       token = await this.#tokens.current();
@@ -582,6 +696,7 @@ export class ShopifyAdminClient {
         return this.classify(operation, again);
       }
     }
+    await settle(response.extensions);
     const data = response.data;
     if (data === undefined || data === null) {
       return {

@@ -16,9 +16,9 @@
  */
 import { z } from 'zod';
 import type { ShopifyShopConfig } from './settings.js';
-import type { Logger } from '../../log.js';
 import type { OrderWindow, ShopOrderLister, ShopOrderPage } from '../index.js';
-import { shopifyAdminClientFor, ShopifyWriteError, type ShopifyAdminClient } from './admin.js';
+import type { StoreDeps } from '../platform.js';
+import { sharedBudgetOf, shopifyAdminClientFor, ShopifyWriteError, type ShopifyAdminClient } from './admin.js';
 
 /** Orders per page: see the cost note above. */
 export const SHOPIFY_ORDER_PAGE_SIZE = 80;
@@ -276,11 +276,18 @@ function unexpected(operation: string, error: z.ZodError): ShopifyWriteError {
 }
 
 /** The lister of a Shopify shop of the registry; in-process waits are longer than the writer's, nothing waits on a queue here. */
-export function createShopifyOrderLister(shop: ShopifyShopConfig, deps: { logger: Logger }): ShopifyOrderLister {
-  const admin = shopifyAdminClientFor(shop, {
-    logger: deps.logger.child({ shop: shop.id, component: 'shopify-orders' }),
-    maxAttempts: 6,
-    maxWaitMs: 20_000,
-  });
+export function createShopifyOrderLister(
+  shop: ShopifyShopConfig,
+  deps: Pick<StoreDeps, 'logger'> & Partial<StoreDeps>,
+): ShopifyOrderLister {
+  const admin = shopifyAdminClientFor(
+    shop,
+    {
+      logger: deps.logger.child({ shop: shop.id, component: 'shopify-orders' }),
+      maxAttempts: 6,
+      maxWaitMs: 20_000,
+    },
+    sharedBudgetOf(deps),
+  );
   return new ShopifyOrderLister(admin);
 }

@@ -11,8 +11,8 @@
  */
 import type { ShopifyShopConfig } from './settings.js';
 import type { Logger } from '../../log.js';
-import type { OwnershipCheck } from '../platform.js';
-import { shopifyAdminClientFor, type ShopifyAdminClient } from './admin.js';
+import type { OwnershipCheck, StoreDeps } from '../platform.js';
+import { sharedBudgetOf, shopifyAdminClientFor, type SharedBudget, type ShopifyAdminClient } from './admin.js';
 
 export type OwnerCheck =
   | { kind: 'confirmed' }
@@ -51,16 +51,19 @@ export function ownerOfShopifyPayload(headerDomain: string, payload: unknown): O
  * Whether the order is in the shop, read through the shop's own Admin API (its own token): the answer for
  * OwnerCheck 'ask_admin'. Throws when Shopify cannot be reached, so the job is retried rather than decided.
  */
-export function shopifyOrderReader(logger: Logger): (shop: ShopifyShopConfig, orderId: string) => Promise<boolean> {
+export function shopifyOrderReader(
+  logger: Logger,
+  shared?: SharedBudget,
+): (shop: ShopifyShopConfig, orderId: string) => Promise<boolean> {
   const clients = new Map<string, ShopifyAdminClient>();
   return async (shop, orderId) => {
     let client = clients.get(shop.id);
     if (!client) {
-      client = shopifyAdminClientFor(shop, {
-        logger: logger.child({ shop: shop.id, component: 'shopify-owner' }),
-        maxAttempts: 3,
-        maxWaitMs: 5_000,
-      });
+      client = shopifyAdminClientFor(
+        shop,
+        { logger: logger.child({ shop: shop.id, component: 'shopify-owner' }), maxAttempts: 3, maxWaitMs: 5_000 },
+        shared,
+      );
       clients.set(shop.id, client);
     }
     return (await client.orderState(`gid://shopify/Order/${orderId}`)) !== undefined;
@@ -72,8 +75,8 @@ export function shopifyOrderReader(logger: Logger): (shop: ShopifyShopConfig, or
  * confirms the shop the header names, or the shop's Admin API has the order. The web process already refused
  * an order whose status page is on another shop's myshopify domain; this covers the rest.
  */
-export function shopifyOwnershipCheck(deps: { logger: Logger }): OwnershipCheck<'shopify'> {
-  const inShop = shopifyOrderReader(deps.logger);
+export function shopifyOwnershipCheck(deps: Pick<StoreDeps, 'logger'> & Partial<StoreDeps>): OwnershipCheck<'shopify'> {
+  const inShop = shopifyOrderReader(deps.logger, sharedBudgetOf(deps));
   return async (shop, event, orderId) => {
     if (!event.topic.startsWith('orders/')) return undefined;
     const owner = ownerOfShopifyPayload(shop.shopify.domain, event.payload);

@@ -19,7 +19,9 @@ import type { ShopifyShopConfig } from './settings.js';
 import type { DeliveryStep } from '../../domain/shipment-status.js';
 import type { Logger } from '../../log.js';
 import type { DispatchInfo, ShopOrderRef, ShopWriter } from '../writer.js';
+import type { StoreDeps } from '../platform.js';
 import {
+  sharedBudgetOf,
   shopifyAdminClientFor,
   ShopifyWriteError,
   type ShopifyAdminClient,
@@ -215,9 +217,12 @@ export class ShopifyWriter implements ShopWriter {
 }
 
 /** The writer for a Shopify shop of the registry (its domain, token, API version and, for an emulator, adminUrl). */
-export function createShopifyWriter(shop: ShopifyShopConfig, deps: { logger: Logger }): ShopifyWriter {
+export function createShopifyWriter(
+  shop: ShopifyShopConfig,
+  deps: Pick<StoreDeps, 'logger'> & Partial<StoreDeps>,
+): ShopifyWriter {
   const logger = deps.logger.child({ shop: shop.id });
-  return new ShopifyWriter(shopifyAdminClientFor(shop, { logger }), logger);
+  return new ShopifyWriter(shopifyAdminClientFor(shop, { logger }, sharedBudgetOf(deps)), logger);
 }
 
 /** The relais.* metafields for a dispatch: shipment reference, tracking, and the quote (accounting only). */
