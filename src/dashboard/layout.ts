@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { Response } from 'express';
 import type { Flash } from './auth.js';
-import { html, SafeHtml } from './html.js';
+import { html, safeHref, SafeHtml } from './html.js';
 
 const STYLES = `
 :root{--ink:#1d2430;--muted:#5c6778;--line:#dde2ea;--bg:#f5f7fa;--card:#fff;--accent:#0b6e4f;--warn:#a15c00;--bad:#b42318;--info:#1849a9}
@@ -100,7 +100,7 @@ export function securityHeaders(res: Response, csp: string): void {
   res.setHeader('Cache-Control', 'no-store');
 }
 
-export type Section = 'orders' | 'held' | 'money' | 'queues' | 'none';
+export type Section = 'orders' | 'held' | 'money' | 'shops' | 'queues' | 'none';
 
 export interface PageContext {
   section: Section;
@@ -111,6 +111,8 @@ export interface PageContext {
   heldCount?: number;
   /** Seconds after which the browser reloads the page (an order still moving through the pipeline). */
   refreshSeconds?: number;
+  /** Where the browser goes on at once (the Connect page's way to a shop's approval screen: see shop-routes.ts). */
+  refreshUrl?: string;
 }
 
 export function page(ctx: PageContext, body: SafeHtml): string {
@@ -124,6 +126,7 @@ export function page(ctx: PageContext, body: SafeHtml): string {
 <meta name="robots" content="noindex">
 <link rel="icon" href="data:,">
 ${ctx.refreshSeconds ? html`<meta http-equiv="refresh" content="${ctx.refreshSeconds}">` : ''}
+${ctx.refreshUrl ? html`<meta http-equiv="refresh" content="${`0;url=${safeHref(ctx.refreshUrl)}`}">` : ''}
 <title>${ctx.title} · Relais</title>
 ${STYLE_TAG}
 </head>
@@ -134,6 +137,7 @@ ${STYLE_TAG}
     ${link('orders', '/dashboard/orders', 'Orders')}
     ${link('held', '/dashboard/held', 'Held orders', ctx.heldCount ? String(ctx.heldCount) : undefined)}
     ${link('money', '/dashboard/money', 'Cash & reconciliation')}
+    ${link('shops', '/dashboard/shops', 'Shops')}
     ${link('queues', '/dashboard/queues', 'Queues')}
   </nav>
   ${ctx.csrf ? html`<form method="post" action="/dashboard/logout"><input type="hidden" name="_csrf" value="${ctx.csrf}"><button type="submit">Log out</button></form>` : ''}

@@ -4,13 +4,16 @@
  * never builds its own connections, so it sees exactly what the worker sees.
  */
 import type { Queue } from 'bullmq';
-import type { ShopRegistry } from '../config/shops.js';
+import type { ShopDirectory } from '../config/shop-directory.js';
+import type { ShopSecretStore } from '../config/shop-secrets.js';
+import type { ShopConfig, ShopRegistry } from '../config/shops.js';
 import type { DisputeView, ListDisputesResult, OpenDisputeInput, OpenDisputeResult } from '../disputes/index.js';
 import type { NeighbourhoodResolver } from '../geo/resolver.js';
 import type { ReplayResult } from '../jobs/replay.js';
 import type { AliasStore } from '../ledger/alias-store.js';
 import type { OrderLedger } from '../ledger/order-ledger.js';
 import type { Logger } from '../log.js';
+import type { CheckResult } from '../ops/checks.js';
 
 /**
  * The latest reconciliation run, as the reconciliation job (src/reconcile) records it. The dashboard
@@ -61,6 +64,24 @@ export interface DisputesPort {
   lastSeen(externalOrderId: string): Promise<DisputeView[]>;
 }
 
+/**
+ * Connecting merchants' shops (issue 17): the shops kept in the database, their sealed secrets, the checks
+ * `relais doctor` makes of a shop, and the two ways in. Present only when RELAIS_SECRET_KEYS is set (nothing
+ * secret can be stored without it).
+ */
+export interface ShopConnectionsPort {
+  directory: ShopDirectory;
+  secrets: ShopSecretStore;
+  /** One shop's doctor checks (and repairs: webhook subscriptions), before it is switched on. */
+  check(shop: ShopConfig): Promise<CheckResult[]>;
+  /** Tells every web process and worker that the shops they serve changed. */
+  announce(): Promise<void>;
+  /** The URL to send the merchant to, to install Relais's Shopify app; absent when no Shopify app is configured. */
+  beginShopify?(input: { domain: string; shopId: string; binding: string }): Promise<string>;
+  /** The URL to send the merchant to, to authorise Relais on a WooCommerce store. */
+  beginWooCommerce?(input: { storeUrl: string; shopId: string; binding: string }): Promise<string>;
+}
+
 export interface DashboardDeps {
   /** RELAIS_DASHBOARD_TOKEN: what an operator types to log in, and what scripts send as a bearer token. */
   token: string;
@@ -75,6 +96,8 @@ export interface DashboardDeps {
   disputes: DisputesPort;
   now(): Date;
   revocations: SessionRevocations;
+  /** The Connect page; absent without RELAIS_SECRET_KEYS (the page then says how to turn it on). */
+  connections?: ShopConnectionsPort;
   /** Absent until the reconciliation job is wired in: the page then says no run has happened yet. */
   reconciliation?: ReconciliationSummaryStore;
   logger: Logger;

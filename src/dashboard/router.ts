@@ -35,6 +35,7 @@ import {
 import type { DashboardDeps } from './ports.js';
 import { queuesBoard, refuseWrites } from './queues.js';
 import { responses } from './responses.js';
+import { shopRoutes } from './shop-routes.js';
 import { addAliasAndReplay } from './use-cases/add-alias-and-replay.js';
 import { cashReport } from './use-cases/cash-report.js';
 import type { HeldOrderLookup, ReplayOutcome } from './use-cases/held-order.js';
@@ -376,6 +377,7 @@ function enabledDashboard(deps: DashboardDeps): Router {
 
   // ------------------------------------------------------------------------------------ queues
   // Read-only, whoever asks: see ./queues.ts.
+  router.use('/shops', shopRoutes(deps, { send, redirectWithFlash, csrfOf, csrf, viewerOf: auth.viewerOf }));
   router.use('/queues', refuseWrites, queuesBoard(deps.queues.all()));
 
   // ------------------------------------------------------------------------------ not found, errors

@@ -8,7 +8,8 @@ import { replayOrder } from '../jobs/replay.js';
 import type { Runtime } from '../main/runtime.js';
 import { reconciliationSummaries } from '../reconcile/index.js';
 import { RedisSessionRevocations } from './auth.js';
-import type { DashboardDeps, ReconciliationSummaryStore } from './ports.js';
+import { checkShop } from '../ops/doctor.js';
+import type { DashboardDeps, ReconciliationSummaryStore, ShopConnectionsPort } from './ports.js';
 
 export interface DashboardWiring {
   token: string;
@@ -18,9 +19,32 @@ export interface DashboardWiring {
   sessionTtlMs?: number;
   /** Pages not answered by then answer 503 (Redis hung); default 10 s. */
   answerWithinMs?: number;
+  /** RELAIS_PUBLIC_URL: the Connect page's doctor checks then also check (and make) the shop's webhooks. */
+  publicUrl?: string;
+  /** Tells every process the served shops changed (after a shop is switched on or off). */
+  announceShops?: () => Promise<void>;
+  /** The ways in of the Connect page (issue 17), when configured. */
+  beginShopify?: ShopConnectionsPort['beginShopify'];
+  beginWooCommerce?: ShopConnectionsPort['beginWooCommerce'];
+}
+
+/** The Connect page's port, when shops' secrets can be sealed (RELAIS_SECRET_KEYS). */
+function connectionsFor(runtime: Runtime, wiring: DashboardWiring): ShopConnectionsPort | undefined {
+  if (!runtime.shopSecrets) return undefined;
+  const resolver = NeighbourhoodResolver.load();
+  const logger = runtime.options.logger.child({ component: 'connect' });
+  return {
+    directory: runtime.shopDirectory,
+    secrets: runtime.shopSecrets,
+    check: (shop) => checkShop(shop, { resolver, publicUrl: wiring.publicUrl, fix: true, timeoutMs: 10_000, logger }),
+    announce: wiring.announceShops ?? (async () => undefined),
+    ...(wiring.beginShopify ? { beginShopify: wiring.beginShopify } : {}),
+    ...(wiring.beginWooCommerce ? { beginWooCommerce: wiring.beginWooCommerce } : {}),
+  };
 }
 
 export function dashboardDepsFor(runtime: Runtime, wiring: DashboardWiring): DashboardDeps {
+  const connections = connectionsFor(runtime, wiring);
   return {
     token: wiring.token,
     ledger: runtime.ledger,
@@ -41,6 +65,7 @@ export function dashboardDepsFor(runtime: Runtime, wiring: DashboardWiring): Das
     logger: runtime.options.logger.child({ component: 'dashboard' }),
     sessionTtlMs: wiring.sessionTtlMs,
     redisConnected: () => runtime.redis.status === 'ready',
+    ...(connections ? { connections } : {}),
     ...(wiring.answerWithinMs === undefined ? {} : { answerWithinMs: wiring.answerWithinMs }),
   };
 }

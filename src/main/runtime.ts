@@ -15,6 +15,9 @@ import { assertSchemaCurrent, createPool, databaseUrlForHumans } from '../ledger
 import { PostgresAliasStore } from '../ledger/postgres/pg-aliases.js';
 import { PostgresOrderLedger } from '../ledger/postgres/pg-ledger.js';
 import { PostgresShopSecretStore } from '../ledger/postgres/pg-shop-secrets.js';
+import { PostgresShopDirectory } from '../ledger/postgres/pg-shops.js';
+import type { ShopDirectory } from '../config/shop-directory.js';
+import type { ShopSecretStore } from '../config/shop-secrets.js';
 import { SecretBox } from '../config/secret-box.js';
 import { createQueues, type RelaisQueues } from '../jobs/queues.js';
 import type { Logger } from '../log.js';
@@ -65,6 +68,10 @@ export interface Runtime {
   queues: RelaisQueues;
   ledger: OrderLedger;
   aliases: AliasStore;
+  /** The shops connected through the Connect page or `relais shops import` (PostgreSQL). */
+  shopDirectory: ShopDirectory;
+  /** Their sealed secrets; absent without RELAIS_SECRET_KEYS (nothing can be sealed or opened then). */
+  shopSecrets?: ShopSecretStore;
   now(): Date;
   dispatchClientFor(shop: ShopConfig): DispatchClient;
   /** The shop's delivery service (the port the use-cases call), over the shop's dispatch client. */
@@ -97,6 +104,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     );
   const db = createPool({ url: options.databaseUrl, schema: options.databaseSchema, logger: options.logger });
   const ledger = new PostgresOrderLedger(db, { retentionDays: options.retentionDays });
+  const shopSecrets = options.secretKeys
+    ? new PostgresShopSecretStore(db, SecretBox.fromSetting(options.secretKeys))
+    : undefined;
   const oauthShops = shopsWithStoredCredentials(options.shops.all());
   if (oauthShops.length > 0) {
     if (!options.secretKeys) {
@@ -104,8 +114,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         `shop ${oauthShops.map((s) => s.id).join(', ')} gets its Shopify token through OAuth, which Relais keeps sealed in the database: set RELAIS_SECRET_KEYS (id:base64 of 32 random bytes; openssl rand -base64 32)`,
       );
     }
-    const secrets = new PostgresShopSecretStore(db, SecretBox.fromSetting(options.secretKeys));
-    configureStoredCredentials(oauthShops, { secrets, logger: options.logger });
+    configureStoredCredentials(oauthShops, { secrets: shopSecrets!, logger: options.logger });
   }
   const clients = new Map<string, DispatchClient>();
   const deliveries = new Map<string, DeliveryService>();
@@ -134,6 +143,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     queues,
     ledger,
     aliases: new PostgresAliasStore(db),
+    shopDirectory: new PostgresShopDirectory(db),
+    ...(shopSecrets ? { shopSecrets } : {}),
     now: options.now ?? (() => new Date()),
     dispatchClientFor,
     deliveryFor(shop) {

@@ -425,7 +425,8 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   return finish(entries, fix);
 }
 
-async function checkShop(
+/** One shop's checks, as `relais doctor` runs them: also what the Connect page runs before switching a shop on. */
+export async function checkShop(
   shop: ShopConfig,
   context: {
     resolver: NeighbourhoodResolver;

@@ -56,6 +56,7 @@ export interface TestRelais {
     logger: Logger;
     databaseUrl: string;
     databaseSchema: string;
+    secretKeys?: string;
   };
   /** Starts a (new) in-process worker, e.g. after stopping the first one. */
   startWorker(): Promise<RunningWorker>;
@@ -180,6 +181,8 @@ export interface TestRelaisOptions {
   deliveryOutcome?: DispatchEmulatorOptions['deliveryOutcome'];
   /** Serves the dashboard (RELAIS_DASHBOARD_TOKEN) from the web process. */
   dashboardToken?: string;
+  /** RELAIS_SECRET_KEYS of web and worker: connected shops' secrets can then be sealed and opened. */
+  secretKeys?: string;
   /** Where the web process and the in-process worker log (default: silent, or TEST_LOG_LEVEL on stdout). */
   logger?: Logger;
   /** RELAIS_METRICS_TOKEN of the web process: without one its /metrics is refused. */
@@ -250,6 +253,7 @@ export async function startTestRelais(options: TestRelaisOptions = {}): Promise<
     logger,
     databaseUrl: db.url,
     databaseSchema: db.schema,
+    ...(options.secretKeys ? { secretKeys: options.secretKeys } : {}),
   };
   const web = await startWeb({
     ...base,

@@ -1,0 +1,192 @@
+/**
+ * The Connect page's routes, under /dashboard/shops (authenticated, CSRF-checked like every dashboard action):
+ * the list, the two ways to connect a shop, a connected shop's settings, and switching it on or off.
+ */
+import { Router, type Request, type RequestHandler } from 'express';
+import { SHOP_ID_PATTERN } from '../domain/ids.js';
+import type { Viewer } from './middleware/auth.js';
+import { form } from './middleware/forms.js';
+import type { DashboardDeps } from './ports.js';
+import type { Responses } from './responses.js';
+import { continueBody, shopsBody, shopSettingsBody, shopSettingsHref } from './shop-pages.js';
+import { notFoundBody } from './pages.js';
+import {
+  readSettingsForm,
+  saveShopSettings,
+  shopSettings,
+  switchShopOff,
+  switchShopOn,
+} from './use-cases/shop-settings.js';
+
+const NO_SECRET_KEYS =
+  'Connecting shops needs RELAIS_SECRET_KEYS: their tokens and keys are kept encrypted in the database, under that key. Make one with: echo "k1:$(openssl rand -base64 32)"';
+
+const SHOPIFY_DOMAIN = /^[a-z0-9][a-z0-9-]*\.myshopify\.com$/;
+
+export function shopRoutes(
+  deps: DashboardDeps,
+  tools: Responses & { csrf: RequestHandler; viewerOf(req: Request): Viewer },
+): Router {
+  const router = Router();
+  const { send, redirectWithFlash, csrfOf, csrf, viewerOf } = tools;
+  const port = deps.connections;
+  const fileShops = deps.shops.all().map((s) => ({ id: s.id, name: s.name, platform: s.platform }));
+  /** The browser session the install is bound to: only the browser that began can finish. */
+  const bindingOf = (req: Request): string | undefined => {
+    const viewer = viewerOf(req);
+    return viewer.kind === 'session' ? viewer.session.id : undefined;
+  };
+  const text = (req: Request, name: string): string => {
+    const value = (req.body as Record<string, unknown> | undefined)?.[name];
+    return typeof value === 'string' ? value.trim() : '';
+  };
+
+  router.get('/', async (req, res) => {
+    const connected = port ? await port.directory.list() : undefined;
+    send(
+      req,
+      res,
+      { section: 'shops', title: 'Shops' },
+      shopsBody({
+        fileShops,
+        connected,
+        ...(port ? {} : { unavailable: NO_SECRET_KEYS }),
+        shopifyConfigured: port?.beginShopify !== undefined,
+        wooConfigured: port?.beginWooCommerce !== undefined,
+        csrf: csrfOf(req),
+      }),
+    );
+  });
+
+  router.post('/connect/:platform', form, csrf, async (req, res) => {
+    const back = '/dashboard/shops';
+    const shopId = text(req, 'shopId');
+    const binding = bindingOf(req);
+    if (!port || binding === undefined) {
+      redirectWithFlash(req, res, back, {
+        kind: 'error',
+        message: port ? 'Log in with the form to connect a shop.' : NO_SECRET_KEYS,
+      });
+      return;
+    }
+    if (!SHOP_ID_PATTERN.test(shopId) || fileShops.some((s) => s.id === shopId)) {
+      redirectWithFlash(req, res, back, {
+        kind: 'error',
+        message: `Shop id "${shopId}": use lowercase letters, digits and hyphens, and an id no registry-file shop has.`,
+      });
+      return;
+    }
+    if (req.params.platform === 'shopify' && port.beginShopify) {
+      const domain = text(req, 'domain').toLowerCase();
+      if (!SHOPIFY_DOMAIN.test(domain)) {
+        redirectWithFlash(req, res, back, {
+          kind: 'error',
+          message: `"${domain}" is not a shop's myshopify.com domain.`,
+        });
+        return;
+      }
+      const url = await port.beginShopify({ domain, shopId, binding });
+      send(req, res, { section: 'shops', title: 'Approve on Shopify', refreshUrl: url }, continueBody('Shopify', url));
+      return;
+    }
+    if (req.params.platform === 'woocommerce' && port.beginWooCommerce) {
+      const storeUrl = text(req, 'storeUrl');
+      if (!URL.canParse(storeUrl) || !/^https?:$/.test(new URL(storeUrl).protocol)) {
+        redirectWithFlash(req, res, back, { kind: 'error', message: `"${storeUrl}" is not a store URL.` });
+        return;
+      }
+      const url = await port.beginWooCommerce({ storeUrl, shopId, binding });
+      send(
+        req,
+        res,
+        { section: 'shops', title: 'Approve on WooCommerce', refreshUrl: url },
+        continueBody('WooCommerce', url),
+      );
+      return;
+    }
+    redirectWithFlash(req, res, back, { kind: 'error', message: 'This way of connecting a shop is not configured.' });
+  });
+
+  router.get('/:id', async (req, res) => {
+    const view = port ? await shopSettings(port, String(req.params.id)) : undefined;
+    if (!view) {
+      send(req, res, { section: 'shops', title: 'Not found' }, notFoundBody('No connected shop with this id.'), 404);
+      return;
+    }
+    send(
+      req,
+      res,
+      { section: 'shops', title: view.form.name || view.shop.id },
+      shopSettingsBody({ ...view, csrf: csrfOf(req) }),
+    );
+  });
+
+  router.post('/:id', form, csrf, async (req, res) => {
+    const id = String(req.params.id);
+    const settings = readSettingsForm(req.body);
+    const outcome = port ? await saveShopSettings(port, id, settings) : { kind: 'not_found' as const };
+    if (outcome.kind === 'not_found') {
+      redirectWithFlash(req, res, '/dashboard/shops', { kind: 'error', message: `No connected shop ${id}.` });
+      return;
+    }
+    if (outcome.kind === 'invalid') {
+      const view = await shopSettings(port!, id);
+      send(
+        req,
+        res,
+        { section: 'shops', title: 'Settings not saved' },
+        shopSettingsBody({
+          ...view!,
+          form: { ...settings, dispatchApiKey: '' },
+          problems: outcome.problems,
+          csrf: csrfOf(req),
+        }),
+        422,
+      );
+      return;
+    }
+    deps.logger.info({ shop: id }, 'dashboard: shop settings saved');
+    redirectWithFlash(req, res, shopSettingsHref(id), { kind: 'ok', message: 'Settings saved.' });
+  });
+
+  router.post('/:id/on', form, csrf, async (req, res) => {
+    const id = String(req.params.id);
+    const outcome = port ? await switchShopOn(port, id) : { kind: 'not_found' as const };
+    const to = shopSettingsHref(id);
+    switch (outcome.kind) {
+      case 'not_found':
+        redirectWithFlash(req, res, '/dashboard/shops', { kind: 'error', message: `No connected shop ${id}.` });
+        return;
+      case 'invalid':
+        redirectWithFlash(req, res, to, {
+          kind: 'error',
+          message: `Not switched on: the settings are incomplete (${outcome.problems.join('; ')}).`,
+        });
+        return;
+      case 'checks_failed':
+        redirectWithFlash(req, res, to, {
+          kind: 'error',
+          message: `Not switched on: ${outcome.failures.map((f) => `${f.name}: ${f.detail}${f.fix ? ` (${f.fix})` : ''}`).join('; ')}.`,
+        });
+        return;
+      case 'on':
+        deps.logger.info({ shop: id }, 'dashboard: shop switched on');
+        redirectWithFlash(req, res, to, {
+          kind: 'ok',
+          message: "Checks passed: Relais now dispatches this shop's orders.",
+        });
+    }
+  });
+
+  router.post('/:id/off', form, csrf, async (req, res) => {
+    const id = String(req.params.id);
+    const changed = port ? await switchShopOff(port, id) : false;
+    deps.logger.info({ shop: id, changed }, 'dashboard: shop switched off');
+    redirectWithFlash(req, res, shopSettingsHref(id), {
+      kind: changed ? 'ok' : 'error',
+      message: changed ? 'Switched off: new orders of this shop are no longer dispatched.' : `No connected shop ${id}.`,
+    });
+  });
+
+  return router;
+}
