@@ -8,6 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUE } from '../../src/jobs/queues.js';
 import { TariffMemory } from '../../src/jobs/tariff-guard.js';
+import { checkRedis } from '../../src/ops/doctor.js';
+import { checkRedisCluster } from '../../src/ops/redis-cluster-check.js';
 import { expectNoAnomaly, startChaosStack, type ChaosStack } from '../chaos/support/stack.js';
 import { startRedisCluster, type TestRedisCluster } from '../support/redis-cluster.js';
 import { spawnWorker, type WorkerProcess } from '../support/worker-process.js';
@@ -65,5 +67,27 @@ describe('Relais on a 3-master Redis Cluster', { timeout: 240_000 }, () => {
     expect(await tariffs.knownPricing('svc-cluster', 'Ouakam')).toBe('priced');
     await tariffs.remember('svc-cluster', 'Ouakam', false);
     expect(await tariffs.knownPricing('svc-cluster', 'Ouakam')).toBe('unpriced');
+  });
+
+  it('doctor reports the cluster ok from one seed and checks each of its 3 masters as a server', async () => {
+    const results = await checkRedisCluster([cluster.nodes[0]!], 5_000, checkRedis);
+    expect(results[0]).toMatchObject({ name: 'cluster', status: 'ok' });
+    expect(results[0]!.detail).toContain('3 masters');
+    const reachable = results.filter((r) => r.name.endsWith(' reachable'));
+    expect(reachable.map((r) => [r.name.split(' ')[0], r.status]).sort()).toEqual(
+      [...cluster.nodes].sort().map((node) => [node, 'ok']),
+    );
+    // These test masters keep nothing on disk: each is warned about, by its address.
+    expect(results.filter((r) => r.name.endsWith(' persistence')).map((r) => r.status)).toEqual([
+      'warn',
+      'warn',
+      'warn',
+    ]);
+  });
+
+  it('doctor says no seed answered when none of the cluster nodes does, naming each', async () => {
+    const results = await checkRedisCluster(['127.0.0.1:1'], 1_000, checkRedis);
+    expect(results).toEqual([expect.objectContaining({ name: 'cluster', status: 'error' })]);
+    expect(results[0]!.detail).toContain('127.0.0.1:1');
   });
 });
