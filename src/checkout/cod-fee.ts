@@ -19,7 +19,7 @@
  * grew with the amount collected could not be quoted at checkout at all; a fee that varied by route or weight
  * would show as a difference between our rate and the firm quote, which the order's quote makes visible.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { ShopConfig } from '../config/shops.js';
 import { xof, type Xof } from '../domain/money.js';
 import type { QuoteRequest } from '../domain/delivery.js';
@@ -32,7 +32,7 @@ const WHOLE_FRANCS = /^\d{1,15}$/;
 
 export class CodFeeMemory {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 

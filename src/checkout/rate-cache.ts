@@ -8,7 +8,7 @@
  * at once. Values are plain integers (XOF francs): a value that is not one reads as a miss.
  */
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import { xof, type Xof } from '../domain/money.js';
 
 export interface RateKeyParts {
@@ -29,7 +29,7 @@ export class RateCache {
   readonly #sources = new Map<string, string>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 

@@ -17,7 +17,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { ShopRegistry } from '../config/shops.js';
 import { NeighbourhoodResolver } from '../geo/resolver.js';
 import { TariffMemory } from '../jobs/tariff-guard.js';
@@ -39,7 +39,7 @@ export const MAX_RATE_REQUEST_BYTES = 1024 * 1024;
 export interface CheckoutRouteDeps {
   shops: ShopRegistry;
   /** The web process's fail-fast connection: a Redis that cannot answer makes a cache miss, not a wait. */
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   logger: Logger;
   /** The operators' run-time neighbourhood aliases (the ledger's database). */

@@ -11,6 +11,20 @@ const token = z.string().min(MIN_TOKEN_LENGTH, `must be at least ${MIN_TOKEN_LEN
 
 const envSchema = z.object({
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  /**
+   * A Redis Cluster's seed nodes, comma-separated `host:port` (or `redis[s]://[user:password@]host:port`; the first
+   * entry's credentials and TLS apply to every node). Set, it replaces REDIS_URL for every process.
+   */
+  REDIS_CLUSTER_NODES: z
+    .string()
+    .trim()
+    .refine(
+      (value) =>
+        value === '' ||
+        value.split(',').every((entry) => /^(rediss?:\/\/([^@/]*@)?)?[^\s:/@,]+:\d{1,5}\/?$/.test(entry.trim())),
+      'comma-separated host:port entries (or redis://[user:password@]host:port), e.g. 10.0.0.1:6379,10.0.0.2:6379',
+    )
+    .optional(),
   /** How long `relais web` and `relais worker` wait for Redis at start before exiting non-zero. */
   RELAIS_REDIS_WAIT_MS: z.coerce.number().int().min(0).max(600_000).default(20_000),
   /** The order ledger's PostgreSQL (src/ledger/postgres). */

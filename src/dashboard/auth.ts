@@ -11,7 +11,7 @@
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { SessionRevocations } from './ports.js';
 
 export const SESSION_COOKIE = 'relais_session';
@@ -185,7 +185,7 @@ export function isCrossSite(req: Request): boolean {
 /** Logged-out sessions in Redis, each kept until it would have expired anyway. */
 export class RedisSessionRevocations implements SessionRevocations {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 

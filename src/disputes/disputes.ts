@@ -12,7 +12,7 @@
  *   because the callers are a person at a terminal or a page, not a queue.
  * - Only the reason goes on the timeline: the description is the merchant's free text and stays with the claim.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import { z } from 'zod';
 import type { ShopConfig, ShopRegistry } from '../config/shops.js';
 import { parseExternalOrderId } from '../domain/ids.js';
@@ -23,7 +23,7 @@ import type { OrderLedger } from '../ledger/order-ledger.js';
 /** What the dispute functions need; a Runtime (src/main/runtime.ts) is one. */
 export interface DisputeRuntime {
   options: { shops: ShopRegistry; prefix: string };
-  redis: Redis;
+  redis: RedisClient;
   ledger: Pick<OrderLedger, 'get' | 'appendTimeline' | 'knownClaims' | 'saveClaim'>;
   now(): Date;
   /** The shop's delivery service (the port, src/domain/delivery.ts). */

@@ -11,7 +11,7 @@
  * Business refusals are outcomes (the order is held with the service's code and message), not
  * exceptions; only errors a retry can help are thrown, for BullMQ to retry with backoff.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { ShopConfig, ShopRegistry } from '../config/shops.js';
 import type { HoldReason, StoreOrder } from '../domain/order.js';
 import {
@@ -55,7 +55,7 @@ export interface PipelineDeps {
   resolver: NeighbourhoodResolver;
   /** Aliases operators added at run time, merged over the registry's. */
   aliases: AliasStore;
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   now(): Date;
   logger: Logger;

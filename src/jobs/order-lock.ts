@@ -19,7 +19,7 @@
  * `tryLease` is the lease itself, for other one-holder-at-a-time work that does not wait (src/disputes).
  */
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import { RelaisError } from '../domain/errors.js';
 
 /** Transient: the order is another job's for now; tried again a second later. */
@@ -55,7 +55,7 @@ const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call
 const RENEW = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
 
 export async function withOrderLock<T>(
-  redis: Redis,
+  redis: RedisClient,
   prefix: string,
   externalOrderId: string,
   work: (lock: OrderLock) => Promise<T>,
@@ -111,7 +111,7 @@ export interface Lease {
 }
 
 /** Takes `key` for `ttlMs` if nobody holds it (undefined if somebody does); it lapses by itself if not released. */
-export async function tryLease(redis: Redis, key: string, ttlMs: number): Promise<Lease | undefined> {
+export async function tryLease(redis: RedisClient, key: string, ttlMs: number): Promise<Lease | undefined> {
   const token = randomUUID();
   if ((await redis.set(key, token, 'PX', ttlMs, 'NX')) !== 'OK') return undefined;
   return {

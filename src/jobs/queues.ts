@@ -15,6 +15,7 @@ import { createHash } from 'node:crypto';
 import { Queue, UnrecoverableError, type ConnectionOptions, type DefaultJobOptions, type JobsOptions } from 'bullmq';
 import { isPermanent, RelaisError } from '../domain/errors.js';
 import type { Platform } from '../domain/order.js';
+import { queuePrefix } from '../redis.js';
 
 export const QUEUE = {
   shopEvents: 'shop-events',
@@ -84,22 +85,22 @@ export interface RelaisQueues {
 export function createQueues(connection: ConnectionOptions, prefix: string): RelaisQueues {
   const shopEvents = new Queue<ShopEventJob>(QUEUE.shopEvents, {
     connection,
-    prefix,
+    prefix: queuePrefix(prefix, QUEUE.shopEvents),
     defaultJobOptions: DEFAULT_JOB_OPTIONS,
   });
   const dispatch = new Queue<DispatchJob>(QUEUE.dispatch, {
     connection,
-    prefix,
+    prefix: queuePrefix(prefix, QUEUE.dispatch),
     defaultJobOptions: DEFAULT_JOB_OPTIONS,
   });
   const deliveries = new Queue<DeliveryJob>(QUEUE.deliveries, {
     connection,
-    prefix,
+    prefix: queuePrefix(prefix, QUEUE.deliveries),
     defaultJobOptions: DEFAULT_JOB_OPTIONS,
   });
   const maintenance = new Queue<MaintenanceJob>(QUEUE.maintenance, {
     connection,
-    prefix,
+    prefix: queuePrefix(prefix, QUEUE.maintenance),
     defaultJobOptions: {
       ...DEFAULT_JOB_OPTIONS,
       attempts: 1,

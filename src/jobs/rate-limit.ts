@@ -7,7 +7,7 @@
  * `maxWaitMs` it gives up with a retryable error so the job backs off instead of holding a worker.
  * A 429 from the service is handled separately (Retry-After, see jobs/queues.ts).
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import { RelaisError } from '../domain/errors.js';
 
 export class ShopRateLimited extends RelaisError {
@@ -26,7 +26,7 @@ export class ShopRateLimited extends RelaisError {
 
 export class ShopRateLimiter {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly options: { maxWaitMs: number; now?: () => number } = { maxWaitMs: 3_000 },
   ) {}

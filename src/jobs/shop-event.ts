@@ -17,14 +17,14 @@ import { COMPLIANCE_TOPICS, handleCompliance, type ComplianceOutcome } from './c
 import { withOrderLock } from './order-lock.js';
 import { decideEligibility } from './policy.js';
 import { dispatchJobOptions, type DispatchJob, type ShopEventJob } from './queues.js';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 
 export interface ShopEventDeps {
   ledger: OrderLedger;
   shops: ShopRegistry;
   dispatchQueue: Queue<DispatchJob>;
   shopEventQueue: Queue<ShopEventJob>;
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   now(): Date;
   logger: Logger;

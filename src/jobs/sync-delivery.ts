@@ -7,7 +7,7 @@
  * an unknown state is recorded and reported, never a crash. Each write into the shop is recorded in
  * the ledger once done, so a retry continues where the last attempt stopped.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { ShopConfig, ShopRegistry } from '../config/shops.js';
 import { FINAL_STEPS, movesForward, showsMarkedReady, type DeliveryStep } from '../domain/shipment-status.js';
 import { collectsCash, DeliveryError, type DeliveryService, type Shipment } from '../domain/delivery.js';
@@ -26,7 +26,7 @@ export interface DeliveryDeps {
   deliveryFor(shop: ShopConfig): Pick<DeliveryService, 'shipment' | 'shipmentForOrder' | 'cancel' | 'carrierName'>;
   /** The shop writer; undefined when the shop has no write access configured (nothing is written). */
   writerFor(shop: ShopConfig): ShopWriter | undefined;
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   now(): Date;
   logger: Logger;

@@ -15,7 +15,7 @@
  * Quotes priced by distance (coordinates on both ends) are exempt: no zone, no fallback.
  */
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import { slotTag, type RedisClient } from '../redis.js';
 import type { ShopConfig } from '../config/shops.js';
 import type { PricedNames } from '../geo/types.js';
 
@@ -76,7 +76,7 @@ export class TariffMemory {
   readonly #pricedSeen = new Map<string, Set<string>>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly clock: () => number = Date.now,
   ) {}
@@ -102,8 +102,9 @@ export class TariffMemory {
     const parts = [key.pickup, key.city, key.weight, key.paymentMode].map((p) => encodeURIComponent(p.toLowerCase()));
     return `${this.prefix}:tariff:${service}:fallback:${parts.join(':')}`;
   }
+  /** The two sets of a service share a slot: remember() moves a name from one to the other in one MULTI. */
   private namesKey(service: string, kind: 'priced' | 'unpriced'): string {
-    return `${this.prefix}:tariff:${service}:${kind}`;
+    return `${this.prefix}:tariff:${slotTag(this.prefix, service)}:${kind}`;
   }
 
   async fallback(service: string, key: FallbackKey): Promise<number | undefined> {

@@ -33,6 +33,7 @@ import { PostgresShopSecretStore } from '../ledger/postgres/pg-shop-secrets.js';
 import { createRuntime, waitForDatabase } from './runtime.js';
 import { startWeb } from './web.js';
 import { startWorker } from './worker.js';
+import { parseClusterNodes } from '../redis.js';
 
 /** package.json's version: two levels up from src/main (tsx), three from dist/src/main (the build). */
 function packageVersion(): string {
@@ -72,6 +73,7 @@ async function baseOptions() {
     logger,
     shops,
     redisUrl: env.REDIS_URL,
+    redisClusterNodes: parseClusterNodes(env.REDIS_CLUSTER_NODES),
     prefix: env.RELAIS_REDIS_PREFIX,
     retentionDays: env.RELAIS_RETENTION_DAYS,
     redisWaitMs: env.RELAIS_REDIS_WAIT_MS,

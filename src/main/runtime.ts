@@ -3,7 +3,6 @@
  * behind the ledger, the queues, one dispatch client per shop. Built from explicit options (the CLI maps the environment onto them; tests pass
  * their own), so nothing here reads process.env.
  */
-import { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { ShopConfig, ShopRegistry } from '../config/shops.js';
 import type { DispatchClient } from '../dispatch/client.js';
@@ -30,9 +29,10 @@ import {
   type WeightFiller,
 } from '../stores/index.js';
 import type { ShopWriter } from '../stores/writer.js';
+import { connectRedis, isCluster, redisTargetForHumans, type RedisClient, type RedisTarget } from '../redis.js';
 
-export interface RuntimeOptions {
-  redisUrl: string;
+export interface RuntimeOptions extends RedisTarget {
+  /** Key prefix (RELAIS_REDIS_PREFIX); see queuePrefix in src/redis.ts for what a hash tag in it does on a cluster. */
   prefix: string;
   /** The ledger's PostgreSQL (DATABASE_URL). */
   databaseUrl: string;
@@ -58,9 +58,9 @@ export interface RuntimeOptions {
 export interface Runtime {
   options: RuntimeOptions;
   /** Producer connection: fails fast when Redis is down (enableOfflineQueue: false), for the web process. */
-  producer: Redis;
+  producer: RedisClient;
   /** General-purpose connection for locks, de-duplication markers and caches (commands wait for a reconnect). */
-  redis: Redis;
+  redis: RedisClient;
   /** The ledger's connections. */
   db: pg.Pool;
   /** What the shops' clients are built with (stores/index.ts): this runtime's Redis, prefix and logger. */
@@ -84,13 +84,13 @@ export interface Runtime {
 }
 
 export function createRuntime(options: RuntimeOptions): Runtime {
-  const producer = new Redis(options.redisUrl, {
+  const producer = connectRedis(options, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     connectTimeout: 2_000,
     ...(options.producerCommandTimeoutMs ? { commandTimeout: options.producerCommandTimeoutMs } : {}),
   });
-  const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
+  const redis = connectRedis(options, { maxRetriesPerRequest: null });
   // Errors surface through the commands that fail; without listeners ioredis would print them unbidden.
   producer.on('error', (error: Error) =>
     options.logger.debug({ err: error.message }, 'producer redis connection error'),
@@ -178,17 +178,6 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 /** Past this at start, `relais web` and `relais worker` stop waiting for Redis and exit non-zero. */
 export const DEFAULT_REDIS_WAIT_MS = 20_000;
 
-/** The URL without its password, for messages. */
-export function redisUrlForHumans(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '(an unparsable REDIS_URL)';
-  }
-}
-
 /**
  * Waits until `ping` succeeds, retrying each second and saying so, for at most `waitMs`; then gives up with an
  * error naming the service, where it was looked for (no password) and the last failure: a process that cannot
@@ -227,10 +216,12 @@ export async function waitForRedis(runtime: Runtime): Promise<void> {
   try {
     await waitUntilAnswering(() => runtime.redis.ping(), {
       service: 'Redis',
-      where: redisUrlForHumans(options.redisUrl),
+      where: redisTargetForHumans(options),
       waitMs: options.redisWaitMs ?? DEFAULT_REDIS_WAIT_MS,
       logger: options.logger,
-      fix: 'Start Redis, or point REDIS_URL at it.',
+      fix: isCluster(options)
+        ? 'Start the cluster, or correct REDIS_CLUSTER_NODES.'
+        : 'Start Redis, or point REDIS_URL at it.',
     });
   } catch (error) {
     runtime.producer.disconnect();

@@ -34,6 +34,7 @@ import { TariffMemory } from '../jobs/tariff-guard.js';
 import { instrumentWorkers, RelaisMetrics } from '../observability/metrics.js';
 import { createRuntime, waitForLedger, waitForRedis, type Runtime, type RuntimeOptions } from './runtime.js';
 import { runScheduledReconciliation } from '../reconcile/index.js';
+import { queuePrefix, workerConnection } from '../redis.js';
 
 export interface WorkerOptions extends RuntimeOptions {
   resolver: NeighbourhoodResolver;
@@ -78,7 +79,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const settings = {
     backoffStrategy: (attemptsMade: number, _type?: string, error?: Error) => retryDelayMs(attemptsMade, error),
   };
-  const connection = { url: options.redisUrl, maxRetriesPerRequest: null };
+  const connection = workerConnection(options);
 
   const ownership = createOwnershipCheck({ ...runtime.storeDeps, logger });
   const shopEvents = new Worker<ShopEventJob, ShopEventOutcome>(
@@ -100,7 +101,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       }),
     {
       connection,
-      prefix: options.prefix,
+      prefix: queuePrefix(options.prefix, QUEUE.shopEvents),
       concurrency: options.concurrency ?? 10,
       settings,
       lockDuration: options.lockMs ?? 30_000,
@@ -144,7 +145,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     },
     {
       connection,
-      prefix: options.prefix,
+      prefix: queuePrefix(options.prefix, QUEUE.dispatch),
       concurrency: options.concurrency ?? 10,
       settings,
       lockDuration: options.lockMs ?? 30_000,
@@ -178,7 +179,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     },
     {
       connection,
-      prefix: options.prefix,
+      prefix: queuePrefix(options.prefix, QUEUE.deliveries),
       concurrency: options.concurrency ?? 10,
       settings,
       lockDuration: options.lockMs ?? 30_000,
@@ -210,7 +211,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       return { polled: inFlight.length, erased };
     },
     // Two at a time: a long reconciliation run must not hold the polling fallback back (runs never overlap: see reconcile/index.ts).
-    { connection, prefix: options.prefix, concurrency: 2 },
+    { connection, prefix: queuePrefix(options.prefix, QUEUE.maintenance), concurrency: 2 },
   );
   await runtime.queues.maintenance.upsertJobScheduler(
     'poll-deliveries',
@@ -310,6 +311,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       // so a SIGTERM never abandons a job half done; only then do the connections close.
       await Promise.all(all.map((w) => w.close()));
       await ops?.close();
+      // A cluster's Worker connection is ours to close (a single server's, BullMQ's: see workerConnection).
+      if ('quit' in connection) await connection.quit().catch(() => connection.disconnect());
       await runtime.close();
     },
   };

@@ -36,6 +36,8 @@ import { silentLogger, type Logger } from '../log.js';
 import { wireProfileOf } from '../dispatch/for-shop.js';
 import { platformOf } from '../stores/index.js';
 import { messageOf, publicEndpoint, type CheckResult, type CheckStatus } from './checks.js';
+import { checkRedisCluster } from './redis-cluster-check.js';
+import { parseClusterNodes, redisTargetForHumans } from '../redis.js';
 
 export { CURRENCY, publicEndpoint, type CheckResult, type CheckStatus } from './checks.js';
 
@@ -76,7 +78,7 @@ export function checkEnvironment(source: NodeJS.ProcessEnv): { result: CheckResu
       result: {
         name: 'environment',
         status: 'ok',
-        detail: `valid (REDIS_URL ${safeRedisUrl(env.REDIS_URL)}, shops from ${env.RELAIS_SHOPS_FILE})`,
+        detail: `valid (${env.REDIS_CLUSTER_NODES ? `REDIS_CLUSTER_NODES: ${redisTargetForHumans({ redisUrl: env.REDIS_URL, redisClusterNodes: parseClusterNodes(env.REDIS_CLUSTER_NODES) })}` : `REDIS_URL ${safeRedisUrl(env.REDIS_URL)}`}, shops from ${env.RELAIS_SHOPS_FILE})`,
       },
     };
   } catch (error) {
@@ -417,7 +419,9 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
 
   // Redis and the shops are independent: checked at once, reported in a fixed order.
   const [redis, ...perShop] = await Promise.all([
-    checkRedis(env.REDIS_URL, timeoutMs),
+    env.REDIS_CLUSTER_NODES
+      ? checkRedisCluster(parseClusterNodes(env.REDIS_CLUSTER_NODES), timeoutMs, checkRedis)
+      : checkRedis(env.REDIS_URL, timeoutMs),
     ...shops.map((shop) => checkShop(shop, { resolver, publicUrl, fix, timeoutMs, logger })),
   ]);
   add('Redis', redis);

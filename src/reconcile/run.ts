@@ -17,7 +17,7 @@
  *   as the service asks (pacing.ts). A shop that cannot be read is reported and the run goes on.
  */
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { ShopConfig, ShopRegistry } from '../config/shops.js';
 import { externalOrderId, parseExternalOrderId } from '../domain/ids.js';
 import { DeliveryError, type Claim, type DeliveryService, type Shipment } from '../domain/delivery.js';
@@ -56,7 +56,7 @@ export interface ReconcileDeps {
   shops: ShopRegistry;
   ledger: OrderLedger;
   queues: Pick<RelaisQueues, 'shopEvents' | 'deliveries'>;
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   now(): Date;
   logger: Logger;

@@ -6,7 +6,7 @@
  * It also serves the dashboard's port (src/dashboard/ports.ts ReconciliationSummaryStore): the latest run of
  * every shop, merged into one summary with figures per day summed over the shops.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { ReconciliationSummary, ReconciliationSummaryStore } from '../dashboard/ports.js';
 import { emptyDay } from './figures.js';
 import type { DayFigures, ShopReconciliation } from './types.js';
@@ -20,7 +20,7 @@ export interface StoredShopReconciliation extends ShopReconciliation {
 
 export class ReconcileSummaryStore implements ReconciliationSummaryStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 

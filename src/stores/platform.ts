@@ -12,7 +12,7 @@
  *   checkout      the platform's rate request and answer around the neutral price (checkout/routes.ts)
  *   doctor        the shop's credentials, currency, webhook subscriptions (ops/doctor.ts)
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { z } from 'zod';
 import type { ShopConfig, ShopOf, ShopRegistry } from '../config/shops.js';
 import type { CheckoutRateOutcome, CheckoutRateRequest } from '../checkout/checkout-rates.js';
@@ -94,7 +94,7 @@ export type OwnershipCheck<P extends PlatformName = PlatformName> = (
 
 /** What a platform's clients (writer, weight filler, order lister, ownership check) are built with. */
 export interface StoreDeps {
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   logger: Logger;
   /** Told each time a call waited for the shop's rate budget shared in Redis (a metric). */

@@ -47,48 +47,8 @@ export async function startRedis(options: { extraArgs?: string[] } = {}): Promis
   }
 
   const port = await freePort();
-  const child = spawn(
-    'redis-server',
-    [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--protected-mode',
-      'yes',
-      ...(options.extraArgs ?? []),
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    output += d.toString();
-  });
-  child.stderr?.on('data', (d: Buffer) => {
-    output += d.toString();
-  });
+  const child = await startRedisServer(port, options.extraArgs ?? []);
   const url = `redis://127.0.0.1:${port}`;
-  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  // Refused connections are expected while the server starts; they are retried below.
-  probe.on('error', () => undefined);
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    try {
-      await probe.connect();
-      await probe.ping();
-      break;
-    } catch {
-      if (child.exitCode !== null || Date.now() > deadline) {
-        throw new Error(`redis-server did not start on port ${port}: ${output}`);
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  probe.disconnect();
   return {
     url,
     port,
@@ -104,4 +64,56 @@ export async function startRedis(options: { extraArgs?: string[] } = {}): Promis
       }
     },
   };
+}
+
+/**
+ * A redis-server on 127.0.0.1:`port` without persistence (`extraArgs` added or overriding), once it answers
+ * PING; killed and reported with its output if it does not within 10 s.
+ */
+export async function startRedisServer(port: number, extraArgs: string[]): Promise<ChildProcess> {
+  const child = spawn(
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--protected-mode',
+      'yes',
+      ...extraArgs,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  child.stdout?.on('data', (d: Buffer) => {
+    output += d.toString();
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    output += d.toString();
+  });
+  const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  // Refused connections are expected while the server starts; they are retried below.
+  probe.on('error', () => undefined);
+  const deadline = Date.now() + 10_000;
+  try {
+    for (;;) {
+      try {
+        await probe.connect();
+        await probe.ping();
+        return child;
+      } catch {
+        if (child.exitCode !== null || Date.now() > deadline) {
+          child.kill('SIGKILL');
+          throw new Error(`redis-server did not start on port ${port}: ${output}`);
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  } finally {
+    probe.disconnect();
+  }
 }

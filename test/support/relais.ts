@@ -51,6 +51,8 @@ export interface TestRelais {
   /** What a web process or worker of this Relais is started with (Redis, prefix, shops, logger, the ledger's database). */
   base: {
     redisUrl: string;
+    /** Set when the test runs Relais on a Redis Cluster (redisCluster option): it replaces redisUrl. */
+    redisClusterNodes?: string[];
     prefix: string;
     shops: ShopRegistry;
     logger: Logger;
@@ -192,6 +194,13 @@ export interface TestRelaisOptions {
   redis?: TestRedis;
   /** Where the web process and the in-process worker reach Redis, e.g. a fault proxy in front of it; default: redis.url. */
   redisUrl?: string;
+  /**
+   * A Redis Cluster's nodes (test/support/redis-cluster.ts): the web process and workers use it instead of
+   * `redis`, which is still started (TestRelais.redis keeps its shape) but holds nothing of Relais's.
+   */
+  redisClusterNodes?: string[];
+  /** The key prefix; default `{<a prefix unique to the run>}`, a hash tag (every key in one slot). */
+  prefix?: string;
   /** A ledger database the test made itself (e.g. on a PostgreSQL it stops and restarts); default: a schema of its own. */
   db?: TestDatabase;
 }
@@ -244,10 +253,11 @@ export async function startTestRelais(options: TestRelaisOptions = {}): Promise<
     ...(options.dispatchSigningSecret ? { dispatchSigningSecret: true } : {}),
   });
   const shops = buildShopRegistry(document, (ref) => ('env' in ref ? env[ref.env] : undefined));
-  const prefix = `{${redis.prefix}}`;
+  const prefix = options.prefix ?? `{${redis.prefix}}`;
   const resolver = NeighbourhoodResolver.load();
   const base = {
     redisUrl: options.redisUrl ?? redis.url,
+    ...(options.redisClusterNodes ? { redisClusterNodes: options.redisClusterNodes } : {}),
     prefix,
     shops,
     logger,

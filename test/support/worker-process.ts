@@ -28,6 +28,7 @@ export async function spawnWorker(relais: TestRelais, options: { lockMs?: number
       PATH: `${join(process.cwd(), 'node_modules/.bin')}:${process.env.PATH ?? ''}`,
       ...relais.env,
       REDIS_URL: relais.redis.url,
+      ...(relais.base.redisClusterNodes ? { REDIS_CLUSTER_NODES: relais.base.redisClusterNodes.join(',') } : {}),
       RELAIS_SHOPS_FILE: registry,
       RELAIS_REDIS_PREFIX: relais.prefix,
       RELAIS_WORKER_LOCK_MS: String(options.lockMs ?? 2_000),

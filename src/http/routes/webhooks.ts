@@ -20,7 +20,7 @@ import type { RelaisQueues, ShopEventJob } from '../../jobs/queues.js';
 import { stableJobId } from '../../jobs/queues.js';
 import type { Logger } from '../../log.js';
 import { storePlatforms, type StorePlatform } from '../../stores/index.js';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../redis.js';
 import { VERIFICATION_STATUS } from '../verification.js';
 
 /** How long a delivery is remembered for de-duplication: well past Shopify's 4-hour retry window. */
@@ -32,7 +32,7 @@ export interface WebhookDeps {
   shops: ShopRegistry;
   queues: RelaisQueues;
   /** The producer connection (enableOfflineQueue: false, so a dead Redis fails fast). */
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   logger: Logger;
   now(): Date;

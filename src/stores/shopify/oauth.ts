@@ -22,7 +22,7 @@
 import '@shopify/shopify-api/adapters/node';
 import { ApiVersion, LogSeverity, shopifyApi, type Shopify } from '@shopify/shopify-api';
 import { abstractFetch } from '@shopify/shopify-api/runtime';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../redis.js';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Secret } from '../../config/secret.js';
@@ -42,7 +42,7 @@ export interface InstallStateStore {
 
 export class RedisInstallStates implements InstallStateStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
   private key(state: string): string {

@@ -16,7 +16,7 @@
  * The budget is an optimisation, never a new way to fail: if Redis does not answer, the call goes out and
  * Shopify's own THROTTLED answer (handled in admin.ts) still paces it.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../redis.js';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../log.js';
 
@@ -111,7 +111,7 @@ export class RedisShopRateBudget implements ShopRateBudget {
   readonly #keys: [string, string];
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
     domain: string,
     private readonly logger: Logger,

@@ -26,7 +26,7 @@
  *    (a key without read access) is "no weight" and logged, not cached, so the fix takes effect at once.
  *  - The shop's weight unit is read at most once per order, and only when some line misses the cache.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../redis.js';
 import type { StoreLineItem, StoreOrder } from '../../domain/order.js';
 import { silentLogger, type Logger } from '../../log.js';
 import { WooApiError, type WooRest } from './rest.js';
@@ -35,7 +35,7 @@ export type WeightSource = Pick<WooRest, 'getProduct' | 'getVariation' | 'getWei
 
 export interface WooWeightDeps {
   rest: WeightSource;
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   now?: () => Date;
   logger?: Logger;

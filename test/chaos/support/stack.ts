@@ -5,7 +5,6 @@
  * 200), drive the courier to the end, wait for Relais to settle, then check the history.
  */
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { expect } from 'vitest';
 import { DEFAULT_COURIER_STEP_MS, type EmulatedShipmentSnapshot } from '@relais/emulators/dispatch';
 import type { ShopifyEmulator } from '@relais/emulators/shopify';
@@ -13,6 +12,7 @@ import type { WooEmulator } from '@relais/emulators/woocommerce';
 import { createQueues, type RelaisQueues } from '../../../src/jobs/queues.js';
 import type { OrderLedger } from '../../../src/ledger/order-ledger.js';
 import { PostgresOrderLedger } from '../../../src/ledger/postgres/pg-ledger.js';
+import { connectRedis, type RedisClient } from '../../../src/redis.js';
 import { shopifyWebhookHeaders, wooWebhookHeaders } from '../../support/factories.js';
 import {
   SHOPIFY_DOMAIN,
@@ -120,7 +120,11 @@ export async function startChaosStack(
     'org_relais',
     `${relais.web.url}/webhooks/dispatch/${SHOPIFY_SHOP_ID}/${relais.secrets.dispatchWebhookToken}`,
   );
-  const direct: Redis = new Redis(relais.redis.url, { maxRetriesPerRequest: null });
+  // Straight to the server (or the cluster), never through the fault proxy a scenario may put in front of it.
+  const direct: RedisClient = connectRedis(
+    { redisUrl: relais.redis.url, redisClusterNodes: relais.base.redisClusterNodes },
+    { maxRetriesPerRequest: null },
+  );
   direct.on('error', () => undefined); // scenarios that stop Redis: reads wait for it to come back
   const ledger = new PostgresOrderLedger(relais.db.pool());
   const queues = createQueues(direct, relais.prefix);

@@ -1,0 +1,114 @@
+/**
+ * Where Relais's Redis is, and the one place its connections are made: a single server (REDIS_URL) or a
+ * Redis Cluster (REDIS_CLUSTER_NODES, the seed nodes; ioredis finds the other masters from any of them).
+ *
+ * On a cluster every multi-key command, script or MULTI must keep its keys in one hash slot. BullMQ's scripts
+ * touch many keys of one queue, so each queue's keys share a hash tag (`queuePrefix`); Relais's own multi-key
+ * writes put theirs in one slot the same way (see tariff-guard.ts). Everything else is one key per command, free
+ * to land on any master.
+ */
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+
+/** A connection to either kind of Redis: the commands Relais uses are the same on both. */
+export type RedisClient = Redis | Cluster;
+
+export interface RedisTarget {
+  /** A single server (REDIS_URL); ignored when clusterNodes is given. */
+  redisUrl: string;
+  /** A Redis Cluster's seed nodes (REDIS_CLUSTER_NODES): `host:port` or `redis[s]://[user:password@]host:port`. */
+  redisClusterNodes?: string[];
+}
+
+/** What differs between Relais's connections: how patient each is. */
+export interface ConnectionSettings {
+  maxRetriesPerRequest: number | null;
+  /** false: a command fails at once while the connection is down, instead of waiting for it. */
+  enableOfflineQueue?: boolean;
+  connectTimeout?: number;
+  commandTimeout?: number;
+}
+
+export function isCluster(target: RedisTarget): boolean {
+  return (target.redisClusterNodes?.length ?? 0) > 0;
+}
+
+export function connectRedis(target: RedisTarget, settings: ConnectionSettings): RedisClient {
+  if (!isCluster(target)) return new Redis(target.redisUrl, settings);
+  const { nodes, options } = clusterSeeds(target.redisClusterNodes ?? []);
+  const { enableOfflineQueue, ...perNode } = settings;
+  return new Cluster(nodes, {
+    enableOfflineQueue: enableOfflineQueue ?? true,
+    redisOptions: { ...options, ...perNode },
+  });
+}
+
+/**
+ * What BullMQ's Worker takes as its connection. A single server: options, from which each Worker makes its own
+ * connections (as before clusters). A cluster: a Cluster instance (BullMQ cannot build one from options), which
+ * each Worker duplicates for its blocking reads; the caller closes it after the Workers.
+ */
+export function workerConnection(target: RedisTarget): { url: string; maxRetriesPerRequest: null } | Cluster {
+  if (!isCluster(target)) return { url: target.redisUrl, maxRetriesPerRequest: null };
+  return connectRedis(target, { maxRetriesPerRequest: null }) as Cluster;
+}
+
+/** The seed nodes as ioredis takes them; credentials and TLS come from the first entry and apply to every node. */
+export function clusterSeeds(entries: string[]): { nodes: { host: string; port: number }[]; options: RedisOptions } {
+  const urls = entries.map((entry) => new URL(/^rediss?:\/\//.test(entry) ? entry : `redis://${entry}`));
+  const first = urls[0];
+  const options: RedisOptions = {};
+  if (first?.username) options.username = decodeURIComponent(first.username);
+  if (first?.password) options.password = decodeURIComponent(first.password);
+  if (first?.protocol === 'rediss:') options.tls = {};
+  return { nodes: urls.map((u) => ({ host: u.hostname, port: Number(u.port || 6379) })), options };
+}
+
+/** REDIS_CLUSTER_NODES split into entries; an empty value means no cluster. */
+export function parseClusterNodes(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry.length > 0);
+}
+
+/** Where Redis is, for messages: never a password. */
+export function redisTargetForHumans(target: RedisTarget): string {
+  if (!isCluster(target)) return urlForHumans(target.redisUrl);
+  const { nodes } = clusterSeeds(target.redisClusterNodes ?? []);
+  return `Redis Cluster (seeds ${nodes.map((n) => `${n.host}:${n.port}`).join(', ')})`;
+}
+
+function urlForHumans(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(an unparsable REDIS_URL)';
+  }
+}
+
+/** Whether the key prefix holds a hash tag (`{…}`, non-empty): then every key made from it lands in that one slot. */
+export function hasHashTag(prefix: string): boolean {
+  const open = prefix.indexOf('{');
+  if (open < 0) return false;
+  const close = prefix.indexOf('}', open + 1);
+  return close > open + 1;
+}
+
+/**
+ * `name` made a hash tag when the prefix has none, for keys a multi-key command writes together: they then
+ * share one slot. Under a prefix with a hash tag that one already decides the slot, and the name is left as it was.
+ */
+export function slotTag(prefix: string, name: string): string {
+  return hasHashTag(prefix) ? name : `{${name}}`;
+}
+
+/**
+ * A queue's BullMQ prefix. A prefix with a hash tag (the default `{relais}`) is used as it is: every queue in
+ * that one slot, the key names unchanged. A prefix without one gets the queue's name as hash tag, so each queue's
+ * keys stay in one slot, as BullMQ's scripts need, while the queues spread over the cluster's masters.
+ */
+export function queuePrefix(prefix: string, queue: string): string {
+  return hasHashTag(prefix) ? prefix : `${prefix}:${slotTag(prefix, queue)}`;
+}
