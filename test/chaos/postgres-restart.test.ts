@@ -1,0 +1,114 @@
+/**
+ * The ledger's PostgreSQL stopped as `pg_ctl stop -m immediate` does (SIGQUIT to the postmaster: every backend
+ * dies, no shutdown checkpoint) in the middle of a burst of orders and again while the courier's delivery
+ * webhooks are being written back, then restarted on the same port and data. Redis stays up, so the web process
+ * keeps storing webhooks and answers 200 throughout (its 503 is for "nothing was stored", i.e. Redis away); the
+ * worker's jobs fail on the lost connections and are retried, never held. Nothing acknowledged is lost, nothing
+ * is shipped or written twice, nothing moves backwards.
+ */
+import type { Queue } from 'bullmq';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_COURIER_STEP_MS } from '@relais/emulators/dispatch';
+import { startPrivatePostgres, type PrivatePostgres } from '../../src/main/private-postgres.js';
+import { startTestDatabase, type TestDatabase } from '../support/postgres.js';
+import { waitFor } from '../support/relais.js';
+import { expectNoAnomaly, scale, SCENARIO_TIMEOUT_MS, startChaosStack, type ChaosStack } from './support/stack.js';
+
+let postgres: PrivatePostgres;
+let db: TestDatabase;
+let stack: ChaosStack;
+
+beforeAll(async () => {
+  postgres = await startPrivatePostgres({ crashSafe: true });
+  db = await startTestDatabase({ url: postgres.url });
+  stack = await startChaosStack({ db });
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  await db?.stop();
+  await postgres?.stop();
+});
+
+const ORDERS = scale(10, 50);
+const STAGGER_MS = 80;
+const DOWN_MS = 1_500;
+
+/** The recorder's clock (ms since it started) around one outage: from just before the crash to the restart's end. */
+interface Outage {
+  from: number;
+  to: number;
+}
+
+async function outage(during: () => Promise<void> = async () => undefined): Promise<Outage> {
+  const from = stack.recorder.elapsed();
+  await postgres.crash();
+  await Promise.all([during(), new Promise((r) => setTimeout(r, DOWN_MS))]);
+  await postgres.restart();
+  return { from, to: stack.recorder.elapsed() };
+}
+
+const readyz = async () => {
+  const response = await fetch(`${stack.relais.web.url}/readyz`);
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+};
+
+/** Jobs with a failed attempt behind them (BullMQ keeps the last failure's reason on a job that later went through). */
+const retried = async (...queues: Queue[]) =>
+  (await Promise.all(queues.map((q) => q.getJobs(['completed', 'waiting', 'delayed', 'active']))))
+    .flat()
+    .filter((job) => Boolean(job.failedReason)).length;
+
+const failedJobs = async () =>
+  (
+    await Promise.all(
+      [stack.queues.shopEvents, stack.queues.dispatch, stack.queues.deliveries].map((q) => q.getJobCounts('failed')),
+    )
+  ).reduce((sum, counts) => sum + (counts.failed ?? 0), 0);
+
+describe('PostgreSQL stopped immediately and restarted', { timeout: SCENARIO_TIMEOUT_MS }, () => {
+  it(`mid-burst of ${ORDERS} orders and again mid-delivery: every webhook is answered 200 (stored in Redis), every order ships once and ends right in its shop`, async () => {
+    const orders = await stack.placeMany(ORDERS);
+    const deliveries = Promise.all(
+      orders.map(async (order, i) => {
+        await new Promise((r) => setTimeout(r, i * STAGGER_MS));
+        return stack.send(order, { timeoutMs: 90_000 });
+      }),
+    );
+    await new Promise((r) => setTimeout(r, (ORDERS * STAGGER_MS) / 2));
+    let readiness: Awaited<ReturnType<typeof readyz>> | undefined;
+    const first = await outage(async () => {
+      // While the database is down the web process stays ready (it takes webhooks into Redis) and says so.
+      await waitFor(async () => ((readiness = await readyz()), readiness.body.database !== 'ok'), {
+        what: '/readyz to report the database away',
+      });
+    });
+    expect(readiness?.status).toBe(200);
+    expect(readiness?.body).toMatchObject({ status: 'ready', redis: 'ok', queues: 'ok' });
+    const attempts = (await deliveries).flat();
+    // Redis never went away, so every event was stored: 200 on the first attempt, during the outage too.
+    expect(attempts.filter((a) => a.status !== 200)).toEqual([]);
+    expect(attempts.filter((a) => a.at >= first.from && a.at <= first.to).length).toBeGreaterThan(0);
+    await stack.waitDispatched(orders, { timeoutMs: 60_000 });
+    // The worker met the outage: jobs failed on the lost connections and were retried until they went through.
+    expect(await retried(stack.queues.shopEvents, stack.queues.dispatch)).toBeGreaterThan(0);
+
+    // Second stop while the courier's status changes come in and are being written back to the shops.
+    const webhooksBefore = stack.relais.emulator.webhookDeliveries().length;
+    await stack.relais.emulator.advance(DEFAULT_COURIER_STEP_MS);
+    await outage(async () => {
+      await stack.relais.emulator.advance(DEFAULT_COURIER_STEP_MS);
+    });
+    const duringDelivery = stack.relais.emulator.webhookDeliveries().slice(webhooksBefore);
+    expect(duringDelivery.length).toBeGreaterThan(0);
+    expect(duringDelivery.filter((d) => d.status !== 200)).toEqual([]);
+    expect(await retried(stack.queues.deliveries)).toBeGreaterThan(0);
+
+    await stack.driveCourier();
+    const { report } = await stack.finish({ timeoutMs: 30_000 });
+    expectNoAnomaly(report);
+    // The lost connections were transient failures: retried, never a job given up on.
+    expect(await failedJobs()).toBe(0);
+    expect((await readyz()).body).toMatchObject({ status: 'ready', database: 'ok' });
+  });
+});
