@@ -4,27 +4,44 @@
  * webhooks are being written back, then restarted on the same port and data. Redis stays up, so the web process
  * keeps storing webhooks and answers 200 throughout (its 503 is for "nothing was stored", i.e. Redis away); the
  * worker's jobs fail on the lost connections and are retried, never held. Nothing acknowledged is lost, nothing
- * is shipped or written twice, nothing moves backwards.
+ * is shipped or written twice, nothing moves backwards. `relais web` and `relais worker` run as child processes,
+ * so a connection error nobody listens for would end them, as it would in production.
  */
 import type { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_COURIER_STEP_MS } from '@relais/emulators/dispatch';
 import { startPrivatePostgres, type PrivatePostgres } from '../../src/main/private-postgres.js';
 import { startTestDatabase, type TestDatabase } from '../support/postgres.js';
-import { waitFor } from '../support/relais.js';
+import { SHOPIFY_SHOP_ID, waitFor } from '../support/relais.js';
+import { freePort } from '../support/redis.js';
+import { spawnWorker, type WorkerProcess } from '../support/worker-process.js';
+import { spawnWeb, type WebProcess } from './support/processes.js';
 import { expectNoAnomaly, scale, SCENARIO_TIMEOUT_MS, startChaosStack, type ChaosStack } from './support/stack.js';
 
 let postgres: PrivatePostgres;
 let db: TestDatabase;
 let stack: ChaosStack;
+let web: WebProcess;
+let worker: WorkerProcess;
 
 beforeAll(async () => {
   postgres = await startPrivatePostgres({ crashSafe: true });
   db = await startTestDatabase({ url: postgres.url });
-  stack = await startChaosStack({ db });
+  stack = await startChaosStack({ db, inProcessWorker: false });
+  [web, worker] = await Promise.all([
+    freePort().then((port) => spawnWeb(stack.relais, { port })),
+    spawnWorker(stack.relais, { lockMs: 5_000 }),
+  ]);
+  // The courier's status changes go to the child web process too.
+  stack.relais.emulator.setOrganisationWebhook(
+    'org_relais',
+    `${web.url}/webhooks/dispatch/${SHOPIFY_SHOP_ID}/${stack.relais.secrets.dispatchWebhookToken}`,
+  );
 });
 
 afterAll(async () => {
+  await worker?.kill('SIGKILL');
+  await web?.kill('SIGKILL');
   await stack?.stop();
   await db?.stop();
   await postgres?.stop();
@@ -48,10 +65,13 @@ async function outage(during: () => Promise<void> = async () => undefined): Prom
   return { from, to: stack.recorder.elapsed() };
 }
 
-const readyz = async () => {
-  const response = await fetch(`${stack.relais.web.url}/readyz`);
+const readyz = async (base: string) => {
+  const response = await fetch(`${base}/readyz`);
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 };
+const workerOps = () => worker.opsUrl ?? '(the worker did not say where its /readyz is)';
+const alive = (child: { exitCode: number | null; signalCode: NodeJS.Signals | null }) =>
+  child.exitCode === null && child.signalCode === null;
 
 /** Jobs with a failed attempt behind them (BullMQ keeps the last failure's reason on a job that later went through). */
 const retried = async (...queues: Queue[]) =>
@@ -72,19 +92,27 @@ describe('PostgreSQL stopped immediately and restarted', { timeout: SCENARIO_TIM
     const deliveries = Promise.all(
       orders.map(async (order, i) => {
         await new Promise((r) => setTimeout(r, i * STAGGER_MS));
-        return stack.send(order, { timeoutMs: 90_000 });
+        return stack.send(order, { timeoutMs: 90_000, webUrl: web.url });
       }),
     );
     await new Promise((r) => setTimeout(r, (ORDERS * STAGGER_MS) / 2));
-    let readiness: Awaited<ReturnType<typeof readyz>> | undefined;
+    type Readiness = Awaited<ReturnType<typeof readyz>>;
+    let webReadiness: Readiness | undefined;
+    let workerReadiness: Readiness | undefined;
     const first = await outage(async () => {
-      // While the database is down the web process stays ready (it takes webhooks into Redis) and says so.
-      await waitFor(async () => ((readiness = await readyz()), readiness.body.database !== 'ok'), {
-        what: '/readyz to report the database away',
+      // While the database is down the web process stays ready (it takes webhooks into Redis) and says the
+      // database is away; the worker, whose every job reads the ledger, is unready.
+      await waitFor(async () => ((webReadiness = await readyz(web.url)), webReadiness.body.database !== 'ok'), {
+        what: "the web process's /readyz to report the database away",
+      });
+      await waitFor(async () => ((workerReadiness = await readyz(workerOps())), workerReadiness.status === 503), {
+        what: "the worker's /readyz to answer 503",
       });
     });
-    expect(readiness?.status).toBe(200);
-    expect(readiness?.body).toMatchObject({ status: 'ready', redis: 'ok', queues: 'ok' });
+    expect(webReadiness?.status).toBe(200);
+    expect(webReadiness?.body).toMatchObject({ status: 'ready', redis: 'ok', queues: 'ok' });
+    expect(workerReadiness?.body).toMatchObject({ redis: 'ok', workers: 'ok' });
+    expect(workerReadiness?.body.database).not.toBe('ok');
     const attempts = (await deliveries).flat();
     // Redis never went away, so every event was stored: 200 on the first attempt, during the outage too.
     expect(attempts.filter((a) => a.status !== 200)).toEqual([]);
@@ -109,6 +137,9 @@ describe('PostgreSQL stopped immediately and restarted', { timeout: SCENARIO_TIM
     expectNoAnomaly(report);
     // The lost connections were transient failures: retried, never a job given up on.
     expect(await failedJobs()).toBe(0);
-    expect((await readyz()).body).toMatchObject({ status: 'ready', database: 'ok' });
+    // Both processes lived through two database crashes and are ready again.
+    expect([alive(web.child), alive(worker.child)], `${web.output()}\n${worker.output()}`).toEqual([true, true]);
+    expect((await readyz(web.url)).body).toMatchObject({ status: 'ready', database: 'ok' });
+    await waitFor(async () => (await readyz(workerOps())).status === 200, { what: 'the worker to be ready again' });
   });
 });
