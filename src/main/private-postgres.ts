@@ -1,7 +1,8 @@
 /**
  * A private PostgreSQL for the demo and the tests when DATABASE_URL is not set or does not answer: a new cluster
  * in a temporary directory (initdb), served on a free loopback port by the system's own `postgres` binary, with
- * no durability settings (fsync off: it holds nothing worth keeping), removed when stopped.
+ * no durability settings (fsync off: it holds nothing worth keeping), removed when stopped. `crashSafe` keeps
+ * commits synchronous, so a transaction PostgreSQL acknowledged survives `crash()` (the chaos suite's outage).
  *
  * The binaries are found on the PATH, else where Debian and Ubuntu keep them (/usr/lib/postgresql/<version>/bin,
  * newest first), else where Homebrew does. PostgreSQL refuses to run as root: as root, the cluster is made and
@@ -60,7 +61,17 @@ export async function postgresAnswers(url: string): Promise<boolean> {
   }
 }
 
-export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+export interface PrivatePostgresOptions {
+  /**
+   * A transaction acknowledged before `crash()` is still there after `restart()`: synchronous_commit stays on.
+   * Off by default, where a COMMIT returns before its WAL leaves PostgreSQL's memory and an immediate stop loses
+   * the last fraction of a second of commits (which a crash test would read as Relais losing orders). fsync stays
+   * off either way: PostgreSQL crashes here, not the machine, and the OS keeps what it was handed.
+   */
+  crashSafe?: boolean;
+}
+
+export async function startPrivatePostgres(options: PrivatePostgresOptions = {}): Promise<PrivatePostgres> {
   const bin = findPostgresBinaries();
   if (!bin) throw new Error(POSTGRES_INSTALL_HINT);
   const dir = mkdtempSync(join(tmpdir(), 'relais-pg-'));
@@ -102,7 +113,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
         '-c',
         'fsync=off',
         '-c',
-        'synchronous_commit=off',
+        `synchronous_commit=${options.crashSafe ? 'on' : 'off'}`,
         '-c',
         'full_page_writes=off',
         '-c',

@@ -494,8 +494,8 @@ class Run {
           },
           { jobId },
         );
-        await this.note(extId, 'replay missed webhook', 'enqueued');
-        return { action: 'repaired', note: 'replayed as a shop event (the path a webhook takes)' };
+        const unnoted = await this.note(extId, 'replay missed webhook', 'enqueued');
+        return { action: 'repaired', note: `replayed as a shop event (the path a webhook takes)${unnoted}` };
       }
       case 'mark_ready': {
         const delivery = deps.deliveryFor(shop);
@@ -542,16 +542,16 @@ class Run {
       case 'sync': {
         const queued = await this.enqueueDelivery('sync', shop, extId, repair.shipmentId, repair.status);
         if (!queued) return { action: 'already_requested', note: 'an earlier run already asked for this sync' };
-        await this.note(extId, 'sync delivery', 'enqueued');
-        return { action: 'repaired', note: 'a sync delivery job re-reads the shipment and writes the shop' };
+        const unnoted = await this.note(extId, 'sync delivery', 'enqueued');
+        return { action: 'repaired', note: `a sync delivery job re-reads the shipment and writes the shop${unnoted}` };
       }
       case 'cancel': {
         const queued = await this.enqueueDelivery('cancel', shop, extId, repair.shipmentId, 'cancel');
         if (!queued) return { action: 'already_requested', note: 'an earlier run already asked to cancel it' };
-        await this.note(extId, 'cancel shipment', 'enqueued');
+        const unnoted = await this.note(extId, 'cancel shipment', 'enqueued');
         return {
           action: 'repaired',
-          note: 'a cancel delivery job cancels the shipment (refused once picked up: then written on the order)',
+          note: `a cancel delivery job cancels the shipment (refused once picked up: then written on the order)${unnoted}`,
         };
       }
     }
@@ -575,13 +575,28 @@ class Run {
     return true;
   }
 
-  private async note(extId: string, operation: string, outcome: string): Promise<void> {
-    await this.deps.ledger.appendTimeline(extId, {
-      at: this.deps.now().toISOString(),
-      system: 'relais',
-      operation: `reconciliation: ${operation}`,
-      outcome,
-    });
+  /**
+   * The order's timeline entry for a repair already carried out (its job is enqueued). A ledger that cannot take
+   * it (PostgreSQL away while Redis answers) does not undo the repair, and reporting the repair as failed would
+   * send the operator after something done: the gap is logged and said in the finding instead ('' when noted).
+   */
+  private async note(extId: string, operation: string, outcome: string): Promise<string> {
+    try {
+      await this.deps.ledger.appendTimeline(extId, {
+        at: this.deps.now().toISOString(),
+        system: 'relais',
+        operation: `reconciliation: ${operation}`,
+        outcome,
+      });
+      return '';
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.deps.logger.warn(
+        { order: extId, operation, err: message },
+        'reconciliation: repair done, but its timeline entry could not be written',
+      );
+      return ` (not noted on the order's timeline: ${message})`;
+    }
   }
 }
 

@@ -32,6 +32,7 @@ import {
   WOO_SHOP_ID,
   type TestRelais,
 } from '../support/relais.js';
+import { ABIDJAN_ADDRESS } from '../support/factories.js';
 import { parseCsv, runCli, shipmentBehindRelaisBack } from './helpers.js';
 
 const DAY_MS = 86_400_000;
@@ -311,21 +312,10 @@ describe('orders whose webhook never arrived', () => {
 
   it('finds a WooCommerce order whose webhook never came, and ships it once', async () => {
     const product = await woo.createProduct(WOO_SHOP_ID, { name: 'Téléphone Tecno', weight: '0.45', price: '45000' });
-    const abidjan = {
-      first_name: 'Aya',
-      last_name: 'Kouassi',
-      company: '',
-      address_1: 'Cocody Angré 7e tranche',
-      address_2: '',
-      city: 'Abidjan',
-      state: '',
-      postcode: '',
-      country: 'CI',
-    };
     const order = await woo.createOrder(WOO_SHOP_ID, {
       line_items: [{ product_id: product.id, quantity: 1 }],
-      billing: { ...abidjan, email: 'aya.kouassi@example.com', phone: '+225 07 07 12 34 56' },
-      shipping: { ...abidjan, phone: '' },
+      billing: { ...ABIDJAN_ADDRESS, email: 'aya.kouassi@example.com', phone: '+225 07 07 12 34 56' },
+      shipping: { ...ABIDJAN_ADDRESS, phone: '' },
     });
     const extId = wooExternalId(order.id as number);
     const repaired = await run({ repair: true });

@@ -58,6 +58,19 @@ function nextSequence(): number {
 
 export const SHOPIFY_COD_GATEWAY = 'Cash on Delivery (COD)';
 
+/** A WooCommerce customer's address in Abidjan (Côte d'Ivoire; the test shop picks up in Marcory). */
+export const ABIDJAN_ADDRESS = {
+  first_name: 'Aya',
+  last_name: 'Kouassi',
+  company: '',
+  address_1: 'Cocody Angré 7e tranche',
+  address_2: '',
+  city: 'Abidjan',
+  state: '',
+  postcode: '',
+  country: 'CI',
+};
+
 /**
  * A Shopify `orders/create` webhook body (the resource without the `order` wrapper) for a fresh, unpaid
  * cash-on-delivery order in XOF: three items at 5 000 F (the official example's three iPods), free shipping,

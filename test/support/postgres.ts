@@ -26,8 +26,13 @@ async function runDatabaseUrl(): Promise<string> {
   return (await ownServer).url;
 }
 
-export async function startTestDatabase(): Promise<TestDatabase> {
-  const url = await runDatabaseUrl();
+export interface TestDatabaseOptions {
+  /** A PostgreSQL of the test's own (the chaos suite crashes and restarts it); default: the run's. */
+  url?: string;
+}
+
+export async function startTestDatabase(options: TestDatabaseOptions = {}): Promise<TestDatabase> {
+  const url = options.url ?? (await runDatabaseUrl());
   const schema = `t_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
   const pools: pg.Pool[] = [];
   const open = (): pg.Pool => {

@@ -51,6 +51,44 @@ export function createPool(options: DatabaseOptions): pg.Pool {
   return pool;
 }
 
+/**
+ * Runs `work` on a connection of its own (several statements on one session: a transaction, a migration) and
+ * hands it back. While checked out, a connection is not the pool's: the pool's 'error' listener is off it, and
+ * when the server drops it (an immediate stop or a crash of PostgreSQL) the client still emits 'error' once its
+ * socket ends, after the statement in flight has already failed with that error. With no listener Node ends the
+ * process; here that second report is dropped (the work's own error says it) and the connection is destroyed,
+ * never handed back to the pool.
+ */
+export async function withClient<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let lost: Error | undefined;
+  const onError = (error: Error) => {
+    lost = error;
+  };
+  client.on('error', onError);
+  try {
+    return await work(client);
+  } finally {
+    client.off('error', onError);
+    client.release(lost);
+  }
+}
+
+/** `work` in BEGIN … COMMIT on a connection of its own (withClient), rolled back when it throws. */
+export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  return withClient(pool, async (client) => {
+    await client.query('BEGIN');
+    try {
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  });
+}
+
 /** The URL without its password, for messages. */
 export function databaseUrlForHumans(url: string): string {
   try {
@@ -81,10 +119,9 @@ export async function migrate(
   schema = 'public',
 ): Promise<{ from: number; to: number; applied: string[] }> {
   if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid schema name "${schema}" (lower-case letters, digits and _)`);
-  const client = await pool.connect();
   const applied: string[] = [];
   let from = 0;
-  try {
+  await withClient(pool, async (client) => {
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     await client.query(
       `CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
@@ -108,9 +145,7 @@ export async function migrate(
         throw error;
       }
     }
-  } finally {
-    client.release();
-  }
+  });
   return { from, to: LATEST_SCHEMA_VERSION, applied };
 }
 

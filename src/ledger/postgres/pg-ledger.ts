@@ -29,6 +29,7 @@ import {
   type StaleOrder,
   type TimelineEntry,
 } from '../order-ledger.js';
+import { inTransaction } from './database.js';
 
 /** A row of `orders` as the record reads it (everything but the payload). */
 interface OrderRow {
@@ -481,19 +482,8 @@ export class PostgresOrderLedger implements OrderLedger {
     return run;
   }
 
-  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+  private transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, work);
   }
 }
 

@@ -6,6 +6,7 @@ import type pg from 'pg';
 import { Secret } from '../../config/secret.js';
 import type { SecretBox } from '../../config/secret-box.js';
 import type { ShopSecretStore, StoredSecret } from '../../config/shop-secrets.js';
+import { withClient } from './database.js';
 
 interface SecretRow {
   shop_id: string;
@@ -75,34 +76,33 @@ export class PostgresShopSecretStore implements ShopSecretStore {
       );
       return inserted.rowCount === 1;
     }
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const { rows } = await client.query<SecretRow>(
-        'SELECT * FROM shop_secrets WHERE shop_id = $1 AND name = $2 FOR UPDATE',
-        [shopId, name],
-      );
-      const current = rows[0]
-        ? this.box.open({ keyId: rows[0].key_id, sealed: rows[0].sealed }, contextOf(shopId, name))
-        : undefined;
-      if (current !== expected) {
-        await client.query('ROLLBACK');
-        return false;
-      }
-      const sealed = this.box.seal(value, contextOf(shopId, name));
-      await client.query(
-        `INSERT INTO shop_secrets (shop_id, name, key_id, sealed, expires_at, updated_at) VALUES ($1, $2, $3, $4, $5, now())
+    return withClient(this.pool, async (client) => {
+      try {
+        await client.query('BEGIN');
+        const { rows } = await client.query<SecretRow>(
+          'SELECT * FROM shop_secrets WHERE shop_id = $1 AND name = $2 FOR UPDATE',
+          [shopId, name],
+        );
+        const current = rows[0]
+          ? this.box.open({ keyId: rows[0].key_id, sealed: rows[0].sealed }, contextOf(shopId, name))
+          : undefined;
+        if (current !== expected) {
+          await client.query('ROLLBACK');
+          return false;
+        }
+        const sealed = this.box.seal(value, contextOf(shopId, name));
+        await client.query(
+          `INSERT INTO shop_secrets (shop_id, name, key_id, sealed, expires_at, updated_at) VALUES ($1, $2, $3, $4, $5, now())
          ON CONFLICT (shop_id, name) DO UPDATE SET key_id = EXCLUDED.key_id, sealed = EXCLUDED.sealed, expires_at = EXCLUDED.expires_at, updated_at = now()`,
-        [shopId, name, sealed.keyId, sealed.sealed, options.expiresAt ?? null],
-      );
-      await client.query('COMMIT');
-      return true;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+          [shopId, name, sealed.keyId, sealed.sealed, options.expiresAt ?? null],
+        );
+        await client.query('COMMIT');
+        return true;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    });
   }
 
   async deleteShop(shopId: string): Promise<number> {

@@ -13,7 +13,7 @@ import { createQueues, type RelaisQueues } from '../../../src/jobs/queues.js';
 import type { OrderLedger } from '../../../src/ledger/order-ledger.js';
 import { PostgresOrderLedger } from '../../../src/ledger/postgres/pg-ledger.js';
 import { connectRedis, type RedisClient } from '../../../src/redis.js';
-import { shopifyWebhookHeaders, wooWebhookHeaders } from '../../support/factories.js';
+import { ABIDJAN_ADDRESS, shopifyWebhookHeaders, wooWebhookHeaders } from '../../support/factories.js';
 import {
   SHOPIFY_DOMAIN,
   SHOPIFY_SHOP_ID,
@@ -36,19 +36,6 @@ const patience = (ms: number) => (LONG ? ms * 5 : ms);
 export function scale(short: number, long: number): number {
   return LONG ? long : short;
 }
-
-/** Abidjan: the WooCommerce shop is in Côte d'Ivoire (pickup in Marcory). */
-const ABIDJAN = {
-  first_name: 'Aya',
-  last_name: 'Kouassi',
-  company: '',
-  address_1: 'Cocody Angré 7e tranche',
-  address_2: '',
-  city: 'Abidjan',
-  state: '',
-  postcode: '',
-  country: 'CI',
-};
 
 export interface ChaosOrder extends PlacedOrder {
   /** The body the platform sends (Shopify: the REST order; WooCommerce: the order as its API shows it). */
@@ -211,8 +198,8 @@ export async function startChaosStack(
         line_items: [{ product_id: product.id, quantity: 1 }],
         payment_method: 'cod',
         payment_method_title: 'Paiement à la livraison',
-        billing: { ...ABIDJAN, email: 'aya.kouassi@example.com', phone: '+225 07 07 12 34 56' },
-        shipping: { ...ABIDJAN, phone: '' },
+        billing: { ...ABIDJAN_ADDRESS, email: 'aya.kouassi@example.com', phone: '+225 07 07 12 34 56' },
+        shipping: { ...ABIDJAN_ADDRESS, phone: '' },
       });
       const id = Number(json.id);
       const externalOrderId = `${WOO_SHOP_ID}:${id}`;
