@@ -276,6 +276,14 @@ export async function runDemo(
     }, 1_500).unref();
 
     const finalStates = new Set(['delivered', 'returned', 'held', 'cancelled', 'delivery_failed']);
+    const writeBacksSettled = async () => {
+      const counts = await Promise.all(
+        [worker.runtime.queues.shopEvents, worker.runtime.queues.deliveries].map((q) =>
+          q.getJobCounts('waiting', 'active', 'delayed', 'prioritized'),
+        ),
+      );
+      return counts.every((c) => Object.values(c).every((n) => n === 0));
+    };
     const last = new Map<string, string>();
     const deadline = Date.now() + 90_000;
     for (;;) {
@@ -294,7 +302,9 @@ export async function runDemo(
           finalStates.has(r.state) &&
           (r.state !== 'delivery_failed' || r.delivery?.step === 'returned' || Date.now() > deadline - 60_000),
       );
-      if (done || Date.now() > deadline) break;
+      // The ledger says delivered as soon as the courier's webhook is applied; the shop's last write-backs
+      // (the final fulfillment event, paid) may still be queued: the table waits for them too.
+      if ((done && (await writeBacksSettled())) || Date.now() > deadline) break;
       await new Promise((r) => setTimeout(r, 250));
     }
     const records = await Promise.all(tracked.map((t) => worker.runtime.ledger.get(t.ext)));
