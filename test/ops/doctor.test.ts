@@ -168,7 +168,11 @@ describe('relais doctor on a fresh setup', () => {
         .webhookSubscriptions(SHOPIFY_DOMAIN)
         .map((s) => `${s.topic} ${s.uri}`)
         .sort(),
-    ).toEqual(['ORDERS_CANCELLED', 'ORDERS_CREATE', 'ORDERS_PAID', 'ORDERS_UPDATED'].map((t) => `${t} ${shopifyUrl}`));
+    ).toEqual(
+      ['APP_UNINSTALLED', 'ORDERS_CANCELLED', 'ORDERS_CREATE', 'ORDERS_PAID', 'ORDERS_UPDATED'].map(
+        (t) => `${t} ${shopifyUrl}`,
+      ),
+    );
     const wooUrl = `${relais.web.url}/webhooks/woocommerce/${WOO_SHOP_ID}`;
     expect(
       woo
