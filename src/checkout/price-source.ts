@@ -6,6 +6,7 @@
  * (simulatePrice is public: the client sends no key, but it still refuses to be built without a live one, which
  * the registry guarantees) and close them when the web process closes its Redis connection (see routes.ts).
  */
+import { PerShop } from '../config/served-shops.js';
 import type { ShopConfig } from '../config/shops.js';
 import { deliveryServiceForShop, type DispatchDeliveryService } from '../dispatch/index.js';
 import type { CallOptions, PriceRequest, PriceSimulation, Quote, QuoteRequest } from '../domain/delivery.js';
@@ -22,7 +23,16 @@ export interface PriceSource {
 
 /** Prices from each shop's delivery service (the port, src/domain/delivery.ts), one per shop, owned and closed here. */
 export class DispatchPriceSource implements PriceSource {
-  readonly #services = new Map<string, DispatchDeliveryService>();
+  /** One per shop, rebuilt when the shop's settings change (a reload of the served shops: its key, its service). */
+  readonly #services = new PerShop<DispatchDeliveryService>(
+    (shop) =>
+      deliveryServiceForShop(
+        shop,
+        this.logger.child({ shop: shop.id, component: 'checkout-rates' }),
+        'relais-checkout-rates/0.1',
+      ),
+    (service) => void service.close().catch(() => undefined),
+  );
   #closed = false;
 
   constructor(private readonly logger: Logger) {}
@@ -41,21 +51,11 @@ export class DispatchPriceSource implements PriceSource {
 
   #serviceFor(shop: ShopConfig): DispatchDeliveryService {
     if (this.#closed) throw new Error('checkout prices: the price source is closed');
-    let service = this.#services.get(shop.id);
-    if (!service) {
-      service = deliveryServiceForShop(
-        shop,
-        this.logger.child({ shop: shop.id, component: 'checkout-rates' }),
-        'relais-checkout-rates/0.1',
-      );
-      this.#services.set(shop.id, service);
-    }
-    return service;
+    return this.#services.for(shop);
   }
 
   async close(): Promise<void> {
     this.#closed = true;
-    await Promise.all([...this.#services.values()].map((s) => s.close()));
-    this.#services.clear();
+    await Promise.all(this.#services.values().map((s) => s.close()));
   }
 }

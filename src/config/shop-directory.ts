@@ -9,7 +9,13 @@
  * refused, so nobody wonders which of two definitions is in force.
  */
 import { secretRef, type SecretRef } from './secret.js';
-import { buildShopRegistry, ShopRegistry, ShopRegistryError, type SecretSource } from './shops.js';
+import {
+  buildShopRegistry,
+  ShopRegistry,
+  ShopRegistryError,
+  type NotServedShop,
+  type SecretSource,
+} from './shops.js';
 import type { ShopSecretStore } from './shop-secrets.js';
 
 export interface ConnectedShop {
@@ -38,7 +44,8 @@ export async function loadServedShops(input: {
   directory: ShopDirectory;
   secrets: ShopSecretStore;
 }): Promise<ShopRegistry> {
-  const connected = (await input.directory.list()).filter((shop) => shop.enabled);
+  const listed = await input.directory.list();
+  const connected = listed.filter((shop) => shop.enabled);
   const fromFile = new Set((input.fileDocument?.shops ?? []).map((shop) => (shop as { id?: unknown }).id));
   const both = connected.filter((shop) => fromFile.has(shop.id)).map((shop) => `shop ${shop.id} is both in the registry file and connected in the database: remove it from one`);
   if (both.length > 0) throw new ShopRegistryError(both);
@@ -54,7 +61,31 @@ export async function loadServedShops(input: {
     return buildShopRegistry({ shops: [shop.document] }, own).all()[0]!;
   });
   const fileShops = input.fileDocument ? buildShopRegistry(input.fileDocument, input.fileSecrets).all() : [];
-  return new ShopRegistry([...fileShops, ...resolvedConnected]);
+  const switchedOff = await Promise.all(
+    listed.filter((shop) => !shop.enabled).map((shop) => notServedShop(shop, input.secrets)),
+  );
+  return new ShopRegistry([...fileShops, ...resolvedConnected], switchedOff);
+}
+
+/** Why a switched-off connected shop is not served: the two ways a shop is switched off. */
+export const SWITCHED_OFF_REASON =
+  'it is switched off (its app was uninstalled from the shop, or an operator switched it off on the Connect page); switch it on there once the app is installed again';
+
+/**
+ * A switched-off shop, its settings built with whatever secrets it still has (an uninstall deletes all but the
+ * webhook secret, src/jobs/uninstall.ts), the missing ones empty: only its data-protection webhooks are answered,
+ * and a missing webhook secret is refused there. A document that does not build leaves the settings out.
+ */
+async function notServedShop(shop: ConnectedShop, secrets: ShopSecretStore): Promise<NotServedShop> {
+  const kept = await secrets.allOf(shop.id);
+  try {
+    const built = buildShopRegistry({ shops: [shop.document] }, (ref) =>
+      'stored' in ref ? (kept.get(ref.stored)?.value.reveal() ?? '') : undefined,
+    ).all()[0]!;
+    return { id: shop.id, reason: SWITCHED_OFF_REASON, shop: built };
+  } catch {
+    return { id: shop.id, reason: SWITCHED_OFF_REASON };
+  }
 }
 
 /**

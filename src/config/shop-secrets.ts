@@ -24,6 +24,11 @@ export interface ShopSecretStore {
   replaceIf(shopId: string, name: string, expected: string | undefined, value: string, options?: { expiresAt?: Date }): Promise<boolean>;
   /** Every secret of the shop (an uninstall, a shop erased). Answers how many were deleted. */
   deleteShop(shopId: string): Promise<number>;
+  /**
+   * Every secret of the shop but those named, in one statement (an uninstall keeps the webhook secret, to verify
+   * the shop's data-protection webhooks that still come). Answers how many were deleted.
+   */
+  deleteAllBut(shopId: string, keep: readonly string[]): Promise<number>;
   /** Re-encrypts every secret sealed with an older key under the current one. Answers how many were re-sealed. */
   reseal(): Promise<number>;
 }

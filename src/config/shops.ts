@@ -182,11 +182,25 @@ export class ShopRegistryError extends Error {
   }
 }
 
+/**
+ * A shop Relais knows but does not serve (a connected shop switched off, or whose app was uninstalled). Its data-
+ * protection webhooks are still answered (Shopify sends shop/redact 48 hours after an uninstall), so its settings
+ * are kept when they can be built: `shop` then has the webhook secret to verify them, other secrets possibly empty.
+ */
+export interface NotServedShop {
+  id: string;
+  /** Why it is not served, in words for an operator (a held order's reason, a refused webhook's message). */
+  reason: string;
+  shop?: ShopConfig;
+}
+
 export class ShopRegistry {
   readonly #byId = new Map<string, ShopConfig>();
+  readonly #notServed = new Map<string, NotServedShop>();
 
-  constructor(shops: ShopConfig[]) {
+  constructor(shops: ShopConfig[], notServed: NotServedShop[] = []) {
     for (const shop of shops) this.#byId.set(shop.id, shop);
+    for (const shop of notServed) if (!this.#byId.has(shop.id)) this.#notServed.set(shop.id, shop);
   }
 
   get(id: string): ShopConfig | undefined {
@@ -194,6 +208,19 @@ export class ShopRegistry {
   }
   all(): ShopConfig[] {
     return [...this.#byId.values()];
+  }
+  notServed(id: string): NotServedShop | undefined {
+    return this.#notServed.get(id);
+  }
+  allNotServed(): NotServedShop[] {
+    return [...this.#notServed.values()];
+  }
+  /**
+   * The registry as it is now, never to change: what an index over the shops is keyed by (a live registry,
+   * src/config/served-shops.ts, answers its current one).
+   */
+  snapshot(): ShopRegistry {
+    return this;
   }
 }
 

@@ -140,11 +140,17 @@ async function dispatchLocked(
   if (!record) return { kind: 'skipped', why: 'unknown order' };
   if (record.meta.generation !== job.generation) return { kind: 'skipped', why: 'superseded by a replay' };
   if (DISPATCHED_STATES.has(record.state)) return { kind: 'skipped', why: `already ${record.state}` };
-  if (!shop)
-    return hold(deps, record, {
-      code: 'unknown_shop',
-      message: `shop "${job.shopId}" is no longer in the shop registry`,
-    });
+  if (!shop) {
+    // A job that was waiting when its shop stopped being served (switched off, uninstalled) ends held, saying why.
+    const notServed = deps.shops.notServed(job.shopId);
+    return hold(
+      deps,
+      record,
+      notServed
+        ? { code: 'shop_not_served', message: `shop "${job.shopId}" is not served: ${notServed.reason}` }
+        : { code: 'unknown_shop', message: `shop "${job.shopId}" is no longer in the shop registry` },
+    );
+  }
   const order = record.order;
   if (!order)
     return hold(deps, record, {

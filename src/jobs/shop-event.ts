@@ -12,9 +12,17 @@ import type { StoreOrder } from '../domain/order.js';
 import { FINAL_STATES } from '../domain/order-state.js';
 import type { OrderLedger, OrderRecord, OrderState } from '../ledger/order-ledger.js';
 import type { Logger } from '../log.js';
-import { normaliseOrder, orderIdOf, orderVersionOf, platformOf, type OwnershipCheck } from '../stores/index.js';
+import {
+  isUninstallTopic,
+  normaliseOrder,
+  orderIdOf,
+  orderVersionOf,
+  platformOf,
+  type OwnershipCheck,
+} from '../stores/index.js';
 import { COMPLIANCE_TOPICS, handleCompliance, type ComplianceOutcome } from './compliance.js';
 import { withOrderLock } from './order-lock.js';
+import type { UninstallOutcome } from './uninstall.js';
 import { decideEligibility } from './policy.js';
 import { dispatchJobOptions, type DispatchJob, type ShopEventJob } from './queues.js';
 import type { RedisClient } from '../redis.js';
@@ -30,6 +38,8 @@ export interface ShopEventDeps {
   logger: Logger;
   /** Called for a cancelled order that already has a shipment (write-back and cancellation live elsewhere). */
   onCancelled?(shop: ShopConfig, externalOrderId: string): Promise<void>;
+  /** Stops work for a shop whose app was uninstalled (src/jobs/uninstall.ts); without it the event is ignored. */
+  onUninstalled?(shop: ShopConfig): Promise<UninstallOutcome>;
   /**
    * Whether a verified order event is the shop's, where the platform's signature cannot tell (shops of one
    * Shopify app share its secret): stores/index.ts createOwnershipCheck. Without it, every event is taken as the shop's.
@@ -43,6 +53,7 @@ export type ShopEventOutcome =
   | { kind: 'held'; externalOrderId: string; code: string }
   | { kind: 'cancelled'; externalOrderId: string }
   | { kind: 'compliance'; result: ComplianceOutcome }
+  | { kind: 'uninstalled'; result: UninstallOutcome }
   | { kind: 'ignored'; why: string }
   | { kind: 'ignored_older'; externalOrderId: string; version: string; applied: string };
 
@@ -50,8 +61,16 @@ export type ShopEventOutcome =
 const MAY_START_DISPATCH: ReadonlySet<OrderState> = new Set(['received', 'waiting', 'held']);
 
 export async function handleShopEvent(event: ShopEventJob, deps: ShopEventDeps): Promise<ShopEventOutcome> {
-  const shop = deps.shops.get(event.shopId);
+  const uninstall = isUninstallTopic(event.platform, event.topic);
+  // A shop no longer served still has its data-protection events acted on, and its uninstall finished (a retry).
+  const shop =
+    deps.shops.get(event.shopId) ??
+    (COMPLIANCE_TOPICS.has(event.topic) || uninstall ? deps.shops.notServed(event.shopId)?.shop : undefined);
   if (!shop) return { kind: 'ignored', why: `shop "${event.shopId}" is not in the registry` };
+  if (uninstall) {
+    if (!deps.onUninstalled) return { kind: 'ignored', why: 'this process cannot switch a shop off' };
+    return { kind: 'uninstalled', result: await deps.onUninstalled(shop) };
+  }
   if (COMPLIANCE_TOPICS.has(event.topic)) {
     const result = await handleCompliance(shop.id, event.topic, event.payload, {
       ledger: deps.ledger,

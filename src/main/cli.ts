@@ -33,7 +33,8 @@ import { PostgresShopSecretStore } from '../ledger/postgres/pg-shop-secrets.js';
 import { createRuntime, waitForDatabase } from './runtime.js';
 import { startWeb } from './web.js';
 import { startWorker } from './worker.js';
-import { parseClusterNodes } from '../redis.js';
+import { connectRedis, parseClusterNodes } from '../redis.js';
+import { announceShopsChanged } from '../config/served-shops.js';
 
 /** package.json's version: two levels up from src/main (tsx), three from dist/src/main (the build). */
 function packageVersion(): string {
@@ -67,11 +68,14 @@ const program = new Command()
 async function baseOptions() {
   const env = readEnv();
   const logger = createLogger({ level: env.LOG_LEVEL });
-  const shops = env.RELAIS_SECRET_KEYS ? await servedShops(env, logger) : loadShopRegistry(env.RELAIS_SHOPS_FILE);
+  const served = env.RELAIS_SECRET_KEYS ? await servedShops(env, logger) : undefined;
+  const shops = served?.shops ?? loadShopRegistry(env.RELAIS_SHOPS_FILE);
   return {
     env,
     logger,
     shops,
+    // With connected shops, web and worker serve them live: reloaded when one is connected, changed or switched off.
+    ...(served ? { liveShops: { ...(served.fileDocument ? { fileDocument: served.fileDocument } : {}) } } : {}),
     redisUrl: env.REDIS_URL,
     redisClusterNodes: parseClusterNodes(env.REDIS_CLUSTER_NODES),
     prefix: env.RELAIS_REDIS_PREFIX,
@@ -87,7 +91,7 @@ async function baseOptions() {
 async function servedShops(
   env: ReturnType<typeof readEnv>,
   logger: ReturnType<typeof createLogger>,
-): Promise<ShopRegistry> {
+): Promise<{ shops: ShopRegistry; fileDocument?: { shops: unknown[] } }> {
   const fileGiven = rawEnvironment().RELAIS_SHOPS_FILE !== undefined || existsSync(env.RELAIS_SHOPS_FILE);
   const fileDocument = fileGiven ? (readRegistryDocument(env.RELAIS_SHOPS_FILE) as { shops: unknown[] }) : undefined;
   const pool = createPool({ url: env.DATABASE_URL, schema: env.RELAIS_DB_SCHEMA, poolSize: 1 });
@@ -98,9 +102,26 @@ async function servedShops(
       directory: new PostgresShopDirectory(pool),
       secrets: new PostgresShopSecretStore(pool, SecretBox.fromSetting(env.RELAIS_SECRET_KEYS!)),
     });
-    return assertWebhookTokens(registry);
+    return { shops: assertWebhookTokens(registry), ...(fileDocument ? { fileDocument } : {}) };
   } finally {
     await pool.end();
+  }
+}
+
+/** Tells the running web processes and workers the connected shops changed; they reload within a minute anyway. */
+async function announceFromCli(env: ReturnType<typeof readEnv>): Promise<string> {
+  const redis = connectRedis(
+    { redisUrl: env.REDIS_URL, redisClusterNodes: parseClusterNodes(env.REDIS_CLUSTER_NODES) },
+    { maxRetriesPerRequest: 1, connectTimeout: 2_000, commandTimeout: 3_000 },
+  );
+  redis.on('error', () => undefined);
+  try {
+    await announceShopsChanged(redis, env.RELAIS_REDIS_PREFIX);
+    return 'Running web processes and workers were told: they serve the change now.';
+  } catch {
+    return 'Redis did not answer: running web processes and workers pick the change up within a minute.';
+  } finally {
+    redis.disconnect();
   }
 }
 
@@ -216,6 +237,7 @@ program
       process.stdout.write(
         `Remove these shops from ${file} (or stop pointing RELAIS_SHOPS_FILE at it): a shop defined in both is refused.\n`,
       );
+      process.stdout.write(`${await announceFromCli(env)}\n`);
     } finally {
       await pool.end();
     }

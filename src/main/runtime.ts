@@ -15,13 +15,23 @@ import { PostgresAliasStore } from '../ledger/postgres/pg-aliases.js';
 import { PostgresOrderLedger } from '../ledger/postgres/pg-ledger.js';
 import { PostgresShopSecretStore } from '../ledger/postgres/pg-shop-secrets.js';
 import { PostgresShopDirectory } from '../ledger/postgres/pg-shops.js';
-import type { ShopDirectory } from '../config/shop-directory.js';
+import { loadServedShops, type ShopDirectory } from '../config/shop-directory.js';
+import {
+  announceShopsChanged,
+  PerShop,
+  ServedShops,
+  watchShopChanges,
+  type ReloadOutcome,
+  type ShopsChange,
+} from '../config/served-shops.js';
+import { assertWebhookTokens, type SecretSource } from '../config/shops.js';
 import type { ShopSecretStore } from '../config/shop-secrets.js';
 import { SecretBox } from '../config/secret-box.js';
 import { createQueues, type RelaisQueues } from '../jobs/queues.js';
 import type { Logger } from '../log.js';
 import {
   configureStoredCredentials,
+  forgetStoredCredentials,
   createShopWriter,
   createWeightFiller,
   shopsWithStoredCredentials,
@@ -53,6 +63,14 @@ export interface RuntimeOptions extends RedisTarget {
   onRateBudgetWait?: (shopId: string, ms: number) => void;
   /** RELAIS_SECRET_KEYS: required when a Shopify shop gets its token through OAuth (kept sealed in the database). */
   secretKeys?: string;
+  /**
+   * Serve the connected shops live (src/config/served-shops.ts): `shops` is what was loaded at start, reloaded from
+   * the database (with the registry file's shops, read once) on each announcement and every `reloadEveryMs`.
+   * Needs secretKeys.
+   */
+  liveShops?: { fileDocument?: { shops: unknown[] }; fileSecrets?: SecretSource; reloadEveryMs?: number };
+  /** Told of each reload of the live shops (the processes' relais_shop_reloads_total). */
+  onShopsReload?: (outcome: ReloadOutcome) => void;
 }
 
 export interface Runtime {
@@ -73,6 +91,10 @@ export interface Runtime {
   /** Their sealed secrets; absent without RELAIS_SECRET_KEYS (nothing can be sealed or opened then). */
   shopSecrets?: ShopSecretStore;
   now(): Date;
+  /** Starts following the connected shops' changes (live shops only; nothing otherwise), once Redis answers. */
+  watchShops(): Promise<void>;
+  /** Tells every process (this one too) the connected shops changed: they reload the shops they serve. */
+  announceShops(): Promise<void>;
   dispatchClientFor(shop: ShopConfig): DispatchClient;
   /** The shop's delivery service (the port the use-cases call), over the shop's dispatch client. */
   deliveryFor(shop: ShopConfig): DeliveryService;
@@ -83,7 +105,15 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export function createRuntime(options: RuntimeOptions): Runtime {
+export function createRuntime(given: RuntimeOptions): Runtime {
+  const db = createPool({ url: given.databaseUrl, schema: given.databaseSchema, logger: given.logger });
+  const shopSecrets = given.secretKeys
+    ? new PostgresShopSecretStore(db, SecretBox.fromSetting(given.secretKeys))
+    : undefined;
+  const shopDirectory = new PostgresShopDirectory(db);
+  const served = liveShopsOf(given, shopDirectory, shopSecrets);
+  // Everyone handed runtime.options.shops (routes, jobs, dashboard) reads the live registry when there is one.
+  const options: RuntimeOptions = served ? { ...given, shops: served } : given;
   const producer = connectRedis(options, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
@@ -102,11 +132,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     queue.on('error', (error: Error) =>
       options.logger.debug({ err: error.message, queue: queue.name }, 'queue redis error'),
     );
-  const db = createPool({ url: options.databaseUrl, schema: options.databaseSchema, logger: options.logger });
   const ledger = new PostgresOrderLedger(db, { retentionDays: options.retentionDays });
-  const shopSecrets = options.secretKeys
-    ? new PostgresShopSecretStore(db, SecretBox.fromSetting(options.secretKeys))
-    : undefined;
   const oauthShops = shopsWithStoredCredentials(options.shops.all());
   if (oauthShops.length > 0) {
     if (!options.secretKeys) {
@@ -116,24 +142,32 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     }
     configureStoredCredentials(oauthShops, { secrets: shopSecrets!, logger: options.logger });
   }
-  const clients = new Map<string, DispatchClient>();
-  const deliveries = new Map<string, DeliveryService>();
-  const dispatchClientFor = (shop: ShopConfig): DispatchClient => {
-    let client = clients.get(shop.id);
-    if (!client) {
-      client = dispatchClientForShop(shop, options.logger.child({ shop: shop.id }));
-      clients.set(shop.id, client);
-    }
-    return client;
-  };
+  // Built per shop and rebuilt when its settings change (PerShop): a removed or changed shop's are forgotten.
+  const clients = new PerShop<DispatchClient>(
+    (shop) => dispatchClientForShop(shop, options.logger.child({ shop: shop.id })),
+    (client) => void client.close().catch(() => undefined),
+  );
+  const dispatchClientFor = (shop: ShopConfig): DispatchClient => clients.for(shop);
+  const deliveries = new PerShop<DeliveryService>((shop) => deliveryServiceOver(dispatchClientFor(shop), shop));
   const storeDeps: StoreDeps = {
     redis,
     prefix: options.prefix,
     logger: options.logger,
     ...(options.onRateBudgetWait ? { onRateBudgetWait: options.onRateBudgetWait } : {}),
   };
-  const writers = new Map<string, ShopWriter | undefined>();
-  const weightFillers = new Map<string, WeightFiller | undefined>();
+  const writers = new PerShop<ShopWriter | undefined>((shop) => createShopWriter(shop, storeDeps));
+  const weightFillers = new PerShop<WeightFiller | undefined>((shop) => createWeightFiller(shop, storeDeps));
+  served?.onChange((change: ShopsChange) => {
+    const gone = [...change.removed, ...change.changed.map((shop) => shop.id)];
+    for (const cache of [clients, deliveries, writers, weightFillers]) cache.forget(gone);
+    // A token source reads the shop's stored tokens: a removed shop's is dropped, a new or changed one's made.
+    forgetStoredCredentials(gone);
+    configureStoredCredentials(shopsWithStoredCredentials([...change.added, ...change.changed]), {
+      secrets: shopSecrets!,
+      logger: options.logger,
+    });
+  });
+  let watcher: { close(): Promise<void> } | undefined;
   return {
     options,
     producer,
@@ -143,29 +177,32 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     queues,
     ledger,
     aliases: new PostgresAliasStore(db),
-    shopDirectory: new PostgresShopDirectory(db),
+    shopDirectory,
     ...(shopSecrets ? { shopSecrets } : {}),
     now: options.now ?? (() => new Date()),
+    async watchShops() {
+      if (!served || watcher) return;
+      const subscriber = connectRedis(options, { maxRetriesPerRequest: null });
+      subscriber.on('error', (error: Error) =>
+        options.logger.debug({ err: error.message }, 'shop changes redis connection error'),
+      );
+      watcher = await watchShopChanges({
+        served,
+        subscriber,
+        prefix: options.prefix,
+        ...(options.liveShops?.reloadEveryMs === undefined ? {} : { everyMs: options.liveShops.reloadEveryMs }),
+        logger: options.logger,
+      });
+    },
+    announceShops: () => announceShopsChanged(redis, options.prefix),
     dispatchClientFor,
-    deliveryFor(shop) {
-      let delivery = deliveries.get(shop.id);
-      if (!delivery) {
-        delivery = deliveryServiceOver(dispatchClientFor(shop), shop);
-        deliveries.set(shop.id, delivery);
-      }
-      return delivery;
-    },
-    writerFor(shop) {
-      if (!writers.has(shop.id)) writers.set(shop.id, createShopWriter(shop, storeDeps));
-      return writers.get(shop.id);
-    },
-    weightsFor(shop) {
-      if (!weightFillers.has(shop.id)) weightFillers.set(shop.id, createWeightFiller(shop, storeDeps));
-      return weightFillers.get(shop.id);
-    },
+    deliveryFor: (shop) => deliveries.for(shop),
+    writerFor: (shop) => writers.for(shop),
+    weightsFor: (shop) => weightFillers.for(shop),
     async close() {
+      await watcher?.close();
       await queues.close();
-      await Promise.all([...clients.values()].map((c) => c.close()));
+      await Promise.all(clients.values().map((c) => c.close()));
       await Promise.all([
         producer.quit().catch(() => producer.disconnect()),
         redis.quit().catch(() => redis.disconnect()),
@@ -279,4 +316,28 @@ async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** The live registry, when the options ask for one (liveShops): reloaded from the directory and the sealed secrets. */
+function liveShopsOf(
+  options: RuntimeOptions,
+  directory: ShopDirectory,
+  secrets: ShopSecretStore | undefined,
+): ServedShops | undefined {
+  const live = options.liveShops;
+  if (!live) return undefined;
+  if (!secrets) throw new Error('serving connected shops needs RELAIS_SECRET_KEYS: their secrets are sealed with it');
+  const load = async () =>
+    assertWebhookTokens(
+      await loadServedShops({
+        ...(live.fileDocument ? { fileDocument: live.fileDocument } : {}),
+        ...(live.fileSecrets ? { fileSecrets: live.fileSecrets } : {}),
+        directory,
+        secrets,
+      }),
+    );
+  return new ServedShops(options.shops, load, {
+    logger: options.logger.child({ component: 'served-shops' }),
+    ...(options.onShopsReload ? { onReload: options.onShopsReload } : {}),
+  });
 }

@@ -59,21 +59,31 @@ export interface RunningWeb {
 const DEFAULT_SHUTDOWN_GRACE_MS = 25_000;
 
 export async function startWeb(options: WebOptions): Promise<RunningWeb> {
+  const metrics = new RelaisMetrics();
   const runtime = createRuntime({
     ...options,
     producerCommandTimeoutMs: options.producerCommandTimeoutMs ?? WEB_REDIS_COMMAND_TIMEOUT_MS,
+    onShopsReload: (outcome) => metrics.shopsReloaded(outcome),
   });
   await waitForRedis(runtime);
   await waitForLedger(runtime);
   await Promise.all(runtime.queues.all().map((q) => q.waitUntilReady()));
-  const metrics = new RelaisMetrics();
+  await runtime.watchShops();
+  // The live registry when connected shops are served live (src/config/served-shops.ts), else the one given.
+  const shops = runtime.options.shops;
   // Queue depths (relais_queue_jobs) are the worker's to report: both reporting them counted every job twice.
   // The watchdog figure: shipments with no recorded markReady past the bound (the dashboard's held page lists them).
-  const bounds = options.shops.all().map((s) => s.policy.unreadyAlertMinutes);
-  metrics.watchUnready(() => runtime.ledger.countUnready(unreadySince(runtime.now(), bounds)));
+  metrics.watchUnready(() =>
+    runtime.ledger.countUnready(
+      unreadySince(
+        runtime.now(),
+        shops.all().map((s) => s.policy.unreadyAlertMinutes),
+      ),
+    ),
+  );
   let shuttingDown = false;
   const app = createApp({
-    shops: options.shops,
+    shops,
     queues: runtime.queues,
     redis: runtime.producer,
     prefix: options.prefix,
@@ -86,7 +96,11 @@ export async function startWeb(options: WebOptions): Promise<RunningWeb> {
     shuttingDown: () => shuttingDown,
     trustProxy: options.trustProxy,
     dashboard: options.dashboardToken
-      ? dashboardDepsFor(runtime, { ...options.dashboard, token: options.dashboardToken })
+      ? dashboardDepsFor(runtime, {
+          announceShops: () => runtime.announceShops(),
+          ...options.dashboard,
+          token: options.dashboardToken,
+        })
       : undefined,
   });
   const host = options.host ?? '127.0.0.1';

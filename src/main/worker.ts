@@ -28,6 +28,7 @@ import {
   type DeliveryOutcome,
 } from '../jobs/sync-delivery.js';
 import { handleShopEvent, type ShopEventOutcome } from '../jobs/shop-event.js';
+import { handleUninstall } from '../jobs/uninstall.js';
 import { createOwnershipCheck } from '../stores/index.js';
 import { checkReadiness, databaseProbe, redisProbe, startOpsServer, workersProbe } from '../observability/health.js';
 import { TariffMemory } from '../jobs/tariff-guard.js';
@@ -70,9 +71,13 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const runtime = createRuntime({
     ...options,
     onRateBudgetWait: (shopId, ms) => metrics.rateBudgetWait(shopId, ms),
+    onShopsReload: (outcome) => metrics.shopsReloaded(outcome),
   });
   await waitForRedis(runtime);
   await waitForLedger(runtime);
+  await runtime.watchShops();
+  // The live registry when connected shops are served live (src/config/served-shops.ts), else the one given.
+  const shops = runtime.options.shops;
   const rateLimiter = new ShopRateLimiter(runtime.redis, options.prefix);
   const { logger } = options;
   metrics.watchQueues(runtime.queues.all());
@@ -87,7 +92,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     async (job) =>
       handleShopEvent(job.data, {
         ledger: runtime.ledger,
-        shops: options.shops,
+        shops,
         dispatchQueue: runtime.queues.dispatch,
         shopEventQueue: runtime.queues.shopEvents,
         redis: runtime.redis,
@@ -98,6 +103,16 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           await runtime.queues.deliveries.add('cancel', { shopId: shop.id, externalOrderId, trigger: job.data.topic });
         },
         ownership,
+        onUninstalled: (shop) =>
+          handleUninstall(shop, {
+            directory: runtime.shopDirectory,
+            ...(runtime.shopSecrets ? { secrets: runtime.shopSecrets } : {}),
+            announce: () => runtime.announceShops(),
+            redis: runtime.redis,
+            prefix: options.prefix,
+            now: runtime.now,
+            logger: logger.child({ shop: shop.id, job: job.id }),
+          }),
       }),
     {
       connection,
@@ -116,7 +131,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       try {
         const outcome = await dispatchOrder(job.data, {
           ledger: runtime.ledger,
-          shops: options.shops,
+          shops,
           deliveryFor: runtime.deliveryFor,
           resolver: options.resolver,
           aliases: runtime.aliases,
@@ -155,7 +170,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
 
   const deliveryDeps = (job: Job<DeliveryJob>): DeliveryDeps => ({
     ledger: runtime.ledger,
-    shops: options.shops,
+    shops,
     deliveryFor: runtime.deliveryFor,
     writerFor: runtime.writerFor,
     redis: runtime.redis,

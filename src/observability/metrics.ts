@@ -137,6 +137,12 @@ export class RelaisMetrics {
     labelNames: ['shop'] as const,
     registers: [this.registry],
   });
+  readonly shopReloads = new Counter({
+    name: 'relais_shop_reloads_total',
+    help: 'Reloads of the served shops after a change of the connected shops (or the periodic one), by outcome: changed, unchanged, or failed (the shops loaded before are still served)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
   readonly queueJobs: Gauge<'queue' | 'state'>;
   readonly unready: Gauge;
   #countUnready: (() => Promise<number>) | undefined;
@@ -187,6 +193,11 @@ export class RelaisMetrics {
   /** For PipelineDeps/DeliveryDeps.onUnknownState. */
   unknownState(shopId: string, state: string): void {
     this.unknownStates.inc({ shop: boundedLabel(shopId), state: boundedLabel(state) });
+  }
+
+  /** For RuntimeOptions.onShopsReload. */
+  shopsReloaded(outcome: 'changed' | 'unchanged' | 'failed'): void {
+    this.shopReloads.inc({ outcome });
   }
 
   rateBudgetWait(shopId: string, ms: number): void {

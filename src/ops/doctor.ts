@@ -37,6 +37,7 @@ import { wireProfileOf } from '../dispatch/for-shop.js';
 import { platformOf } from '../stores/index.js';
 import { messageOf, publicEndpoint, type CheckResult, type CheckStatus } from './checks.js';
 import { checkRedisCluster } from './redis-cluster-check.js';
+import { checkUninstalled } from './uninstalled-check.js';
 import { parseClusterNodes, redisTargetForHumans } from '../redis.js';
 
 export { CURRENCY, publicEndpoint, type CheckResult, type CheckStatus } from './checks.js';
@@ -425,7 +426,19 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     ...shops.map((shop) => checkShop(shop, { resolver, publicUrl, fix, timeoutMs, logger })),
   ]);
   add('Redis', redis);
-  shops.forEach((shop, i) => add(sectionOf(shop), perShop[i] ?? []));
+  const uninstalled = env.REDIS_CLUSTER_NODES
+    ? new Map<string, CheckResult>()
+    : await checkUninstalled({
+        redisUrl: env.REDIS_URL,
+        prefix: env.RELAIS_REDIS_PREFIX,
+        shops: shops.map((shop, i) => ({ id: shop.id, passing: !perShop[i]?.some((r) => r.status === 'error') })),
+        fix,
+        timeoutMs,
+      });
+  shops.forEach((shop, i) => {
+    const mark = uninstalled.get(shop.id);
+    add(sectionOf(shop), [...(perShop[i] ?? []), ...(mark ? [mark] : [])]);
+  });
   return finish(entries, fix);
 }
 

@@ -33,6 +33,7 @@ export { PLATFORM_NAMES, type PlatformName } from './settings.js';
 /** Shops whose platform credentials Relais keeps sealed in the database (Shopify OAuth tokens), and their set-up. */
 export {
   configureShopifyAccessTokens as configureStoredCredentials,
+  forgetShopifyAccessTokens as forgetStoredCredentials,
   shopifyOAuthShops as shopsWithStoredCredentials,
 } from './shopify/access-token.js';
 
@@ -90,6 +91,11 @@ export function orderVersionOf(shop: ShopConfig, payload: unknown): string | und
 /** Whether a shop event's topic is one of its platform's order topics (the web process counts received orders). */
 export function isOrderTopic(platform: string, topic: string): boolean {
   return isPlatformName(platform) && STORE_PLATFORMS[platform].webhooks.orderTopics.has(topic);
+}
+
+/** Whether a shop event's topic says the merchant removed the app from the shop (Shopify's app/uninstalled). */
+export function isUninstallTopic(platform: string, topic: string): boolean {
+  return isPlatformName(platform) && STORE_PLATFORMS[platform].webhooks.uninstallTopic === topic;
 }
 
 /** The data-protection topics of every platform (src/jobs/compliance.ts acts on them). */

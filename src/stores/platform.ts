@@ -66,6 +66,8 @@ export interface WebhookIntake {
   readonly orderTopics: ReadonlySet<string>;
   /** Data-protection topics the platform requires an app to act on (src/jobs/compliance.ts); none for some. */
   readonly complianceTopics: ReadonlySet<string>;
+  /** Sent when the merchant removes the app from the shop (src/jobs/uninstall.ts); absent for a platform without one. */
+  readonly uninstallTopic?: string;
   /** The topics `relais doctor --fix` subscribes a shop to, as the platform's API names them. */
   readonly subscribedTopics: readonly string[];
   receive(delivery: WebhookDelivery, shops: ShopRegistry): WebhookReceipt;

@@ -53,13 +53,21 @@ async function cli(
 }
 
 describe('connected shops in the database', () => {
-  it("relais shops import seals the file's secrets (none readable in the tables) and relais shops list shows the shops", async () => {
+  it("relais shops import seals the file's secrets (none readable in the tables), tells the running processes, and relais shops list shows the shops", async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'relais-import-')), 'shops.json');
     writeFileSync(file, JSON.stringify(relais.registryDocument));
-    const env = { ...relais.env, DATABASE_URL: db.url, RELAIS_DB_SCHEMA: db.schema, RELAIS_SECRET_KEYS: KEYS };
+    const env = {
+      ...relais.env,
+      DATABASE_URL: db.url,
+      RELAIS_DB_SCHEMA: db.schema,
+      RELAIS_SECRET_KEYS: KEYS,
+      // The import announces the change on the test's own Redis, never on one the machine happens to run.
+      REDIS_URL: relais.redis.url,
+    };
     const imported = await cli(['shops', 'import', file], env);
     expect(imported.stderr).toBe('');
     expect(imported.stdout).toContain(`imported ${SHOPIFY_SHOP_ID} (shopify), 4 secret(s) sealed`);
+    expect(imported.stdout).toContain('Running web processes and workers were told');
     expect((await cli(['shops', 'list'], env)).stdout).toMatch(new RegExp(`${SHOPIFY_SHOP_ID}  shopify  enabled`));
 
     const tables = await db

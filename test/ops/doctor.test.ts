@@ -23,6 +23,9 @@ import {
   type ReportEntry,
 } from '../../src/ops/doctor.js';
 import { DOCTOR_SHOPIFY_DOCUMENTS } from '../../src/stores/shopify/doctor.js';
+import { handleUninstall, uninstalledKey } from '../../src/jobs/uninstall.js';
+import { PostgresShopDirectory } from '../../src/ledger/postgres/pg-shops.js';
+import { silentLogger } from '../../src/log.js';
 import { freePort, startRedis, type TestRedis } from '../support/redis.js';
 import {
   makeSecrets,
@@ -168,7 +171,11 @@ describe('relais doctor on a fresh setup', () => {
         .webhookSubscriptions(SHOPIFY_DOMAIN)
         .map((s) => `${s.topic} ${s.uri}`)
         .sort(),
-    ).toEqual(['ORDERS_CANCELLED', 'ORDERS_CREATE', 'ORDERS_PAID', 'ORDERS_UPDATED'].map((t) => `${t} ${shopifyUrl}`));
+    ).toEqual(
+      ['APP_UNINSTALLED', 'ORDERS_CANCELLED', 'ORDERS_CREATE', 'ORDERS_PAID', 'ORDERS_UPDATED'].map(
+        (t) => `${t} ${shopifyUrl}`,
+      ),
+    );
     const wooUrl = `${relais.web.url}/webhooks/woocommerce/${WOO_SHOP_ID}`;
     expect(
       woo
@@ -448,5 +455,32 @@ describe('what relais doctor sends and prints', () => {
     const all = printed.join('\n');
     for (const secret of Object.values(secrets)) expect(all).not.toContain(secret);
     expect(all).not.toContain(eurToken);
+  });
+});
+
+describe('a registry-file shop whose app was uninstalled', () => {
+  it('the uninstall is marked (the file is left alone), doctor reports it, and --fix forgets it once the shop checks pass', async () => {
+    const registry = buildShopRegistry(relais.registryDocument, (ref) =>
+      'env' in ref ? relais.env[ref.env] : undefined,
+    );
+    const outcome = await handleUninstall(registry.get(SHOPIFY_SHOP_ID)!, {
+      directory: new PostgresShopDirectory(relais.db.pool()),
+      announce: () => Promise.reject(new Error('a registry-file shop is not announced')),
+      redis: goodRedis.client(),
+      prefix: '{relais}', // RELAIS_REDIS_PREFIX's default, which doctor reads here
+      now: () => new Date('2026-11-20T10:00:00.000Z'),
+      logger: silentLogger,
+    });
+    expect(outcome).toEqual({ kind: 'registry_file_shop', marked: '2026-11-20T10:00:00.000Z' });
+
+    const reported = entry(await doctor(), SHOPIFY, 'app installed');
+    expect(reported.status).toBe('error');
+    expect(reported.detail).toContain('uninstalled from this shop at 2026-11-20T10:00:00.000Z');
+    expect(reported.fix).toMatch(/remove the shop from the registry file/);
+
+    // The emulated shop still accepts its token: its checks pass, so the uninstall is taken as undone.
+    expect(entry(await doctor({ fix: true }), SHOPIFY, 'app installed').status).toBe('ok');
+    expect(await goodRedis.client().exists(uninstalledKey('{relais}', SHOPIFY_SHOP_ID))).toBe(0);
+    expect((await doctor()).checks.some((c) => c.name === 'app installed')).toBe(false);
   });
 });

@@ -110,6 +110,14 @@ export class PostgresShopSecretStore implements ShopSecretStore {
     return result.rowCount ?? 0;
   }
 
+  async deleteAllBut(shopId: string, keep: readonly string[]): Promise<number> {
+    const result = await this.pool.query(
+      'DELETE FROM shop_secrets WHERE shop_id = $1 AND NOT (name = ANY($2::text[]))',
+      [shopId, keep],
+    );
+    return result.rowCount ?? 0;
+  }
+
   async reseal(): Promise<number> {
     const { rows } = await this.pool.query<SecretRow>('SELECT * FROM shop_secrets WHERE key_id <> $1', [
       this.box.currentKeyId,

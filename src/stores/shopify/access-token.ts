@@ -403,6 +403,11 @@ export function useAccessTokenSource(shopId: string, source: AccessTokenSource |
   else sources.set(shopId, source);
 }
 
+/** Drops the token sources of these shops (removed from what the process serves, or about to be configured anew). */
+export function forgetShopifyAccessTokens(shopIds: Iterable<string>): void {
+  for (const id of shopIds) sources.delete(id);
+}
+
 /** The shop's token source: the registered OAuth provider, or its static token from the registry. */
 export function accessTokenSourceFor(shop: ShopifyShopConfig): AccessTokenSource {
   const registered = sources.get(shop.id);

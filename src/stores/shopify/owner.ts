@@ -9,10 +9,11 @@
  *   - anything else (a custom storefront domain, the field missing) is confirmed by reading the order
  *     through the header's shop's Admin API, with that shop's own token: another shop's order is not there.
  */
+import { PerShop } from '../../config/served-shops.js';
 import type { ShopifyShopConfig } from './settings.js';
 import type { Logger } from '../../log.js';
 import type { OwnershipCheck, StoreDeps } from '../platform.js';
-import { sharedBudgetOf, shopifyAdminClientFor, type SharedBudget, type ShopifyAdminClient } from './admin.js';
+import { sharedBudgetOf, shopifyAdminClientFor, type SharedBudget } from './admin.js';
 
 export type OwnerCheck =
   | { kind: 'confirmed' }
@@ -55,19 +56,15 @@ export function shopifyOrderReader(
   logger: Logger,
   shared?: SharedBudget,
 ): (shop: ShopifyShopConfig, orderId: string) => Promise<boolean> {
-  const clients = new Map<string, ShopifyAdminClient>();
-  return async (shop, orderId) => {
-    let client = clients.get(shop.id);
-    if (!client) {
-      client = shopifyAdminClientFor(
-        shop,
-        { logger: logger.child({ shop: shop.id, component: 'shopify-owner' }), maxAttempts: 3, maxWaitMs: 5_000 },
-        shared,
-      );
-      clients.set(shop.id, client);
-    }
-    return (await client.orderState(`gid://shopify/Order/${orderId}`)) !== undefined;
-  };
+  // Rebuilt when the shop's settings change (a reload of the served shops gives it a new config object).
+  const clients = new PerShop((shop) =>
+    shopifyAdminClientFor(
+      shop as ShopifyShopConfig,
+      { logger: logger.child({ shop: shop.id, component: 'shopify-owner' }), maxAttempts: 3, maxWaitMs: 5_000 },
+      shared,
+    ),
+  );
+  return async (shop, orderId) => (await clients.for(shop).orderState(`gid://shopify/Order/${orderId}`)) !== undefined;
 }
 
 /**

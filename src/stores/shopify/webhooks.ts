@@ -34,24 +34,41 @@ export function topicName(topic: string): string {
   return topic.toLowerCase().replace('_', '/');
 }
 
-/** The shops of a registry by myshopify domain, indexed once per registry (a registry never changes once built). */
-const byDomain = new WeakMap<ShopRegistry, Map<string, ShopifyShopConfig>>();
+/** Sent when a merchant uninstalls the app: Relais stops work for the shop (src/jobs/uninstall.ts). */
+export const SHOPIFY_UNINSTALL_TOPIC = 'app/uninstalled';
 
-function shopOfDomain(shops: ShopRegistry, domain: string): ShopifyShopConfig | undefined {
-  let index = byDomain.get(shops);
+interface DomainIndex {
+  served: Map<string, ShopifyShopConfig>;
+  /** Shops not served (switched off, uninstalled) whose data-protection webhooks are still answered. */
+  notServed: Map<string, ShopifyShopConfig>;
+}
+
+/**
+ * The shops of a registry by myshopify domain, indexed once per registry snapshot (a snapshot never changes; a
+ * live registry answers a new one after each reload).
+ */
+const byDomain = new WeakMap<ShopRegistry, DomainIndex>();
+
+function indexOf(shops: ShopRegistry): DomainIndex {
+  const snapshot = shops.snapshot();
+  let index = byDomain.get(snapshot);
   if (!index) {
-    index = new Map();
-    for (const shop of shops.all()) if (shop.platform === 'shopify') index.set(shop.shopify.domain, shop);
-    byDomain.set(shops, index);
+    index = { served: new Map(), notServed: new Map() };
+    for (const shop of snapshot.all()) if (shop.platform === 'shopify') index.served.set(shop.shopify.domain, shop);
+    for (const { shop } of snapshot.allNotServed())
+      if (shop?.platform === 'shopify' && shop.shopify.webhookSecret.reveal() !== '')
+        index.notServed.set(shop.shopify.domain, shop);
+    byDomain.set(snapshot, index);
   }
-  return index.get(domain.toLowerCase());
+  return index;
 }
 
 export const shopifyWebhooks: WebhookIntake = {
   path: '/webhooks/shopify',
   orderTopics: SHOPIFY_ORDER_TOPICS,
   complianceTopics: SHOPIFY_COMPLIANCE_TOPICS,
-  subscribedTopics: [...SHOPIFY_ORDER_TOPICS].map(graphqlTopic),
+  uninstallTopic: SHOPIFY_UNINSTALL_TOPIC,
+  subscribedTopics: [...SHOPIFY_ORDER_TOPICS, SHOPIFY_UNINSTALL_TOPIC].map(graphqlTopic),
 
   receive({ rawBody, headers }: WebhookDelivery, shops: ShopRegistry): WebhookReceipt {
     const value = headers['x-shopify-shop-domain'];
@@ -62,7 +79,9 @@ export const shopifyWebhooks: WebhookIntake = {
         reason: 'missing_headers',
         body: { error: 'missing_headers', missing: ['X-Shopify-Shop-Domain'] },
       };
-    const shop = shopOfDomain(shops, domain);
+    const index = indexOf(shops);
+    const served = index.served.get(domain.toLowerCase());
+    const shop = served ?? index.notServed.get(domain.toLowerCase());
     if (!shop)
       return {
         kind: 'rejected',
@@ -79,7 +98,16 @@ export const shopifyWebhooks: WebhookIntake = {
       };
     }
     const { topic } = verification;
-    if (!SHOPIFY_ORDER_TOPICS.has(topic) && !SHOPIFY_COMPLIANCE_TOPICS.has(topic))
+    // A shop no longer served answers its data-protection topics only (shop/redact comes 48 hours after an uninstall).
+    if (!served && !SHOPIFY_COMPLIANCE_TOPICS.has(topic)) {
+      if (topic === SHOPIFY_UNINSTALL_TOPIC) return { kind: 'answer', body: { status: 'ignored', topic } };
+      return {
+        kind: 'rejected',
+        reason: 'unknown_shop',
+        body: { error: 'unknown_shop', message: `shop ${domain} is not served by Relais` },
+      };
+    }
+    if (!SHOPIFY_ORDER_TOPICS.has(topic) && !SHOPIFY_COMPLIANCE_TOPICS.has(topic) && topic !== SHOPIFY_UNINSTALL_TOPIC)
       return { kind: 'answer', body: { status: 'ignored', topic } };
     const payload = parseJson(rawBody);
     if (payload === undefined) return { kind: 'rejected', reason: 'malformed_body', body: malformedBody('JSON') };
