@@ -9,7 +9,7 @@ export const MIN_TOKEN_LENGTH = 32;
 export const MAKE_A_TOKEN = 'make one with `openssl rand -hex 32`';
 const token = z.string().min(MIN_TOKEN_LENGTH, `must be at least ${MIN_TOKEN_LENGTH} characters: ${MAKE_A_TOKEN}`);
 
-const envSchema = z.object({
+const envObject = z.object({
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
   /**
    * A Redis Cluster's seed nodes, comma-separated `host:port` (or `redis[s]://[user:password@]host:port`; the first
@@ -71,6 +71,25 @@ const envSchema = z.object({
    * worker's answers only when its server is bound to a loopback address.
    */
   RELAIS_METRICS_TOKEN: token.optional(),
+  // ---- the operator's Shopify app (issue 17): both set, merchants install it through /connect/shopify/install ----
+  /** The app's client id (Dev Dashboard, "Client credentials"). */
+  SHOPIFY_API_KEY: z.string().trim().min(1).optional(),
+  /** The app's client secret: the install's hmac and the installed shops' webhooks are signed with it. */
+  SHOPIFY_API_SECRET: z.string().trim().min(1).optional(),
+});
+
+/** A Shopify app half configured, or without what its install needs, is reported with the rest. */
+const envSchema = envObject.superRefine((env, context) => {
+  const app = env.SHOPIFY_API_KEY !== undefined || env.SHOPIFY_API_SECRET !== undefined;
+  const problem = (path: string, message: string) => context.addIssue({ code: 'custom', path: [path], message });
+  if (!app) return;
+  if (env.SHOPIFY_API_KEY === undefined) problem('SHOPIFY_API_KEY', 'set it with SHOPIFY_API_SECRET (the app\'s client id)');
+  if (env.SHOPIFY_API_SECRET === undefined)
+    problem('SHOPIFY_API_SECRET', "set it with SHOPIFY_API_KEY (the app's client secret)");
+  if (env.RELAIS_PUBLIC_URL === undefined)
+    problem('RELAIS_PUBLIC_URL', 'a Shopify app needs it: Shopify redirects to <RELAIS_PUBLIC_URL>/connect/shopify/callback');
+  if (env.RELAIS_SECRET_KEYS === undefined)
+    problem('RELAIS_SECRET_KEYS', "a Shopify app needs it: installed shops' tokens are kept sealed in the database");
 });
 
 export type RelaisEnv = z.output<typeof envSchema>;

@@ -146,7 +146,7 @@ export function readCookie(req: Request, name: string): string | undefined {
 }
 
 /** Secure whenever the browser reached us over HTTPS (directly, or through a TLS-terminating proxy). */
-function isHttps(req: Request): boolean {
+export function isHttps(req: Request): boolean {
   return req.secure || req.get('x-forwarded-proto')?.split(',')[0]?.trim() === 'https';
 }
 

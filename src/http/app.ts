@@ -10,8 +10,9 @@ import { checkoutRoutes } from '../checkout/routes.js';
 import type { AliasStore } from '../ledger/alias-store.js';
 import { dashboardRoutes, type DashboardDeps } from '../dashboard/index.js';
 import { dispatchWebhookRoutes } from './routes/dispatch-webhooks.js';
+import { shopifyConnectRoutes } from './routes/shopify-connect.js';
 import { webhookRoutes, type WebhookDeps } from './routes/webhooks.js';
-import { isOrderTopic } from '../stores/index.js';
+import { isOrderTopic, type ShopifyConnect } from '../stores/index.js';
 import type { ShopEventJob } from '../jobs/queues.js';
 import {
   checkReadiness,
@@ -49,6 +50,11 @@ export interface AppDeps extends WebhookDeps {
    * so nobody can pick their own address by sending the header.
    */
   trustProxy?: string;
+  /**
+   * The Shopify app install (/connect/shopify/install and /callback), when the operator configured a Shopify app
+   * (SHOPIFY_API_KEY, SHOPIFY_API_SECRET). Absent: those paths do not exist (404).
+   */
+  shopifyConnect?: ShopifyConnect;
 }
 
 /** TRUST_PROXY as Express takes it: a number of hops, true/false, or a list of addresses and subnets. */
@@ -116,6 +122,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(checkoutRoutes(deps));
   // The operator dashboard: its own auth, HTML pages and bull-board under /dashboard (src/dashboard/router.ts).
   app.use('/dashboard', dashboardRoutes(deps.dashboard));
+  if (deps.shopifyConnect) app.use(shopifyConnectRoutes(deps.shopifyConnect, deps.logger));
 
   app.use((_req: Request, res: Response) => {
     res.status(404).json({ error: 'not_found' });

@@ -28,6 +28,7 @@ import { runStaleCommand } from '../ops/stale.js';
 import { userInfo } from 'node:os';
 import type { EmulateOptions } from './emulate.js';
 import { SecretBox } from '../config/secret-box.js';
+import { Secret } from '../config/secret.js';
 import { createPool, databaseUrlForHumans, migrate } from '../ledger/postgres/database.js';
 import { PostgresShopSecretStore } from '../ledger/postgres/pg-shop-secrets.js';
 import { createRuntime, waitForDatabase } from './runtime.js';
@@ -153,6 +154,16 @@ program
       dashboardToken: base.env.RELAIS_DASHBOARD_TOKEN,
       metricsToken: base.env.RELAIS_METRICS_TOKEN, // operations: /metrics behind a bearer token when set
       trustProxy: base.env.TRUST_PROXY,
+      // The Shopify app install routes; env.ts made sure the four settings come together.
+      ...(base.env.SHOPIFY_API_KEY && base.env.SHOPIFY_API_SECRET && base.env.RELAIS_PUBLIC_URL
+        ? {
+            shopifyApp: {
+              clientId: base.env.SHOPIFY_API_KEY,
+              clientSecret: new Secret(base.env.SHOPIFY_API_SECRET, 'env SHOPIFY_API_SECRET'),
+              publicUrl: base.env.RELAIS_PUBLIC_URL,
+            },
+          }
+        : {}),
     });
     onShutdown(() => web.close(), base.logger);
   });

@@ -6,6 +6,7 @@ import { dashboardDepsFor, type DashboardWiring } from '../dashboard/wiring.js';
 import { createApp } from '../http/app.js';
 import { unreadySince } from '../domain/shipment-status.js';
 import { RelaisMetrics } from '../observability/metrics.js';
+import { createShopifyConnect, type ShopifyAppSettings, type ShopifyConnect } from '../stores/index.js';
 import { createRuntime, waitForLedger, waitForRedis, type Runtime, type RuntimeOptions } from './runtime.js';
 
 export interface WebOptions extends RuntimeOptions {
@@ -21,6 +22,11 @@ export interface WebOptions extends RuntimeOptions {
   dashboard?: Omit<DashboardWiring, 'token'>;
   /** TRUST_PROXY: whose X-Forwarded-For to believe for the client's address (see src/http/app.ts). */
   trustProxy?: string;
+  /**
+   * The operator's Shopify app (SHOPIFY_API_KEY, SHOPIFY_API_SECRET, RELAIS_PUBLIC_URL): serves the install routes
+   * and the Connect page's "Connect a Shopify shop". Needs RELAIS_SECRET_KEYS (the tokens are stored sealed).
+   */
+  shopifyApp?: ShopifyAppSettings;
   /** Slow clients: how long a whole request (headers and body), its headers, and an idle keep-alive socket may take. */
   timeouts?: Partial<HttpTimeouts>;
 }
@@ -55,10 +61,26 @@ export interface RunningWeb {
   close(): Promise<void>;
 }
 
+/** Runs after startWeb made sure RELAIS_SECRET_KEYS is set, so the runtime has its secret store. */
+function shopifyConnectFor(runtime: Runtime, app: ShopifyAppSettings): ShopifyConnect {
+  return createShopifyConnect(app, {
+    redis: runtime.producer,
+    prefix: runtime.options.prefix,
+    directory: runtime.shopDirectory,
+    secrets: runtime.shopSecrets!,
+    servedShops: () => runtime.options.shops.all(),
+    logger: runtime.options.logger,
+  });
+}
+
 /** Under Kubernetes' default 30 s between SIGTERM and SIGKILL, with room to close Redis. */
 const DEFAULT_SHUTDOWN_GRACE_MS = 25_000;
 
 export async function startWeb(options: WebOptions): Promise<RunningWeb> {
+  if (options.shopifyApp && !options.secretKeys)
+    throw new Error(
+      "a Shopify app is configured (SHOPIFY_API_KEY), but installed shops' tokens are kept sealed in the database: set RELAIS_SECRET_KEYS (id:base64 of 32 random bytes; openssl rand -base64 32)",
+    );
   const metrics = new RelaisMetrics();
   const runtime = createRuntime({
     ...options,
@@ -82,6 +104,7 @@ export async function startWeb(options: WebOptions): Promise<RunningWeb> {
     ),
   );
   let shuttingDown = false;
+  const shopifyConnect = options.shopifyApp ? shopifyConnectFor(runtime, options.shopifyApp) : undefined;
   const app = createApp({
     shops,
     queues: runtime.queues,
@@ -100,8 +123,10 @@ export async function startWeb(options: WebOptions): Promise<RunningWeb> {
           announceShops: () => runtime.announceShops(),
           ...options.dashboard,
           token: options.dashboardToken,
+          ...(shopifyConnect ? { beginShopify: (input) => shopifyConnect.beginFromDashboard(input) } : {}),
         })
       : undefined,
+    ...(shopifyConnect ? { shopifyConnect } : {}),
   });
   const host = options.host ?? '127.0.0.1';
   const timeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...options.timeouts };

@@ -37,6 +37,16 @@ export {
   shopifyOAuthShops as shopsWithStoredCredentials,
 } from './shopify/access-token.js';
 
+/** Connecting a shop through Relais's Shopify app (the install routes, the Connect page's Shopify way in). */
+export {
+  createShopifyConnect,
+  SHOPIFY_CALLBACK_PATH,
+  SHOPIFY_INSTALL_PATH,
+  type ShopifyAppSettings,
+  type ShopifyConnect,
+} from './shopify/connect.js';
+export { ShopifyInstallError, type InstallRefusal } from './shopify/oauth.js';
+
 export const STORE_PLATFORMS: { readonly [P in PlatformName]: StorePlatform<P> } = {
   shopify: shopifyPlatform,
   woocommerce: wooPlatform,

@@ -3,7 +3,9 @@
  */
 import { shopifyWebhookHeaders, wooWebhookHeaders } from '../support/factories.js';
 import { SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, WOO_SHOP_ID, waitFor, type TestRelais } from '../support/relais.js';
-import type { OrderRecord } from '../../src/ledger/order-ledger.js';
+import type { OrderLedger, OrderRecord } from '../../src/ledger/order-ledger.js';
+import type { DeliveryStep } from '../../src/domain/shipment-status.js';
+import { DEFAULT_COURIER_STEP_MS } from '@relais/emulators/dispatch';
 
 export async function postShopify(
   relais: TestRelais,
@@ -94,4 +96,26 @@ export function shipmentsFor(relais: TestRelais, externalOrderId: string) {
 export async function queuedShopEvents(relais: TestRelais): Promise<number> {
   const counts = await relais.web.runtime.queues.shopEvents.getJobCounts();
   return Object.values(counts).reduce((a, b) => a + b, 0);
+}
+
+/**
+ * Moves the dispatch emulator's courier one stage at a time; after each, waits until Relais has seen it and
+ * written it into the shop (`ledger`: the ledger of the worker doing the work).
+ */
+export async function courierThrough(
+  relais: TestRelais,
+  ledger: Pick<OrderLedger, 'get'>,
+  externalOrderId: string,
+  stages: DeliveryStep[],
+): Promise<void> {
+  for (const stage of stages) {
+    await relais.emulator.advance(DEFAULT_COURIER_STEP_MS);
+    await waitFor(
+      async () => {
+        const progress = (await ledger.get(externalOrderId))?.delivery;
+        return progress?.step === stage && (stage === 'assigned' || progress.written.steps[stage] !== undefined);
+      },
+      { what: `${externalOrderId} at ${stage} in the shop` },
+    );
+  }
 }

@@ -11,7 +11,7 @@ import { startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/sh
 import { startWooEmulator, type WooEmulator } from '@relais/emulators/woocommerce';
 import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
 import { createLogger, type Logger } from '../../src/log.js';
-import { startWeb, type RunningWeb } from '../../src/main/web.js';
+import { startWeb, type RunningWeb, type WebOptions } from '../../src/main/web.js';
 import { startWorker, type RunningWorker } from '../../src/main/worker.js';
 import { startTestDatabase, type TestDatabase } from './postgres.js';
 import { startRedis, type TestRedis } from './redis.js';
@@ -201,6 +201,8 @@ export interface TestRelaisOptions {
   redisClusterNodes?: string[];
   /** The key prefix; default `{<a prefix unique to the run>}`, a hash tag (every key in one slot). */
   prefix?: string;
+  /** The operator's Shopify app: the web process serves the install routes (needs secretKeys). */
+  shopifyApp?: WebOptions['shopifyApp'];
   /** A ledger database the test made itself (e.g. on a PostgreSQL it stops and restarts); default: a schema of its own. */
   db?: TestDatabase;
 }
@@ -270,6 +272,7 @@ export async function startTestRelais(options: TestRelaisOptions = {}): Promise<
     port: 0,
     dashboardToken: options.dashboardToken,
     metricsToken: options.metricsToken,
+    ...(options.shopifyApp ? { shopifyApp: options.shopifyApp } : {}),
   });
   const launchWorker = () =>
     startWorker({ ...base, resolver, concurrency: 4, lockMs: options.lockMs, pollIntervalMs: options.pollIntervalMs });

@@ -8,7 +8,7 @@ import { startShopifyEmulator, type OrderSnapshot, type ShopifyEmulator } from '
 import { DEFAULT_COURIER_STEP_MS } from '@relais/emulators/dispatch';
 import type { DeliveryStep } from '../../src/domain/shipment-status.js';
 import type { DeliveryProgress } from '../../src/ledger/order-ledger.js';
-import { shipmentsFor, shopifyExternalId, waitForIdle, waitForState } from '../pipeline/helpers.js';
+import { courierThrough, shipmentsFor, shopifyExternalId, waitForIdle, waitForState } from '../pipeline/helpers.js';
 import {
   makeSecrets,
   SHOPIFY_DOMAIN,
@@ -74,18 +74,8 @@ async function dispatched(extId: string): Promise<void> {
 }
 
 /** Moves the courier one stage at a time; after each, waits until Relais has seen it and written it. */
-async function courier(extId: string, stages: DeliveryStep[]): Promise<void> {
-  for (const stage of stages) {
-    await relais.emulator.advance(DEFAULT_COURIER_STEP_MS);
-    await waitFor(
-      async () => {
-        const progress = await delivery(extId);
-        return progress?.step === stage && (stage === 'assigned' || progress.written.steps[stage] !== undefined);
-      },
-      { what: `${extId} at ${stage} in Shopify` },
-    );
-  }
-}
+const courier = (extId: string, stages: DeliveryStep[]) =>
+  courierThrough(relais, relais.worker.runtime.ledger, extId, stages);
 
 const metafield = (order: OrderSnapshot, key: string) =>
   order.metafields.find((m) => m.namespace === 'relais' && m.key === key);

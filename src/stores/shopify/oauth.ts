@@ -44,9 +44,11 @@ export class RedisInstallStates implements InstallStateStore {
   constructor(
     private readonly redis: RedisClient,
     private readonly prefix: string,
+    /** What the keys hold: install states, or the Connect page's install links (connect.ts). */
+    private readonly kind = 'shopify-install-state',
   ) {}
   private key(state: string): string {
-    return `${this.prefix}:shopify-install-state:${state}`;
+    return `${this.prefix}:${this.kind}:${state}`;
   }
   async put(state: string, value: string, ttlMs: number): Promise<void> {
     await this.redis.set(this.key(state), value, 'PX', ttlMs);
@@ -56,7 +58,16 @@ export class RedisInstallStates implements InstallStateStore {
   }
 }
 
-export type InstallRefusal = 'invalid_shop' | 'invalid_hmac' | 'unknown_state' | 'state_mismatch' | 'exchange_failed';
+export type InstallRefusal =
+  | 'invalid_shop'
+  | 'invalid_hmac'
+  | 'unknown_state'
+  | 'state_mismatch'
+  | 'exchange_failed'
+  /** connect.ts: an install link from the dashboard that is unknown, used or expired. */
+  | 'unknown_ticket'
+  /** connect.ts: the shop id or domain already belongs to another shop. */
+  | 'shop_taken';
 
 export class ShopifyInstallError extends Error {
   override readonly name = 'ShopifyInstallError';
@@ -139,16 +150,27 @@ export class ShopifyInstall {
     return { url: `${this.#base(shop)}/admin/oauth/authorize?${query.toString().replace(/\+/g, '%20')}`, state };
   }
 
+  /**
+   * Whether a query Shopify sent through the merchant's browser (the install callback, or the app URL opened from
+   * the shop's admin) carries Shopify's hmac under this app's client secret and a timestamp within 90 s.
+   */
+  async signedByShopify(query: URLSearchParams): Promise<boolean> {
+    try {
+      return await this.#shopify.utils.validateHmac(query);
+    } catch {
+      return false;
+    }
+  }
+
+  /** The shop's myshopify domain, lower-cased; throws ShopifyInstallError('invalid_shop') for anything else. */
+  shopDomain(shop: string): string {
+    return this.#domain(shop);
+  }
+
   /** Checks Shopify's redirect back and stores the shop's tokens sealed. Throws ShopifyInstallError when refused. */
   async callback(query: URLSearchParams, options: { binding?: string } = {}): Promise<InstalledShop> {
     const shop = this.#domain(query.get('shop') ?? '');
-    let signed = false;
-    try {
-      signed = await this.#shopify.utils.validateHmac(query);
-    } catch {
-      signed = false;
-    }
-    if (!signed)
+    if (!(await this.signedByShopify(query)))
       throw this.#refuse(
         'invalid_hmac',
         `the install callback for ${shop} is not signed by Shopify with this app's client secret (or its timestamp is stale)`,
