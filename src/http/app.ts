@@ -11,6 +11,7 @@ import type { AliasStore } from '../ledger/alias-store.js';
 import { dashboardRoutes, type DashboardDeps } from '../dashboard/index.js';
 import { dispatchWebhookRoutes } from './routes/dispatch-webhooks.js';
 import { webhookRoutes, type WebhookDeps } from './routes/webhooks.js';
+import { wooConnectRoutes, type WooConnectRouteDeps } from './routes/woo-connect.js';
 import { isOrderTopic } from '../stores/index.js';
 import type { ShopEventJob } from '../jobs/queues.js';
 import {
@@ -49,6 +50,8 @@ export interface AppDeps extends WebhookDeps {
    * so nobody can pick their own address by sending the header.
    */
   trustProxy?: string;
+  /** Connecting WooCommerce stores (/connect/woocommerce/…); absent without RELAIS_PUBLIC_URL and RELAIS_SECRET_KEYS. */
+  wooConnect?: WooConnectRouteDeps['connect'];
 }
 
 /** TRUST_PROXY as Express takes it: a number of hops, true/false, or a list of addresses and subnets. */
@@ -114,6 +117,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(webhookRoutes({ ...deps, onEnqueued: countReceived }));
   app.use(dispatchWebhookRoutes(deps));
   app.use(checkoutRoutes(deps));
+  if (deps.wooConnect) app.use(wooConnectRoutes({ connect: deps.wooConnect, logger: deps.logger }));
   // The operator dashboard: its own auth, HTML pages and bull-board under /dashboard (src/dashboard/router.ts).
   app.use('/dashboard', dashboardRoutes(deps.dashboard));
 

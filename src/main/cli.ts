@@ -132,6 +132,7 @@ program
       dashboardToken: base.env.RELAIS_DASHBOARD_TOKEN,
       metricsToken: base.env.RELAIS_METRICS_TOKEN, // operations: /metrics behind a bearer token when set
       trustProxy: base.env.TRUST_PROXY,
+      publicUrl: base.env.RELAIS_PUBLIC_URL,
     });
     onShutdown(() => web.close(), base.logger);
   });

@@ -6,6 +6,7 @@ import { dashboardDepsFor, type DashboardWiring } from '../dashboard/wiring.js';
 import { createApp } from '../http/app.js';
 import { unreadySince } from '../domain/shipment-status.js';
 import { RelaisMetrics } from '../observability/metrics.js';
+import { RedisWooConnectStates, WooConnect } from '../stores/index.js';
 import { createRuntime, waitForLedger, waitForRedis, type Runtime, type RuntimeOptions } from './runtime.js';
 
 export interface WebOptions extends RuntimeOptions {
@@ -21,6 +22,8 @@ export interface WebOptions extends RuntimeOptions {
   dashboard?: Omit<DashboardWiring, 'token'>;
   /** TRUST_PROXY: whose X-Forwarded-For to believe for the client's address (see src/http/app.ts). */
   trustProxy?: string;
+  /** RELAIS_PUBLIC_URL: with RELAIS_SECRET_KEYS, WooCommerce stores can be connected (their callback is under it). */
+  publicUrl?: string;
   /** Slow clients: how long a whole request (headers and body), its headers, and an idle keep-alive socket may take. */
   timeouts?: Partial<HttpTimeouts>;
 }
@@ -72,6 +75,12 @@ export async function startWeb(options: WebOptions): Promise<RunningWeb> {
   const bounds = options.shops.all().map((s) => s.policy.unreadyAlertMinutes);
   metrics.watchUnready(() => runtime.ledger.countUnready(unreadySince(runtime.now(), bounds)));
   let shuttingDown = false;
+  const wooConnect = wooConnectFor(runtime, options);
+  const dashboard: Omit<DashboardWiring, 'token'> = {
+    ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
+    ...(wooConnect ? { beginWooCommerce: async (input) => (await wooConnect.begin(input)).url } : {}),
+    ...options.dashboard,
+  };
   const app = createApp({
     shops: options.shops,
     queues: runtime.queues,
@@ -86,8 +95,9 @@ export async function startWeb(options: WebOptions): Promise<RunningWeb> {
     shuttingDown: () => shuttingDown,
     trustProxy: options.trustProxy,
     dashboard: options.dashboardToken
-      ? dashboardDepsFor(runtime, { ...options.dashboard, token: options.dashboardToken })
+      ? dashboardDepsFor(runtime, { ...dashboard, token: options.dashboardToken })
       : undefined,
+    ...(wooConnect ? { wooConnect } : {}),
   });
   const host = options.host ?? '127.0.0.1';
   const timeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...options.timeouts };
@@ -135,4 +145,26 @@ export async function startWeb(options: WebOptions): Promise<RunningWeb> {
       await runtime.close();
     },
   };
+}
+
+/** Connecting WooCommerce stores, when their keys can be sealed and a store can reach Relais's callback. */
+function wooConnectFor(runtime: Runtime, options: WebOptions): WooConnect | undefined {
+  if (!options.publicUrl || !runtime.shopSecrets) return undefined;
+  try {
+    return new WooConnect({
+      publicUrl: options.publicUrl,
+      states: new RedisWooConnectStates(runtime.redis, options.prefix),
+      secrets: runtime.shopSecrets,
+      directory: runtime.shopDirectory,
+      logger: options.logger.child({ component: 'woo-connect' }),
+      ...(options.dashboard?.announceShops ? { announce: options.dashboard.announceShops } : {}),
+    });
+  } catch (error) {
+    // An http RELAIS_PUBLIC_URL off loopback: WooCommerce would refuse the callback, so the way in stays closed.
+    options.logger.warn(
+      { err: error instanceof Error ? error.message : String(error) },
+      'WooCommerce connecting is off',
+    );
+    return undefined;
+  }
 }

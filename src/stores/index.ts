@@ -36,6 +36,17 @@ export {
   shopifyOAuthShops as shopsWithStoredCredentials,
 } from './shopify/access-token.js';
 
+/** Connecting a WooCommerce store through its app authorisation (issue 17): the flow, and its Redis records. */
+export {
+  WOO_CONNECT_CALLBACK_PATH,
+  WOO_CONNECT_RETURN_PATH,
+  WooConnect,
+  WooConnectError,
+  type WooConnectOptions,
+  type WooReturn,
+} from './woocommerce/connect.js';
+export { RedisConnectStates as RedisWooConnectStates } from './woocommerce/connect-states.js';
+
 export const STORE_PLATFORMS: { readonly [P in PlatformName]: StorePlatform<P> } = {
   shopify: shopifyPlatform,
   woocommerce: wooPlatform,
