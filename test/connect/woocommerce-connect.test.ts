@@ -286,6 +286,18 @@ describe('connecting a WooCommerce store through its app authorisation', () => {
     expect((await returnPage(`success=1&user_id=${hex(32)}`)).outcome).toBe('unknown');
   });
 
+  it('keeps the keys when the store refuses to register the webhooks, and says "Check and switch on" will register them', async () => {
+    woo.faults.add({ kind: 'status', status: 500, method: 'POST', route: '/wc/v3/webhooks' });
+    const { url, userId } = await connect.begin({ storeUrl: woo.siteUrl(STORE), shopId: 'hooks-later' });
+    expect((await decide(url, 'approve')).status).toBe(302);
+    expect((await secrets.allOf('hooks-later')).size).toBe(3);
+    expect(woo.webhooks(STORE).some((h) => h.deliveryUrl.endsWith('/hooks-later'))).toBe(false);
+    const page = await returnPage(`success=1&user_id=${userId}`);
+    expect(page.outcome).toBe('connected');
+    expect(page.html).toContain('webhooks not registered yet');
+    expect(page.html).toContain('Check and switch on');
+  });
+
   it('connecting a switched-on shop again keeps its settings, its state and its webhook secret', async () => {
     const before = (await directory.list()).find((shop) => shop.id === STORE)!;
     const webhookSecret = (await secrets.get(STORE, WOO_STORED.webhookSecret))!.value.reveal();

@@ -69,8 +69,6 @@ export interface WooConnectOptions {
   logger: Logger;
   /** Tells every process the served shops changed (a shop connected again while switched on). */
   announce?: () => Promise<void>;
-  /** The REST client for keys received; default the one `relais doctor` uses. */
-  restFor?: (storeUrl: string, consumerKey: Secret, consumerSecret: Secret) => WooOperatorRest;
   stateTtlMs?: number;
 }
 
@@ -166,7 +164,7 @@ export class WooConnect {
       );
     const consumerKey = new Secret(keys.consumer_key, 'WooCommerce app authorisation');
     const consumerSecret = new Secret(keys.consumer_secret, 'WooCommerce app authorisation');
-    const rest = (this.#options.restFor ?? this.#defaultRest)(pending.storeUrl, consumerKey, consumerSecret);
+    const rest = this.#restFor(pending.storeUrl, consumerKey, consumerSecret);
     try {
       await rest.getSetting('general', 'woocommerce_currency');
     } catch (error) {
@@ -217,7 +215,7 @@ export class WooConnect {
     return { kind: 'denied', shopId: pending.shopId };
   }
 
-  #defaultRest = (storeUrl: string, consumerKey: Secret, consumerSecret: Secret): WooOperatorRest =>
+  #restFor = (storeUrl: string, consumerKey: Secret, consumerSecret: Secret): WooOperatorRest =>
     createWooOperatorRest({
       url: storeUrl,
       consumerKey,
