@@ -273,7 +273,7 @@ describe('connecting a WooCommerce store through its app authorisation', () => {
 
   it('keeps the user_id in Redis for a limited time, and shows its outcome only to the session that began it', async () => {
     const { url, userId } = await connect.begin({ storeUrl: woo.siteUrl(STORE), shopId: 'bound', binding: 'a' });
-    const ttl = await redis.client().pttl(`${redis.prefix}:woo-connect:{${userId}}:pending`);
+    const ttl = await redis.client().pttl(`${redis.prefix}:woo-connect:pending:${userId}`);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(10 * 60_000);
     expect(await connect.finish({ userId, success: false, binding: 'b' })).toEqual({ kind: 'other_session' });

@@ -43,9 +43,8 @@ export class RedisConnectStates implements ConnectStates {
     private readonly prefix: string,
   ) {}
 
-  // One hash tag per user_id, so a Redis Cluster keeps both records of a connection in one slot.
   #key(kind: 'pending' | 'outcome', userId: string): string {
-    return `${this.prefix}:woo-connect:{${userId}}:${kind}`;
+    return `${this.prefix}:woo-connect:${kind}:${userId}`;
   }
   async putPending(userId: string, pending: PendingConnect, ttlMs: number): Promise<void> {
     await this.redis.set(this.#key('pending', userId), JSON.stringify(pending), 'PX', ttlMs);
