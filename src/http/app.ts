@@ -12,6 +12,7 @@ import { dashboardRoutes, type DashboardDeps } from '../dashboard/index.js';
 import { dispatchWebhookRoutes } from './routes/dispatch-webhooks.js';
 import { shopifyConnectRoutes } from './routes/shopify-connect.js';
 import { webhookRoutes, type WebhookDeps } from './routes/webhooks.js';
+import { wooConnectRoutes, type WooConnectRouteDeps } from './routes/woo-connect.js';
 import { isOrderTopic, type ShopifyConnect } from '../stores/index.js';
 import type { ShopEventJob } from '../jobs/queues.js';
 import {
@@ -55,6 +56,8 @@ export interface AppDeps extends WebhookDeps {
    * (SHOPIFY_API_KEY, SHOPIFY_API_SECRET). Absent: those paths do not exist (404).
    */
   shopifyConnect?: ShopifyConnect;
+  /** Connecting WooCommerce stores (/connect/woocommerce/…); absent without RELAIS_PUBLIC_URL and RELAIS_SECRET_KEYS. */
+  wooConnect?: WooConnectRouteDeps['connect'];
 }
 
 /** TRUST_PROXY as Express takes it: a number of hops, true/false, or a list of addresses and subnets. */
@@ -120,6 +123,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(webhookRoutes({ ...deps, onEnqueued: countReceived }));
   app.use(dispatchWebhookRoutes(deps));
   app.use(checkoutRoutes(deps));
+  if (deps.wooConnect) app.use(wooConnectRoutes({ connect: deps.wooConnect, logger: deps.logger }));
   // The operator dashboard: its own auth, HTML pages and bull-board under /dashboard (src/dashboard/router.ts).
   app.use('/dashboard', dashboardRoutes(deps.dashboard));
   if (deps.shopifyConnect) app.use(shopifyConnectRoutes(deps.shopifyConnect, deps.logger));

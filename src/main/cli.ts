@@ -164,6 +164,7 @@ program
             },
           }
         : {}),
+      publicUrl: base.env.RELAIS_PUBLIC_URL,
     });
     onShutdown(() => web.close(), base.logger);
   });

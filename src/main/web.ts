@@ -6,7 +6,13 @@ import { dashboardDepsFor, type DashboardWiring } from '../dashboard/wiring.js';
 import { createApp } from '../http/app.js';
 import { unreadySince } from '../domain/shipment-status.js';
 import { RelaisMetrics } from '../observability/metrics.js';
-import { createShopifyConnect, type ShopifyAppSettings, type ShopifyConnect } from '../stores/index.js';
+import {
+  createShopifyConnect,
+  RedisWooConnectStates,
+  WooConnect,
+  type ShopifyAppSettings,
+  type ShopifyConnect,
+} from '../stores/index.js';
 import { createRuntime, waitForLedger, waitForRedis, type Runtime, type RuntimeOptions } from './runtime.js';
 
 export interface WebOptions extends RuntimeOptions {
@@ -27,6 +33,8 @@ export interface WebOptions extends RuntimeOptions {
    * and the Connect page's "Connect a Shopify shop". Needs RELAIS_SECRET_KEYS (the tokens are stored sealed).
    */
   shopifyApp?: ShopifyAppSettings;
+  /** RELAIS_PUBLIC_URL: with RELAIS_SECRET_KEYS, WooCommerce stores can be connected (their callback is under it). */
+  publicUrl?: string;
   /** Slow clients: how long a whole request (headers and body), its headers, and an idle keep-alive socket may take. */
   timeouts?: Partial<HttpTimeouts>;
 }
@@ -105,6 +113,14 @@ export async function startWeb(options: WebOptions): Promise<RunningWeb> {
   );
   let shuttingDown = false;
   const shopifyConnect = options.shopifyApp ? shopifyConnectFor(runtime, options.shopifyApp) : undefined;
+  const wooConnect = wooConnectFor(runtime, options);
+  const dashboard: Omit<DashboardWiring, 'token'> = {
+    announceShops: () => runtime.announceShops(),
+    ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
+    ...(wooConnect ? { beginWooCommerce: async (input) => (await wooConnect.begin(input)).url } : {}),
+    ...(shopifyConnect ? { beginShopify: (input) => shopifyConnect.beginFromDashboard(input) } : {}),
+    ...options.dashboard,
+  };
   const app = createApp({
     shops,
     queues: runtime.queues,
@@ -119,14 +135,10 @@ export async function startWeb(options: WebOptions): Promise<RunningWeb> {
     shuttingDown: () => shuttingDown,
     trustProxy: options.trustProxy,
     dashboard: options.dashboardToken
-      ? dashboardDepsFor(runtime, {
-          announceShops: () => runtime.announceShops(),
-          ...options.dashboard,
-          token: options.dashboardToken,
-          ...(shopifyConnect ? { beginShopify: (input) => shopifyConnect.beginFromDashboard(input) } : {}),
-        })
+      ? dashboardDepsFor(runtime, { ...dashboard, token: options.dashboardToken })
       : undefined,
     ...(shopifyConnect ? { shopifyConnect } : {}),
+    ...(wooConnect ? { wooConnect } : {}),
   });
   const host = options.host ?? '127.0.0.1';
   const timeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...options.timeouts };
@@ -174,4 +186,26 @@ export async function startWeb(options: WebOptions): Promise<RunningWeb> {
       await runtime.close();
     },
   };
+}
+
+/** Connecting WooCommerce stores, when their keys can be sealed and a store can reach Relais's callback. */
+function wooConnectFor(runtime: Runtime, options: WebOptions): WooConnect | undefined {
+  if (!options.publicUrl || !runtime.shopSecrets) return undefined;
+  try {
+    return new WooConnect({
+      publicUrl: options.publicUrl,
+      states: new RedisWooConnectStates(runtime.redis, options.prefix),
+      secrets: runtime.shopSecrets,
+      directory: runtime.shopDirectory,
+      logger: options.logger.child({ component: 'woo-connect' }),
+      announce: () => runtime.announceShops(),
+    });
+  } catch (error) {
+    // An http RELAIS_PUBLIC_URL off loopback: WooCommerce would refuse the callback, so the way in stays closed.
+    options.logger.warn(
+      { err: error instanceof Error ? error.message : String(error) },
+      'WooCommerce connecting is off',
+    );
+    return undefined;
+  }
 }

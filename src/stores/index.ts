@@ -46,6 +46,16 @@ export {
   type ShopifyConnect,
 } from './shopify/connect.js';
 export { ShopifyInstallError, type InstallRefusal } from './shopify/oauth.js';
+/** Connecting a WooCommerce store through its app authorisation (issue 17): the flow, and its Redis records. */
+export {
+  WOO_CONNECT_CALLBACK_PATH,
+  WOO_CONNECT_RETURN_PATH,
+  WooConnect,
+  WooConnectError,
+  type WooConnectOptions,
+  type WooReturn,
+} from './woocommerce/connect.js';
+export { RedisConnectStates as RedisWooConnectStates } from './woocommerce/connect-states.js';
 
 export const STORE_PLATFORMS: { readonly [P in PlatformName]: StorePlatform<P> } = {
   shopify: shopifyPlatform,

@@ -189,6 +189,10 @@ export interface TestRelaisOptions {
   logger?: Logger;
   /** RELAIS_METRICS_TOKEN of the web process: without one its /metrics is refused. */
   metricsToken?: string;
+  /** The web process's port (default: any free one), for a RELAIS_PUBLIC_URL known before it starts. */
+  webPort?: number;
+  /** RELAIS_PUBLIC_URL of the web process (with secretKeys, WooCommerce stores can then be connected). */
+  publicUrl?: string;
   // ---- chaos suite (test/chaos): additive ----
   /** A Redis the test started itself (AOF on, a memory limit, restarted on its port); default: a private one. */
   redis?: TestRedis;
@@ -269,10 +273,11 @@ export async function startTestRelais(options: TestRelaisOptions = {}): Promise<
   };
   const web = await startWeb({
     ...base,
-    port: 0,
+    port: options.webPort ?? 0,
     dashboardToken: options.dashboardToken,
     metricsToken: options.metricsToken,
     ...(options.shopifyApp ? { shopifyApp: options.shopifyApp } : {}),
+    ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
   });
   const launchWorker = () =>
     startWorker({ ...base, resolver, concurrency: 4, lockMs: options.lockMs, pollIntervalMs: options.pollIntervalMs });

@@ -5,14 +5,13 @@
  * logs or readable in the table.
  */
 import { randomBytes } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestDatabase, type TestDatabase } from '../../../test/support/postgres.js';
 import { Secret } from '../../config/secret.js';
 import { SecretBox } from '../../config/secret-box.js';
 import { startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
 import { PostgresShopSecretStore } from '../../ledger/postgres/pg-shop-secrets.js';
-import { createLogger } from '../../log.js';
+import { capturingLogger } from '../../../test/support/log-capture.js';
 import type { DispatchInfo, ShopOrderRef } from '../writer.js';
 import { AccessTokenError, OAuthAccessToken, TOKENS_SECRET, type ShopifyGrant } from './access-token.js';
 import { ShopifyAdminClient, ShopifyWriteError } from './admin.js';
@@ -27,16 +26,7 @@ const HOUR = 3_600_000;
 let emulator: ShopifyEmulator;
 let db: TestDatabase;
 let box: SecretBox;
-const logLines: string[] = [];
-const logger = createLogger({
-  level: 'debug',
-  destination: new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      logLines.push(chunk.toString('utf8'));
-      done();
-    },
-  }),
-});
+const { logger, lines: logLines } = capturingLogger();
 /** Every token value the tests saw; none may be in the logs or readable in the table. */
 const seenTokens = new Set<string>();
 /** The providers' clock (the emulator's token clock is moved with it, or alone to make Shopify refuse a token). */

@@ -160,10 +160,13 @@ export interface WooOperatorRest {
   listWebhooks(): Promise<WooWebhookView[]>;
   /** POST /webhooks. The secret is the one Relais verifies X-WC-Webhook-Signature with. */
   createWebhook(input: { name: string; topic: string; delivery_url: string; secret: string }): Promise<WooWebhookView>;
-  /** PUT /webhooks/{id}, e.g. `{ status: 'active' }` for a webhook WooCommerce disabled after failed deliveries. */
+  /**
+   * PUT /webhooks/{id}, e.g. `{ status: 'active' }` for a webhook WooCommerce disabled after failed deliveries, or a
+   * new `secret` when a shop is connected again.
+   */
   updateWebhook(
     id: number,
-    patch: { status?: 'active' | 'paused' | 'disabled'; delivery_url?: string },
+    patch: { status?: 'active' | 'paused' | 'disabled'; delivery_url?: string; secret?: string },
   ): Promise<WooWebhookView>;
 }
 
@@ -368,7 +371,7 @@ class WooRestClient implements WooRest, WooOperatorRest {
 
   async updateWebhook(
     id: number,
-    patch: { status?: 'active' | 'paused' | 'disabled'; delivery_url?: string },
+    patch: { status?: 'active' | 'paused' | 'disabled'; delivery_url?: string; secret?: string },
   ): Promise<WooWebhookView> {
     if (!Number.isSafeInteger(id) || id < 1)
       return Promise.reject(new TypeError(`webhook id must be a positive whole number, got ${id}`));

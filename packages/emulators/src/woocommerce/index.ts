@@ -5,6 +5,8 @@
 export {
   startWooEmulator,
   type ApiCall,
+  type AuthorizationRecord,
+  type IssuedKey,
   type DeliveryRecord,
   type EmulatedProduct,
   type EmulatedWooShop,

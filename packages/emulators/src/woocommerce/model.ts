@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { ApiKey } from './auth.js';
+import type { IssuedKey } from './wc-auth.js';
 
 export const ORDER_STATUSES = [
   'pending',
@@ -220,13 +221,26 @@ export class ShopState {
   readonly products = new Map<number, Product>();
   readonly variations = new Map<number, Variation>();
   readonly webhooks = new Map<number, Webhook>();
+  /** Keys made by app authorisation (wc-auth.ts), by consumer key; they authenticate like the configured one. */
+  readonly issuedKeys = new Map<string, IssuedKey>();
   private nextPostId = 100;
   private nextCommentId = 1;
   private nextMetaId = 1;
   private nextItemId = 1;
   private nextWebhookId = 1;
+  /** The configured key is key 1. */
+  private nextKeyId = 2;
 
   constructor(readonly settings: ShopSettings) {}
+
+  /** The configured key or one issued by app authorisation. */
+  findKey(consumerKey: string): ApiKey | undefined {
+    if (consumerKey === this.settings.apiKey.consumerKey) return this.settings.apiKey;
+    return this.issuedKeys.get(consumerKey);
+  }
+  newKeyId(): number {
+    return this.nextKeyId++;
+  }
 
   newPostId(): number {
     return this.nextPostId++;

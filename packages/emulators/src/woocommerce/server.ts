@@ -25,11 +25,13 @@ import {
 } from './routes.js';
 import { orderWriteSchema, type OrderWriteInput } from './schemas.js';
 import type { ApiCall, FaultMatch, FaultSpec, WooEmulator, WooEmulatorOptions } from './types.js';
+import { WcAuth, type AuthorizationRecord } from './wc-auth.js';
 import { WebhookDeliverer } from './webhooks.js';
 
 export type * from './types.js';
 export type { DeliveryRecord, PingResult } from './webhooks.js';
 export type { OrderWriteInput } from './schemas.js';
+export type { AuthorizationRecord, IssuedKey } from './wc-auth.js';
 
 const shopOptionSchema = z.object({
   id: z.string().regex(/^[A-Za-z0-9_-]+$/, 'shop ids are used in URLs: letters, digits, - and _ only'),
@@ -56,6 +58,7 @@ const optionsSchema = z.object({
   host: z.string().optional(),
   disableAfterFailures: z.number().int().min(1).optional(),
   deliveryTimeoutMs: z.number().int().positive().optional(),
+  authCallbackTimeoutMs: z.number().int().positive().optional(),
   orderUpdatedOnCreate: z.boolean().optional(),
   wooVersion: z.string().optional(),
   wordpressVersion: z.string().optional(),
@@ -150,6 +153,13 @@ export async function startWooEmulator(options: WooEmulatorOptions): Promise<Woo
     orderUpdatedOnCreate ? [...events] : events.filter((event) => event === 'created');
 
   const routes = createRoutes({ homeUrl, envFor, now, deliverer, creationEvents });
+  const authorizationLog: AuthorizationRecord[] = [];
+  const wcAuth = new WcAuth({
+    homeUrl,
+    now,
+    callbackTimeoutMs: parsed.authCallbackTimeoutMs ?? 60_000,
+    record: (entry) => authorizationLog.push(entry),
+  });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const rawUrl = req.url ?? '/';
@@ -163,6 +173,13 @@ export async function startWooEmulator(options: WooEmulatorOptions): Promise<Woo
       return;
     }
     const sitePath = site[2] ?? '/';
+    const authMatch = /^\/wc-auth\/v1\/([^/]*)\/?$/.exec(sitePath);
+    if (authMatch) {
+      const body = await readBody(req).catch(() => undefined);
+      if (body === undefined) sendText(res, 413, 'Request Entity Too Large');
+      else await wcAuth.handle(shop, safeDecode(authMatch[1] ?? ''), req, res, body);
+      return;
+    }
     const restMatch = /^\/wp-json(\/.*)?$/.exec(sitePath);
     if (!restMatch) {
       sendText(res, 404, 'Not Found');
@@ -251,7 +268,7 @@ export async function startWooEmulator(options: WooEmulatorOptions): Promise<Woo
       },
       {
         homeUrl: homeUrl(shop),
-        findKey: (consumerKey) => (consumerKey === shop.settings.apiKey.consumerKey ? shop.settings.apiKey : undefined),
+        findKey: (consumerKey) => shop.findKey(consumerKey),
         nonces,
         nowSeconds: () => Math.floor(Date.now() / 1000),
       },
@@ -491,6 +508,8 @@ export async function startWooEmulator(options: WooEmulatorOptions): Promise<Woo
     },
 
     webhooks: (shopId) => [...requireShop(shopId).webhooks.values()].map(webhookInfo),
+    issuedKeys: (shopId) => [...requireShop(shopId).issuedKeys.values()].map((key) => ({ ...key })),
+    authorizations: () => authorizationLog,
 
     orderSnapshot(shopId, id) {
       const shop = requireShop(shopId);

@@ -5,6 +5,7 @@ import type { Logger } from '../relais.js';
 import type { ApiKey, AuthMethod } from './auth.js';
 import type { WebhookStatus, WeightUnit } from './model.js';
 import type { OrderWriteInput } from './schemas.js';
+import type { AuthorizationRecord, IssuedKey } from './wc-auth.js';
 import type { DeliveryRecord, PingResult } from './webhooks.js';
 
 export interface EmulatedWooShop {
@@ -33,6 +34,8 @@ export interface WooEmulatorOptions {
   disableAfterFailures?: number;
   /** Default 60 000 ms, core's `MINUTE_IN_SECONDS` delivery timeout. */
   deliveryTimeoutMs?: number;
+  /** How long app authorisation waits for the app's callback_url; default 60 000 ms, as `post_consumer_data`. */
+  authCallbackTimeoutMs?: number;
   /** Core sends order.updated right after order.created for a new order (woocommerce/woocommerce#43019). Default true. */
   orderUpdatedOnCreate?: boolean;
   /** Clock for order, note and webhook dates (not for OAuth timestamps). Default: the system clock. */
@@ -148,6 +151,10 @@ export interface WooEmulator {
     patch: { status?: WebhookStatus; deliveryUrl?: string; secret?: string },
   ): Promise<WebhookInfo>;
   webhooks(shopId: string): WebhookInfo[];
+  /** REST keys made by app authorisation (`/wc-auth/v1/authorize`) and kept; they authenticate like the configured key. */
+  issuedKeys(shopId: string): IssuedKey[];
+  /** Every approval page answered (approved or denied), oldest first. */
+  authorizations(): readonly AuthorizationRecord[];
   orderSnapshot(shopId: string, id: number): OrderSnapshot;
   calls(): readonly ApiCall[];
   deliveries(): readonly DeliveryRecord[];
