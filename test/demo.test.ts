@@ -10,7 +10,7 @@ describe('npm run demo', () => {
     const lines: string[] = [];
     const demo = await runDemo({
       once: true,
-      stepMs: 250,
+      stepMs: 600,
       print: (l) => lines.push(l),
       logLevel: 'silent',
       redisUrl: process.env.REDIS_URL,
