@@ -33,6 +33,7 @@ export { PLATFORM_NAMES, type PlatformName } from './settings.js';
 /** Shops whose platform credentials Relais keeps sealed in the database (Shopify OAuth tokens), and their set-up. */
 export {
   configureShopifyAccessTokens as configureStoredCredentials,
+  ensureShopifyAccessTokens as ensureStoredCredentials,
   forgetShopifyAccessTokens as forgetStoredCredentials,
   shopifyOAuthShops as shopsWithStoredCredentials,
 } from './shopify/access-token.js';

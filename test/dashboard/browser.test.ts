@@ -5,10 +5,10 @@
  *
  * Screenshots go to a temporary directory (printed) so a person can look at the pages.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_SHIPPING_ADDRESS, startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
 import { shipmentsFor, shopifyExternalId, waitForState } from '../pipeline/helpers.js';
@@ -21,15 +21,14 @@ import {
   waitFor,
   type TestRelais,
 } from '../support/relais.js';
+import { launchChromium, type TestBrowser } from '../support/chromium.js';
 
-export const CHROMIUM = '/usr/bin/chromium';
 const TOKEN = `dash_${randomHex(16)}`;
 
 let shopify: ShopifyEmulator;
 let relais: TestRelais;
-let context: BrowserContext;
+let browser: TestBrowser;
 let page: Page;
-let profileDir: string;
 let shotsDir: string;
 let heldId: string;
 let heldName: string;
@@ -54,33 +53,16 @@ beforeAll(async () => {
   heldName = order.name;
   await waitForState(relais, heldId, ['held']);
 
-  profileDir = await mkdtemp(join(tmpdir(), 'relais-chromium-'));
   shotsDir = await mkdtemp(join(tmpdir(), 'relais-dashboard-shots-'));
-  // A fresh profile, no background traffic of the browser's own: the only server it talks to is Relais on 127.0.0.1.
-  context = await chromium.launchPersistentContext(profileDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-    viewport: { width: 1280, height: 900 },
-  });
-  page = context.pages()[0] ?? (await context.newPage());
+  browser = await launchChromium();
+  page = browser.page;
 }, 60_000);
 
 afterAll(async () => {
-  await context?.close();
+  await browser?.close();
   await shopify?.webhooksSettled();
   await relais?.stop();
   await shopify?.close();
-  if (profileDir) await rm(profileDir, { recursive: true, force: true });
   if (shotsDir) process.stdout.write(`dashboard screenshots in ${shotsDir}\n`);
 });
 

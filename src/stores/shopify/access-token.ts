@@ -453,6 +453,21 @@ export function configureShopifyAccessTokens(
   });
 }
 
+/**
+ * A token source for each OAuth shop that has none yet: a shop the Connect page checks before switching it on is
+ * not served, so no source was made for it at start or on a reload. A shop's registered source is kept (its
+ * refreshes stay one at a time); the one made here is replaced when the shop comes to be served.
+ */
+export function ensureShopifyAccessTokens(
+  shops: readonly ShopConfig[],
+  deps: { secrets: ShopSecretStore; logger: Logger },
+): void {
+  configureShopifyAccessTokens(
+    shops.filter((shop) => !sources.has(shop.id)),
+    deps,
+  );
+}
+
 /** How doctor names the shop's token (never its value). */
 export function describeShopifyToken(shop: ShopifyShopConfig, options: { withSource?: boolean } = {}): string {
   if (shop.shopify.oauth !== undefined)
