@@ -9,6 +9,7 @@ import type { Runtime } from '../main/runtime.js';
 import { reconciliationSummaries } from '../reconcile/index.js';
 import { RedisSessionRevocations } from './auth.js';
 import { checkShop } from '../ops/doctor.js';
+import { configureStoredCredentials, shopsWithStoredCredentials } from '../stores/index.js';
 import type { DashboardDeps, ReconciliationSummaryStore, ShopConnectionsPort } from './ports.js';
 
 export interface DashboardWiring {
@@ -36,7 +37,13 @@ function connectionsFor(runtime: Runtime, wiring: DashboardWiring): ShopConnecti
   return {
     directory: runtime.shopDirectory,
     secrets: runtime.shopSecrets,
-    check: (shop) => checkShop(shop, { resolver, publicUrl: wiring.publicUrl, fix: true, timeoutMs: 10_000, logger }),
+    check: (shop) => {
+      // A shop being switched on is not served yet, so neither the start nor a reload made its Shopify token source:
+      // without one the Admin API check cannot read the tokens the install sealed.
+      if (!runtime.options.shops.get(shop.id))
+        configureStoredCredentials(shopsWithStoredCredentials([shop]), { secrets: runtime.shopSecrets!, logger });
+      return checkShop(shop, { resolver, publicUrl: wiring.publicUrl, fix: true, timeoutMs: 10_000, logger });
+    },
     announce: wiring.announceShops ?? (async () => undefined),
     ...(wiring.beginShopify ? { beginShopify: wiring.beginShopify } : {}),
     ...(wiring.beginWooCommerce ? { beginWooCommerce: wiring.beginWooCommerce } : {}),
