@@ -11,7 +11,10 @@ describe('npm run demo', () => {
     const lines: string[] = [];
     const demo = await runDemo({
       once: true,
-      stepMs: 250,
+      // A delivery sync writes the step the service shows when it runs: one that runs after the courier moved on
+      // writes no line for the step passed over. At 250 ms a step, a freshly started test process (cold worker,
+      // shop clients and token source built on first use) sometimes fell behind the courier; 400 ms leaves room.
+      stepMs: 400,
       print: (l) => lines.push(l),
       logLevel: 'silent',
       redisUrl: process.env.REDIS_URL,
