@@ -1,6 +1,7 @@
 /**
  * The README's first command, `npm run demo`, keeps working: every sample order ends as a merchant
- * would expect (delivered, held with a reason, returned after a failed delivery).
+ * would expect (delivered, held with a reason, returned after a failed delivery), its two shops connected
+ * through the Shopify app install and WooCommerce app authorisation.
  */
 import { describe, expect, it } from 'vitest';
 import { runDemo } from '../src/main/demo.js';
@@ -10,6 +11,9 @@ describe('npm run demo', () => {
     const lines: string[] = [];
     const demo = await runDemo({
       once: true,
+      // A delivery sync writes the step the service shows when it runs: one that runs after the courier moved on
+      // writes no line for the step passed over. At 250 ms a step, a freshly started test process (cold worker,
+      // shop clients and token source built on first use) sometimes fell behind the courier; 600 ms leaves room, under load too.
       stepMs: 600,
       print: (l) => lines.push(l),
       logLevel: 'silent',
@@ -29,6 +33,11 @@ describe('npm run demo', () => {
       expect(byScenario['Shopify, cash on delivery, courier cannot deliver']?.state).toBe('returned');
       expect(byScenario['WooCommerce, cash on delivery']?.state).toBe('delivered');
       expect(lines.join('\n')).toMatch(/order\s+scenario\s+outcome/);
+      // The shops came in through the flows a merchant uses, not a pre-written registry.
+      expect(lines).toContain(
+        'Connected dakar-mode through the Shopify app install (authorization code grant, expiring token)',
+      );
+      expect(lines.join('\n')).toContain('Connected abidjan-tech through WooCommerce app authorisation');
       // The dashboard is served, and its token is not printed.
       expect(lines.join('\n')).toContain(`Dashboard: ${demo.dashboardUrl}`);
       expect((await fetch(`${demo.dashboardUrl}/login`)).status).toBe(200);

@@ -2,11 +2,14 @@
  * `npm run demo`: Relais end to end on one machine, with no shop and no courier account.
  *
  * Starts (or reuses) Redis, the three emulators (dispatch in real time, Shopify, WooCommerce), the web
- * process and the worker; wires every webhook; places sample orders in both shops (cash on delivery,
- * prepaid, one address that cannot be resolved, one delivery that fails); lets the emulated couriers
- * run; prints progress as it happens and ends on a table of outcomes.
+ * process (with a Shopify app configured against the Shopify emulator) and the worker, with no registry file;
+ * connects the two shops through the flows a merchant uses (./demo-connect.ts: the Shopify app install,
+ * WooCommerce app authorisation, the settings form, "Check and switch on"); places sample orders in both
+ * shops (cash on delivery, prepaid, one address that cannot be resolved, one delivery that fails); lets the
+ * emulated couriers run; prints progress as it happens and ends on a table of outcomes.
  *
- * Secrets are generated for the run and never printed. Redis: REDIS_URL when it answers, otherwise a
+ * Secrets (RELAIS_SECRET_KEYS, the app's client secret, the delivery service keys) are generated for the run
+ * and never printed. Redis: REDIS_URL when it answers, otherwise a
  * private redis-server on a free port, otherwise a message saying what to install; PostgreSQL likewise
  * (DATABASE_URL, a private server, or what to install).
  */
@@ -17,7 +20,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { buildShopRegistry } from '../config/shops.js';
+import { Secret } from '../config/secret.js';
+import { ShopRegistry } from '../config/shops.js';
+import type { ShopSettingsForm } from '../dashboard/use-cases/shop-settings.js';
 import { NeighbourhoodResolver } from '../geo/resolver.js';
 import type { OrderRecord } from '../ledger/order-ledger.js';
 import { createPool, databaseUrlForHumans, migrate } from '../ledger/postgres/database.js';
@@ -27,6 +32,8 @@ import type { DispatchEmulator } from '@relais/emulators/dispatch';
 import type { ShopifyEmulator } from '@relais/emulators/shopify';
 import type { WooEmulator } from '@relais/emulators/woocommerce';
 import { loadDispatchEmulator, loadShopifyEmulator, loadWooEmulator } from './emulators.js';
+import { connectShopify, connectWooCommerce, fillSettingsAndSwitchOn, logIn, MerchantBrowser } from './demo-connect.js';
+import type { Runtime } from './runtime.js';
 import { startWeb, type RunningWeb } from './web.js';
 import { startWorker, type RunningWorker } from './worker.js';
 
@@ -57,8 +64,29 @@ export interface DemoOutcome {
   trackingUrl?: string;
 }
 
+const SHOPIFY_SHOP = 'dakar-mode';
 const SHOPIFY_DOMAIN = 'dakar-mode.myshopify.com';
 const WOO_SHOP = 'abidjan-tech';
+
+/** What each merchant types in its shop's settings form, besides the delivery service's account. */
+const SHOP_SETTINGS: Record<string, Omit<ShopSettingsForm, keyof ReturnType<typeof deliverySettings>>> = {
+  [SHOPIFY_SHOP]: {
+    name: 'Dakar Mode',
+    country: 'SN',
+    pickupNeighbourhood: 'Plateau',
+    pickupAddress: '12 avenue Léopold Sédar Senghor',
+    pickupContactName: 'Awa Ndiaye',
+    pickupContactPhone: '+221770000001',
+  },
+  [WOO_SHOP]: {
+    name: 'Abidjan Tech',
+    country: 'CI',
+    pickupNeighbourhood: 'Marcory',
+    pickupAddress: 'Rue de la Paix, zone 4',
+    pickupContactName: 'Koffi Yao',
+    pickupContactPhone: '+2250700000001',
+  },
+};
 
 export async function runDemo(
   options: DemoOptions = {},
@@ -80,18 +108,19 @@ export async function runDemo(
     const database = await demoDatabase(options.databaseUrl, print);
     stops.push(database.stop);
     const secret = () => randomBytes(16).toString('hex');
-    const secrets = {
-      dispatchKey: `pk_live_${secret()}`,
-      webhookToken: secret(),
-      shopifyToken: `shpat_${secret()}`,
-      shopifySecret: secret(),
-      wooKey: `ck_${secret()}`,
-      wooSecret: `cs_${secret()}`,
-      wooWebhookSecret: secret(),
+    // Each merchant's account at the delivery service, and the Shopify app Relais is (its Dev Dashboard client).
+    const dispatchKeys: Record<string, string> = {
+      [SHOPIFY_SHOP]: `pk_live_${secret()}`,
+      [WOO_SHOP]: `pk_live_${secret()}`,
     };
+    const shopifyApp = { clientId: `demo-app-${secret()}`, clientSecret: secret() };
     const failSet = new Set<string>();
     const dispatch: DispatchEmulator = await startDispatchEmulator({
-      organisations: [{ id: 'org_demo', name: 'Demo', apiKeys: [secrets.dispatchKey] }],
+      organisations: Object.entries(dispatchKeys).map(([shop, key]) => ({
+        id: `org_${shop}`,
+        name: shop,
+        apiKeys: [key],
+      })),
       clock: 'realtime',
       courierStepMs: options.stepMs ?? 700,
       deliveryOutcome: ({ externalOrderId }) => (failSet.has(externalOrderId) ? 'fail' : 'deliver'),
@@ -102,8 +131,10 @@ export async function runDemo(
       shops: [
         {
           domain: SHOPIFY_DOMAIN,
-          accessToken: secrets.shopifyToken,
-          clientSecret: secrets.shopifySecret,
+          // The shop's own legacy token, which Relais never gets: it connects through the app install.
+          accessToken: `shpat_${secret()}`,
+          clientId: shopifyApp.clientId,
+          clientSecret: shopifyApp.clientSecret,
           name: 'Dakar Mode',
         },
       ],
@@ -111,83 +142,39 @@ export async function runDemo(
     });
     stops.push(() => shopify.close());
     const woo: WooEmulator = await startWooEmulator({
-      shops: [{ id: WOO_SHOP, consumerKey: secrets.wooKey, consumerSecret: secrets.wooSecret, weightUnit: 'kg' }],
+      // The store's own admin keys, which Relais never gets: the app authorisation makes it a key pair of its own.
+      shops: [{ id: WOO_SHOP, consumerKey: `ck_${secret()}`, consumerSecret: `cs_${secret()}`, weightUnit: 'kg' }],
       logger,
     });
     stops.push(() => woo.close());
 
-    const env: Record<string, string> = {
-      DISPATCH_KEY: secrets.dispatchKey,
-      DISPATCH_WEBHOOK_TOKEN: secrets.webhookToken,
-      SHOPIFY_TOKEN: secrets.shopifyToken,
-      SHOPIFY_SECRET: secrets.shopifySecret,
-      WOO_KEY: secrets.wooKey,
-      WOO_SECRET: secrets.wooSecret,
-      WOO_WEBHOOK_SECRET: secrets.wooWebhookSecret,
-    };
-    const dispatchConfig = {
-      apiKey: { env: 'DISPATCH_KEY' },
-      baseUrl: dispatch.baseUrl,
-      trackingUrl: dispatch.trackingUrl,
-      webhookToken: { env: 'DISPATCH_WEBHOOK_TOKEN' },
-    };
-    const shops = buildShopRegistry(
-      {
-        shops: [
-          {
-            id: 'dakar-mode',
-            name: 'Dakar Mode',
-            platform: 'shopify',
-            country: 'SN',
-            shopify: {
-              domain: SHOPIFY_DOMAIN,
-              accessToken: { env: 'SHOPIFY_TOKEN' },
-              webhookSecret: { env: 'SHOPIFY_SECRET' },
-              adminUrl: shopify.adminUrl(SHOPIFY_DOMAIN),
-            },
-            dispatch: dispatchConfig,
-            pickup: {
-              neighbourhood: 'Plateau',
-              address: '12 avenue Léopold Sédar Senghor',
-              coords: { lat: 14.6681, lng: -17.4322 },
-              contactName: 'Awa Ndiaye',
-              contactPhone: '+221770000001',
-            },
-          },
-          {
-            id: WOO_SHOP,
-            name: 'Abidjan Tech',
-            platform: 'woocommerce',
-            country: 'CI',
-            woocommerce: {
-              url: woo.siteUrl(WOO_SHOP),
-              consumerKey: { env: 'WOO_KEY' },
-              consumerSecret: { env: 'WOO_SECRET' },
-              webhookSecret: { env: 'WOO_WEBHOOK_SECRET' },
-            },
-            dispatch: dispatchConfig,
-            pickup: {
-              neighbourhood: 'Marcory',
-              address: 'Rue de la Paix, zone 4',
-              contactName: 'Koffi Yao',
-              contactPhone: '+2250700000001',
-            },
-          },
-        ],
-      },
-      (ref) => ('env' in ref ? env[ref.env] : undefined),
-    );
+    // No registry file: the shops are connected below, and web and worker serve them live once switched on.
+    const port = options.port ?? (await freePort());
+    const publicUrl = `http://127.0.0.1:${String(port)}`;
     const prefix = `{relais-demo-${randomBytes(3).toString('hex')}}`;
     const base = {
       redisUrl: redis.url,
       prefix,
-      shops,
+      shops: new ShopRegistry([]),
+      liveShops: {},
+      secretKeys: `demo:${randomBytes(32).toString('base64')}`,
       logger,
       databaseUrl: database.url,
       databaseSchema: database.schema,
     };
     const dashboardToken = options.dashboardToken ?? randomBytes(24).toString('base64url');
-    const web: RunningWeb = await startWeb({ ...base, port: options.port ?? 0, dashboardToken });
+    const web: RunningWeb = await startWeb({
+      ...base,
+      port,
+      dashboardToken,
+      publicUrl,
+      shopifyApp: {
+        clientId: shopifyApp.clientId,
+        clientSecret: new Secret(shopifyApp.clientSecret, 'the demo'),
+        publicUrl,
+        adminUrlFor: (domain) => shopify.adminUrl(domain),
+      },
+    });
     stops.push(() => web.close());
     const worker: RunningWorker = await startWorker({
       ...base,
@@ -196,25 +183,31 @@ export async function runDemo(
       pollIntervalMs: 5_000,
     });
     stops.push(() => worker.close());
-
-    // Wire the webhooks as a merchant (and the dispatch console) would.
-    for (const topic of ['orders/create', 'orders/paid', 'orders/updated', 'orders/cancelled'])
-      shopify.subscribe(SHOPIFY_DOMAIN, topic, `${web.url}/webhooks/shopify`);
-    await woo.addWebhook(WOO_SHOP, {
-      topic: 'order.created',
-      deliveryUrl: `${web.url}/webhooks/woocommerce/${WOO_SHOP}`,
-      secret: secrets.wooWebhookSecret,
-    });
-    await woo.addWebhook(WOO_SHOP, {
-      topic: 'order.updated',
-      deliveryUrl: `${web.url}/webhooks/woocommerce/${WOO_SHOP}`,
-      secret: secrets.wooWebhookSecret,
-    });
-    dispatch.setOrganisationWebhook('org_demo', `${web.url}/webhooks/dispatch/dakar-mode/${secrets.webhookToken}`);
-
     print(
       `Relais demo: web ${web.url}, dispatch emulator ${dispatch.baseUrl}, Redis ${redis.describe}, PostgreSQL ${database.describe}`,
     );
+
+    // The app's webhook subscriptions, as `shopify app deploy` makes them from shopify.app.toml.
+    for (const topic of ['orders/create', 'orders/paid', 'orders/updated', 'orders/cancelled'])
+      shopify.subscribe(SHOPIFY_DOMAIN, topic, `${web.url}/webhooks/shopify`);
+    const merchant = new MerchantBrowser();
+    const switchOn = async (shop: string) => {
+      await fillSettingsAndSwitchOn(merchant, web.url, shop, {
+        ...SHOP_SETTINGS[shop]!,
+        ...deliverySettings(dispatch, dispatchKeys[shop]!),
+      });
+      print(`Filled in ${shop}'s settings and switched it on: the doctor's checks passed`);
+    };
+    await logIn(merchant, web.url, dashboardToken);
+    await connectShopify(merchant, web.url, { shopId: SHOPIFY_SHOP, domain: SHOPIFY_DOMAIN });
+    print(`Connected ${SHOPIFY_SHOP} through the Shopify app install (authorization code grant, expiring token)`);
+    await switchOn(SHOPIFY_SHOP);
+    await connectWooCommerce(merchant, web.url, { shopId: WOO_SHOP, storeUrl: woo.siteUrl(WOO_SHOP) });
+    print(`Connected ${WOO_SHOP} through WooCommerce app authorisation (keys posted to Relais, webhooks registered)`);
+    await switchOn(WOO_SHOP);
+    await wireDeliveryWebhooks(web, dispatch, [SHOPIFY_SHOP, WOO_SHOP]);
+    await servedByBoth([web.runtime, worker.runtime], [SHOPIFY_SHOP, WOO_SHOP]);
+
     print('Placing sample orders…');
     const tracked: { ext: string; shop: string; order: string; scenario: string }[] = [];
     const place = (shop: string, id: number | string, name: string, scenario: string) =>
@@ -330,6 +323,40 @@ export async function runDemo(
   } catch (error) {
     await stop();
     throw error;
+  }
+}
+
+/** The settings both shops share: their delivery service account (the emulator), default COD gateways and policy. */
+function deliverySettings(dispatch: DispatchEmulator, apiKey: string) {
+  return {
+    codGateways: '',
+    dispatchCashOnDeliveryAt: 'created',
+    dispatchBaseUrl: dispatch.baseUrl,
+    dispatchTrackingUrl: dispatch.trackingUrl,
+    dispatchProfile: 'default',
+    dispatchApiKey: apiKey,
+  };
+}
+
+/**
+ * What each merchant does in the delivery service's console: the organisation's webhook pointed at the shop's
+ * delivery-webhook URL. The dashboard names that URL's token without showing it, so the demo, as the operator,
+ * reads it from the sealed store (it goes to the emulator only, never to the terminal).
+ */
+async function wireDeliveryWebhooks(web: RunningWeb, dispatch: DispatchEmulator, shops: string[]): Promise<void> {
+  for (const shop of shops) {
+    const token = await web.runtime.shopSecrets!.get(shop, 'dispatch.webhookToken');
+    if (!token) throw new Error(`demo: ${shop} has no delivery-webhook token after its settings were saved`);
+    dispatch.setOrganisationWebhook(`org_${shop}`, `${web.url}/webhooks/dispatch/${shop}/${token.value.reveal()}`);
+  }
+}
+
+/** Switching on announces the change; web and worker reload it within moments. The orders wait for that. */
+async function servedByBoth(runtimes: Runtime[], shops: string[]): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (!runtimes.every((r) => shops.every((id) => r.options.shops.get(id)))) {
+    if (Date.now() > deadline) throw new Error(`demo: web and worker did not start serving ${shops.join(', ')}`);
+    await new Promise((r) => setTimeout(r, 50));
   }
 }
 

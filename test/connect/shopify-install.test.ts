@@ -26,6 +26,7 @@ const PUBLIC_URL = 'https://relais.example';
 const THIES = 'thies-bazin.myshopify.com';
 const KAOLACK = 'kaolack-pagne.myshopify.com';
 const ZIGUINCHOR = 'ziguinchor-wax.myshopify.com';
+const LOUGA = 'louga-cuir.myshopify.com';
 const TOKENS = 'shopify.oauthTokens';
 
 let shopify: ShopifyEmulator;
@@ -35,7 +36,7 @@ let secrets: PostgresShopSecretStore;
 
 beforeAll(async () => {
   shopify = await startShopifyEmulator({
-    shops: [THIES, KAOLACK, ZIGUINCHOR].map((domain) => ({
+    shops: [THIES, KAOLACK, ZIGUINCHOR, LOUGA].map((domain) => ({
       domain,
       accessToken: `shpat_${randomHex()}`,
       clientId: CLIENT_ID,
@@ -156,6 +157,34 @@ describe('Shopify app install over HTTP', () => {
     });
     // The settings page the connected page links to knows the shop.
     expect((await browser.request('/dashboard/shops/thies-bazin')).status).toBe(200);
+  });
+
+  it('switches on a shop just installed (not served yet): the doctor’s Shopify check reads the tokens the install sealed', async () => {
+    const browser = await loggedIn();
+    expect((await browser.request(await approve(await beginFromDashboard(browser, 'louga-cuir', LOUGA)))).status).toBe(
+      200,
+    );
+    const settingsPath = '/dashboard/shops/louga-cuir';
+    const saved = await browser.request(settingsPath, {
+      form: {
+        _csrf: await browser.csrf(settingsPath),
+        name: 'Louga Cuir',
+        country: 'SN',
+        pickupNeighbourhood: 'Plateau',
+        pickupAddress: '12 avenue Léopold Sédar Senghor',
+        pickupContactName: 'Awa Ndiaye',
+        pickupContactPhone: '+221770000000',
+        dispatchCashOnDeliveryAt: 'created',
+        dispatchBaseUrl: relais.emulator.baseUrl,
+        dispatchProfile: 'default',
+        dispatchApiKey: relais.secrets.dispatchApiKey,
+      },
+    });
+    expect(saved.status).toBe(303);
+    const on = await browser.request(`${settingsPath}/on`, { form: { _csrf: await browser.csrf(settingsPath) } });
+    expect(on.status).toBe(303);
+    expect((await browser.request(settingsPath)).body).toContain('Checks passed');
+    expect((await directory.list()).find((s) => s.id === 'louga-cuir')?.enabled).toBe(true);
   });
 
   it("from Shopify's app URL: a request signed by Shopify begins an install saved under an id made from the shop's domain; an unsigned one is refused", async () => {
