@@ -1,6 +1,8 @@
 /**
  * A stateless stand-in for a Shopify shop's Admin GraphQL API, so the write-back after markReady
- * (order read, metafields, tags, fulfillment with tracking) runs to completion at flash-sale volume.
+ * (order read, metafields, tags, fulfillment with tracking) and after delivery (mark as paid) runs to completion
+ * at flash-sale volume. Keeping no state, it never shows the order with Relais's fulfillment, so the courier's
+ * steps are not written as fulfillment events (Relais logs "no Relais fulfillment on the order" and goes on).
  *
  * Why not the Shopify emulator (packages/emulators/src/shopify): it validates every document against the full
  * Admin schema, applies Shopify's cost throttle, and keeps every call and order in memory, which is what
@@ -59,6 +61,13 @@ function answer(operation: string, variables: Record<string, unknown>, sequence:
       return {
         fulfillmentCreate: {
           fulfillment: { id: `gid://shopify/Fulfillment/${sequence}`, status: 'SUCCESS', trackingInfo: [] },
+          userErrors: [],
+        },
+      };
+    case 'RelaisOrderMarkAsPaid':
+      return {
+        orderMarkAsPaid: {
+          order: { id: String((variables.input as { id?: unknown } | undefined)?.id), displayFinancialStatus: 'PAID' },
           userErrors: [],
         },
       };

@@ -32,9 +32,11 @@ export interface BenchFlags {
   rounds: number | undefined;
   orders: number | undefined;
   latencyMs: number | undefined;
+  /** Orders per block (the flash sale's first burst, and each one after it). */
+  block: number | undefined;
 }
 
-/** --quick (a smoke run: small counts, few rounds), --profile, --rounds N, --orders N, --latency MS. */
+/** --quick (a smoke run: small counts, few rounds), --profile, --rounds N, --orders N, --latency MS, --block N. */
 export function benchFlags(): BenchFlags {
   const { values } = parseArgs({
     options: {
@@ -43,6 +45,7 @@ export function benchFlags(): BenchFlags {
       rounds: { type: 'string' },
       orders: { type: 'string' },
       latency: { type: 'string' },
+      block: { type: 'string' },
     },
     strict: true,
   });
@@ -58,6 +61,7 @@ export function benchFlags(): BenchFlags {
     rounds: int(values.rounds, 'rounds'),
     orders: int(values.orders, 'orders'),
     latencyMs: int(values.latency, 'latency'),
+    block: int(values.block, 'block'),
   };
 }
 
