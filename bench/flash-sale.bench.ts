@@ -12,7 +12,9 @@
  *     (pg_total_relation_size of orders, order_timeline, order_claims) are read then: the orders are finished;
  *   - further blocks follow until --orders (default 100,000; --quick: 5,000);
  *   - the worker's and web process's RSS and heap are sampled every 2 s; after the first and the last block,
- *     Redis memory by key family (SCAN + MEMORY USAGE), to show which keys grow with volume.
+ *     Redis memory by key family (SCAN + MEMORY USAGE), to show which keys grow with volume;
+ *   - at the end, `relais reconcile --json` over every order (bench/lib/reconcile-run.ts): time, peak RSS, and
+ *     SQL statements and Redis commands per order (a ledger read one order at a time would be one per order).
  *
  * The write-back runs to a stateless Shopify Admin stand-in (bench/lib/shop-admin-stub.ts).
  *
@@ -24,10 +26,12 @@
 import { join } from 'node:path';
 import type pg from 'pg';
 import { performance } from 'node:perf_hooks';
+import { DEFAULT_COURIER_STEP_MS } from '@relais/emulators/dispatch';
 import { QUEUE } from '../src/jobs/queues.js';
 import { closedLoop, HttpLoad } from './lib/load.js';
 import { ShopifyOrderStream } from './lib/orders.js';
 import { cpuMsBetween, startProcess, type BenchProcess } from './lib/processes.js';
+import { runReconcile } from './lib/reconcile-run.js';
 import { startShopAdminStub } from './lib/shop-admin-stub.js';
 import {
   benchFlags,
@@ -62,7 +66,9 @@ async function main(): Promise<void> {
   const block = flags.block ?? (flags.quick ? 1_000 : 10_000);
   const total = flags.orders ?? (flags.quick ? 5_000 : 100_000);
   if (total < block) throw new Error(`--orders must be at least one block (${block})`);
-  const stub = await startShopAdminStub();
+  // The shop's order listing shows the orders posted so far (relais reconcile reads it at the end).
+  const listedOrderIds: number[] = [];
+  const stub = await startShopAdminStub({ listedOrders: () => listedOrderIds });
   const stack = await startStack({ shopifyAdminUrl: stub.url });
   console.log(
     header('Flash sale: a burst of orders drains and is delivered, no duplicate, bounded memory', stack, {
@@ -166,7 +172,10 @@ async function main(): Promise<void> {
           `${result.ok}/${count} webhooks accepted (${JSON.stringify(result.statuses)} ${result.firstError ?? ''})`,
         );
       posted = first + count;
-      for (let i = first; i < first + count; i++) externalIds.push(orders.externalOrderId(i));
+      for (let i = first; i < first + count; i++) {
+        externalIds.push(orders.externalOrderId(i));
+        listedOrderIds.push(orders.orderId(i));
+      }
       const postedIn = (performance.now() - blockStart) / 1000;
       // Drained: every order marked ready and written back, then every queue empty.
       await readyCount.reach(posted, Math.max(10 * 60_000, count * 200));
@@ -175,9 +184,14 @@ async function main(): Promise<void> {
       const drainedIn = (performance.now() - blockStart) / 1000;
       const liveMemory = await usedMemory();
       const liveKeys = await outsideQueues(stack);
-      // The couriers move: every stage's webhook is sent (and answered) as the clock runs; then the ledger
-      // must show the block delivered and every queue be empty.
+      // The couriers move one stage at a time (the emulator's step, 60 s of its clock), each stage's webhooks
+      // drained before the next, as minutes apart in a real sale: jumping the clock to the end would deliver
+      // an order's five webhooks at once and measure their contention for its order lock instead.
       const deliveryStart = performance.now();
+      for (let stage = 0; stage < 10 && (await delivered(ledgerPool)) < posted; stage++) {
+        await stack.emulator.advance(DEFAULT_COURIER_STEP_MS);
+        await waitEmpty(stack, queues);
+      }
       await stack.emulator.runUntilIdle();
       await waitDelivered(ledgerPool, posted, Math.max(10 * 60_000, count * 200));
       await waitEmpty(stack, queues);
@@ -288,6 +302,14 @@ async function main(): Promise<void> {
     );
     console.log(`queues at the end: ${counts.map(([name, c]) => `${name} ${JSON.stringify(c)}`).join('; ')}`);
     console.log(`shop stand-in calls: ${JSON.stringify(stub.calls())}`);
+    // relais reconcile over every order, all delivered: time, memory, and whether it reads the ledger in batches.
+    const reconciled = await runReconcile(stack);
+    const shop = reconciled.shops[0];
+    const kinds: Record<string, number> = {};
+    for (const f of shop?.findings ?? []) kinds[f.kind] = (kinds[f.kind] ?? 0) + 1;
+    console.log(
+      `relais reconcile over ${total} orders: ${fmt(reconciled.seconds, 1)} s, peak RSS ${mib(reconciled.counts.maxRssBytes)}, ${reconciled.counts.sqlStatements} SQL statements (${fmt(reconciled.counts.sqlStatements / total, 4)} per order) and ${reconciled.counts.redisCommands} Redis commands (${fmt(reconciled.counts.redisCommands / total, 4)} per order); exit ${reconciled.exitCode}; ${shop?.ordersChecked ?? 0} orders and ${shop?.shipmentsChecked ?? 0} shipments checked; findings ${JSON.stringify(kinds)}${shop?.error ? `; error: ${shop.error}` : ''}`,
+    );
     console.log(`dispatch calls by operation: ${JSON.stringify(callsByOperation(stack.emulator))}`);
     if (
       census.missing + census.duplicated + census.notReady > 0 ||
@@ -306,15 +328,19 @@ async function main(): Promise<void> {
   }
 }
 
+async function delivered(pool: pg.Pool): Promise<number> {
+  const { rows } = await pool.query<{ count: string }>("SELECT count(*) FROM orders WHERE state = 'delivered'");
+  return Number(rows[0]?.count ?? 0);
+}
+
 /** Waits until the ledger shows `count` orders delivered (polled: one count query every second). */
 async function waitDelivered(pool: pg.Pool, count: number, timeoutMs: number): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
-    const { rows } = await pool.query<{ count: string }>("SELECT count(*) FROM orders WHERE state = 'delivered'");
-    const delivered = Number(rows[0]?.count ?? 0);
-    if (delivered >= count) return;
+    const done = await delivered(pool);
+    if (done >= count) return;
     if (performance.now() > deadline)
-      throw new Error(`only ${delivered} of ${count} orders delivered within ${timeoutMs} ms`);
+      throw new Error(`only ${done} of ${count} orders delivered within ${timeoutMs} ms`);
     await sleep(1_000);
   }
 }

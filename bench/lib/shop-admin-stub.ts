@@ -13,6 +13,7 @@
 import type { Server } from 'node:http';
 import express from 'express';
 import { z } from 'zod';
+import { orderListingPage } from './shop-order-listing.js';
 
 export interface ShopAdminStub {
   url: string;
@@ -29,8 +30,17 @@ const COST = {
   throttleStatus: { maximumAvailable: 2000, currentlyAvailable: 1990, restoreRate: 100 },
 };
 
-function answer(operation: string, variables: Record<string, unknown>, sequence: number): unknown {
+function answer(
+  operation: string,
+  variables: Record<string, unknown>,
+  sequence: number,
+  options: ShopAdminStubOptions,
+): unknown {
   switch (operation) {
+    case 'RelaisReconcileOrders':
+      return options.listedOrders
+        ? orderListingPage(variables, options.listedOrders(), new Date().toISOString())
+        : undefined;
     case 'RelaisOrderState':
       return {
         order: {
@@ -76,7 +86,12 @@ function answer(operation: string, variables: Record<string, unknown>, sequence:
   }
 }
 
-export async function startShopAdminStub(): Promise<ShopAdminStub> {
+export interface ShopAdminStubOptions {
+  /** The shop's order ids its `orders` listing shows (relais reconcile); without it, the listing is refused. */
+  listedOrders?: () => readonly number[];
+}
+
+export async function startShopAdminStub(options: ShopAdminStubOptions = {}): Promise<ShopAdminStub> {
   const counts: Record<string, number> = {};
   let sequence = 0;
   const app = express();
@@ -87,7 +102,7 @@ export async function startShopAdminStub(): Promise<ShopAdminStub> {
       ? (/(?:query|mutation)\s+(\w+)/.exec(parsed.data.query)?.[1] ?? 'anonymous')
       : 'invalid';
     counts[operation] = (counts[operation] ?? 0) + 1;
-    const data = parsed.success ? answer(operation, parsed.data.variables ?? {}, ++sequence) : undefined;
+    const data = parsed.success ? answer(operation, parsed.data.variables ?? {}, ++sequence, options) : undefined;
     // An operation the stub does not know is a loud failure in the bench, not a silent success.
     if (data === undefined)
       return void res.status(400).json({ errors: [{ message: `the bench's shop stub does not answer ${operation}` }] });
