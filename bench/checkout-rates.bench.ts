@@ -30,7 +30,7 @@ import { csvRecords } from '../src/geo/csv.js';
 import { NeighbourhoodResolver } from '../src/geo/resolver.js';
 import { silentLogger } from '../src/log.js';
 import { startWeb } from '../src/main/web.js';
-import { startTestDatabase } from '../test/support/postgres.js';
+import { startTestDatabase, stopOwnServer } from '../test/support/postgres.js';
 import { startRedis } from '../test/support/redis.js';
 import { makeSecrets, registryDocument, secretEnv, SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID } from '../test/support/relais.js';
 
@@ -307,6 +307,7 @@ async function main(): Promise<void> {
   await emulator.close();
   await redis.stop();
   await db.stop();
+  await stopOwnServer();
 }
 
 await main();

@@ -17,6 +17,7 @@ import { performance } from 'node:perf_hooks';
 import { QUEUE } from '../src/jobs/queues.js';
 import { startRedis } from '../test/support/redis.js';
 import { startTestRelais } from '../test/support/relais.js';
+import { stopOwnServer } from '../test/support/postgres.js';
 import { spawnWorker, type WorkerProcess } from '../test/support/worker-process.js';
 import { closedLoop, HttpLoad } from './lib/load.js';
 import { ShopifyOrderStream } from './lib/orders.js';
@@ -155,6 +156,7 @@ async function main(): Promise<void> {
     await syncCount.close();
     await relais.stop();
     await stub.close();
+    await stopOwnServer();
   }
 }
 

@@ -18,6 +18,7 @@ import { createLogger } from '../../src/log.js';
 import { startWeb } from '../../src/main/web.js';
 import { startWorker } from '../../src/main/worker.js';
 import { bareDispatchJob, bareReceiverApp, type BareOrderJob } from './baselines.js';
+import { countStoreRequests, storeCounts } from './store-counters.js';
 
 export const ROLES = [
   'relais-web',
@@ -56,6 +57,9 @@ export interface ChildStats {
   rss: number;
   heapUsed: number;
   heapTotal: number;
+  /** SQL statements and Redis commands this process sent since it started (store-counters.ts). */
+  sqlStatements: number;
+  redisCommands: number;
 }
 
 function secret(name: string): string {
@@ -154,6 +158,7 @@ async function start(config: z.output<typeof childConfigSchema>): Promise<{ url?
 
 async function main(): Promise<void> {
   const config = childConfigSchema.parse(JSON.parse(process.env.BENCH_CHILD ?? '{}'));
+  countStoreRequests();
   const send = (message: object) => process.send?.(message);
   const running = await start(config);
   process.on('message', (raw: unknown) => {
@@ -169,6 +174,7 @@ async function main(): Promise<void> {
         rss: memory.rss,
         heapUsed: memory.heapUsed,
         heapTotal: memory.heapTotal,
+        ...storeCounts(),
       };
       send(stats);
     } else {

@@ -27,6 +27,8 @@ const childMessageSchema = z.discriminatedUnion('type', [
     rss: z.number(),
     heapUsed: z.number(),
     heapTotal: z.number(),
+    sqlStatements: z.number(),
+    redisCommands: z.number(),
   }),
   z.object({ type: z.literal('stopped') }),
 ]);

@@ -1,6 +1,8 @@
 /**
  * A stateless stand-in for a Shopify shop's Admin GraphQL API, so the write-back after markReady
- * (order read, metafields, tags, fulfillment with tracking) runs to completion at flash-sale volume.
+ * (order read, metafields, tags, fulfillment with tracking) and after delivery (mark as paid) runs to completion
+ * at flash-sale volume. Keeping no state, it never shows the order with Relais's fulfillment, so the courier's
+ * steps are not written as fulfillment events (Relais logs "no Relais fulfillment on the order" and goes on).
  *
  * Why not the Shopify emulator (packages/emulators/src/shopify): it validates every document against the full
  * Admin schema, applies Shopify's cost throttle, and keeps every call and order in memory, which is what
@@ -11,6 +13,7 @@
 import type { Server } from 'node:http';
 import express from 'express';
 import { z } from 'zod';
+import { orderListingPage } from './shop-order-listing.js';
 
 export interface ShopAdminStub {
   url: string;
@@ -27,8 +30,17 @@ const COST = {
   throttleStatus: { maximumAvailable: 2000, currentlyAvailable: 1990, restoreRate: 100 },
 };
 
-function answer(operation: string, variables: Record<string, unknown>, sequence: number): unknown {
+function answer(
+  operation: string,
+  variables: Record<string, unknown>,
+  sequence: number,
+  options: ShopAdminStubOptions,
+): unknown {
   switch (operation) {
+    case 'RelaisReconcileOrders':
+      return options.listedOrders
+        ? orderListingPage(variables, options.listedOrders(), new Date().toISOString())
+        : undefined;
     case 'RelaisOrderState':
       return {
         order: {
@@ -62,12 +74,24 @@ function answer(operation: string, variables: Record<string, unknown>, sequence:
           userErrors: [],
         },
       };
+    case 'RelaisOrderMarkAsPaid':
+      return {
+        orderMarkAsPaid: {
+          order: { id: String((variables.input as { id?: unknown } | undefined)?.id), displayFinancialStatus: 'PAID' },
+          userErrors: [],
+        },
+      };
     default:
       return undefined;
   }
 }
 
-export async function startShopAdminStub(): Promise<ShopAdminStub> {
+export interface ShopAdminStubOptions {
+  /** The shop's order ids its `orders` listing shows (relais reconcile); without it, the listing is refused. */
+  listedOrders?: () => readonly number[];
+}
+
+export async function startShopAdminStub(options: ShopAdminStubOptions = {}): Promise<ShopAdminStub> {
   const counts: Record<string, number> = {};
   let sequence = 0;
   const app = express();
@@ -78,7 +102,7 @@ export async function startShopAdminStub(): Promise<ShopAdminStub> {
       ? (/(?:query|mutation)\s+(\w+)/.exec(parsed.data.query)?.[1] ?? 'anonymous')
       : 'invalid';
     counts[operation] = (counts[operation] ?? 0) + 1;
-    const data = parsed.success ? answer(operation, parsed.data.variables ?? {}, ++sequence) : undefined;
+    const data = parsed.success ? answer(operation, parsed.data.variables ?? {}, ++sequence, options) : undefined;
     // An operation the stub does not know is a loud failure in the bench, not a silent success.
     if (data === undefined)
       return void res.status(400).json({ errors: [{ message: `the bench's shop stub does not answer ${operation}` }] });

@@ -11,6 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { startDispatchEmulator, type DispatchEmulator } from '@relais/emulators/dispatch';
+import { startPrivatePostgres } from '../../src/main/private-postgres.js';
 import { startTestDatabase, type TestDatabase } from '../../test/support/postgres.js';
 import { startRedis, type TestRedis } from '../../test/support/redis.js';
 import { makeSecrets, randomHex, registryDocument, secretEnv, type TestSecrets } from '../../test/support/relais.js';
@@ -32,9 +33,11 @@ export interface BenchFlags {
   rounds: number | undefined;
   orders: number | undefined;
   latencyMs: number | undefined;
+  /** Orders per block (the flash sale's first burst, and each one after it). */
+  block: number | undefined;
 }
 
-/** --quick (a smoke run: small counts, few rounds), --profile, --rounds N, --orders N, --latency MS. */
+/** --quick (a smoke run: small counts, few rounds), --profile, --rounds N, --orders N, --latency MS, --block N. */
 export function benchFlags(): BenchFlags {
   const { values } = parseArgs({
     options: {
@@ -43,6 +46,7 @@ export function benchFlags(): BenchFlags {
       rounds: { type: 'string' },
       orders: { type: 'string' },
       latency: { type: 'string' },
+      block: { type: 'string' },
     },
     strict: true,
   });
@@ -58,6 +62,7 @@ export function benchFlags(): BenchFlags {
     rounds: int(values.rounds, 'rounds'),
     orders: int(values.orders, 'orders'),
     latencyMs: int(values.latency, 'latency'),
+    block: int(values.block, 'block'),
   };
 }
 
@@ -67,7 +72,7 @@ export interface BenchStack {
   emulator: DispatchEmulator;
   secrets: TestSecrets;
   bareApiKey: string;
-  /** The ledger's schema (DATABASE_URL when it answers, else a private PostgreSQL). */
+  /** The ledger's schema (on RELAIS_TEST_DATABASE_URL when set, else on a private PostgreSQL stopped with the stack). */
   db: TestDatabase;
   /** Environment for child processes: the registry's secret references, the baseline's key, the ledger's database. */
   childSecrets: Record<string, string>;
@@ -87,7 +92,10 @@ export interface BenchStack {
 export async function startStack(options: { shopifyAdminUrl?: string } = {}): Promise<BenchStack> {
   const redis = await startRedis({ extraArgs: ['--maxmemory-policy', 'noeviction'] });
   const admin = redis.client();
-  const db = await startTestDatabase();
+  // A private PostgreSQL of the bench's own, stopped with the stack: left to test/support/postgres.ts, it would
+  // outlive the bench's work and keep the process from exiting (its output pipes hold the event loop).
+  const postgres = process.env.RELAIS_TEST_DATABASE_URL ? undefined : await startPrivatePostgres();
+  const db = await startTestDatabase(postgres ? { url: postgres.url } : {});
   const secrets = makeSecrets();
   const bareApiKey = `pk_live_${randomHex()}`;
   const emulator = await startDispatchEmulator({
@@ -124,6 +132,7 @@ export async function startStack(options: { shopifyAdminUrl?: string } = {}): Pr
       await emulator.close();
       await redis.stop();
       await db.stop();
+      await postgres?.stop();
     },
   };
 }

@@ -26,6 +26,16 @@ async function runDatabaseUrl(): Promise<string> {
   return (await ownServer).url;
 }
 
+/**
+ * Stops the private server this process started for lack of RELAIS_TEST_DATABASE_URL (a bench or script run outside
+ * vitest, which has no global teardown): left running, its output pipes keep the process from exiting.
+ */
+export async function stopOwnServer(): Promise<void> {
+  const server = ownServer;
+  ownServer = undefined;
+  if (server) await (await server).stop();
+}
+
 export interface TestDatabaseOptions {
   /** A PostgreSQL of the test's own (the chaos suite crashes and restarts it); default: the run's. */
   url?: string;
