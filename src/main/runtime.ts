@@ -201,6 +201,10 @@ export function createRuntime(given: RuntimeOptions): Runtime {
     weightsFor: (shop) => weightFillers.for(shop),
     async close() {
       await watcher?.close();
+      // A queue still connecting when it is closed (a short CLI command that never used it) has BullMQ's connection
+      // reject its pending INFO and emit 'error' after the queue stopped listening: the process then crashed with
+      // exit 1 after printing its answer. Let every queue finish connecting (or fail) first.
+      await Promise.all(queues.all().map((queue) => queue.waitUntilReady().catch(() => undefined)));
       await queues.close();
       await Promise.all(clients.values().map((c) => c.close()));
       await Promise.all([
