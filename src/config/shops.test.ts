@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { buildShopRegistry, ShopRegistryError } from './shops.js';
 
@@ -12,7 +13,9 @@ function document(dispatch: Record<string, unknown> = {}, policy: Record<string,
     }],
   };
 }
-const secrets = (ref: { env: string } | { file: string } | { stored: string }) => ('env' in ref && ref.env === 'K' ? 'pk_live_0123456789abcdef' : 'a-secret-of-some-length');
+// A live-shaped key generated per run (the registry refuses pk_test_ keys); no credential-shaped string is committed.
+const LIVE_KEY = `pk_live_${randomBytes(8).toString('hex')}`;
+const secrets = (ref: { env: string } | { file: string } | { stored: string }) => ('env' in ref && ref.env === 'K' ? LIVE_KEY : 'a-secret-of-some-length');
 
 function problems(doc: unknown): string[] {
   try {

@@ -19,7 +19,8 @@ afterAll(async () => {
 });
 
 const key = () => randomBytes(32);
-const TOKEN = 'shpat_0123456789abcdef0123456789abcdef';
+// Generated per run: no credential-shaped string is committed.
+const TOKEN = `shpat_test_${randomBytes(16).toString('hex')}`;
 
 describe('shop secrets at rest', () => {
   it('stores a token sealed (its bytes appear nowhere in the row) and gives it back, with its expiry, as a Secret that prints nothing', async () => {
