@@ -30,7 +30,16 @@ export function shopRoutes(
   const router = Router();
   const { send, redirectWithFlash, csrfOf, csrf, viewerOf } = tools;
   const port = deps.connections;
-  const fileShops = deps.shops.all().map((s) => ({ id: s.id, name: s.name, platform: s.platform }));
+  /**
+   * The registry file's shops: those served that the directory does not hold. Taken per request: the served
+   * registry is live (connected shops join it when switched on), so a list taken at start would go stale and would
+   * count a connected shop as a file shop (refusing to connect it again).
+   */
+  const fileShopsBeside = (connected: readonly { id: string }[]) =>
+    deps.shops
+      .all()
+      .filter((s) => !connected.some((c) => c.id === s.id))
+      .map((s) => ({ id: s.id, name: s.name, platform: s.platform }));
   /** The browser session the install is bound to: only the browser that began can finish. */
   const bindingOf = (req: Request): string | undefined => {
     const viewer = viewerOf(req);
@@ -48,7 +57,7 @@ export function shopRoutes(
       res,
       { section: 'shops', title: 'Shops' },
       shopsBody({
-        fileShops,
+        fileShops: fileShopsBeside(connected ?? []),
         connected,
         ...(port ? {} : { unavailable: NO_SECRET_KEYS }),
         shopifyConfigured: port?.beginShopify !== undefined,
@@ -69,7 +78,10 @@ export function shopRoutes(
       });
       return;
     }
-    if (!SHOP_ID_PATTERN.test(shopId) || fileShops.some((s) => s.id === shopId)) {
+    if (
+      !SHOP_ID_PATTERN.test(shopId) ||
+      (port ? fileShopsBeside(await port.directory.list()) : []).some((s) => s.id === shopId)
+    ) {
       redirectWithFlash(req, res, back, {
         kind: 'error',
         message: `Shop id "${shopId}": use lowercase letters, digits and hyphens, and an id no registry-file shop has.`,
