@@ -15,6 +15,7 @@ import {
   ShopRegistryError,
   type NotServedShop,
   type SecretSource,
+  type ShopConfig,
 } from './shops.js';
 import type { ShopSecretStore } from './shop-secrets.js';
 
@@ -51,15 +52,9 @@ export async function loadServedShops(input: {
   if (both.length > 0) throw new ShopRegistryError(both);
   // Stored secrets, read shop by shop (one query each), then resolved synchronously like env and file ones.
   const stored = new Map<string, Map<string, string>>();
-  for (const shop of connected) {
-    const secrets = await input.secrets.allOf(shop.id);
-    stored.set(shop.id, new Map([...secrets].map(([name, secret]) => [name, secret.value.reveal()])));
-  }
+  for (const shop of connected) stored.set(shop.id, await revealedSecretsOf(input.secrets, shop.id));
   // Each connected shop is validated on its own, its { stored } references resolved from its own secrets.
-  const resolvedConnected = connected.map((shop) => {
-    const own: SecretSource = (ref) => ('stored' in ref ? stored.get(shop.id)?.get(ref.stored) : input.fileSecrets?.(ref));
-    return buildShopRegistry({ shops: [shop.document] }, own).all()[0]!;
-  });
+  const resolvedConnected = connected.map((shop) => buildConnectedShop(shop.document, stored.get(shop.id)!, input.fileSecrets));
   const fileShops = input.fileDocument ? buildShopRegistry(input.fileDocument, input.fileSecrets).all() : [];
   const switchedOff = await Promise.all(
     listed.filter((shop) => !shop.enabled).map((shop) => notServedShop(shop, input.secrets)),
@@ -86,6 +81,25 @@ async function notServedShop(shop: ConnectedShop, secrets: ShopSecretStore): Pro
   } catch {
     return { id: shop.id, reason: SWITCHED_OFF_REASON };
   }
+}
+
+/** Every stored secret of a shop, opened (one read): what its `{ stored }` references resolve to. */
+export async function revealedSecretsOf(store: ShopSecretStore, shopId: string): Promise<Map<string, string>> {
+  const secrets = await store.allOf(shopId);
+  return new Map([...secrets].map(([name, secret]) => [name, secret.value.reveal()]));
+}
+
+/**
+ * One connected shop as the registry serves it: its document validated on its own, its `{ stored }` references
+ * resolved from `stored` and any other reference from `otherSecrets`. Throws ShopRegistryError listing every problem.
+ */
+export function buildConnectedShop(
+  document: Record<string, unknown>,
+  stored: ReadonlyMap<string, string>,
+  otherSecrets?: SecretSource,
+): ShopConfig {
+  const source: SecretSource = (ref) => ('stored' in ref ? stored.get(ref.stored) : otherSecrets?.(ref));
+  return buildShopRegistry({ shops: [document] }, source).all()[0]!;
 }
 
 /**

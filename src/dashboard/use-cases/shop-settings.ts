@@ -10,8 +10,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { ConnectedShop } from '../../config/shop-directory.js';
-import { buildShopRegistry, ShopRegistryError, type SecretSource, type ShopConfig } from '../../config/shops.js';
+import { buildConnectedShop, revealedSecretsOf, type ConnectedShop } from '../../config/shop-directory.js';
+import { ShopRegistryError, type ShopConfig } from '../../config/shops.js';
 import type { ShopConnectionsPort } from '../ports.js';
 
 export const COUNTRIES = ['SN', 'CI', 'TG', 'BJ', 'ML', 'BF', 'NE', 'GW'] as const;
@@ -137,17 +137,6 @@ function documentWith(shop: ConnectedShop, form: ShopSettingsForm): Record<strin
 const problemsOf = (error: ShopRegistryError) =>
   error.problems.map((p) => p.replace(/^shops\.0\./, '').replace(/^shop [a-z0-9-]+: /, ''));
 
-/** The shop as the registry would serve it, its stored secrets (and those about to be stored) resolved. */
-function validate(document: Record<string, unknown>, secrets: Map<string, string>): ShopConfig {
-  const source: SecretSource = (ref) => ('stored' in ref ? secrets.get(ref.stored) : undefined);
-  return buildShopRegistry({ shops: [document] }, source).all()[0]!;
-}
-
-async function storedSecrets(port: ShopConnectionsPort, id: string): Promise<Map<string, string>> {
-  const all = await port.secrets.allOf(id);
-  return new Map([...all].map(([name, secret]) => [name, secret.value.reveal()]));
-}
-
 export type SaveSettingsOutcome =
   { kind: 'saved'; shop: ConnectedShop } | { kind: 'not_found' } | { kind: 'invalid'; problems: string[] };
 
@@ -162,13 +151,13 @@ export async function saveShopSettings(
 ): Promise<SaveSettingsOutcome> {
   const shop = (await port.directory.list()).find((s) => s.id === id);
   if (!shop) return { kind: 'not_found' };
-  const secrets = await storedSecrets(port, id);
+  const secrets = await revealedSecretsOf(port.secrets, id);
   const fresh = new Map<string, string>();
   if (form.dispatchApiKey !== '') fresh.set(API_KEY, form.dispatchApiKey);
   if (!secrets.has(WEBHOOK_TOKEN)) fresh.set(WEBHOOK_TOKEN, randomBytes(32).toString('base64url'));
   const document = documentWith(shop, form);
   try {
-    validate(document, new Map([...secrets, ...fresh]));
+    buildConnectedShop(document, new Map([...secrets, ...fresh]));
   } catch (error) {
     if (error instanceof ShopRegistryError) return { kind: 'invalid', problems: problemsOf(error) };
     throw error;
@@ -192,7 +181,7 @@ export async function switchShopOn(port: ShopConnectionsPort, id: string): Promi
   if (!shop) return { kind: 'not_found' };
   let config: ShopConfig;
   try {
-    config = validate(shop.document, await storedSecrets(port, id));
+    config = buildConnectedShop(shop.document, await revealedSecretsOf(port.secrets, id));
   } catch (error) {
     if (error instanceof ShopRegistryError) return { kind: 'invalid', problems: problemsOf(error) };
     throw error;
