@@ -37,6 +37,7 @@ import {
   benchFlags,
   callsByOperation,
   CompletionCounter,
+  readyOrderCounter,
   controlQueue,
   header,
   mib,
@@ -85,11 +86,7 @@ async function main(): Promise<void> {
 
   const started: BenchProcess[] = [];
   const queues = [QUEUE.shopEvents, QUEUE.dispatch, QUEUE.deliveries].map((name) => controlQueue(name, stack));
-  const readyCount = new CompletionCounter(QUEUE.dispatch, {
-    redisUrl: stack.redis.url,
-    prefix: stack.prefix,
-    accept: (v) => (v as { kind?: unknown } | null)?.kind === 'ready',
-  });
+  const readyCount = readyOrderCounter(stack.redis.url, stack.prefix);
   const syncCount = new CompletionCounter(QUEUE.deliveries, { redisUrl: stack.redis.url, prefix: stack.prefix });
   let sampler: NodeJS.Timeout | undefined;
   let load: HttpLoad | undefined;

@@ -34,6 +34,7 @@ import {
   BARE_ORG,
   benchFlags,
   CompletionCounter,
+  readyOrderCounter,
   controlQueue,
   header,
   profileArgs,
@@ -116,16 +117,7 @@ async function main(): Promise<void> {
     };
     const relaisWeb = await spawn('relais-web', 'relais-web', { prefix: stack.prefix });
     const relaisWorker = await spawn('relais-worker', 'relais-worker', { prefix: stack.prefix });
-    await addSide(
-      'relais',
-      relaisWeb,
-      relaisWorker,
-      new CompletionCounter(QUEUE.dispatch, {
-        redisUrl: stack.redis.url,
-        prefix: stack.prefix,
-        accept: (value) => (value as { kind?: unknown } | null)?.kind === 'ready',
-      }),
-    );
+    await addSide('relais', relaisWeb, relaisWorker, readyOrderCounter(stack.redis.url, stack.prefix));
     for (const [name, role] of [
       ['baseline-3', 'bare-worker'],
       ['baseline-4', 'bare-worker-4-calls'],

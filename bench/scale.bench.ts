@@ -27,6 +27,7 @@ import {
   benchFlags,
   callsByOperation,
   CompletionCounter,
+  readyOrderCounter,
   RELAIS_ORG,
   shipmentCensus,
   sleep,
@@ -69,11 +70,7 @@ async function main(): Promise<void> {
 
   relais.emulator.faults.add({ operation: '*', fault: { kind: 'latency', ms: latencyMs } });
   const { shopEvents, dispatch, deliveries } = relais.web.runtime.queues;
-  const readyCount = new CompletionCounter(QUEUE.dispatch, {
-    redisUrl: redis.url,
-    prefix: relais.prefix,
-    accept: (v) => (v as { kind?: unknown } | null)?.kind === 'ready',
-  });
+  const readyCount = readyOrderCounter(redis.url, relais.prefix);
   const syncCount = new CompletionCounter(QUEUE.deliveries, { redisUrl: redis.url, prefix: relais.prefix });
   const load = new HttpLoad(relais.web.url, { maxSockets: POST_CONCURRENCY });
   const orders = new ShopifyOrderStream(relais.secrets.shopifyClientSecret);

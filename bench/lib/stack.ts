@@ -11,6 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { startDispatchEmulator, type DispatchEmulator } from '@relais/emulators/dispatch';
+import { QUEUE } from '../../src/jobs/queues.js';
 import { startPrivatePostgres } from '../../src/main/private-postgres.js';
 import { startTestDatabase, type TestDatabase } from '../../test/support/postgres.js';
 import { startRedis, type TestRedis } from '../../test/support/redis.js';
@@ -151,35 +152,40 @@ export function header(title: string, stack: BenchStack, settings: Record<string
   ].join('\n');
 }
 
-/** Counts BullMQ 'completed' events of one queue as they happen (one XREAD stream, no polling of job lists). */
+/** Counts BullMQ 'completed' events of one or more queues as they happen (one XREAD stream each, no polling of job lists). */
 export class CompletionCounter {
-  readonly #events: QueueEvents;
+  readonly #events: QueueEvents[];
   #count = 0;
   #failed = 0;
   #lastAt = 0;
   #waiters: { target: number; resolve: () => void }[] = [];
 
   constructor(
-    queue: string,
+    queues: string | string[],
     options: { redisUrl: string; prefix: string; accept?: (returnvalue: unknown) => boolean },
   ) {
-    this.#events = new QueueEvents(queue, {
-      connection: { url: options.redisUrl, maxRetriesPerRequest: null },
-      prefix: options.prefix,
-    });
-    this.#events.on('completed', ({ returnvalue }) => {
-      if (options.accept && !options.accept(returnvalue)) return;
-      this.#count += 1;
-      this.#lastAt = performance.now();
-      this.#waiters = this.#waiters.filter((w) => (this.#count >= w.target ? (w.resolve(), false) : true));
-    });
-    this.#events.on('failed', () => {
-      this.#failed += 1;
-    });
+    this.#events = (Array.isArray(queues) ? queues : [queues]).map(
+      (queue) =>
+        new QueueEvents(queue, {
+          connection: { url: options.redisUrl, maxRetriesPerRequest: null },
+          prefix: options.prefix,
+        }),
+    );
+    for (const events of this.#events) {
+      events.on('completed', ({ returnvalue }) => {
+        if (options.accept && !options.accept(returnvalue)) return;
+        this.#count += 1;
+        this.#lastAt = performance.now();
+        this.#waiters = this.#waiters.filter((w) => (this.#count >= w.target ? (w.resolve(), false) : true));
+      });
+      events.on('failed', () => {
+        this.#failed += 1;
+      });
+    }
   }
 
   async ready(): Promise<void> {
-    await this.#events.waitUntilReady();
+    await Promise.all(this.#events.map((events) => events.waitUntilReady()));
   }
 
   get count(): number {
@@ -213,8 +219,23 @@ export class CompletionCounter {
   }
 
   async close(): Promise<void> {
-    await this.#events.close();
+    await Promise.all(this.#events.map((events) => events.close()));
   }
+}
+
+/**
+ * Relais's orders marked ready, as they happen: shipped by the shop event's job that recorded them, or by a
+ * dispatch job (a retry, a replay, reconciliation).
+ */
+export function readyOrderCounter(redisUrl: string, prefix: string): CompletionCounter {
+  return new CompletionCounter([QUEUE.shopEvents, QUEUE.dispatch], {
+    redisUrl,
+    prefix,
+    accept: (value) => {
+      const outcome = value as { kind?: unknown; dispatch?: { kind?: unknown } } | null;
+      return outcome?.kind === 'ready' || (outcome?.kind === 'dispatched' && outcome.dispatch?.kind === 'ready');
+    },
+  });
 }
 
 /** A Queue handle for control from the bench process (pause, drain, counts). */

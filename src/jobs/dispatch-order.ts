@@ -85,15 +85,28 @@ export type DispatchOutcome =
 export const QUOTE_SAFETY_MARGIN_MS = 60_000;
 
 export async function dispatchOrder(job: DispatchJob, deps: PipelineDeps): Promise<DispatchOutcome> {
-  // The attempt's ledger writes are waited for after the lock is released: the release goes out behind
-  // them on the same connection, so whoever takes the lock next sees them applied, and the job saves a
-  // round trip. A write that failed still fails the job.
+  return withOrderLock(deps.redis, deps.prefix, job.externalOrderId, (lock) => dispatchUnderLock(job, deps, lock));
+}
+
+/**
+ * One attempt at an order whose lock the caller holds (the dispatch job, or the shop event that recorded the
+ * order and ships it in the same job: src/jobs/shop-event.ts). `known` is the record as the caller just read or
+ * wrote it, for the current generation; without it the record is read here.
+ *
+ * The attempt's ledger writes go out as each step has its answer and are all waited for before this returns,
+ * so whoever takes the order lock next reads them applied (the ledger's connection is not the lock's). A write
+ * that failed fails the attempt.
+ */
+export async function dispatchUnderLock(
+  job: DispatchJob,
+  deps: PipelineDeps,
+  lock: OrderLock,
+  known?: OrderRecord,
+): Promise<DispatchOutcome> {
   const writes = new PendingWrites();
   let outcome: DispatchOutcome;
   try {
-    outcome = await withOrderLock(deps.redis, deps.prefix, job.externalOrderId, (lock) =>
-      dispatchLocked(job, deps, writes, lock),
-    );
+    outcome = await dispatchLocked(job, deps, writes, lock, known);
   } catch (error) {
     await writes.settle().catch(() => undefined);
     throw error;
@@ -125,13 +138,14 @@ async function dispatchLocked(
   deps: PipelineDeps,
   writes: PendingWrites,
   lock: OrderLock,
+  known: OrderRecord | undefined,
 ): Promise<DispatchOutcome> {
   const { ledger } = deps;
   const shop = deps.shops.get(job.shopId);
   // Read together: the record, the shop's run-time aliases, and the shop's pacing for this attempt's calls.
   const batch = shop ? Math.min(CALLS_PER_ORDER, shop.policy.dispatchCallsPerSecond) : 0;
   const [record, aliases, paced] = await Promise.all([
-    ledger.get(job.externalOrderId),
+    known ?? ledger.get(job.externalOrderId),
     shop ? deps.aliases.forShop(shop) : undefined,
     shop && deps.rateLimiter
       ? deps.rateLimiter.acquire(shop.id, shop.policy.dispatchCallsPerSecond, batch).then(() => batch)
@@ -180,7 +194,7 @@ async function dispatchLocked(
     order,
     goods,
     delivery: deps.deliveryFor(shop),
-    call: tracker(deps, order.externalOrderId, shop, paced, lock),
+    call: tracker(deps, order.externalOrderId, shop, paced, lock, writes),
     writes,
     log: deps.logger.child({ order: order.orderName, externalOrderId: order.externalOrderId }), // the worker's logger binds the shop
   };
@@ -543,8 +557,8 @@ function saveShipment(
 
 /**
  * Ledger writes of one attempt, sent as soon as each step has its answer but not waited for one by one:
- * they share the ledger's connection, so Redis applies them in order, and the job waits for all of them
- * before it reports its outcome (a failed write fails the attempt, and BullMQ retries it).
+ * the ledger applies one order's writes in the order they were made (PostgresOrderLedger.inOrder), and the
+ * attempt waits for all of them before it ends (a failed write fails the attempt, and BullMQ retries it).
  * Recording progress is an optimisation of the retry, never what prevents a duplicate: a retry that finds
  * no saved shipment still looks the shipment up by external id before creating one.
  */
@@ -606,6 +620,7 @@ function tracker(
   shop: ShopConfig,
   paced: number,
   lock: OrderLock,
+  writes: PendingWrites,
 ): Tracker {
   let prepaid = paced;
   return async (operation, fn) => {
@@ -657,16 +672,18 @@ function tracker(
   };
 
   /**
-   * The timeline line is sent without waiting for its answer: it is an account of the call, not progress
-   * a retry depends on. It goes out on the ledger's connection ahead of the job's next command, and the
-   * job ends by releasing the order lock on that connection, so by then Redis has applied it.
+   * The timeline line is sent without waiting for its answer, and a failure to write it is logged, not thrown:
+   * it is an account of the call, not progress a retry depends on. The attempt still waits for it with its
+   * other writes, so the order's next lock holder reads it.
    */
   function note(entry: Parameters<OrderLedger['appendTimeline']>[1]): void {
-    deps.ledger.appendTimeline(externalOrderId, entry).catch((error: unknown) => {
-      deps.logger.warn(
-        { externalOrderId, operation: entry.operation, err: (error as Error).message },
-        'could not note a dispatch call on the timeline',
-      );
-    });
+    writes.add(
+      deps.ledger.appendTimeline(externalOrderId, entry).catch((error: unknown) => {
+        deps.logger.warn(
+          { externalOrderId, operation: entry.operation, err: (error as Error).message },
+          'could not note a dispatch call on the timeline',
+        );
+      }),
+    );
   }
 }

@@ -1,7 +1,11 @@
 /**
  * A shop webhook, acknowledged by the web process, processed here: normalise the order, record it in
- * the ledger, and decide (ship now, wait, hold, cancel). Shipping itself is the dispatch job's work,
- * enqueued with a job id per order and generation so duplicates collapse into one.
+ * the ledger, and decide (ship now, wait, hold, cancel).
+ *
+ * An order to ship now is shipped in this same job, under the order lock already held, from the record just
+ * written (`dispatchNow`: src/jobs/dispatch-order.ts): one job, one lock and no second read per order. An
+ * attempt that fails there, and every later one, is the dispatch job's: enqueued with a job id per order and
+ * generation so duplicates collapse into one, and retried with backoff until it ships or holds the order.
  */
 import type { Queue } from 'bullmq';
 import type { ShopConfig, ShopRegistry } from '../config/shops.js';
@@ -21,10 +25,11 @@ import {
   type OwnershipCheck,
 } from '../stores/index.js';
 import { COMPLIANCE_TOPICS, handleCompliance, type ComplianceOutcome } from './compliance.js';
-import { withOrderLock } from './order-lock.js';
+import { withOrderLock, type OrderLock } from './order-lock.js';
+import type { DispatchOutcome } from './dispatch-order.js';
 import type { UninstallOutcome } from './uninstall.js';
 import { decideEligibility } from './policy.js';
-import { dispatchJobOptions, type DispatchJob, type ShopEventJob } from './queues.js';
+import { dispatchJobOptions, retryDelayMs, type DispatchJob, type ShopEventJob } from './queues.js';
 import type { RedisClient } from '../redis.js';
 
 export interface ShopEventDeps {
@@ -45,10 +50,23 @@ export interface ShopEventDeps {
    * Shopify app share its secret): stores/index.ts createOwnershipCheck. Without it, every event is taken as the shop's.
    */
   ownership?: OwnershipCheck;
+  /**
+   * Ships an order decided ready to ship, in this job, under the order lock it holds (`known`: the record as
+   * just written, when still current). Absent, or when it throws, the order goes to the dispatch queue.
+   */
+  dispatchNow?(job: DispatchJob, lock: OrderLock, known: OrderRecord | undefined): Promise<DispatchOutcome>;
 }
 
 export type ShopEventOutcome =
   | { kind: 'dispatch_enqueued'; externalOrderId: string; generation: number }
+  | {
+      kind: 'dispatched';
+      externalOrderId: string;
+      generation: number;
+      /** When the order was first seen (for the time-to-ready metric). */
+      firstSeenAt: string;
+      dispatch: DispatchOutcome;
+    }
   | { kind: 'waiting'; externalOrderId: string; why: string }
   | { kind: 'held'; externalOrderId: string; code: string }
   | { kind: 'cancelled'; externalOrderId: string }
@@ -87,20 +105,53 @@ export async function handleShopEvent(event: ShopEventJob, deps: ShopEventDeps):
   const notOurs = await notTheShopsOrder(event, shop, orderId, deps);
   if (notOurs) return notOurs;
   const extId = externalOrderId(shop.id, orderId);
-  const decided = await withOrderLock(
-    deps.redis,
-    deps.prefix,
-    extId,
-    (): Promise<ShopEventOutcome | { kind: 'dispatch'; job: DispatchJob }> =>
-      recordAndDecide(event, shop, orderId, extId, deps),
-  );
+  const decided = await withOrderLock(deps.redis, deps.prefix, extId, async (lock) => {
+    const decision = await recordAndDecide(event, shop, orderId, extId, deps);
+    if (decision.kind !== 'dispatch' || decision.queueOnly || !deps.dispatchNow) return decision;
+    try {
+      const dispatch = await deps.dispatchNow(decision.job, lock, decision.known);
+      return {
+        kind: 'dispatched' as const,
+        externalOrderId: extId,
+        generation: decision.job.generation,
+        firstSeenAt: decision.firstSeenAt,
+        dispatch,
+      };
+    } catch (error) {
+      // Not this job's to retry: a retry of the event would record the webhook again. The dispatch job
+      // retries it with backoff (Retry-After honoured from the first wait), and holds the order at the end.
+      deps.logger.warn(
+        { order: extId, err: error instanceof Error ? error.message : String(error) },
+        'dispatch attempt failed; the order goes to the dispatch queue',
+      );
+      return { ...decision, delayMs: retryDelayMs(1, error) };
+    }
+  });
   if (decided.kind !== 'dispatch') return decided;
   // Enqueued once the order lock is released: the dispatch job starts by taking the same lock, and would
   // otherwise wait out a retry interval behind this job. A crash before this line leaves the event job
-  // unfinished; BullMQ runs it again, and the order is still before dispatch, so it lands here again.
+  // unfinished; BullMQ runs it again, and the order is still before dispatch (or left dispatching, which
+  // is enqueued too), so it lands here again.
   const { job } = decided;
-  await deps.dispatchQueue.add('dispatch', job, dispatchJobOptions(job));
+  await deps.dispatchQueue.add('dispatch', job, {
+    ...dispatchJobOptions(job),
+    ...(decided.delayMs ? { delay: decided.delayMs } : {}),
+  });
   return { kind: 'dispatch_enqueued', externalOrderId: extId, generation: job.generation };
+}
+
+/** What the event decided when the order is to ship: the dispatch job, and what an attempt here starts from. */
+interface DispatchDecision {
+  kind: 'dispatch';
+  job: DispatchJob;
+  /** When the order was first seen. */
+  firstSeenAt: string;
+  /** The record as written by this event, when it is the generation the job ships. */
+  known?: OrderRecord;
+  /** Resume through the dispatch queue only: an earlier attempt left the order dispatching. */
+  queueOnly?: boolean;
+  /** When the order goes to the queue after an attempt here failed: the wait before the next. */
+  delayMs?: number;
 }
 
 /**
@@ -129,7 +180,7 @@ async function recordAndDecide(
   orderId: string,
   extId: string,
   deps: ShopEventDeps,
-): Promise<ShopEventOutcome | { kind: 'dispatch'; job: DispatchJob }> {
+): Promise<ShopEventOutcome | DispatchDecision> {
   const normalised = normaliseOrder(shop, event.payload);
   const orderName = normalised.ok ? normalised.order.orderName : (normalised.orderName ?? `#${orderId}`);
   const now = deps.now();
@@ -175,6 +226,12 @@ async function recordAndDecide(
   }
   if (!MAY_START_DISPATCH.has(record.state)) {
     await flagAmountChangedAfterShipping(shop, extId, normalised.order, record, deps);
+    // Left dispatching by an attempt that ended with its job (a worker killed while this event's job shipped
+    // the order): resumed by the dispatch job, which collapses with one already queued for it.
+    if (record.state === 'dispatching') {
+      const job = { shopId: shop.id, externalOrderId: extId, generation: record.meta.generation, trigger: event.topic };
+      return { kind: 'dispatch', job, firstSeenAt: record.meta.firstSeenAt, queueOnly: true };
+    }
     return { kind: 'ignored', why: `already ${record.state}` };
   }
   if (eligibility.decision === 'wait') {
@@ -182,9 +239,16 @@ async function recordAndDecide(
     return { kind: 'waiting', externalOrderId: extId, why: eligibility.why };
   }
   // A held order that receives a fresh event (the merchant corrected it in the shop) starts a new generation.
-  const generation = record.state === 'held' ? await deps.ledger.bumpGeneration(extId) : record.meta.generation;
-  if (record.state === 'held') await deps.ledger.setState(extId, 'received', now);
-  return { kind: 'dispatch', job: { shopId: shop.id, externalOrderId: extId, generation, trigger: event.topic } };
+  const wasHeld = record.state === 'held';
+  const generation = wasHeld ? await deps.ledger.bumpGeneration(extId) : record.meta.generation;
+  if (wasHeld) await deps.ledger.setState(extId, 'received', now);
+  return {
+    kind: 'dispatch',
+    job: { shopId: shop.id, externalOrderId: extId, generation, trigger: event.topic },
+    firstSeenAt: record.meta.firstSeenAt,
+    // A held order's record changed since (generation, state): the attempt reads it again.
+    ...(wasHeld ? {} : { known: record }),
+  };
 }
 
 /**

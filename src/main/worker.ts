@@ -9,7 +9,7 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { NeighbourhoodResolver } from '../geo/resolver.js';
 import { ShopRateLimiter } from '../jobs/rate-limit.js';
-import { dispatchOrder, type DispatchOutcome } from '../jobs/dispatch-order.js';
+import { dispatchOrder, dispatchUnderLock, type DispatchOutcome, type PipelineDeps } from '../jobs/dispatch-order.js';
 import {
   jobFailure,
   QUEUE,
@@ -87,10 +87,33 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const connection = workerConnection(options);
 
   const ownership = createOwnershipCheck({ ...runtime.storeDeps, logger });
+  const tariffs = new TariffMemory(runtime.redis, options.prefix);
+  const pipelineDeps = (shopId: string, jobId: string | undefined): PipelineDeps => ({
+    ledger: runtime.ledger,
+    shops,
+    deliveryFor: runtime.deliveryFor,
+    resolver: options.resolver,
+    aliases: runtime.aliases,
+    redis: runtime.redis,
+    prefix: options.prefix,
+    now: runtime.now,
+    weightsFor: runtime.weightsFor,
+    logger: logger.child({ shop: shopId, job: jobId }),
+    onDispatchCall: (call) => metrics.observeDispatchCall(call),
+    onUnknownState: (id, state) => metrics.unknownState(id, state),
+    rateLimiter,
+    tariffs,
+  });
+  /** Once an order is ready: its tracking link goes into the shop now rather than at the first delivery webhook. */
+  const afterDispatch = async (shopId: string, outcome: DispatchOutcome): Promise<void> => {
+    if (outcome.kind !== 'ready') return;
+    await runtime.queues.deliveries.add('sync', { shopId, shipmentId: outcome.shipmentId, trigger: 'ready' });
+  };
+
   const shopEvents = new Worker<ShopEventJob, ShopEventOutcome>(
     QUEUE.shopEvents,
-    async (job) =>
-      handleShopEvent(job.data, {
+    async (job) => {
+      const outcome = await handleShopEvent(job.data, {
         ledger: runtime.ledger,
         shops,
         dispatchQueue: runtime.queues.dispatch,
@@ -113,7 +136,12 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
             now: runtime.now,
             logger: logger.child({ shop: shop.id, job: job.id }),
           }),
-      }),
+        dispatchNow: (dispatchJob, lock, known) =>
+          dispatchUnderLock(dispatchJob, pipelineDeps(dispatchJob.shopId, job.id), lock, known),
+      });
+      if (outcome.kind === 'dispatched') await afterDispatch(job.data.shopId, outcome.dispatch);
+      return outcome;
+    },
     {
       connection,
       prefix: queuePrefix(options.prefix, QUEUE.shopEvents),
@@ -124,35 +152,12 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     },
   );
 
-  const tariffs = new TariffMemory(runtime.redis, options.prefix);
   const dispatch = new Worker<DispatchJob, DispatchOutcome>(
     QUEUE.dispatch,
     async (job) => {
       try {
-        const outcome = await dispatchOrder(job.data, {
-          ledger: runtime.ledger,
-          shops,
-          deliveryFor: runtime.deliveryFor,
-          resolver: options.resolver,
-          aliases: runtime.aliases,
-          redis: runtime.redis,
-          prefix: options.prefix,
-          now: runtime.now,
-          weightsFor: runtime.weightsFor,
-          logger: logger.child({ shop: job.data.shopId, job: job.id }),
-          onDispatchCall: (call) => metrics.observeDispatchCall(call),
-          onUnknownState: (shopId, state) => metrics.unknownState(shopId, state),
-          rateLimiter,
-          tariffs,
-        });
-        if (outcome.kind === 'ready') {
-          // Write the tracking link into the shop now rather than at the first delivery webhook.
-          await runtime.queues.deliveries.add('sync', {
-            shopId: job.data.shopId,
-            shipmentId: outcome.shipmentId,
-            trigger: 'ready',
-          });
-        }
+        const outcome = await dispatchOrder(job.data, pipelineDeps(job.data.shopId, job.id));
+        await afterDispatch(job.data.shopId, outcome);
         return outcome;
       } catch (error) {
         throw jobFailure(error);

@@ -288,23 +288,38 @@ export interface InstrumentedWorkers {
  * that ran out of attempts is held by the worker. (Deliveries are counted through DeliveryDeps.onStep.)
  */
 export function instrumentWorkers(metrics: RelaisMetrics, workers: InstrumentedWorkers): void {
-  workers.shopEvents.on('completed', (job: Job<ShopEventJob>, outcome: ShopEventOutcome) => {
-    if (outcome.kind === 'held') metrics.held(job.data.shopId, outcome.code);
-  });
-  workers.dispatch.on('completed', (job: Job<DispatchJob>, outcome: DispatchOutcome) => {
-    if (outcome.kind === 'held') metrics.held(job.data.shopId, outcome.reason.code);
+  /** A dispatch attempt's outcome, made by a dispatch job or by the shop event that recorded the order. */
+  const dispatched = (
+    shopId: string,
+    externalOrderId: string,
+    generation: number,
+    outcome: DispatchOutcome,
+    firstSeenAt: () => Promise<string | undefined>,
+  ): void => {
+    if (outcome.kind === 'held') metrics.held(shopId, outcome.reason.code);
     if (outcome.kind !== 'ready') return;
-    metrics.ordersDispatched.inc({ shop: boundedLabel(job.data.shopId) });
+    metrics.ordersDispatched.inc({ shop: boundedLabel(shopId) });
     // Replays start from an old first sighting: their time to ready says nothing about the pipeline.
-    if (job.data.generation !== 0) return;
-    workers.firstSeenAt(job.data.externalOrderId).then(
-      (firstSeenAt) => {
-        const started = firstSeenAt === undefined ? Number.NaN : Date.parse(firstSeenAt);
+    if (generation !== 0) return;
+    firstSeenAt().then(
+      (seen) => {
+        const started = seen === undefined ? Number.NaN : Date.parse(seen);
         if (Number.isFinite(started))
           metrics.orderDispatch.observe(Math.max(0, workers.now().getTime() - started) / 1000);
       },
       () => undefined,
     );
+  };
+  workers.shopEvents.on('completed', (job: Job<ShopEventJob>, outcome: ShopEventOutcome) => {
+    if (outcome.kind === 'held') metrics.held(job.data.shopId, outcome.code);
+    if (outcome.kind === 'dispatched') {
+      const { externalOrderId, generation, dispatch, firstSeenAt } = outcome;
+      dispatched(job.data.shopId, externalOrderId, generation, dispatch, () => Promise.resolve(firstSeenAt));
+    }
+  });
+  workers.dispatch.on('completed', (job: Job<DispatchJob>, outcome: DispatchOutcome) => {
+    const { shopId, externalOrderId, generation } = job.data;
+    dispatched(shopId, externalOrderId, generation, outcome, () => workers.firstSeenAt(externalOrderId));
   });
   workers.dispatch.on('failed', (job: Job<DispatchJob> | undefined, error: Error) => {
     // Mirrors the worker's own rule: out of attempts (or unrecoverable) means the order is held.
