@@ -108,12 +108,16 @@ describe('Redis at its memory limit', { timeout: SCENARIO_TIMEOUT_MS }, () => {
     // Slow calls keep the jobs in flight while memory runs out under them.
     stack.relais.emulator.faults.add({ operation: '*', times: ORDERS * 3, fault: { kind: 'latency', ms: 300 } });
     await Promise.all(orders.map((o) => stack.send(o)));
-    await waitFor(async () => (await stack.queues.dispatch.getActiveCount()) > 0, { what: 'dispatch jobs in flight' });
+    // Orders are shipped by their webhooks' jobs.
+    await waitFor(async () => (await stack.queues.shopEvents.getActiveCount()) > 0, { what: 'orders being shipped' });
     const keys = await fillMemory();
     await new Promise((r) => setTimeout(r, 2_000));
     await freeMemory(keys);
     // Not a vacuous pass: work in flight did run into the limit (and was retried).
-    const jobs = await stack.queues.dispatch.getJobs(['completed', 'active', 'waiting', 'delayed']);
+    const jobs = [
+      ...(await stack.queues.shopEvents.getJobs(['completed', 'active', 'waiting', 'delayed'])),
+      ...(await stack.queues.dispatch.getJobs(['completed', 'active', 'waiting', 'delayed'])),
+    ];
     expect(jobs.some((j) => /OOM|EXECABORT/.test(j.failedReason ?? ''))).toBe(true);
     stack.relais.emulator.faults.clear();
     await stack.waitDispatched(orders, { timeoutMs: 60_000 });

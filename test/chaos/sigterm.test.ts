@@ -38,8 +38,9 @@ describe('SIGTERM under load', { timeout: SCENARIO_TIMEOUT_MS }, () => {
     }
     const orders = await stack.placeMany(ORDERS);
     await Promise.all(orders.map((o) => stack.send(o)));
-    await waitFor(async () => (await stack.queues.dispatch.getActiveCount()) >= 2, { what: 'dispatch jobs in flight' });
-    const active = await stack.queues.dispatch.getActive();
+    // Orders are shipped by their webhooks' jobs.
+    await waitFor(async () => (await stack.queues.shopEvents.getActiveCount()) >= 2, { what: 'orders being shipped' });
+    const active = await stack.queues.shopEvents.getActive();
 
     const started = Date.now();
     await first.kill('SIGTERM');
@@ -52,7 +53,7 @@ describe('SIGTERM under load', { timeout: SCENARIO_TIMEOUT_MS }, () => {
     expect(counts).toEqual([0, 0, 0]);
     const states = await Promise.all(active.map((job) => job.getState()));
     expect(states).toEqual(active.map(() => 'completed'));
-    const stillToDo = await stack.queues.dispatch.getWaitingCount();
+    const stillToDo = await stack.queues.shopEvents.getWaitingCount();
 
     workers.push(await spawnWorker(stack.relais, { lockMs: 2_000 }));
     await stack.waitDispatched(orders, { timeoutMs: 60_000 });

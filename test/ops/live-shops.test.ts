@@ -118,11 +118,13 @@ describe('connected shops served live', () => {
   });
 
   it("app/uninstalled stops that shop only: switched off, its tokens deleted, its webhooks refused, its waiting order held, the other shop's order shipped", async () => {
-    // An order of the Shopify shop left waiting for dispatch when the uninstall arrives.
+    // An order of the Shopify shop left waiting for dispatch when the uninstall arrives: its first attempt
+    // (in its webhook's job) is refused with a 503, and the dispatch workers that would retry it are paused.
     for (const worker of workers) await worker.workers[1]!.pause();
+    relais.emulator.faults.add({ operation: 'createQuote', times: 1, fault: { kind: 'status', status: 503 } });
     const waiting = shopifyOrderPayload({ shipping_address: { address1: 'Villa 12, Sacré Coeur 3', city: 'Dakar' } });
     expect((await postShopify(live, 'orders/create', waiting)).status).toBe(200);
-    await waitFor(async () => (await web.runtime.queues.dispatch.getWaitingCount()) > 0, {
+    await waitFor(async () => (await web.runtime.queues.dispatch.getJobCountByTypes('waiting', 'delayed')) > 0, {
       what: 'the dispatch job of the order to wait',
     });
 
