@@ -29,8 +29,15 @@ import { resolveDeliveryAddress } from '../geo/order-address.js';
 import type { PricedNames } from '../geo/types.js';
 import type { NeighbourhoodResolver } from '../geo/resolver.js';
 import type { AliasStore } from '../ledger/alias-store.js';
-import { DISPATCHED_STATES } from '../domain/order-state.js';
-import type { OrderLedger, OrderRecord, ShipmentProgress } from '../ledger/order-ledger.js';
+import { DISPATCHED_STATES, type OrderState } from '../domain/order-state.js';
+import type {
+  OrderChange,
+  OrderLedger,
+  OrderRecord,
+  SavedField,
+  ShipmentProgress,
+  TimelineEntry,
+} from '../ledger/order-ledger.js';
 import type { Logger } from '../log.js';
 import { quoteRequestFor, shipmentRequestFor } from './delivery-requests.js';
 import type { DispatchJob } from './queues.js';
@@ -103,7 +110,7 @@ export async function dispatchUnderLock(
   lock: OrderLock,
   known?: OrderRecord,
 ): Promise<DispatchOutcome> {
-  const writes = new PendingWrites();
+  const writes = new AttemptWrites(deps.ledger, job.externalOrderId, deps.now);
   let outcome: DispatchOutcome;
   try {
     outcome = await dispatchLocked(job, deps, writes, lock, known);
@@ -129,14 +136,14 @@ interface Attempt {
   goods: number | undefined;
   delivery: DispatchDelivery;
   call: Tracker;
-  writes: PendingWrites;
+  writes: AttemptWrites;
   log: Logger;
 }
 
 async function dispatchLocked(
   job: DispatchJob,
   deps: PipelineDeps,
-  writes: PendingWrites,
+  writes: AttemptWrites,
   lock: OrderLock,
   known: OrderRecord | undefined,
 ): Promise<DispatchOutcome> {
@@ -204,12 +211,12 @@ async function dispatchLocked(
     if (error instanceof DeliveryError && !error.retryable) {
       if (error.answer === 'unreadable') {
         // A wrong guess in the wire profile fails loudly: the order waits with what could not be read.
-        return hold(deps, record, {
+        return holdAfterWrites(attempt, {
           code: 'dispatch_unreadable_answer',
           message: `the delivery service's answer to ${error.operation} could not be read with wire profile "${shop.dispatch.profile}": ${error.message}. Correct the profile (relais probe shows what the service sends), then replay the order.`,
         });
       }
-      return hold(deps, record, {
+      return holdAfterWrites(attempt, {
         code: `dispatch_${error.refusal.toLowerCase().replace(/[^a-z0-9]+/g, '_')}`,
         message: `the delivery service refused ${error.operation}: ${error.message}`,
       });
@@ -229,7 +236,7 @@ async function ship(attempt: Attempt, record: OrderRecord, aliases: Record<strin
   const adopt = (existing: Shipment) => {
     const shipment = saveShipment(attempt, existing, undefined);
     log.warn({ shipment: existing.shipmentId }, 'adopted a shipment created by an earlier attempt');
-    writes.add(deps.ledger.setState(order.externalOrderId, 'dispatching', deps.now()));
+    writes.state('dispatching');
     return finishReady(attempt, shipment, true);
   };
   const lookUp = () => call('getShipmentByExternalOrder', () => delivery.shipmentForOrder(order.externalOrderId));
@@ -238,7 +245,7 @@ async function ship(attempt: Attempt, record: OrderRecord, aliases: Record<strin
   const neighbourhood = resolveDropoff(deps, shop, order, aliases, pricing);
   if ('code' in neighbourhood) {
     const existing = await lookUp();
-    return existing ? adopt(existing) : hold(deps, record, neighbourhood);
+    return existing ? adopt(existing) : holdAfterWrites(attempt, neighbourhood);
   }
 
   // Weight hook: WooCommerce orders get their parcel weight from the shop's products, only when a quote is due.
@@ -270,11 +277,11 @@ async function ship(attempt: Attempt, record: OrderRecord, aliases: Record<strin
   if (tariff) {
     if (knownFallback.status === 'rejected') throw knownFallback.reason;
     const checked = await tariff.check(await quoted(), neighbourhood, quote, knownFallback.value);
-    if ('code' in checked) return hold(deps, record, checked);
+    if ('code' in checked) return holdAfterWrites(attempt, checked);
     ({ quote, sent } = checked);
   }
-  writes.add(deps.ledger.save(order.externalOrderId, 'neighbourhood', sent));
-  writes.add(deps.ledger.setState(order.externalOrderId, 'dispatching', deps.now()));
+  writes.save('neighbourhood', sent);
+  writes.state('dispatching');
 
   let created: Shipment;
   const { goods } = attempt;
@@ -293,12 +300,9 @@ async function ship(attempt: Attempt, record: OrderRecord, aliases: Record<strin
   }
   const shipment = saveShipment(attempt, created, undefined);
   if (goods !== undefined) {
-    writes.add(
-      deps.ledger.save(
-        order.externalOrderId,
-        'door',
-        doorAmount(xof(goods), { total: quote.total, codFee: quote.breakdown?.codFee }, shop.policy.deliveryFeePaidBy),
-      ),
+    writes.save(
+      'door',
+      doorAmount(xof(goods), { total: quote.total, codFee: quote.breakdown?.codFee }, shop.policy.deliveryFeePaidBy),
     );
   }
   log.info({ shipment: created.shipmentId, amount: created.orderAmountXof }, 'shipment created');
@@ -314,7 +318,7 @@ async function ship(attempt: Attempt, record: OrderRecord, aliases: Record<strin
  * order with the shipment's id, and a replay tries markReady again (the shipment is never re-created).
  */
 async function finishReady(attempt: Attempt, shipment: ShipmentProgress, adopted: boolean): Promise<DispatchOutcome> {
-  const { deps, shop, order, delivery, call, writes } = attempt;
+  const { deps, shop, delivery, call, writes } = attempt;
   if (shipment.markedReadyAt !== undefined || showsMarkedReady(shipment.step)) {
     // The service shows the order's shipment as cancelled: never marked ready, never silently re-created.
     if (shipment.step === 'cancelled') {
@@ -325,7 +329,7 @@ async function finishReady(attempt: Attempt, shipment: ShipmentProgress, adopted
     }
     if (shipment.markedReadyAt === undefined)
       saveShipment(attempt, { ...shipment, status: shipment.status }, shipment, deps.now().toISOString());
-    writes.add(deps.ledger.setState(order.externalOrderId, 'ready', deps.now()));
+    writes.state('ready');
     return { kind: 'ready', shipmentId: shipment.shipmentId, adopted };
   }
   // Read back what the shipment will collect: a shipment carrying another amount than the goods owed is
@@ -346,7 +350,7 @@ async function finishReady(attempt: Attempt, shipment: ShipmentProgress, adopted
     ready = shipment;
   }
   saveShipment(attempt, ready, shipment, deps.now().toISOString());
-  writes.add(deps.ledger.setState(order.externalOrderId, 'ready', deps.now()));
+  writes.state('ready');
   return { kind: 'ready', shipmentId: shipment.shipmentId, adopted };
 }
 
@@ -515,7 +519,7 @@ export function quoteBasis(request: QuoteRequest): string {
 }
 
 async function newQuote(attempt: Attempt, order: StoreOrder, neighbourhood: string): Promise<QuoteProgress> {
-  const { deps, shop, delivery, call, writes } = attempt;
+  const { shop, delivery, call, writes } = attempt;
   const request = quoteRequestFor(shop, order, neighbourhood);
   const quote: Quote = await call('createQuote', () => delivery.quote(request));
   const progress = {
@@ -525,7 +529,7 @@ async function newQuote(attempt: Attempt, order: StoreOrder, neighbourhood: stri
     breakdown: quote.breakdown,
     basis: quoteBasis(request),
   };
-  writes.add(deps.ledger.save(order.externalOrderId, 'quote', progress));
+  writes.save('quote', progress);
   return progress;
 }
 
@@ -551,27 +555,61 @@ function saveShipment(
     createdAt: previous?.createdAt ?? s.createdAt ?? attempt.deps.now().toISOString(),
   };
   if (progress.step === undefined) attempt.deps.onUnknownState?.(attempt.shop.id, s.status);
-  attempt.writes.add(attempt.deps.ledger.saveShipment(attempt.order.externalOrderId, progress));
+  attempt.writes.shipment(progress);
   return progress;
 }
 
 /**
- * Ledger writes of one attempt, sent as soon as each step has its answer but not waited for one by one:
- * the ledger applies one order's writes in the order they were made (PostgresOrderLedger.inOrder), and the
- * attempt waits for all of them before it ends (a failed write fails the attempt, and BullMQ retries it).
+ * The ledger writes of one attempt, gathered step by step and sent as one write per step (OrderLedger.apply):
+ * what the lookup and the quote answered, sent before createShipment; what createShipment answered, sent before
+ * markReady; and the rest when the attempt ends. A step is sent without waiting for its answer (the ledger
+ * applies one order's writes in the order they were made: PostgresOrderLedger.inOrder), and the attempt waits
+ * for all of them before it ends: a failed write fails the attempt, and BullMQ retries it.
  * Recording progress is an optimisation of the retry, never what prevents a duplicate: a retry that finds
  * no saved shipment still looks the shipment up by external id before creating one.
  */
-class PendingWrites {
-  private readonly writes: Promise<unknown>[] = [];
+class AttemptWrites {
+  #step: Omit<OrderChange, 'now'> = {};
+  readonly #sent: Promise<unknown>[] = [];
 
+  constructor(
+    private readonly ledger: OrderLedger,
+    private readonly externalOrderId: string,
+    private readonly now: () => Date,
+  ) {}
+
+  save(field: SavedField, value: unknown): void {
+    (this.#step.saved ??= {})[field] = value;
+  }
+
+  state(state: OrderState): void {
+    this.#step.state = state;
+  }
+
+  shipment(progress: ShipmentProgress): void {
+    this.#step.shipment = progress;
+  }
+
+  note(entry: TimelineEntry): void {
+    (this.#step.timeline ??= []).push(entry);
+  }
+
+  /** A write to another store that the attempt waits for with its own (the fallback-tariff memory). */
   add(write: Promise<unknown>): void {
     write.catch(() => undefined); // awaited in settle(); this only keeps Node from calling it unhandled meanwhile
-    this.writes.push(write);
+    this.#sent.push(write);
+  }
+
+  /** Sends the step gathered so far as one write, without waiting for it. */
+  send(): void {
+    const step = this.#step;
+    this.#step = {};
+    if (Object.keys(step).length > 0) this.add(this.ledger.apply(this.externalOrderId, { ...step, now: this.now() }));
   }
 
   async settle(): Promise<void> {
-    const failed = (await Promise.allSettled(this.writes)).find(
+    this.send();
+    const failed = (await Promise.allSettled(this.#sent)).find(
       (r): r is PromiseRejectedResult => r.status === 'rejected',
     );
     if (failed) throw failed.reason;
@@ -620,7 +658,7 @@ function tracker(
   shop: ShopConfig,
   paced: number,
   lock: OrderLock,
-  writes: PendingWrites,
+  writes: AttemptWrites,
 ): Tracker {
   let prepaid = paced;
   return async (operation, fn) => {
@@ -646,6 +684,8 @@ function tracker(
         }
         throw error;
       }
+      // What the attempt learnt so far is recorded as one step before the service changes anything.
+      writes.send();
     }
     const started = Date.now();
     let result: Awaited<ReturnType<typeof fn>>;
@@ -671,19 +711,8 @@ function tracker(
     return result;
   };
 
-  /**
-   * The timeline line is sent without waiting for its answer, and a failure to write it is logged, not thrown:
-   * it is an account of the call, not progress a retry depends on. The attempt still waits for it with its
-   * other writes, so the order's next lock holder reads it.
-   */
-  function note(entry: Parameters<OrderLedger['appendTimeline']>[1]): void {
-    writes.add(
-      deps.ledger.appendTimeline(externalOrderId, entry).catch((error: unknown) => {
-        deps.logger.warn(
-          { externalOrderId, operation: entry.operation, err: (error as Error).message },
-          'could not note a dispatch call on the timeline',
-        );
-      }),
-    );
+  /** The call's timeline line goes with the attempt's step it belongs to. */
+  function note(entry: TimelineEntry): void {
+    writes.note(entry);
   }
 }

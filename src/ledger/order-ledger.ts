@@ -123,6 +123,22 @@ export type CloseStaleResult =
 /** The parts of a record written whole by one step (`save`); state, hold and shipment have their own methods. */
 export type SavedField = 'order' | 'payload' | 'neighbourhood' | 'quote' | 'delivery' | 'door';
 
+/**
+ * One step's writes to an order (`OrderLedger.apply`): each part is applied as its own method would apply it,
+ * all of them together or none.
+ */
+export interface OrderChange {
+  now: Date;
+  /** Moves the order to this state, unless the state rules refuse the move from where it is (as `setState`). */
+  state?: OrderState;
+  /** Parts written whole (as `save`). */
+  saved?: Partial<Record<SavedField, unknown>>;
+  /** What the service said of the shipment (as `saveShipment`, and refused in the same case). */
+  shipment?: ShipmentProgress;
+  /** Timeline entries, in this order (as `appendTimeline`). */
+  timeline?: TimelineEntry[];
+}
+
 /** A claim (dispute) on the order's shipment as Relais last saw it; `key` identifies it within the order. */
 export interface KnownClaim<T = unknown> {
   key: string;
@@ -175,6 +191,12 @@ export interface OrderLedger {
    * (the watchdog's input) until one is recorded or the order ends.
    */
   saveShipment(externalOrderId: string, shipment: ShipmentProgress): Promise<boolean>;
+  /**
+   * One step of a job (what a dispatch call answered, and the progress it makes) as one write: a reader never
+   * sees half of it. Refusals are silent, as a step's writes are progress, not decisions: use `setState`,
+   * `hold` or `saveShipment` where the answer matters.
+   */
+  apply(externalOrderId: string, change: OrderChange): Promise<void>;
   /** Starts a new generation for a replay; returns it. */
   bumpGeneration(externalOrderId: string): Promise<number>;
 

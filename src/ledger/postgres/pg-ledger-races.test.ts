@@ -87,6 +87,22 @@ describe('two workers racing on one order', () => {
     }
   });
 
+  it("keeps an order ready with its markReady when another worker's late step (created shipment, dispatching) is applied at the same moment", async () => {
+    for (let round = 0; round < 30; round += 1) {
+      const id = await newOrder(first);
+      const created = { shipmentId: `shp_step_${round}`, status: 'CREATED', createdAt: '2026-11-01T10:00:01Z' };
+      const ready = { ...created, status: 'READY', markedReadyAt: '2026-11-01T10:00:02Z' };
+      const now = new Date('2026-11-01T10:00:02Z');
+      const marking = () => first.apply(id, { now, shipment: ready, state: 'ready' });
+      const late = () => second.apply(id, { now, shipment: created, state: 'dispatching' });
+      // Sent at the same moment, in alternating order of sending.
+      await Promise.all((round % 2 === 0 ? [marking, late] : [late, marking]).map((send) => send()));
+      const record = (await first.get(id))!;
+      expect(record.state).toBe('ready');
+      expect(record.shipment?.markedReadyAt).toBe('2026-11-01T10:00:02Z');
+    }
+  });
+
   it('moves an order to ready once when two workers ask at the same moment, and the loser is told', async () => {
     for (let round = 0; round < 20; round += 1) {
       const id = await newOrder(first);

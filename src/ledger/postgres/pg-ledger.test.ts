@@ -247,4 +247,66 @@ describe('the order ledger', () => {
       expect([(await read)?.door, (await read)?.state]).toEqual([{ round, n: 20 }, 'dispatching']);
     }
   });
+  it("writes one step's parts together (saved parts, shipment, state, timeline lines in order), refusing what setState and saveShipment refuse", async () => {
+    const ledger = await freshLedger();
+    await receive(ledger, '8', new Date('2026-11-01T10:00:00Z'));
+    const id = 'dakar-mode:8';
+    const at = (s: number) => new Date(Date.UTC(2026, 10, 1, 10, 0, s));
+    const line = (operation: string, s: number) => ({
+      at: at(s).toISOString(),
+      system: 'dispatch',
+      operation,
+      outcome: 'ok',
+      ms: 20,
+    });
+    await ledger.apply(id, {
+      now: at(1),
+      saved: { neighbourhood: { name: 'Sacré-Cœur 3', confidence: 0.9 }, quote: { quoteId: 'q_1', total: 1500 } },
+      state: 'dispatching',
+      timeline: [line('getShipmentByExternalOrder', 1), line('createQuote', 1)],
+    });
+    const created = { shipmentId: 'shp_8', status: 'CREATED', createdAt: at(2).toISOString() };
+    await ledger.apply(id, {
+      now: at(2),
+      shipment: created,
+      saved: { door: { collect: 9000 } },
+      timeline: [line('createShipment', 2)],
+    });
+    expect((await ledger.listUnready(at(3))).map((u) => u.externalOrderId)).toEqual([id]);
+    const ready = { ...created, status: 'READY', markedReadyAt: at(3).toISOString() };
+    await ledger.apply(id, { now: at(3), shipment: ready, state: 'ready', timeline: [line('markReady', 3)] });
+
+    const record = (await ledger.get(id))!;
+    expect(record.state).toBe('ready');
+    expect(record.neighbourhood).toEqual({ name: 'Sacré-Cœur 3', confidence: 0.9 });
+    expect(record.quote).toEqual({ quoteId: 'q_1', total: 1500 });
+    expect(record.door).toEqual({ collect: 9000 });
+    expect(record.shipment).toMatchObject({ status: 'READY', markedReadyAt: at(3).toISOString() });
+    expect(await ledger.payload(id)).toBeUndefined();
+    expect(await ledger.countUnready(at(4))).toBe(0);
+    expect((await ledger.listInFlight(10)).map((o) => o.externalOrderId)).toEqual([id]);
+    expect((await ledger.timeline(id)).map((e) => e.operation)).toEqual([
+      'webhook orders/create',
+      'getShipmentByExternalOrder',
+      'createQuote',
+      'createShipment',
+      'markReady',
+    ]);
+
+    // A worker that lost its lease reports its late steps: no move back, no markReady lost, its lines still noted.
+    await ledger.apply(id, {
+      now: at(5),
+      state: 'dispatching',
+      shipment: created,
+      timeline: [line('createShipment', 5)],
+    });
+    const after = (await ledger.get(id))!;
+    expect(after.state).toBe('ready');
+    expect(after.shipment?.markedReadyAt).toBe(at(3).toISOString());
+    expect(await ledger.countUnready(at(6))).toBe(0);
+    // A final state ends the order's following, as setState does.
+    await ledger.apply(id, { now: at(7), state: 'delivered' });
+    expect(await ledger.listInFlight(10)).toEqual([]);
+    expect((await ledger.get(id))!.state).toBe('delivered');
+  });
 });

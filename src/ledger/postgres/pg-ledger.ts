@@ -21,6 +21,7 @@ import {
   DEFAULT_TIMELINE_LENGTH,
   type CloseStaleResult,
   type KnownClaim,
+  type OrderChange,
   type OrderLedger,
   type OrderMeta,
   type OrderRecord,
@@ -250,6 +251,70 @@ export class PostgresOrderLedger implements OrderLedger {
       ),
     );
     return result.rowCount === 1;
+  }
+
+  /**
+   * One statement: the UPDATE sets each column from the row as it stands when the statement reaches it (a
+   * concurrent writer's update is waited for and re-read), with the same refusals as `moveState` and
+   * `saveShipment`, and the timeline entries are inserted beside it.
+   */
+  async apply(externalOrderId: string, change: OrderChange): Promise<void> {
+    const { state, shipment, now } = change;
+    const saved: Record<string, unknown> = {};
+    for (const [field, value] of Object.entries(change.saved ?? {}))
+      saved[SAVED_COLUMN[field as SavedField]] = value ?? null;
+    // The payload is also dropped by a move past dispatch: its column is written below, with the state.
+    const savedColumns = Object.values(SAVED_COLUMN)
+      .filter((column) => column !== 'payload')
+      .map(
+        (column) => `${column} = CASE WHEN $3::jsonb ? '${column}' THEN $3::jsonb -> '${column}' ELSE ${column} END`,
+      );
+    // Whether the state move is allowed, and whether the shipment may be saved, from the row as it stands.
+    const moves = `($4::text IS NOT NULL AND NOT (state = ANY($5::text[])))`;
+    const ships = `($8::jsonb IS NOT NULL AND ($9::boolean OR shipment IS NULL OR shipment->>'shipmentId' IS DISTINCT FROM $8::jsonb->>'shipmentId' OR shipment->>'markedReadyAt' IS NULL))`;
+    await this.inOrder(externalOrderId, () =>
+      this.pool.query(
+        `WITH changed AS (
+        UPDATE orders SET
+         ${savedColumns.join(',\n         ')},
+         state = CASE WHEN ${moves} THEN $4::text ELSE state END,
+         state_changed_at = CASE WHEN ${moves} THEN $2::timestamptz ELSE state_changed_at END,
+         hold = CASE WHEN ${moves} THEN NULL ELSE hold END,
+         held_at = CASE WHEN ${moves} THEN NULL ELSE held_at END,
+         payload = CASE WHEN ${moves} AND NOT $6::boolean THEN NULL WHEN $3::jsonb ? 'payload' THEN $3::jsonb -> 'payload' ELSE payload END,
+         shipment = CASE WHEN ${ships} THEN $8::jsonb ELSE shipment END,
+         in_flight_since = CASE WHEN ${moves} AND $7::boolean THEN NULL
+                                WHEN ${ships} THEN CASE WHEN finished_at IS NULL THEN coalesce(in_flight_since, $2::timestamptz) END
+                                ELSE in_flight_since END,
+         unready_since = CASE WHEN ${moves} AND $7::boolean THEN NULL
+                              WHEN ${ships} THEN CASE WHEN $9::boolean OR finished_at IS NOT NULL THEN NULL ELSE coalesce(unready_since, $2::timestamptz) END
+                              ELSE unready_since END,
+         finished_at = CASE WHEN ${moves} AND $7::boolean THEN coalesce(finished_at, $2::timestamptz) ELSE finished_at END
+        WHERE external_order_id = $1
+        RETURNING external_order_id
+      ), noted AS (
+        INSERT INTO order_timeline (external_order_id, shop_id, at, system, operation, outcome, ms, detail)
+        SELECT $1, split_part($1, ':', 1), e.at, e.system, e.operation, e.outcome, e.ms, e.detail
+        FROM ROWS FROM (jsonb_to_recordset($10::jsonb)
+          AS (at timestamptz, system text, operation text, outcome text, ms integer, detail text)) WITH ORDINALITY
+          AS e(at, system, operation, outcome, ms, detail, n)
+        ORDER BY e.n
+      )
+      SELECT count(*) FROM changed`,
+        [
+          externalOrderId,
+          now,
+          JSON.stringify(saved),
+          state ?? null,
+          state ? statesRefusingMoveTo(state) : [],
+          state ? BEFORE_DISPATCH_STATES.has(state) : true,
+          state ? FINAL_STATES.has(state) : false,
+          shipment ? JSON.stringify(shipment) : null,
+          shipment?.markedReadyAt !== undefined,
+          JSON.stringify(change.timeline ?? []),
+        ],
+      ),
+    );
   }
 
   async bumpGeneration(externalOrderId: string): Promise<number> {
