@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
+import { SeenEvents } from '../../src/jobs/seen-events.js';
 import { waitFor } from '../support/relais.js';
 import { startOwnedRedis, type OwnedRedis } from './support/processes.js';
 import { expectNoAnomaly, scale, SCENARIO_TIMEOUT_MS, startChaosStack, type ChaosStack } from './support/stack.js';
@@ -56,17 +57,6 @@ async function freeMemory(keys: number): Promise<void> {
   await ballast.config('SET', 'maxmemory', String(MAXMEMORY));
 }
 
-async function keyCount(pattern: string): Promise<number> {
-  let count = 0;
-  let cursor = '0';
-  do {
-    const [next, keys] = await ballast.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    cursor = next;
-    count += keys.length;
-  } while (cursor !== '0');
-  return count;
-}
-
 describe('Redis at its memory limit', { timeout: SCENARIO_TIMEOUT_MS }, () => {
   it(`refuses ${ORDERS} order webhooks with 503 and keeps no trace of them; accepts the retries once memory is freed`, async () => {
     // Warm up: queues, scripts and the ledger exist before the limit is hit.
@@ -75,7 +65,8 @@ describe('Redis at its memory limit', { timeout: SCENARIO_TIMEOUT_MS }, () => {
     await stack.waitDispatched(warm);
     await stack.settle();
     const prefix = stack.relais.prefix;
-    const seenBefore = await keyCount(`${prefix}:seen:*`);
+    const markers = new SeenEvents(ballast, prefix);
+    const seenBefore = await markers.count();
     const jobsBefore = await stack.queues.shopEvents.getJobCountByTypes(
       'completed',
       'waiting',
@@ -89,7 +80,7 @@ describe('Redis at its memory limit', { timeout: SCENARIO_TIMEOUT_MS }, () => {
     const refused = await Promise.all(orders.map((o) => stack.send(o, { untilAccepted: false })));
     expect(refused.flat().map((a) => a.status)).toEqual(orders.map(() => 503));
     // Nothing half-written: no de-duplication mark (a retry would be taken for a duplicate), no job, no record.
-    expect(await keyCount(`${prefix}:seen:*`)).toBe(seenBefore);
+    expect(await markers.count()).toBe(seenBefore);
     expect(
       await stack.queues.shopEvents.getJobCountByTypes('completed', 'waiting', 'active', 'delayed', 'failed'),
     ).toBe(jobsBefore);

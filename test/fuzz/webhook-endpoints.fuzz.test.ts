@@ -12,6 +12,7 @@
  */
 import { connect } from 'node:net';
 import fc from 'fast-check';
+import { SeenEvents } from '../../src/jobs/seen-events.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   shopifyOrderPayload,
@@ -88,7 +89,7 @@ async function footprint(): Promise<Record<string, number>> {
     shopEvents: sum(await shopEvents.getJobCounts()),
     dispatch: sum(await dispatch.getJobCounts()),
     deliveries: sum(await deliveries.getJobCounts()),
-    dedupeKeys: await keys('seen:*'),
+    dedupeMarkers: await new SeenEvents(redis, relais.prefix).count(),
     ledgerOrders: await keys('order:*'),
   };
 }

@@ -11,8 +11,8 @@
  *   404  unknown shop
  *   413  body over the bound
  *   503  Redis unreachable: never 200 for something not stored; the platform retries later
- * Shopify retries for 4 hours; de-duplication keys live 48 hours, longer than that window and longer
- * than BullMQ keeps completed jobs.
+ * Shopify retries for 4 hours; de-duplication markers live at least 48 hours, longer than that window and
+ * longer than BullMQ keeps completed jobs (src/jobs/seen-events.ts).
  */
 import { Router, type Request, type Response } from 'express';
 import type { ShopRegistry } from '../../config/shops.js';
@@ -22,9 +22,8 @@ import type { Logger } from '../../log.js';
 import { storePlatforms, type StorePlatform } from '../../stores/index.js';
 import type { RedisClient } from '../../redis.js';
 import { VERIFICATION_STATUS } from '../verification.js';
+import { SeenEvents } from '../../jobs/seen-events.js';
 
-/** How long a delivery is remembered for de-duplication: well past Shopify's 4-hour retry window. */
-export const DEDUPE_TTL_SECONDS = 48 * 3600;
 /** Past this, Redis is treated as unreachable and the platform is told to retry. */
 const ENQUEUE_TIMEOUT_MS = 2_000;
 
@@ -42,13 +41,20 @@ export interface WebhookDeps {
 
 export function webhookRoutes(deps: WebhookDeps): Router {
   const router = Router();
+  const seen = new SeenEvents(deps.redis, deps.prefix);
   for (const platform of storePlatforms()) {
-    router.post(platform.webhooks.path, (req: Request, res: Response) => receive(platform, deps, req, res));
+    router.post(platform.webhooks.path, (req: Request, res: Response) => receive(platform, deps, seen, req, res));
   }
   return router;
 }
 
-async function receive(platform: StorePlatform, deps: WebhookDeps, req: Request, res: Response): Promise<void> {
+async function receive(
+  platform: StorePlatform,
+  deps: WebhookDeps,
+  seen: SeenEvents,
+  req: Request,
+  res: Response,
+): Promise<void> {
   const shopId = typeof req.params.shopId === 'string' ? req.params.shopId : undefined;
   const receipt = platform.webhooks.receive(
     { rawBody: rawBodyOf(req), headers: req.headers, ...(shopId === undefined ? {} : { shopId }) },
@@ -64,6 +70,7 @@ async function receive(platform: StorePlatform, deps: WebhookDeps, req: Request,
       const { shop, topic, payload, eventKey } = receipt;
       return enqueue(
         deps,
+        seen,
         res,
         { shopId: shop.id, platform: shop.platform, topic, receivedAt: deps.now().toISOString(), payload },
         eventKey,
@@ -74,16 +81,21 @@ async function receive(platform: StorePlatform, deps: WebhookDeps, req: Request,
 
 class RedisUnavailable extends Error {}
 
-async function enqueue(deps: WebhookDeps, res: Response, job: ShopEventJob, eventKey: string): Promise<void> {
-  const seenKey = `${deps.prefix}:seen:${job.shopId}:${eventKey}`;
+async function enqueue(
+  deps: WebhookDeps,
+  seen: SeenEvents,
+  res: Response,
+  job: ShopEventJob,
+  eventKey: string,
+): Promise<void> {
   try {
     const outcome = await withTimeout(async () => {
-      if (await deps.redis.exists(seenKey)) return 'duplicate' as const;
+      if (await seen.has(job.shopId, eventKey)) return 'duplicate' as const;
       // Same job id for the same event: concurrent duplicates collapse into one job.
       await deps.queues.shopEvents.add(job.topic, job, { jobId: stableJobId('evt', job.shopId, eventKey) });
       // The event is stored: answer without waiting for the marker. Were it lost, a repeat of the event
       // would still collapse into the same job (same job id) while BullMQ keeps it.
-      deps.redis.set(seenKey, '1', 'EX', DEDUPE_TTL_SECONDS).catch((error: unknown) => {
+      seen.mark(job.shopId, eventKey).catch((error: unknown) => {
         deps.logger.warn(
           { shop: job.shopId, topic: job.topic, err: (error as Error).message },
           'could not store the de-duplication marker',

@@ -1,0 +1,60 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRedis, type TestRedis } from '../../test/support/redis.js';
+import { DEDUPE_TTL_SECONDS, SeenEvents } from './seen-events.js';
+
+let redis: TestRedis;
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await redis.stop();
+});
+
+const HOUR = 3600_000;
+
+describe('webhook de-duplication markers', () => {
+  it("finds a shop's event once marked, and no other event or shop's", async () => {
+    const seen = new SeenEvents(redis.client(), `{t${randomUUID().slice(0, 8)}}`);
+    const event = randomUUID();
+    expect(await seen.has('dakar-mode', event)).toBe(false);
+    await seen.mark('dakar-mode', event);
+    expect(await seen.has('dakar-mode', event)).toBe(true);
+    expect(await seen.has('dakar-mode', randomUUID())).toBe(false);
+    expect(await seen.has('abidjan-shop', event)).toBe(false);
+    expect(await seen.count()).toBe(1);
+  });
+
+  it('remembers an event marked at any hour of a day for at least 48 hours, and forgets it by the hashes expiring', async () => {
+    const prefix = `{t${randomUUID().slice(0, 8)}}`;
+    // Today (UTC), so the hashes' expiry instants are in the future for Redis, whose clock is real.
+    const dayStart = Math.floor(Date.now() / (24 * HOUR)) * 24 * HOUR;
+    for (const markedAt of [dayStart + 1000, dayStart + 12 * HOUR, dayStart + 24 * HOUR - 1000]) {
+      let now = markedAt;
+      const seen = new SeenEvents(redis.client(), prefix, () => now);
+      const event = randomUUID();
+      await seen.mark('dakar-mode', event);
+      now = markedAt + DEDUPE_TTL_SECONDS * 1000 - 1000;
+      expect(await seen.has('dakar-mode', event), `marked ${new Date(markedAt).toISOString()}`).toBe(true);
+      // Forgotten by Redis itself: the hash holding it expires at the end of its window.
+      const [key] = await seen.keys();
+      const expiresAt = (await redis.client().expiretime(key!)) * 1000;
+      expect(expiresAt).toBeGreaterThanOrEqual(markedAt + DEDUPE_TTL_SECONDS * 1000);
+      expect(expiresAt).toBeLessThanOrEqual(markedAt + DEDUPE_TTL_SECONDS * 1000 + 24 * HOUR);
+      await redis.client().del(...(await seen.keys()));
+    }
+  });
+
+  it("keeps a day's markers of one shop in a bounded number of small hashes, however many events arrive", async () => {
+    const seen = new SeenEvents(redis.client(), `{t${randomUUID().slice(0, 8)}}`);
+    const events = Array.from({ length: 20_000 }, () => randomUUID());
+    for (let i = 0; i < events.length; i += 500)
+      await Promise.all(events.slice(i, i + 500).map((event) => seen.mark('dakar-mode', event)));
+    expect(await seen.count()).toBe(events.length);
+    const keys = await seen.keys();
+    expect(keys.length).toBeLessThanOrEqual(4096);
+    // Each hash small enough for Redis's compact encoding.
+    for (const key of keys.slice(0, 50)) expect(await redis.client().object('ENCODING', key)).toBe('listpack');
+    expect(await seen.has('dakar-mode', events[12_345]!)).toBe(true);
+  });
+});
