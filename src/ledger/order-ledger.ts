@@ -216,6 +216,8 @@ export interface OrderLedger {
   /** The order's latest timeline entries (at most the configured length), oldest first. */
   timeline(externalOrderId: string): Promise<TimelineEntry[]>;
 
+  /** Which of these orders have a claim Relais has seen (one read for them all). */
+  ordersWithClaims(externalOrderIds: readonly string[]): Promise<Set<string>>;
   /** The claims Relais has seen on the order's shipment, oldest first. */
   knownClaims<T>(externalOrderId: string): Promise<Array<KnownClaim<T>>>;
   /** Saves a claim as last seen; answers whether it was decided now and not before (so its decision is noted once). */

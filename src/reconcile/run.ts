@@ -402,11 +402,13 @@ class Run {
   /** Claims of the shipments where a claim matters: finished runs, held settlements, claims Relais opened. */
   private async readClaims(cases: RunCase[]): Promise<void> {
     const wanted: { c: RunCase; shipment: Shipment }[] = [];
+    // Orders with a claim already seen are read again whatever their step: one ledger read for the whole run.
+    const withClaims = await this.deps.ledger.ordersWithClaims(cases.map((c) => c.externalOrderId));
     for (const c of cases) {
-      const known = await this.deps.redis.exists(`${this.deps.prefix}:disputes:${c.externalOrderId}`);
+      const known = withClaims.has(c.externalOrderId);
       for (const shipment of c.shipments) {
         const step = shipment.step;
-        if ((step !== undefined && CLAIM_STEPS.has(step)) || shipment.settlementHeld === true || known > 0)
+        if ((step !== undefined && CLAIM_STEPS.has(step)) || shipment.settlementHeld === true || known)
           wanted.push({ c, shipment });
       }
     }

@@ -309,4 +309,14 @@ describe('the order ledger', () => {
     expect(await ledger.listInFlight(10)).toEqual([]);
     expect((await ledger.get(id))!.state).toBe('delivered');
   });
+  it('tells which of many orders have a claim seen, in one read', async () => {
+    const ledger = await freshLedger();
+    const now = new Date('2026-11-01T12:00:00Z');
+    await ledger.saveClaim('dakar-mode:a', { key: 'clm_a', claim: { status: 'OPEN' }, decided: false }, now);
+    await ledger.saveClaim('dakar-mode:c', { key: 'clm_c', claim: { status: 'REJECTED' }, decided: true }, now);
+    await ledger.saveClaim('dakar-mode:c', { key: 'clm_c2', claim: { status: 'OPEN' }, decided: false }, now);
+    const ids = ['dakar-mode:a', 'dakar-mode:b', 'dakar-mode:c', 'dakar-mode:d'];
+    expect([...(await ledger.ordersWithClaims(ids))].sort()).toEqual(['dakar-mode:a', 'dakar-mode:c']);
+    expect(await ledger.ordersWithClaims([])).toEqual(new Set());
+  });
 });

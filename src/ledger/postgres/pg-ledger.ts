@@ -414,6 +414,15 @@ export class PostgresOrderLedger implements OrderLedger {
     }));
   }
 
+  async ordersWithClaims(externalOrderIds: readonly string[]): Promise<Set<string>> {
+    if (externalOrderIds.length === 0) return new Set();
+    const { rows } = await this.pool.query<{ external_order_id: string }>(
+      'SELECT DISTINCT external_order_id FROM order_claims WHERE external_order_id = ANY($1::text[])',
+      [externalOrderIds],
+    );
+    return new Set(rows.map((row) => row.external_order_id));
+  }
+
   async knownClaims<T>(externalOrderId: string): Promise<Array<KnownClaim<T>>> {
     const { rows } = await this.pool.query<{ claim_key: string; claim: T; decided: boolean }>(
       'SELECT claim_key, claim, decided FROM order_claims WHERE external_order_id = $1 ORDER BY seen_at, claim_key',
