@@ -143,7 +143,8 @@ interface RunCase extends OrderCase {
 interface ListedOrder {
   externalOrderId: string;
   orderId: string;
-  payload: unknown;
+  /** A digest of the order as listed (RunCase.version). The payload itself is not kept: a run holds every listed order. */
+  version: string;
   side: ShopSide;
 }
 
@@ -227,7 +228,7 @@ class Run {
         shipments,
         claims: new Map(),
         now,
-        version: createHash('sha256').update(JSON.stringify(order.payload)).digest('hex'),
+        version: order.version,
       });
     }
 
@@ -347,7 +348,7 @@ class Run {
         // Created after the window: the next run's.
         if (side.kind === 'order' && Date.parse(side.order.createdAt) >= this.window.until.getTime()) continue;
         const extId = externalOrderId(shop.id, orderId);
-        listed.set(extId, { externalOrderId: extId, orderId, payload, side });
+        listed.set(extId, { externalOrderId: extId, orderId, version: versionOf(payload), side });
       }
       next = page.next;
       this.deps.progress?.(`${shop.id}: ${listed.size} orders read`);
@@ -600,6 +601,10 @@ class Run {
       return ` (not noted on the order's timeline: ${message})`;
     }
   }
+}
+
+function versionOf(payload: unknown): string {
+  return createHash('sha256').update(JSON.stringify(payload)).digest('hex');
 }
 
 function sideOf(shop: ShopConfig, payload: unknown): ShopSide {
