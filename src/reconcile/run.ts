@@ -143,7 +143,7 @@ interface RunCase extends OrderCase {
 interface ListedOrder {
   externalOrderId: string;
   orderId: string;
-  /** A digest of the order as listed (RunCase.version). The payload itself is not kept: a run holds every listed order. */
+  /** payloadDigest of the order as listed (RunCase.version). The payload itself is not kept: a run holds every listed order. */
   version: string;
   side: ShopSide;
 }
@@ -348,7 +348,7 @@ class Run {
         // Created after the window: the next run's.
         if (side.kind === 'order' && Date.parse(side.order.createdAt) >= this.window.until.getTime()) continue;
         const extId = externalOrderId(shop.id, orderId);
-        listed.set(extId, { externalOrderId: extId, orderId, version: versionOf(payload), side });
+        listed.set(extId, { externalOrderId: extId, orderId, version: payloadDigest(payload), side });
       }
       next = page.next;
       this.deps.progress?.(`${shop.id}: ${listed.size} orders read`);
@@ -603,7 +603,11 @@ class Run {
   }
 }
 
-function versionOf(payload: unknown): string {
+/**
+ * The listed payload as one digest: it changes whenever anything in the order does. Not the order's own version
+ * (stores' orderVersionOf, its updated-at), which is what the webhook path compares.
+ */
+function payloadDigest(payload: unknown): string {
   return createHash('sha256').update(JSON.stringify(payload)).digest('hex');
 }
 
