@@ -4,7 +4,8 @@
  * up here, never decide it themselves, so a platform's intake only names the reason.
  *
  *   400  the request is not one the platform sends (a header missing, a body that is not JSON): a retry would not help
- *   401  it is not signed by the shop's secret, or its signed body belongs to another shop (Shopify requires exactly 401)
+ *   401  it is not signed by the shop's secret, or its signed body belongs to another shop or names none where it
+ *        must (Shopify requires exactly 401)
  *   404  no such shop in the registry (or not one of this platform)
  *
  * The signature verifiers' own reasons come from src/stores/common.ts (VERIFICATION_FAILURE_STATUS, next to them);
@@ -18,6 +19,7 @@ export const VERIFICATION_STATUS: Readonly<Record<VerificationFailure, 400 | 401
   malformed_body: 400,
   missing_signature: 401,
   shop_mismatch: 401,
+  shop_unconfirmed: 401,
   shop_domain_mismatch: 401,
   unknown_shop: 404,
 };

@@ -27,12 +27,24 @@ export const QUEUE = {
 export interface ShopEventJob {
   shopId: string;
   platform: Platform;
-  /** Shopify topic (orders/create) or WooCommerce topic (order.created); 'replay' and 'reconcile' for our own. */
+  /** Shopify topic (orders/create) or WooCommerce topic (order.created); RELAIS_TOPICS for our own. */
   topic: string;
   receivedAt: string;
   /** The shop's order payload as received (personal data: purged by retention and compliance webhooks). */
   payload: unknown;
 }
+
+/** An operator's replay of a held order (src/jobs/replay.ts). */
+export const REPLAY_TOPIC = 'relais/replay';
+/** Reconciliation's replay of an order the shop has and Relais missed (src/reconcile/run.ts). */
+export const RECONCILE_TOPIC = 'relais/reconcile';
+/**
+ * The topics of the shop events Relais enqueues itself: an operator's replay of a held order (its payload as the
+ * ledger recorded it, confirmed as the shop's then) and reconciliation's replay of a missed order (read through
+ * the shop's own API, with its own credentials). The web process never enqueues them: a platform's intake
+ * enqueues only its own topics (a signed delivery naming one of these is acknowledged and ignored).
+ */
+export const RELAIS_TOPICS: ReadonlySet<string> = new Set([REPLAY_TOPIC, RECONCILE_TOPIC]);
 
 export interface DispatchJob {
   shopId: string;

@@ -5,7 +5,7 @@
  * external_order_id still guarantees at most one shipment.
  */
 import type { OrderLedger, OrderState } from '../ledger/order-ledger.js';
-import type { RelaisQueues } from './queues.js';
+import { REPLAY_TOPIC, type RelaisQueues } from './queues.js';
 
 /** `heldAt`: when the hold being replayed was recorded, so a new hold can be told from the old one. */
 export type ReplayResult =
@@ -26,10 +26,10 @@ export async function replayOrder(
       why: 'the shop payload is gone (redacted or expired); re-send the order from the shop',
     };
   }
-  await deps.queues.shopEvents.add('relais/replay', {
+  await deps.queues.shopEvents.add(REPLAY_TOPIC, {
     shopId: record.meta.shopId,
     platform: record.meta.platform,
-    topic: 'relais/replay',
+    topic: REPLAY_TOPIC,
     receivedAt: deps.now().toISOString(),
     payload,
   });

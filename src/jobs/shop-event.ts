@@ -29,7 +29,7 @@ import { withOrderLock, type OrderLock } from './order-lock.js';
 import type { DispatchOutcome } from './dispatch-order.js';
 import type { UninstallOutcome } from './uninstall.js';
 import { decideEligibility } from './policy.js';
-import { dispatchJobOptions, retryDelayMs, type DispatchJob, type ShopEventJob } from './queues.js';
+import { dispatchJobOptions, RELAIS_TOPICS, retryDelayMs, type DispatchJob, type ShopEventJob } from './queues.js';
 import type { RedisClient } from '../redis.js';
 
 export interface ShopEventDeps {
@@ -46,7 +46,7 @@ export interface ShopEventDeps {
   /** Stops work for a shop whose app was uninstalled (src/jobs/uninstall.ts); without it the event is ignored. */
   onUninstalled?(shop: ShopConfig): Promise<UninstallOutcome>;
   /**
-   * Whether a verified order event is the shop's, where the platform's signature cannot tell (shops of one
+   * Whether a verified event (any topic) is the shop's, where the platform's signature cannot tell (shops of one
    * Shopify app share its secret): stores/index.ts createOwnershipCheck. Without it, every event is taken as the shop's.
    */
   ownership?: OwnershipCheck;
@@ -85,24 +85,16 @@ export async function handleShopEvent(event: ShopEventJob, deps: ShopEventDeps):
     deps.shops.get(event.shopId) ??
     (COMPLIANCE_TOPICS.has(event.topic) || uninstall ? deps.shops.notServed(event.shopId)?.shop : undefined);
   if (!shop) return { kind: 'ignored', why: `shop "${event.shopId}" is not in the registry` };
-  if (uninstall) {
-    if (!deps.onUninstalled) return { kind: 'ignored', why: 'this process cannot switch a shop off' };
-    return { kind: 'uninstalled', result: await deps.onUninstalled(shop) };
-  }
-  if (COMPLIANCE_TOPICS.has(event.topic)) {
-    const result = await handleCompliance(shop.id, event.topic, event.payload, {
-      ledger: deps.ledger,
-      shopEvents: deps.shopEventQueue,
-      logger: deps.logger,
-    });
-    return { kind: 'compliance', result };
-  }
   const orderId = orderIdOf(event.payload);
+  // Confirmed as the shop's before anything is done, whatever the topic: another shop's uninstall or erasure
+  // request must not touch this one.
+  if (uninstall || COMPLIANCE_TOPICS.has(event.topic))
+    return (await notTheShops(event, shop, orderId, deps)) ?? (await actOnShop(event, shop, uninstall, deps));
   if (!orderId) {
     deps.logger.error({ topic: event.topic }, 'order webhook without an order id; nothing to record');
     return { kind: 'ignored', why: 'payload has no order id' };
   }
-  const notOurs = await notTheShopsOrder(event, shop, orderId, deps);
+  const notOurs = await notTheShops(event, shop, orderId, deps);
   if (notOurs) return notOurs;
   const extId = externalOrderId(shop.id, orderId);
   const decided = await withOrderLock(deps.redis, deps.prefix, extId, async (lock) => {
@@ -140,6 +132,25 @@ export async function handleShopEvent(event: ShopEventJob, deps: ShopEventDeps):
   return { kind: 'dispatch_enqueued', externalOrderId: extId, generation: job.generation };
 }
 
+/** An event about the whole shop: the app uninstalled, or a data-protection request. */
+async function actOnShop(
+  event: ShopEventJob,
+  shop: ShopConfig,
+  uninstall: boolean,
+  deps: ShopEventDeps,
+): Promise<ShopEventOutcome> {
+  if (uninstall) {
+    if (!deps.onUninstalled) return { kind: 'ignored', why: 'this process cannot switch a shop off' };
+    return { kind: 'uninstalled', result: await deps.onUninstalled(shop) };
+  }
+  const result = await handleCompliance(shop.id, event.topic, event.payload, {
+    ledger: deps.ledger,
+    shopEvents: deps.shopEventQueue,
+    logger: deps.logger,
+  });
+  return { kind: 'compliance', result };
+}
+
 /** What the event decided when the order is to ship: the dispatch job, and what an attempt here starts from. */
 interface DispatchDecision {
   kind: 'dispatch';
@@ -155,21 +166,23 @@ interface DispatchDecision {
 }
 
 /**
- * An order webhook is recorded only once it is confirmed as the shop's order, where the platform's signature
- * cannot tell (a Shopify header is not signed, and shops of one app share its secret: src/stores/shopify/owner.ts).
- * The web process already refuses what the signed body shows to be another shop's; this covers the rest.
+ * A shop event is acted on only once it is confirmed as the shop's, where the platform's signature cannot tell (a
+ * Shopify header is not signed, and shops of one app share its secret: src/stores/shopify/owner.ts, one rule per
+ * topic). The web process already refuses what the signed body shows to be another shop's; this covers the rest.
  */
-async function notTheShopsOrder(
+async function notTheShops(
   event: ShopEventJob,
   shop: ShopConfig,
-  orderId: string,
+  orderId: string | undefined,
   deps: ShopEventDeps,
 ): Promise<ShopEventOutcome | undefined> {
+  // Relais's own replays carry what it read from the shop itself (or recorded once confirmed): nothing to confirm.
+  if (RELAIS_TOPICS.has(event.topic)) return undefined;
   const why = await deps.ownership?.(shop, event, orderId);
   if (why === undefined) return undefined;
   deps.logger.warn(
-    { topic: event.topic, orderId, why },
-    `${platformOf(shop).label} order webhook not recorded: not confirmed as this shop's order`,
+    { topic: event.topic, ...(orderId === undefined ? {} : { orderId }), why },
+    `${platformOf(shop).label} ${event.topic} webhook not acted on: not confirmed as this shop's`,
   );
   return { kind: 'ignored', why };
 }

@@ -25,7 +25,7 @@ import { showsMarkedReady } from '../domain/shipment-status.js';
 import { disputeView, recordClaims } from '../disputes/disputes.js';
 import { withOrderLock } from '../jobs/order-lock.js';
 import { decideEligibility } from '../jobs/policy.js';
-import { stableJobId, type RelaisQueues } from '../jobs/queues.js';
+import { RECONCILE_TOPIC, stableJobId, type RelaisQueues } from '../jobs/queues.js';
 import type { OrderLedger, OrderRecord, OrderState } from '../ledger/order-ledger.js';
 import type { Logger } from '../log.js';
 import { normaliseOrder, orderIdOf, type ShopOrderLister } from '../stores/index.js';
@@ -83,8 +83,8 @@ export interface ReconcileOptions {
 
 /** What `by` says on a markReady Relais makes here (the service keeps it for audit). */
 export const RECONCILE_ACTOR = 'Relais reconciliation';
-/** The topic of the shop events reconciliation enqueues (src/jobs/queues.ts ShopEventJob). */
-export const RECONCILE_TOPIC = 'relais/reconcile';
+/** The topic of the shop events reconciliation enqueues (src/jobs/queues.ts RELAIS_TOPICS). */
+export { RECONCILE_TOPIC };
 
 const PAGE_SIZE = 100;
 const CLAIM_READS_AT_ONCE = 4;

@@ -34,6 +34,7 @@ export type VerificationFailure =
   | 'invalid_signature'
   | 'invalid_hmac'
   | 'shop_mismatch'
+  | 'shop_unconfirmed'
   | 'shop_domain_mismatch'
   | 'unknown_shop';
 
@@ -87,11 +88,14 @@ export interface CheckoutRatesEndpoint<P extends PlatformName, Parsed = unknown>
   answer(shop: ShopOf<P>, outcome: CheckoutRateOutcome, now: Date): { status: number; body: unknown };
 }
 
-/** Why a verified order event is not shown to be the shop's (for the log line); undefined when it is the shop's. */
+/**
+ * Why a verified event (of any topic: an order, an uninstall, a data-protection request) is not shown to be the
+ * shop's, for the log line; undefined when it is the shop's. `orderId`: the payload's order id, when it has one.
+ */
 export type OwnershipCheck<P extends PlatformName = PlatformName> = (
   shop: ShopOf<P>,
   event: { topic: string; payload: unknown },
-  orderId: string,
+  orderId: string | undefined,
 ) => Promise<string | undefined>;
 
 /** What a platform's clients (writer, weight filler, order lister, ownership check) are built with. */

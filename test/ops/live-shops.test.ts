@@ -9,13 +9,13 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SecretBox } from '../../src/config/secret-box.js';
 import { ServedShops } from '../../src/config/served-shops.js';
-import { loadServedShops, prepareImport } from '../../src/config/shop-directory.js';
-import { defaultSecretSourceFor } from '../../src/config/shops.js';
+import { loadServedShops } from '../../src/config/shop-directory.js';
 import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
 import { PostgresShopSecretStore } from '../../src/ledger/postgres/pg-shop-secrets.js';
 import { PostgresShopDirectory } from '../../src/ledger/postgres/pg-shops.js';
 import { startWeb, type RunningWeb } from '../../src/main/web.js';
 import { startWorker, type RunningWorker } from '../../src/main/worker.js';
+import { saveConnectedShop } from '../support/connected-shops.js';
 import { shopifyOrderPayload, wooOrderPayload } from '../support/factories.js';
 import {
   SHOPIFY_DOMAIN,
@@ -61,12 +61,7 @@ afterAll(async () => {
 });
 
 async function connect(shopId: string): Promise<void> {
-  const [shop] = prepareImport(
-    relais.registryDocument as { shops: unknown[] },
-    defaultSecretSourceFor(relais.env),
-  ).filter((s) => s.id === shopId);
-  for (const [name, value] of shop!.secrets) await secrets.put(shop!.id, name, value);
-  await directory.save(shop!);
+  await saveConnectedShop(relais, { directory, secrets }, shopId);
   await web.runtime.announceShops();
 }
 

@@ -1,13 +1,21 @@
 /**
- * Which shop a Shopify webhook's order belongs to. The X-Shopify-Shop-Domain header is not covered by the
- * HMAC, and every shop that installs one app shares that app's secret: a signed order of shop A, replayed
- * with shop B's header, verifies. So the shop is confirmed from the signed body itself:
+ * Which shop a signed Shopify webhook belongs to. The X-Shopify-Shop-Domain header is not covered by the HMAC,
+ * and every shop that installs one app shares that app's secret: a signed delivery of shop A, replayed with shop
+ * B's header, verifies. So before anything is done, the shop is confirmed from the signed body itself, each topic
+ * by its own field, as SHOPIFY_OWNER_RULES says (the one table: the web process refuses with it, the worker checks
+ * each job with it again, and the README's security section lists it):
  *
- *   - an order's `order_status_url` (or `statusPageUrl`) lives on the shop's own domain: on its
- *     myshopify.com domain, it must be the header's; on another *.myshopify.com domain, it is another shop's;
- *   - a compliance payload names its shop in `shop_domain`;
- *   - anything else (a custom storefront domain, the field missing) is confirmed by reading the order
- *     through the header's shop's Admin API, with that shop's own token: another shop's order is not there.
+ *   orders/*                 the order's `order_status_url` (or `statusPageUrl`) lives on the shop's own domain:
+ *                            on its myshopify.com domain it must be the header's, on another *.myshopify.com domain
+ *                            it is another shop's; on a custom domain, or missing (protected customer data withheld),
+ *                            the worker reads the order through the header's shop's Admin API with that shop's own
+ *                            token: another shop's order is not there
+ *   app/uninstalled          the shop resource's `myshopify_domain` (else `domain`, when it is a myshopify domain)
+ *   customers/data_request,  `shop_domain`. Relais keeps no shop's numeric id, so `shop_id` alone cannot be
+ *   customers/redact,        checked, and the Admin API cannot answer for shop/redact (it comes 48 hours after
+ *   shop/redact              the uninstall, the token gone): a body without `shop_domain` is refused
+ *
+ * A topic the table has no rule for is not acted on. A body that names no shop where its topic's must is refused.
  */
 import { PerShop } from '../../config/served-shops.js';
 import type { ShopifyShopConfig } from './settings.js';
@@ -19,33 +27,89 @@ export type OwnerCheck =
   | { kind: 'confirmed' }
   | { kind: 'other_shop'; found: string }
   /** The body cannot tell: read the order through the header's shop's Admin API before doing anything. */
-  | { kind: 'ask_admin'; why: string };
+  | { kind: 'ask_admin'; why: string }
+  /** The body does not name its shop where its topic's must: refused, nothing done. */
+  | { kind: 'unnamed'; why: string };
+
+/** How one topic's body names its shop. */
+export interface OwnerRule {
+  /** The signed field(s) the shop is confirmed from, in words (the README's security section lists the same). */
+  readonly confirmedBy: string;
+  check(headerDomain: string, body: Record<string, unknown>): OwnerCheck;
+}
 
 const MYSHOPIFY = /\.myshopify\.com$/;
 
-export function ownerOfShopifyPayload(headerDomain: string, payload: unknown): OwnerCheck {
-  const domain = headerDomain.trim().toLowerCase();
-  const fields = payload !== null && typeof payload === 'object' ? (payload as Record<string, unknown>) : {};
-  if (typeof fields.shop_domain === 'string') {
-    const named = fields.shop_domain.trim().toLowerCase();
-    return named === domain ? { kind: 'confirmed' } : { kind: 'other_shop', found: named };
-  }
-  const url =
-    typeof fields.order_status_url === 'string'
-      ? fields.order_status_url
-      : typeof fields.statusPageUrl === 'string'
-        ? fields.statusPageUrl
-        : undefined;
-  if (url === undefined) return { kind: 'ask_admin', why: 'the order has no order_status_url' };
-  let host: string;
-  try {
-    host = new URL(url).hostname.toLowerCase();
-  } catch {
-    return { kind: 'ask_admin', why: 'the order_status_url is not a URL' };
-  }
-  if (host === domain) return { kind: 'confirmed' };
-  if (MYSHOPIFY.test(host)) return { kind: 'other_shop', found: host };
-  return { kind: 'ask_admin', why: `the order_status_url is on ${host}, not ${domain}` };
+/** Compares a domain the body names with the header's: confirmed when they are the same shop. */
+function sameShop(headerDomain: string, named: string): OwnerCheck {
+  const found = named.trim().toLowerCase();
+  return found === headerDomain ? { kind: 'confirmed' } : { kind: 'other_shop', found };
+}
+
+const byOrderStatusPage: OwnerRule = {
+  confirmedBy:
+    "the host of the order's `order_status_url`: this shop's myshopify domain, else (a custom domain, or no URL) the order read through this shop's Admin API",
+  check(headerDomain, body) {
+    const url =
+      typeof body.order_status_url === 'string'
+        ? body.order_status_url
+        : typeof body.statusPageUrl === 'string'
+          ? body.statusPageUrl
+          : undefined;
+    if (url === undefined) return { kind: 'ask_admin', why: 'the order has no order_status_url' };
+    let host: string;
+    try {
+      host = new URL(url).hostname.toLowerCase();
+    } catch {
+      return { kind: 'ask_admin', why: 'the order_status_url is not a URL' };
+    }
+    if (host === headerDomain) return { kind: 'confirmed' };
+    if (MYSHOPIFY.test(host)) return { kind: 'other_shop', found: host };
+    return { kind: 'ask_admin', why: `the order_status_url is on ${host}, not ${headerDomain}` };
+  },
+};
+
+const byShopResource: OwnerRule = {
+  confirmedBy: "the shop resource's `myshopify_domain` (else its `domain`, when that is a myshopify domain)",
+  check(headerDomain, body) {
+    if (typeof body.myshopify_domain === 'string') return sameShop(headerDomain, body.myshopify_domain);
+    // `domain` is the shop's primary domain: its myshopify domain unless the merchant set a custom one.
+    if (typeof body.domain === 'string' && MYSHOPIFY.test(body.domain.trim().toLowerCase()))
+      return sameShop(headerDomain, body.domain);
+    return { kind: 'unnamed', why: 'the shop resource has no myshopify_domain' };
+  },
+};
+
+const byShopDomain: OwnerRule = {
+  confirmedBy: '`shop_domain` (a body without it is refused: Relais keeps no numeric `shop_id` to compare)',
+  check(headerDomain, body) {
+    if (typeof body.shop_domain === 'string') return sameShop(headerDomain, body.shop_domain);
+    return { kind: 'unnamed', why: 'the body has no shop_domain' };
+  },
+};
+
+/**
+ * Per topic Relais acts on, how the signed body confirms the shop the header names. The web process answers 401
+ * to a body of another shop or of none (webhooks.ts), the worker checks each job again before acting on it
+ * (shopifyOwnershipCheck): the same rules on both sides. A topic missing here is not acted on.
+ */
+export const SHOPIFY_OWNER_RULES: ReadonlyMap<string, OwnerRule> = new Map([
+  ['orders/create', byOrderStatusPage],
+  ['orders/paid', byOrderStatusPage],
+  ['orders/updated', byOrderStatusPage],
+  ['orders/cancelled', byOrderStatusPage],
+  ['app/uninstalled', byShopResource],
+  ['customers/data_request', byShopDomain],
+  ['customers/redact', byShopDomain],
+  ['shop/redact', byShopDomain],
+]);
+
+/** Whose the signed body of a delivery of `topic` is, against the shop the header names. */
+export function ownerOfShopifyEvent(headerDomain: string, topic: string, payload: unknown): OwnerCheck {
+  const rule = SHOPIFY_OWNER_RULES.get(topic);
+  if (!rule) return { kind: 'unnamed', why: `Relais does not act on ${topic}` };
+  const body = payload !== null && typeof payload === 'object' ? (payload as Record<string, unknown>) : {};
+  return rule.check(headerDomain.trim().toLowerCase(), body);
 }
 
 /**
@@ -68,19 +132,27 @@ export function shopifyOrderReader(
 }
 
 /**
- * The shop-event job's check (StorePlatform.ownershipCheck): an order event is recorded only once its body
- * confirms the shop the header names, or the shop's Admin API has the order. The web process already refused
- * an order whose status page is on another shop's myshopify domain; this covers the rest.
+ * The shop-event job's check (StorePlatform.ownershipCheck), for every topic, before anything is done: the event
+ * is acted on only once its body confirms the shop the header named (SHOPIFY_OWNER_RULES), or, for an order the
+ * body cannot place, the shop's Admin API has it. The web process already refused what the body shows to be
+ * another shop's or no shop's; this covers a job enqueued before that check, and the Admin API's answer.
  */
 export function shopifyOwnershipCheck(deps: Pick<StoreDeps, 'logger'> & Partial<StoreDeps>): OwnershipCheck<'shopify'> {
   const inShop = shopifyOrderReader(deps.logger, sharedBudgetOf(deps));
   return async (shop, event, orderId) => {
-    if (!event.topic.startsWith('orders/')) return undefined;
-    const owner = ownerOfShopifyPayload(shop.shopify.domain, event.payload);
-    if (owner.kind === 'confirmed') return undefined;
-    if (owner.kind === 'ask_admin' && (await inShop(shop, orderId))) return undefined;
-    return owner.kind === 'other_shop'
-      ? `the order belongs to ${owner.found}, not ${shop.shopify.domain}`
-      : `${owner.why}, and ${shop.shopify.domain}'s Admin API has no order ${orderId}`;
+    const { domain } = shop.shopify;
+    const owner = ownerOfShopifyEvent(domain, event.topic, event.payload);
+    switch (owner.kind) {
+      case 'confirmed':
+        return undefined;
+      case 'other_shop':
+        return `the body belongs to ${owner.found}, not ${domain}`;
+      case 'unnamed':
+        return `${owner.why}: it cannot be confirmed as ${domain}'s`;
+      case 'ask_admin':
+        if (orderId === undefined) return `${owner.why}, and the body has no order id to look up`;
+        if (await inShop(shop, orderId)) return undefined;
+        return `${owner.why}, and ${domain}'s Admin API has no order ${orderId}`;
+    }
   };
 }

@@ -1,13 +1,13 @@
 /**
- * Shopify order webhooks: one URL for every shop of the app (`/webhooks/shopify`), the shop named by the
- * X-Shopify-Shop-Domain header and confirmed by the signed body (owner.ts), the delivery verified as
+ * Shopify webhooks: one URL for every shop of the app (`/webhooks/shopify`), the shop named by the
+ * X-Shopify-Shop-Domain header and confirmed by the signed body, per topic (owner.ts), the delivery verified as
  * shopify-api does (verify.ts). The topics listed here are the ones Relais acts on and the ones
  * `relais doctor --fix` subscribes a shop to (doctor.ts), so the two lists cannot drift apart.
  */
 import type { ShopRegistry } from '../../config/shops.js';
 import { malformedBody, parseJson } from '../common.js';
 import type { WebhookDelivery, WebhookIntake, WebhookReceipt } from '../platform.js';
-import { ownerOfShopifyPayload } from './owner.js';
+import { ownerOfShopifyEvent, SHOPIFY_OWNER_RULES, type OwnerCheck } from './owner.js';
 import type { ShopifyShopConfig } from './settings.js';
 import { verifyShopifyWebhook } from './verify.js';
 
@@ -63,6 +63,32 @@ function indexOf(shops: ShopRegistry): DomainIndex {
   return index;
 }
 
+/** The 401 for a body that belongs to another shop or names none; undefined when it may go on to the worker. */
+function refusal(owner: OwnerCheck, shop: ShopifyShopConfig, topic: string): WebhookReceipt | undefined {
+  const { domain } = shop.shopify;
+  if (owner.kind === 'other_shop')
+    return {
+      kind: 'rejected',
+      reason: 'shop_mismatch',
+      body: { error: 'shop_mismatch', message: `the body belongs to ${owner.found}, not ${domain}` },
+      warn: {
+        msg: 'rejected a Shopify webhook: its body belongs to another shop',
+        fields: { shop: shop.id, topic, found: owner.found },
+      },
+    };
+  if (owner.kind === 'unnamed')
+    return {
+      kind: 'rejected',
+      reason: 'shop_unconfirmed',
+      body: { error: 'shop_unconfirmed', message: `${owner.why}: it cannot be confirmed as ${domain}'s` },
+      warn: {
+        msg: 'rejected a Shopify webhook: its body does not name its shop',
+        fields: { shop: shop.id, topic, why: owner.why },
+      },
+    };
+  return undefined;
+}
+
 export const shopifyWebhooks: WebhookIntake = {
   path: '/webhooks/shopify',
   orderTopics: SHOPIFY_ORDER_TOPICS,
@@ -107,24 +133,14 @@ export const shopifyWebhooks: WebhookIntake = {
         body: { error: 'unknown_shop', message: `shop ${domain} is not served by Relais` },
       };
     }
-    if (!SHOPIFY_ORDER_TOPICS.has(topic) && !SHOPIFY_COMPLIANCE_TOPICS.has(topic) && topic !== SHOPIFY_UNINSTALL_TOPIC)
-      return { kind: 'answer', body: { status: 'ignored', topic } };
+    // The topics Relais acts on are those whose body names its shop (owner.ts); any other is acknowledged.
+    if (!SHOPIFY_OWNER_RULES.has(topic)) return { kind: 'answer', body: { status: 'ignored', topic } };
     const payload = parseJson(rawBody);
     if (payload === undefined) return { kind: 'rejected', reason: 'malformed_body', body: malformedBody('JSON') };
-    // The shop header is not signed and shops of one app share its secret: the signed body must not name
-    // another shop (the worker confirms what the body cannot tell through the shop's Admin API).
-    const owner = ownerOfShopifyPayload(shop.shopify.domain, payload);
-    if (owner.kind === 'other_shop') {
-      return {
-        kind: 'rejected',
-        reason: 'shop_mismatch',
-        body: { error: 'shop_mismatch', message: `the body belongs to ${owner.found}, not ${shop.shopify.domain}` },
-        warn: {
-          msg: 'rejected a Shopify webhook: its body belongs to another shop',
-          fields: { shop: shop.id, topic, found: owner.found },
-        },
-      };
-    }
+    // The shop header is not signed and shops of one app share its secret: the signed body must name this shop
+    // (the worker asks the shop's Admin API about an order whose body cannot tell). Checked on the one parse.
+    const refused = refusal(ownerOfShopifyEvent(shop.shopify.domain, topic, payload), shop, topic);
+    if (refused) return refused;
     return {
       kind: 'event',
       shop,

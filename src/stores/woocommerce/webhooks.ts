@@ -1,11 +1,13 @@
 /**
  * WooCommerce order webhooks: one URL per shop (`/webhooks/woocommerce/<shop id>`), each webhook signed with the
- * shop's own secret (verify.ts). WooCommerce pings a new webhook once, unsigned, and activates it only on a 200.
- * The topics listed here are the ones Relais acts on and the ones `relais doctor --fix` registers (doctor.ts).
+ * shop's own secret (verify.ts), or, where the registry gives two stores one secret, confirmed by its body
+ * (owner.ts). WooCommerce pings a new webhook once, unsigned, and activates it only on a 200. The topics listed here are the ones Relais acts on and the ones `relais doctor --fix` registers (doctor.ts).
  */
 import type { ShopRegistry } from '../../config/shops.js';
 import { malformedBody, parseJson } from '../common.js';
 import type { WebhookDelivery, WebhookIntake, WebhookReceipt } from '../platform.js';
+import { ownerOfWooPayload, sharesWebhookSecret, type WooOwnerCheck } from './owner.js';
+import type { WooShopConfig } from './settings.js';
 import { verifyWooWebhook } from './verify.js';
 
 export const WOO_ORDER_TOPICS: ReadonlySet<string> = new Set([
@@ -18,6 +20,25 @@ export const WOO_ORDER_TOPICS: ReadonlySet<string> = new Set([
 export const WOO_SUBSCRIBED_TOPICS = ['order.created', 'order.updated'] as const;
 
 export const WOO_WEBHOOK_PATH = '/webhooks/woocommerce/:shopId';
+
+/** The 401 for a body of another store, or of none, posted to a store whose secret another store shares. */
+function refusal(owner: WooOwnerCheck, shop: WooShopConfig, topic: string): WebhookReceipt | undefined {
+  if (owner.kind === 'confirmed') return undefined;
+  const why = owner.kind === 'other_store' ? `the body belongs to the store at ${owner.found}` : owner.why;
+  const reason = owner.kind === 'other_store' ? 'shop_mismatch' : 'shop_unconfirmed';
+  return {
+    kind: 'rejected',
+    reason,
+    body: {
+      error: reason,
+      message: `${why}, not ${shop.woocommerce.url}: another store shares this store's webhook secret, so the body must name it (give each store its own secret)`,
+    },
+    warn: {
+      msg: "rejected a WooCommerce webhook: its body is not shown to be this store's, and its secret is shared",
+      fields: { shop: shop.id, topic, why },
+    },
+  };
+}
 
 export const wooWebhooks: WebhookIntake = {
   path: WOO_WEBHOOK_PATH,
@@ -57,6 +78,11 @@ export const wooWebhooks: WebhookIntake = {
     const payload = parseJson(rawBody);
     if (payload === undefined || typeof payload !== 'object' || payload === null) {
       return { kind: 'rejected', reason: 'malformed_body', body: malformedBody('a JSON object') };
+    }
+    // Only where another store signs with the same secret (a registry file's choice) can the body be another's.
+    if (sharesWebhookSecret(shops, shop)) {
+      const refused = refusal(ownerOfWooPayload(shop.woocommerce.url, payload), shop, verification.topic);
+      if (refused) return refused;
     }
     // WooCommerce's delivery id changes on every delivery; the order's modification date does not.
     // date_modified has one-second precision: two saves in the same second (Relais's own write-back, then
