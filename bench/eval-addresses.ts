@@ -203,16 +203,17 @@ export function serviceMapFiles(dir = SERVICE_MAPS_DIR): { country: string; file
  * `chooserFor` makes a fresh chooser per list (today's: the resolver and the fallback-tariff guard, with
  * the guard's memory starting empty and filling over the corpus in order, as a new shop's would).
  */
-export function evaluateServiceMaps(
+export async function evaluateServiceMaps(
   rows: CorpusRow[] = readCorpus(),
   resolver: NeighbourhoodResolver = NeighbourhoodResolver.load(),
   chooserFor: () => NameChooser = () => todaysChooser(resolver),
-): ServiceMapReport[] {
+): Promise<ServiceMapReport[]> {
   const gazetteer = loadGazetteer(resolver.dataDir);
   const truePlaces = readTruePlaces(join(CORPUS_DIR, 'true-places.csv'));
   const contains = gazetteerContainment(gazetteer);
   const isCityName = cityNameTest(gazetteer);
-  return serviceMapFiles().map(({ country, file }) => {
+  const reports: ServiceMapReport[] = [];
+  for (const { country, file } of serviceMapFiles()) {
     const list = readPricedNames(file, gazetteer);
     const ofCountry = rows.filter((r) => r.input.country?.toUpperCase() === country);
     const label = `data/service-maps/${file.split('/').at(-1)} (${list.length} priced names)`;
@@ -226,8 +227,9 @@ export function evaluateServiceMaps(
       isCityName,
       label,
     };
-    return scoreServiceMap(ofCountry, options);
-  });
+    reports.push(await scoreServiceMap(ofCountry, options));
+  }
+  return reports;
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
@@ -235,7 +237,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const { values } = parseArgs({ options });
   const rep = evaluateCorpus();
   process.stdout.write(`${formatReport(rep, values.list)}\n`);
-  const maps = evaluateServiceMaps();
+  const maps = await evaluateServiceMaps();
   for (const map of maps) process.stdout.write(`\n${formatServiceMap(map, values.list)}\n`);
   if (values.check && !meetsTargets(rep)) process.exitCode = 1;
   if (values['check-map'] && !maps.every(meetsServiceMapTargets)) process.exitCode = 1;

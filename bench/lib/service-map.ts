@@ -162,8 +162,11 @@ export function cityNameTest(gazetteer: Gazetteer): (country: string | undefined
 /** What Relais does with one order: sends a name in `city`, or holds the order with a reason. */
 export type Choice = { sent: string } | { held: string };
 
-/** Chooses the name sent for one corpus address, knowing only what a quote would answer (`service`). */
-export type NameChooser = (row: CorpusRow, service: PriceLookup) => Choice;
+/**
+ * Chooses the name sent for one corpus address, knowing only what a quote would answer (`service`). It may
+ * answer later (a chooser that quotes over HTTP): addresses are scored one after the other, in corpus order.
+ */
+export type NameChooser = (row: CorpusRow, service: PriceLookup) => Choice | Promise<Choice>;
 
 /**
  * Today's dispatch path (src/jobs/dispatch-order.ts resolveDropoff and tariffCheck, with the memory of
@@ -311,17 +314,18 @@ export interface ScoreOptions extends ClassifyContext {
 }
 
 /** Scores every row of one country against that country's priced-name list, in corpus order. */
-export function scoreServiceMap(rows: CorpusRow[], options: ScoreOptions): ServiceMapReport {
+export async function scoreServiceMap(rows: CorpusRow[], options: ScoreOptions): Promise<ServiceMapReport> {
   const { chooser, service, truePlaces, map } = options;
-  const scored = rows.map((row): ServiceMapRow => {
+  const scored: ServiceMapRow[] = [];
+  for (const row of rows) {
     const truth = truthFor(truePlaces.get(row.id) ?? row.expect, map);
-    const choice = chooser(row, service);
+    const choice = await chooser(row, service);
     const category = classify(choice, truth, options);
     const paid = 'sent' in choice ? service.priceOf(choice.sent).totalXof : 0;
     const due = Math.min(...truth.expected.map((e) => ZONE_TARIFF_XOF[e.band] ?? FALLBACK_TARIFF_XOF));
     const overchargeXof = category === 'coarser' || category === 'fallback' ? Math.max(0, paid - due) : 0;
-    return { row, truth, choice, category, overchargeXof };
-  });
+    scored.push({ row, truth, choice, category, overchargeXof });
+  }
   const counts = Object.fromEntries(Object.keys(CATEGORY_LABELS).map((c) => [c, 0])) as Record<Category, number>;
   for (const s of scored) counts[s.category]++;
   return {
