@@ -67,6 +67,13 @@ export function readPricedNames(file: string, gazetteer?: Gazetteer): PricedName
       covers,
     };
   });
+  const byKey = new Map<string, string>();
+  for (const row of rows) {
+    // The service folds case, accents and hyphens: two such spellings would be one priced name.
+    const twin = byKey.get(normaliseName(row.name));
+    if (twin !== undefined) throw new Error(`${file}: '${row.name}' and '${twin}' are the same name to the service`);
+    byKey.set(normaliseName(row.name), row.name);
+  }
   if (gazetteer) {
     for (const row of rows) {
       const known = new Set(gazetteer.countries.get(row.country as never)?.places.map((p) => p.name));

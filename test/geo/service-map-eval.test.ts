@@ -3,6 +3,9 @@
  * data/service-maps/). Hand-made lists and choices reach every category; the shipped lists load against
  * the gazetteer; today's dispatch path is scored as the baseline.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { evaluateServiceMaps, readCorpus, serviceMapFiles, type CorpusRow } from '../../bench/eval-addresses.js';
 import {
@@ -133,6 +136,24 @@ describe("today's dispatch path as the baseline", () => {
 });
 
 describe('the priced-name lists of data/service-maps', () => {
+  it('refuses a list naming a place the gazetteer does not have, or one name twice under two spellings', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'service-map-'));
+    try {
+      const write = (name: string, body: string) => {
+        writeFileSync(join(dir, name), `country,name,band,lat,lon,covers\n${body}\n`);
+        return join(dir, name);
+      };
+      expect(() => readPricedNames(write('a.csv', 'SN,Ouakam,3,,,Ouakam;Cité Nulle Part'), gazetteer)).toThrow(
+        'covers places not in the gazetteer: Cité Nulle Part',
+      );
+      expect(() =>
+        readPricedNames(write('b.csv', 'SN,Grand Yoff,2,,,Grand Yoff\nSN,Grand-Yoff,2,,,Grand Yoff')),
+      ).toThrow("'Grand-Yoff' and 'Grand Yoff' are the same name to the service");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('cover only gazetteer places, and spell and cut the map differently from the gazetteer', () => {
     for (const { file } of serviceMapFiles()) {
       const names = readPricedNames(file, gazetteer);
