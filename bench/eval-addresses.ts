@@ -4,6 +4,11 @@
  * name a listed neighbourhood, the wrong names sent, the holds that should have resolved, the city names
  * sent, and the holds whose reason does not say what to add. `--list` prints every row's outcome;
  * `--check` exits 1 when a target of issue 18 is missed (≥ 98% resolved, 0 wrong, 0 city names).
+ *
+ * Then (issue 24 §5) the Dakar and Abidjan addresses against a dispatch service's own priced names
+ * (data/service-maps/): correct, coarser than priced, held although priced, wrong, city names, at the
+ * fallback tariff, held rightly (bench/lib/service-map.ts). `--check-map` exits 1 unless every list shows
+ * no hold while a name is priced, nothing coarser, wrong, a city name or at the fallback.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -12,6 +17,21 @@ import { parseArgs } from 'node:util';
 import { csvRecords } from '../src/geo/csv.js';
 import { loadGazetteer } from '../src/geo/gazetteer.js';
 import { normaliseText, NeighbourhoodResolver, type ResolveInput } from '../src/geo/resolver.js';
+import {
+  cityNameTest,
+  formatServiceMap,
+  readPricedNames,
+  readTruePlaces,
+  gazetteerContainment,
+  serviceMap,
+  scoreServiceMap,
+  serviceTariff,
+  SERVICE_MAPS_DIR,
+  todaysChooser,
+  meetsServiceMapTargets,
+  type NameChooser,
+  type ServiceMapReport,
+} from './lib/service-map.js';
 
 export const CORPUS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'test', 'fixtures', 'addresses');
 
@@ -52,7 +72,7 @@ function num(s: string | undefined): number | undefined {
 
 export function readCorpus(dir = CORPUS_DIR): CorpusRow[] {
   const files = readdirSync(dir)
-    .filter((f) => f.endsWith('.csv'))
+    .filter((f) => f.startsWith('corpus-') && f.endsWith('.csv'))
     .sort();
   return files.flatMap((f) =>
     csvRecords(readFileSync(join(dir, f), 'utf8'), join(dir, f)).map((r) => {
@@ -90,14 +110,7 @@ export function evaluateCorpus(
   rows: CorpusRow[] = readCorpus(),
   resolver: Pick<NeighbourhoodResolver, 'resolve' | 'dataDir'> = NeighbourhoodResolver.load(),
 ): Report {
-  const gazetteer = loadGazetteer(resolver.dataDir);
-  // A city, region or country name of the address's own country (Niamey's quartier "Abidjan" is not one).
-  const blockedIn = (country: string | undefined) =>
-    new Set(
-      gazetteer.blocked
-        .filter((b) => b.kind === 'country' || country === undefined || b.country === country)
-        .map((b) => b.key),
-    );
+  const isCityName = cityNameTest(loadGazetteer(resolver.dataDir));
   const results = rows.map((row): RowResult => {
     const r = resolver.resolve(row.input);
     if (!r.ok) {
@@ -115,7 +128,7 @@ export function evaluateCorpus(
       row,
       outcome: ok ? 'correct' : 'wrong',
       sent,
-      cityNameSent: blockedIn(row.input.country?.toUpperCase()).has(normaliseText(sent)),
+      cityNameSent: isCityName(row.input.country?.toUpperCase(), sent),
       vagueHold: false,
     };
   });
@@ -177,9 +190,55 @@ export function meetsTargets(rep: Report): boolean {
   );
 }
 
+/** The service's priced-name lists of data/service-maps/ (file `XX_city.csv`, the country in its name). */
+export function serviceMapFiles(dir = SERVICE_MAPS_DIR): { country: string; file: string }[] {
+  return readdirSync(dir)
+    .filter((f) => /^[A-Z]{2}_.+\.csv$/.test(f))
+    .sort()
+    .map((f) => ({ country: f.slice(0, 2), file: join(dir, f) }));
+}
+
+/**
+ * Issue 24 §5: each country's addresses against that country's priced-name list (bench/lib/service-map.ts).
+ * `chooserFor` makes a fresh chooser per list (today's: the resolver and the fallback-tariff guard, with
+ * the guard's memory starting empty and filling over the corpus in order, as a new shop's would).
+ */
+export async function evaluateServiceMaps(
+  rows: CorpusRow[] = readCorpus(),
+  resolver: NeighbourhoodResolver = NeighbourhoodResolver.load(),
+  chooserFor: () => NameChooser = () => todaysChooser(resolver),
+): Promise<ServiceMapReport[]> {
+  const gazetteer = loadGazetteer(resolver.dataDir);
+  const truePlaces = readTruePlaces(join(CORPUS_DIR, 'true-places.csv'));
+  const contains = gazetteerContainment(gazetteer);
+  const isCityName = cityNameTest(gazetteer);
+  const reports: ServiceMapReport[] = [];
+  for (const { country, file } of serviceMapFiles()) {
+    const list = readPricedNames(file, gazetteer);
+    const ofCountry = rows.filter((r) => r.input.country?.toUpperCase() === country);
+    const label = `data/service-maps/${file.split('/').at(-1)} (${list.length} priced names)`;
+    const map = serviceMap(country, list, gazetteer, contains);
+    const options = {
+      chooser: chooserFor(),
+      service: serviceTariff(list),
+      map,
+      truePlaces,
+      contains,
+      isCityName,
+      label,
+    };
+    reports.push(await scoreServiceMap(ofCountry, options));
+  }
+  return reports;
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const { values } = parseArgs({ options: { list: { type: 'boolean' }, check: { type: 'boolean' } } });
+  const options = { list: { type: 'boolean' }, check: { type: 'boolean' }, 'check-map': { type: 'boolean' } } as const;
+  const { values } = parseArgs({ options });
   const rep = evaluateCorpus();
   process.stdout.write(`${formatReport(rep, values.list)}\n`);
+  const maps = await evaluateServiceMaps();
+  for (const map of maps) process.stdout.write(`\n${formatServiceMap(map, values.list)}\n`);
   if (values.check && !meetsTargets(rep)) process.exitCode = 1;
+  if (values['check-map'] && !maps.every(meetsServiceMapTargets)) process.exitCode = 1;
 }
