@@ -3,8 +3,8 @@
  *
  *  - `orders(first:, after:, query: "updated_at:>='…'")`, paged with pageInfo.endCursor, default sort (ID), so
  *    an order updated while we page (by Relais's own write-back) keeps its place instead of moving to the end.
- *  - A page of 80 orders without their line items costs 2 + 80 × 11 = 882 points (requested: three money sets,
- *    the shipping price among them, and two addresses), under the single-query limit of 1000; line items would multiply that, so they are read only for the orders that
+ *  - A page of 80 orders without their line items costs 2 + 80 × 11 = 882 points (requested: four money sets,
+ *    the current shipping price among them, and two addresses), under the single-query limit of 1000; line items would multiply that, so they are read only for the orders that
  *    must be replayed (`order(id:)`, one at a time).
  *  - Each GraphQL order is turned into the REST shape of an `orders/*` webhook body: that is what
  *    normaliseOrder reads and what a replayed shop event must carry, so a repaired order goes through exactly
@@ -47,7 +47,7 @@ const ORDER_FIELDS = `fragment RelaisReconcileOrder on Order {
   currentTotalPriceSet { ${MONEY} }
   totalPriceSet { ${MONEY} }
   totalOutstandingSet { ${MONEY} }
-  totalShippingPriceSet { ${MONEY} }
+  currentShippingPriceSet { ${MONEY} }
   shippingAddress { ${ADDRESS_FIELDS} }
   billingAddress { ${ADDRESS_FIELDS} }
 }`;
@@ -64,6 +64,8 @@ ${ORDER_FIELDS}`,
   orderForReplay: `query RelaisReconcileOrder($id: ID!, $lines: Int!) {
   order(id: $id) {
     ...RelaisReconcileOrder
+    taxesIncluded
+    shippingLine { taxLines { priceSet { ${MONEY} } } }
     lineItems(first: $lines) { nodes { id name title quantity currentQuantity requiresShipping product { id } variant { id } } }
   }
 }
@@ -122,7 +124,9 @@ const orderNode = z.object({
   currentTotalPriceSet: moneyBag,
   totalPriceSet: moneyBag,
   totalOutstandingSet: moneyBag,
-  totalShippingPriceSet: moneyBag,
+  currentShippingPriceSet: moneyBag,
+  taxesIncluded: z.boolean().optional(),
+  shippingLine: z.object({ taxLines: z.array(z.object({ priceSet: moneyBag })) }).nullish(),
   shippingAddress: address,
   billingAddress: address,
   lineItems: z.object({ nodes: z.array(lineItem) }).optional(),
@@ -198,7 +202,8 @@ export function restOrderOf(node: OrderNode): Record<string, unknown> {
     total_outstanding: node.totalOutstandingSet?.shopMoney.amount ?? null,
     current_total_price_set: restMoneyBag(node.currentTotalPriceSet),
     total_price_set: restMoneyBag(node.totalPriceSet),
-    total_shipping_price_set: restMoneyBag(node.totalShippingPriceSet),
+    current_shipping_price_set: restMoneyBag(node.currentShippingPriceSet),
+    ...shippingTaxOf(node),
     financial_status: node.displayFinancialStatus ? node.displayFinancialStatus.toLowerCase() : null,
     fulfillment_status: restFulfillmentStatus(node.displayFulfillmentStatus),
     cancelled_at: node.cancelledAt ?? null,
@@ -225,6 +230,21 @@ export function restOrderOf(node: OrderNode): Record<string, unknown> {
     created_at: node.createdAt,
     updated_at: node.updatedAt,
     processed_at: node.processedAt ?? null,
+  };
+}
+
+/**
+ * The tax on the shipping, for an order read to be replayed: with prices excluding tax it is part of the shop's
+ * shipping (src/stores/shopify/shipping-owed.ts). A page of the listing does not read it (the cost would pass
+ * Shopify's single-query limit), so its orders carry no `taxes_included` and no tax is added.
+ */
+function shippingTaxOf(node: OrderNode): Record<string, unknown> {
+  if (node.taxesIncluded === undefined) return {};
+  return {
+    taxes_included: node.taxesIncluded,
+    shipping_lines: node.shippingLine
+      ? [{ tax_lines: node.shippingLine.taxLines.map((tax) => ({ price_set: restMoneyBag(tax.priceSet) })) }]
+      : [],
   };
 }
 
