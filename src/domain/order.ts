@@ -89,5 +89,13 @@ export interface HoldReason {
   message: string;
 }
 
-/** Whether an order ships now, by its shop's policy (src/jobs/policy.ts, and each platform's own rules). */
-export type Eligibility = { decision: 'dispatch' } | { decision: 'wait'; why: string } | { decision: 'cancel' };
+/**
+ * Whether an order ships now, by its shop's policy (src/jobs/policy.ts, and each platform's own rules). `wait` is
+ * for a state the shop moves on from by itself (a payment in progress); an order no event will move on is held,
+ * with a reason that says what the merchant can do.
+ */
+export type Eligibility =
+  | { decision: 'dispatch' }
+  | { decision: 'wait'; why: string }
+  | { decision: 'hold'; hold: HoldReason }
+  | { decision: 'cancel' };
