@@ -78,8 +78,15 @@ export interface ShopConnectionsPort {
   announce(): Promise<void>;
   /** The URL to send the merchant to, to install Relais's Shopify app; absent when no Shopify app is configured. */
   beginShopify?(input: { domain: string; shopId: string; binding: string }): Promise<string>;
-  /** The URL to send the merchant to, to authorise Relais on a WooCommerce store. */
-  beginWooCommerce?(input: { storeUrl: string; shopId: string; binding: string }): Promise<string>;
+  /**
+   * The URL to send the merchant to, to authorise Relais on a WooCommerce store; or why it cannot begin (the shop
+   * id names another shop, the store URL is not one), in words for the operator.
+   */
+  beginWooCommerce?(input: {
+    storeUrl: string;
+    shopId: string;
+    binding: string;
+  }): Promise<{ url: string } | { refused: string }>;
 }
 
 export interface DashboardDeps {

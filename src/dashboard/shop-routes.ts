@@ -107,7 +107,12 @@ export function shopRoutes(
         redirectWithFlash(req, res, back, { kind: 'error', message: `"${storeUrl}" is not a store URL.` });
         return;
       }
-      const url = await port.beginWooCommerce({ storeUrl, shopId, binding });
+      const begun = await port.beginWooCommerce({ storeUrl, shopId, binding });
+      if ('refused' in begun) {
+        redirectWithFlash(req, res, back, { kind: 'error', message: begun.refused });
+        return;
+      }
+      const { url } = begun;
       send(
         req,
         res,

@@ -10,6 +10,9 @@
  *   sees it (here, or in a reconciliation run).
  * - Business refusals come back as `{ ok: false, why }`; so does an unreachable service (retryable: true),
  *   because the callers are a person at a terminal or a page, not a queue.
+ * - Opening a claim changes something at the service, so, as for createShipment, the shipment's claims are
+ *   looked up first (an earlier opening whose answer was lost is found there, not opened twice), and looked up
+ *   again after an opening that got no answer.
  * - Only the reason goes on the timeline: the description is the merchant's free text and stays with the claim.
  */
 import type { RedisClient } from '../redis.js';
@@ -57,7 +60,7 @@ export interface DisputeView {
 
 export type OpenDisputeResult =
   | { ok: true; externalOrderId: string; shipmentId: string; claim: DisputeView }
-  | { ok: false; externalOrderId: string; why: string; retryable: boolean };
+  | { ok: false; externalOrderId: string; why: string; retryable: boolean; alreadyOpen?: DisputeView };
 
 export type ListDisputesResult =
   | { ok: true; externalOrderId: string; shipmentId: string; claims: DisputeView[] }
@@ -186,40 +189,102 @@ export async function openDisputeForOrder(
     };
   }
   try {
-    // The same claim again (the command run twice, a form re-sent after a reload): the service would open a
-    // second one. Relais's record of the order's claims outlives any run, so it is the one to ask.
-    const same = (await knownDisputes(runtime, externalOrderId)).find(
-      (c) =>
-        c.status.toUpperCase() === 'OPEN' &&
-        c.reason === reason &&
-        c.description === description &&
-        c.claimantId === claimantId,
-    );
-    if (same) {
-      return {
-        ok: false,
+    const wanted = { reason, description, claimantId };
+    // The same claim again (the command run twice, a form re-sent after a reload, an earlier opening whose
+    // answer was lost): the service would open a second one. Its own list of the shipment's claims is looked
+    // up first, as createShipment's lookup is, and kept: Relais's record alone misses a claim whose answer
+    // never came back.
+    const same = sameOpenClaim(await claimsBeforeOpening(runtime, externalOrderId, located), wanted);
+    if (same) return alreadyOpen(externalOrderId, same);
+    try {
+      const claim = await tracked(
+        runtime,
         externalOrderId,
-        retryable: false,
-        why: `the order already has this open claim (${same.claimId ?? 'no id'}${same.createdAt ? `, opened ${same.createdAt}` : ''}): not opened twice`,
-      };
+        'openDispute',
+        () =>
+          runtime
+            .deliveryFor(located.shop)
+            .openClaim(located.shipmentId, { reason, description, claimantId, claimantType }),
+        (c) => `claim ${c.claimId ?? '?'} on ${located.shipmentId}: ${reason} (by ${claimantType})`,
+      );
+      const view = disputeView(claim, located.shipmentId);
+      await recordClaims(runtime, externalOrderId, [view]);
+      return { ok: true, externalOrderId, shipmentId: located.shipmentId, claim: view };
+    } catch (error) {
+      const found = await claimOpenedWithoutAnswer(runtime, externalOrderId, located, wanted, error);
+      if (found) return { ok: true, externalOrderId, shipmentId: located.shipmentId, claim: found };
+      throw error;
     }
-    const claim = await tracked(
-      runtime,
-      externalOrderId,
-      'openDispute',
-      () =>
-        runtime
-          .deliveryFor(located.shop)
-          .openClaim(located.shipmentId, { reason, description, claimantId, claimantType }),
-      (c) => `claim ${c.claimId ?? '?'} on ${located.shipmentId}: ${reason} (by ${claimantType})`,
-    );
-    const view = disputeView(claim, located.shipmentId);
-    await recordClaims(runtime, externalOrderId, [view]);
-    return { ok: true, externalOrderId, shipmentId: located.shipmentId, claim: view };
   } catch (error) {
     return { ...refusal(error, 'openDispute'), externalOrderId };
   } finally {
     await guard.release();
+  }
+}
+
+/** The same claim: still open, with the same reason, description and claimant. */
+export function sameOpenClaim(
+  claims: readonly DisputeView[],
+  input: { reason: string; description: string; claimantId: string },
+): DisputeView | undefined {
+  return claims.find(
+    (c) =>
+      c.status.toUpperCase() === 'OPEN' &&
+      c.reason === input.reason &&
+      c.description === input.description &&
+      c.claimantId === input.claimantId,
+  );
+}
+
+function alreadyOpen(externalOrderId: string, same: DisputeView): OpenDisputeResult {
+  return {
+    ok: false,
+    externalOrderId,
+    retryable: false,
+    alreadyOpen: same,
+    why: `the order already has this open claim (${same.claimId ?? 'no id'}${same.createdAt ? `, opened ${same.createdAt}` : ''}): not opened twice`,
+  };
+}
+
+/**
+ * The order's claims before a new one is opened: those Relais recorded and those the service lists for the
+ * shipment now (recorded in passing). A service that cannot list them stops the opening: opening blind could
+ * make a second claim of one whose answer was lost.
+ */
+async function claimsBeforeOpening(
+  runtime: DisputeRuntime,
+  externalOrderId: string,
+  located: { shop: ShopConfig; shipmentId: string },
+): Promise<DisputeView[]> {
+  const listed = await tracked(
+    runtime,
+    externalOrderId,
+    'listShipmentDisputes',
+    () => runtime.deliveryFor(located.shop).claims(located.shipmentId),
+    (list) => `${list.length} claim(s) on ${located.shipmentId}, looked up before opening one`,
+  );
+  const views = listed.map((c) => disputeView(c, located.shipmentId));
+  await recordClaims(runtime, externalOrderId, views);
+  return [...(await knownDisputes(runtime, externalOrderId)), ...views];
+}
+
+/**
+ * After an opening that got no answer (the service may have opened the claim), the shipment's claims say
+ * whether it did; the claim found is recorded and returned. Undefined when the call was refused, or the
+ * look-up fails too (the caller reports the first failure, retryable: the next attempt looks up first).
+ */
+async function claimOpenedWithoutAnswer(
+  runtime: DisputeRuntime,
+  externalOrderId: string,
+  located: { shop: ShopConfig; shipmentId: string },
+  wanted: { reason: string; description: string; claimantId: string },
+  error: unknown,
+): Promise<DisputeView | undefined> {
+  if (!(error instanceof DeliveryError) || error.answer !== 'none') return undefined;
+  try {
+    return sameOpenClaim(await claimsBeforeOpening(runtime, externalOrderId, located), wanted);
+  } catch {
+    return undefined;
   }
 }
 

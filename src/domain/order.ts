@@ -60,7 +60,11 @@ export interface StoreOrder {
    * policy (src/domain/door-amount.ts), never sent as it is.
    */
   amountToCollect: Xof;
-  /** The shipping the shop charged the customer (0 when free or unknown), part of `total`. */
+  /**
+   * The shop's shipping the order still owes (0 when free or unknown), part of `total`: after discounts and
+   * refunds, with the tax on it when the shop's prices exclude tax. It comes out of `amountToCollect` when the
+   * customer pays the delivery service's own price at the door (src/domain/door-amount.ts).
+   */
   shippingCharged: Xof;
   paymentFamily: PaymentFamily;
   /** The platform's raw state, kept for policies and reconciliation (Shopify financial_status, Woo status). */
@@ -85,5 +89,13 @@ export interface HoldReason {
   message: string;
 }
 
-/** Whether an order ships now, by its shop's policy (src/jobs/policy.ts, and each platform's own rules). */
-export type Eligibility = { decision: 'dispatch' } | { decision: 'wait'; why: string } | { decision: 'cancel' };
+/**
+ * Whether an order ships now, by its shop's policy (src/jobs/policy.ts, and each platform's own rules). `wait` is
+ * for a state the shop moves on from by itself (a payment in progress); an order no event will move on is held,
+ * with a reason that says what the merchant can do.
+ */
+export type Eligibility =
+  | { decision: 'dispatch' }
+  | { decision: 'wait'; why: string }
+  | { decision: 'hold'; hold: HoldReason }
+  | { decision: 'cancel' };

@@ -247,6 +247,11 @@ async function recordAndDecide(
     }
     return { kind: 'ignored', why: `already ${record.state}` };
   }
+  if (eligibility.decision === 'hold') {
+    await deps.ledger.hold(extId, eligibility.hold, now);
+    deps.logger.warn({ order: orderName, code: eligibility.hold.code }, `order held: ${eligibility.hold.message}`);
+    return { kind: 'held', externalOrderId: extId, code: eligibility.hold.code };
+  }
   if (eligibility.decision === 'wait') {
     await deps.ledger.setState(extId, 'waiting', now);
     return { kind: 'waiting', externalOrderId: extId, why: eligibility.why };

@@ -10,6 +10,7 @@ import {
   createShopifyConnect,
   RedisWooConnectStates,
   WooConnect,
+  WooConnectError,
   type ShopifyAppSettings,
   type ShopifyConnect,
 } from '../stores/index.js';
@@ -117,7 +118,7 @@ export async function startWeb(options: WebOptions): Promise<RunningWeb> {
   const dashboard: Omit<DashboardWiring, 'token'> = {
     announceShops: () => runtime.announceShops(),
     ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
-    ...(wooConnect ? { beginWooCommerce: async (input) => (await wooConnect.begin(input)).url } : {}),
+    ...(wooConnect ? { beginWooCommerce: (input) => beginWooConnection(wooConnect, input) } : {}),
     ...(shopifyConnect ? { beginShopify: (input) => shopifyConnect.beginFromDashboard(input) } : {}),
     ...options.dashboard,
   };
@@ -207,5 +208,18 @@ function wooConnectFor(runtime: Runtime, options: WebOptions): WooConnect | unde
       'WooCommerce connecting is off',
     );
     return undefined;
+  }
+}
+
+/** A connection begun, or the refusal the operator reads on the Connect page (never a 500 for a taken shop id). */
+async function beginWooConnection(
+  connect: WooConnect,
+  input: { storeUrl: string; shopId: string; binding: string },
+): Promise<{ url: string } | { refused: string }> {
+  try {
+    return { url: (await connect.begin(input)).url };
+  } catch (error) {
+    if (error instanceof WooConnectError) return { refused: error.message };
+    throw error;
   }
 }

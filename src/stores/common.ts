@@ -140,7 +140,7 @@ export function decidePaymentFamily(input: {
 }
 
 /**
- * The shipping the shop charged (Shopify total_shipping_price_set, WooCommerce shipping_total), in whole francs;
+ * One shipping figure of the shop's (WooCommerce shipping_total or shipping_tax), in whole francs;
  * 0 when absent (older payloads) or unreadable, never negative. Only used to tell goods from shipping in what is
  * owed, so an unreadable figure counts as no shipping rather than holding the order.
  */

@@ -25,6 +25,8 @@ import { createWooOperatorRest } from '../../src/stores/woocommerce/rest.js';
 import { verifyWooWebhook } from '../../src/stores/woocommerce/verify.js';
 
 const STORE = 'abidjan-pagne';
+/** Another merchant's store on the same emulator. */
+const OTHER_STORE = 'dakar-wax';
 let woo: WooEmulator;
 let db: TestDatabase;
 let redis: TestRedis;
@@ -38,7 +40,12 @@ const deliveries: { shopId: string; headers: IncomingHttpHeaders; body: Buffer }
 
 beforeAll(async () => {
   [woo, db, redis] = await Promise.all([
-    startWooEmulator({ shops: [{ id: STORE, consumerKey: `ck_${hex(20)}`, consumerSecret: `cs_${hex(20)}` }] }),
+    startWooEmulator({
+      shops: [
+        { id: STORE, consumerKey: `ck_${hex(20)}`, consumerSecret: `cs_${hex(20)}` },
+        { id: OTHER_STORE, consumerKey: `ck_${hex(20)}`, consumerSecret: `cs_${hex(20)}` },
+      ],
+    }),
     startTestDatabase(),
     startRedis(),
   ]);
@@ -311,6 +318,38 @@ describe('connecting a WooCommerce store through its app authorisation', () => {
       woo.issuedKeys(STORE).at(-1)!.consumerKey,
     );
     expect(woo.webhooks(STORE).filter((h) => h.deliveryUrl.endsWith(`/${STORE}`))).toHaveLength(2);
+  });
+
+  it('refuses to connect another store under the id of a connected WooCommerce shop, and the live shop keeps its store, keys and webhook secret', async () => {
+    const live = (await directory.list()).find((shop) => shop.id === STORE)!;
+    await directory.save({ ...live, enabled: true });
+    const keys = (await secrets.allOf(STORE)).size;
+    const consumerKey = (await secrets.get(STORE, WOO_STORED.consumerKey))!.value.reveal();
+    const webhookSecret = (await secrets.get(STORE, WOO_STORED.webhookSecret))!.value.reveal();
+
+    const refused = (await connect
+      .begin({ storeUrl: woo.siteUrl(OTHER_STORE), shopId: STORE })
+      .catch((e: unknown) => e)) as WooConnectError;
+    expect(refused).toBeInstanceOf(WooConnectError);
+    expect(refused.reason).toBe('shop_id_taken');
+    expect(refused.message).toContain(`shop id ${STORE} is connected to ${woo.siteUrl(STORE)}`);
+    expect(refused.message).toContain('choose another shop id');
+
+    // Begun before the first store was connected under that id (two operators at once): refused at the callback.
+    const { url } = await connect.begin({ storeUrl: woo.siteUrl(OTHER_STORE), shopId: 'raced' });
+    await directory.save({ ...live, id: 'raced', document: { ...live.document, id: 'raced' }, enabled: true });
+    const answer = await decide(url, 'approve');
+    expect(answer.status).toBe(401);
+    const raced = (await directory.list()).find((shop) => shop.id === 'raced')!;
+    expect((raced.document.woocommerce as Record<string, unknown>).url).toBe(woo.siteUrl(STORE));
+
+    const after = (await directory.list()).find((shop) => shop.id === STORE)!;
+    expect(after.enabled).toBe(true);
+    expect((after.document.woocommerce as Record<string, unknown>).url).toBe(woo.siteUrl(STORE));
+    expect((await secrets.allOf(STORE)).size).toBe(keys);
+    expect((await secrets.get(STORE, WOO_STORED.consumerKey))!.value.reveal()).toBe(consumerKey);
+    expect((await secrets.get(STORE, WOO_STORED.webhookSecret))!.value.reveal()).toBe(webhookSecret);
+    expect(woo.webhooks(OTHER_STORE)).toHaveLength(0);
   });
 
   it('refuses to begin for a shop id another platform’s shop has, a store URL that is not http(s), or an http public URL off loopback', async () => {

@@ -79,4 +79,18 @@ describe('the Connect page: connecting a WooCommerce store', () => {
     const listed = await session.request('/dashboard/shops');
     expect(listed.body).toMatch(new RegExp(`${SHOP_ID}</td><td>woocommerce</td>[\\s\\S]*?badge warn">off`));
   });
+
+  it('refuses, on the Connect page with the reason, another store under the id of the connected shop, which keeps its store', async () => {
+    const other = 'http://127.0.0.1:9/shops/another-store';
+    const csrf = await session.csrf('/dashboard/shops');
+    const begun = await session.request('/dashboard/shops/connect/woocommerce', {
+      form: { shopId: SHOP_ID, storeUrl: other, _csrf: csrf },
+    });
+    expect(begun.status).toBe(303);
+    const page = unescape((await session.request(begun.location!)).body);
+    expect(page).toContain(`shop id ${SHOP_ID} is connected to ${relais.woo!.siteUrl(WOO_SHOP_ID)}`);
+    expect(page).toContain('choose another shop id');
+    const shop = (await relais.web.runtime.shopDirectory.list()).find((s) => s.id === SHOP_ID)!;
+    expect((shop.document.woocommerce as Record<string, unknown>).url).toBe(relais.woo!.siteUrl(WOO_SHOP_ID));
+  });
 });

@@ -185,6 +185,68 @@ describe('orders', () => {
     expect(body.extensions?.cost?.actualQueryCost).toBeLessThanOrEqual(body.extensions?.cost?.requestedQueryCost ?? 0);
   });
 
+  it('shows the shipping as Shopify does after a discount code on it, with tax when prices exclude it, and after a refund of it', async () => {
+    const order = emulator.createOrder(SHOP, {
+      lineItems: [{ title: 'Boubou brodé', price: '15000' }],
+      taxesIncluded: false,
+      shippingLines: [
+        { title: 'Livraison Dakar', price: '3000', discount: { code: 'MOITIE', amount: '1000' }, taxRate: 0.18 },
+      ],
+    });
+    // Tax on the discounted 2 000: 360. Before discounts and refunds in total_shipping_price_set, after in current_.
+    expect(order).toMatchObject({
+      taxes_included: false,
+      total_price: '17360.00',
+      total_outstanding: '17360.00',
+      total_discounts: '1000.00',
+      total_tax: '360.00',
+      discount_codes: [{ code: 'MOITIE', amount: '1000.00', type: 'shipping' }],
+      total_shipping_price_set: { shop_money: { amount: '3000.00', currency_code: 'XOF' } },
+      current_shipping_price_set: { shop_money: { amount: '2000.00', currency_code: 'XOF' } },
+      shipping_lines: [
+        {
+          price: '3000.00',
+          discounted_price: '2000.00',
+          current_discounted_price_set: { shop_money: { amount: '2000.00' } },
+          tax_lines: [{ price: '360.00', rate: 0.18 }],
+          discount_allocations: [{ amount: '1000.00', discount_application_index: 0 }],
+        },
+      ],
+      refunds: [],
+    });
+
+    const refunded = emulator.refundShipping(SHOP, order.id, '2000');
+    expect(refunded).toMatchObject({
+      financial_status: 'pending',
+      total_price: '17360.00',
+      current_total_price: '15000.00',
+      total_outstanding: '15000.00',
+      current_shipping_price_set: { shop_money: { amount: '0.00' } },
+      refunds: [
+        {
+          refund_shipping_lines: [
+            {
+              subtotal_amount_set: { shop_money: { amount: '2000.00' } },
+              tax_amount_set: { shop_money: { amount: '360.00' } },
+            },
+          ],
+        },
+      ],
+    });
+    const { body } = await graphql(
+      `query ($id: ID!) { order(id: $id) { taxesIncluded currentShippingPriceSet { shopMoney { amount } } totalShippingPriceSet { shopMoney { amount } } shippingLine { taxLines { priceSet { shopMoney { amount } } } } } }`,
+      { id: order.admin_graphql_api_id },
+    );
+    expect(body.errors).toBeUndefined();
+    expect(body.data?.['order']).toEqual({
+      taxesIncluded: false,
+      currentShippingPriceSet: { shopMoney: { amount: '0.0' } },
+      totalShippingPriceSet: { shopMoney: { amount: '3000.0' } },
+      shippingLine: { taxLines: [{ priceSet: { shopMoney: { amount: '360.0' } } }] },
+    });
+    expect(() => emulator.refundShipping(SHOP, order.id, '1')).toThrow(/between 0 and 0/);
+  });
+
   it('returns null for an order of another shop, and an error for a malformed id', async () => {
     const elsewhere = emulator.createOrder(OTHER_SHOP, {}, { webhooks: false });
     const { body } = await graphql(ORDER_QUERY, { id: elsewhere.admin_graphql_api_id });

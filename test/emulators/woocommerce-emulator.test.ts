@@ -278,6 +278,29 @@ describe('orders', () => {
     clock = new Date(clock.getTime() + minutes * 60_000);
   };
 
+  it("charges a shop's tax rate on shipping, kept before tax in shipping_total, as shipping_tax, in the total and the tax lines", async () => {
+    const taxed = await startWooEmulator({
+      shops: [{ id: 'taxed', consumerKey: newKey(), consumerSecret: newSecret(), shippingTaxRate: 0.18 }],
+    });
+    try {
+      const product = await taxed.createProduct('taxed', { name: 'Pagne wax', price: '15000' });
+      const order = await taxed.createOrder('taxed', {
+        line_items: [{ product_id: product.id, quantity: 1 }],
+        shipping_lines: [{ method_id: 'flat_rate', method_title: 'Livraison', total: '2000' }],
+      });
+      expect(order).toMatchObject({
+        shipping_total: '2000.00',
+        shipping_tax: '360.00',
+        total_tax: '360.00',
+        total: '17360.00',
+        tax_lines: [{ rate_id: 1, label: 'TVA', tax_total: '0.00', shipping_tax_total: '360.00' }],
+        shipping_lines: [{ total: '2000.00', total_tax: '360.00', taxes: [{ id: 1, total: '360', subtotal: '' }] }],
+      });
+    } finally {
+      await taxed.close();
+    }
+  });
+
   it('pages orders newest first with X-WP-Total, X-WP-TotalPages and Link headers', async () => {
     const ids: number[] = [];
     for (let i = 0; i < 5; i++) {

@@ -19,6 +19,11 @@ const codWithShipping = () =>
       shop_money: { amount: '2500.00', currency_code: 'XOF' },
       presentment_money: { amount: '2500.00', currency_code: 'XOF' },
     },
+    current_shipping_price_set: {
+      shop_money: { amount: '2500.00', currency_code: 'XOF' },
+      presentment_money: { amount: '2500.00', currency_code: 'XOF' },
+    },
+    shipping_lines: [{ title: 'Livraison Dakar', price: '2500.00', discounted_price: '2500.00', tax_lines: [] }],
     shipping_address: { address1: 'Villa 12, Sacré Coeur 3', city: 'Dakar', latitude: null, longitude: null },
   });
 

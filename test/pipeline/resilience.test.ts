@@ -32,6 +32,40 @@ describe('with the worker in process', () => {
     expect(timeline.some((e) => e.operation === 'createShipment' && e.outcome !== 'ok')).toBe(true);
   });
 
+  it('a markReady whose answer was dropped after the service committed it is sent again harmlessly: the order ends ready, one shipment, created once', async () => {
+    relais.emulator.faults.add({ operation: 'markReady', times: 1, fault: { kind: 'commit_then_drop' } });
+    const payload = shopifyOrderPayload();
+    await postShopify(relais, 'orders/create', payload);
+    const extId = shopifyExternalId(payload.id);
+    await waitForState(relais, extId, ['ready'], 20_000);
+    await waitForIdle(relais);
+    expect(shipmentsFor(relais, extId).map((s) => s.status)).toEqual(['READY']);
+    const steps = (await relais.worker.runtime.ledger.timeline(extId))
+      .filter((e) => e.system === 'dispatch')
+      .map((e) => [e.operation, e.outcome === 'ok' ? 'ok' : 'failed']);
+    // markReady only moves a created shipment to ready: the second call finds it ready and changes nothing.
+    expect(steps.filter(([op]) => op === 'markReady')).toEqual([
+      ['markReady', 'failed'],
+      ['markReady', 'ok'],
+    ]);
+    expect(steps.filter(([op]) => op === 'createShipment')).toEqual([['createShipment', 'ok']]);
+  });
+
+  it('a cancelShipment whose answer was dropped after the service committed it ends cancelled, the order neither stuck nor marked refused', async () => {
+    const payload = shopifyOrderPayload();
+    await postShopify(relais, 'orders/create', payload);
+    const extId = shopifyExternalId(payload.id);
+    await waitForState(relais, extId, ['ready'], 20_000);
+    relais.emulator.faults.add({ operation: 'cancelShipment', times: 1, fault: { kind: 'commit_then_drop' } });
+    await postShopify(relais, 'orders/cancelled', {
+      ...payload,
+      cancelled_at: new Date().toISOString(),
+      updated_at: new Date(Date.now() + 60_000).toISOString(),
+    });
+    expect((await waitForState(relais, extId, ['cancelled', 'cancel_refused'], 20_000)).state).toBe('cancelled');
+    expect(shipmentsFor(relais, extId).map((s) => s.status)).toEqual(['CANCELLED']);
+  });
+
   it('a lookup answered with a 404 that does not say "no such shipment" is asked again, and the existing shipment adopted, never a second one created', async () => {
     const payload = shopifyOrderPayload();
     const extId = shopifyExternalId(payload.id);

@@ -5,7 +5,7 @@
  * double click, the back button and send again); two sent at the same moment are kept apart by src/disputes
  * (one opening per order at a time).
  */
-import { openDisputeInputSchema, type DisputeView } from '../../disputes/disputes.js';
+import { openDisputeInputSchema, sameOpenClaim, type DisputeView } from '../../disputes/disputes.js';
 import type { OrderRecord } from '../../ledger/order-ledger.js';
 import type { DashboardDeps } from '../ports.js';
 
@@ -28,20 +28,6 @@ export type OpenDisputeOutcome =
   | { kind: 'refused'; record: OrderRecord; why: string; retryable: boolean }
   /** Relais itself failed while opening it, perhaps after the claim was opened. */
   | { kind: 'unconfirmed'; record: OrderRecord; error: string };
-
-/** The same claim: still open, with the same reason, description and claimant. */
-export function sameOpenClaim(
-  claims: readonly DisputeView[],
-  input: { reason: string; description: string; claimantId: string },
-): DisputeView | undefined {
-  return claims.find(
-    (c) =>
-      c.status.toUpperCase() === 'OPEN' &&
-      c.reason === input.reason &&
-      c.description === input.description &&
-      c.claimantId === input.claimantId,
-  );
-}
 
 export async function openDispute(
   ports: Pick<DashboardDeps, 'ledger' | 'disputes'>,
@@ -71,6 +57,8 @@ export async function openDispute(
   if (same) return { kind: 'duplicate', record, claim: same };
   try {
     const result = await ports.disputes.open(externalOrderId, input);
+    // Open at the service already though Relais had not seen it (an earlier answer was lost).
+    if (!result.ok && result.alreadyOpen) return { kind: 'duplicate', record, claim: result.alreadyOpen };
     return result.ok
       ? {
           kind: 'opened',

@@ -13,6 +13,8 @@
  *  - What the courier collects (COD and deposit): `total_outstanding` when present. Without it, a COD order
  *    that is `pending`/`authorized` (or has no status) owes its total and a `paid` one owes nothing; any
  *    other status (partially paid, refunded...) cannot be read safely and holds the order.
+ *  - The shop's shipping (what comes out of the balance when the customer pays the delivery at the door): the
+ *    shipping still owed after discounts and refunds, with its tax when prices exclude tax (shipping-owed.ts).
  *  - Cancelled orders (`cancelled_at` set) skip the dispatch checks (address, phone, amount): the job only
  *    needs them to cancel a shipment, and holding them would hide the cancellation. They collect 0.
  *  - platformStatus is `fulfillment_status`, null meaning "unfulfilled" (Shopify's own name for it), so a
@@ -23,7 +25,6 @@ import { externalOrderId } from '../../domain/ids.js';
 import { ZERO_XOF } from '../../domain/money.js';
 import {
   amountToCollectFrom,
-  shippingChargedFrom,
   assignDefined,
   decidePaymentFamily,
   describeParseError,
@@ -38,6 +39,7 @@ import {
   type Outstanding,
 } from '../common.js';
 import { parseShopifyOrder, type ShopifyAddressPayload, type ShopifyOrderPayload } from './payload.js';
+import { shopifyShippingOwed } from './shipping-owed.js';
 
 export type { NormaliseContext, NormaliseResult } from '../common.js';
 export { parseShopifyOrder } from './payload.js';
@@ -126,7 +128,7 @@ export function normaliseShopifyOrder(body: unknown, ctx: NormaliseContext): Nor
     currency,
     total: total.value,
     amountToCollect,
-    shippingCharged: shippingChargedFrom(p.total_shipping_price_set?.shop_money?.amount),
+    shippingCharged: shopifyShippingOwed(p),
     paymentFamily,
     financialStatus,
     platformStatus: nonEmpty(p.fulfillment_status) ?? 'unfulfilled',

@@ -3,9 +3,11 @@
  *
  *  - `orders(first:, after:, query: "updated_at:>='…'")`, paged with pageInfo.endCursor, default sort (ID), so
  *    an order updated while we page (by Relais's own write-back) keeps its place instead of moving to the end.
- *  - A page of 80 orders without their line items costs 2 + 80 × 11 = 882 points (requested: three money sets,
- *    the shipping price among them, and two addresses), under the single-query limit of 1000; line items would multiply that, so they are read only for the orders that
- *    must be replayed (`order(id:)`, one at a time).
+ *  - A page of 60 orders without their line items costs 2 + 60 × 15 = 902 points (requested: five money sets,
+ *    the current shipping price and the tax on it among them, and two addresses), under the single-query limit
+ *    of 1000; line items would multiply that, so they are read only for the orders that must be replayed
+ *    (`order(id:)`, one at a time). (80 orders a page until the shipping tax was read: it must be, or a shop
+ *    whose prices exclude tax would show every order as a cod_mismatch.)
  *  - Each GraphQL order is turned into the REST shape of an `orders/*` webhook body: that is what
  *    normaliseOrder reads and what a replayed shop event must carry, so a repaired order goes through exactly
  *    the path a webhook takes. The customer object is not read (its phone is a last fallback in normalise.ts;
@@ -21,7 +23,7 @@ import type { StoreDeps } from '../platform.js';
 import { sharedBudgetOf, shopifyAdminClientFor, ShopifyWriteError, type ShopifyAdminClient } from './admin.js';
 
 /** Orders per page: see the cost note above. */
-export const SHOPIFY_ORDER_PAGE_SIZE = 80;
+export const SHOPIFY_ORDER_PAGE_SIZE = 60;
 /** Line items read for an order to replay (a parcel with more lines is rare; the cost stays near 320). */
 const REPLAY_LINE_ITEMS = 100;
 
@@ -47,7 +49,9 @@ const ORDER_FIELDS = `fragment RelaisReconcileOrder on Order {
   currentTotalPriceSet { ${MONEY} }
   totalPriceSet { ${MONEY} }
   totalOutstandingSet { ${MONEY} }
-  totalShippingPriceSet { ${MONEY} }
+  currentShippingPriceSet { ${MONEY} }
+  taxesIncluded
+  shippingLine { taxLines { priceSet { ${MONEY} } } }
   shippingAddress { ${ADDRESS_FIELDS} }
   billingAddress { ${ADDRESS_FIELDS} }
 }`;
@@ -122,7 +126,9 @@ const orderNode = z.object({
   currentTotalPriceSet: moneyBag,
   totalPriceSet: moneyBag,
   totalOutstandingSet: moneyBag,
-  totalShippingPriceSet: moneyBag,
+  currentShippingPriceSet: moneyBag,
+  taxesIncluded: z.boolean().nullish(),
+  shippingLine: z.object({ taxLines: z.array(z.object({ priceSet: moneyBag })) }).nullish(),
   shippingAddress: address,
   billingAddress: address,
   lineItems: z.object({ nodes: z.array(lineItem) }).optional(),
@@ -198,7 +204,8 @@ export function restOrderOf(node: OrderNode): Record<string, unknown> {
     total_outstanding: node.totalOutstandingSet?.shopMoney.amount ?? null,
     current_total_price_set: restMoneyBag(node.currentTotalPriceSet),
     total_price_set: restMoneyBag(node.totalPriceSet),
-    total_shipping_price_set: restMoneyBag(node.totalShippingPriceSet),
+    current_shipping_price_set: restMoneyBag(node.currentShippingPriceSet),
+    ...shippingTaxOf(node),
     financial_status: node.displayFinancialStatus ? node.displayFinancialStatus.toLowerCase() : null,
     fulfillment_status: restFulfillmentStatus(node.displayFulfillmentStatus),
     cancelled_at: node.cancelledAt ?? null,
@@ -225,6 +232,20 @@ export function restOrderOf(node: OrderNode): Record<string, unknown> {
     created_at: node.createdAt,
     updated_at: node.updatedAt,
     processed_at: node.processedAt ?? null,
+  };
+}
+
+/**
+ * Whether prices include tax, and the tax on the shipping: with prices excluding tax it is part of the shop's
+ * shipping (src/stores/shopify/shipping-owed.ts), as in a webhook body.
+ */
+function shippingTaxOf(node: OrderNode): Record<string, unknown> {
+  if (node.taxesIncluded === undefined || node.taxesIncluded === null) return {};
+  return {
+    taxes_included: node.taxesIncluded,
+    shipping_lines: node.shippingLine
+      ? [{ tax_lines: node.shippingLine.taxLines.map((tax) => ({ price_set: restMoneyBag(tax.priceSet) })) }]
+      : [],
   };
 }
 

@@ -55,6 +55,34 @@ const lineItem = z.object({
   requires_shipping: z.boolean().nullish(),
 });
 
+const taxLine = z.object({ price: money.nullish(), price_set: moneyBag });
+
+/** A shipping line: its price before and after discounts, and the tax charged on it. */
+const shippingLine = z.object({
+  price: money.nullish(),
+  price_set: moneyBag,
+  discounted_price: money.nullish(),
+  discounted_price_set: moneyBag,
+  is_removed: z.boolean().nullish(),
+  tax_lines: z.array(taxLine).nullish(),
+});
+
+/** What a refund returned of the shipping: `refund_shipping_lines`, or `order_adjustments` in older versions. */
+const refund = z.object({
+  refund_shipping_lines: z.array(z.object({ subtotal_amount_set: moneyBag, tax_amount_set: moneyBag })).nullish(),
+  order_adjustments: z
+    .array(
+      z.object({
+        kind: text,
+        amount: money.nullish(),
+        amount_set: moneyBag,
+        tax_amount: money.nullish(),
+        tax_amount_set: moneyBag,
+      }),
+    )
+    .nullish(),
+});
+
 export const shopifyOrderSchema = z.object({
   id: numericId,
   admin_graphql_api_id: text,
@@ -68,6 +96,10 @@ export const shopifyOrderSchema = z.object({
   total_price_set: moneyBag,
   current_total_price_set: moneyBag,
   total_shipping_price_set: moneyBag,
+  current_shipping_price_set: moneyBag,
+  taxes_included: z.boolean().nullish(),
+  shipping_lines: z.array(shippingLine).nullish(),
+  refunds: z.array(refund).nullish(),
   financial_status: text,
   fulfillment_status: text,
   cancelled_at: text,

@@ -7,7 +7,8 @@
  *                       `/wc-auth/v1/authorize` URL with Relais's callback_url and return_url.
  *  callback(body)       what the store POSTs once the merchant approved. Refused (nothing stored) when the user_id
  *                       is unknown, expired or already used, the keys are not read_write, or the store refuses
- *                       them (a REST call to the store URL begun with, not to any URL the body could name). Then
+ *                       them (a REST call to the store URL begun with, not to any URL the body could name), or
+ *                       the shop id names another shop (another platform's, or another WooCommerce store). Then
  *                       the keys are sealed in the shop-secret store, the shop saved in the directory (switched
  *                       off until the Connect page's settings are filled in), and Relais's order webhooks
  *                       registered on the store with a webhook secret sealed beside the keys.
@@ -123,7 +124,7 @@ export class WooConnect {
     const storeUrl = storeBase(input.storeUrl);
     if (storeUrl === undefined)
       throw this.#refuse('invalid_store_url', `"${input.storeUrl.slice(0, 200)}" is not a store URL (https://…)`);
-    await this.#ownShopId(input.shopId);
+    await this.#ownShopId(input.shopId, storeUrl);
     const userId = randomBytes(32).toString('hex');
     await this.#options.states.putPending(
       userId,
@@ -171,7 +172,7 @@ export class WooConnect {
       throw await fail('keys_rejected', `${pending.storeUrl} did not accept the keys it sent (${messageOf(error)})`);
     }
     try {
-      await this.#ownShopId(pending.shopId);
+      await this.#ownShopId(pending.shopId, pending.storeUrl);
     } catch (error) {
       throw await fail('shop_id_taken', messageOf(error));
     }
@@ -224,11 +225,24 @@ export class WooConnect {
       logger: this.#options.logger,
     });
 
-  /** A shop id already used by a shop of another platform is not taken over. */
-  async #ownShopId(shopId: string): Promise<void> {
+  /**
+   * A shop id is taken over only by the store it already names: another platform's shop, or another WooCommerce
+   * store, keeps it (the keys and the directory entry are saved under the id, so connecting another store under
+   * it would silently turn the live shop's orders, keys and webhooks to that store). The same store connected
+   * again is allowed: that is how its keys are renewed.
+   */
+  async #ownShopId(shopId: string, storeUrl: string): Promise<void> {
     const existing = (await this.#options.directory.list()).find((shop) => shop.id === shopId);
-    if (existing && existing.platform !== 'woocommerce')
+    if (!existing) return;
+    if (existing.platform !== 'woocommerce')
       throw this.#refuse('shop_id_taken', `shop id ${shopId} is a connected ${existing.platform} shop: choose another`);
+    const part = existing.document.woocommerce as { url?: unknown } | undefined;
+    const connectedTo = typeof part?.url === 'string' ? storeBase(part.url) : undefined;
+    if (connectedTo !== undefined && connectedTo !== storeUrl)
+      throw this.#refuse(
+        'shop_id_taken',
+        `shop id ${shopId} is connected to ${connectedTo}: connecting ${storeUrl} under it would replace that shop's store, keys and webhooks; choose another shop id (connecting ${connectedTo} again renews its keys)`,
+      );
   }
 
   /** A new shop is saved switched off, with its WooCommerce part only; a known one keeps its settings and state. */

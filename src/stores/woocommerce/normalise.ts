@@ -12,6 +12,9 @@
  *    strings), since WooCommerce keeps `total` unchanged after a refund. Core has no partial payment and no
  *    outstanding balance, so a deposit gateway cannot be read safely and holds the order rather than collect
  *    the full total twice.
+ *  - The shop's shipping (what comes out of the balance when the customer pays the delivery at the door):
+ *    `shipping_total` plus `shipping_tax`. WooCommerce keeps shipping costs before tax whatever
+ *    `prices_include_tax` says, and the tax on them is part of what the customer paid for the shop's shipping.
  *  - Address: `shipping` when it has an address, else `billing`. Name from shipping first/last, else billing;
  *    phone from `shipping.phone` (WooCommerce 5.6+), else `billing.phone`.
  *  - Coordinates: core has none. Geolocation plugins store them as order meta; the keys read are
@@ -126,7 +129,7 @@ export function normaliseWooOrder(body: unknown, ctx: NormaliseContext): Normali
     currency,
     total: total.value,
     amountToCollect,
-    shippingCharged: shippingChargedFrom(p.shipping_total),
+    shippingCharged: addXof(shippingChargedFrom(p.shipping_total), shippingChargedFrom(p.shipping_tax)),
     paymentFamily,
     financialStatus: status,
     platformStatus: status,

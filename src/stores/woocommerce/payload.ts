@@ -36,6 +36,7 @@ export const wooOrderSchema = z.object({
   currency: text,
   total: money.nullish(),
   shipping_total: money.nullish(),
+  shipping_tax: money.nullish(),
   payment_method: text,
   payment_method_title: text,
   date_created: text,

@@ -168,6 +168,35 @@ describe('opening a dispute', () => {
     expect(claimsAtService(disputedId).some((c) => c.reason === 'cash short')).toBe(false);
   });
 
+  it('opens a dispute whose answer was dropped after the service opened it, then sent again, only once on the shipment', async () => {
+    relais.emulator.faults.add({ operation: 'openDispute', times: 1, fault: { kind: 'commit_then_drop' } });
+    const fields = form({ reason: 'answer lost', description: 'Sent while the line dropped.' });
+    const first = await openDispute(ports, disputedId, fields);
+    expect(claimsAtService(disputedId).filter((c) => c.reason === 'answer lost')).toHaveLength(1);
+    const [atService] = claimsAtService(disputedId).filter((c) => c.reason === 'answer lost');
+    // The lost answer is found by looking at the shipment's claims: the merchant is told it was opened.
+    expect(first).toMatchObject({ kind: 'opened', claimId: atService!.claim_id });
+    // Sent again (the merchant did not trust the first answer): the service's list says it is open already.
+    const again = await openDispute(ports, disputedId, fields);
+    expect(again).toMatchObject({ kind: 'duplicate', claim: { claimId: atService!.claim_id } });
+    expect(claimsAtService(disputedId).filter((c) => c.reason === 'answer lost')).toHaveLength(1);
+  });
+
+  it('opens again a dispute the service opened while Relais lost the answer and its memory of it (a crash), without a second claim', async () => {
+    const fields = form({ reason: 'answer lost twice', description: 'Nobody at Relais knows it was opened.' });
+    // The earlier attempt reached the service, then Relais died before reading the answer: no record of it.
+    const client = relais.web.runtime.dispatchClientFor(relais.shops.get(SHOPIFY_SHOP_ID)!);
+    await client.openDispute((await record(disputedId)).shipment!.shipmentId, {
+      reason: 'answer lost twice',
+      description: 'Nobody at Relais knows it was opened.',
+      claimant_id: 'ops-awa',
+      claimant_type: 'seller',
+    });
+    const again = await openDispute(ports, disputedId, fields);
+    expect(again).toMatchObject({ kind: 'duplicate', claim: { status: 'OPEN', reason: 'answer lost twice' } });
+    expect(claimsAtService(disputedId).filter((c) => c.reason === 'answer lost twice')).toHaveLength(1);
+  });
+
   it('returns a failure of Relais itself while opening (the disputes port throwing) as unconfirmed, with the error', async () => {
     const failing = {
       ...ports,

@@ -20,7 +20,7 @@ import { z } from 'zod';
 import type { Logger } from '../relais.js';
 import { FaultPlan, type ActiveFault, type FaultSpec } from './faults.js';
 import { OAuthServer, parseTokenRequestBody, type TokenLifetimes, type TokenRequestRecord } from './oauth.js';
-import { parseGid } from './format.js';
+import { parseGid, toHundredths } from './format.js';
 import { answerRest, restBucket } from './rest-api.js';
 import { GraphqlEndpoint, graphqlBodySchema, type CostExtension, type GraphqlBody } from './graphql/endpoint.js';
 import type { ShopEvent, StoredOrder } from './model.js';
@@ -155,6 +155,8 @@ export interface ShopifyEmulator {
   order(domain: string, ref: OrderRef): RestOrder | undefined;
   orders(domain: string): RestOrder[];
   markPaid(domain: string, ref: OrderRef): RestOrder;
+  /** Refunds `amount` (currency units) of the order's shipping, as the admin's refund does; sends orders/updated. */
+  refundShipping(domain: string, ref: OrderRef, amount: string | number): RestOrder;
   cancelOrder(
     domain: string,
     ref: OrderRef,
@@ -644,6 +646,13 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
       const rt = runtime(domain);
       const result = rt.store.markAsPaid(requireOrder(rt, ref).id);
       if (!result.ok) throw new Error(`markPaid: ${result.userErrors.map((e) => e.message).join('; ')}`);
+      publish(rt, result.events);
+      return rt.store.rest(result.value);
+    },
+    refundShipping(domain, ref, amount) {
+      const rt = runtime(domain);
+      const result = rt.store.refundShipping(requireOrder(rt, ref).id, toHundredths(amount));
+      if (!result.ok) throw new Error(`refundShipping: ${result.userErrors.map((e) => e.message).join('; ')}`);
       publish(rt, result.events);
       return rt.store.rest(result.value);
     },

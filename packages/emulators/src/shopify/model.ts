@@ -64,7 +64,24 @@ export interface StoredShippingLine {
   id: number;
   title: string;
   code: string;
+  /** Price before discounts, in hundredths (with tax when the order's prices include tax). */
   price: number;
+  /** What a discount code took off this line (a free-shipping code takes it all), in hundredths. */
+  discount: number;
+  /** The discount code that took it, for `discount_codes` and `discount_applications`. */
+  discountCode: string | null;
+  /** Tax on the discounted price, in hundredths (part of `price` when prices include tax, added when not). */
+  tax: number;
+  taxTitle: string;
+  taxRate: number;
+}
+
+/** A refund of shipping (Shopify's refund with `refund_shipping_lines`); goods refunds are not modelled. */
+export interface StoredRefund {
+  id: number;
+  createdAt: number;
+  note: string | null;
+  shippingLines: { id: number; shippingLineId: number; subtotal: number; tax: number }[];
 }
 
 export interface StoredFulfillmentOrderLineItem {
@@ -158,6 +175,9 @@ export interface StoredOrder {
   closedAt: number | null;
   lineItems: StoredLineItem[];
   shippingLines: StoredShippingLine[];
+  /** Whether prices include tax (`taxes_included`); when not, the tax on shipping is added to the totals. */
+  taxesIncluded: boolean;
+  refunds: StoredRefund[];
   shippingAddress: RestAddress | null;
   billingAddress: RestAddress | null;
   customer: Record<string, unknown> | null;
@@ -218,18 +238,48 @@ export function lineItemsTotal(order: StoredOrder, current: boolean): number {
   return order.lineItems.reduce((sum, item) => sum + item.price * (current ? currentQuantity(item) : item.quantity), 0);
 }
 
+/** `total_shipping_price_set`: the shipping before discounts and refunds. */
 export function shippingTotal(order: StoredOrder): number {
   return order.shippingLines.reduce((sum, line) => sum + line.price, 0);
 }
 
+export function shippingDiscounts(order: StoredOrder): number {
+  return order.shippingLines.reduce((sum, line) => sum + line.discount, 0);
+}
+
+function refundedShipping(order: StoredOrder): { subtotal: number; tax: number } {
+  const lines = order.refunds.flatMap((refund) => refund.shippingLines);
+  return {
+    subtotal: lines.reduce((sum, line) => sum + line.subtotal, 0),
+    tax: lines.reduce((sum, line) => sum + line.tax, 0),
+  };
+}
+
+/** `current_shipping_price_set`: after discounts and refunds (with tax only when prices include it). */
+export function currentShipping(order: StoredOrder): number {
+  return shippingTotal(order) - shippingDiscounts(order) - refundedShipping(order).subtotal;
+}
+
+/** The tax on the shipping still charged. */
+export function currentShippingTax(order: StoredOrder): number {
+  return order.shippingLines.reduce((sum, line) => sum + line.tax, 0) - refundedShipping(order).tax;
+}
+
+/** Tax added on top of prices: none when prices include it. */
+function addedTax(order: StoredOrder, current: boolean): number {
+  if (order.taxesIncluded) return 0;
+  return current ? currentShippingTax(order) : order.shippingLines.reduce((sum, line) => sum + line.tax, 0);
+}
+
+/** `total_price`: after discounts, before refunds. */
 export function originalTotal(order: StoredOrder): number {
-  return lineItemsTotal(order, false) + shippingTotal(order);
+  return lineItemsTotal(order, false) + shippingTotal(order) - shippingDiscounts(order) + addedTax(order, false);
 }
 
 /** After a cancellation the items are removed, and so is what they cost (shipping stays, as at Shopify). */
 export function currentTotal(order: StoredOrder): number {
   if (order.cancelledAt !== null) return 0;
-  return lineItemsTotal(order, true) + shippingTotal(order);
+  return lineItemsTotal(order, true) + currentShipping(order) + addedTax(order, true);
 }
 
 export function outstanding(order: StoredOrder): number {

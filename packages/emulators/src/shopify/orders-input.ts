@@ -25,6 +25,10 @@ export const shippingLineInputSchema = z.object({
   title: z.string().min(1),
   price: money,
   code: z.string().optional(),
+  /** A discount code on the shipping: what it takes off ("2000" for a free-shipping code on 2 000 F). */
+  discount: z.object({ code: z.string().min(1), amount: money }).optional(),
+  /** The tax rate on shipping (0.18: Senegal's VAT), charged on the discounted price in whole units. */
+  taxRate: z.number().min(0).max(1).optional(),
 });
 
 const financialStatus = z.enum([
@@ -56,6 +60,8 @@ export const createOrderInputSchema = z.object({
   amountPaid: money.optional(),
   lineItems: z.array(lineItemInputSchema).min(1).optional(),
   shippingLines: z.array(shippingLineInputSchema).optional(),
+  /** `taxes_included`; false (the default) adds the tax on shipping to the totals. */
+  taxesIncluded: z.boolean().optional(),
   shippingAddress: address.nullable().optional(),
   billingAddress: address.nullable().optional(),
   customer: z.record(z.string(), z.unknown()).nullable().optional(),

@@ -6,17 +6,21 @@
 import { gid, restMoney, restTime } from './format.js';
 import {
   currentQuantity,
+  currentShipping,
+  currentShippingTax,
   currentTotal,
   displayFulfillmentStatus,
   lineItemsTotal,
   originalTotal,
   outstanding,
+  shippingDiscounts,
   shippingTotal,
   totalWeight,
   type StoredFulfillment,
   type StoredFulfillmentEvent,
   type StoredLineItem,
   type StoredOrder,
+  type StoredShippingLine,
 } from './model.js';
 
 export interface ShopIdentity {
@@ -179,16 +183,20 @@ export function renderRestOrder(shop: ShopIdentity, order: StoredOrder): RestOrd
     current_subtotal_price: restMoney(currentSubtotal),
     current_subtotal_price_set: set(currentSubtotal),
     current_total_additional_fees_set: null,
-    current_total_discounts: '0.00',
-    current_total_discounts_set: set(0),
+    current_total_discounts: restMoney(shippingDiscounts(order)),
+    current_total_discounts_set: set(shippingDiscounts(order)),
     current_total_duties_set: null,
     current_total_price: restMoney(currentTotal(order)),
     current_total_price_set: set(currentTotal(order)),
-    current_total_tax: '0.00',
-    current_total_tax_set: set(0),
+    current_total_tax: restMoney(currentShippingTax(order)),
+    current_total_tax_set: set(currentShippingTax(order)),
     customer_locale: 'fr',
     device_id: null,
-    discount_codes: [],
+    discount_codes: discountedLines(order).map((line) => ({
+      code: line.discountCode,
+      amount: restMoney(line.discount),
+      type: 'shipping',
+    })),
     duties_included: false,
     email: order.email,
     estimated_taxes: false,
@@ -220,51 +228,124 @@ export function renderRestOrder(shop: ShopIdentity, order: StoredOrder): RestOrd
     subtotal_price_set: set(subtotal),
     tags: order.tags.join(', '),
     tax_exempt: false,
-    tax_lines: [],
-    taxes_included: false,
+    tax_lines:
+      shippingTaxTotal(order) === 0 ? [] : [restTaxLine(order, order.shippingLines[0]!, shippingTaxTotal(order))],
+    taxes_included: order.taxesIncluded,
     test: order.test,
     token: order.token,
     total_cash_rounding_payment_adjustment_set: set(0),
     total_cash_rounding_refund_adjustment_set: set(0),
-    total_discounts: '0.00',
-    total_discounts_set: set(0),
+    total_discounts: restMoney(shippingDiscounts(order)),
+    total_discounts_set: set(shippingDiscounts(order)),
     total_line_items_price: restMoney(subtotal),
     total_line_items_price_set: set(subtotal),
     total_outstanding: restMoney(outstanding(order)),
     total_price: restMoney(originalTotal(order)),
     total_price_set: set(originalTotal(order)),
     total_shipping_price_set: set(shippingTotal(order)),
-    total_tax: '0.00',
-    total_tax_set: set(0),
+    current_shipping_price_set: set(currentShipping(order)),
+    total_tax: restMoney(shippingTaxTotal(order)),
+    total_tax_set: set(shippingTaxTotal(order)),
     total_tip_received: '0.00',
     total_weight: totalWeight(order),
     updated_at: restTime(order.updatedAt),
     user_id: null,
     billing_address: order.billingAddress,
     customer: order.customer,
-    discount_applications: [],
+    discount_applications: discountedLines(order).map((line) => ({
+      target_type: 'shipping_line',
+      type: 'discount_code',
+      value: restMoney(line.discount),
+      value_type: 'fixed_amount',
+      allocation_method: 'each',
+      target_selection: 'all',
+      code: line.discountCode,
+    })),
     fulfillments: order.fulfillments.map((fulfillment) => renderRestFulfillment(order, fulfillment)),
     line_items: order.lineItems.map((item) => restLineItem(order, item)),
     payment_terms: null,
-    refunds: [],
-    shipping_address: order.shippingAddress,
-    shipping_lines: order.shippingLines.map((line) => ({
-      id: line.id,
-      carrier_identifier: null,
-      code: line.code,
-      discounted_price: restMoney(line.price),
-      discounted_price_set: set(line.price),
-      is_removed: false,
-      phone: null,
-      price: restMoney(line.price),
-      price_set: set(line.price),
-      requested_fulfillment_service_id: null,
-      source: 'shopify',
-      title: line.title,
-      tax_lines: [],
-      discount_allocations: [],
+    refunds: order.refunds.map((refund) => ({
+      id: refund.id,
+      admin_graphql_api_id: gid('Refund', refund.id),
+      created_at: restTime(refund.createdAt),
+      processed_at: restTime(refund.createdAt),
+      note: refund.note,
+      order_id: order.id,
+      restock: false,
+      user_id: null,
+      duties: [],
+      order_adjustments: [],
+      refund_line_items: [],
+      transactions: [],
+      refund_shipping_lines: refund.shippingLines.map((line) => ({
+        id: line.id,
+        shipping_line_id: line.shippingLineId,
+        subtotal_amount_set: set(line.subtotal),
+        tax_amount_set: set(line.tax),
+      })),
     })),
+    shipping_address: order.shippingAddress,
+    shipping_lines: order.shippingLines.map((line) => restShippingLine(order, line)),
   };
   // Extras the caller asked for (legacy shapes, fields not modelled) win over the rendered values on purpose.
   return { ...body, ...order.restExtras };
+}
+
+/** The shipping lines with a discount code on them (in order of the lines: the discount application's index). */
+function discountedLines(order: StoredOrder): StoredShippingLine[] {
+  return order.shippingLines.filter((line) => line.discount > 0 && line.discountCode !== null);
+}
+
+function shippingTaxTotal(order: StoredOrder): number {
+  return order.shippingLines.reduce((sum, line) => sum + line.tax, 0);
+}
+
+function restTaxLine(order: StoredOrder, line: StoredShippingLine, amount: number): Record<string, unknown> {
+  return {
+    price: restMoney(amount),
+    rate: line.taxRate,
+    title: line.taxTitle,
+    price_set: moneySet(amount, order.currency, order.presentmentCurrency),
+    channel_liable: false,
+  };
+}
+
+/**
+ * A shipping line as webhooks carry it: `price` before discounts, `discounted_price` after them, and
+ * `current_discounted_price_set` after refunds too; its tax lines are on the discounted price, as charged.
+ */
+function restShippingLine(order: StoredOrder, line: StoredShippingLine): Record<string, unknown> {
+  const set = (amount: number) => moneySet(amount, order.currency, order.presentmentCurrency);
+  const discounted = line.price - line.discount;
+  const refunded = order.refunds
+    .flatMap((refund) => refund.shippingLines)
+    .filter((refundLine) => refundLine.shippingLineId === line.id)
+    .reduce((sum, refundLine) => sum + refundLine.subtotal, 0);
+  const discountIndex = discountedLines(order).indexOf(line);
+  return {
+    id: line.id,
+    carrier_identifier: null,
+    code: line.code,
+    current_discounted_price_set: set(discounted - refunded),
+    discounted_price: restMoney(discounted),
+    discounted_price_set: set(discounted),
+    is_removed: false,
+    phone: null,
+    price: restMoney(line.price),
+    price_set: set(line.price),
+    requested_fulfillment_service_id: null,
+    source: 'shopify',
+    title: line.title,
+    tax_lines: line.tax === 0 ? [] : [restTaxLine(order, line, line.tax)],
+    discount_allocations:
+      discountIndex < 0
+        ? []
+        : [
+            {
+              amount: restMoney(line.discount),
+              amount_set: set(line.discount),
+              discount_application_index: discountIndex,
+            },
+          ],
+  };
 }

@@ -10,7 +10,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import { restTime, toHundredths } from './format.js';
 import {
   canMarkAsPaid,
+  currentShipping,
+  currentShippingTax,
+  currentTotal,
   displayFulfillmentStatus,
+  originalTotal,
   type FinancialStatus,
   type FulfillmentEventStatus,
   type ShopEvent,
@@ -62,6 +66,8 @@ const ID_BASES = {
   Metafield: 31_000_000_000_000,
   WebhookSubscription: 1_400_000_000_000,
   DeliveryCarrierService: 70_000_000_000,
+  Refund: 890_000_000_000,
+  RefundShippingLine: 910_000_000_000,
 } as const;
 
 export class IdSequence {
@@ -168,12 +174,23 @@ export class ShopStore {
         removedQuantity: 0,
       };
     });
-    const shippingLines = (input.shippingLines ?? [{ title: 'Livraison Dakar', price: '2000' }]).map((line) => ({
-      id: this.ids.next('ShippingLine'),
-      title: line.title,
-      code: line.code ?? line.title,
-      price: toHundredths(line.price),
-    }));
+    const taxesIncluded = input.taxesIncluded ?? false;
+    const shippingLines = (input.shippingLines ?? [{ title: 'Livraison Dakar', price: '2000' }]).map((line) => {
+      const price = toHundredths(line.price);
+      const discount = line.discount ? Math.min(price, toHundredths(line.discount.amount)) : 0;
+      const rate = line.taxRate ?? 0;
+      return {
+        id: this.ids.next('ShippingLine'),
+        title: line.title,
+        code: line.code ?? line.title,
+        price,
+        discount,
+        discountCode: line.discount?.code ?? null,
+        tax: taxOn(price - discount, rate, taxesIncluded),
+        taxTitle: 'TVA',
+        taxRate: rate,
+      };
+    });
     const financialStatus: FinancialStatus = input.financialStatus ?? 'pending';
     const shippingAddress =
       input.shippingAddress === undefined ? { ...DEFAULT_SHIPPING_ADDRESS } : input.shippingAddress;
@@ -201,6 +218,8 @@ export class ShopStore {
       closedAt: null,
       lineItems,
       shippingLines,
+      taxesIncluded,
+      refunds: [],
       shippingAddress,
       billingAddress: input.billingAddress === undefined ? shippingAddress : input.billingAddress,
       customer:
@@ -220,9 +239,7 @@ export class ShopStore {
       test: input.test ?? false,
       restExtras: input.rest ?? {},
     };
-    const total =
-      lineItems.reduce((sum, item) => sum + item.price * item.quantity, 0) +
-      shippingLines.reduce((s, l) => s + l.price, 0);
+    const total = originalTotal(order);
     if (financialStatus === 'paid') order.paid = total;
     if (financialStatus === 'partially_paid')
       order.paid = input.amountPaid === undefined ? Math.trunc(total / 2) : toHundredths(input.amountPaid);
@@ -289,9 +306,7 @@ export class ShopStore {
     if (order.cancelledAt !== null)
       return fail(['input', 'id'], 'Order cannot be marked as paid because it has been canceled.');
     if (!canMarkAsPaid(order)) return fail(['input', 'id'], 'Order cannot be marked as paid.');
-    order.paid =
-      order.lineItems.reduce((sum, item) => sum + item.price * item.quantity, 0) +
-      order.shippingLines.reduce((s, l) => s + l.price, 0);
+    order.paid = currentTotal(order);
     order.financialStatus = 'paid';
     order.updatedAt = this.now();
     return {
@@ -299,6 +314,37 @@ export class ShopStore {
       value: order,
       events: [this.orderEvent('ORDERS_PAID', order), this.orderEvent('ORDERS_UPDATED', order)],
     };
+  }
+
+  /**
+   * Refunds shipping, as the admin's refund with "Refund shipping" does (refundCreate with `shipping`): the
+   * amount (before tax when prices exclude it) comes off the current shipping and its share of the tax with it.
+   * Money paid is returned up to what was paid; an unpaid order has nothing returned, only less to pay.
+   */
+  refundShipping(orderId: number | undefined, amount: number, note: string | null = null): Result<StoredOrder> {
+    const order = this.order(orderId);
+    if (!order) return fail(['orderId'], 'Order does not exist', 'NOT_FOUND');
+    const line = order.shippingLines[0];
+    const refundable = currentShipping(order);
+    if (!line || amount <= 0 || amount > refundable)
+      return fail(
+        ['refund', 'shipping', 'amount'],
+        `Shipping refund must be between 0 and ${refundable / 100}`,
+        'INVALID',
+      );
+    const tax =
+      refundable === amount ? currentShippingTax(order) : Math.round((currentShippingTax(order) * amount) / refundable);
+    order.refunds.push({
+      id: this.ids.next('Refund'),
+      createdAt: this.now(),
+      note,
+      shippingLines: [{ id: this.ids.next('RefundShippingLine'), shippingLineId: line.id, subtotal: amount, tax }],
+    });
+    const returned = Math.min(order.paid, amount + (order.taxesIncluded ? 0 : tax));
+    order.paid -= returned;
+    if (returned > 0) order.financialStatus = order.paid > 0 ? 'partially_refunded' : 'refunded';
+    order.updatedAt = this.now();
+    return { ok: true, value: order, events: [this.orderEvent('ORDERS_UPDATED', order)] };
   }
 
   cancel(
@@ -845,4 +891,14 @@ export function compareDigest(metafield: StoredMetafield): string {
 /** For logs and snapshots: the REST timestamp of a model time. */
 export function restTimeOrNull(ms: number | null): string | null {
   return ms === null ? null : restTime(ms);
+}
+
+/**
+ * The tax on a price in hundredths, in whole currency units (XOF has no sub-unit): added on top of `price` when
+ * prices exclude tax, the part of `price` that is tax when they include it.
+ */
+function taxOn(price: number, rate: number, included: boolean): number {
+  if (rate === 0 || price === 0) return 0;
+  const units = included ? (price / 100) * (rate / (1 + rate)) : (price / 100) * rate;
+  return Math.round(units) * 100;
 }

@@ -142,6 +142,8 @@ export interface Order {
   datePaid: Date | null;
   discountTotal: number;
   shippingTotal: number;
+  /** Tax on the shipping (`shipping_tax`), from the shop's rate; WooCommerce keeps shipping costs before tax. */
+  shippingTax: number;
   total: number;
   customerId: number;
   orderKey: string;
@@ -214,6 +216,8 @@ export interface ShopSettings {
   utcOffsetMinutes: number;
   /** Display name of the API key's user, used for notes posted with added_by_user. */
   apiUserDisplayName: string;
+  /** The standard tax rate applied to shipping (0.18 in Senegal); 0: taxes are off, as in a new shop. */
+  shippingTaxRate: number;
 }
 
 export class ShopState {

@@ -30,6 +30,8 @@ import {
   type Order,
   type OrderNote,
   type OrderStatus,
+  type ShippingLine,
+  type ShopSettings,
   type ShopState,
 } from './model.js';
 import type {
@@ -114,10 +116,16 @@ class OrderSession {
   calculateTotals(): void {
     const order = this.order;
     order.shippingTotal = order.shippingLines.reduce((sum, line) => sum + line.total, 0);
+    order.shippingTax = order.shippingLines.reduce((sum, line) => sum + this.shippingTaxOf(line), 0);
     const items = order.lineItems.reduce((sum, line) => sum + line.total, 0);
     const fees = order.feeLines.reduce((sum, line) => sum + line.total, 0);
-    order.total = Math.max(0, items + fees + order.shippingTotal - order.discountTotal);
+    order.total = Math.max(0, items + fees + order.shippingTotal + order.shippingTax - order.discountTotal);
     this.save();
+  }
+
+  /** Shipping costs are before tax; the rate is applied to them, rounded to the shop's decimals. */
+  shippingTaxOf(line: ShippingLine): number {
+    return shippingTax(line, this.env.shop.settings);
   }
 
   paymentComplete(transactionId: string | undefined): void {
@@ -167,6 +175,7 @@ function newOrder(env: OrderEnv): Order {
     datePaid: null,
     discountTotal: 0,
     shippingTotal: 0,
+    shippingTax: 0,
     total: 0,
     customerId: 0,
     orderKey: newOrderKey(),
@@ -518,10 +527,10 @@ export function orderJson(env: OrderEnv, order: Order, homeUrl: string, dp?: num
     discount_total: money(order.discountTotal),
     discount_tax: money(0),
     shipping_total: money(order.shippingTotal),
-    shipping_tax: money(0),
+    shipping_tax: money(order.shippingTax),
     cart_tax: money(0),
     total: money(order.total),
-    total_tax: money(0),
+    total_tax: money(order.shippingTax),
     prices_include_tax: false,
     customer_id: order.customerId,
     customer_ip_address: order.customerIpAddress,
@@ -561,15 +570,33 @@ export function orderJson(env: OrderEnv, order: Order, homeUrl: string, dp?: num
         parent_name: variation && product ? product.name : null,
       };
     }),
-    tax_lines: [],
+    tax_lines:
+      order.shippingTax === 0
+        ? []
+        : [
+            {
+              id: order.id * 10 + 1,
+              rate_code: 'SN-TVA-1',
+              rate_id: STANDARD_RATE_ID,
+              label: 'TVA',
+              compound: false,
+              rate_percent: settings.shippingTaxRate * 100,
+              tax_total: money(0),
+              shipping_tax_total: money(order.shippingTax),
+              meta_data: [],
+            },
+          ],
     shipping_lines: order.shippingLines.map((line) => ({
       id: line.id,
       method_title: line.methodTitle,
       method_id: line.methodId,
       instance_id: line.instanceId,
       total: money(line.total),
-      total_tax: money(0),
-      taxes: [],
+      total_tax: money(shippingTax(line, settings)),
+      taxes:
+        shippingTax(line, settings) === 0
+          ? []
+          : [{ id: STANDARD_RATE_ID, total: storedDecimal(shippingTax(line, settings)), subtotal: '' }],
       tax_status: 'taxable',
       meta_data: itemMetaJson(line.meta),
     })),
@@ -661,4 +688,13 @@ export function queryOrders(env: OrderEnv, params: OrderListParams): Order[] {
     return direction * (primary !== 0 ? primary : a.id - b.id);
   });
   return orders;
+}
+
+/** The one tax rate the emulated shop has (its id in `tax_lines[].rate_id` and the lines' `taxes[].id`). */
+const STANDARD_RATE_ID = 1;
+
+function shippingTax(line: ShippingLine, settings: ShopSettings): number {
+  if (settings.shippingTaxRate === 0) return 0;
+  const factor = 10 ** settings.priceDecimals;
+  return Math.round(line.total * settings.shippingTaxRate * factor) / factor;
 }

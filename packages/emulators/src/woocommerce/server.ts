@@ -50,6 +50,7 @@ const shopOptionSchema = z.object({
     .max(14 * 60)
     .optional(),
   permissions: z.enum(['read', 'write', 'read_write']).optional(),
+  shippingTaxRate: z.number().min(0).max(1).optional(),
 });
 
 const optionsSchema = z.object({
@@ -99,6 +100,7 @@ export async function startWooEmulator(options: WooEmulatorOptions): Promise<Woo
         priceDecimals: shop.priceDecimals ?? 2,
         utcOffsetMinutes: shop.utcOffsetMinutes ?? 0,
         apiUserDisplayName: 'admin',
+        shippingTaxRate: shop.shippingTaxRate ?? 0,
       }),
     );
   }

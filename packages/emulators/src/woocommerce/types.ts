@@ -20,6 +20,8 @@ export interface EmulatedWooShop {
   priceDecimals?: number;
   /** Site timezone offset from UTC in minutes; default 0 (Dakar, Abidjan). */
   utcOffsetMinutes?: number;
+  /** Taxes enabled with this standard rate, applied to shipping (0.18: Senegal's VAT); default 0, taxes off. */
+  shippingTaxRate?: number;
   /** The API key's permissions; default read_write. */
   permissions?: ApiKey['permissions'];
 }

@@ -17,6 +17,7 @@ import {
   lineItemsTotal,
   originalTotal,
   outstanding,
+  currentShipping,
   shippingTotal,
   totalWeight,
   type RestAddress,
@@ -85,6 +86,17 @@ function stringOrNull(value: unknown): string | null {
 export class Views {
   constructor(private readonly store: ShopStore) {}
 
+  private shippingTaxLine(order: StoredOrder, hundredths: number, rate: number, title: string): View {
+    return {
+      __typename: 'TaxLine',
+      title,
+      rate,
+      ratePercentage: rate * 100,
+      channelLiable: false,
+      priceSet: this.money(order, hundredths),
+    };
+  }
+
   private money(order: StoredOrder, hundredths: number): View {
     return moneyBag(hundredths, order.currency, order.presentmentCurrency);
   }
@@ -124,12 +136,13 @@ export class Views {
       unpaid: order.paid === 0,
       requiresShipping: order.lineItems.some((item) => item.requiresShipping),
       fulfillable: order.fulfillmentOrders.some((fo) => fo.status === 'OPEN' || fo.status === 'IN_PROGRESS'),
-      taxesIncluded: false,
+      taxesIncluded: order.taxesIncluded,
       totalPriceSet: money(originalTotal(order)),
       currentTotalPriceSet: money(currentTotal(order)),
       subtotalPriceSet: money(lineItemsTotal(order, false)),
       currentSubtotalPriceSet: money(order.cancelledAt === null ? lineItemsTotal(order, true) : 0),
       totalShippingPriceSet: money(shippingTotal(order)),
+      currentShippingPriceSet: money(currentShipping(order)),
       totalDiscountsSet: money(0),
       currentTotalDiscountsSet: money(0),
       totalOutstandingSet: money(outstanding(order)),
@@ -236,7 +249,8 @@ export class Views {
       isRemoved: false,
       phone: null,
       originalPriceSet: this.money(order, line.price),
-      discountedPriceSet: this.money(order, line.price),
+      discountedPriceSet: this.money(order, line.price - line.discount),
+      taxLines: line.tax === 0 ? [] : [this.shippingTaxLine(order, line.tax, line.taxRate, line.taxTitle)],
     };
   }
 
