@@ -220,7 +220,7 @@ async function recordAndDecide(
     if (record.shipment && deps.onCancelled) {
       await deps.onCancelled(shop, extId);
     } else if (!record.shipment) {
-      await deps.ledger.setState(extId, 'cancelled', now);
+      await deps.ledger.setState(extId, 'cancelled', now, 'resolution');
     }
     return { kind: 'cancelled', externalOrderId: extId };
   }
@@ -235,13 +235,13 @@ async function recordAndDecide(
     return { kind: 'ignored', why: `already ${record.state}` };
   }
   if (eligibility.decision === 'wait') {
-    await deps.ledger.setState(extId, 'waiting', now);
+    await deps.ledger.setState(extId, 'waiting', now, 'resolution');
     return { kind: 'waiting', externalOrderId: extId, why: eligibility.why };
   }
   // A held order that receives a fresh event (the merchant corrected it in the shop) starts a new generation.
   const wasHeld = record.state === 'held';
   const generation = wasHeld ? await deps.ledger.bumpGeneration(extId) : record.meta.generation;
-  if (wasHeld) await deps.ledger.setState(extId, 'received', now);
+  if (wasHeld) await deps.ledger.setState(extId, 'received', now, 'resolution');
   return {
     kind: 'dispatch',
     job: { shopId: shop.id, externalOrderId: extId, generation, trigger: event.topic },

@@ -165,8 +165,13 @@ async function applyShipment(
     });
     // A service still showing `created` after Relais's own markReady answered 2xx is lagging: no step back.
     const lagging = step === 'created' && record.shipment?.markedReadyAt !== undefined;
-    if (!lagging && (record.state !== 'cancel_refused' || FINAL_STEPS.has(step)))
-      await deps.ledger.setState(extId, STATE_OF_STEP[step], deps.now());
+    // The move is progress: the ledger refuses it for a held order (domain/order-state.ts, MoveCause), which
+    // keeps its hold and reason until what resolves it (a replay, the shop) moves it; the step is recorded above.
+    if (!lagging && (record.state !== 'cancel_refused' || FINAL_STEPS.has(step))) {
+      const moved = await deps.ledger.setState(extId, STATE_OF_STEP[step], deps.now());
+      if (!moved && record.state === 'held')
+        deps.logger.info({ order: record.meta.orderName, step }, 'delivery step recorded; the order stays held');
+    }
     deps.onStep?.(shop.id, step);
   }
 
@@ -333,7 +338,8 @@ export async function cancelDelivery(job: DeliveryJob, deps: DeliveryDeps): Prom
     if (!record?.shipment) return { kind: 'ignored', why: 'no shipment to cancel' };
     if (record.state === 'cancelled') return { kind: 'cancelled' };
     // A delivered or returned order is final: a late cancellation in the shop never moves it back.
-    if (!canMove(record.state, 'cancelled')) return { kind: 'ignored', why: `the order is already ${record.state}` };
+    if (!canMove(record.state, 'cancelled', 'resolution'))
+      return { kind: 'ignored', why: `the order is already ${record.state}` };
     const delivery = deps.deliveryFor(shop);
     await lock.confirm('cancelShipment');
     const started = Date.now();
@@ -354,7 +360,7 @@ export async function cancelDelivery(job: DeliveryJob, deps: DeliveryDeps): Prom
         status: cancelled.status,
         ...(cancelled.step ? { step: cancelled.step } : {}),
       });
-      await deps.ledger.setState(extId, 'cancelled', deps.now());
+      await deps.ledger.setState(extId, 'cancelled', deps.now(), 'resolution');
       return { kind: 'cancelled' };
     } catch (error) {
       if (!(error instanceof DeliveryError) || error.retryable) throw error;
@@ -372,7 +378,7 @@ export async function cancelDelivery(job: DeliveryJob, deps: DeliveryDeps): Prom
         : `The order was cancelled in the shop, but the delivery service refused to cancel shipment ${record.shipment.shipmentId} (${error.label}): ${error.message}`;
       // The note is written only once the ledger took the refusal: an order that reached a final state meanwhile
       // (its delivery was synced by a worker that did not wait for this lock) gets no note saying otherwise.
-      if (!(await deps.ledger.setState(extId, 'cancel_refused', deps.now()))) {
+      if (!(await deps.ledger.setState(extId, 'cancel_refused', deps.now(), 'resolution'))) {
         const current = await deps.ledger.get(extId);
         return {
           kind: 'ignored',

@@ -108,7 +108,8 @@ describe('two workers racing on one order', () => {
       const id = await newOrder(first);
       await first.setState(id, 'dispatching', new Date('2026-11-01T10:00:01Z'));
       const [a, b] = await Promise.all([
-        first.setState(id, 'ready', new Date('2026-11-01T10:00:02Z')),
+        // The dispatch attempt's move, which may leave a (stale) hold: see OrderLedger.apply.
+        first.setState(id, 'ready', new Date('2026-11-01T10:00:02Z'), 'resolution'),
         second.hold(id, { code: 'x', message: 'late' }, new Date('2026-11-01T10:00:02Z')),
       ]);
       const record = (await first.get(id))!;

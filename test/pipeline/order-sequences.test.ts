@@ -1,0 +1,69 @@
+/**
+ * Sequences real shops and couriers produce that lost an order or moved money wrongly (issue 30), each through
+ * the real path: signed shop webhooks into the web process, the worker's queues, the ledger in PostgreSQL, the
+ * dispatch emulator, and the Shopify and WooCommerce emulators for what reconciliation reads from the shops.
+ *
+ * Each test is named after its sequence. No polling runs on its own: a poll is the `sync` job the polling
+ * fallback enqueues (src/main/worker.ts), added here as it adds it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SHOPIFY_DOMAIN, startTestRelais, type TestRelais } from '../support/relais.js';
+import { postShopify, shipmentsFor, shopifyExternalId, waitForIdle, waitForState } from './helpers.js';
+import { shipmentBehindRelaisBack } from '../reconcile/helpers.js';
+
+let relais: TestRelais;
+
+beforeAll(async () => {
+  // No polling round during the tests: each poll below is one the test enqueues.
+  relais = await startTestRelais({ pollIntervalMs: 3_600_000 });
+}, 60_000);
+
+afterAll(async () => {
+  await relais?.stop();
+});
+
+const ledger = () => relais.worker.runtime.ledger;
+const shopify = () => relais.shopify!;
+
+/** The `sync` job the polling fallback enqueues for an order in flight (src/main/worker.ts). */
+async function poll(extId: string, shipmentId: string): Promise<void> {
+  await relais.web.runtime.queues.deliveries.add('sync', {
+    shopId: extId.split(':')[0]!,
+    shipmentId,
+    externalOrderId: extId,
+    trigger: 'poll',
+  });
+  await waitForIdle(relais);
+}
+
+/**
+ * A Shopify COD order owing 15 000 F for the goods whose shipment already exists at the service carrying
+ * 5 000 F (created by an earlier attempt for the order as it was before an edit): Relais adopts it, sees the
+ * wrong amount and holds the order `cod_amount_mismatch`, its shipment created and not marked ready.
+ */
+async function orderHeldForWrongAmount(): Promise<{ extId: string; shipmentId: string }> {
+  const order = shopify().createOrder(SHOPIFY_DOMAIN, {}, { webhooks: false });
+  const extId = shopifyExternalId(order.id);
+  const shipment = await shipmentBehindRelaisBack(relais, extId, { orderAmountXof: 5_000 });
+  expect((await postShopify(relais, 'orders/create', shopify().order(SHOPIFY_DOMAIN, order.id))).status).toBe(200);
+  const held = await waitForState(relais, extId, ['held']);
+  expect(held.hold?.code).toBe('cod_amount_mismatch');
+  expect(held.shipment?.shipmentId).toBe(shipment.shipmentId);
+  await waitForIdle(relais);
+  return { extId, shipmentId: shipment.shipmentId };
+}
+
+describe('a hold is left only by what resolves it', () => {
+  it('held cod_amount_mismatch, then a delivery poll of its created shipment: the order stays held with its reason', async () => {
+    const { extId, shipmentId } = await orderHeldForWrongAmount();
+    await poll(extId, shipmentId);
+
+    const after = await ledger().get(extId);
+    expect(after?.state).toBe('held');
+    expect(after?.hold?.code).toBe('cod_amount_mismatch');
+    expect((await ledger().listHeld()).map((r) => r.meta.externalOrderId)).toContain(extId);
+    // The poll still recorded what it read.
+    expect(after?.delivery?.step).toBe('created');
+    expect(shipmentsFor(relais, extId).map((s) => s.status)).toEqual(['CREATED']);
+  });
+});
