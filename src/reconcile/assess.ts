@@ -127,7 +127,29 @@ export function isCashOnDelivery(order: StoreOrder | undefined, shipment: Shipme
  */
 const REPLAYABLE = new Set(['received', 'waiting']);
 
+/**
+ * Everything reconciliation finds about one order. A held order is never repaired (no markReady, sync,
+ * cancel or replay around its hold): its findings are reported for a person, who resolves the hold first.
+ */
 export function assessOrder(c: OrderCase): Assessment[] {
+  const found = assessCase(c);
+  if (c.record?.state !== 'held') return found;
+  const code = c.record.hold?.code ?? 'unknown';
+  return found.map((a) => withoutRepairWhileHeld(a, code));
+}
+
+/** A finding of a held order: reported, not repaired (a hold is left only by what resolves it: order-state.ts). */
+function withoutRepairWhileHeld(a: Assessment, code: string): Assessment {
+  if (!a.repair) return a;
+  const { repair: _repair, ...rest } = a;
+  return {
+    ...rest,
+    severity: 'alert',
+    advice: `the order is held (${code}): reconciliation repairs no held order; resolve the hold first (relais held shows why)${a.advice ? `, then ${a.advice}` : ''}`,
+  };
+}
+
+function assessCase(c: OrderCase): Assessment[] {
   const found: Assessment[] = [];
   const { record, shop } = c;
   const primary = primaryShipment(c.shipments, record);

@@ -7,6 +7,7 @@
  * fallback enqueues (src/main/worker.ts), added here as it adds it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reconcile, reconcileDepsFor, type ReconciliationReport } from '../../src/reconcile/index.js';
 import { SHOPIFY_DOMAIN, startTestRelais, type TestRelais } from '../support/relais.js';
 import { postShopify, shipmentsFor, shopifyExternalId, waitForIdle, waitForState } from './helpers.js';
 import { shipmentBehindRelaisBack } from '../reconcile/helpers.js';
@@ -24,6 +25,18 @@ afterAll(async () => {
 
 const ledger = () => relais.worker.runtime.ledger;
 const shopify = () => relais.shopify!;
+
+/** A reconciliation run as the scheduled job makes it (repairing), with Relais's clock `aheadMs` later. */
+async function reconcileRepairing(aheadMs = 0): Promise<ReconciliationReport> {
+  const deps = reconcileDepsFor(relais.worker.runtime);
+  return reconcile(
+    { ...deps, now: () => new Date(Date.now() + aheadMs) },
+    { since: new Date(Date.now() - 86_400_000), repair: true },
+  );
+}
+
+const findingsFor = (report: ReconciliationReport, extId: string) =>
+  report.shops.flatMap((s) => s.findings).filter((f) => f.externalOrderId === extId);
 
 /** The `sync` job the polling fallback enqueues for an order in flight (src/main/worker.ts). */
 async function poll(extId: string, shipmentId: string): Promise<void> {
@@ -65,5 +78,27 @@ describe('a hold is left only by what resolves it', () => {
     // The poll still recorded what it read.
     expect(after?.delivery?.step).toBe('created');
     expect(shipmentsFor(relais, extId).map((s) => s.status)).toEqual(['CREATED']);
+  });
+
+  it('held cod_amount_mismatch, then reconcile --repair past the unready bound: the wrong-amount shipment is not marked ready', async () => {
+    const { extId, shipmentId } = await orderHeldForWrongAmount();
+    const report = await reconcileRepairing(2 * 3_600_000);
+    await waitForIdle(relais);
+
+    const findings = findingsFor(report, extId);
+    expect(findings.map((f) => f.kind)).toEqual(expect.arrayContaining(['held', 'never_ready', 'cod_mismatch']));
+    expect(findings.filter((f) => f.action === 'repaired')).toEqual([]);
+    expect(findings.find((f) => f.kind === 'never_ready')).toMatchObject({
+      action: 'alert',
+      advice: expect.stringContaining('held'),
+    });
+    // No courier is sent to collect 5 000 F for goods of 15 000 F.
+    expect(shipmentsFor(relais, extId).map((s) => [s.shipment_id, s.status])).toEqual([[shipmentId, 'CREATED']]);
+    const after = await ledger().get(extId);
+    expect([after?.state, after?.hold?.code, after?.shipment?.markedReadyAt]).toEqual([
+      'held',
+      'cod_amount_mismatch',
+      undefined,
+    ]);
   });
 });
