@@ -94,8 +94,35 @@ export async function syncDelivery(job: DeliveryJob, deps: DeliveryDeps): Promis
       deps.logger.warn({ owner: record.meta.shopId }, 'delivery webhook for an order of another organisation ignored');
       return { kind: 'ignored', why: 'shipment belongs to another organisation' };
     }
+    if (record.shipment && record.shipment.shipmentId !== shipment.shipmentId)
+      return notTheOrdersShipment(deps, record, shipment);
     return applyShipment(deps, owner, record, shipment);
   });
+}
+
+/**
+ * Another shipment carrying the order's reference (a duplicate made by hand or by another tool, often cancelled
+ * as reconciliation advises): what it says is never applied to the order, whose own shipment is the ledger's.
+ * Noted on the order's timeline; reconciliation reports the duplicate.
+ */
+async function notTheOrdersShipment(
+  deps: DeliveryDeps,
+  record: OrderRecord,
+  shipment: Shipment,
+): Promise<DeliveryOutcome> {
+  const own = record.shipment!.shipmentId;
+  await deps.ledger.appendTimeline(record.meta.externalOrderId, {
+    at: deps.now().toISOString(),
+    system: 'dispatch',
+    operation: 'getShipment',
+    outcome: 'not_this_orders_shipment',
+    detail: `shipment ${shipment.shipmentId} (${shipment.status}) carries this order's reference but is not its shipment ${own}; nothing was applied`,
+  });
+  deps.logger.warn(
+    { order: record.meta.orderName, shipment: shipment.shipmentId, own },
+    "a shipment with the order's reference that is not its own; ignored",
+  );
+  return { kind: 'ignored', why: `shipment ${shipment.shipmentId} is not the order's shipment ${own}` };
 }
 
 async function applyShipment(

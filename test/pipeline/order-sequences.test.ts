@@ -11,6 +11,7 @@ import { reconcile, reconcileDepsFor, type ReconciliationReport } from '../../sr
 import { SHOPIFY_DOMAIN, startTestRelais, type TestRelais } from '../support/relais.js';
 import { postShopify, shipmentsFor, shopifyExternalId, waitForIdle, waitForState } from './helpers.js';
 import { shipmentBehindRelaisBack } from '../reconcile/helpers.js';
+import { DispatchClient } from '../../src/dispatch/client.js';
 
 let relais: TestRelais;
 
@@ -100,5 +101,40 @@ describe('a hold is left only by what resolves it', () => {
       'cod_amount_mismatch',
       undefined,
     ]);
+  });
+});
+
+describe("every write about a shipment is about the order's own shipment", () => {
+  it("shipped, a duplicate with the same reference made and cancelled, its webhook, then the order's own parcel delivered: the order ends delivered and paid", async () => {
+    const order = shopify().createOrder(SHOPIFY_DOMAIN, {}, { webhooks: false });
+    const extId = shopifyExternalId(order.id);
+    expect((await postShopify(relais, 'orders/create', shopify().order(SHOPIFY_DOMAIN, order.id))).status).toBe(200);
+    const ready = await waitForState(relais, extId, ['ready']);
+    const own = ready.shipment!.shipmentId;
+    await waitForIdle(relais);
+
+    // Another tool with the same key makes a second shipment for the order; the merchant cancels it, as
+    // reconciliation's duplicate_shipment finding advises, and the service announces the cancellation.
+    const duplicate = await shipmentBehindRelaisBack(relais, extId, { orderAmountXof: 15_000, markReady: true });
+    const client = new DispatchClient({ baseUrl: relais.emulator.baseUrl, apiKey: relais.secrets.dispatchApiKey });
+    try {
+      await client.cancelShipment(duplicate.shipmentId, { reason: 'duplicate', by: 'the merchant' });
+    } finally {
+      await client.close();
+    }
+    await poll(extId, duplicate.shipmentId);
+
+    const after = await ledger().get(extId);
+    expect([after?.state, after?.shipment?.shipmentId]).toEqual(['ready', own]);
+    expect((await ledger().timeline(extId)).some((e) => e.detail?.includes(duplicate.shipmentId))).toBe(true);
+
+    // The order's own parcel is delivered: read as the polling fallback reads it, the order ends delivered, paid.
+    await relais.emulator.runUntilIdle();
+    expect(shipmentsFor(relais, extId).find((s) => s.shipment_id === own)?.status).toBe('DELIVERED');
+    await poll(extId, own);
+    const delivered = await ledger().get(extId);
+    expect([delivered?.state, delivered?.delivery?.step]).toEqual(['delivered', 'delivered']);
+    expect(delivered?.delivery?.written.paid).toBeDefined();
+    expect(shopify().orderSnapshot(SHOPIFY_DOMAIN, order.id).financialStatus).toBe('PAID');
   });
 });
