@@ -387,7 +387,7 @@ export async function cancelDelivery(job: DeliveryJob, deps: DeliveryDeps): Prom
         status: cancelled.status,
         ...(cancelled.step ? { step: cancelled.step } : {}),
       });
-      await deps.ledger.setState(extId, 'cancelled', deps.now(), 'resolution');
+      await endOrHoldCancelled(deps, record);
       return { kind: 'cancelled' };
     } catch (error) {
       if (!(error instanceof DeliveryError) || error.retryable) throw error;
@@ -429,4 +429,20 @@ export async function cancelDelivery(job: DeliveryJob, deps: DeliveryDeps): Prom
       return { kind: 'refused', message };
     }
   });
+}
+
+/**
+ * Once its shipment is cancelled: an order the shop may bring back (StoreOrder.stoppedInShop) is held with the
+ * shop's reason, not over; any other ends cancelled. One already marked ready cannot go back to held
+ * (order-state.ts): it ends cancelled, and reconciliation reports it if the shop restores it (restored_after_cancel).
+ */
+async function endOrHoldCancelled(deps: DeliveryDeps, record: OrderRecord): Promise<void> {
+  const extId = record.meta.externalOrderId;
+  const stopped = record.order?.stoppedInShop;
+  const reason = stopped && {
+    code: stopped.code,
+    message: `${stopped.message} Its shipment ${record.shipment?.shipmentId} was cancelled with the delivery service: if the shop restores the order, shipping it again needs a person (a new shipment).`,
+  };
+  if (reason && (await deps.ledger.hold(extId, reason, deps.now()))) return;
+  await deps.ledger.setState(extId, 'cancelled', deps.now(), 'resolution');
 }

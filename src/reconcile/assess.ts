@@ -135,7 +135,16 @@ export function assessOrder(c: OrderCase): Assessment[] {
   const found = assessCase(c);
   if (c.record?.state !== 'held') return found;
   const code = c.record.hold?.code ?? 'unknown';
-  return found.map((a) => withoutRepairWhileHeld(a, code));
+  // A hold the shop's own status placed (a failed payment, a cancellation) is resolved by the shop's word: the
+  // shop's order, replayed as the webhook that was lost, is that word, not a repair around the hold.
+  const shopsWord = (a: Assessment) => a.repair?.type === 'enqueue_order' && stoppedByShop(c.record);
+  return found.map((a) => (shopsWord(a) ? a : withoutRepairWhileHeld(a, code)));
+}
+
+/** Held because the shop stopped the order in a way it can undo (StoreOrder.stoppedInShop), not for a person. */
+function stoppedByShop(record: OrderRecord | undefined): boolean {
+  const stopped = record?.order?.stoppedInShop;
+  return record?.state === 'held' && stopped !== undefined && record.hold?.code === stopped.code;
 }
 
 /** A finding of a held order: reported, not repaired (a hold is left only by what resolves it: order-state.ts). */
@@ -155,14 +164,21 @@ function assessCase(c: OrderCase): Assessment[] {
   const primary = primaryShipment(c.shipments, record);
   const order = c.shopSide.kind === 'order' ? c.shopSide.order : undefined;
   const cancelledInShop = order?.cancelled === true;
+  const shopShips = order !== undefined && decideEligibility(order, shop).decision === 'dispatch';
+  const stopped = stoppedByShop(record);
 
-  if (record?.state === 'held') {
-    found.push({
-      kind: 'held',
-      severity: 'alert',
-      detail: `held since ${record.hold?.at ?? record.stateChangedAt}: [${record.hold?.code ?? 'unknown'}] ${record.hold?.message ?? 'no reason recorded'}`,
-      advice: `fix the cause, then: relais replay ${c.externalOrderId}`,
-    });
+  if (record?.state === 'held' && !(stopped && shopShips)) {
+    const held = `held since ${record.hold?.at ?? record.stateChangedAt}: [${record.hold?.code ?? 'unknown'}] ${record.hold?.message ?? 'no reason recorded'}`;
+    found.push(
+      stopped
+        ? { kind: 'held', severity: 'info', detail: held, advice: 'nothing to do: it ships once the shop ships it' }
+        : {
+            kind: 'held',
+            severity: 'alert',
+            detail: held,
+            advice: `fix the cause, then: relais replay ${c.externalOrderId}`,
+          },
+    );
   }
 
   const live = c.shipments.filter(isLive);
@@ -184,7 +200,7 @@ function assessCase(c: OrderCase): Assessment[] {
       decideEligibility(c.shopSide.order, shop).decision === 'dispatch' &&
       c.orderId !== undefined
     ) {
-      if (!record || REPLAYABLE.has(record.state)) {
+      if (!record || REPLAYABLE.has(record.state) || stopped) {
         found.push({
           kind: 'missed_webhook',
           severity: 'alert',
@@ -209,6 +225,18 @@ function assessCase(c: OrderCase): Assessment[] {
   }
 
   const step = stepOf(primary);
+
+  // Restored in the shop after its shipment was cancelled: Relais will not make a second shipment under the same
+  // reference (its lookup finds the cancelled one), so nobody ships it unless a person does.
+  if (shopShips && step === 'cancelled' && !c.shipments.some(isLive) && (record?.state === 'cancelled' || stopped)) {
+    found.push({
+      kind: 'restored_after_cancel',
+      severity: 'alert',
+      shipment: primary,
+      detail: `the shop says ship it (${platformOf(shop).describeStatus(order)}) but its shipment ${primary.shipmentId} was cancelled and Relais ${record?.state === 'cancelled' ? 'ended the order' : 'holds it'}: nobody is shipping it`,
+      advice: `ship it by hand with the delivery service (Relais makes no second shipment for ${c.externalOrderId}), or cancel it in the shop`,
+    });
+  }
 
   // Cancelled in the shop, still running at the service.
   if (cancelledInShop && isLive(primary)) {

@@ -8,8 +8,18 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reconcile, reconcileDepsFor, type ReconciliationReport } from '../../src/reconcile/index.js';
-import { SHOPIFY_DOMAIN, startTestRelais, type TestRelais } from '../support/relais.js';
-import { postShopify, shipmentsFor, shopifyExternalId, waitForIdle, waitForState } from './helpers.js';
+import { SHOPIFY_DOMAIN, startTestRelais, WOO_SHOP_ID, type TestRelais } from '../support/relais.js';
+import {
+  postShopify,
+  postWoo,
+  shipmentsFor,
+  shopifyExternalId,
+  waitForIdle,
+  waitForState,
+  wooExternalId,
+} from './helpers.js';
+import { replayOrder, replayOutcome } from '../../src/jobs/replay.js';
+import { ABIDJAN_ADDRESS } from '../support/factories.js';
 import { shipmentBehindRelaisBack } from '../reconcile/helpers.js';
 import { DispatchClient } from '../../src/dispatch/client.js';
 
@@ -136,5 +146,117 @@ describe("every write about a shipment is about the order's own shipment", () =>
     expect([delivered?.state, delivered?.delivery?.step]).toEqual(['delivered', 'delivered']);
     expect(delivered?.delivery?.written.paid).toBeDefined();
     expect(shopify().orderSnapshot(SHOPIFY_DOMAIN, order.id).financialStatus).toBe('PAID');
+  });
+});
+
+// ---- WooCommerce statuses that can come back ----------------------------------------------------------------
+
+const woo = () => relais.woo!;
+
+/** An order placed at the WooCommerce checkout; Relais hears of it only through `announce`. */
+async function placeWooOrder(payment: { payment_method: string; payment_method_title: string }) {
+  const product = await woo().createProduct(WOO_SHOP_ID, { name: 'Téléphone Tecno', weight: '0.45', price: '45000' });
+  const order = await woo().createOrder(WOO_SHOP_ID, {
+    line_items: [{ product_id: product.id, quantity: 1 }],
+    ...payment,
+    billing: { ...ABIDJAN_ADDRESS, email: 'aya.kouassi@example.com', phone: '+225 07 07 12 34 56' },
+    shipping: { ...ABIDJAN_ADDRESS, phone: '' },
+  });
+  const id = Number(order.id);
+  return { id, extId: wooExternalId(id) };
+}
+
+/** The merchant (or the payment gateway) moves the order to `status` in WooCommerce. */
+async function setWooStatus(id: number, status: 'failed' | 'cancelled' | 'processing'): Promise<void> {
+  await woo().updateOrder(WOO_SHOP_ID, id, { status });
+}
+
+/** WooCommerce's order.updated webhook for the order as it now stands, signed, into Relais. */
+async function announce(id: number, topic = 'order.updated'): Promise<void> {
+  expect((await postWoo(relais, topic, woo().getOrder(WOO_SHOP_ID, id))).status).toBe(200);
+  await waitForIdle(relais);
+}
+
+const MOBILE_MONEY = { payment_method: 'orange_money', payment_method_title: 'Orange Money' };
+
+describe('a WooCommerce status that can come back holds the order instead of ending it', () => {
+  it('pending → failed → processing (paid on the second try): the order ships once', async () => {
+    const { id, extId } = await placeWooOrder(MOBILE_MONEY);
+    await announce(id, 'order.created');
+    expect((await ledger().get(extId))?.state).toBe('waiting');
+
+    await setWooStatus(id, 'failed');
+    await announce(id);
+    const held = await ledger().get(extId);
+    expect([held?.state, held?.hold?.code]).toEqual(['held', 'shop_payment_failed']);
+    expect(held?.hold?.message).toContain('failed');
+
+    await woo().updateOrder(WOO_SHOP_ID, id, { set_paid: true });
+    expect(woo().getOrder(WOO_SHOP_ID, id).status).toBe('processing');
+    await announce(id);
+    await waitForState(relais, extId, ['ready']);
+    expect(shipmentsFor(relais, extId)).toHaveLength(1);
+  });
+
+  it('on-hold → cancelled by the merchant → relais replay → restored to processing: replay is accepted, and the restored order ships', async () => {
+    const { id, extId } = await placeWooOrder({ payment_method: 'bacs', payment_method_title: 'Virement bancaire' });
+    await announce(id, 'order.created');
+    await setWooStatus(id, 'cancelled');
+    await announce(id);
+    const held = await ledger().get(extId);
+    expect([held?.state, held?.hold?.code]).toEqual(['held', 'shop_cancelled']);
+
+    // Still cancelled in the shop: the replay is taken, and the order is held again for the same reason.
+    const replayed = await replayOrder(relais.web.runtime, extId);
+    expect(replayed.ok).toBe(true);
+    if (!replayed.ok) return;
+    expect(await replayOutcome(relais.web.runtime, replayed, { timeoutMs: 10_000 })).toMatchObject({
+      kind: 'held_again',
+      code: 'shop_cancelled',
+    });
+
+    await setWooStatus(id, 'processing');
+    await announce(id);
+    await waitForState(relais, extId, ['ready']);
+    expect(shipmentsFor(relais, extId)).toHaveLength(1);
+  });
+
+  it('pending → failed, then processing with its webhook lost: reconciliation finds the held order and ships it', async () => {
+    const { id, extId } = await placeWooOrder(MOBILE_MONEY);
+    await setWooStatus(id, 'failed');
+    await announce(id);
+    expect((await ledger().get(extId))?.hold?.code).toBe('shop_payment_failed');
+
+    await woo().updateOrder(WOO_SHOP_ID, id, { set_paid: true }); // its webhook never reaches Relais
+    const report = await reconcileRepairing();
+    expect(findingsFor(report, extId).map((f) => [f.kind, f.action])).toEqual([['missed_webhook', 'repaired']]);
+    await waitForState(relais, extId, ['ready']);
+    await waitForIdle(relais);
+    expect(shipmentsFor(relais, extId)).toHaveLength(1);
+    expect(findingsFor(await reconcileRepairing(), extId)).toEqual([]);
+  });
+
+  it('processing → shipped → cancelled (its shipment cancelled) → restored to processing: reconciliation reports the order nobody ships', async () => {
+    const { id, extId } = await placeWooOrder({
+      payment_method: 'cod',
+      payment_method_title: 'Paiement à la livraison',
+    });
+    await announce(id, 'order.created');
+    await waitForState(relais, extId, ['ready']);
+    await setWooStatus(id, 'cancelled');
+    await announce(id);
+    await waitForState(relais, extId, ['cancelled']);
+    expect(shipmentsFor(relais, extId).map((s) => s.status)).toEqual(['CANCELLED']);
+
+    await setWooStatus(id, 'processing');
+    await announce(id);
+    const report = await reconcileRepairing();
+    expect(findingsFor(report, extId)).toEqual([
+      expect.objectContaining({
+        kind: 'restored_after_cancel',
+        action: 'alert',
+        detail: expect.stringContaining('processing'),
+      }),
+    ]);
   });
 });
