@@ -11,7 +11,7 @@ import type { RedisClient } from '../redis.js';
 import type { ShopConfig, ShopRegistry } from '../config/shops.js';
 import { FINAL_STEPS, movesForward, showsMarkedReady, type DeliveryStep } from '../domain/shipment-status.js';
 import { collectsCash, DeliveryError, type DeliveryService, type Shipment } from '../domain/delivery.js';
-import { canMove, type OrderState } from '../domain/order-state.js';
+import { canMove, FINAL_STATES, type OrderState } from '../domain/order-state.js';
 import type { DeliveryProgress, OrderLedger, OrderRecord, ShipmentProgress } from '../ledger/order-ledger.js';
 import type { Logger } from '../log.js';
 import type { DispatchInfo, ShopOrderRef, ShopWriter } from '../stores/writer.js';
@@ -412,20 +412,7 @@ export async function cancelDelivery(job: DeliveryJob, deps: DeliveryDeps): Prom
           why: `the order is already ${current?.state ?? 'gone'}; the refusal changes nothing`,
         };
       }
-      const delivery: DeliveryProgress = record.delivery ?? {
-        step: 'created',
-        serviceStatus: record.shipment.status,
-        updatedAt: deps.now().toISOString(),
-        written: { steps: {} },
-      };
-      await deps.ledger.save(extId, 'delivery', { ...delivery, problem: message });
-      const writer = deps.writerFor(shop);
-      if (writer) {
-        await writer.recordProblem(
-          { shopId: shop.id, orderId: record.meta.orderId, orderName: record.meta.orderName, externalOrderId: extId },
-          message,
-        );
-      }
+      await writeProblem(deps, shop, record, message);
       return { kind: 'refused', message };
     }
   });
@@ -445,4 +432,40 @@ async function endOrHoldCancelled(deps: DeliveryDeps, record: OrderRecord): Prom
   };
   if (reason && (await deps.ledger.hold(extId, reason, deps.now()))) return;
   await deps.ledger.setState(extId, 'cancelled', deps.now(), 'resolution');
+}
+
+/**
+ * A cancel job that spent all its attempts (the service kept failing, never refused): the shipment still runs
+ * while the shop shows the order cancelled. Recorded on the order (timeline, problem, a note in the shop) so a
+ * person sees it; reconciliation reports the live shipment and asks again (cancelled_with_live_shipment).
+ */
+export async function recordCancelGaveUp(job: DeliveryJob, error: Error, deps: DeliveryDeps): Promise<void> {
+  const shop = deps.shops.get(job.shopId);
+  const extId = job.externalOrderId;
+  if (!shop || !extId) return;
+  const record = await deps.ledger.get(extId);
+  if (!record?.shipment || FINAL_STATES.has(record.state)) return;
+  const { shipmentId } = record.shipment;
+  const message = `The order was cancelled in the shop, but shipment ${shipmentId} could not be cancelled with the delivery service (${error.message}): it is still live. Reconciliation asks again; cancel it with the delivery service if the courier must not come.`;
+  await deps.ledger.appendTimeline(extId, {
+    at: deps.now().toISOString(),
+    system: 'dispatch',
+    operation: 'cancelShipment',
+    outcome: 'gave_up',
+    detail: `shipment ${shipmentId} is still live after the cancel job's last attempt: ${error.message}`,
+  });
+  deps.logger.error({ order: record.meta.orderName, shipment: shipmentId }, 'cancel job gave up; the shipment is live');
+  await writeProblem(deps, shop, record, message);
+}
+
+/** A problem on the order with a shipment: kept with its delivery progress (the order's page), and noted in the shop. */
+async function writeProblem(deps: DeliveryDeps, shop: ShopConfig, record: OrderRecord, message: string): Promise<void> {
+  const delivery: DeliveryProgress = record.delivery ?? {
+    step: 'created',
+    serviceStatus: record.shipment?.status ?? 'unknown',
+    updatedAt: deps.now().toISOString(),
+    written: { steps: {} },
+  };
+  await deps.ledger.save(record.meta.externalOrderId, 'delivery', { ...delivery, problem: message });
+  await deps.writerFor(shop)?.recordProblem(shopOrderRef(shop, record), message);
 }

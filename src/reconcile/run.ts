@@ -579,7 +579,7 @@ class Run {
     return status;
   }
 
-  /** A delivery job under an id made of what it repairs; false when that job already exists. */
+  /** A delivery job under an id made of what it repairs; false when that job already exists and has not failed. */
   private async enqueueDelivery(
     name: 'sync' | 'cancel',
     shop: ShopConfig,
@@ -588,7 +588,10 @@ class Run {
     what: string,
   ): Promise<boolean> {
     const jobId = stableJobId(`reconcile-${name}`, extId, shipmentId, what);
-    if (await this.deps.queues.deliveries.getJob(jobId)) return false;
+    const earlier = await this.deps.queues.deliveries.getJob(jobId);
+    // A job that spent its attempts repaired nothing: it is asked again, not reported as already requested.
+    if (earlier && !(await earlier.isFailed())) return false;
+    await earlier?.remove();
     await this.deps.queues.deliveries.add(
       name,
       { shopId: shop.id, shipmentId, externalOrderId: extId, trigger: RECONCILE_TOPIC },

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reconcile, reconcileDepsFor, type ReconciliationReport } from '../../src/reconcile/index.js';
-import { SHOPIFY_DOMAIN, startTestRelais, WOO_SHOP_ID, type TestRelais } from '../support/relais.js';
+import { SHOPIFY_DOMAIN, startTestRelais, waitFor, WOO_SHOP_ID, type TestRelais } from '../support/relais.js';
 import {
   postShopify,
   postWoo,
@@ -258,5 +258,52 @@ describe('a WooCommerce status that can come back holds the order instead of end
         detail: expect.stringContaining('processing'),
       }),
     ]);
+  });
+});
+
+// ---- suspected, now shown --------------------------------------------------------------------------------------
+
+describe('a cancellation the service never took is not forgotten', () => {
+  it('shipped → cancelled in the shop while every cancelShipment is refused for now, until the job gives up: recorded on the order, and reconciliation cancels it later', async () => {
+    const order = shopify().createOrder(SHOPIFY_DOMAIN, {}, { webhooks: false });
+    const extId = shopifyExternalId(order.id);
+    expect((await postShopify(relais, 'orders/create', shopify().order(SHOPIFY_DOMAIN, order.id))).status).toBe(200);
+    await waitForState(relais, extId, ['ready']);
+    await waitForIdle(relais);
+
+    // 429 with Retry-After: 0 on every cancelShipment: the cancel job spends its attempts at once.
+    relais.emulator.faults.add({
+      operation: 'cancelShipment',
+      times: 1_000,
+      fault: { kind: 'rate_limit', retryAfterSeconds: 0 },
+    });
+    shopify().cancelOrder(SHOPIFY_DOMAIN, order.id);
+    expect((await postShopify(relais, 'orders/cancelled', shopify().order(SHOPIFY_DOMAIN, order.id))).status).toBe(200);
+    const gaveUp = await waitFor(
+      async () =>
+        (await ledger().timeline(extId)).find((e) => e.operation === 'cancelShipment' && e.outcome === 'gave_up'),
+      { what: 'the cancel job giving up, on the timeline', timeoutMs: 20_000 },
+    );
+    expect(gaveUp.detail).toContain('still live');
+    // The merchant sees it on the order in the shop, and on the order's page.
+    await waitFor(async () => shopify().orderSnapshot(SHOPIFY_DOMAIN, order.id).tags.includes('relais:problem'), {
+      what: 'the problem written on the Shopify order',
+    });
+    expect((await ledger().get(extId))?.delivery?.problem).toContain('could not be cancelled');
+
+    // Reconciliation asks again; while the service keeps failing, that job gives up too, and the next run asks
+    // again rather than taking the failed job for one already requested.
+    const gaveUpTimes = async () =>
+      (await ledger().timeline(extId)).filter((e) => e.operation === 'cancelShipment' && e.outcome === 'gave_up')
+        .length;
+    expect(findingsFor(await reconcileRepairing(), extId).map((f) => f.action)).toEqual(['repaired']);
+    await waitFor(async () => (await gaveUpTimes()) === 2, { what: 'the repair giving up too', timeoutMs: 20_000 });
+    relais.emulator.faults.clear();
+    const report = await reconcileRepairing();
+    expect(findingsFor(report, extId).map((f) => [f.kind, f.action])).toEqual([
+      ['cancelled_with_live_shipment', 'repaired'],
+    ]);
+    await waitForState(relais, extId, ['cancelled']);
+    expect(shipmentsFor(relais, extId).map((s) => s.status)).toEqual(['CANCELLED']);
   });
 });
