@@ -96,6 +96,13 @@ export async function syncDelivery(job: DeliveryJob, deps: DeliveryDeps): Promis
     }
     if (record.shipment && record.shipment.shipmentId !== shipment.shipmentId)
       return notTheOrdersShipment(deps, record, shipment);
+    // Read before the lock was taken: a shipment the ledger has seen end since (a cancellation made while this
+    // job waited for the order) is not reopened by the older read, nor written into the shop as ready.
+    const ended = record.shipment?.step;
+    if (ended !== undefined && FINAL_STEPS.has(ended) && shipment.step !== ended) {
+      deps.logger.info({ order: record.meta.orderName, read: shipment.status, ended }, 'shipment read before it ended');
+      return { kind: 'ignored', why: `read as ${shipment.status} before the shipment was ${ended}` };
+    }
     return applyShipment(deps, owner, record, shipment);
   });
 }

@@ -307,3 +307,40 @@ describe('a cancellation the service never took is not forgotten', () => {
     expect(shipmentsFor(relais, extId).map((s) => s.status)).toEqual(['CANCELLED']);
   });
 });
+
+describe('a read from before a cancellation writes nothing after it', () => {
+  it('ready by hand in the console → cancelled in the shop while a delivery webhook read the shipment READY: no tracking link on the cancelled order', async () => {
+    // markReady refused once: held shipment_not_ready, the shipment CREATED, no tracking link written.
+    relais.emulator.faults.add({ operation: 'markReady', times: 1, fault: { kind: 'status', status: 409 } });
+    const order = shopify().createOrder(SHOPIFY_DOMAIN, {}, { webhooks: false });
+    const extId = shopifyExternalId(order.id);
+    expect((await postShopify(relais, 'orders/create', shopify().order(SHOPIFY_DOMAIN, order.id))).status).toBe(200);
+    const held = await waitForState(relais, extId, ['held']);
+    const shipmentId = held.shipment!.shipmentId;
+    await waitForIdle(relais);
+    // A colleague marks it ready in the service's console.
+    const client = new DispatchClient({ baseUrl: relais.emulator.baseUrl, apiKey: relais.secrets.dispatchApiKey });
+    try {
+      await client.markReady(shipmentId, 'a colleague, in the console');
+    } finally {
+      await client.close();
+    }
+
+    // The merchant cancels; the cancel job's cancelShipment takes a while, under the order lock.
+    relais.emulator.faults.add({ operation: 'cancelShipment', times: 1, fault: { kind: 'latency', ms: 1_200 } });
+    shopify().cancelOrder(SHOPIFY_DOMAIN, order.id);
+    expect((await postShopify(relais, 'orders/cancelled', shopify().order(SHOPIFY_DOMAIN, order.id))).status).toBe(200);
+    const inFlight = () => relais.emulator.calls().some((c) => c.operation === 'cancelShipment' && c.status === 0);
+    await waitFor(async () => inFlight(), { what: 'the cancel job calling cancelShipment' });
+    // Meanwhile the service's webhook about the console's markReady: its job reads the shipment READY now, and
+    // gets the order only once the cancellation is done.
+    await relais.web.runtime.queues.deliveries.add('sync', { shopId: 'dakar-mode', shipmentId, trigger: 'webhook' });
+    await waitFor(async () => !inFlight(), { what: 'the cancellation to answer' });
+    await waitForIdle(relais);
+
+    const after = await ledger().get(extId);
+    expect([after?.state, after?.shipment?.status]).toEqual(['cancelled', 'CANCELLED']);
+    expect((await ledger().timeline(extId)).filter((e) => e.operation === 'recordDispatch')).toEqual([]);
+    expect(shopify().orderSnapshot(SHOPIFY_DOMAIN, order.id).tags).not.toContain('relais:dispatched');
+  });
+});
