@@ -137,6 +137,23 @@ describe('schema versions', () => {
     }
   });
 
+  it('migrates an empty database once when several processes run `relais migrate` at the same moment, none failing', async () => {
+    for (let round = 0; round < 10; round += 1) {
+      const schema = `${db.schema}_m${round}`;
+      const pools = [0, 1, 2, 3].map(() => createPool({ url: db.url, schema, poolSize: 1 }));
+      try {
+        const runs = await Promise.allSettled(pools.map((pool) => migrate(pool, schema)));
+        expect(runs.filter((r) => r.status === 'rejected').map((r) => String(r.reason))).toEqual([]);
+        const applied = runs.flatMap((r) => (r.status === 'fulfilled' ? r.value.applied : []));
+        expect(applied).toHaveLength(LATEST_SCHEMA_VERSION);
+        expect(await schemaVersion(pools[0]!)).toBe(LATEST_SCHEMA_VERSION);
+      } finally {
+        await pools[0]!.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+        await Promise.all(pools.map((pool) => pool.end()));
+      }
+    }
+  });
+
   it('refuses an empty or older schema with a message naming `relais migrate`, and accepts it once migrated', async () => {
     const schema = `${db.schema}_old`;
     const pool = createPool({ url: db.url, schema, poolSize: 1 });
