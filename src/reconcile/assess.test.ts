@@ -99,6 +99,19 @@ describe('a shipment created and never marked ready', () => {
     expect(found[1]).toMatchObject({ severity: 'alert', advice: expect.stringContaining('resolve the hold first') });
   });
 
+  it("is still cancelled when the order, held, was cancelled in the shop: the shop's word, not a repair around the hold", () => {
+    const cancelled = storeOrder({ cancelled: true, amountToCollect: ZERO_XOF });
+    const found = assess({
+      side: { kind: 'order', order: cancelled },
+      record: ledgerRecord('held', { shipmentId: 'shp_1' }),
+      shipments: [created],
+    });
+    expect(found.map((f) => [f.kind, f.repair?.type])).toEqual([
+      ['held', undefined],
+      ['cancelled_with_live_shipment', 'cancel'],
+    ]);
+  });
+
   it('is not marked ready when the order was cancelled in the shop', () => {
     const cancelled = storeOrder({ cancelled: true, amountToCollect: ZERO_XOF });
     expect(kinds(assess({ side: { kind: 'order', order: cancelled }, shipments: [created] }))).toEqual([

@@ -128,16 +128,19 @@ export function isCashOnDelivery(order: StoreOrder | undefined, shipment: Shipme
 const REPLAYABLE = new Set(['received', 'waiting']);
 
 /**
- * Everything reconciliation finds about one order. A held order is never repaired (no markReady, sync,
- * cancel or replay around its hold): its findings are reported for a person, who resolves the hold first.
+ * Everything reconciliation finds about one order. A held order is never repaired around its hold (no
+ * markReady, sync or replay): its findings are reported for a person, who resolves the hold first. Only the
+ * shop's own word goes through (see below).
  */
 export function assessOrder(c: OrderCase): Assessment[] {
   const found = assessCase(c);
   if (c.record?.state !== 'held') return found;
   const code = c.record.hold?.code ?? 'unknown';
-  // A hold the shop's own status placed (a failed payment, a cancellation) is resolved by the shop's word: the
-  // shop's order, replayed as the webhook that was lost, is that word, not a repair around the hold.
-  const shopsWord = (a: Assessment) => a.repair?.type === 'enqueue_order' && stoppedByShop(c.record);
+  // The shop's own word is not a repair around the hold: its cancellation (the shipment is cancelled, as the
+  // lost webhook would have had it), and, for a hold the shop's status placed (a failed payment, a cancellation),
+  // the shop's order replayed as the webhook that was lost.
+  const shopsWord = (a: Assessment) =>
+    a.repair?.type === 'cancel' || (a.repair?.type === 'enqueue_order' && stoppedByShop(c.record));
   return found.map((a) => (shopsWord(a) ? a : withoutRepairWhileHeld(a, code)));
 }
 
