@@ -236,6 +236,43 @@ describe('a WooCommerce status that can come back holds the order instead of end
     expect(findingsFor(await reconcileRepairing(), extId)).toEqual([]);
   });
 
+  it('processing → shipment created, not ready → cancelled (its shipment cancelled) → restored: held, never a second shipment', async () => {
+    // markReady refused once: the order waits held with its shipment CREATED.
+    relais.emulator.faults.add({ operation: 'markReady', times: 1, fault: { kind: 'status', status: 409 } });
+    const { id, extId } = await placeWooOrder({
+      payment_method: 'cod',
+      payment_method_title: 'Paiement à la livraison',
+    });
+    await announce(id, 'order.created');
+    const unready = await waitForState(relais, extId, ['held']);
+    expect(unready.hold?.code).toBe('shipment_not_ready');
+
+    await setWooStatus(id, 'cancelled');
+    await announce(id);
+    const cancelled = await waitFor(
+      async () => {
+        const record = await ledger().get(extId);
+        return record?.hold?.code === 'shop_cancelled' ? record : undefined;
+      },
+      { what: 'the order held as cancelled in the shop' },
+    );
+    expect(cancelled.hold?.message).toContain(`shipment ${unready.shipment!.shipmentId} was cancelled`);
+    expect(shipmentsFor(relais, extId).map((s) => s.status)).toEqual(['CANCELLED']);
+
+    // Restored: not over, but its reference carries a cancelled shipment, so a person ships it.
+    await setWooStatus(id, 'processing');
+    await announce(id);
+    const restored = await waitFor(
+      async () => {
+        const record = await ledger().get(extId);
+        return record?.hold?.code === 'shipment_cancelled' ? record : undefined;
+      },
+      { what: 'the restored order held for its cancelled shipment' },
+    );
+    expect(restored.state).toBe('held');
+    expect(shipmentsFor(relais, extId)).toHaveLength(1);
+  });
+
   it('processing → shipped → cancelled (its shipment cancelled) → restored to processing: reconciliation reports the order nobody ships', async () => {
     const { id, extId } = await placeWooOrder({
       payment_method: 'cod',
