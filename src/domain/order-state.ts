@@ -10,6 +10,8 @@
  *                     never back before dispatch
  *   final             delivered, returned, cancelled: an order never leaves one (a late cancellation, a
  *                     refused one, a lagging webhook change nothing)
+ *
+ * A held order leaves `held` only by what resolves the hold, never by a poll or a repair (MoveCause).
  */
 export const ORDER_STATES = [
   'received', // acknowledged, not yet evaluated
@@ -83,19 +85,30 @@ export function isOrderState(value: string): value is OrderState {
 }
 
 /**
- * Whether an order in `from` (undefined: a new order) may be moved to `to`, as the ledger applies it: never
- * out of a final state (staying in it is allowed: a repeated final webhook), and never from a dispatched
- * state back to one ranked before ready: neither before dispatch nor awaiting_ready (a shipment marked ready
- * never goes back to created, whatever a lagging service says). Moves between dispatched states are the jobs'
- * to order (a delivery step moves forward only: domain/shipment-status.ts).
+ * Who asks for a move. A hold is left only by the action that resolves it: a fresh shop event or a replay (a
+ * new generation), the shop's cancellation, an operator closing the order. A delivery webhook, a poll or a
+ * reconciliation repair only reports progress: it never takes an order out of `held`, whatever the service
+ * says of its shipment (a held order may have one, e.g. held for a wrong cash amount), so the hold keeps its
+ * reason and stays replayable.
  */
-export function canMove(from: OrderState | undefined, to: OrderState): boolean {
+export type MoveCause = 'resolution' | 'progress';
+
+/**
+ * Whether an order in `from` (undefined: a new order) may be moved to `to`, as the ledger applies it: never
+ * out of a final state (staying in it is allowed: a repeated final webhook), never out of `held` for mere
+ * progress (see MoveCause), and never from a dispatched state back to one ranked before ready: neither before
+ * dispatch nor awaiting_ready (a shipment marked ready never goes back to created, whatever a lagging service
+ * says). Moves between dispatched states are the jobs' to order (a delivery step moves forward only:
+ * domain/shipment-status.ts).
+ */
+export function canMove(from: OrderState | undefined, to: OrderState, cause: MoveCause = 'progress'): boolean {
   if (from === undefined || from === to) return true;
   if (FINAL_STATES.has(from)) return false;
+  if (from === 'held' && cause === 'progress') return false;
   return !(DISPATCHED_STATES.has(from) && stateRank(to) === 0);
 }
 
-/** The states from which a move to `to` is refused (what the ledger's move script is given). */
-export function statesRefusingMoveTo(to: OrderState): OrderState[] {
-  return ORDER_STATES.filter((from) => !canMove(from, to));
+/** The states from which a move to `to` is refused (what the ledger's move statement is given). */
+export function statesRefusingMoveTo(to: OrderState, cause: MoveCause = 'progress'): OrderState[] {
+  return ORDER_STATES.filter((from) => !canMove(from, to, cause));
 }

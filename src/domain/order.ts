@@ -72,6 +72,13 @@ export interface StoreOrder {
   platformStatus: string;
   gatewayNames: string[];
   cancelled: boolean;
+  /**
+   * With `cancelled`: the shop may bring the order back (a payment that failed and may be paid again, an order
+   * the merchant may restore from cancelled or the trash), so it is not over. Why it is stopped (one sentence
+   * for the merchant), as the hold the order waits in until the shop says ship it (src/jobs/shop-event.ts).
+   * Absent: the cancellation is final.
+   */
+  stoppedInShop?: HoldReason;
   dropoff: StoreAddress;
   /** Parcel weight in grams; undefined means "standard parcel" (the service's own default). */
   weightGrams?: number;

@@ -12,7 +12,7 @@ import type { ShopConfig, ShopRegistry } from '../config/shops.js';
 import { externalOrderId } from '../domain/ids.js';
 import { collectsCash } from '../domain/delivery.js';
 import { goodsOwed } from '../domain/door-amount.js';
-import type { StoreOrder } from '../domain/order.js';
+import type { HoldReason, StoreOrder } from '../domain/order.js';
 import { FINAL_STATES } from '../domain/order-state.js';
 import type { OrderLedger, OrderRecord, OrderState } from '../ledger/order-ledger.js';
 import type { Logger } from '../log.js';
@@ -230,11 +230,14 @@ async function recordAndDecide(
 
   const eligibility = decideEligibility(normalised.order, shop);
   if (eligibility.decision === 'cancel') {
-    if (record.shipment && deps.onCancelled) {
-      await deps.onCancelled(shop, extId);
-    } else if (!record.shipment) {
-      await deps.ledger.setState(extId, 'cancelled', now);
+    // With a shipment, the cancel job cancels it first, then ends or holds the order (sync-delivery.ts).
+    if (record.shipment) {
+      await deps.onCancelled?.(shop, extId);
+      return { kind: 'cancelled', externalOrderId: extId };
     }
+    const stopped = normalised.order.stoppedInShop;
+    if (stopped) return holdStoppedInShop(extId, orderName, record.state, stopped, deps);
+    await deps.ledger.setState(extId, 'cancelled', now, 'resolution');
     return { kind: 'cancelled', externalOrderId: extId };
   }
   if (!MAY_START_DISPATCH.has(record.state)) {
@@ -253,13 +256,13 @@ async function recordAndDecide(
     return { kind: 'held', externalOrderId: extId, code: eligibility.hold.code };
   }
   if (eligibility.decision === 'wait') {
-    await deps.ledger.setState(extId, 'waiting', now);
+    await deps.ledger.setState(extId, 'waiting', now, 'resolution');
     return { kind: 'waiting', externalOrderId: extId, why: eligibility.why };
   }
   // A held order that receives a fresh event (the merchant corrected it in the shop) starts a new generation.
   const wasHeld = record.state === 'held';
   const generation = wasHeld ? await deps.ledger.bumpGeneration(extId) : record.meta.generation;
-  if (wasHeld) await deps.ledger.setState(extId, 'received', now);
+  if (wasHeld) await deps.ledger.setState(extId, 'received', now, 'resolution');
   return {
     kind: 'dispatch',
     job: { shopId: shop.id, externalOrderId: extId, generation, trigger: event.topic },
@@ -267,6 +270,35 @@ async function recordAndDecide(
     // A held order's record changed since (generation, state): the attempt reads it again.
     ...(wasHeld ? {} : { known: record }),
   };
+}
+
+/**
+ * The shop stopped the order in a way it can undo (a failed payment, a cancellation the merchant may restore):
+ * not over, so held with the shop's reason rather than cancelled. The next shop event that says ship it moves it
+ * on (MAY_START_DISPATCH), a replay is accepted, and reconciliation reports it until then.
+ */
+async function holdStoppedInShop(
+  extId: string,
+  orderName: string,
+  state: OrderState,
+  stopped: HoldReason,
+  deps: ShopEventDeps,
+): Promise<ShopEventOutcome> {
+  const now = deps.now();
+  const reason = {
+    code: stopped.code,
+    message: `${stopped.message} It ships by itself once the shop shows it as an order to ship; nothing to do until then.`,
+  };
+  if (!(await deps.ledger.hold(extId, reason, now))) return { kind: 'ignored', why: `already ${state}` };
+  await deps.ledger.appendTimeline(extId, {
+    at: now.toISOString(),
+    system: 'relais',
+    operation: 'hold',
+    outcome: reason.code,
+    detail: reason.message,
+  });
+  deps.logger.info({ order: orderName, code: stopped.code }, 'order stopped in the shop; held until the shop ships it');
+  return { kind: 'held', externalOrderId: extId, code: stopped.code };
 }
 
 /**

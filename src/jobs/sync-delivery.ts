@@ -11,7 +11,7 @@ import type { RedisClient } from '../redis.js';
 import type { ShopConfig, ShopRegistry } from '../config/shops.js';
 import { FINAL_STEPS, movesForward, showsMarkedReady, type DeliveryStep } from '../domain/shipment-status.js';
 import { collectsCash, DeliveryError, type DeliveryService, type Shipment } from '../domain/delivery.js';
-import { canMove, type OrderState } from '../domain/order-state.js';
+import { canMove, FINAL_STATES, type OrderState } from '../domain/order-state.js';
 import type { DeliveryProgress, OrderLedger, OrderRecord, ShipmentProgress } from '../ledger/order-ledger.js';
 import type { Logger } from '../log.js';
 import type { DispatchInfo, ShopOrderRef, ShopWriter } from '../stores/writer.js';
@@ -94,8 +94,42 @@ export async function syncDelivery(job: DeliveryJob, deps: DeliveryDeps): Promis
       deps.logger.warn({ owner: record.meta.shopId }, 'delivery webhook for an order of another organisation ignored');
       return { kind: 'ignored', why: 'shipment belongs to another organisation' };
     }
+    if (record.shipment && record.shipment.shipmentId !== shipment.shipmentId)
+      return notTheOrdersShipment(deps, record, shipment);
+    // Read before the lock was taken: a shipment the ledger has seen end since (a cancellation made while this
+    // job waited for the order) is not reopened by the older read, nor written into the shop as ready.
+    const ended = record.shipment?.step;
+    if (ended !== undefined && FINAL_STEPS.has(ended) && shipment.step !== ended) {
+      deps.logger.info({ order: record.meta.orderName, read: shipment.status, ended }, 'shipment read before it ended');
+      return { kind: 'ignored', why: `read as ${shipment.status} before the shipment was ${ended}` };
+    }
     return applyShipment(deps, owner, record, shipment);
   });
+}
+
+/**
+ * Another shipment carrying the order's reference (a duplicate made by hand or by another tool, often cancelled
+ * as reconciliation advises): what it says is never applied to the order, whose own shipment is the ledger's.
+ * Noted on the order's timeline; reconciliation reports the duplicate.
+ */
+async function notTheOrdersShipment(
+  deps: DeliveryDeps,
+  record: OrderRecord,
+  shipment: Shipment,
+): Promise<DeliveryOutcome> {
+  const own = record.shipment!.shipmentId;
+  await deps.ledger.appendTimeline(record.meta.externalOrderId, {
+    at: deps.now().toISOString(),
+    system: 'dispatch',
+    operation: 'getShipment',
+    outcome: 'not_this_orders_shipment',
+    detail: `shipment ${shipment.shipmentId} (${shipment.status}) carries this order's reference but is not its shipment ${own}; nothing was applied`,
+  });
+  deps.logger.warn(
+    { order: record.meta.orderName, shipment: shipment.shipmentId, own },
+    "a shipment with the order's reference that is not its own; ignored",
+  );
+  return { kind: 'ignored', why: `shipment ${shipment.shipmentId} is not the order's shipment ${own}` };
 }
 
 async function applyShipment(
@@ -165,8 +199,13 @@ async function applyShipment(
     });
     // A service still showing `created` after Relais's own markReady answered 2xx is lagging: no step back.
     const lagging = step === 'created' && record.shipment?.markedReadyAt !== undefined;
-    if (!lagging && (record.state !== 'cancel_refused' || FINAL_STEPS.has(step)))
-      await deps.ledger.setState(extId, STATE_OF_STEP[step], deps.now());
+    // The move is progress: the ledger refuses it for a held order (domain/order-state.ts, MoveCause), which
+    // keeps its hold and reason until what resolves it (a replay, the shop) moves it; the step is recorded above.
+    if (!lagging && (record.state !== 'cancel_refused' || FINAL_STEPS.has(step))) {
+      const moved = await deps.ledger.setState(extId, STATE_OF_STEP[step], deps.now());
+      if (!moved && record.state === 'held')
+        deps.logger.info({ order: record.meta.orderName, step }, 'delivery step recorded; the order stays held');
+    }
     deps.onStep?.(shop.id, step);
   }
 
@@ -333,7 +372,8 @@ export async function cancelDelivery(job: DeliveryJob, deps: DeliveryDeps): Prom
     if (!record?.shipment) return { kind: 'ignored', why: 'no shipment to cancel' };
     if (record.state === 'cancelled') return { kind: 'cancelled' };
     // A delivered or returned order is final: a late cancellation in the shop never moves it back.
-    if (!canMove(record.state, 'cancelled')) return { kind: 'ignored', why: `the order is already ${record.state}` };
+    if (!canMove(record.state, 'cancelled', 'resolution'))
+      return { kind: 'ignored', why: `the order is already ${record.state}` };
     const delivery = deps.deliveryFor(shop);
     await lock.confirm('cancelShipment');
     const started = Date.now();
@@ -354,7 +394,7 @@ export async function cancelDelivery(job: DeliveryJob, deps: DeliveryDeps): Prom
         status: cancelled.status,
         ...(cancelled.step ? { step: cancelled.step } : {}),
       });
-      await deps.ledger.setState(extId, 'cancelled', deps.now());
+      await endOrHoldCancelled(deps, record);
       return { kind: 'cancelled' };
     } catch (error) {
       if (!(error instanceof DeliveryError) || error.retryable) throw error;
@@ -372,28 +412,67 @@ export async function cancelDelivery(job: DeliveryJob, deps: DeliveryDeps): Prom
         : `The order was cancelled in the shop, but the delivery service refused to cancel shipment ${record.shipment.shipmentId} (${error.label}): ${error.message}`;
       // The note is written only once the ledger took the refusal: an order that reached a final state meanwhile
       // (its delivery was synced by a worker that did not wait for this lock) gets no note saying otherwise.
-      if (!(await deps.ledger.setState(extId, 'cancel_refused', deps.now()))) {
+      if (!(await deps.ledger.setState(extId, 'cancel_refused', deps.now(), 'resolution'))) {
         const current = await deps.ledger.get(extId);
         return {
           kind: 'ignored',
           why: `the order is already ${current?.state ?? 'gone'}; the refusal changes nothing`,
         };
       }
-      const delivery: DeliveryProgress = record.delivery ?? {
-        step: 'created',
-        serviceStatus: record.shipment.status,
-        updatedAt: deps.now().toISOString(),
-        written: { steps: {} },
-      };
-      await deps.ledger.save(extId, 'delivery', { ...delivery, problem: message });
-      const writer = deps.writerFor(shop);
-      if (writer) {
-        await writer.recordProblem(
-          { shopId: shop.id, orderId: record.meta.orderId, orderName: record.meta.orderName, externalOrderId: extId },
-          message,
-        );
-      }
+      await writeProblem(deps, shop, record, message);
       return { kind: 'refused', message };
     }
   });
+}
+
+/**
+ * Once its shipment is cancelled: an order the shop may bring back (StoreOrder.stoppedInShop) is held with the
+ * shop's reason, not over; any other ends cancelled. One already marked ready cannot go back to held
+ * (order-state.ts): it ends cancelled, and reconciliation reports it if the shop restores it (restored_after_cancel).
+ */
+async function endOrHoldCancelled(deps: DeliveryDeps, record: OrderRecord): Promise<void> {
+  const extId = record.meta.externalOrderId;
+  const stopped = record.order?.stoppedInShop;
+  const reason = stopped && {
+    code: stopped.code,
+    message: `${stopped.message} Its shipment ${record.shipment?.shipmentId} was cancelled with the delivery service: if the shop restores the order, shipping it again needs a person (a new shipment).`,
+  };
+  if (reason && (await deps.ledger.hold(extId, reason, deps.now()))) return;
+  await deps.ledger.setState(extId, 'cancelled', deps.now(), 'resolution');
+}
+
+/**
+ * A cancel job that spent all its attempts (the service kept failing, never refused): the shipment still runs
+ * while the shop shows the order cancelled. Recorded on the order (timeline, problem, a note in the shop) so a
+ * person sees it; reconciliation reports the live shipment and asks again (cancelled_with_live_shipment).
+ */
+export async function recordCancelGaveUp(job: DeliveryJob, error: Error, deps: DeliveryDeps): Promise<void> {
+  const shop = deps.shops.get(job.shopId);
+  const extId = job.externalOrderId;
+  if (!shop || !extId) return;
+  const record = await deps.ledger.get(extId);
+  if (!record?.shipment || FINAL_STATES.has(record.state)) return;
+  const { shipmentId } = record.shipment;
+  const message = `The order was cancelled in the shop, but shipment ${shipmentId} could not be cancelled with the delivery service (${error.message}): it is still live. Reconciliation asks again; cancel it with the delivery service if the courier must not come.`;
+  await deps.ledger.appendTimeline(extId, {
+    at: deps.now().toISOString(),
+    system: 'dispatch',
+    operation: 'cancelShipment',
+    outcome: 'gave_up',
+    detail: `shipment ${shipmentId} is still live after the cancel job's last attempt: ${error.message}`,
+  });
+  deps.logger.error({ order: record.meta.orderName, shipment: shipmentId }, 'cancel job gave up; the shipment is live');
+  await writeProblem(deps, shop, record, message);
+}
+
+/** A problem on the order with a shipment: kept with its delivery progress (the order's page), and noted in the shop. */
+async function writeProblem(deps: DeliveryDeps, shop: ShopConfig, record: OrderRecord, message: string): Promise<void> {
+  const delivery: DeliveryProgress = record.delivery ?? {
+    step: 'created',
+    serviceStatus: record.shipment?.status ?? 'unknown',
+    updatedAt: deps.now().toISOString(),
+    written: { steps: {} },
+  };
+  await deps.ledger.save(record.meta.externalOrderId, 'delivery', { ...delivery, problem: message });
+  await deps.writerFor(shop)?.recordProblem(shopOrderRef(shop, record), message);
 }

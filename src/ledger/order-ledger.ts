@@ -19,7 +19,7 @@
 import type { HoldReason, Platform, StoreOrder } from '../domain/order.js';
 import type { DoorAmount } from '../domain/door-amount.js';
 import type { DeliveryStep } from '../domain/shipment-status.js';
-import type { OrderState } from '../domain/order-state.js';
+import type { MoveCause, OrderState } from '../domain/order-state.js';
 
 export type { OrderState } from '../domain/order-state.js';
 
@@ -129,7 +129,11 @@ export type SavedField = 'order' | 'payload' | 'neighbourhood' | 'quote' | 'deli
  */
 export interface OrderChange {
   now: Date;
-  /** Moves the order to this state, unless the state rules refuse the move from where it is (as `setState`). */
+  /**
+   * Moves the order to this state, unless the state rules refuse the move from where it is (as `setState`). A
+   * step is a dispatch attempt's, which a replay or a shop event started: it may move a held order (a stale hold
+   * from a worker that lost its lease never keeps a shipment the service marked ready out of `ready`).
+   */
   state?: OrderState;
   /** Parts written whole (as `save`). */
   saved?: Partial<Record<SavedField, unknown>>;
@@ -176,10 +180,12 @@ export interface OrderLedger {
 
   /**
    * Moves the order to `state`. Returns false, changing nothing, when `canMove` (domain/order-state.ts) refuses
-   * it (out of a final state, or from a dispatched state back before dispatch), or the order is unknown. A worker
-   * that lost its order lease (frozen past it, then resumed) may still finish its steps and ask for such a move.
+   * it (out of a final state, out of `held` for mere progress, or from a dispatched state back before dispatch),
+   * or the order is unknown. A worker that lost its order lease (frozen past it, then resumed) may still finish
+   * its steps and ask for such a move. `cause` is 'progress' unless the caller is the action that resolves a
+   * hold (a shop event, the shop's cancellation): only that may move a held order.
    */
-  setState(externalOrderId: string, state: OrderState, now: Date): Promise<boolean>;
+  setState(externalOrderId: string, state: OrderState, now: Date, cause?: MoveCause): Promise<boolean>;
   /** Holds the order with its reason; false, changing nothing, when the order has been shipped already. */
   hold(externalOrderId: string, reason: HoldReason, now: Date): Promise<boolean>;
   save(externalOrderId: string, field: SavedField, value: unknown): Promise<void>;

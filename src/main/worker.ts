@@ -22,6 +22,7 @@ import {
 } from '../jobs/queues.js';
 import {
   cancelDelivery,
+  recordCancelGaveUp,
   syncDelivery,
   type CancelOutcome,
   type DeliveryDeps,
@@ -287,6 +288,17 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           },
         );
     }
+  });
+  deliveries.on('failed', (job: Job<DeliveryJob> | undefined, error: Error) => {
+    if (!job || job.name !== 'cancel') return;
+    if (!(job.attemptsMade >= (job.opts.attempts ?? 1) || error instanceof UnrecoverableError)) return;
+    // A shop cancellation the service never took: recorded on the order, never left in the failed set unseen.
+    void recordCancelGaveUp(job.data, error, deliveryDeps(job)).catch((recordError: unknown) =>
+      logger.error(
+        { job: job.id, err: (recordError as Error).message },
+        'could not record a cancellation that gave up; reconciliation still reports the live shipment',
+      ),
+    );
   });
   const all = [shopEvents, dispatch, deliveries, maintenance];
   for (const worker of all) {

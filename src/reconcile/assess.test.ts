@@ -92,6 +92,26 @@ describe('a shipment created and never marked ready', () => {
     expect(assess({ shipments: [created], policy: { unreadyAlertMinutes: 90 } })).toEqual([]);
   });
 
+  it('is not marked ready while the order is held: the hold and the shipment are reported, nothing is repaired', () => {
+    const found = assess({ record: ledgerRecord('held', { shipmentId: 'shp_1' }), shipments: [created] });
+    expect(kinds(found)).toEqual(['held', 'never_ready']);
+    expect(found.filter((f) => f.repair !== undefined)).toEqual([]);
+    expect(found[1]).toMatchObject({ severity: 'alert', advice: expect.stringContaining('resolve the hold first') });
+  });
+
+  it("is still cancelled when the order, held, was cancelled in the shop: the shop's word, not a repair around the hold", () => {
+    const cancelled = storeOrder({ cancelled: true, amountToCollect: ZERO_XOF });
+    const found = assess({
+      side: { kind: 'order', order: cancelled },
+      record: ledgerRecord('held', { shipmentId: 'shp_1' }),
+      shipments: [created],
+    });
+    expect(found.map((f) => [f.kind, f.repair?.type])).toEqual([
+      ['held', undefined],
+      ['cancelled_with_live_shipment', 'cancel'],
+    ]);
+  });
+
   it('is not marked ready when the order was cancelled in the shop', () => {
     const cancelled = storeOrder({ cancelled: true, amountToCollect: ZERO_XOF });
     expect(kinds(assess({ side: { kind: 'order', order: cancelled }, shipments: [created] }))).toEqual([
@@ -347,5 +367,33 @@ describe('the shipment standing for an order', () => {
     expect(primaryShipment([old, newer, cancelledNewest], undefined)?.shipmentId).toBe('shp_new');
     expect(primaryShipment([cancelledNewest], undefined)?.shipmentId).toBe('shp_cancelled');
     expect(primaryShipment([], undefined)).toBeUndefined();
+  });
+});
+
+describe('an order the shop stopped and may bring back (a failed payment, a cancellation)', () => {
+  const stoppedInShop = { code: 'shop_payment_failed', message: 'its payment failed' };
+  const held = (order = storeOrder({ cancelled: true, stoppedInShop })) => {
+    const record = ledgerRecord('held', { order });
+    return { ...record, hold: { ...stoppedInShop, at: '2026-11-18T09:31:00Z' } };
+  };
+
+  it('is reported held as information while the shop keeps it stopped', () => {
+    const stopped = storeOrder({ cancelled: true, stoppedInShop, amountToCollect: ZERO_XOF });
+    expect(assess({ side: { kind: 'order', order: stopped }, record: held() })).toEqual([
+      expect.objectContaining({ kind: 'held', severity: 'info' }),
+    ]);
+  });
+
+  it("is replayed from the shop's order once the shop says ship it (its webhook was lost)", () => {
+    expect(assess({ record: held() })).toEqual([
+      expect.objectContaining({ kind: 'missed_webhook', repair: { type: 'enqueue_order', orderId: '1001' } }),
+    ]);
+  });
+
+  it('is reported, not repaired, when the shop ships it again after its only shipment was cancelled', () => {
+    const cancelled = wireShipment({ status: 'CANCELLED' });
+    expect(assess({ record: ledgerRecord('cancelled', { shipmentId: 'shp_1' }), shipments: [cancelled] })).toEqual([
+      expect.objectContaining({ kind: 'restored_after_cancel', severity: 'alert', advice: expect.any(String) }),
+    ]);
   });
 });

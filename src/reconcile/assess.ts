@@ -127,20 +127,61 @@ export function isCashOnDelivery(order: StoreOrder | undefined, shipment: Shipme
  */
 const REPLAYABLE = new Set(['received', 'waiting']);
 
+/**
+ * Everything reconciliation finds about one order. A held order is never repaired around its hold (no
+ * markReady, sync or replay): its findings are reported for a person, who resolves the hold first. Only the
+ * shop's own word goes through (see below).
+ */
 export function assessOrder(c: OrderCase): Assessment[] {
+  const found = assessCase(c);
+  if (c.record?.state !== 'held') return found;
+  const code = c.record.hold?.code ?? 'unknown';
+  // The shop's own word is not a repair around the hold: its cancellation (the shipment is cancelled, as the
+  // lost webhook would have had it), and, for a hold the shop's status placed (a failed payment, a cancellation),
+  // the shop's order replayed as the webhook that was lost.
+  const shopsWord = (a: Assessment) =>
+    a.repair?.type === 'cancel' || (a.repair?.type === 'enqueue_order' && stoppedByShop(c.record));
+  return found.map((a) => (shopsWord(a) ? a : withoutRepairWhileHeld(a, code)));
+}
+
+/** Held because the shop stopped the order in a way it can undo (StoreOrder.stoppedInShop), not for a person. */
+function stoppedByShop(record: OrderRecord | undefined): boolean {
+  const stopped = record?.order?.stoppedInShop;
+  return record?.state === 'held' && stopped !== undefined && record.hold?.code === stopped.code;
+}
+
+/** A finding of a held order: reported, not repaired (a hold is left only by what resolves it: order-state.ts). */
+function withoutRepairWhileHeld(a: Assessment, code: string): Assessment {
+  if (!a.repair) return a;
+  const { repair: _repair, ...rest } = a;
+  return {
+    ...rest,
+    severity: 'alert',
+    advice: `the order is held (${code}): reconciliation repairs no held order; resolve the hold first (relais held shows why)${a.advice ? `, then ${a.advice}` : ''}`,
+  };
+}
+
+function assessCase(c: OrderCase): Assessment[] {
   const found: Assessment[] = [];
   const { record, shop } = c;
   const primary = primaryShipment(c.shipments, record);
   const order = c.shopSide.kind === 'order' ? c.shopSide.order : undefined;
   const cancelledInShop = order?.cancelled === true;
+  const shopShips = order !== undefined && decideEligibility(order, shop).decision === 'dispatch';
+  const stopped = stoppedByShop(record);
 
-  if (record?.state === 'held') {
-    found.push({
-      kind: 'held',
-      severity: 'alert',
-      detail: `held since ${record.hold?.at ?? record.stateChangedAt}: [${record.hold?.code ?? 'unknown'}] ${record.hold?.message ?? 'no reason recorded'}`,
-      advice: `fix the cause, then: relais replay ${c.externalOrderId}`,
-    });
+  if (record?.state === 'held' && !(stopped && shopShips)) {
+    const held = `held since ${record.hold?.at ?? record.stateChangedAt}: [${record.hold?.code ?? 'unknown'}] ${record.hold?.message ?? 'no reason recorded'}`;
+    found.push(
+      stopped
+        ? { kind: 'held', severity: 'info', detail: held, advice: 'nothing to do: it ships once the shop ships it' }
+        : {
+            kind: 'held',
+            severity: 'alert',
+            detail: held,
+            advice: `fix the cause, then: relais replay ${c.externalOrderId}`,
+          },
+    );
   }
 
   const live = c.shipments.filter(isLive);
@@ -162,7 +203,7 @@ export function assessOrder(c: OrderCase): Assessment[] {
       decideEligibility(c.shopSide.order, shop).decision === 'dispatch' &&
       c.orderId !== undefined
     ) {
-      if (!record || REPLAYABLE.has(record.state)) {
+      if (!record || REPLAYABLE.has(record.state) || stopped) {
         found.push({
           kind: 'missed_webhook',
           severity: 'alert',
@@ -187,6 +228,18 @@ export function assessOrder(c: OrderCase): Assessment[] {
   }
 
   const step = stepOf(primary);
+
+  // Restored in the shop after its shipment was cancelled: Relais will not make a second shipment under the same
+  // reference (its lookup finds the cancelled one), so nobody ships it unless a person does.
+  if (shopShips && step === 'cancelled' && !c.shipments.some(isLive) && (record?.state === 'cancelled' || stopped)) {
+    found.push({
+      kind: 'restored_after_cancel',
+      severity: 'alert',
+      shipment: primary,
+      detail: `the shop says ship it (${platformOf(shop).describeStatus(order)}) but its shipment ${primary.shipmentId} was cancelled and Relais ${record?.state === 'cancelled' ? 'ended the order' : 'holds it'}: nobody is shipping it`,
+      advice: `ship it by hand with the delivery service (Relais makes no second shipment for ${c.externalOrderId}), or cancel it in the shop`,
+    });
+  }
 
   // Cancelled in the shop, still running at the service.
   if (cancelledInShop && isLive(primary)) {

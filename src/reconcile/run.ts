@@ -500,48 +500,8 @@ class Run {
         const unnoted = await this.note(extId, 'replay missed webhook', 'enqueued');
         return { action: 'repaired', note: `replayed as a shop event (the path a webhook takes)${unnoted}` };
       }
-      case 'mark_ready': {
-        const delivery = deps.deliveryFor(shop);
-        const started = Date.now();
-        let status: string;
-        try {
-          status = (await this.call('markReady', () => delivery.markReady(repair.shipmentId, RECONCILE_ACTOR))).status;
-        } catch (error) {
-          await deps.ledger.appendTimeline(extId, {
-            at: deps.now().toISOString(),
-            system: 'dispatch',
-            operation: 'markReady',
-            ms: Date.now() - started,
-            outcome: error instanceof DeliveryError ? error.label : 'error',
-            detail: error instanceof Error ? error.message : String(error),
-          });
-          throw error;
-        }
-        await deps.ledger.appendTimeline(extId, {
-          at: deps.now().toISOString(),
-          system: 'dispatch',
-          operation: 'markReady',
-          outcome: 'ok',
-          ms: Date.now() - started,
-          detail: `by ${RECONCILE_ACTOR}`,
-        });
-        const record = await deps.ledger.get(extId);
-        if (record?.shipment?.shipmentId === repair.shipmentId) {
-          await withOrderLock(deps.redis, deps.prefix, extId, async () => {
-            const fresh = await deps.ledger.get(extId);
-            if (!fresh?.shipment) return;
-            await deps.ledger.saveShipment(extId, {
-              ...fresh.shipment,
-              status,
-              markedReadyAt: deps.now().toISOString(),
-            });
-            if (BEFORE_READY.has(fresh.state)) await deps.ledger.setState(extId, 'ready', deps.now());
-          });
-          // The tracking link goes to the shop as after any markReady (worker.ts does the same).
-          await this.enqueueDelivery('sync', shop, extId, repair.shipmentId, status);
-        }
-        return { action: 'repaired', note: `marked ready by "${RECONCILE_ACTOR}" (now ${status})` };
-      }
+      case 'mark_ready':
+        return this.markReady(shop, extId, repair.shipmentId);
       case 'sync': {
         const queued = await this.enqueueDelivery('sync', shop, extId, repair.shipmentId, repair.status);
         if (!queued) return { action: 'already_requested', note: 'an earlier run already asked for this sync' };
@@ -560,7 +520,66 @@ class Run {
     }
   }
 
-  /** A delivery job under an id made of what it repairs; false when that job already exists. */
+  /**
+   * markReady, under the order lock, on an order that is not held: the record is read again there, as the run's
+   * read may be minutes old (an order held since keeps its hold: reconciliation repairs no held order).
+   */
+  private async markReady(
+    shop: ShopConfig,
+    extId: string,
+    shipmentId: string,
+  ): Promise<{ action: FindingAction; note: string }> {
+    const { deps } = this;
+    const marked = await withOrderLock(deps.redis, deps.prefix, extId, async (lock) => {
+      const fresh = await deps.ledger.get(extId);
+      if (fresh?.state === 'held') return { heldFor: fresh.hold?.code ?? 'unknown' };
+      await lock.confirm('markReady');
+      const status = await this.callMarkReady(shop, extId, shipmentId);
+      const ours = fresh?.shipment?.shipmentId === shipmentId;
+      if (ours && fresh?.shipment) {
+        await deps.ledger.saveShipment(extId, { ...fresh.shipment, status, markedReadyAt: deps.now().toISOString() });
+        if (BEFORE_READY.has(fresh.state)) await deps.ledger.setState(extId, 'ready', deps.now());
+      }
+      return { status, ours };
+    });
+    if ('heldFor' in marked)
+      return { action: 'alert', note: `not marked ready: the order is held (${marked.heldFor}) since the run read it` };
+    // The tracking link goes to the shop as after any markReady (worker.ts does the same).
+    if (marked.ours) await this.enqueueDelivery('sync', shop, extId, shipmentId, marked.status);
+    return { action: 'repaired', note: `marked ready by "${RECONCILE_ACTOR}" (now ${marked.status})` };
+  }
+
+  /** The markReady call, noted on the order's timeline whatever its outcome; answers the shipment's new status. */
+  private async callMarkReady(shop: ShopConfig, extId: string, shipmentId: string): Promise<string> {
+    const { deps } = this;
+    const delivery = deps.deliveryFor(shop);
+    const started = Date.now();
+    let status: string;
+    try {
+      status = (await this.call('markReady', () => delivery.markReady(shipmentId, RECONCILE_ACTOR))).status;
+    } catch (error) {
+      await deps.ledger.appendTimeline(extId, {
+        at: deps.now().toISOString(),
+        system: 'dispatch',
+        operation: 'markReady',
+        ms: Date.now() - started,
+        outcome: error instanceof DeliveryError ? error.label : 'error',
+        detail: error instanceof Error ? error.message : String(error),
+      });
+      throw error;
+    }
+    await deps.ledger.appendTimeline(extId, {
+      at: deps.now().toISOString(),
+      system: 'dispatch',
+      operation: 'markReady',
+      outcome: 'ok',
+      ms: Date.now() - started,
+      detail: `by ${RECONCILE_ACTOR}`,
+    });
+    return status;
+  }
+
+  /** A delivery job under an id made of what it repairs; false when that job already exists and has not failed. */
   private async enqueueDelivery(
     name: 'sync' | 'cancel',
     shop: ShopConfig,
@@ -569,7 +588,10 @@ class Run {
     what: string,
   ): Promise<boolean> {
     const jobId = stableJobId(`reconcile-${name}`, extId, shipmentId, what);
-    if (await this.deps.queues.deliveries.getJob(jobId)) return false;
+    const earlier = await this.deps.queues.deliveries.getJob(jobId);
+    // A job that spent its attempts repaired nothing: it is asked again, not reported as already requested.
+    if (earlier && !(await earlier.isFailed())) return false;
+    await earlier?.remove();
     await this.deps.queues.deliveries.add(
       name,
       { shopId: shop.id, shipmentId, externalOrderId: extId, trigger: RECONCILE_TOPIC },

@@ -25,6 +25,8 @@ export const FINDING_KINDS = [
   'dispute_decided',
   /** The order sits held in the ledger, with its reason. */
   'held',
+  /** The shop says ship it again (restored, paid again), but its only shipment was cancelled: nobody ships it. */
+  'restored_after_cancel',
   /** A shipment of this organisation whose external_order_id belongs to no shop of the registry. */
   'unknown_shipment',
 ] as const;

@@ -383,4 +383,67 @@ describe('the history checker', () => {
     ]);
     expect(report.lost).toEqual([]);
   });
+
+  it('reports a WooCommerce order the shop shows to ship again (failed, then paid) that the ledger ended cancelled as LOST, not one the shop still shows failed', () => {
+    const history = cleanHistory();
+    history.dispatch.shipments = [shipment(SHOPIFY_ORDER.externalOrderId, 'shp_A', DELIVERED_PATH)];
+    history.ledger[1] = ledger(WOO_ORDER, 'cancelled');
+    history.woo = { calls: [], orders: [wooPage({ status: 'processing', notes: [], meta_data: [], set_paid: false })] };
+    const restored = checkHistory(history);
+    expect(restored.lost.map((a) => [a.externalOrderId, a.detail])).toEqual([
+      [WOO_ORDER.externalOrderId, expect.stringMatching(/ledger state cancelled\); the shop shows it as one to ship/)],
+    ]);
+
+    history.woo.orders = [wooPage({ status: 'failed', notes: [], meta_data: [], set_paid: false })];
+    expect(checkHistory(history).lost).toEqual([]);
+    history.ledger[1] = ledger(WOO_ORDER, 'held', undefined, {
+      hold: { code: 'shop_payment_failed', message: 'its payment failed', at: '' },
+    });
+    expect(checkHistory(history).lost).toEqual([]);
+  });
+
+  it('reports a held order whose shipment was marked ready, and one that left held for a delivery state with no shop event or replay, as REGRESSED', () => {
+    const history = cleanHistory();
+    history.dispatch.shipments = [
+      shipment(SHOPIFY_ORDER.externalOrderId, 'shp_A', DELIVERED_PATH),
+      shipment(WOO_ORDER.externalOrderId, 'shp_B', ['CREATED', 'READY']),
+    ];
+    history.ledger[1] = ledger(WOO_ORDER, 'held', undefined, {
+      hold: { code: 'cod_amount_mismatch', message: 'carries 5000 XOF, owes 15000', at: '' },
+      shipmentId: 'shp_B',
+    });
+    expect(checkHistory(history).regressed.map((a) => a.detail)).toEqual([
+      expect.stringMatching(/held \(cod_amount_mismatch\).*shp_B was marked ready: a hold was bypassed/),
+    ]);
+
+    // Held at 20 ms, awaiting_ready at 30 ms after a poll: no shop event since the order was last seen at 10 ms.
+    history.dispatch.shipments[1] = shipment(WOO_ORDER.externalOrderId, 'shp_B', ['CREATED']);
+    history.ledger[1] = ledger(WOO_ORDER, 'awaiting_ready', 'created', { shipmentId: 'shp_B' });
+    history.webhooks = [webhook(SHOPIFY_ORDER, 200, 1)];
+    history.samples.ledger.push(
+      { at: 10, externalOrderId: WOO_ORDER.externalOrderId, state: 'received' },
+      { at: 20, externalOrderId: WOO_ORDER.externalOrderId, state: 'held' },
+      { at: 30, externalOrderId: WOO_ORDER.externalOrderId, state: 'awaiting_ready', step: 'created' },
+    );
+    expect(checkHistory(history).regressed.map((a) => a.detail)).toEqual([
+      expect.stringMatching(/left held for awaiting_ready \(at 30 ms\) with no shop event or replay/),
+    ]);
+    // A shop event about the order after the hold (the merchant fixed it): leaving held is its doing.
+    history.webhooks.push({ ...webhook(WOO_ORDER, 200, 2), at: 25 });
+    expect(checkHistory(history).regressed).toEqual([]);
+  });
+
+  it("reports as STALE an order the ledger ended cancelled while its own shipment was delivered (a duplicate's cancellation applied to it)", () => {
+    const history = cleanHistory();
+    history.dispatch.shipments = [
+      shipment(SHOPIFY_ORDER.externalOrderId, 'shp_A', DELIVERED_PATH),
+      shipment(SHOPIFY_ORDER.externalOrderId, 'shp_A2', ['CREATED', 'READY', 'CANCELLED']),
+      shipment(WOO_ORDER.externalOrderId, 'shp_B', DELIVERED_PATH),
+    ];
+    history.ledger[0] = ledger(SHOPIFY_ORDER, 'cancelled', 'cancelled', { shipmentId: 'shp_A' });
+    const report = checkHistory(history);
+    expect(report.stale.map((a) => [a.externalOrderId, a.detail])).toEqual([
+      [SHOPIFY_ORDER.externalOrderId, 'the ledger ended the order cancelled but its own shipment shp_A is DELIVERED'],
+    ]);
+  });
 });

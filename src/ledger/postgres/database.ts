@@ -27,7 +27,10 @@ const CONNECT_TIMEOUT_MS = 5_000;
 const QUERY_TIMEOUT_MS = 20_000;
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 const MIGRATIONS_TABLE = 'relais_schema_migrations';
-/** pg_advisory_xact_lock key taken by `migrate`, so two processes migrating at once apply each migration once. */
+/**
+ * The advisory lock `migrate` holds for its whole run, with the schema's hash as its second key, so processes
+ * migrating one schema at once take turns: the first applies each migration, the others find them applied.
+ */
 const MIGRATION_LOCK = 7_411_531;
 
 export function createPool(options: DatabaseOptions): pg.Pool {
@@ -112,41 +115,58 @@ export async function schemaVersion(pool: pg.Pool): Promise<number> {
 
 /**
  * Applies the migrations the database lacks, each in its own transaction, under an advisory lock so two
- * processes migrating at once apply each once. Idempotent: on a current schema it applies nothing.
+ * processes migrating at once apply each once. Idempotent: on a current schema it applies nothing. The lock is
+ * taken before anything else, the `IF NOT EXISTS` statements included: PostgreSQL does not make those safe
+ * against a concurrent twin (the loser fails on a duplicate key of its catalogue).
  */
 export async function migrate(
   pool: pg.Pool,
   schema = 'public',
 ): Promise<{ from: number; to: number; applied: string[] }> {
   if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid schema name "${schema}" (lower-case letters, digits and _)`);
-  const applied: string[] = [];
-  let from = 0;
+  const result = { from: 0, to: LATEST_SCHEMA_VERSION, applied: [] as string[] };
   await withClient(pool, async (client) => {
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-    await client.query(
-      `CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
-    );
-    for (const migration of MIGRATIONS) {
-      await client.query('BEGIN');
-      try {
-        await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-        const done = await client.query(`SELECT 1 FROM ${MIGRATIONS_TABLE} WHERE version = $1`, [migration.version]);
-        if (done.rowCount === 0) {
-          await client.query(migration.sql);
-          await client.query(`INSERT INTO ${MIGRATIONS_TABLE} (version, name) VALUES ($1, $2)`, [
-            migration.version,
-            migration.name,
-          ]);
-          applied.push(`${migration.version} ${migration.name}`);
-        } else from = migration.version;
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      }
+    await client.query('SELECT pg_advisory_lock($1, hashtext($2))', [MIGRATION_LOCK, schema]);
+    try {
+      await applyMigrations(client, schema, result);
+    } finally {
+      // A lost connection has released it already: a session's advisory locks end with it.
+      await client
+        .query('SELECT pg_advisory_unlock($1, hashtext($2))', [MIGRATION_LOCK, schema])
+        .catch(() => undefined);
     }
   });
-  return { from, to: LATEST_SCHEMA_VERSION, applied };
+  return result;
+}
+
+/** What `migrate` does under its lock: the schema, the versions table, then each migration not applied yet. */
+async function applyMigrations(
+  client: pg.PoolClient,
+  schema: string,
+  result: { from: number; applied: string[] },
+): Promise<void> {
+  await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+  await client.query(
+    `CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+  );
+  for (const migration of MIGRATIONS) {
+    await client.query('BEGIN');
+    try {
+      const done = await client.query(`SELECT 1 FROM ${MIGRATIONS_TABLE} WHERE version = $1`, [migration.version]);
+      if (done.rowCount === 0) {
+        await client.query(migration.sql);
+        await client.query(`INSERT INTO ${MIGRATIONS_TABLE} (version, name) VALUES ($1, $2)`, [
+          migration.version,
+          migration.name,
+        ]);
+        result.applied.push(`${migration.version} ${migration.name}`);
+      } else result.from = migration.version;
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  }
 }
 
 /** Thrown when the database's schema is older than the code: the operator runs `relais migrate`. */

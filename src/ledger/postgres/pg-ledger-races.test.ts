@@ -108,7 +108,8 @@ describe('two workers racing on one order', () => {
       const id = await newOrder(first);
       await first.setState(id, 'dispatching', new Date('2026-11-01T10:00:01Z'));
       const [a, b] = await Promise.all([
-        first.setState(id, 'ready', new Date('2026-11-01T10:00:02Z')),
+        // The dispatch attempt's move, which may leave a (stale) hold: see OrderLedger.apply.
+        first.setState(id, 'ready', new Date('2026-11-01T10:00:02Z'), 'resolution'),
         second.hold(id, { code: 'x', message: 'late' }, new Date('2026-11-01T10:00:02Z')),
       ]);
       const record = (await first.get(id))!;
@@ -133,6 +134,23 @@ describe('schema versions', () => {
       await expect(assertSchemaCurrent(pool)).resolves.toBeUndefined();
     } finally {
       await pool.end();
+    }
+  });
+
+  it('migrates an empty database once when several processes run `relais migrate` at the same moment, none failing', async () => {
+    for (let round = 0; round < 10; round += 1) {
+      const schema = `${db.schema}_m${round}`;
+      const pools = [0, 1, 2, 3].map(() => createPool({ url: db.url, schema, poolSize: 1 }));
+      try {
+        const runs = await Promise.allSettled(pools.map((pool) => migrate(pool, schema)));
+        expect(runs.filter((r) => r.status === 'rejected').map((r) => String(r.reason))).toEqual([]);
+        const applied = runs.flatMap((r) => (r.status === 'fulfilled' ? r.value.applied : []));
+        expect(applied).toHaveLength(LATEST_SCHEMA_VERSION);
+        expect(await schemaVersion(pools[0]!)).toBe(LATEST_SCHEMA_VERSION);
+      } finally {
+        await pools[0]!.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+        await Promise.all(pools.map((pool) => pool.end()));
+      }
     }
   });
 

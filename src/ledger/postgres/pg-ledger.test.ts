@@ -195,9 +195,24 @@ describe('the order ledger', () => {
       ['dakar-mode:4', 'neighbourhood_not_found'],
     ]);
     expect(await ledger.payload('dakar-mode:4')).toEqual({ id: '4' });
-    expect(await ledger.setState('dakar-mode:4', 'received', new Date('2026-11-01T10:05:00Z'))).toBe(true);
+    expect(await ledger.setState('dakar-mode:4', 'received', new Date('2026-11-01T10:05:00Z'), 'resolution')).toBe(
+      true,
+    );
     expect(await ledger.listHeld()).toEqual([]);
     expect((await ledger.get('dakar-mode:4'))?.hold).toBeUndefined();
+  });
+
+  it('keeps a held order held against progress (a poll, a step, a repair), and lets only the resolving action move it', async () => {
+    const ledger = await freshLedger();
+    const at = (minute: number) => new Date(Date.UTC(2026, 10, 1, 10, minute));
+    await receive(ledger, '5', at(0));
+    await ledger.hold('dakar-mode:5', { code: 'cod_amount_mismatch', message: 'carries 5000 XOF, owes 15000' }, at(1));
+    for (const progress of ['awaiting_ready', 'ready', 'in_delivery', 'delivered', 'received'] as const)
+      expect(await ledger.setState('dakar-mode:5', progress, at(2))).toBe(false);
+    const still = await ledger.get('dakar-mode:5');
+    expect([still?.state, still?.hold?.code]).toEqual(['held', 'cod_amount_mismatch']);
+    expect(await ledger.setState('dakar-mode:5', 'received', at(4), 'resolution')).toBe(true);
+    expect((await ledger.get('dakar-mode:5'))?.hold).toBeUndefined();
   });
 
   it('never saves a shipment whose markReady was recorded back without it, follows it in flight, and lists it as unready until then', async () => {

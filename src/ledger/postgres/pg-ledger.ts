@@ -14,6 +14,7 @@ import {
   BEFORE_DISPATCH_STATES,
   FINAL_STATES,
   statesRefusingMoveTo,
+  type MoveCause,
   type OrderState,
 } from '../../domain/order-state.js';
 import {
@@ -186,12 +187,17 @@ export class PostgresOrderLedger implements OrderLedger {
     };
   }
 
-  async setState(externalOrderId: string, state: OrderState, now: Date): Promise<boolean> {
-    return this.moveState(externalOrderId, state, now, null);
+  async setState(
+    externalOrderId: string,
+    state: OrderState,
+    now: Date,
+    cause: MoveCause = 'progress',
+  ): Promise<boolean> {
+    return this.moveState(externalOrderId, state, now, null, cause);
   }
 
   async hold(externalOrderId: string, reason: HoldReason, now: Date): Promise<boolean> {
-    return this.moveState(externalOrderId, 'held', now, { ...reason, at: now.toISOString() });
+    return this.moveState(externalOrderId, 'held', now, { ...reason, at: now.toISOString() }, 'progress');
   }
 
   /**
@@ -203,6 +209,7 @@ export class PostgresOrderLedger implements OrderLedger {
     state: OrderState,
     now: Date,
     hold: (HoldReason & { at: string }) | null,
+    cause: MoveCause,
   ): Promise<boolean> {
     const final = FINAL_STATES.has(state);
     const result = await this.inOrder(externalOrderId, () =>
@@ -221,7 +228,7 @@ export class PostgresOrderLedger implements OrderLedger {
           hold ? JSON.stringify(hold) : null,
           BEFORE_DISPATCH_STATES.has(state),
           final,
-          statesRefusingMoveTo(state),
+          statesRefusingMoveTo(state, cause),
         ],
       ),
     );
@@ -306,7 +313,10 @@ export class PostgresOrderLedger implements OrderLedger {
           now,
           JSON.stringify(saved),
           state ?? null,
-          state ? statesRefusingMoveTo(state) : [],
+          // A dispatch attempt's step: the attempt is what a replay or a shop event started (the action resolving
+          // a hold), and its markReady is the service's word; a stale hold from a worker that lost its lease must
+          // not keep a shipment the service marked ready out of `ready`.
+          state ? statesRefusingMoveTo(state, 'resolution') : [],
           state ? BEFORE_DISPATCH_STATES.has(state) : true,
           state ? FINAL_STATES.has(state) : false,
           shipment ? JSON.stringify(shipment) : null,

@@ -247,6 +247,19 @@ describe('normaliseWooOrder: cancellation', () => {
     expect(normalised({ status }).cancelled).toBe(true);
   });
 
+  it.each([
+    ['failed', 'shop_payment_failed', 'payment failed'],
+    ['cancelled', 'shop_cancelled', 'cancelled in the shop'],
+    ['trash', 'shop_cancelled', 'trash'],
+  ])('says a %s order can come back, with why it is stopped (%s), so it is held, not ended', (status, code, why) => {
+    expect(normalised({ status }).stoppedInShop).toEqual({ code, message: expect.stringContaining(why) });
+  });
+
+  it('ends a refunded order for good: nothing says it can come back', () => {
+    expect(normalised({ status: 'refunded' })).not.toHaveProperty('stoppedInShop');
+    expect(normalised({ status: 'processing' })).not.toHaveProperty('stoppedInShop');
+  });
+
   it.each(['pending', 'on-hold', 'processing', 'completed'])('does not mark status %s as cancelled', (status) => {
     expect(normalised({ status })).toMatchObject({ cancelled: false, platformStatus: status });
   });

@@ -8,6 +8,9 @@
  *    `trash`. `pending` and `on-hold` are not cancellations; whether to ship them is the shop policy's call,
  *    from platformStatus. financialStatus and platformStatus both carry the raw `status` (WooCommerce has one
  *    status for both).
+ *  - Of those, `failed`, `cancelled` and `trash` can come back (the customer pays again, the merchant restores
+ *    the order): `stoppedInShop` says why the order waits, held, for the shop to say ship it. `refunded` is
+ *    over: the money went back to the customer.
  *  - What the courier collects for COD: `total` minus the refunds already made (`refunds[].total`, negative
  *    strings), since WooCommerce keeps `total` unchanged after a refund. Core has no partial payment and no
  *    outstanding balance, so a deposit gateway cannot be read safely and holds the order rather than collect
@@ -50,6 +53,23 @@ export { parseWooOrder } from './payload.js';
 const PLATFORM = 'WooCommerce';
 const CANCELLED_STATUSES: ReadonlySet<string> = new Set(['cancelled', 'refunded', 'failed', 'trash']);
 
+/** Cancelled statuses the order can leave again, with what the merchant is told while it waits. */
+const RESTORABLE: Readonly<Record<string, { code: string; why: string }>> = {
+  failed: { code: 'shop_payment_failed', why: 'its payment failed (status failed); the customer may pay again' },
+  cancelled: { code: 'shop_cancelled', why: 'it was cancelled in the shop (status cancelled)' },
+  trash: { code: 'shop_cancelled', why: 'it was moved to the trash in the shop' },
+};
+
+/** Why a cancelled order that can come back is not shipped, as the hold it waits in (undefined: over for good). */
+function stoppedInShop(orderName: string, status: string): Hold | undefined {
+  const restorable = RESTORABLE[status];
+  if (!restorable) return undefined;
+  return {
+    code: restorable.code,
+    message: `WooCommerce order ${orderName} is not shipped: ${restorable.why}.`,
+  };
+}
+
 type Hold = Extract<NormaliseResult, { ok: false }>['hold'];
 
 /** The order's numeric id as a string; undefined when absent or not a positive whole number. */
@@ -91,6 +111,7 @@ export function normaliseWooOrder(body: unknown, ctx: NormaliseContext): Normali
 
   const status = nonEmpty(p.status)?.toLowerCase() ?? 'unknown';
   const cancelled = CANCELLED_STATUSES.has(status);
+  const stopped = cancelled ? stoppedInShop(orderName, status) : undefined;
   const gatewayNames = uniqueNonEmpty([p.payment_method, p.payment_method_title]);
   const paymentFamily = decidePaymentFamily({ gateways: gatewayNames, ctx, codPartiallyPaid: false });
 
@@ -135,6 +156,7 @@ export function normaliseWooOrder(body: unknown, ctx: NormaliseContext): Normali
     platformStatus: status,
     gatewayNames,
     cancelled,
+    ...(stopped ? { stoppedInShop: stopped } : {}),
     dropoff: dropoff ?? { name: joinName(p.billing?.first_name, p.billing?.last_name) ?? '' },
     lineItems: lineItemsOf(p),
     createdAt,

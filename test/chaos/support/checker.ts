@@ -13,7 +13,13 @@
  *               delivered, returned or cancelled for any other state; a shop step written after a later
  *               one; a failed, returned or cancelled delivery marked paid
  *   STALE       the scenario settled but the ledger or the shop does not show the shipment's final state
- *               (invariant 3: the shop ends in the shipment's final state)
+ *               (invariant 3: the shop ends in the shipment's final state), or the ledger ended the order in
+ *               another final state than its own shipment's (a duplicate's news applied to it)
+ *
+ * Issue 30's sequences: an order the shop shows as one to ship again (a WooCommerce payment failed, then paid;
+ * a cancelled order restored) that the ledger ended cancelled is LOST, while one the shop still shows stopped
+ * is not; a held order whose shipment was marked ready (a repair around the hold) and an order that left
+ * `held` with no shop event or replay after the hold (a poll erasing it) are REGRESSED.
  */
 import type { EmulatedShipmentSnapshot } from '@relais/emulators/dispatch';
 import type { OrderSnapshot as ShopifyOrderSnapshot } from '@relais/emulators/shopify';
@@ -142,9 +148,33 @@ export function checkHistory(history: History): CheckReport {
     // ---- LOST ----
     const ready = shipments.filter(markedReady);
     if (shipments.length === 1 && ready.length === 1) report.shipped += 1;
-    if (acknowledged) {
+    const stopped = stoppedInShop(history, order);
+    if (acknowledged && !(stopped && shipments.every((s) => s.status === 'CANCELLED') && ledger?.state !== undefined)) {
       const lost = lostReason(shipments, ready, ledger);
-      if (lost) flag('lost', id, lost);
+      if (lost)
+        flag(
+          'lost',
+          id,
+          stopped === undefined && ledger?.state === 'cancelled' ? `${lost}; the shop shows it as one to ship` : lost,
+        );
+    }
+    // A hold that did not hold: the shipment went to a courier while the ledger still holds the order.
+    if (ledger?.state === 'held' && ready.length > 0) {
+      flag(
+        'regressed',
+        id,
+        `held (${ledger.hold?.code ?? 'no reason'}) in the ledger, yet shipment ${ready[0]!.shipment_id} was marked ready: a hold was bypassed`,
+      );
+    }
+    // The ledger ends where its own shipment ends, never where another shipment with the same reference does.
+    const own = shipments.find((s) => s.shipment_id === ledger?.shipmentId);
+    const ownEnd = own && FINAL_STATUSES.has(own.status) ? STEP_OF_STATUS[own.status] : undefined;
+    if (own && ledger?.state !== undefined && FINAL_STATES.has(ledger.state as OrderState) && ownEnd !== ledger.state) {
+      flag(
+        'stale',
+        id,
+        `the ledger ended the order ${ledger.state} but its own shipment ${own.shipment_id} is ${own.status}`,
+      );
     }
 
     // ---- DUPLICATED: shipments ----
@@ -210,6 +240,19 @@ export function checkHistory(history: History): CheckReport {
     }
   }
   return report;
+}
+
+/** WooCommerce statuses the shop stops an order in (Relais holds or ends it), and Shopify's cancellation. */
+const WOO_STOPPED: ReadonlySet<string> = new Set(['failed', 'cancelled', 'trash', 'refunded']);
+
+/** The shop's final word when it stopped the order (its status), or undefined when it shows one to ship. */
+function stoppedInShop(history: History, order: PlacedOrder): string | undefined {
+  if (order.platform === 'shopify') {
+    const page = history.shopify.orders.find((o) => o.id === order.shopOrderId);
+    return page?.cancelled ? 'cancelled' : undefined;
+  }
+  const status = history.woo.orders.find((o) => o.id === order.shopOrderId)?.status;
+  return status !== undefined && WOO_STOPPED.has(status) ? status : undefined;
 }
 
 function markedReady(shipment: EmulatedShipmentSnapshot): boolean {
@@ -378,7 +421,46 @@ function checkWooOrder(
   }
 }
 
+/**
+ * A hold is left only by what resolves it: a shop event about the order sent after the order was last seen
+ * before its hold, or a replay (relais/replay, relais/reconcile on its timeline). A move out of `held` to a
+ * delivery state with neither (a poll, a delivery webhook, a repair) erased the hold. Moves to dispatching or
+ * ready are a dispatch attempt's, which a stale hold from a worker that lost its lease may precede.
+ */
+function checkHoldsLeft(history: History, id: string, flag: Flag): void {
+  const samples = history.samples.ledger.filter((s) => s.externalOrderId === id && s.state !== undefined);
+  const replayed = (history.ledger.find((l) => l.externalOrderId === id)?.timeline ?? []).some(
+    (e) => e.operation === 'webhook relais/replay' || e.operation === 'webhook relais/reconcile',
+  );
+  if (replayed) return;
+  let heldSince: number | undefined;
+  for (const [i, sample] of samples.entries()) {
+    if (sample.state === 'held') {
+      heldSince ??= i > 0 ? samples[i - 1]!.at : Number.NEGATIVE_INFINITY;
+      continue;
+    }
+    if (heldSince === undefined) continue;
+    // A dispatch attempt's own moves may follow a stale hold of a worker that lost its lease (the ledger lets them).
+    if (sample.state === 'dispatching' || sample.state === 'ready') {
+      heldSince = undefined;
+      continue;
+    }
+    const since = heldSince;
+    const resolved = history.webhooks.some(
+      (w) => w.externalOrderId === id && w.from !== 'dispatch' && w.status === 200 && w.at > since && w.at <= sample.at,
+    );
+    if (!resolved)
+      flag(
+        'regressed',
+        id,
+        `the ledger left held for ${sample.state} (at ${sample.at} ms) with no shop event or replay since the hold`,
+      );
+    heldSince = undefined;
+  }
+}
+
 function checkLedgerSamples(history: History, id: string, flag: Flag): void {
+  checkHoldsLeft(history, id, flag);
   const samples = history.samples.ledger.filter((s) => s.externalOrderId === id);
   let bestStep: { step: string; at: number } | undefined;
   let bestState: { state: OrderState; at: number } | undefined;
