@@ -4,7 +4,9 @@
  * environment (config/env.ts), builds what it needs, runs, and shuts down cleanly on SIGTERM/SIGINT.
  */
 import type { PricedNames } from '../geo/types.js';
-import { serviceId, TariffMemory } from '../jobs/tariff-guard.js';
+import { serviceId } from '../jobs/tariff-guard.js';
+import { describeCandidates } from '../jobs/name-choice.js';
+import { candidatesOf } from '../geo/candidates.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { rawEnvironment, readEnv } from '../config/env.js';
@@ -369,11 +371,16 @@ program
   .argument('<address>', 'the address as the customer wrote it')
   .option('--country <code>', 'ISO country code (SN, CI, TG, BJ, ML, BF, NE)')
   .option('--alias <text=neighbourhood...>', 'a merchant alias to try, e.g. "Pyrotechnie=Sacré-Cœur"')
-  .option('--shop <id>', "use this shop's aliases and what its delivery service is known to price (reads Redis)")
+  .option(
+    '--shop <id>',
+    "use this shop's aliases, and list the candidate names with what its delivery service is known to price",
+  )
   .action(async (address: string, options: { country?: string; alias?: string[]; shop?: string }) => {
     const aliases = Object.fromEntries((options.alias ?? []).map((a) => a.split('=', 2) as [string, string]));
     let country = options.country;
     let pricing: PricedNames | undefined;
+    let candidatesReport: string[] = [];
+    const resolver = NeighbourhoodResolver.load();
     if (options.shop) {
       const base = await baseOptions();
       const shop = base.shops.get(options.shop);
@@ -383,14 +390,23 @@ program
       try {
         const given = { ...aliases }; // the --alias ones win over the shop's
         Object.assign(aliases, await runtime.aliases.forShop(shop), given);
-        pricing = await new TariffMemory(runtime.redis, base.prefix).pricing(serviceId(shop));
+        const first = resolver.resolve({ country, fields: { address1: address }, aliases });
+        if (first.ok) {
+          const candidates = candidatesOf(resolver, first, aliases);
+          const known = await runtime.serviceMap.lookup(
+            serviceId(shop),
+            candidates.map((c) => c.name),
+          );
+          pricing = { isPriced: (name) => known.get(name)?.priced };
+          candidatesReport = describeCandidates(candidates, known, runtime.now());
+        }
       } finally {
         await runtime.close();
       }
     }
     const input = { country, fields: { address1: address }, aliases, ...(pricing ? { pricing } : {}) };
-    const resolution = NeighbourhoodResolver.load().resolve(input);
-    process.stdout.write(`${explainResolution(input, resolution)}\n`);
+    const resolution = resolver.resolve(input);
+    process.stdout.write(`${[explainResolution(input, resolution), ...candidatesReport].join('\n')}\n`);
     process.exitCode = resolution.ok ? 0 : 2;
   });
 
