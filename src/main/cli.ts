@@ -299,6 +299,10 @@ program
     'dispatch: wire profile (JSON file or built-in name) whose dialect the emulator speaks (default: default)',
   )
   .option(
+    '--zone-file <file>',
+    'dispatch: the priced places (CSV country,name,band,lat,lon,covers); any other name gets the fallback tariff',
+  )
+  .option(
     '--product <name:price[:weight[:sku]]>',
     'woocommerce: a product to create in every shop, e.g. "Boubou wax:12500:0.8" (repeatable)',
     (value: string, previous: string[] = []) => [...previous, value],
@@ -315,6 +319,7 @@ program
         manualClock?: boolean;
         stepMs?: number;
         profile?: string;
+        zoneFile?: string;
         product?: string[];
       },
     ) => {
@@ -330,6 +335,7 @@ program
         realtime: !options.manualClock,
         stepMs: options.stepMs,
         profile: options.profile,
+        ...(options.zoneFile !== undefined ? { zoneFile: options.zoneFile } : {}),
         products: options.product,
       };
       // Loaded only for this command, as the demo below: they load the emulators (src/main/emulators.ts).

@@ -6,9 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serviceId } from '../../src/jobs/tariff-guard.js';
-import { shopifyOrderPayload } from '../support/factories.js';
 import { SHOPIFY_SHOP_ID, startTestRelais, type TestRelais } from '../support/relais.js';
-import { postShopify, shipmentsFor, shopifyExternalId, waitForState } from './helpers.js';
+import { dakarCashOrder, postShopify, shipmentsFor, shopifyExternalId, waitForState } from './helpers.js';
 
 let relais: TestRelais;
 beforeAll(async () => {
@@ -18,14 +17,7 @@ afterAll(async () => {
   await relais?.stop();
 });
 
-const order = (address1: string) =>
-  shopifyOrderPayload({
-    total_price: '12000.00',
-    current_total_price: '12000.00',
-    total_outstanding: '12000.00',
-    total_weight: 1500,
-    shipping_address: { address1, city: 'Dakar', latitude: null, longitude: null },
-  });
+const order = dakarCashOrder;
 const quoteCalls = () => relais.emulator.calls().filter((c) => c.operation === 'createQuote').length;
 
 describe('the fallback-tariff guard', () => {
