@@ -70,6 +70,14 @@ describe('relais resolve', () => {
     expect(stdout).toMatch(/An order here is sent as "Ouakam" \(known priced; one quote\)/);
   });
 
+  it("relais map show --shop prints the service map's coverage of the shop's country", async () => {
+    const { stdout, code } = await relaisCli('map', 'show', '--shop', SHOPIFY_SHOP_ID);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/Service map of http:\/\/127\.0\.0\.1:\d+: \d+ gazetteer places/);
+    expect(stdout).toMatch(/priced: [1-9]\d*, at the fallback tariff: \d+, not known: \d+/);
+    expect(stdout).toContain('relais map learn --shop');
+  });
+
   it('says why a city name alone is not enough, and exits non-zero', async () => {
     const { stdout, code } = await relaisCli('resolve', 'Rue 10, Dakar', '--country', 'SN');
     expect(code).toBe(2);

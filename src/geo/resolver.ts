@@ -509,6 +509,12 @@ export class NeighbourhoodResolver {
     return { place: toNeighbourhood(place), containing: containing.map(toNeighbourhood) };
   }
 
+  /** Every place the gazetteer lists for a country (what `relais map learn` asks a service about). */
+  placesOf(country: string): Neighbourhood[] {
+    if (!isCountryCode(country)) return [];
+    return (this.gazetteer.countries.get(country)?.places ?? []).map(toNeighbourhood);
+  }
+
   /** Is this text one of the country's city, region or country names (never sent as a neighbourhood)? */
   isCityRegionOrCountry(country: string, text: string): boolean {
     const key = normaliseTokens(text).join(' ');

@@ -6,6 +6,8 @@
 import type { PricedNames } from '../geo/types.js';
 import { serviceId } from '../jobs/tariff-guard.js';
 import { describeCandidates } from '../jobs/name-choice.js';
+import { learnMap, mapLearnDeps } from '../ops/map-learn.js';
+import { describeCoverage, mapCoverage } from '../ops/map-report.js';
 import { candidatesOf } from '../geo/candidates.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { Command } from 'commander';
@@ -414,6 +416,50 @@ program
     const resolution = resolver.resolve(input);
     process.stdout.write(`${[explainResolution(input, resolution), ...candidatesReport].join('\n')}\n`);
     process.exitCode = resolution.ok ? 0 : 2;
+  });
+
+program
+  .command('map')
+  .description("The shop's delivery service map: which names it prices (learn: ask it for every gazetteer place)")
+  .argument('<action>', 'learn | show')
+  .requiredOption('--shop <id>', 'the shop whose service is asked, from its pickup')
+  .option('--limit <n>', 'learn: ask at most this many names in this run', (v) => Number.parseInt(v, 10))
+  .action(async (action: string, options: { shop: string; limit?: number }) => {
+    if (action !== 'learn' && action !== 'show') throw new Error(`unknown action "${action}": learn or show`);
+    const base = await baseOptions();
+    const shop = base.shops.get(options.shop);
+    if (!shop) throw new Error(`no shop "${options.shop}" in the shop registry`);
+    const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
+    const resolver = NeighbourhoodResolver.load();
+    try {
+      if (action === 'learn') {
+        const report = await learnMap(
+          {
+            ...mapLearnDeps(runtime, base.prefix, shop, resolver),
+            onProgress: (p) => {
+              if (p.asked % 50 === 0) process.stderr.write(`asked ${p.asked} of ${p.toAsk}\n`);
+            },
+          },
+          options.limit === undefined ? {} : { limit: options.limit },
+        );
+        process.stdout.write(
+          `${[
+            `Fallback tariff (the city name '${report.city}'): ${report.fallbackXof.createQuote} XOF by createQuote${report.fallbackXof.simulatePrice === undefined ? '' : `, ${report.fallbackXof.simulatePrice} XOF by simulatePrice`}`,
+            `Asked with ${report.call}: ${report.why}`,
+            `Asked ${report.asked} name(s): ${report.priced} priced, ${report.atFallback} at the fallback, ${report.failed} refused; ${report.alreadyKnown} already known`,
+          ].join('\n')}\n`,
+        );
+      }
+      const coverage = mapCoverage(
+        resolver,
+        shop.country,
+        await runtime.serviceMap.all(serviceId(shop)),
+        runtime.now(),
+      );
+      process.stdout.write(`${describeCoverage(coverage, shop.dispatch)}\n`);
+    } finally {
+      await runtime.close();
+    }
   });
 
 program
