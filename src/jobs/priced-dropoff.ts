@@ -139,7 +139,8 @@ export class PricedDropoff<Q extends { total: number }> {
       .map((c) => this.known.get(c.name))
       .filter((k): k is NamePrice => k !== undefined && !k.priced && !asked.has(k.name))
       .map((k) => `'${k.name}' ${k.totalXof} XOF (quoted ${k.learnedAt.toISOString().slice(0, 10)})`);
-    const tried = [...quoted.map((q) => `'${q.name}' ${q.totalXof} XOF`), ...fromMap].join(', ');
+    const tried =
+      [...quoted.map((q) => `'${q.name}' ${q.totalXof} XOF`), ...fromMap].join(', ') || 'any name of this place';
     const fallbackText = fallback === undefined ? 'the fallback tariff' : `the fallback tariff of ${fallback} XOF`;
     const parts = [
       `the delivery service does not price ${tried}: each was quoted at ${fallbackText} (its price for the city name '${this.dropoff.city}'), which the customer would pay`,
