@@ -11,7 +11,8 @@ import type { DisputeView, ListDisputesResult, OpenDisputeInput, OpenDisputeResu
 import type { NeighbourhoodResolver } from '../geo/resolver.js';
 import type { ReplayResult } from '../jobs/replay.js';
 import type { AliasStore } from '../ledger/alias-store.js';
-import type { OrderLedger } from '../ledger/order-ledger.js';
+import type { OrderLedger, OrderRecord } from '../ledger/order-ledger.js';
+import type { PricedNearby } from './use-cases/priced-nearby.js';
 import type { Logger } from '../log.js';
 import type { CheckResult } from '../ops/checks.js';
 
@@ -91,6 +92,12 @@ export interface DashboardDeps {
   queues: { all(): Queue[] };
   shops: ShopRegistry;
   resolver: Pick<NeighbourhoodResolver, 'resolve'>;
+  /** The held page's one-click aliases to places the shop's service prices (use-cases/priced-nearby.ts). */
+  pricedNearby?(
+    shop: ShopConfig,
+    record: OrderRecord,
+    aliases: Record<string, string>,
+  ): Promise<PricedNearby | undefined>;
   /** src/jobs/replay.ts replayOrder, bound to the runtime. */
   replay(externalOrderId: string): Promise<ReplayResult>;
   disputes: DisputesPort;

@@ -4,7 +4,10 @@
  */
 import { knownDisputes, listDisputesForOrder, openDisputeForOrder } from '../disputes/index.js';
 import { NeighbourhoodResolver } from '../geo/resolver.js';
+import { freshKnowledge } from '../jobs/name-choice.js';
 import { replayOrder } from '../jobs/replay.js';
+import { serviceId } from '../jobs/tariff-guard.js';
+import { pricedNearby } from './use-cases/priced-nearby.js';
 import type { Runtime } from '../main/runtime.js';
 import { reconciliationSummaries } from '../reconcile/index.js';
 import { RedisSessionRevocations } from './auth.js';
@@ -57,6 +60,24 @@ export function dashboardDepsFor(runtime: Runtime, wiring: DashboardWiring): Das
     queues: runtime.queues,
     shops: runtime.options.shops,
     resolver: wiring.resolver ?? NeighbourhoodResolver.load(),
+    pricedNearby: (shop, record, aliases) =>
+      pricedNearby(
+        {
+          resolver: NeighbourhoodResolver.load(),
+          pricedNames: async (s) =>
+            [
+              ...freshKnowledge(
+                new Map((await runtime.serviceMap.all(serviceId(s))).map((p) => [p.name, p])),
+                runtime.now(),
+              ).values(),
+            ]
+              .filter((p) => p.priced)
+              .map((p) => p.name),
+        },
+        shop,
+        record,
+        aliases,
+      ),
     replay: (externalOrderId) => replayOrder(runtime, externalOrderId),
     disputes: {
       open: (externalOrderId, input) => openDisputeForOrder(runtime, externalOrderId, input),

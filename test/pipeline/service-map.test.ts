@@ -7,9 +7,13 @@
 import { fileURLToPath } from 'node:url';
 import { COD_FEE_XOF, FALLBACK_TARIFF_XOF, ZONE_TARIFF_XOF } from '@relais/emulators/dispatch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { heldBody } from '../../src/dashboard/pages.js';
+import { addAliasAndReplay } from '../../src/dashboard/use-cases/add-alias-and-replay.js';
+import { heldOrders } from '../../src/dashboard/use-cases/held-orders.js';
+import { dashboardDepsFor } from '../../src/dashboard/wiring.js';
 import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
 import { serviceId } from '../../src/jobs/tariff-guard.js';
-import { SHOPIFY_SHOP_ID, startTestRelais, type TestRelais } from '../support/relais.js';
+import { randomHex, SHOPIFY_SHOP_ID, startTestRelais, type TestRelais } from '../support/relais.js';
 import { dakarCashOrder, postShopify, shipmentsFor, shopifyExternalId, waitForState } from './helpers.js';
 
 const ZONE_FILE = fileURLToPath(new URL('../fixtures/service-maps/differently-cut.csv', import.meta.url));
@@ -109,5 +113,23 @@ describe('an order whose place the service does not price', () => {
     const names = placed.filter((r) => r.state === 'ready').map((r) => r.neighbourhood?.name ?? '');
     expect(names.length).toBe(shipped.length);
     for (const name of names) expect(resolver.isCityRegionOrCountry('SN', name), name).toBe(false);
+  });
+});
+
+describe('the held page of an order whose place the service does not price', () => {
+  it('offers the priced places nearest the address as one-click aliases, and one click ships the order', async () => {
+    const ports = dashboardDepsFor(relais.web.runtime, { token: `dash_${randomHex(16)}` });
+    const { held } = await heldOrders(ports, 50);
+    const mermoz = held.find((h) => h.record.order?.dropoff.address1 === 'Villa 40, Mermoz');
+    expect(mermoz?.pricedNearby?.text).toBe('Mermoz');
+    expect(mermoz?.pricedNearby?.places.map((p) => p.name)).toContain('Sacré Coeur');
+    const page = String(heldBody({ held: held.map((h) => ({ ...h, shopName: 'Dakar Mode' })), csrf: 'token' }));
+    expect(page).toContain('Send "Mermoz" as Sacré Coeur');
+
+    const id = mermoz!.record.meta.externalOrderId;
+    const result = await addAliasAndReplay(ports, id, { text: 'Mermoz', neighbourhood: 'Sacré Coeur' });
+    expect(result.kind).toBe('replayed');
+    const record = await waitForState(relais, id, ['ready']);
+    expect(record.neighbourhood?.name).toBe('Sacré Coeur');
   });
 });
