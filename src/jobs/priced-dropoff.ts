@@ -138,20 +138,20 @@ export class PricedDropoff<Q extends { total: number }> {
     const fromMap = this.dropoff.candidates
       .map((c) => this.known.get(c.name))
       .filter((k): k is NamePrice => k !== undefined && !k.priced && !asked.has(k.name))
-      .map((k) => `'${k.name}' ${k.totalXof} XOF (quoted ${k.learnedAt.toISOString().slice(0, 10)})`);
+      .map((k) => `'${k.name}' at ${k.totalXof} XOF (quoted ${k.learnedAt.toISOString().slice(0, 10)})`);
     const tried =
-      [...quoted.map((q) => `'${q.name}' ${q.totalXof} XOF`), ...fromMap].join(', ') || 'any name of this place';
+      [...quoted.map((q) => `'${q.name}' at ${q.totalXof} XOF`), ...fromMap].join(', ') || 'any name of this place';
     const fallbackText = fallback === undefined ? 'the fallback tariff' : `the fallback tariff of ${fallback} XOF`;
     const parts = [
       `the delivery service does not price ${tried}: each was quoted at ${fallbackText} (its price for the city name '${this.dropoff.city}'), which the customer would pay`,
     ];
     if (untried.length > 0)
       parts.push(
-        `not quoted yet (at most ${MAX_EXTRA_QUOTES} quotes beyond the order's own per attempt): ${untried.map((c) => `'${c.name}'`).join(', ')}; replaying the order tries them`,
+        `Not quoted yet (at most ${MAX_EXTRA_QUOTES} quotes beyond the order's own per attempt): ${untried.map((c) => `'${c.name}'`).join(', ')}; replaying the order tries them`,
       );
     const nearest = await nearestPriced(this.deps, this.service.id, this.dropoff, order);
     if (nearest.length > 0)
-      parts.push(`places near the address it prices: ${nearest.map((n) => `${n.name} (${n.km} km)`).join(', ')}`);
+      parts.push(`Places near the address it prices: ${nearest.map((n) => `${n.name} (${n.km} km)`).join(', ')}`);
     parts.push('Add an alias from the address to a neighbourhood the service prices, then replay the order.');
     return { code: 'neighbourhood_not_priced', message: parts.join('. ') };
   }

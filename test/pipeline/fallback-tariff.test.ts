@@ -30,7 +30,7 @@ describe('the fallback-tariff guard', () => {
     expect(record.hold).toMatchObject({
       code: 'neighbourhood_not_priced',
       message: expect.stringMatching(
-        /does not price 'Mermoz' \d+ XOF: each was quoted at the fallback tariff of \d+ XOF \(its price for the city name 'Dakar'\).*alias/,
+        /does not price 'Mermoz' at \d+ XOF: each was quoted at the fallback tariff of \d+ XOF \(its price for the city name 'Dakar'\).*alias/,
       ),
     });
     expect(shipmentsFor(relais, extId)).toEqual([]);

@@ -90,8 +90,8 @@ describe('an order whose place the service does not price', () => {
     expect(record.state).toBe('held');
     expect(shipments).toEqual([]);
     expect(record.hold?.code).toBe('neighbourhood_not_priced');
-    expect(record.hold?.message).toContain(`does not price 'Mermoz' ${FALLBACK_TOTAL} XOF`);
-    expect(record.hold?.message).toMatch(/places near the address it prices: Sacré Coeur \(\d+(\.\d)? km\)/);
+    expect(record.hold?.message).toContain(`does not price 'Mermoz' at ${FALLBACK_TOTAL} XOF`);
+    expect(record.hold?.message).toMatch(/Places near the address it prices: Sacré Coeur \(\d+(\.\d)? km\)/);
     expect(record.hold?.message).toMatch(/alias/);
   });
 
@@ -99,7 +99,7 @@ describe('an order whose place the service does not price', () => {
     const quotes = calls('createQuote');
     const { record } = await place('Villa 41, Mermoz');
     expect(record.hold?.code).toBe('neighbourhood_not_priced');
-    expect(record.hold?.message).toMatch(/'Mermoz' \d+ XOF \(quoted \d{4}-\d{2}-\d{2}\)/);
+    expect(record.hold?.message).toMatch(/'Mermoz' at \d+ XOF \(quoted \d{4}-\d{2}-\d{2}\)/);
     expect(calls('createQuote')).toBe(quotes);
   });
 
