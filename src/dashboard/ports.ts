@@ -15,6 +15,7 @@ import type { OrderLedger, OrderRecord } from '../ledger/order-ledger.js';
 import type { PricedNearby } from './use-cases/priced-nearby.js';
 import type { Logger } from '../log.js';
 import type { CheckResult } from '../ops/checks.js';
+import type { MapLearnStatus } from '../ops/map-learn-runs.js';
 
 /**
  * The latest reconciliation run, as the reconciliation job (src/reconcile) records it. The dashboard
@@ -81,6 +82,10 @@ export interface ShopConnectionsPort {
   beginShopify?(input: { domain: string; shopId: string; binding: string }): Promise<string>;
   /** The URL to send the merchant to, to authorise Relais on a WooCommerce store. */
   beginWooCommerce?(input: { storeUrl: string; shopId: string; binding: string }): Promise<string>;
+  /** Starts learning the shop's service map in the background (src/ops/map-learn-runs.ts), once switched on. */
+  learnMap?(shop: ShopConfig): void;
+  /** How far that learning went, for the shop's settings page. */
+  mapStatus?(shopId: string): Promise<MapLearnStatus | undefined>;
 }
 
 export interface DashboardDeps {

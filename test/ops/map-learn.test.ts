@@ -7,9 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
 import { serviceId } from '../../src/jobs/tariff-guard.js';
 import { learnMap, mapLearnDeps, namesToLearn, type MapLearnReport } from '../../src/ops/map-learn.js';
+import { MapLearnRuns } from '../../src/ops/map-learn-runs.js';
 import { describeCoverage, mapCoverage } from '../../src/ops/map-report.js';
 import { dakarCashOrder, postShopify, shopifyExternalId, waitForState } from '../pipeline/helpers.js';
-import { SHOPIFY_SHOP_ID, startTestRelais, type TestRelais } from '../support/relais.js';
+import { SHOPIFY_SHOP_ID, startTestRelais, WOO_SHOP_ID, type TestRelais } from '../support/relais.js';
 
 const ZONE_FILE = fileURLToPath(new URL('../fixtures/service-maps/differently-cut.csv', import.meta.url));
 const resolver = NeighbourhoodResolver.load();
@@ -83,5 +84,26 @@ describe('learning the service map before the first order', () => {
     const text = describeCoverage(coverage, shop.dispatch);
     expect(text).toMatch(/priced: \d+, at the fallback tariff: \d+, not known: 0/);
     expect(text).toContain('- Les Almadies (Almadies)');
+  });
+
+  it('learns in the background after "Check and switch on", with its progress for the settings page', async () => {
+    const shop = relais.shops.get(WOO_SHOP_ID)!;
+    const runs = new MapLearnRuns(
+      relais.worker.runtime.redis,
+      relais.prefix,
+      (s) => mapLearnDeps(relais.worker.runtime, relais.prefix, s, resolver),
+      relais.worker.runtime.options.logger,
+    );
+    const run = runs.start(shop);
+    expect(runs.start(shop)).toBe(run); // one run per shop at a time
+    await run;
+    const status = await runs.status(WOO_SHOP_ID);
+    expect(status).toMatchObject({ state: 'learned', failed: 0 });
+    // Every CI name not already known: the two shops share one service, so names both countries use were learned.
+    expect(status!.asked).toBe(status!.toAsk);
+    expect(status!.asked).toBeGreaterThan(namesToLearn({ resolver }, 'CI').length - 10);
+    const known = await relais.worker.runtime.serviceMap.lookup(serviceId(shop), ['Les deux-Plateaux', 'Cocody']);
+    expect(known.get('Les deux-Plateaux')?.priced).toBe(true);
+    expect(known.get('Cocody')?.priced).toBe(false);
   });
 });
