@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serviceId, TariffMemory } from '../src/jobs/tariff-guard.js';
+import { serviceId } from '../src/jobs/tariff-guard.js';
 import { shopifyOrderPayload } from './support/factories.js';
 import { SHOPIFY_SHOP_ID, startTestRelais, type TestRelais } from './support/relais.js';
 import { postShopify, shipmentsFor, shopifyExternalId, waitForIdle, waitForState } from './pipeline/helpers.js';
@@ -56,13 +56,26 @@ describe('relais resolve', () => {
     expect(stdout).toMatch(/"Sacre Coeur 3"/);
   });
 
-  it("with --shop, says which nested name is sent and whether the shop's delivery service is known to price it", async () => {
+  it("with --shop, lists the candidate names with what the shop's delivery service is known to price", async () => {
     const shop = relais.shops.get(SHOPIFY_SHOP_ID)!;
-    await new TariffMemory(relais.worker.runtime.redis, relais.prefix).remember(serviceId(shop), 'Cite Avion', true);
+    const learnedAt = new Date('2026-11-27T10:00:00Z');
+    await relais.worker.runtime.serviceMap.record({ id: serviceId(shop), baseUrl: shop.dispatch.baseUrl }, [
+      { name: 'Cite Avion', priced: false, totalXof: 4_800, quotedFor: 'Plateau|0-1kg|prepaid', learnedAt },
+      { name: 'Ouakam', priced: true, totalXof: 2_300, quotedFor: 'Plateau|0-1kg|prepaid', learnedAt },
+    ]);
     const { stdout, code } = await relaisCli('resolve', 'Ouakam, cité Avion', '--shop', SHOPIFY_SHOP_ID);
     expect(code).toBe(0);
-    expect(stdout).toMatch(/Cite Avion \(wof:locality\): priced yes ← sent/);
-    expect(stdout).toMatch(/Sent to the dispatch service as the neighbourhood: "Cite Avion"/);
+    expect(stdout).toMatch(/- Cite Avion \[gazetteer\]: at the fallback tariff, 4800 XOF/);
+    expect(stdout).toMatch(/- Ouakam \[area, wider: Ouakam\]: priced, 2300 XOF/);
+    expect(stdout).toMatch(/An order here is sent as "Ouakam" \(known priced; one quote\)/);
+  });
+
+  it("relais map show --shop prints the service map's coverage of the shop's country", async () => {
+    const { stdout, code } = await relaisCli('map', 'show', '--shop', SHOPIFY_SHOP_ID);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/Service map of http:\/\/127\.0\.0\.1:\d+: \d+ gazetteer places/);
+    expect(stdout).toMatch(/priced: [1-9]\d*, at the fallback tariff: \d+, not known: \d+/);
+    expect(stdout).toContain('relais map learn --shop');
   });
 
   it('says why a city name alone is not enough, and exits non-zero', async () => {

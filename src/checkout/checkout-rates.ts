@@ -36,6 +36,7 @@ import type { ShopConfig } from '../config/shops.js';
 import { xof, type Xof } from '../domain/money.js';
 import { DeliveryError } from '../domain/delivery.js';
 import type { AddressFields, NeighbourhoodResolver } from '../geo/resolver.js';
+import type { ServiceMapStore } from '../ledger/service-map.js';
 import type { AliasStore } from '../ledger/alias-store.js';
 import type { Logger } from '../log.js';
 import { judgeQuote, serviceId, weightLabel, type FallbackKey, type TariffMemory } from '../jobs/tariff-guard.js';
@@ -84,6 +85,8 @@ export interface CheckoutRatesDeps {
   flights: SingleFlight<CheckoutPrice>;
   /** The fallback-tariff guard's memory, shared with the dispatch job (same serviceId). */
   tariffs: TariffMemory;
+  /** The service map (src/ledger/service-map.ts): a name seen at the fallback is recorded for the dispatch job. */
+  serviceMap?: Pick<ServiceMapStore, 'record'>;
   fees: CodFeeMemory;
   logger: Logger;
   /** Told of every rate withheld (fallback tariff, above the maximum), for the metrics. */
@@ -196,7 +199,17 @@ export async function priceAtCheckout(
     ]);
     const verdict = judgeQuote(simulated, fallback, false);
     if (verdict.kind === 'fallback') {
-      await deps.tariffs.remember(service, neighbourhood.name, false).catch(() => undefined);
+      await deps.serviceMap
+        ?.record({ id: service, baseUrl: shop.dispatch.baseUrl }, [
+          {
+            name: neighbourhood.name,
+            priced: false,
+            totalXof: simulated,
+            quotedFor: 'simulatePrice',
+            learnedAt: new Date(),
+          },
+        ])
+        .catch(() => undefined);
       return { kind: 'fallback', simulatedXof: simulated, fallbackXof: verdict.fallbackXof, city: neighbourhood.city };
     }
     const amount = xof(simulated + fee);

@@ -21,6 +21,7 @@ import type { RedisClient } from '../redis.js';
 import type { ShopRegistry } from '../config/shops.js';
 import { NeighbourhoodResolver } from '../geo/resolver.js';
 import { TariffMemory } from '../jobs/tariff-guard.js';
+import type { ServiceMapStore } from '../ledger/service-map.js';
 import type { AliasStore } from '../ledger/alias-store.js';
 import type { Logger } from '../log.js';
 import { VERIFICATION_STATUS } from '../http/verification.js';
@@ -44,6 +45,8 @@ export interface CheckoutRouteDeps {
   logger: Logger;
   /** The operators' run-time neighbourhood aliases (the ledger's database). */
   aliases: Pick<AliasStore, 'list'>;
+  /** Where a name priced at the fallback is recorded (the service map, shared with the dispatch job). */
+  serviceMap?: Pick<ServiceMapStore, 'record'>;
   now?(): Date;
   /** Defaults to the gazetteer in data/neighbourhoods. */
   resolver?: NeighbourhoodResolver;
@@ -65,6 +68,7 @@ export function checkoutRoutes(deps: CheckoutRouteDeps): Router {
   const rates: CheckoutRatesDeps = {
     resolver: new ResolutionMemo(deps.resolver ?? NeighbourhoodResolver.load()),
     aliases: deps.aliases,
+    ...(deps.serviceMap ? { serviceMap: deps.serviceMap } : {}),
     cache: new RateCache(deps.redis, deps.prefix),
     prices,
     flights: new SingleFlight<CheckoutPrice>(),

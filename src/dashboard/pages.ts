@@ -9,6 +9,7 @@ import type { OrderRecord, OrderState, TimelineEntry } from '../ledger/order-led
 import { amountToCollect, type CodFigures, type OrderListing } from './data.js';
 import { formatTime, formatXof, html, safeHref, type SafeHtml } from './html.js';
 import type { ReconciliationSummary } from './ports.js';
+import type { PricedNearby } from './use-cases/priced-nearby.js';
 
 export const ORDER_STATES: readonly OrderState[] = [
   'received',
@@ -198,6 +199,17 @@ function fact(label: string, value: SafeHtml | string | number | undefined): Saf
   return html`<dt>${label}</dt><dd>${value === undefined || value === '' ? html`<span class="muted">—</span>` : value}</dd>`;
 }
 
+/** One button per priced place near the address: the alias from the customer's words to it, then a replay. */
+function pricedAliasForms(record: OrderRecord, csrf: string | undefined, offer: PricedNearby): SafeHtml {
+  const action = `/dashboard/held/${encodeURIComponent(record.meta.externalOrderId)}/alias`;
+  return html`<div class="priced-nearby"><span class="muted">Places near the address the service prices:</span>
+    ${offer.places.map(
+      (p) => html`<form class="inline" method="post" action="${action}">
+      ${csrfField(csrf)}<input type="hidden" name="text" value="${offer.text}"><input type="hidden" name="neighbourhood" value="${p.name}">
+      <button class="primary" type="submit">Send "${offer.text}" as ${p.name} (${p.km} km)</button></form>`,
+    )}</div>`;
+}
+
 export function fixForms(record: OrderRecord, csrf: string | undefined, suggestions: string[]): SafeHtml {
   const id = record.meta.externalOrderId;
   const listId = `suggest-${id.replace(/[^A-Za-z0-9_-]/g, '-')}`;
@@ -297,7 +309,7 @@ export function orderDetailBody(view: OrderDetailView): SafeHtml {
 // ----------------------------------------------------------------------------------------- held
 
 export interface HeldView {
-  held: { record: OrderRecord; shopName: string; suggestions: string[] }[];
+  held: { record: OrderRecord; shopName: string; suggestions: string[]; pricedNearby?: PricedNearby }[];
   /** Shipments with no recorded markReady past the watchdog bound (held or not). */
   unready?: { record: OrderRecord; shopName: string; since: Date }[];
   csrf?: string;
@@ -323,6 +335,7 @@ export function heldBody(view: HeldView): SafeHtml {
       record,
       shopName,
       suggestions,
+      pricedNearby,
     }) => html`<div class="card" id="${`held-${record.meta.externalOrderId.replace(/[^A-Za-z0-9_-]/g, '-')}`}">
       <h2><a href="${orderHref(record.meta.externalOrderId)}">${record.meta.orderName}</a> <span class="muted">· ${shopName} · held since ${formatTime(record.hold?.at)}</span></h2>
       <div class="reason"><strong>${record.hold?.code ?? 'held'}</strong>: ${record.hold?.message ?? 'no reason recorded'}</div>
@@ -331,6 +344,7 @@ export function heldBody(view: HeldView): SafeHtml {
         ${fact('To collect', formatXof(amountToCollect(record)))}
         ${suggestions.length > 0 ? fact('Closest neighbourhoods', suggestions.join(', ')) : ''}
       </dl>
+      ${pricedNearby ? pricedAliasForms(record, view.csrf, pricedNearby) : ''}
       ${fixForms(record, view.csrf, suggestions)}
     </div>`,
   )}`;

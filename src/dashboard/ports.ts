@@ -11,9 +11,11 @@ import type { DisputeView, ListDisputesResult, OpenDisputeInput, OpenDisputeResu
 import type { NeighbourhoodResolver } from '../geo/resolver.js';
 import type { ReplayResult } from '../jobs/replay.js';
 import type { AliasStore } from '../ledger/alias-store.js';
-import type { OrderLedger } from '../ledger/order-ledger.js';
+import type { OrderLedger, OrderRecord } from '../ledger/order-ledger.js';
+import type { PricedNearby } from './use-cases/priced-nearby.js';
 import type { Logger } from '../log.js';
 import type { CheckResult } from '../ops/checks.js';
+import type { MapLearnStatus } from '../ops/map-learn-runs.js';
 
 /**
  * The latest reconciliation run, as the reconciliation job (src/reconcile) records it. The dashboard
@@ -87,6 +89,10 @@ export interface ShopConnectionsPort {
     shopId: string;
     binding: string;
   }): Promise<{ url: string } | { refused: string }>;
+  /** Starts learning the shop's service map in the background (src/ops/map-learn-runs.ts), once switched on. */
+  learnMap?(shop: ShopConfig): void;
+  /** How far that learning went, for the shop's settings page. */
+  mapStatus?(shopId: string): Promise<MapLearnStatus | undefined>;
 }
 
 export interface DashboardDeps {
@@ -98,6 +104,12 @@ export interface DashboardDeps {
   queues: { all(): Queue[] };
   shops: ShopRegistry;
   resolver: Pick<NeighbourhoodResolver, 'resolve'>;
+  /** The held page's one-click aliases to places the shop's service prices (use-cases/priced-nearby.ts). */
+  pricedNearby?(
+    shop: ShopConfig,
+    record: OrderRecord,
+    aliases: Record<string, string>,
+  ): Promise<PricedNearby | undefined>;
   /** src/jobs/replay.ts replayOrder, bound to the runtime. */
   replay(externalOrderId: string): Promise<ReplayResult>;
   disputes: DisputesPort;

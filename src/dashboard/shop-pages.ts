@@ -2,8 +2,9 @@
  * The Connect page (issue 17): the shops Relais serves, the two ways to connect one, and a connected shop's
  * settings. Secrets never come back in a page: the dispatch key field is always empty, with whether one is stored.
  */
+import type { MapLearnStatus } from '../ops/map-learn-runs.js';
 import type { ConnectedShop } from '../config/shop-directory.js';
-import { html, safeHref, type SafeHtml } from './html.js';
+import { formatTime, html, safeHref, type SafeHtml } from './html.js';
 import { COUNTRIES, type ShopSettingsView } from './use-cases/shop-settings.js';
 
 export interface ShopsView {
@@ -91,6 +92,15 @@ export function continueBody(platform: string, url: string): SafeHtml {
 const input = (label: string, name: string, value: string, extra: SafeHtml | string = '') =>
   html`<label>${label}<input name="${name}" value="${value}" ${extra}></label>`;
 
+/** How far learning the service map went after "Check and switch on" (`relais map show` for the whole map). */
+function serviceMapCard(s: MapLearnStatus): SafeHtml {
+  const counts = `${s.asked} of ${s.toAsk} names asked: ${s.priced} priced, ${s.atFallback} at the fallback tariff${s.failed > 0 ? `, ${s.failed} refused` : ''}`;
+  const state = { learning: 'Learning', learned: 'Learned', failed: 'Stopped' }[s.state];
+  return html`<div class="card" id="service-map"><h2>Service map</h2>
+    <p>${state} (${formatTime(s.at)}): ${counts}.</p>${s.detail ? html`<p class="muted">${s.detail}</p>` : ''}
+    <p class="muted">Which names the delivery service prices, asked for every neighbourhood of the shop's country; <code>relais map learn --shop &lt;id&gt;</code> resumes it, <code>relais map show --shop &lt;id&gt;</code> shows it.</p></div>`;
+}
+
 export function shopSettingsBody(view: ShopSettingsView & { csrf?: string; problems?: string[] }): SafeHtml {
   const { shop, form } = view;
   const action = shopSettingsHref(shop.id);
@@ -128,5 +138,6 @@ export function shopSettingsBody(view: ShopSettingsView & { csrf?: string; probl
         ? html`<p>Relais dispatches this shop's orders.</p><button class="secondary" type="submit">Switch off</button>`
         : html`<p>Relais runs <code>relais doctor</code>'s checks for this shop (dispatch key, pickup, the shop's credentials and webhooks) before it starts dispatching its orders.</p><button type="submit">Check and switch on</button>`
     }
-  </form>`;
+  </form>
+  ${view.serviceMap ? serviceMapCard(view.serviceMap) : ''}`;
 }

@@ -4,7 +4,12 @@
  */
 import { knownDisputes, listDisputesForOrder, openDisputeForOrder } from '../disputes/index.js';
 import { NeighbourhoodResolver } from '../geo/resolver.js';
+import { freshKnowledge } from '../jobs/name-choice.js';
 import { replayOrder } from '../jobs/replay.js';
+import { serviceId } from '../jobs/tariff-guard.js';
+import { pricedNearby } from './use-cases/priced-nearby.js';
+import { MapLearnRuns } from '../ops/map-learn-runs.js';
+import { mapLearnDeps } from '../ops/map-learn.js';
 import type { Runtime } from '../main/runtime.js';
 import { reconciliationSummaries } from '../reconcile/index.js';
 import { RedisSessionRevocations } from './auth.js';
@@ -34,6 +39,8 @@ function connectionsFor(runtime: Runtime, wiring: DashboardWiring): ShopConnecti
   if (!runtime.shopSecrets) return undefined;
   const resolver = NeighbourhoodResolver.load();
   const logger = runtime.options.logger.child({ component: 'connect' });
+  const prefix = runtime.options.prefix;
+  const maps = new MapLearnRuns(runtime.redis, prefix, (shop) => mapLearnDeps(runtime, prefix, shop, resolver), logger);
   return {
     directory: runtime.shopDirectory,
     secrets: runtime.shopSecrets,
@@ -43,6 +50,8 @@ function connectionsFor(runtime: Runtime, wiring: DashboardWiring): ShopConnecti
       return checkShop(shop, { resolver, publicUrl: wiring.publicUrl, fix: true, timeoutMs: 10_000, logger });
     },
     announce: wiring.announceShops ?? (async () => undefined),
+    learnMap: (shop) => void maps.start(shop),
+    mapStatus: (shopId) => maps.status(shopId),
     ...(wiring.beginShopify ? { beginShopify: wiring.beginShopify } : {}),
     ...(wiring.beginWooCommerce ? { beginWooCommerce: wiring.beginWooCommerce } : {}),
   };
@@ -57,6 +66,24 @@ export function dashboardDepsFor(runtime: Runtime, wiring: DashboardWiring): Das
     queues: runtime.queues,
     shops: runtime.options.shops,
     resolver: wiring.resolver ?? NeighbourhoodResolver.load(),
+    pricedNearby: (shop, record, aliases) =>
+      pricedNearby(
+        {
+          resolver: NeighbourhoodResolver.load(),
+          pricedNames: async (s) =>
+            [
+              ...freshKnowledge(
+                new Map((await runtime.serviceMap.all(serviceId(s))).map((p) => [p.name, p])),
+                runtime.now(),
+              ).values(),
+            ]
+              .filter((p) => p.priced)
+              .map((p) => p.name),
+        },
+        shop,
+        record,
+        aliases,
+      ),
     replay: (externalOrderId) => replayOrder(runtime, externalOrderId),
     disputes: {
       open: (externalOrderId, input) => openDisputeForOrder(runtime, externalOrderId, input),

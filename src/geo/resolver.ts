@@ -352,17 +352,7 @@ export class NeighbourhoodResolver {
     if (found) return found;
     found = [];
     const index = this.gazetteer.countries.get(p.country);
-    // A name that opens this one, a few km away, holds it too: "Angré" holds "Angré Cocoteraie", and Angré's parent is Cocody.
-    const opening = (q: Place) =>
-      q.tokens
-        .slice(0, -1)
-        .flatMap((_, n) =>
-          (index?.byKey.get(q.tokens.slice(0, n + 1).join(' ')) ?? [])
-            .filter(
-              (h) => h.kind === 'exact' && h.place !== q && (placesDistanceKm(h.place, q) ?? 0) <= COORDS_RADIUS_KM,
-            )
-            .map((h) => h.place),
-        );
+    const opening = (q: Place) => (index ? this.openingNames(index, q) : []);
     let frontier = [p];
     for (let depth = 0; depth < 3 && index && frontier.length > 0; depth++) {
       const next = frontier.flatMap((q) => [
@@ -374,6 +364,17 @@ export class NeighbourhoodResolver {
     }
     this.ancestors.set(p, found);
     return found;
+  }
+
+  /** A name that opens this one, a few km away, holds it too: "Angré" holds "Angré Cocoteraie", and Angré's parent is Cocody. */
+  private openingNames(index: CountryIndex, q: Place): Place[] {
+    return q.tokens
+      .slice(0, -1)
+      .flatMap((_, n) =>
+        (index.byKey.get(q.tokens.slice(0, n + 1).join(' ')) ?? [])
+          .filter((h) => h.kind === 'exact' && h.place !== q && (placesDistanceKm(h.place, q) ?? 0) <= COORDS_RADIUS_KM)
+          .map((h) => h.place),
+      );
   }
 
   /** The commune (a place of specificity 1) whose own point is the nearest to this place's, within AREA_MAX_KM. */
@@ -475,6 +476,69 @@ export class NeighbourhoodResolver {
       group[0]!,
       `${names}: none is known to be priced; the area ${group[0]!.place.name} is sent (the fallback-tariff guard decides)`,
     );
+  }
+
+  /**
+   * The gazetteer's place of this country named `name` (as a resolution names it), with the wider places that
+   * hold it, most precise first: its official parents (a Dakar row's département among them) and the names that
+   * open it a few km away ("Sacré Coeur" holds "Sacré-Cœur 3"), then theirs, up to a commune: nothing wider
+   * than a commune or département is followed (an arrondissement holds places several km apart). Not the
+   * nearest commune by distance: Dakar's communes d'arrondissement are 1–3 km across, so that guess is often
+   * wrong. For the candidate names of an order (candidates.ts); city, region and country names are never places.
+   */
+  placeNamed(country: string, name: string): { place: Neighbourhood; containing: Neighbourhood[] } | undefined {
+    const place = this.findPlace(country, name);
+    const index = isCountryCode(country) ? this.gazetteer.countries.get(country) : undefined;
+    if (!place || !index) return undefined;
+    const containing: Place[] = [];
+    const top = (q: Place) => q.specificity === 1 || q.commune;
+    let frontier = [place];
+    for (let depth = 0; depth < 3 && frontier.length > 0; depth++) {
+      const next = frontier
+        .filter((q) => q === place || !top(q))
+        .flatMap((q) => [
+          ...q.parents.flatMap((key) => (index.byKey.get(key.join(' ')) ?? []).map((h) => h.place)),
+          ...this.openingNames(index, q),
+        ]);
+      frontier = [...new Set(next)].filter((q) => q !== place && q.name !== place.name && !containing.includes(q));
+      containing.push(...frontier);
+    }
+    // Quartier-sized areas first, then communes d'arrondissement, then whole communes: finest to widest.
+    const rank = (q: Place) => (q.specificity === 1 ? 2 : q.commune ? 1 : 0);
+    containing.sort((a, b) => rank(a) - rank(b));
+    return { place: toNeighbourhood(place), containing: containing.map(toNeighbourhood) };
+  }
+
+  /** Every place the gazetteer lists for a country (what `relais map learn` asks a service about). */
+  placesOf(country: string): Neighbourhood[] {
+    if (!isCountryCode(country)) return [];
+    return (this.gazetteer.countries.get(country)?.places ?? []).map(toNeighbourhood);
+  }
+
+  /** Is this text one of the country's city, region or country names (never sent as a neighbourhood)? */
+  isCityRegionOrCountry(country: string, text: string): boolean {
+    const key = normaliseTokens(text).join(' ');
+    return this.gazetteer.blocked.some((b) => b.key === key && (b.country === country || b.kind === 'country'));
+  }
+
+  /**
+   * Of `names` (as a service spells them), those whose gazetteer place lies nearest `point`, nearest first, with
+   * the distance in km: the priced places a hold offers as aliases. A name the gazetteer does not know is left out.
+   */
+  nearestOf(country: string, point: Point, names: string[], limit: number): { name: string; km: number }[] {
+    const found: { name: string; km: number }[] = [];
+    for (const name of names) {
+      const place = this.findPlace(country, name);
+      const km = place ? placeDistanceKm(place, point) : undefined;
+      if (km !== undefined) found.push({ name, km: Math.round(km * 10) / 10 });
+    }
+    return found.sort((a, b) => a.km - b.km || a.name.localeCompare(b.name)).slice(0, limit);
+  }
+
+  private findPlace(country: string, name: string): Place | undefined {
+    if (!isCountryCode(country)) return undefined;
+    const hits = this.gazetteer.countries.get(country)?.byKey.get(normaliseTokens(name).join(' ')) ?? [];
+    return (hits.find((h) => h.place.name === name) ?? hits.find((h) => h.kind === 'exact') ?? hits[0])?.place;
   }
 
   /** The directory the gazetteer was read from. */

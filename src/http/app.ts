@@ -7,6 +7,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { randomUUID } from 'node:crypto';
 import { logContext, type Logger } from '../log.js';
 import { checkoutRoutes } from '../checkout/routes.js';
+import type { ServiceMapStore } from '../ledger/service-map.js';
 import type { AliasStore } from '../ledger/alias-store.js';
 import { dashboardRoutes, type DashboardDeps } from '../dashboard/index.js';
 import { dispatchWebhookRoutes } from './routes/dispatch-webhooks.js';
@@ -31,6 +32,8 @@ export interface AppDeps extends WebhookDeps {
   logger: Logger;
   /** The operators' run-time neighbourhood aliases, read when pricing a checkout (the ledger's database). */
   aliases: Pick<AliasStore, 'list'>;
+  /** Where a name priced at the fallback at checkout is recorded, for the dispatch path (the ledger's database). */
+  serviceMap?: Pick<ServiceMapStore, 'record'>;
   /**
    * The ledger's database, reported by /readyz. Not required for readiness: webhooks are taken into Redis while it
    * is away (the worker, which needs it, answers 503 then).

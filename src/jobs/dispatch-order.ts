@@ -25,8 +25,6 @@ import {
 import { doorAmount, goodsOwed } from '../domain/door-amount.js';
 import { xof } from '../domain/money.js';
 import { showsMarkedReady } from '../domain/shipment-status.js';
-import { resolveDeliveryAddress } from '../geo/order-address.js';
-import type { PricedNames } from '../geo/types.js';
 import type { NeighbourhoodResolver } from '../geo/resolver.js';
 import type { AliasStore } from '../ledger/alias-store.js';
 import { DISPATCHED_STATES, type OrderState } from '../domain/order-state.js';
@@ -43,14 +41,9 @@ import { quoteRequestFor, shipmentRequestFor } from './delivery-requests.js';
 import type { DispatchJob } from './queues.js';
 import { OrderLockLostError, withOrderLock, type OrderLock } from './order-lock.js';
 import type { ShopRateLimiter } from './rate-limit.js';
-import {
-  judgeQuote,
-  serviceId,
-  weightBandOf,
-  weightLabel,
-  type FallbackKey,
-  type TariffMemory,
-} from './tariff-guard.js';
+import type { ServiceMapStore } from '../ledger/service-map.js';
+import { PricedDropoff, resolveDropoff } from './priced-dropoff.js';
+import { weightLabel, type TariffMemory } from './tariff-guard.js';
 
 /** What the dispatch job asks of the shop's delivery service (the port, src/domain/delivery.ts). */
 export type DispatchDelivery = Pick<DeliveryService, 'quote' | 'createShipment' | 'shipmentForOrder' | 'markReady'>;
@@ -78,8 +71,10 @@ export interface PipelineDeps {
   onUnknownState?(shopId: string, state: string): void;
   /** Paces this shop's dispatch calls (policy.dispatchCallsPerSecond) across every worker; absent: unpaced. */
   rateLimiter?: ShopRateLimiter;
-  /** The fallback-tariff guard's memory (tariff-guard.ts); absent: quotes are not checked against the fallback. */
+  /** The fallback tariff's memory (tariff-guard.ts); absent: quotes are not checked against the fallback. */
   tariffs?: TariffMemory;
+  /** Which names each service prices (priced-dropoff.ts); absent: nothing is learned from one order to the next. */
+  serviceMap?: ServiceMapStore;
 }
 
 export type DispatchOutcome =
@@ -241,45 +236,58 @@ async function ship(attempt: Attempt, record: OrderRecord, aliases: Record<strin
   };
   const lookUp = () => call('getShipmentByExternalOrder', () => delivery.shipmentForOrder(order.externalOrderId));
 
-  const pricing = deps.tariffs ? await deps.tariffs.pricing(serviceId(shop)) : undefined;
-  const neighbourhood = resolveDropoff(deps, shop, order, aliases, pricing);
-  if ('code' in neighbourhood) {
+  const dropoff = resolveDropoff(deps.resolver, shop, order, aliases);
+  if ('code' in dropoff) {
     const existing = await lookUp();
-    return existing ? adopt(existing) : holdAfterWrites(attempt, neighbourhood);
+    return existing ? adopt(existing) : holdAfterWrites(attempt, dropoff);
   }
 
   // Weight hook: WooCommerce orders get their parcel weight from the shop's products, only when a quote is due.
   const fillWeights = deps.weightsFor?.(shop);
   let weighed: StoreOrder | undefined;
   const quoted = async () => (weighed ??= fillWeights ? await fillWeights(order) : order);
+  const pricing = new PricedDropoff(
+    {
+      shop,
+      resolver: deps.resolver,
+      ...(deps.tariffs ? { tariffs: deps.tariffs } : {}),
+      ...(deps.serviceMap ? { serviceMap: deps.serviceMap } : {}),
+      now: deps.now,
+      log,
+      quoteName: (weighedOrder, name) => newQuote(attempt, weighedOrder, name),
+      quoteCity: async (atBand, city) =>
+        (await call('createQuote', () => delivery.quote(quoteRequestFor(shop, atBand, city)))).total,
+    },
+    dropoff,
+  );
+  // Which names to try, most precise first, from what the service map knows: read before the first quote.
+  const plan = await pricing.plan(order);
+  if (plan.length === 0) {
+    const existing = await lookUp();
+    return existing ? adopt(existing) : holdAfterWrites(attempt, await pricing.notPriced(order, [], [], undefined));
+  }
+  const firstName = plan[0]!.candidate.name;
   // A saved quote is reused only while firm and for exactly what it priced: the same pickup, drop-off
   // neighbourhood, coordinates, weight and payment mode. A customer who corrected the address gets a new one.
   const saved = record.quote;
   const savedIsFirm =
     saved?.basis !== undefined &&
     Date.parse(saved.expiresAt) - deps.now().getTime() > QUOTE_SAFETY_MARGIN_MS &&
-    saved.basis === quoteBasis(quoteRequestFor(shop, await quoted(), neighbourhood.name));
-  // The fallback tariff, when the guard knows it already, is read beside the lookup and the quote.
-  const tariff = savedIsFirm ? undefined : tariffCheck(attempt, neighbourhood.city);
+    saved.basis === quoteBasis(quoteRequestFor(shop, await quoted(), firstName));
   const [lookup, firstQuote, knownFallback] = await Promise.allSettled([
     lookUp(),
-    savedIsFirm
-      ? Promise.resolve(saved)
-      : quoted().then((weighedOrder) => newQuote(attempt, weighedOrder, neighbourhood.name)),
+    savedIsFirm ? Promise.resolve(saved) : quoted().then((weighedOrder) => newQuote(attempt, weighedOrder, firstName)),
     // The fallback price: cached, else learned now, beside the order's own quote rather than after it.
-    tariff ? quoted().then((weighedOrder) => tariff.fallback(weighedOrder)) : Promise.resolve(undefined),
+    quoted().then((weighedOrder) => pricing.fallback(weighedOrder)),
   ]);
   if (lookup.status === 'rejected') throw lookup.reason;
   if (lookup.value) return adopt(lookup.value);
   if (firstQuote.status === 'rejected') throw firstQuote.reason;
-  let quote = firstQuote.value;
-  let sent = { name: neighbourhood.name, confidence: neighbourhood.confidence };
-  if (tariff) {
-    if (knownFallback.status === 'rejected') throw knownFallback.reason;
-    const checked = await tariff.check(await quoted(), neighbourhood, quote, knownFallback.value);
-    if ('code' in checked) return holdAfterWrites(attempt, checked);
-    ({ quote, sent } = checked);
-  }
+  if (knownFallback.status === 'rejected') throw knownFallback.reason;
+  const chosen = await pricing.choose(await quoted(), plan, firstQuote.value, knownFallback.value);
+  if ('code' in chosen) return holdAfterWrites(attempt, chosen);
+  let { quote } = chosen;
+  const { sent } = chosen;
   writes.save('neighbourhood', sent);
   writes.state('dispatching');
 
@@ -393,117 +401,7 @@ function holdUnready(
   });
 }
 
-/** The drop-off neighbourhood, its city (whose fallback tariff applies), and the names to try, most precise first. */
-interface Dropoff {
-  name: string;
-  confidence: number;
-  city: string;
-  /** Names that denote the same place, most precise first (the resolved name, then wider areas containing it). */
-  candidates: string[];
-}
-
-function resolveDropoff(
-  deps: PipelineDeps,
-  shop: ShopConfig,
-  order: StoreOrder,
-  aliases: Record<string, string>,
-  pricing: PricedNames | undefined,
-): Dropoff | HoldReason {
-  const resolution = resolveDeliveryAddress(deps.resolver, order.dropoff, {
-    country: shop.country,
-    aliases,
-    ...(pricing ? { pricing } : {}),
-  });
-  if (!resolution.ok) return { code: 'neighbourhood_not_found', message: resolution.reason };
-  const { name, city } = resolution.neighbourhood;
-  // The nested names the address gives for this place, most precise first: the one sent, then the wider ones
-  // (a sub-area's area), which the fallback-tariff guard tries if the service does not price the one sent.
-  const levels = resolution.level?.levels.map((l) => l.name) ?? [name];
-  const at = levels.indexOf(name);
-  return { name, confidence: resolution.confidence, city, candidates: at >= 0 ? levels.slice(at) : [name] };
-}
-
 type QuoteProgress = NonNullable<OrderRecord['quote']>;
-
-/**
- * The fallback-tariff guard for one attempt (see tariff-guard.ts). `fallback` reads the cached fallback price, or
- * learns it (one createQuote for the city name) beside the order's quote; `check` judges the quote, tries the wider names
- * the resolver offers while the service prices a name at the fallback, and gives a hold reason when it
- * prices none of them. Never a wrong name: only names that denote the same place are tried.
- */
-function tariffCheck(attempt: Attempt, city: string) {
-  const { deps, shop, delivery, call, log } = attempt;
-  const memory = deps.tariffs;
-  if (!memory) return undefined;
-  const service = serviceId(shop);
-  const kgOf = (order: StoreOrder) =>
-    order.weightGrams !== undefined && order.weightGrams > 0 ? order.weightGrams / 1000 : undefined;
-  const keyFor = (order: StoreOrder): FallbackKey => ({
-    pickup: shop.pickup.neighbourhood,
-    city,
-    weight: weightBandOf(kgOf(order)).label,
-    paymentMode: order.paymentFamily,
-  });
-  const distancePriced = (order: StoreOrder) => shop.pickup.coords !== undefined && order.dropoff.coords !== undefined;
-
-  /** One quote for the city name at the band's lower weight (quotes create nothing); remembered a day. */
-  async function learn(order: StoreOrder): Promise<number | undefined> {
-    const learnAtKg = weightBandOf(kgOf(order)).learnAtKg;
-    const atBand: StoreOrder = {
-      ...order,
-      dropoff: { ...order.dropoff, coords: undefined },
-      ...(learnAtKg === undefined ? {} : { weightGrams: Math.round(learnAtKg * 1000) }),
-    };
-    try {
-      const cityQuote = await call('createQuote', () => delivery.quote(quoteRequestFor(shop, atBand, city)));
-      await memory!.rememberFallback(service, keyFor(order), cityQuote.total);
-      return cityQuote.total;
-    } catch (error) {
-      if (error instanceof DeliveryError && error.retryable) throw error;
-      // A service that refuses a city name outright has no fallback to fall into; nothing to compare with.
-      log.warn(
-        { err: (error as Error).message, city },
-        'could not learn the fallback tariff (quote for the city name refused)',
-      );
-      return undefined;
-    }
-  }
-
-  return {
-    /** The fallback price for this order's pickup, city, weight band and payment mode: cached, else learned. */
-    async fallback(order: StoreOrder): Promise<number | undefined> {
-      if (distancePriced(order)) return undefined;
-      return (await memory.fallback(service, keyFor(order))) ?? learn(order);
-    },
-    async check(
-      order: StoreOrder,
-      dropoff: Dropoff,
-      first: QuoteProgress,
-      fallback: number | undefined,
-    ): Promise<{ quote: QuoteProgress; sent: { name: string; confidence: number } } | HoldReason> {
-      if (distancePriced(order)) return { quote: first, sent: { name: dropoff.name, confidence: dropoff.confidence } };
-      let quote = first;
-      for (const [index, name] of dropoff.candidates.entries()) {
-        if (index > 0) quote = await newQuote(attempt, order, name);
-        const verdict = judgeQuote(quote.total, fallback, false);
-        if (verdict.kind !== 'fallback') {
-          if (verdict.kind === 'priced') memory.rememberPriced(service, name);
-          return { quote, sent: { name, confidence: dropoff.confidence } };
-        }
-        attempt.writes.add(memory.remember(service, name, false));
-        log.warn(
-          { neighbourhood: name, total: quote.total, fallback: verdict.fallbackXof },
-          'quote at the fallback tariff: the service does not price this name',
-        );
-      }
-      const tried = dropoff.candidates.map((n) => `'${n}'`).join(', then ');
-      return {
-        code: 'neighbourhood_not_priced',
-        message: `the delivery service does not price ${tried}: quoted at the fallback tariff of ${quote.total} XOF (its price for the city name '${city}'), which the customer would pay. Add an alias from the address to a neighbourhood the service prices, then replay the order.`,
-      };
-    },
-  };
-}
 
 /** What a quote priced, as one comparable string: pickup, drop-off neighbourhood, coordinates, weight, payment mode. */
 export function quoteBasis(request: QuoteRequest): string {

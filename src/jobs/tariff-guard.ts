@@ -6,23 +6,20 @@
  * silently: the quote looks like any other. So Relais learns the fallback price (a quote for the city name,
  * same pickup, weight and payment mode: quotes create nothing a courier or customer sees) and checks every
  * zone-priced quote against it. A quote at the fallback means the service does not price that name: the
- * dispatch job tries the next, wider name the resolver offers, or holds the order saying which name to alias.
+ * dispatch job tries the order's next candidate name (src/jobs/priced-dropoff.ts), and the service map
+ * (src/ledger/service-map.ts) remembers which names the service prices.
  *
- * What it learns is kept per service (base URL and key: tariffs are the organisation's) in Redis: the
- * fallback price per pickup, city, weight and payment mode for a day, and the names the service was seen to
- * price and not to price (shown by `relais resolve --shop`). Once the fallback is cached the check costs the
- * hot path one Redis read, made beside the quote, and no call to the service.
+ * The fallback price is kept per service (base URL and key: tariffs are the organisation's) in Redis, per
+ * pickup, city, weight and payment mode, for a day. Once cached the check costs the hot path one Redis read,
+ * made beside the quote, and no call to the service.
  * Quotes priced by distance (coordinates on both ends) are exempt: no zone, no fallback.
  */
 import { createHash } from 'node:crypto';
-import { slotTag, type RedisClient } from '../redis.js';
+import type { RedisClient } from '../redis.js';
 import type { ShopConfig } from '../config/shops.js';
-import type { PricedNames } from '../geo/types.js';
 
 /** How long a learned fallback price is trusted: tariffs change rarely, and a stale one only costs a re-check. */
 export const FALLBACK_TTL_SECONDS = 24 * 3600;
-/** The names seen priced or not, per service: a bounded memory, refreshed as orders go. */
-const NAMES_TTL_SECONDS = 30 * 24 * 3600;
 
 export interface FallbackKey {
   pickup: string;
@@ -67,46 +64,17 @@ export function weightLabel(weightKg: number | undefined): string {
   return weightKg === undefined ? 'standard' : (Math.round(weightKg * 10) / 10).toFixed(1);
 }
 
-/** How long a process trusts its copy of the names a service prices before reading them again. */
-const PRICING_SNAPSHOT_MS = 60_000;
-
+/** The fallback price per service, pickup, city, weight band and payment mode, in Redis for a day. */
 export class TariffMemory {
-  readonly #snapshots = new Map<string, { at: number; pricing: Promise<PricedNames> }>();
-  /** Names this process already recorded as priced, per service: one Redis write per name, not one per order. */
-  readonly #pricedSeen = new Map<string, Set<string>>();
-
   constructor(
     private readonly redis: RedisClient,
     private readonly prefix: string,
-    private readonly clock: () => number = Date.now,
   ) {}
-
-  /**
-   * Which names the service is known to price, for the resolver's choice of level (issue 18): read from Redis
-   * at most once a minute per process, so the hot path pays nothing for it.
-   */
-  pricing(service: string): Promise<PricedNames> {
-    const cached = this.#snapshots.get(service);
-    if (cached && this.clock() - cached.at < PRICING_SNAPSHOT_MS) return cached.pricing;
-    const pricing = this.names(service).then(({ priced, unpriced }) => {
-      const yes = new Set(priced);
-      const no = new Set(unpriced);
-      return { isPriced: (name: string) => (yes.has(name) ? true : no.has(name) ? false : undefined) };
-    });
-    pricing.catch(() => this.#snapshots.delete(service));
-    this.#snapshots.set(service, { at: this.clock(), pricing });
-    return pricing;
-  }
 
   private fallbackKey(service: string, key: FallbackKey): string {
     const parts = [key.pickup, key.city, key.weight, key.paymentMode].map((p) => encodeURIComponent(p.toLowerCase()));
     return `${this.prefix}:tariff:${service}:fallback:${parts.join(':')}`;
   }
-  /** The two sets of a service share a slot: remember() moves a name from one to the other in one MULTI. */
-  private namesKey(service: string, kind: 'priced' | 'unpriced'): string {
-    return `${this.prefix}:tariff:${slotTag(this.prefix, service)}:${kind}`;
-  }
-
   async fallback(service: string, key: FallbackKey): Promise<number | undefined> {
     const raw = await this.redis.get(this.fallbackKey(service, key));
     return raw === null ? undefined : Number(raw);
@@ -114,44 +82,6 @@ export class TariffMemory {
 
   async rememberFallback(service: string, key: FallbackKey, totalXof: number): Promise<void> {
     await this.redis.set(this.fallbackKey(service, key), String(totalXof), 'EX', FALLBACK_TTL_SECONDS);
-  }
-
-  /** Records what the service showed of a name: priced at a zone tariff, or at the fallback. */
-  async remember(service: string, name: string, priced: boolean): Promise<void> {
-    this.#snapshots.delete(service); // this process's next resolution sees what it just learned
-    const [to, from] = priced ? (['priced', 'unpriced'] as const) : (['unpriced', 'priced'] as const);
-    await this.redis
-      .multi()
-      .sadd(this.namesKey(service, to), name)
-      .srem(this.namesKey(service, from), name)
-      .expire(this.namesKey(service, to), NAMES_TTL_SECONDS)
-      .exec();
-  }
-
-  /** Records a name seen priced, once per process and name; a failed write is tried again next time. */
-  rememberPriced(service: string, name: string): void {
-    const seen = this.#pricedSeen.get(service) ?? new Set<string>();
-    this.#pricedSeen.set(service, seen);
-    if (seen.has(name)) return;
-    seen.add(name);
-    this.remember(service, name, true).catch(() => seen.delete(name));
-  }
-
-  /** 'priced', 'unpriced', or undefined when the service has not been seen to price the name yet. */
-  async knownPricing(service: string, name: string): Promise<'priced' | 'unpriced' | undefined> {
-    const [priced, unpriced] = await Promise.all([
-      this.redis.sismember(this.namesKey(service, 'priced'), name),
-      this.redis.sismember(this.namesKey(service, 'unpriced'), name),
-    ]);
-    return priced === 1 ? 'priced' : unpriced === 1 ? 'unpriced' : undefined;
-  }
-
-  async names(service: string): Promise<{ priced: string[]; unpriced: string[] }> {
-    const [priced, unpriced] = await Promise.all([
-      this.redis.smembers(this.namesKey(service, 'priced')),
-      this.redis.smembers(this.namesKey(service, 'unpriced')),
-    ]);
-    return { priced: priced.sort(), unpriced: unpriced.sort() };
   }
 }
 

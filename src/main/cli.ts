@@ -4,7 +4,11 @@
  * environment (config/env.ts), builds what it needs, runs, and shuts down cleanly on SIGTERM/SIGINT.
  */
 import type { PricedNames } from '../geo/types.js';
-import { serviceId, TariffMemory } from '../jobs/tariff-guard.js';
+import { serviceId } from '../jobs/tariff-guard.js';
+import { describeCandidates } from '../jobs/name-choice.js';
+import { learnMap, mapLearnDeps } from '../ops/map-learn.js';
+import { describeCoverage, mapCoverage } from '../ops/map-report.js';
+import { candidatesOf } from '../geo/candidates.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { rawEnvironment, readEnv } from '../config/env.js';
@@ -297,6 +301,10 @@ program
     'dispatch: wire profile (JSON file or built-in name) whose dialect the emulator speaks (default: default)',
   )
   .option(
+    '--zone-file <file>',
+    'dispatch: the priced places (CSV country,name,band,lat,lon,covers); any other name gets the fallback tariff',
+  )
+  .option(
     '--product <name:price[:weight[:sku]]>',
     'woocommerce: a product to create in every shop, e.g. "Boubou wax:12500:0.8" (repeatable)',
     (value: string, previous: string[] = []) => [...previous, value],
@@ -313,6 +321,7 @@ program
         manualClock?: boolean;
         stepMs?: number;
         profile?: string;
+        zoneFile?: string;
         product?: string[];
       },
     ) => {
@@ -328,6 +337,7 @@ program
         realtime: !options.manualClock,
         stepMs: options.stepMs,
         profile: options.profile,
+        ...(options.zoneFile !== undefined ? { zoneFile: options.zoneFile } : {}),
         products: options.product,
       };
       // Loaded only for this command, as the demo below: they load the emulators (src/main/emulators.ts).
@@ -369,11 +379,16 @@ program
   .argument('<address>', 'the address as the customer wrote it')
   .option('--country <code>', 'ISO country code (SN, CI, TG, BJ, ML, BF, NE)')
   .option('--alias <text=neighbourhood...>', 'a merchant alias to try, e.g. "Pyrotechnie=Sacré-Cœur"')
-  .option('--shop <id>', "use this shop's aliases and what its delivery service is known to price (reads Redis)")
+  .option(
+    '--shop <id>',
+    "use this shop's aliases, and list the candidate names with what its delivery service is known to price",
+  )
   .action(async (address: string, options: { country?: string; alias?: string[]; shop?: string }) => {
     const aliases = Object.fromEntries((options.alias ?? []).map((a) => a.split('=', 2) as [string, string]));
     let country = options.country;
     let pricing: PricedNames | undefined;
+    let candidatesReport: string[] = [];
+    const resolver = NeighbourhoodResolver.load();
     if (options.shop) {
       const base = await baseOptions();
       const shop = base.shops.get(options.shop);
@@ -383,15 +398,68 @@ program
       try {
         const given = { ...aliases }; // the --alias ones win over the shop's
         Object.assign(aliases, await runtime.aliases.forShop(shop), given);
-        pricing = await new TariffMemory(runtime.redis, base.prefix).pricing(serviceId(shop));
+        const first = resolver.resolve({ country, fields: { address1: address }, aliases });
+        if (first.ok) {
+          const candidates = candidatesOf(resolver, first, aliases);
+          const known = await runtime.serviceMap.lookup(
+            serviceId(shop),
+            candidates.map((c) => c.name),
+          );
+          pricing = { isPriced: (name) => known.get(name)?.priced };
+          candidatesReport = describeCandidates(candidates, known, runtime.now());
+        }
       } finally {
         await runtime.close();
       }
     }
     const input = { country, fields: { address1: address }, aliases, ...(pricing ? { pricing } : {}) };
-    const resolution = NeighbourhoodResolver.load().resolve(input);
-    process.stdout.write(`${explainResolution(input, resolution)}\n`);
+    const resolution = resolver.resolve(input);
+    process.stdout.write(`${[explainResolution(input, resolution), ...candidatesReport].join('\n')}\n`);
     process.exitCode = resolution.ok ? 0 : 2;
+  });
+
+program
+  .command('map')
+  .description("The shop's delivery service map: which names it prices (learn: ask it for every gazetteer place)")
+  .argument('<action>', 'learn | show')
+  .requiredOption('--shop <id>', 'the shop whose service is asked, from its pickup')
+  .option('--limit <n>', 'learn: ask at most this many names in this run', (v) => Number.parseInt(v, 10))
+  .action(async (action: string, options: { shop: string; limit?: number }) => {
+    if (action !== 'learn' && action !== 'show') throw new Error(`unknown action "${action}": learn or show`);
+    const base = await baseOptions();
+    const shop = base.shops.get(options.shop);
+    if (!shop) throw new Error(`no shop "${options.shop}" in the shop registry`);
+    const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
+    const resolver = NeighbourhoodResolver.load();
+    try {
+      if (action === 'learn') {
+        const report = await learnMap(
+          {
+            ...mapLearnDeps(runtime, base.prefix, shop, resolver),
+            onProgress: (p) => {
+              if (p.asked % 50 === 0) process.stderr.write(`asked ${p.asked} of ${p.toAsk}\n`);
+            },
+          },
+          options.limit === undefined ? {} : { limit: options.limit },
+        );
+        process.stdout.write(
+          `${[
+            `Fallback tariff (the city name '${report.city}'): ${report.fallbackXof.createQuote} XOF by createQuote${report.fallbackXof.simulatePrice === undefined ? '' : `, ${report.fallbackXof.simulatePrice} XOF by simulatePrice`}`,
+            `Asked with ${report.call}: ${report.why}`,
+            `Asked ${report.asked} name(s): ${report.priced} priced, ${report.atFallback} at the fallback, ${report.failed} refused; ${report.alreadyKnown} already known`,
+          ].join('\n')}\n`,
+        );
+      }
+      const coverage = mapCoverage(
+        resolver,
+        shop.country,
+        await runtime.serviceMap.all(serviceId(shop)),
+        runtime.now(),
+      );
+      process.stdout.write(`${describeCoverage(coverage, shop.dispatch)}\n`);
+    } finally {
+      await runtime.close();
+    }
   });
 
 program

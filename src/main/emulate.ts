@@ -24,6 +24,8 @@ export interface EmulateOptions {
   stepMs?: number;
   /** dispatch: the wire profile to speak (file or built-in name); overrides the config file's. */
   profile?: string;
+  /** dispatch: the service's own priced places (`country,name,band,lat,lon,covers`); default: from the gazetteer. */
+  zoneFile?: string;
   /** woocommerce: products created in every shop, each "name:price[:weight[:sku]]" (--product, repeatable). */
   products?: string[];
 }
@@ -57,10 +59,12 @@ export async function emulateDispatch(
     ...(options.trackingPort !== undefined ? { trackingPort: options.trackingPort } : {}),
     clock: options.realtime === false ? 'manual' : 'realtime',
     courierStepMs: options.stepMs ?? config.courierStepMs ?? 5_000,
+    ...(options.zoneFile !== undefined ? { zoneFile: options.zoneFile } : {}),
     logger,
   });
   print(`dispatch emulator on ${emulator.baseUrl} (public tracking on ${emulator.trackingUrl})`);
   print(`speaking wire profile "${profile.name}"${options.profile !== undefined ? ` from ${options.profile}` : ''}`);
+  if (options.zoneFile !== undefined) print(`pricing only the places listed in ${options.zoneFile}`);
   if (generatedKey) print(`organisation org_demo, API key for this run: ${generatedKey}`);
   return { describe: emulator.baseUrl, close: () => emulator.close() };
 }

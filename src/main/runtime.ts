@@ -12,6 +12,9 @@ import type { AliasStore } from '../ledger/alias-store.js';
 import type { OrderLedger } from '../ledger/order-ledger.js';
 import { assertSchemaCurrent, createPool, databaseUrlForHumans } from '../ledger/postgres/database.js';
 import { PostgresAliasStore } from '../ledger/postgres/pg-aliases.js';
+import { PostgresServiceMap } from '../ledger/postgres/pg-service-map.js';
+import { CachedServiceMap } from '../ledger/service-map-cache.js';
+import type { ServiceMapStore } from '../ledger/service-map.js';
 import { PostgresOrderLedger } from '../ledger/postgres/pg-ledger.js';
 import { PostgresShopSecretStore } from '../ledger/postgres/pg-shop-secrets.js';
 import { PostgresShopDirectory } from '../ledger/postgres/pg-shops.js';
@@ -86,6 +89,8 @@ export interface Runtime {
   queues: RelaisQueues;
   ledger: OrderLedger;
   aliases: AliasStore;
+  /** Which names each delivery service prices (PostgreSQL, read through Redis). */
+  serviceMap: ServiceMapStore;
   /** The shops connected through the Connect page or `relais shops import` (PostgreSQL). */
   shopDirectory: ShopDirectory;
   /** Their sealed secrets; absent without RELAIS_SECRET_KEYS (nothing can be sealed or opened then). */
@@ -177,6 +182,7 @@ export function createRuntime(given: RuntimeOptions): Runtime {
     queues,
     ledger,
     aliases: new PostgresAliasStore(db),
+    serviceMap: new CachedServiceMap(new PostgresServiceMap(db), redis, options.prefix),
     shopDirectory,
     ...(shopSecrets ? { shopSecrets } : {}),
     now: options.now ?? (() => new Date()),

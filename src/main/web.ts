@@ -130,6 +130,7 @@ export async function startWeb(options: WebOptions): Promise<RunningWeb> {
     logger: options.logger,
     now: runtime.now,
     aliases: runtime.aliases,
+    serviceMap: runtime.serviceMap,
     database: runtime.db,
     metrics,
     metricsToken: options.metricsToken,

@@ -104,6 +104,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     onUnknownState: (id, state) => metrics.unknownState(id, state),
     rateLimiter,
     tariffs,
+    serviceMap: runtime.serviceMap,
   });
   /** Once an order is ready: its tracking link goes into the shop now rather than at the first delivery webhook. */
   const afterDispatch = async (shopId: string, outcome: DispatchOutcome): Promise<void> => {

@@ -10,6 +10,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildShopRegistry } from '../../src/config/shops.js';
 import { serviceId, TariffMemory } from '../../src/jobs/tariff-guard.js';
+import { PostgresServiceMap } from '../../src/ledger/postgres/pg-service-map.js';
 import { makeSecrets, registryDocument, secretEnv } from '../support/relais.js';
 import {
   CAPPED_MAX_XOF,
@@ -167,7 +168,7 @@ describe("the shop's maximum rate", () => {
 });
 
 describe('the fallback-tariff guard at checkout', () => {
-  it("offers no rate for a neighbourhood the service prices at the city's fallback tariff, says which alias fixes it, and records the name as unpriced", async () => {
+  it("offers no rate for a neighbourhood the service prices at the city's fallback tariff, says which alias fixes it, and records the name as priced at the fallback in the service map", async () => {
     const answer = await stack.shopifyRates(SHOPIFY_SHOP_ID, dakar('Villa 3, Mermoz'));
     expect(answer).toMatchObject({ status: 200, body: { rates: [] } });
     const line = stack.logs.find(
@@ -178,8 +179,11 @@ describe('the fallback-tariff guard at checkout', () => {
       `An alias fixes it for every later checkout and order: relais alias add ${SHOPIFY_SHOP_ID} "<the words the customer wrote>"`,
     );
     expect(JSON.stringify(line)).not.toContain('Villa 3'); // the customer's address stays out of the logs
-    const memory = new TariffMemory(stack.redis.client(), stack.prefix);
-    expect((await memory.names(serviceId(stack.shops.get(SHOPIFY_SHOP_ID)!))).unpriced).toContain('Mermoz');
+    const map = new PostgresServiceMap(stack.db.pool());
+    expect((await map.lookup(serviceId(stack.shops.get(SHOPIFY_SHOP_ID)!), ['Mermoz'])).get('Mermoz')).toMatchObject({
+      priced: false,
+      totalXof: 4000,
+    });
     // Nothing was cached as a price: a second customer gets no rate either.
     expect(await stack.shopifyRates(SHOPIFY_SHOP_ID, dakar('Villa 3, Mermoz'))).toMatchObject({
       status: 200,

@@ -10,7 +10,7 @@ import { startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/sh
 import { SecretBox } from '../../src/config/secret-box.js';
 import { PostgresShopSecretStore } from '../../src/ledger/postgres/pg-shop-secrets.js';
 import { PostgresShopDirectory } from '../../src/ledger/postgres/pg-shops.js';
-import { randomHex, startTestRelais, type TestRelais } from '../support/relais.js';
+import { randomHex, startTestRelais, waitFor, type TestRelais } from '../support/relais.js';
 import { DashboardSession } from './session.js';
 
 const TOKEN = `dash_${randomHex(16)}`;
@@ -134,5 +134,16 @@ describe('the Connect page: a connected shop’s settings', () => {
     const on = await session.request(settingsPath);
     expect(on.body).toContain('Checks passed');
     expect((await connected()).enabled).toBe(true);
+  });
+
+  it("learns the shop's service map in the background once switched on, and shows how far it went", async () => {
+    const page = await waitFor(
+      async () => {
+        const body = (await session.request(settingsPath)).body;
+        return body.includes('id="service-map"') && body;
+      },
+      { what: 'the service map card' },
+    );
+    expect(page).toMatch(/(Learning|Learned) \(.*\): \d+ of \d+ names asked: \d+ priced, \d+ at the fallback tariff/);
   });
 });

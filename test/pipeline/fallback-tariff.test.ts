@@ -5,10 +5,9 @@
  * price rather than ship it at the fallback. The emulated service here leaves 'Mermoz' out of its zones.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serviceId, TariffMemory } from '../../src/jobs/tariff-guard.js';
-import { shopifyOrderPayload } from '../support/factories.js';
+import { serviceId } from '../../src/jobs/tariff-guard.js';
 import { SHOPIFY_SHOP_ID, startTestRelais, type TestRelais } from '../support/relais.js';
-import { postShopify, shipmentsFor, shopifyExternalId, waitForState } from './helpers.js';
+import { dakarCashOrder, postShopify, shipmentsFor, shopifyExternalId, waitForState } from './helpers.js';
 
 let relais: TestRelais;
 beforeAll(async () => {
@@ -18,14 +17,7 @@ afterAll(async () => {
   await relais?.stop();
 });
 
-const order = (address1: string) =>
-  shopifyOrderPayload({
-    total_price: '12000.00',
-    current_total_price: '12000.00',
-    total_outstanding: '12000.00',
-    total_weight: 1500,
-    shipping_address: { address1, city: 'Dakar', latitude: null, longitude: null },
-  });
+const order = dakarCashOrder;
 const quoteCalls = () => relais.emulator.calls().filter((c) => c.operation === 'createQuote').length;
 
 describe('the fallback-tariff guard', () => {
@@ -38,13 +30,13 @@ describe('the fallback-tariff guard', () => {
     expect(record.hold).toMatchObject({
       code: 'neighbourhood_not_priced',
       message: expect.stringMatching(
-        /does not price 'Mermoz': quoted at the fallback tariff of \d+ XOF \(its price for the city name 'Dakar'\).*alias/,
+        /does not price 'Mermoz' at \d+ XOF: each was quoted at the fallback tariff of \d+ XOF \(its price for the city name 'Dakar'\).*alias/,
       ),
     });
     expect(shipmentsFor(relais, extId)).toEqual([]);
     const shop = relais.shops.get(SHOPIFY_SHOP_ID)!;
-    const names = await new TariffMemory(relais.worker.runtime.redis, relais.prefix).names(serviceId(shop));
-    expect(names.unpriced).toContain('Mermoz');
+    const known = await relais.worker.runtime.serviceMap.lookup(serviceId(shop), ['Mermoz']);
+    expect(known.get('Mermoz')?.priced).toBe(false);
   });
 
   it('ships a neighbourhood the service prices, and once the fallback is learned makes no extra quote for it', async () => {
@@ -62,29 +54,16 @@ describe('the fallback-tariff guard', () => {
     // One quote for the order itself: the fallback price (same pickup, city, weight, payment mode) was cached.
     expect(quoteCalls() - before).toBe(1);
     const shop = relais.shops.get(SHOPIFY_SHOP_ID)!;
-    const names = await new TariffMemory(relais.worker.runtime.redis, relais.prefix).names(serviceId(shop));
-    expect(names.priced).toContain(firstRecord.neighbourhood!.name);
+    const name = firstRecord.neighbourhood!.name;
+    expect((await relais.worker.runtime.serviceMap.lookup(serviceId(shop), [name])).get(name)?.priced).toBe(true);
   });
 });
 
 describe('which of two nested names is sent', () => {
-  it('sends the area while the service is not known to price the sub-area, and the sub-area once an order showed it priced', async () => {
-    const areaFirst = order('Ouakam, cité Avion, villa 3');
-    await postShopify(relais, 'orders/create', areaFirst);
-    expect((await waitForState(relais, shopifyExternalId(areaFirst.id), ['held', 'ready'])).neighbourhood?.name).toBe(
-      'Ouakam',
-    );
-
-    // An address naming the sub-area alone: sent as it is, priced by the service, remembered.
-    const subAreaOnly = order('Cité Avion, villa 8');
-    await postShopify(relais, 'orders/create', subAreaOnly);
-    expect((await waitForState(relais, shopifyExternalId(subAreaOnly.id), ['held', 'ready'])).neighbourhood?.name).toBe(
-      'Cite Avion',
-    );
-
-    const afterwards = order('Ouakam, cité Avion, villa 5');
-    await postShopify(relais, 'orders/create', afterwards);
-    const record = await waitForState(relais, shopifyExternalId(afterwards.id), ['held', 'ready']);
+  it('sends the sub-area the address names from the first order, once a quote shows the service prices it', async () => {
+    const payload = order('Ouakam, cité Avion, villa 3');
+    await postShopify(relais, 'orders/create', payload);
+    const record = await waitForState(relais, shopifyExternalId(payload.id), ['held', 'ready']);
     expect(record.state).toBe('ready');
     expect(record.neighbourhood?.name).toBe('Cite Avion');
   });

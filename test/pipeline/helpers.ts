@@ -1,11 +1,22 @@
 /**
  * Sending signed shop webhooks to a running Relais, and reading what became of the order.
  */
-import { shopifyWebhookHeaders, wooWebhookHeaders } from '../support/factories.js';
+import { shopifyOrderPayload, shopifyWebhookHeaders, wooWebhookHeaders } from '../support/factories.js';
 import { SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, WOO_SHOP_ID, waitFor, type TestRelais } from '../support/relais.js';
 import type { OrderLedger, OrderRecord } from '../../src/ledger/order-ledger.js';
 import type { DeliveryStep } from '../../src/domain/shipment-status.js';
 import { DEFAULT_COURIER_STEP_MS } from '@relais/emulators/dispatch';
+
+/** A Shopify order of 12 000 XOF cash on delivery, 1.5 kg, to this address line in Dakar, without coordinates (zone-priced). */
+export function dakarCashOrder(address1: string) {
+  return shopifyOrderPayload({
+    total_price: '12000.00',
+    current_total_price: '12000.00',
+    total_outstanding: '12000.00',
+    total_weight: 1500,
+    shipping_address: { address1, city: 'Dakar', latitude: null, longitude: null },
+  });
+}
 
 export async function postShopify(
   relais: TestRelais,

@@ -7,7 +7,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUE } from '../../src/jobs/queues.js';
-import { TariffMemory } from '../../src/jobs/tariff-guard.js';
 import { checkRedis } from '../../src/ops/doctor.js';
 import { checkRedisCluster } from '../../src/ops/redis-cluster-check.js';
 import { expectNoAnomaly, startChaosStack, type ChaosStack } from '../chaos/support/stack.js';
@@ -61,12 +60,13 @@ describe('Relais on a 3-master Redis Cluster', { timeout: 240_000 }, () => {
     expect(queueMasters.size).toBeGreaterThan(1);
   });
 
-  it("moves a name between a service's priced and unpriced sets in one MULTI on the cluster", async () => {
-    const tariffs = new TariffMemory(cluster.client(), PREFIX);
-    await tariffs.remember('svc-cluster', 'Ouakam', true);
-    expect(await tariffs.knownPricing('svc-cluster', 'Ouakam')).toBe('priced');
-    await tariffs.remember('svc-cluster', 'Ouakam', false);
-    expect(await tariffs.knownPricing('svc-cluster', 'Ouakam')).toBe('unpriced');
+  it("keeps the service map's Redis copy in one hash per service, with its TTL, on the cluster", async () => {
+    const map = stack.relais.worker.runtime.serviceMap;
+    const learnedAt = new Date();
+    const service = { id: 'svc-cluster', baseUrl: 'http://dispatch.invalid' };
+    await map.record(service, [{ name: 'Ouakam', priced: true, totalXof: 2_300, quotedFor: 'Plateau', learnedAt }]);
+    expect((await map.lookup(service.id, ['Ouakam', 'Ngor'])).get('Ouakam')?.priced).toBe(true);
+    expect(await cluster.client().ttl(`${PREFIX}:service-map:svc-cluster`)).toBeGreaterThan(0);
   });
 
   it('doctor reports the cluster ok from one seed and checks each of its 3 masters as a server', async () => {

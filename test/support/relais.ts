@@ -179,6 +179,8 @@ export interface TestRelaisOptions {
   dispatchSigningSecret?: string;
   /** Gazetteer names the emulated service does not price (it quotes them at the fallback tariff). */
   unpricedNeighbourhoods?: string[];
+  /** The emulated service's own priced places (a zone file: country,name,band,lat,lon,covers). */
+  zoneFile?: string;
   /** The dispatch emulator's courier outcome, per shipment (default: delivered). */
   deliveryOutcome?: DispatchEmulatorOptions['deliveryOutcome'];
   /** Serves the dashboard (RELAIS_DASHBOARD_TOKEN) from the web process. */
@@ -222,6 +224,7 @@ export async function startTestRelais(options: TestRelaisOptions = {}): Promise<
     ...(options.deliveryOutcome ? { deliveryOutcome: options.deliveryOutcome } : {}),
     ...(options.emulatorProfile ? { profile: loadWireProfile(options.emulatorProfile) } : {}),
     ...(options.unpricedNeighbourhoods ? { unpricedNeighbourhoods: options.unpricedNeighbourhoods } : {}),
+    ...(options.zoneFile ? { zoneFile: options.zoneFile } : {}),
   });
   // Relais reads WooCommerce products (weights) and writes orders back: without a wooUrl of its own, the
   // test's WooCommerce shop gets an emulated REST API (unknown orders and products answer 404 there).

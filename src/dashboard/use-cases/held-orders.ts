@@ -7,14 +7,15 @@ import { unreadySince } from '../../domain/shipment-status.js';
 import type { OrderRecord } from '../../ledger/order-ledger.js';
 import type { DashboardDeps } from '../ports.js';
 import { closestNeighbourhoods } from './held-order.js';
+import type { PricedNearby } from './priced-nearby.js';
 
 export interface HeldOrders {
-  held: { record: OrderRecord; suggestions: string[] }[];
+  held: { record: OrderRecord; suggestions: string[]; pricedNearby?: PricedNearby }[];
   unready: { record: OrderRecord; since: Date }[];
 }
 
 export async function heldOrders(
-  ports: Pick<DashboardDeps, 'ledger' | 'shops' | 'resolver' | 'aliases' | 'now'>,
+  ports: Pick<DashboardDeps, 'ledger' | 'shops' | 'resolver' | 'aliases' | 'now' | 'pricedNearby'>,
   limit: number,
 ): Promise<HeldOrders> {
   const [records, unreadyIds] = await Promise.all([
@@ -28,7 +29,11 @@ export async function heldOrders(
     ),
   ]);
   const held = await Promise.all(
-    records.reverse().map(async (record) => ({ record, suggestions: await closestNeighbourhoods(ports, record) })),
+    records.reverse().map(async (record) => ({
+      record,
+      suggestions: await closestNeighbourhoods(ports, record),
+      ...(await offerPriced(ports, record)),
+    })),
   );
   // One read for the whole list, not one per order.
   const unreadyRecords = await ports.ledger.getMany(unreadyIds.map((u) => u.externalOrderId));
@@ -37,4 +42,15 @@ export async function heldOrders(
     return record?.shipment ? [{ record, since }] : [];
   });
   return { held, unready };
+}
+
+/** The priced places offered as one-click aliases, for an order held because its names are not priced. */
+async function offerPriced(
+  ports: Pick<DashboardDeps, 'shops' | 'aliases' | 'pricedNearby'>,
+  record: OrderRecord,
+): Promise<{ pricedNearby?: PricedNearby }> {
+  const shop = ports.shops.get(record.meta.shopId);
+  if (!ports.pricedNearby || !shop || record.hold?.code !== 'neighbourhood_not_priced') return {};
+  const offer = await ports.pricedNearby(shop, record, await ports.aliases.forShop(shop));
+  return offer ? { pricedNearby: offer } : {};
 }

@@ -8,6 +8,7 @@
  * whole document it would save. Secrets typed in the form are sealed in the shop-secret store and referenced as
  * `{ "stored": name }`; a secret field left empty keeps the stored value, and none is ever put back in a page.
  */
+import type { MapLearnStatus } from '../../ops/map-learn-runs.js';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { buildConnectedShop, revealedSecretsOf, type ConnectedShop } from '../../config/shop-directory.js';
@@ -38,6 +39,8 @@ export interface ShopSettingsView {
   form: ShopSettingsForm;
   /** Whether a dispatch API key is stored (the form never shows it). */
   hasApiKey: boolean;
+  /** The service map learned after "Check and switch on": how far it went. */
+  serviceMap?: MapLearnStatus;
 }
 
 const API_KEY = 'dispatch.apiKey';
@@ -76,8 +79,10 @@ export async function shopSettings(port: ShopConnectionsPort, id: string): Promi
   if (!shop) return undefined;
   const doc = shop.document;
   const gateways = get(doc, 'policy', 'codGateways');
+  const serviceMap = await port.mapStatus?.(id);
   return {
     shop,
+    ...(serviceMap ? { serviceMap } : {}),
     hasApiKey: (await port.secrets.get(id, API_KEY)) !== undefined,
     form: {
       name: str(doc.name),
@@ -192,6 +197,7 @@ export async function switchShopOn(port: ShopConnectionsPort, id: string): Promi
   if (failures.length > 0) return { kind: 'checks_failed', failures };
   await port.directory.setEnabled(id, true);
   await port.announce();
+  port.learnMap?.(config); // in the background: the shop is served meanwhile, its first orders learn as they go
   return { kind: 'on' };
 }
 

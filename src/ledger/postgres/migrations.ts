@@ -127,6 +127,25 @@ CREATE TABLE shops (
 );
 `,
   },
+  {
+    version: 4,
+    name: 'service map',
+    sql: `
+-- Which names a delivery service prices, learned from its quotes (issue 24): per service (base URL and a digest
+-- of its organisation's key, never the key), the name as sent in city, priced below the fallback tariff or at it,
+-- the quote's total and what it priced, and when.
+CREATE TABLE service_map (
+  service_id text NOT NULL,
+  base_url text NOT NULL,
+  name text NOT NULL,
+  priced boolean NOT NULL,
+  total_xof integer NOT NULL,
+  quoted_for text NOT NULL,
+  learned_at timestamptz NOT NULL,
+  PRIMARY KEY (service_id, name)
+);
+`,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

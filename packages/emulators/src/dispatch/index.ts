@@ -40,6 +40,7 @@ import { EmulatorStore } from './store.js';
 import type { DispatchEmulator, DispatchEmulatorOptions, RecordedCall } from './types.js';
 import { WebhookSender } from './webhooks.js';
 import { loadZoneIndex, normaliseName } from './zones.js';
+import { loadZoneFile } from './zone-file.js';
 
 export type {
   DeliveryOutcome,
@@ -79,6 +80,7 @@ export {
   ZONE_TARIFF_XOF,
 } from './pricing.js';
 export { normaliseName } from './zones.js';
+export { parseZoneFile, ZONE_FILE_HEADER } from './zone-file.js';
 
 export const DEFAULT_QUOTE_TTL_MS = 15 * 60_000;
 export const DEFAULT_COURIER_STEP_MS = 60_000;
@@ -146,7 +148,9 @@ export async function startDispatchEmulator(options: DispatchEmulatorOptions): P
   validateOptions(options);
   const logger = (options.logger ?? silentLogger).child({ component: 'dispatch-emulator' });
   const host = options.host ?? '127.0.0.1';
-  const gazetteerZones = await loadZoneIndex(options.gazetteerDir);
+  const gazetteerZones = options.zoneFile
+    ? await loadZoneFile(options.zoneFile)
+    : await loadZoneIndex(options.gazetteerDir);
   // A real service's zone list is not the gazetteer: the names it leaves out fall to the fallback tariff.
   const unpriced = new Set((options.unpricedNeighbourhoods ?? []).map(normaliseName));
   const zones =

@@ -68,6 +68,11 @@ export interface DispatchEmulatorOptions {
   gazetteerDir?: string;
   /** extra: gazetteer names this service does not price (quoted at the fallback tariff, as a city name is). */
   unpricedNeighbourhoods?: string[];
+  /**
+   * extra: the service's own list of priced places (zone-file.ts: `country,name,band,lat,lon,covers`): only these
+   * names are priced, every other at the fallback tariff. Default: zones derived from the gazetteer.
+   */
+  zoneFile?: string;
   /** extra: request body limit in bytes, default 100 kB (over it: 413 PAYLOAD_TOO_LARGE). */
   bodyLimitBytes?: number;
 }

@@ -1,0 +1,143 @@
+/**
+ * The names that denote one resolved place, in the order they are worth trying with a delivery service.
+ *
+ * The service prices its own list of places, spelled and cut its own way (spec §1: a name it does not
+ * know is priced at the fallback tariff). So a resolved place is not one name but a list: the gazetteer's
+ * spelling, every alternate spelling it knows (the official lists' spellings are among them), the same
+ * name without its article or with "Les" before a plural, the merchant's aliases for it, then the wider
+ * places that contain it, sub-area → area → commune. Never a city, region or country name: those are
+ * always priced at the fallback (DESIGN.md, `city`).
+ *
+ * Pure: the resolver gives the places (NeighbourhoodResolver.placeNamed), this orders and spells them.
+ */
+import type { Neighbourhood } from './types.js';
+
+export interface NameCandidate {
+  /** The text sent in `city`. */
+  name: string;
+  /** The gazetteer place it denotes (its spelling in the gazetteer). */
+  place: string;
+  /** 0 for the place the address names; 1, 2… for each wider place holding it. Lower is more precise. */
+  precision: number;
+  via: 'gazetteer' | 'spelling' | 'variant' | 'alias' | 'area';
+}
+
+export interface CandidateInput {
+  /** The most precise place the address names. */
+  place: Pick<Neighbourhood, 'name' | 'altNames'>;
+  /** Wider places holding it, most precise first: those the address names, then those the gazetteer knows. */
+  wider: Pick<Neighbourhood, 'name' | 'altNames'>[];
+  /** The merchant's aliases: the customer's words → a gazetteer name. */
+  aliases: Record<string, string>;
+  /** True for the country's city, region and country names. */
+  isCityRegionOrCountry(text: string): boolean;
+}
+
+/**
+ * Spellings of one place worth a quote each: a long list of foreign-language names would waste the budget. A
+ * wider place's nicknames ("Yop City") are worth fewer: its own name is the likely one.
+ */
+const MAX_SPELLINGS = 6;
+const MAX_SPELLINGS_OF_WIDER = 2;
+
+/**
+ * How a service is likely to compare names: case, accents, hyphens, apostrophes and spacing folded. Two
+ * spellings equal under it are one candidate (one quote), unlike the resolver's folding, which also reads
+ * "III" as "3" (a service may not).
+ */
+export function foldSpelling(name: string): string {
+  return name
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .replace(/œ/g, 'oe')
+    .replace(/[-‐‑‒–—'’‘`´ʼ_.,/]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+/** Latin letters, digits and the punctuation of place names: not "Плато" or "ダカール". */
+const LATIN_NAME = /^[\p{Script=Latin}\p{M}\d\s'’().,/-]+$/u;
+/** A wider unit's name folded into a place's spellings ("Plateau/Gorée Arrondissement"): not this place. */
+const ADMINISTRATIVE = /\barrondissement\b|\bd[ée]partement\b|\bcommune\b|\br[ée]gion\b/iu;
+const ARTICLE = /^(?:les?|la)\s+(.+)$|^l['’]\s*(.+)$/iu;
+
+/** "Les Almadies" → "Almadies"; "Almadies" → "Les Almadies" (a plural name often takes the article). */
+export function spellingVariants(name: string): string[] {
+  const article = ARTICLE.exec(name);
+  if (article) return [(article[1] ?? article[2] ?? '').trim()].filter((v) => v.length >= 3);
+  const words = name.trim().split(/\s+/);
+  const last = words.at(-1) ?? '';
+  return words.length <= 2 && /^\p{L}{4,}s$/u.test(last) && !/ss$/u.test(last) ? [`Les ${name.trim()}`] : [];
+}
+
+function spellingsOf(place: Pick<Neighbourhood, 'name' | 'altNames'>): { name: string; via: NameCandidate['via'] }[] {
+  const usable = place.altNames.filter((a) => LATIN_NAME.test(a) && !ADMINISTRATIVE.test(a));
+  const sourced = usable.map((name) => ({ name, via: 'spelling' as const }));
+  const variants = [place.name, ...usable].flatMap(spellingVariants).map((name) => ({ name, via: 'variant' as const }));
+  return [...sourced, ...variants];
+}
+
+/** The candidate names of a resolved place, most precise first, each spelling once, never a city name. */
+export function candidateNames(input: CandidateInput): NameCandidate[] {
+  const out: NameCandidate[] = [];
+  const seen = new Set<string>();
+  const add = (name: string, place: string, precision: number, via: NameCandidate['via']) => {
+    const folded = foldSpelling(name);
+    if (folded === '' || seen.has(folded) || input.isCityRegionOrCountry(name)) return false;
+    seen.add(folded);
+    out.push({ name: name.trim(), place, precision, via });
+    return true;
+  };
+  const places = [input.place, ...input.wider];
+  places.forEach((place, precision) => {
+    const own = add(place.name, place.name, precision, precision === 0 ? 'gazetteer' : 'area');
+    if (!own && precision > 0) return; // a wider place already listed (or a city name): not again
+    let spellings = 0;
+    for (const s of spellingsOf(place)) {
+      if (spellings >= (precision === 0 ? MAX_SPELLINGS : MAX_SPELLINGS_OF_WIDER)) break;
+      if (add(s.name, place.name, precision, s.via)) spellings++;
+    }
+    if (precision === 0) {
+      const keys = new Set([place.name, ...place.altNames].map(foldSpelling));
+      for (const [text, target] of Object.entries(input.aliases)) {
+        if (keys.has(foldSpelling(target))) add(text, place.name, 0, 'alias');
+      }
+    }
+  });
+  return out;
+}
+
+/** What candidatesOf reads of the resolver. */
+export interface PlaceLookup {
+  placeNamed(country: string, name: string): { place: Neighbourhood; containing: Neighbourhood[] } | undefined;
+  isCityRegionOrCountry(country: string, text: string): boolean;
+}
+
+/**
+ * The candidates of a resolution: from its most precise level (`level.levels[0]`, the place the address names
+ * most precisely), through the wider levels the address names, to the wider places the gazetteer knows.
+ */
+export function candidatesOf(
+  lookup: PlaceLookup,
+  resolved: { neighbourhood: Neighbourhood; level?: { levels: { name: string }[] } },
+  aliases: Record<string, string>,
+): NameCandidate[] {
+  const { country } = resolved.neighbourhood;
+  const levels = resolved.level?.levels.map((l) => l.name) ?? [resolved.neighbourhood.name];
+  const [finest = resolved.neighbourhood.name, ...typed] = levels;
+  const found = lookup.placeNamed(country, finest);
+  const place = found?.place ?? resolved.neighbourhood;
+  const wider: Neighbourhood[] = [];
+  for (const name of typed) {
+    const level = lookup.placeNamed(country, name);
+    wider.push(level?.place ?? { ...resolved.neighbourhood, name, altNames: [] });
+  }
+  for (const area of found?.containing ?? []) if (!wider.some((w) => w.name === area.name)) wider.push(area);
+  return candidateNames({
+    place,
+    wider,
+    aliases,
+    isCityRegionOrCountry: (text) => lookup.isCityRegionOrCountry(country, text),
+  });
+}

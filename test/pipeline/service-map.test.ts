@@ -1,0 +1,135 @@
+/**
+ * Issue 24, end to end (real PostgreSQL, Redis, HTTP and the dispatch emulator): the emulated service prices only
+ * the places of its own list (test/fixtures/service-maps/differently-cut.csv), spelled and cut otherwise than the
+ * gazetteer. Relais sends each order under the most precise name the service prices, learns the map as it goes,
+ * holds only when no candidate is priced, and never ships at the fallback tariff or under a city name.
+ */
+import { fileURLToPath } from 'node:url';
+import { COD_FEE_XOF, FALLBACK_TARIFF_XOF, ZONE_TARIFF_XOF } from '@relais/emulators/dispatch';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { heldBody } from '../../src/dashboard/pages.js';
+import { addAliasAndReplay } from '../../src/dashboard/use-cases/add-alias-and-replay.js';
+import { heldOrders } from '../../src/dashboard/use-cases/held-orders.js';
+import { dashboardDepsFor } from '../../src/dashboard/wiring.js';
+import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
+import { serviceId } from '../../src/jobs/tariff-guard.js';
+import { randomHex, SHOPIFY_SHOP_ID, startTestRelais, type TestRelais } from '../support/relais.js';
+import { dakarCashOrder, postShopify, shipmentsFor, shopifyExternalId, waitForState } from './helpers.js';
+
+const ZONE_FILE = fileURLToPath(new URL('../fixtures/service-maps/differently-cut.csv', import.meta.url));
+/** The parcels below weigh 1.5 kg (a 300 XOF surcharge) and are cash on delivery (the COD fee). */
+const priceAt = (delivery: number) => delivery + 300 + COD_FEE_XOF;
+const FALLBACK_TOTAL = priceAt(FALLBACK_TARIFF_XOF);
+
+let relais: TestRelais;
+beforeAll(async () => {
+  relais = await startTestRelais({ zoneFile: ZONE_FILE });
+});
+afterAll(async () => {
+  await relais?.stop();
+});
+
+const order = dakarCashOrder;
+const placed: Awaited<ReturnType<typeof waitForState>>[] = [];
+const calls = (operation: string) => relais.emulator.calls().filter((c) => c.operation === operation).length;
+
+async function place(address1: string) {
+  const payload = order(address1);
+  expect((await postShopify(relais, 'orders/create', payload)).status).toBe(200);
+  const externalOrderId = shopifyExternalId(payload.id);
+  const record = await waitForState(relais, externalOrderId, ['held', 'ready']);
+  placed.push(record);
+  return { record, shipments: shipmentsFor(relais, externalOrderId) };
+}
+
+describe('an order sent under the name the service prices', () => {
+  it('ships a place the service prices only under another spelling under that spelling', async () => {
+    const { record, shipments } = await place('Villa 5, Almadies');
+    expect(record.state).toBe('ready');
+    expect(record.neighbourhood?.name).toBe('Les Almadies');
+    expect(shipments).toHaveLength(1);
+    expect(shipments[0]!.total).toBe(priceAt(ZONE_TARIFF_XOF[3]!));
+  });
+
+  it('ships a sub-area priced cheaper than its area under the sub-area, from the first order', async () => {
+    const { record, shipments } = await place('Ouakam, cité Avion, villa 3');
+    expect(record.neighbourhood?.name).toBe('Cite Avion');
+    // Cité Avion is band 2 at this service, Ouakam band 4: the customer pays the sub-area's price.
+    expect(shipments[0]!.total).toBe(priceAt(ZONE_TARIFF_XOF[2]!));
+    expect(shipments[0]!.total).toBeLessThan(priceAt(ZONE_TARIFF_XOF[4]!));
+  });
+
+  it('ships a numbered quartier the service prices only as its area under the area, learning both names', async () => {
+    const { record, shipments } = await place('Villa 12, Sacré Coeur 3');
+    expect(record.state).toBe('ready');
+    expect(record.neighbourhood?.name).toBe('Sacré Coeur');
+    expect(shipments[0]!.total).toBe(priceAt(ZONE_TARIFF_XOF[2]!));
+    const shop = relais.shops.get(SHOPIFY_SHOP_ID)!;
+    const known = await relais.worker.runtime.serviceMap.lookup(serviceId(shop), ['Sacré-Cœur 3', 'Sacré Coeur']);
+    expect(known.get('Sacré-Cœur 3')).toMatchObject({ priced: false, totalXof: FALLBACK_TOTAL });
+    expect(known.get('Sacré Coeur')).toMatchObject({ priced: true, totalXof: priceAt(ZONE_TARIFF_XOF[2]!) });
+  });
+
+  it('with the map learned, quotes once for an order of a known place: lookup, quote, create, ready', async () => {
+    const before = {
+      quotes: calls('createQuote'),
+      creates: calls('createShipment'),
+      lookups: calls('getShipmentByExternalOrder'),
+    };
+    const { record } = await place('Villa 14, Sacré Coeur 3');
+    expect(record.neighbourhood?.name).toBe('Sacré Coeur');
+    expect(calls('createQuote') - before.quotes).toBe(1);
+    expect(calls('createShipment') - before.creates).toBe(1);
+    expect(calls('getShipmentByExternalOrder') - before.lookups).toBe(1);
+  });
+});
+
+describe('an order whose place the service does not price', () => {
+  it('is held with every candidate tried and its price, and the priced places nearest the address, and ships nothing', async () => {
+    const { record, shipments } = await place('Villa 40, Mermoz');
+    expect(record.state).toBe('held');
+    expect(shipments).toEqual([]);
+    expect(record.hold?.code).toBe('neighbourhood_not_priced');
+    expect(record.hold?.message).toContain(`does not price 'Mermoz' at ${FALLBACK_TOTAL} XOF`);
+    expect(record.hold?.message).toMatch(/Places near the address it prices: Sacré Coeur \(\d+(\.\d)? km\)/);
+    expect(record.hold?.message).toMatch(/alias/);
+  });
+
+  it('is held again without a quote once the map knows its candidates are at the fallback', async () => {
+    const quotes = calls('createQuote');
+    const { record } = await place('Villa 41, Mermoz');
+    expect(record.hold?.code).toBe('neighbourhood_not_priced');
+    expect(record.hold?.message).toMatch(/'Mermoz' at \d+ XOF \(quoted \d{4}-\d{2}-\d{2}\)/);
+    expect(calls('createQuote')).toBe(quotes);
+  });
+
+  it('never shipped anything at the fallback tariff or under a city name', async () => {
+    const { record } = await place('Rue 10, Dakar');
+    expect(record.hold?.code).toBe('neighbourhood_not_found');
+    const shipped = relais.emulator.shipments();
+    expect(shipped.length).toBeGreaterThanOrEqual(4);
+    for (const shipment of shipped) expect(shipment.total).toBeLessThan(FALLBACK_TOTAL);
+    const resolver = NeighbourhoodResolver.load();
+    const names = placed.filter((r) => r.state === 'ready').map((r) => r.neighbourhood?.name ?? '');
+    expect(names.length).toBe(shipped.length);
+    for (const name of names) expect(resolver.isCityRegionOrCountry('SN', name), name).toBe(false);
+  });
+});
+
+describe('the held page of an order whose place the service does not price', () => {
+  it('offers the priced places nearest the address as one-click aliases, and one click ships the order', async () => {
+    const ports = dashboardDepsFor(relais.web.runtime, { token: `dash_${randomHex(16)}` });
+    const { held } = await heldOrders(ports, 50);
+    const mermoz = held.find((h) => h.record.order?.dropoff.address1 === 'Villa 40, Mermoz');
+    expect(mermoz?.pricedNearby?.text).toBe('Mermoz');
+    expect(mermoz?.pricedNearby?.places.map((p) => p.name)).toContain('Sacré Coeur');
+    const page = String(heldBody({ held: held.map((h) => ({ ...h, shopName: 'Dakar Mode' })), csrf: 'token' }));
+    expect(page).toContain('Send "Mermoz" as Sacré Coeur');
+
+    const id = mermoz!.record.meta.externalOrderId;
+    const result = await addAliasAndReplay(ports, id, { text: 'Mermoz', neighbourhood: 'Sacré Coeur' });
+    expect(result.kind).toBe('replayed');
+    const record = await waitForState(relais, id, ['ready']);
+    expect(record.neighbourhood?.name).toBe('Sacré Coeur');
+  });
+});
