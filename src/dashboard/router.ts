@@ -11,21 +11,22 @@
  */
 import { Router } from 'express';
 import { z } from 'zod';
-import type { OrderState } from '../ledger/order-ledger.js';
 import { DEFAULT_SESSION_TTL_MS, LoginThrottle, SessionSigner, type Flash } from './auth.js';
-import { listOrders } from './data.js';
+import { shopTimeZone } from '../config/time-zones.js';
+import type { ShopZone } from '../ledger/order-insights.js';
+import { findOrderListing } from './data.js';
 import { formatTime } from './html.js';
 import { disabledPage, PAGE_CSP, QUEUES_CSP, securityHeaders } from './layout.js';
 import { dashboardAuth } from './middleware/auth.js';
 import { answerOr503 } from './middleware/availability.js';
 import { csrfCheck } from './middleware/csrf.js';
 import { dashboardErrors } from './middleware/errors.js';
+import { orderFilter, readOrdersQuery } from './order-filters.js';
 import { disputeForm, form } from './middleware/forms.js';
 import {
   heldBody,
   moneyBody,
   notFoundBody,
-  ORDER_STATES,
   orderDetailBody,
   orderHref,
   ordersBody,
@@ -157,14 +158,23 @@ function enabledDashboard(deps: DashboardDeps): Router {
   const router = Router();
   const signer = new SessionSigner(deps.token);
   const nowMs = () => deps.now().getTime();
-  const shopChoices: ShopChoice[] = deps.shops.all().map((s) => ({ id: s.id, name: s.name, platform: s.platform }));
+  // The shops are read on every request: shops connected, switched on or off while Relais runs are listed at once.
+  const shopChoices = (): ShopChoice[] =>
+    deps.shops.all().map((s) => ({ id: s.id, name: s.name, platform: s.platform }));
   const shopName = (id: string) => deps.shops.get(id)?.name ?? id;
+  /** The chosen shop, or '' for every shop Relais serves (also when none is chosen). */
   const shopParam = (value: unknown) =>
     pick(
       z.string().refine((id) => deps.shops.get(id) !== undefined),
       value,
-      shopChoices[0]?.id ?? '',
+      '',
     );
+  /** The shops a page reads, each with its time zone: the chosen one, or all. */
+  const zonesOf = (shopId: string): ShopZone[] =>
+    (shopId ? [deps.shops.get(shopId)!] : deps.shops.all()).map((shop) => ({
+      shopId: shop.id,
+      timeZone: shopTimeZone(shop),
+    }));
 
   router.use((req, res, next) => {
     securityHeaders(res, req.path === '/queues' || req.path.startsWith('/queues/') ? QUEUES_CSP : PAGE_CSP);
@@ -194,22 +204,14 @@ function enabledDashboard(deps: DashboardDeps): Router {
   });
 
   router.get('/orders', async (req, res) => {
-    const shopId = shopParam(req.query.shop);
-    const state = pick(
-      z.enum(ORDER_STATES as [OrderState, ...OrderState[]]).optional(),
-      req.query.state || undefined,
-      undefined,
-    );
-    const days = daysParam([1, 7, 30, 90], 30).parse(req.query.days ?? 30);
-    const since = new Date(nowMs() - days * 86_400_000);
-    const listing = shopId
-      ? await listOrders(deps.ledger, { shopId, since, state, limit: ORDERS_PAGE_SIZE })
-      : { records: [], inWindow: 0, truncated: false };
+    const query = readOrdersQuery(req.query, shopParam(req.query.shop));
+    const filter = orderFilter(query, zonesOf(query.shop), deps.now(), ORDERS_PAGE_SIZE);
+    const listing = await findOrderListing(deps, filter);
     send(
       req,
       res,
       { section: 'orders', title: 'Orders' },
-      ordersBody({ shops: shopChoices, shopId, state, days, listing }),
+      ordersBody({ shops: shopChoices(), query, listing, shopName }),
     );
   });
 
@@ -275,14 +277,14 @@ function enabledDashboard(deps: DashboardDeps): Router {
     const shopId = shopParam(req.query.shop);
     const days = daysParam([7, 30, 90], 30).parse(req.query.days ?? 30);
     const report = await cashReport(deps, {
-      shopId: shopId || undefined,
+      shops: zonesOf(shopId),
       since: new Date(nowMs() - days * 86_400_000),
     });
     send(
       req,
       res,
       { section: 'money', title: 'Cash & reconciliation' },
-      moneyBody({ shops: shopChoices, shopId, days, ...report }),
+      moneyBody({ shops: shopChoices(), shopId, days, ...report }),
     );
   });
 

@@ -53,6 +53,7 @@ export function dashboardDepsFor(runtime: Runtime, wiring: DashboardWiring): Das
   return {
     token: wiring.token,
     ledger: runtime.ledger,
+    insights: runtime.insights,
     aliases: runtime.aliases,
     queues: runtime.queues,
     shops: runtime.options.shops,

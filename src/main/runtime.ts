@@ -13,6 +13,8 @@ import type { OrderLedger } from '../ledger/order-ledger.js';
 import { assertSchemaCurrent, createPool, databaseUrlForHumans } from '../ledger/postgres/database.js';
 import { PostgresAliasStore } from '../ledger/postgres/pg-aliases.js';
 import { PostgresOrderLedger } from '../ledger/postgres/pg-ledger.js';
+import { PostgresOrderInsights } from '../ledger/postgres/pg-insights.js';
+import type { OrderInsights } from '../ledger/order-insights.js';
 import { PostgresShopSecretStore } from '../ledger/postgres/pg-shop-secrets.js';
 import { PostgresShopDirectory } from '../ledger/postgres/pg-shops.js';
 import { loadServedShops, type ShopDirectory } from '../config/shop-directory.js';
@@ -85,6 +87,8 @@ export interface Runtime {
   storeDeps: StoreDeps;
   queues: RelaisQueues;
   ledger: OrderLedger;
+  /** The dashboard's aggregate reads of the ledger (orders by filters, the overview's figures). */
+  insights: OrderInsights;
   aliases: AliasStore;
   /** The shops connected through the Connect page or `relais shops import` (PostgreSQL). */
   shopDirectory: ShopDirectory;
@@ -176,6 +180,7 @@ export function createRuntime(given: RuntimeOptions): Runtime {
     storeDeps,
     queues,
     ledger,
+    insights: new PostgresOrderInsights(db),
     aliases: new PostgresAliasStore(db),
     shopDirectory,
     ...(shopSecrets ? { shopSecrets } : {}),
