@@ -113,7 +113,7 @@ export function ordersBody(view: OrdersView): SafeHtml {
     <button class="secondary" type="submit">Show</button>
   </form>
   ${activeFilters(query)}
-  <p class="muted">${listing.records.length} order${listing.records.length === 1 ? '' : 's'} shown, newest first${listing.truncated ? ' (more match: narrow the filter)' : ''}; ${listing.inWindow} match${listing.inWindow === 1 ? 'es' : ''}.</p>
+  <p class="muted">${listing.records.length} order${listing.records.length === 1 ? '' : 's'} shown, newest first${listing.truncated ? ' (more match: narrow the filter)' : ''}; ${listing.inWindow} in all.</p>
   <table>
     <thead><tr><th>Order</th>${allShops ? html`<th>Shop</th>` : ''}<th>Received</th><th>State</th><th>Neighbourhood</th><th class="num">To collect</th><th>Shipment</th><th>Tracking</th></tr></thead>
     <tbody>${rows.length > 0 ? rows : html`<tr><td colspan="${allShops ? 8 : 7}" class="empty">No orders${query.state ? html` in state ${query.state}` : ''} ${allShops ? 'in any shop' : 'for this shop'} in this window.</td></tr>`}</tbody>

@@ -93,7 +93,7 @@ export interface DashboardDeps {
   /** Every queue, for bull-board. */
   queues: { all(): Queue[] };
   shops: ShopRegistry;
-  resolver: Pick<NeighbourhoodResolver, 'resolve'>;
+  resolver: Pick<NeighbourhoodResolver, 'resolve' | 'whereIs'>;
   /** src/jobs/replay.ts replayOrder, bound to the runtime. */
   replay(externalOrderId: string): Promise<ReplayResult>;
   disputes: DisputesPort;

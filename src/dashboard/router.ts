@@ -9,7 +9,7 @@
  * with a flash message, or a status. What the dashboard decides (whether an alias is acceptable and the
  * order worth replaying, whether a claim would be a duplicate, when to ask the service) is in the use-cases.
  */
-import { Router } from 'express';
+import { Router, type Request } from 'express';
 import { z } from 'zod';
 import { DEFAULT_SESSION_TTL_MS, LoginThrottle, SessionSigner, type Flash } from './auth.js';
 import { shopTimeZone } from '../config/time-zones.js';
@@ -22,6 +22,8 @@ import { answerOr503 } from './middleware/availability.js';
 import { csrfCheck } from './middleware/csrf.js';
 import { dashboardErrors } from './middleware/errors.js';
 import { orderFilter, readOrdersQuery } from './order-filters.js';
+import { OVERVIEW_CHARTS, overviewCsv } from './overview-csv.js';
+import { overviewBody } from './overview-page.js';
 import { disputeForm, form } from './middleware/forms.js';
 import {
   heldBody,
@@ -42,6 +44,7 @@ import { cashReport } from './use-cases/cash-report.js';
 import type { HeldOrderLookup, ReplayOutcome } from './use-cases/held-order.js';
 import { heldOrders } from './use-cases/held-orders.js';
 import { openDispute, type OpenDisputeOutcome } from './use-cases/open-dispute.js';
+import { overview, OVERVIEW_DAYS } from './use-cases/overview.js';
 import type { OrderDisputes } from './use-cases/order-disputes.js';
 import { replayHeldOrder } from './use-cases/replay-held-order.js';
 import { viewOrder } from './use-cases/view-order.js';
@@ -200,7 +203,30 @@ function enabledDashboard(deps: DashboardDeps): Router {
 
   // ------------------------------------------------------------------------------------- pages
   router.get('/', (_req, res) => {
-    res.redirect(303, '/dashboard/orders');
+    res.redirect(303, '/dashboard/overview');
+  });
+
+  /** The overview's figures for the request's shop (or all) and window. */
+  const overviewOf = async (req: Request) => {
+    const shopId = shopParam(req.query.shop);
+    const days = daysParam(OVERVIEW_DAYS, 30).parse(req.query.days ?? 30);
+    const shops = zonesOf(shopId);
+    const countries = [...new Set((shopId ? [deps.shops.get(shopId)!] : deps.shops.all()).map((s) => s.country))];
+    const figures = await overview(deps, { shops, countries, days, now: deps.now() });
+    return { shopId, days, timeZone: shops[0]?.timeZone ?? 'UTC', overview: figures };
+  };
+
+  router.get('/overview', async (req, res) => {
+    const view = await overviewOf(req);
+    send(req, res, { section: 'overview', title: 'Overview' }, overviewBody({ shops: shopChoices(), ...view }));
+  });
+
+  router.get('/overview/:chart.csv', async (req, res, next) => {
+    const chart = OVERVIEW_CHARTS.find((c) => c === req.params.chart);
+    if (!chart) return next();
+    const view = await overviewOf(req);
+    const name = `relais-${chart}-${view.shopId || 'all-shops'}-${view.overview.from}-${view.overview.to}.csv`;
+    res.type('text/csv; charset=utf-8').attachment(name).send(overviewCsv(chart, view.overview));
   });
 
   router.get('/orders', async (req, res) => {
