@@ -42,10 +42,16 @@ const OUTCOME = `CASE ${OUTCOMES.filter((o) => o !== 'in_flight')
 const FAILED = `o.state IN (${quoted(STATE_GROUPS.failed)})`;
 const ZONES = 'WITH zones AS (SELECT * FROM unnest($1::text[], $2::text[]) AS z(shop_id, tz))';
 const localDay = (column: string) => `(${column} AT TIME ZONE z.tz)::date`;
-const dayText = (column: string) => `to_char(${localDay(column)}, 'YYYY-MM-DD')`;
+const dayText = (column: string) => `to_char(${column} AT TIME ZONE z.tz, 'YYYY-MM-DD')`;
 
-/** The orders of the window by first sight: $3..$4 bound the index scan, $5..$6 are the local days. */
-const RECEIVED_IN_WINDOW = `o.first_seen_at >= $3 AND o.first_seen_at < $4 AND ${localDay('o.first_seen_at')} BETWEEN $5::date AND $6::date`;
+/**
+ * The shops with the instants their window of local days ($3 to $4) begins and ends at: an order is in the
+ * window when an instant of it falls in [lo, hi), an index range per shop.
+ */
+const WINDOW_ZONES = `WITH zones AS (SELECT shop_id, tz, ($3::date::timestamp AT TIME ZONE tz) AS lo,
+  (($4::date + 1)::timestamp AT TIME ZONE tz) AS hi FROM unnest($1::text[], $2::text[]) AS z(shop_id, tz))`;
+const inWindow = (column: string) => `${column} >= z.lo AND ${column} < z.hi`;
+const RECEIVED_IN_WINDOW = inWindow('o.first_seen_at');
 
 function zoneParams(shops: readonly ShopZone[]): [string[], string[]] {
   return [shops.map((s) => s.shopId), shops.map((s) => s.timeZone)];
@@ -100,122 +106,126 @@ export class PostgresOrderInsights implements OrderInsights {
   }
 
   async overview(window: OverviewWindow, options: { neighbourhoods?: number } = {}): Promise<OverviewFigures> {
-    const params = [...zoneParams(window.shops), before(window.from), after(window.to), window.from, window.to];
-    const [outcomes, cash, weeks, neighbourhoods, holds] = await Promise.all([
-      this.#outcomes(params),
-      this.#cash(params),
-      this.#weeks(params),
-      this.#neighbourhoods([...params, options.neighbourhoods ?? 10]),
+    const params = [...zoneParams(window.shops), window.from, window.to];
+    const [received, settled, holds] = await Promise.all([
+      this.#received([...params, options.neighbourhoods ?? 10]),
+      this.#settled(params),
       this.#holds(params),
     ]);
-    return { outcomes, cash, weeks, neighbourhoods, holds };
+    const cash = new Map<string, CashDay>();
+    const dayOf = (day: string) => {
+      let entry = cash.get(day);
+      if (!entry) cash.set(day, (entry = { day, collected: 0, withCouriers: 0, returned: 0 }));
+      return entry;
+    };
+    for (const row of settled) Object.assign(dayOf(row.day), { collected: row.collected, returned: row.returned });
+    for (const row of received.couriers) dayOf(row.day).withCouriers = row.amount;
+    return {
+      outcomes: outcomeDays(received.outcomes),
+      cash: [...cash.values()],
+      weeks: received.weeks.map(rateWeek),
+      neighbourhoods: received.neighbourhoods.map(({ average_price, ...figures }) => ({
+        ...figures,
+        ...(average_price === null ? {} : { averageDeliveryPrice: average_price }),
+      })),
+      holds,
+    };
   }
 
-  async #outcomes(params: unknown[]): Promise<OutcomeDay[]> {
-    const { rows } = await this.pool.query<{ day: string; outcome: Outcome; n: number }>(
-      `${ZONES} SELECT ${dayText('o.first_seen_at')} AS day, ${OUTCOME} AS outcome, count(*)::int AS n
-       FROM orders o JOIN zones z ON z.shop_id = o.shop_id WHERE ${RECEIVED_IN_WINDOW} GROUP BY 1, 2`,
-      params,
-    );
-    const byDay = new Map<string, OutcomeDay>();
-    for (const row of rows) {
-      let entry = byDay.get(row.day);
-      if (!entry) {
-        entry = { day: row.day, counts: { delivered: 0, failed: 0, cancelled: 0, in_flight: 0, held: 0 } };
-        byDay.set(row.day, entry);
-      }
-      entry.counts[row.outcome] = row.n;
-    }
-    return [...byDay.values()];
-  }
-
-  /** Collected and returned on the day the order ended; still with couriers on the day it was ordered. */
-  async #cash(params: unknown[]): Promise<CashDay[]> {
-    const { rows } = await this.pool.query<{ day: string; collected: string; with_couriers: string; returned: string }>(
-      `${ZONES} SELECT to_char(day, 'YYYY-MM-DD') AS day, sum(collected) AS collected, sum(with_couriers) AS with_couriers,
-         sum(returned) AS returned
-       FROM (
-         SELECT ${localDay('o.state_changed_at')} AS day, CASE WHEN o.state = 'delivered' THEN ${AMOUNT} ELSE 0 END AS collected,
-           0 AS with_couriers, CASE WHEN o.state = 'returned' THEN ${AMOUNT} ELSE 0 END AS returned
-         FROM orders o JOIN zones z ON z.shop_id = o.shop_id
-         WHERE o.state IN ('delivered', 'returned') AND o.state_changed_at >= $3 AND o.state_changed_at < $4
-         UNION ALL
-         SELECT ${localDay('o.first_seen_at')}, 0, ${AMOUNT}, 0
-         FROM orders o JOIN zones z ON z.shop_id = o.shop_id
-         WHERE o.state IN (${quoted(STATE_GROUPS.with_courier)}) AND o.first_seen_at >= $3 AND o.first_seen_at < $4
-       ) cash WHERE day BETWEEN $5::date AND $6::date GROUP BY day`,
-      params,
-    );
-    return rows.map((r) => ({
-      day: r.day,
-      collected: Number(r.collected),
-      withCouriers: Number(r.with_couriers),
-      returned: Number(r.returned),
-    }));
-  }
-
-  async #weeks(params: unknown[]): Promise<RateWeek[]> {
+  /**
+   * The figures of the orders received in the window, from one read of them: their narrow rows are gathered
+   * once (MATERIALIZED), then counted by day and outcome, by week, by neighbourhood, and the cash still with
+   * couriers by day. Each part comes back as a jsonb array.
+   */
+  async #received(params: unknown[]): Promise<ReceivedRows> {
     const hours = (fraction: number) =>
-      `percentile_cont(${fraction}) WITHIN GROUP (ORDER BY extract(epoch FROM o.state_changed_at - o.first_seen_at) / 3600) FILTER (WHERE o.state = 'delivered')`;
-    const { rows } = await this.pool.query<{
-      week: string;
-      shipped: number;
-      delivered: number;
-      failed: number;
-      median_hours: number | null;
-      p90_hours: number | null;
-    }>(
-      `${ZONES} SELECT to_char(date_trunc('week', o.first_seen_at AT TIME ZONE z.tz), 'YYYY-MM-DD') AS week,
-         count(*) FILTER (WHERE o.shipment IS NOT NULL)::int AS shipped,
-         count(*) FILTER (WHERE o.state = 'delivered')::int AS delivered,
-         count(*) FILTER (WHERE ${FAILED})::int AS failed,
-         ${hours(0.5)} AS median_hours, ${hours(0.9)} AS p90_hours
-       FROM orders o JOIN zones z ON z.shop_id = o.shop_id WHERE ${RECEIVED_IN_WINDOW} GROUP BY 1 ORDER BY 1`,
+      `percentile_cont(${fraction}) WITHIN GROUP (ORDER BY hours) FILTER (WHERE delivered)`;
+    const part = (select: string) => `(SELECT coalesce(jsonb_agg(to_jsonb(part)), '[]') FROM (${select}) part)`;
+    const { rows } = await this.pool.query<ReceivedRows>(
+      `${WINDOW_ZONES}, received AS MATERIALIZED (
+         SELECT ${dayText('o.first_seen_at')} AS day,
+           to_char(date_trunc('week', o.first_seen_at AT TIME ZONE z.tz), 'YYYY-MM-DD') AS week,
+           ${OUTCOME} AS outcome, o.shipment IS NOT NULL AS shipped, o.state = 'delivered' AS delivered, ${FAILED} AS failed,
+           extract(epoch FROM o.state_changed_at - o.first_seen_at) / 3600 AS hours, o.neighbourhood->>'name' AS name,
+           COALESCE((o.door->'quoted'->>'delivery')::numeric, (o.quote->>'total')::numeric) AS price,
+           CASE WHEN o.state IN (${quoted(STATE_GROUPS.with_courier)}) THEN ${AMOUNT} ELSE 0 END AS with_courier
+         FROM zones z JOIN orders o ON o.shop_id = z.shop_id WHERE ${RECEIVED_IN_WINDOW})
+       SELECT
+         ${part('SELECT day, outcome, count(*)::int AS n FROM received GROUP BY 1, 2')} AS outcomes,
+         ${part(`SELECT week, count(*) FILTER (WHERE shipped)::int AS shipped, count(*) FILTER (WHERE delivered)::int AS delivered,
+             count(*) FILTER (WHERE failed)::int AS failed, ${hours(0.5)} AS median_hours, ${hours(0.9)} AS p90_hours
+           FROM received GROUP BY week ORDER BY week`)} AS weeks,
+         ${part(`SELECT name, count(*)::int AS orders, count(*) FILTER (WHERE shipped)::int AS shipped,
+             count(*) FILTER (WHERE delivered)::int AS delivered, count(*) FILTER (WHERE failed)::int AS failed,
+             round(avg(price))::int AS average_price
+           FROM received WHERE name IS NOT NULL GROUP BY name ORDER BY orders DESC, name LIMIT $5`)} AS neighbourhoods,
+         ${part('SELECT day, sum(with_courier)::bigint AS amount FROM received GROUP BY day HAVING sum(with_courier) > 0')} AS couriers`,
       params,
     );
-    return rows.map((r) => ({
-      week: r.week,
-      shipped: r.shipped,
-      delivered: r.delivered,
-      failed: r.failed,
-      ...(r.median_hours === null ? {} : { medianHours: r.median_hours }),
-      ...(r.p90_hours === null ? {} : { p90Hours: r.p90_hours }),
-    }));
+    return rows[0]!;
   }
 
-  async #neighbourhoods(params: unknown[]): Promise<NeighbourhoodFigures[]> {
-    const { rows } = await this.pool.query<{
-      name: string;
-      orders: number;
-      shipped: number;
-      delivered: number;
-      failed: number;
-      average_price: number | null;
-    }>(
-      `${ZONES} SELECT o.neighbourhood->>'name' AS name, count(*)::int AS orders,
-         count(*) FILTER (WHERE o.shipment IS NOT NULL)::int AS shipped,
-         count(*) FILTER (WHERE o.state = 'delivered')::int AS delivered,
-         count(*) FILTER (WHERE ${FAILED})::int AS failed,
-         round(avg(COALESCE((o.door->'quoted'->>'delivery')::numeric, (o.quote->>'total')::numeric)))::int AS average_price
-       FROM orders o JOIN zones z ON z.shop_id = o.shop_id
-       WHERE ${RECEIVED_IN_WINDOW} AND o.neighbourhood IS NOT NULL
-       GROUP BY 1 ORDER BY orders DESC, name LIMIT $7`,
+  /** Cash collected and returned, on the day the order was delivered or returned. */
+  async #settled(params: unknown[]): Promise<Array<{ day: string; collected: number; returned: number }>> {
+    const { rows } = await this.pool.query<{ day: string; collected: string | null; returned: string | null }>(
+      // The narrow rows first (MATERIALIZED): grouped, rather than sorting whole order rows by day.
+      `${WINDOW_ZONES}, settled AS MATERIALIZED (
+         SELECT ${dayText('o.state_changed_at')} AS day, o.state, ${AMOUNT} AS amount
+         FROM zones z JOIN orders o ON o.shop_id = z.shop_id
+         WHERE o.state IN ('delivered', 'returned') AND ${inWindow('o.state_changed_at')})
+       SELECT day, sum(amount) FILTER (WHERE state = 'delivered') AS collected,
+         sum(amount) FILTER (WHERE state = 'returned') AS returned
+       FROM settled GROUP BY day`,
       params,
     );
-    return rows.map(({ average_price, ...figures }) => ({
-      ...figures,
-      ...(average_price === null ? {} : { averageDeliveryPrice: average_price }),
-    }));
+    return rows.map((r) => ({ day: r.day, collected: Number(r.collected ?? 0), returned: Number(r.returned ?? 0) }));
   }
 
   async #holds(params: unknown[]): Promise<HoldDay[]> {
     const { rows } = await this.pool.query<HoldDay>(
-      `${ZONES} SELECT ${dayText('h.held_at')} AS day, h.code, count(DISTINCT h.external_order_id)::int AS orders
-       FROM order_holds h JOIN zones z ON z.shop_id = h.shop_id
-       WHERE h.held_at >= $3 AND h.held_at < $4 AND ${localDay('h.held_at')} BETWEEN $5::date AND $6::date
+      `${WINDOW_ZONES} SELECT ${dayText('h.held_at')} AS day, h.code, count(DISTINCT h.external_order_id)::int AS orders
+       FROM zones z JOIN order_holds h ON h.shop_id = z.shop_id WHERE ${inWindow('h.held_at')}
        GROUP BY 1, 2 ORDER BY 1, 2`,
       params,
     );
     return rows;
   }
+}
+
+interface ReceivedRows {
+  outcomes: Array<{ day: string; outcome: Outcome; n: number }>;
+  weeks: Array<{
+    week: string;
+    shipped: number;
+    delivered: number;
+    failed: number;
+    median_hours: number | null;
+    p90_hours: number | null;
+  }>;
+  neighbourhoods: Array<Omit<NeighbourhoodFigures, 'averageDeliveryPrice'> & { average_price: number | null }>;
+  couriers: Array<{ day: string; amount: number }>;
+}
+
+function outcomeDays(rows: ReceivedRows['outcomes']): OutcomeDay[] {
+  const byDay = new Map<string, OutcomeDay>();
+  for (const row of rows) {
+    let entry = byDay.get(row.day);
+    if (!entry) {
+      entry = { day: row.day, counts: { delivered: 0, failed: 0, cancelled: 0, in_flight: 0, held: 0 } };
+      byDay.set(row.day, entry);
+    }
+    entry.counts[row.outcome] = row.n;
+  }
+  return [...byDay.values()];
+}
+
+function rateWeek(r: ReceivedRows['weeks'][number]): RateWeek {
+  return {
+    week: r.week,
+    shipped: r.shipped,
+    delivered: r.delivered,
+    failed: r.failed,
+    ...(r.median_hours === null ? {} : { medianHours: r.median_hours }),
+    ...(r.p90_hours === null ? {} : { p90Hours: r.p90_hours }),
+  };
 }
