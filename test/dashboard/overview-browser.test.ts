@@ -118,6 +118,10 @@ describe('the overview page', () => {
     expect(await page.locator('h1').textContent()).toBe('Overview');
     expect(await page.locator('select[name="days"]').inputValue()).toBe('30');
     await page.screenshot({ path: join(shotsDir, 'overview.png'), fullPage: true });
+    // The top of the page at a narrower width: the picture the README shows.
+    await page.setViewportSize({ width: 900, height: 1180 });
+    await page.screenshot({ path: join(shotsDir, 'overview-top.png') });
+    await page.setViewportSize({ width: 1280, height: 900 });
   });
 
   it('shows the orders per day by outcome with the seeded totals, in the SVG and in the table view', async () => {
