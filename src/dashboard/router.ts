@@ -9,11 +9,9 @@
  * with a flash message, or a status. What the dashboard decides (whether an alias is acceptable and the
  * order worth replaying, whether a claim would be a duplicate, when to ask the service) is in the use-cases.
  */
-import { Router, type Request } from 'express';
+import { Router } from 'express';
 import { z } from 'zod';
 import { DEFAULT_SESSION_TTL_MS, LoginThrottle, SessionSigner, type Flash } from './auth.js';
-import { shopTimeZone } from '../config/time-zones.js';
-import type { ShopZone } from '../ledger/order-insights.js';
 import { findOrderListing } from './data.js';
 import { formatTime } from './html.js';
 import { disabledPage, PAGE_CSP, QUEUES_CSP, securityHeaders } from './layout.js';
@@ -22,8 +20,7 @@ import { answerOr503 } from './middleware/availability.js';
 import { csrfCheck } from './middleware/csrf.js';
 import { dashboardErrors } from './middleware/errors.js';
 import { orderFilter, readOrdersQuery } from './order-filters.js';
-import { OVERVIEW_CHARTS, overviewCsv } from './overview-csv.js';
-import { overviewBody } from './overview-page.js';
+import { overviewRoutes } from './overview-routes.js';
 import { disputeForm, form } from './middleware/forms.js';
 import {
   heldBody,
@@ -33,18 +30,17 @@ import {
   orderHref,
   ordersBody,
   type OrderDisputesView,
-  type ShopChoice,
 } from './pages.js';
 import type { DashboardDeps } from './ports.js';
 import { queuesBoard, refuseWrites } from './queues.js';
 import { responses } from './responses.js';
 import { shopRoutes } from './shop-routes.js';
+import { shopScope } from './shop-scope.js';
 import { addAliasAndReplay } from './use-cases/add-alias-and-replay.js';
 import { cashReport } from './use-cases/cash-report.js';
 import type { HeldOrderLookup, ReplayOutcome } from './use-cases/held-order.js';
 import { heldOrders } from './use-cases/held-orders.js';
 import { openDispute, type OpenDisputeOutcome } from './use-cases/open-dispute.js';
-import { overview, OVERVIEW_DAYS } from './use-cases/overview.js';
 import type { OrderDisputes } from './use-cases/order-disputes.js';
 import { replayHeldOrder } from './use-cases/replay-held-order.js';
 import { viewOrder } from './use-cases/view-order.js';
@@ -61,11 +57,6 @@ const DISPUTE_FIELD_LABELS: Record<string, string> = {
 };
 
 const sentence = (text: string) => text.trim().replace(/[.\s]+$/, '');
-
-function pick<T>(schema: z.ZodType<T>, value: unknown, fallback: T): T {
-  const parsed = schema.safeParse(value);
-  return parsed.success ? parsed.data : fallback;
-}
 
 const daysParam = (allowed: number[], fallback: number) =>
   z.coerce
@@ -162,22 +153,7 @@ function enabledDashboard(deps: DashboardDeps): Router {
   const signer = new SessionSigner(deps.token);
   const nowMs = () => deps.now().getTime();
   // The shops are read on every request: shops connected, switched on or off while Relais runs are listed at once.
-  const shopChoices = (): ShopChoice[] =>
-    deps.shops.all().map((s) => ({ id: s.id, name: s.name, platform: s.platform }));
-  const shopName = (id: string) => deps.shops.get(id)?.name ?? id;
-  /** The chosen shop, or '' for every shop Relais serves (also when none is chosen). */
-  const shopParam = (value: unknown) =>
-    pick(
-      z.string().refine((id) => deps.shops.get(id) !== undefined),
-      value,
-      '',
-    );
-  /** The shops a page reads, each with its time zone: the chosen one, or all. */
-  const zonesOf = (shopId: string): ShopZone[] =>
-    (shopId ? [deps.shops.get(shopId)!] : deps.shops.all()).map((shop) => ({
-      shopId: shop.id,
-      timeZone: shopTimeZone(shop),
-    }));
+  const scope = shopScope(deps.shops);
 
   router.use((req, res, next) => {
     securityHeaders(res, req.path === '/queues' || req.path.startsWith('/queues/') ? QUEUES_CSP : PAGE_CSP);
@@ -206,38 +182,17 @@ function enabledDashboard(deps: DashboardDeps): Router {
     res.redirect(303, '/dashboard/overview');
   });
 
-  /** The overview's figures for the request's shop (or all) and window. */
-  const overviewOf = async (req: Request) => {
-    const shopId = shopParam(req.query.shop);
-    const days = daysParam(OVERVIEW_DAYS, 30).parse(req.query.days ?? 30);
-    const shops = zonesOf(shopId);
-    const countries = [...new Set((shopId ? [deps.shops.get(shopId)!] : deps.shops.all()).map((s) => s.country))];
-    const figures = await overview(deps, { shops, countries, days, now: deps.now() });
-    return { shopId, days, timeZone: shops[0]?.timeZone ?? 'UTC', overview: figures };
-  };
-
-  router.get('/overview', async (req, res) => {
-    const view = await overviewOf(req);
-    send(req, res, { section: 'overview', title: 'Overview' }, overviewBody({ shops: shopChoices(), ...view }));
-  });
-
-  router.get('/overview/:chart.csv', async (req, res, next) => {
-    const chart = OVERVIEW_CHARTS.find((c) => c === req.params.chart);
-    if (!chart) return next();
-    const view = await overviewOf(req);
-    const name = `relais-${chart}-${view.shopId || 'all-shops'}-${view.overview.from}-${view.overview.to}.csv`;
-    res.type('text/csv; charset=utf-8').attachment(name).send(overviewCsv(chart, view.overview));
-  });
+  router.use('/overview', overviewRoutes(deps, scope, send));
 
   router.get('/orders', async (req, res) => {
-    const query = readOrdersQuery(req.query, shopParam(req.query.shop));
-    const filter = orderFilter(query, zonesOf(query.shop), deps.now(), ORDERS_PAGE_SIZE);
+    const query = readOrdersQuery(req.query, scope.param(req.query.shop));
+    const filter = orderFilter(query, scope.zonesOf(query.shop), deps.now(), ORDERS_PAGE_SIZE);
     const listing = await findOrderListing(deps, filter);
     send(
       req,
       res,
       { section: 'orders', title: 'Orders' },
-      ordersBody({ shops: shopChoices(), query, listing, shopName }),
+      ordersBody({ shops: scope.choices(), query, listing, shopName: scope.name }),
     );
   });
 
@@ -276,7 +231,7 @@ function enabledDashboard(deps: DashboardDeps): Router {
       { section: 'orders', title: record.meta.orderName, refreshSeconds: reloading ? 2 : undefined },
       orderDetailBody({
         record,
-        shopName: shopName(record.meta.shopId),
+        shopName: scope.name(record.meta.shopId),
         timeline,
         csrf: csrfOf(req),
         suggestions,
@@ -289,7 +244,7 @@ function enabledDashboard(deps: DashboardDeps): Router {
     const { held, unready } = await heldOrders(deps, HELD_PAGE_SIZE);
     const withShop = <T extends { record: { meta: { shopId: string } } }>(item: T) => ({
       ...item,
-      shopName: shopName(item.record.meta.shopId),
+      shopName: scope.name(item.record.meta.shopId),
     });
     send(
       req,
@@ -300,17 +255,17 @@ function enabledDashboard(deps: DashboardDeps): Router {
   });
 
   router.get('/money', async (req, res) => {
-    const shopId = shopParam(req.query.shop);
+    const shopId = scope.param(req.query.shop);
     const days = daysParam([7, 30, 90], 30).parse(req.query.days ?? 30);
     const report = await cashReport(deps, {
-      shops: zonesOf(shopId),
+      shops: scope.zonesOf(shopId),
       since: new Date(nowMs() - days * 86_400_000),
     });
     send(
       req,
       res,
       { section: 'money', title: 'Cash & reconciliation' },
-      moneyBody({ shops: shopChoices(), shopId, days, ...report }),
+      moneyBody({ shops: scope.choices(), shopId, days, ...report }),
     );
   });
 
