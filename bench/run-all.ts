@@ -17,6 +17,7 @@ const BENCHES: Bench[] = [
   { name: 'pipeline', file: 'bench/pipeline.bench.ts', quickArgs: ['--quick'] },
   { name: 'flash-sale', file: 'bench/flash-sale.bench.ts', quickArgs: ['--quick'] },
   { name: 'scale', file: 'bench/scale.bench.ts', quickArgs: ['--quick'] },
+  { name: 'overview', file: 'bench/overview.bench.ts', quickArgs: ['--quick'] },
   // Owned by the checkout work (issue 6); it takes sizes rather than --quick.
   {
     name: 'checkout-rates',

@@ -5,6 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { runDemo } from '../src/main/demo.js';
+import { randomHex } from './support/relais.js';
+
+const dashboardToken = `dash_${randomHex(16)}`;
 
 describe('npm run demo', () => {
   it('ends with each sample order in the outcome its scenario calls for', async () => {
@@ -18,6 +21,7 @@ describe('npm run demo', () => {
       print: (l) => lines.push(l),
       logLevel: 'silent',
       redisUrl: process.env.REDIS_URL,
+      dashboardToken,
     });
     try {
       const byScenario = Object.fromEntries(demo.outcomes.map((o) => [o.scenario, o]));
@@ -41,6 +45,21 @@ describe('npm run demo', () => {
       // The dashboard is served, and its token is not printed.
       expect(lines.join('\n')).toContain(`Dashboard: ${demo.dashboardUrl}`);
       expect((await fetch(`${demo.dashboardUrl}/login`)).status).toBe(200);
+      // The dashboard opens on the overview, its charts holding the demo's orders of both shops.
+      const auth = { headers: { authorization: `Bearer ${dashboardToken}` } };
+      const first = await fetch(demo.dashboardUrl, auth);
+      expect(new URL(first.url).pathname).toBe('/dashboard/overview');
+      expect(await first.text()).toContain('<h1>Overview</h1>');
+      const csv = await (await fetch(`${demo.dashboardUrl}/overview/outcomes.csv`, auth)).text();
+      const [header, ...days] = csv
+        .trim()
+        .split('\r\n')
+        .map((line) => line.split(','));
+      const total = (column: string) => days.reduce((sum, day) => sum + Number(day[header!.indexOf(column)]), 0);
+      expect(header).toEqual(['day', 'delivered', 'failed', 'cancelled', 'in_flight', 'held']);
+      expect(total('delivered')).toBe(demo.outcomes.filter((o) => o.state === 'delivered').length);
+      expect(total('held')).toBe(1);
+      expect(header!.slice(1).reduce((sum, column) => sum + total(column), 0)).toBe(demo.outcomes.length);
     } finally {
       await demo.stop();
     }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { buildShopRegistry, ShopRegistryError } from './shops.js';
+import { shopTimeZone } from './time-zones.js';
 
 function document(dispatch: Record<string, unknown> = {}, policy: Record<string, unknown> = {}) {
   return {
@@ -28,6 +29,16 @@ function problems(doc: unknown): string[] {
 }
 
 describe('the shop registry', () => {
+  it("counts the merchant's days in the country's time zone, or in the shop's own, and refuses a zone that does not exist", () => {
+    const [shop] = buildShopRegistry(document(), secrets).all();
+    expect(shopTimeZone(shop!)).toBe('Africa/Dakar');
+    const withZone = document();
+    Object.assign(withZone.shops[0]!, { timeZone: 'Africa/Porto-Novo' });
+    expect(shopTimeZone(buildShopRegistry(withZone, secrets).all()[0]!)).toBe('Africa/Porto-Novo');
+    Object.assign(withZone.shops[0]!, { timeZone: 'Africa/Atlantis' });
+    expect(problems(withZone)).toEqual([expect.stringMatching(/timeZone: an IANA time zone, e\.g\. Africa\/Dakar/)]);
+  });
+
   it('refuses markReady "on_shop_signal", which nothing reads, saying why, rather than leave its shipments unready', () => {
     const found = problems(document({}, { markReady: 'on_shop_signal' }));
     expect(found).toEqual([expect.stringMatching(/policy\.markReady: only "immediately" is supported: "on_shop_signal" is not built/)]);

@@ -14,6 +14,7 @@ import { SHOP_ID_PATTERN } from '../domain/ids.js';
 import { PLATFORM_SETTINGS, type PlatformName } from '../stores/settings.js';
 import { lookupEnv, MAKE_A_TOKEN, MIN_TOKEN_LENGTH } from './env.js';
 import { Secret, secretRef, type SecretRef } from './secret.js';
+import { isTimeZone } from './time-zones.js';
 
 const coords = z.object({ lat: z.number().min(-90).max(90), lng: z.number().min(-180).max(180) });
 
@@ -148,6 +149,11 @@ const baseShopSchema = z.object({
   name: z.string().min(1),
   /** ISO country code of the delivery area: SN, CI, TG, BJ, ML, BF, NE. */
   country: z.enum(['SN', 'CI', 'TG', 'BJ', 'ML', 'BF', 'NE', 'GW']),
+  /** IANA time zone of the merchant's days on the dashboard; default the country's (src/config/time-zones.ts). */
+  timeZone: z
+    .string()
+    .refine(isTimeZone, 'an IANA time zone, e.g. Africa/Dakar')
+    .optional(),
   dispatch: dispatchSchema,
   pickup: pickupSchema,
   policy: policySchema.default(policySchema.parse({})),

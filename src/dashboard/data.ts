@@ -3,17 +3,18 @@
  * cash-on-delivery figures per day. Records are read a batch per query, and every scan is bounded.
  */
 import { collectsCash } from '../domain/delivery.js';
+import type { OrderFilter, OrderInsights } from '../ledger/order-insights.js';
 import type { OrderLedger, OrderRecord, OrderState } from '../ledger/order-ledger.js';
 
-type LedgerReader = Pick<OrderLedger, 'getMany' | 'listShopOrders'>;
+type LedgerReader = Pick<OrderLedger, 'getMany'>;
 
 const BATCH = 200;
-/** The ledger index holds ids by first-seen time; the pages look at most at this many of a shop's latest. */
+/** The cash page reads at most this many of the window's latest orders. */
 export const SCAN_LIMIT = 10_000;
 
 export interface OrderListing {
   records: OrderRecord[];
-  /** Ids in the window (capped at SCAN_LIMIT). */
+  /** How many orders match in all. */
   inWindow: number;
   /** True when more matching orders exist than were shown. */
   truncated: boolean;
@@ -27,20 +28,14 @@ export async function loadRecords(ledger: LedgerReader, ids: readonly string[]):
   return out;
 }
 
-/** A shop's orders first seen since `since`, newest first, keeping those in `state` (all when undefined). */
-export async function listOrders(
-  ledger: LedgerReader,
-  options: { shopId: string; since: Date; state?: OrderState; limit: number },
+/** The orders the filter finds, newest first, at most `filter.limit` of them read. */
+export async function findOrderListing(
+  ports: { ledger: LedgerReader; insights: Pick<OrderInsights, 'findOrders'> },
+  filter: OrderFilter,
 ): Promise<OrderListing> {
-  const ids = (await ledger.listShopOrders(options.shopId, { since: options.since, limit: SCAN_LIMIT })).reverse();
-  const records: OrderRecord[] = [];
-  let i = 0;
-  while (i < ids.length && records.length <= options.limit) {
-    const batch = await loadRecords(ledger, ids.slice(i, i + BATCH));
-    i += BATCH;
-    for (const record of batch) if (!options.state || record.state === options.state) records.push(record);
-  }
-  return { records: records.slice(0, options.limit), inWindow: ids.length, truncated: records.length > options.limit };
+  const found = await ports.insights.findOrders(filter);
+  const records = await loadRecords(ports.ledger, found.ids);
+  return { records, inWindow: found.total, truncated: found.total > found.ids.length };
 }
 
 /** What the courier collects for this order's goods: the amount sent with the shipment, else the order's own. */

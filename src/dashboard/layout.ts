@@ -59,6 +59,19 @@ button.secondary{background:#fff;color:var(--accent)}
 .login{max-width:380px;margin:80px auto}
 .login input{width:100%}
 .empty{padding:18px;text-align:center;color:var(--muted)}
+.filters{background:#e6eefc;border:1px solid #c4d4f5;border-radius:6px;padding:8px 10px}
+svg.chart{width:100%;height:auto;display:block}
+svg.map{width:100%;max-width:420px;height:auto;display:block;margin:0 auto}
+svg .grid{stroke:#e6e9ef;stroke-width:1}
+svg .axis{fill:#5c6778;font-size:11px}
+svg .line{fill:none;stroke-width:2}
+svg .map-bg{fill:#f1f5ee;stroke:#dde2ea}
+svg a:hover rect,svg a:hover circle{opacity:.75}
+ul.legend{display:flex;flex-wrap:wrap;gap:4px 16px;list-style:none;margin:0 0 6px;padding:0;font-size:12.5px;color:var(--muted)}
+a.csv{font-size:12px;font-weight:400;margin-left:8px}
+details{margin-top:8px}
+summary{cursor:pointer;color:var(--info);font-size:13px}
+@media print{header,.noprint,a.csv,summary{display:none}body{background:#fff}main{padding:0;max-width:none}.card{break-inside:avoid;border:0;padding:0}a{color:inherit;text-decoration:none}}
 `;
 
 const STYLE_HASH = createHash('sha256').update(STYLES).digest('base64');
@@ -100,7 +113,7 @@ export function securityHeaders(res: Response, csp: string): void {
   res.setHeader('Cache-Control', 'no-store');
 }
 
-export type Section = 'orders' | 'held' | 'money' | 'shops' | 'queues' | 'none';
+export type Section = 'overview' | 'orders' | 'held' | 'money' | 'shops' | 'queues' | 'none';
 
 export interface PageContext {
   section: Section;
@@ -134,6 +147,7 @@ ${STYLE_TAG}
 <header>
   <span class="brand">Relais</span>
   <nav>
+    ${link('overview', '/dashboard/overview', 'Overview')}
     ${link('orders', '/dashboard/orders', 'Orders')}
     ${link('held', '/dashboard/held', 'Held orders', ctx.heldCount ? String(ctx.heldCount) : undefined)}
     ${link('money', '/dashboard/money', 'Cash & reconciliation')}

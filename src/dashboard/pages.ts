@@ -8,6 +8,7 @@ import type { DisputeView } from '../disputes/index.js';
 import type { OrderRecord, OrderState, TimelineEntry } from '../ledger/order-ledger.js';
 import { amountToCollect, type CodFigures, type OrderListing } from './data.js';
 import { formatTime, formatXof, html, safeHref, type SafeHtml } from './html.js';
+import { describeFilters, ORDER_DAYS, ordersHref, type OrdersQuery } from './order-filters.js';
 import type { ReconciliationSummary } from './ports.js';
 import type { PricedNearby } from './use-cases/priced-nearby.js';
 
@@ -30,6 +31,11 @@ export interface ShopChoice {
   id: string;
   name: string;
   platform: string;
+}
+
+/** The shop selector of a page's filter form: every shop Relais serves, or all of them at once (''). */
+export function shopSelect(shops: readonly ShopChoice[], shopId: string): SafeHtml {
+  return html`<label>Shop<select name="shop"><option value="" ${shopId === '' ? 'selected' : ''}>All shops (${shops.length})</option>${shops.map((s) => html`<option value="${s.id}" ${s.id === shopId ? 'selected' : ''}>${s.name} (${s.platform})</option>`)}</select></label>`;
 }
 
 export function orderHref(externalOrderId: string): string {
@@ -73,17 +79,25 @@ function trackingLink(record: OrderRecord): SafeHtml {
 
 export interface OrdersView {
   shops: ShopChoice[];
-  shopId: string;
-  state?: OrderState;
-  days: number;
+  query: OrdersQuery;
   listing: OrderListing;
+  /** The shop's name, for the Shop column shown when every shop is listed. */
+  shopName(shopId: string): string;
+}
+
+function activeFilters(query: OrdersQuery): SafeHtml {
+  const words = describeFilters(query);
+  if (words.length === 0) return html``;
+  return html`<p class="filters">Only orders ${words.join(', ')}. <a href="${ordersHref({ shop: query.shop, days: query.days })}">Show all</a></p>`;
 }
 
 export function ordersBody(view: OrdersView): SafeHtml {
-  const { listing } = view;
+  const { listing, query } = view;
+  const allShops = query.shop === '';
   const rows = listing.records.map(
     (r) => html`<tr>
       <td><a href="${orderHref(r.meta.externalOrderId)}">${r.meta.orderName}</a><div class="muted mono">${r.meta.externalOrderId}</div></td>
+      ${allShops ? html`<td>${view.shopName(r.meta.shopId)}</td>` : ''}
       <td class="muted nowrap">${formatTime(r.meta.firstSeenAt)}</td>
       <td>${stateBadge(r.state)}</td>
       <td>${r.neighbourhood?.name ?? html`<span class="muted">—</span>`}</td>
@@ -94,15 +108,16 @@ export function ordersBody(view: OrdersView): SafeHtml {
   );
   return html`<h1>Orders</h1>
   <form class="inline card" method="get" action="/dashboard/orders">
-    <label>Shop<select name="shop">${view.shops.map((s) => html`<option value="${s.id}" ${s.id === view.shopId ? 'selected' : ''}>${s.name} (${s.platform})</option>`)}</select></label>
-    <label>State<select name="state"><option value="">all states</option>${ORDER_STATES.map((s) => html`<option value="${s}" ${s === view.state ? 'selected' : ''}>${s.replace(/_/g, ' ')}</option>`)}</select></label>
-    <label>Received in the last<select name="days">${[1, 7, 30, 90].map((d) => html`<option value="${d}" ${d === view.days ? 'selected' : ''}>${d === 1 ? '24 hours' : `${d} days`}</option>`)}</select></label>
+    ${shopSelect(view.shops, query.shop)}
+    <label>State<select name="state"><option value="">all states</option>${ORDER_STATES.map((s) => html`<option value="${s}" ${s === query.state ? 'selected' : ''}>${s.replace(/_/g, ' ')}</option>`)}</select></label>
+    <label>Received in the last<select name="days">${ORDER_DAYS.map((d) => html`<option value="${d}" ${d === query.days ? 'selected' : ''}>${d === 1 ? '24 hours' : `${d} days`}</option>`)}</select></label>
     <button class="secondary" type="submit">Show</button>
   </form>
-  <p class="muted">${listing.records.length} order${listing.records.length === 1 ? '' : 's'} shown, newest first${listing.truncated ? ' (more match: narrow the filter)' : ''}; ${listing.inWindow} received in the window.</p>
+  ${activeFilters(query)}
+  <p class="muted">${listing.records.length} order${listing.records.length === 1 ? '' : 's'} shown, newest first${listing.truncated ? ' (more match: narrow the filter)' : ''}; ${listing.inWindow} in all.</p>
   <table>
-    <thead><tr><th>Order</th><th>Received</th><th>State</th><th>Neighbourhood</th><th class="num">To collect</th><th>Shipment</th><th>Tracking</th></tr></thead>
-    <tbody>${rows.length > 0 ? rows : html`<tr><td colspan="7" class="empty">No orders${view.state ? html` in state ${view.state}` : ''} for this shop in this window.</td></tr>`}</tbody>
+    <thead><tr><th>Order</th>${allShops ? html`<th>Shop</th>` : ''}<th>Received</th><th>State</th><th>Neighbourhood</th><th class="num">To collect</th><th>Shipment</th><th>Tracking</th></tr></thead>
+    <tbody>${rows.length > 0 ? rows : html`<tr><td colspan="${allShops ? 8 : 7}" class="empty">No orders${query.state ? html` in state ${query.state}` : ''} ${allShops ? 'in any shop' : 'for this shop'} in this window.</td></tr>`}</tbody>
   </table>`;
 }
 
@@ -371,7 +386,7 @@ export function moneyBody(view: MoneyView): SafeHtml {
   const { cod } = view;
   return html`<h1>Cash on delivery &amp; reconciliation</h1>
   <form class="inline card" method="get" action="/dashboard/money">
-    <label>Shop<select name="shop">${view.shops.map((s) => html`<option value="${s.id}" ${s.id === view.shopId ? 'selected' : ''}>${s.name} (${s.platform})</option>`)}</select></label>
+    ${shopSelect(view.shops, view.shopId)}
     <label>Orders received in the last<select name="days">${[7, 30, 90].map((d) => html`<option value="${d}" ${d === view.days ? 'selected' : ''}>${d} days</option>`)}</select></label>
     <button class="secondary" type="submit">Show</button>
   </form>

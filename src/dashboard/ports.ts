@@ -11,6 +11,7 @@ import type { DisputeView, ListDisputesResult, OpenDisputeInput, OpenDisputeResu
 import type { NeighbourhoodResolver } from '../geo/resolver.js';
 import type { ReplayResult } from '../jobs/replay.js';
 import type { AliasStore } from '../ledger/alias-store.js';
+import type { OrderInsights } from '../ledger/order-insights.js';
 import type { OrderLedger, OrderRecord } from '../ledger/order-ledger.js';
 import type { PricedNearby } from './use-cases/priced-nearby.js';
 import type { Logger } from '../log.js';
@@ -99,11 +100,13 @@ export interface DashboardDeps {
   /** RELAIS_DASHBOARD_TOKEN: what an operator types to log in, and what scripts send as a bearer token. */
   token: string;
   ledger: Pick<OrderLedger, 'get' | 'getMany' | 'listShopOrders' | 'listHeld' | 'listUnready' | 'timeline'>;
+  /** Orders found by filters across shops, and the overview's figures (SQL aggregates). */
+  insights: OrderInsights;
   aliases: Pick<AliasStore, 'add' | 'list' | 'forShop'>;
   /** Every queue, for bull-board. */
   queues: { all(): Queue[] };
   shops: ShopRegistry;
-  resolver: Pick<NeighbourhoodResolver, 'resolve'>;
+  resolver: Pick<NeighbourhoodResolver, 'resolve' | 'whereIs'>;
   /** The held page's one-click aliases to places the shop's service prices (use-cases/priced-nearby.ts). */
   pricedNearby?(
     shop: ShopConfig,

@@ -11,31 +11,31 @@
  */
 import { Router } from 'express';
 import { z } from 'zod';
-import type { OrderState } from '../ledger/order-ledger.js';
 import { DEFAULT_SESSION_TTL_MS, LoginThrottle, SessionSigner, type Flash } from './auth.js';
-import { listOrders } from './data.js';
+import { findOrderListing } from './data.js';
 import { formatTime } from './html.js';
 import { disabledPage, PAGE_CSP, QUEUES_CSP, securityHeaders } from './layout.js';
 import { dashboardAuth } from './middleware/auth.js';
 import { answerOr503 } from './middleware/availability.js';
 import { csrfCheck } from './middleware/csrf.js';
 import { dashboardErrors } from './middleware/errors.js';
+import { orderFilter, readOrdersQuery } from './order-filters.js';
+import { overviewRoutes } from './overview-routes.js';
 import { disputeForm, form } from './middleware/forms.js';
 import {
   heldBody,
   moneyBody,
   notFoundBody,
-  ORDER_STATES,
   orderDetailBody,
   orderHref,
   ordersBody,
   type OrderDisputesView,
-  type ShopChoice,
 } from './pages.js';
 import type { DashboardDeps } from './ports.js';
 import { queuesBoard, refuseWrites } from './queues.js';
 import { responses } from './responses.js';
 import { shopRoutes } from './shop-routes.js';
+import { shopScope } from './shop-scope.js';
 import { addAliasAndReplay } from './use-cases/add-alias-and-replay.js';
 import { cashReport } from './use-cases/cash-report.js';
 import type { HeldOrderLookup, ReplayOutcome } from './use-cases/held-order.js';
@@ -57,11 +57,6 @@ const DISPUTE_FIELD_LABELS: Record<string, string> = {
 };
 
 const sentence = (text: string) => text.trim().replace(/[.\s]+$/, '');
-
-function pick<T>(schema: z.ZodType<T>, value: unknown, fallback: T): T {
-  const parsed = schema.safeParse(value);
-  return parsed.success ? parsed.data : fallback;
-}
 
 const daysParam = (allowed: number[], fallback: number) =>
   z.coerce
@@ -157,14 +152,8 @@ function enabledDashboard(deps: DashboardDeps): Router {
   const router = Router();
   const signer = new SessionSigner(deps.token);
   const nowMs = () => deps.now().getTime();
-  const shopChoices: ShopChoice[] = deps.shops.all().map((s) => ({ id: s.id, name: s.name, platform: s.platform }));
-  const shopName = (id: string) => deps.shops.get(id)?.name ?? id;
-  const shopParam = (value: unknown) =>
-    pick(
-      z.string().refine((id) => deps.shops.get(id) !== undefined),
-      value,
-      shopChoices[0]?.id ?? '',
-    );
+  // The shops are read on every request: shops connected, switched on or off while Relais runs are listed at once.
+  const scope = shopScope(deps.shops);
 
   router.use((req, res, next) => {
     securityHeaders(res, req.path === '/queues' || req.path.startsWith('/queues/') ? QUEUES_CSP : PAGE_CSP);
@@ -190,26 +179,20 @@ function enabledDashboard(deps: DashboardDeps): Router {
 
   // ------------------------------------------------------------------------------------- pages
   router.get('/', (_req, res) => {
-    res.redirect(303, '/dashboard/orders');
+    res.redirect(303, '/dashboard/overview');
   });
 
+  router.use('/overview', overviewRoutes(deps, scope, send));
+
   router.get('/orders', async (req, res) => {
-    const shopId = shopParam(req.query.shop);
-    const state = pick(
-      z.enum(ORDER_STATES as [OrderState, ...OrderState[]]).optional(),
-      req.query.state || undefined,
-      undefined,
-    );
-    const days = daysParam([1, 7, 30, 90], 30).parse(req.query.days ?? 30);
-    const since = new Date(nowMs() - days * 86_400_000);
-    const listing = shopId
-      ? await listOrders(deps.ledger, { shopId, since, state, limit: ORDERS_PAGE_SIZE })
-      : { records: [], inWindow: 0, truncated: false };
+    const query = readOrdersQuery(req.query, scope.param(req.query.shop));
+    const filter = orderFilter(query, scope.zonesOf(query.shop), deps.now(), ORDERS_PAGE_SIZE);
+    const listing = await findOrderListing(deps, filter);
     send(
       req,
       res,
       { section: 'orders', title: 'Orders' },
-      ordersBody({ shops: shopChoices, shopId, state, days, listing }),
+      ordersBody({ shops: scope.choices(), query, listing, shopName: scope.name }),
     );
   });
 
@@ -248,7 +231,7 @@ function enabledDashboard(deps: DashboardDeps): Router {
       { section: 'orders', title: record.meta.orderName, refreshSeconds: reloading ? 2 : undefined },
       orderDetailBody({
         record,
-        shopName: shopName(record.meta.shopId),
+        shopName: scope.name(record.meta.shopId),
         timeline,
         csrf: csrfOf(req),
         suggestions,
@@ -261,7 +244,7 @@ function enabledDashboard(deps: DashboardDeps): Router {
     const { held, unready } = await heldOrders(deps, HELD_PAGE_SIZE);
     const withShop = <T extends { record: { meta: { shopId: string } } }>(item: T) => ({
       ...item,
-      shopName: shopName(item.record.meta.shopId),
+      shopName: scope.name(item.record.meta.shopId),
     });
     send(
       req,
@@ -272,17 +255,17 @@ function enabledDashboard(deps: DashboardDeps): Router {
   });
 
   router.get('/money', async (req, res) => {
-    const shopId = shopParam(req.query.shop);
+    const shopId = scope.param(req.query.shop);
     const days = daysParam([7, 30, 90], 30).parse(req.query.days ?? 30);
     const report = await cashReport(deps, {
-      shopId: shopId || undefined,
+      shops: scope.zonesOf(shopId),
       since: new Date(nowMs() - days * 86_400_000),
     });
     send(
       req,
       res,
       { section: 'money', title: 'Cash & reconciliation' },
-      moneyBody({ shops: shopChoices, shopId, days, ...report }),
+      moneyBody({ shops: scope.choices(), shopId, days, ...report }),
     );
   });
 

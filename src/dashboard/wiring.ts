@@ -20,7 +20,7 @@ import type { DashboardDeps, ReconciliationSummaryStore, ShopConnectionsPort } f
 export interface DashboardWiring {
   token: string;
   /** Defaults to the bundled gazetteer (the worker's own). */
-  resolver?: Pick<NeighbourhoodResolver, 'resolve'>;
+  resolver?: Pick<NeighbourhoodResolver, 'resolve' | 'whereIs'>;
   reconciliation?: ReconciliationSummaryStore;
   sessionTtlMs?: number;
   /** Pages not answered by then answer 503 (Redis hung); default 10 s. */
@@ -62,6 +62,7 @@ export function dashboardDepsFor(runtime: Runtime, wiring: DashboardWiring): Das
   return {
     token: wiring.token,
     ledger: runtime.ledger,
+    insights: runtime.insights,
     aliases: runtime.aliases,
     queues: runtime.queues,
     shops: runtime.options.shops,

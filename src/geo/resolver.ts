@@ -557,6 +557,15 @@ export class NeighbourhoodResolver {
     return resolver;
   }
 
+  /** Where the gazetteer puts the neighbourhood it spells `name` (the dashboard's map), when it has a point for it. */
+  whereIs(country: string, name: string): Point | undefined {
+    if (!isCountryCode(country)) return undefined;
+    const place = this.gazetteer.countries
+      .get(country)
+      ?.places.find((p) => p.name === name && (p.coords ?? p.points[0]));
+    return place?.coords ?? place?.points[0];
+  }
+
   resolve(input: ResolveInput): Resolution {
     const requested = input.country?.trim().toUpperCase();
     if (

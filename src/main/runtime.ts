@@ -16,6 +16,8 @@ import { PostgresServiceMap } from '../ledger/postgres/pg-service-map.js';
 import { CachedServiceMap } from '../ledger/service-map-cache.js';
 import type { ServiceMapStore } from '../ledger/service-map.js';
 import { PostgresOrderLedger } from '../ledger/postgres/pg-ledger.js';
+import { PostgresOrderInsights } from '../ledger/postgres/pg-insights.js';
+import type { OrderInsights } from '../ledger/order-insights.js';
 import { PostgresShopSecretStore } from '../ledger/postgres/pg-shop-secrets.js';
 import { PostgresShopDirectory } from '../ledger/postgres/pg-shops.js';
 import { loadServedShops, type ShopDirectory } from '../config/shop-directory.js';
@@ -88,6 +90,8 @@ export interface Runtime {
   storeDeps: StoreDeps;
   queues: RelaisQueues;
   ledger: OrderLedger;
+  /** The dashboard's aggregate reads of the ledger (orders by filters, the overview's figures). */
+  insights: OrderInsights;
   aliases: AliasStore;
   /** Which names each delivery service prices (PostgreSQL, read through Redis). */
   serviceMap: ServiceMapStore;
@@ -181,6 +185,7 @@ export function createRuntime(given: RuntimeOptions): Runtime {
     storeDeps,
     queues,
     ledger,
+    insights: new PostgresOrderInsights(db),
     aliases: new PostgresAliasStore(db),
     serviceMap: new CachedServiceMap(new PostgresServiceMap(db), redis, options.prefix),
     shopDirectory,

@@ -337,6 +337,7 @@ describe('pages', () => {
   it('sends a Content-Security-Policy that allows no script on every page', async () => {
     const session = await loggedIn();
     for (const path of [
+      '/dashboard/overview',
       '/dashboard/orders',
       '/dashboard/held',
       orderPath(deliveredId),
@@ -355,6 +356,8 @@ describe('pages', () => {
     const session = await loggedIn();
     const secrets = [...Object.values(relais.secrets), ...Object.values(relais.env), TOKEN];
     const paths = [
+      '/dashboard/overview',
+      '/dashboard/overview/holds.csv',
       '/dashboard/orders',
       `/dashboard/orders?shop=${WOO_SHOP_ID}`,
       `/dashboard/orders?shop=${SHOPIFY_SHOP_ID}`,

@@ -82,7 +82,7 @@ async function seed(
 }
 
 describe('shop/redact', () => {
-  it('erases all 5 000 records of the shop however old, with their timelines and claims, and touches nothing of another shop (one whose id starts alike included)', async () => {
+  it('erases all 5 000 records of the shop however old, with their timelines, claims and holds, and touches nothing of another shop (one whose id starts alike included)', async () => {
     const db = await freshDatabase();
     const pool = db.pool();
     const ledger = new PostgresOrderLedger(pool);
@@ -93,6 +93,8 @@ describe('shop/redact', () => {
       await seed(ledger, 'abidjan-tech', 500, (i) => new Date(NOW.getTime() - (i % 2 === 0 ? 365 : 7) * DAY));
       // Some of the shop's orders are held, finished, in flight, or have a claim.
       await ledger.hold('dakar-mode:1000000', { code: 'neighbourhood_not_found', message: 'x' }, NOW);
+      await ledger.hold('abidjan-tech:1000000', { code: 'neighbourhood_not_found', message: 'x' }, NOW);
+      expect(await count(pool, "order_holds WHERE shop_id = 'dakar-mode'")).toBe(1);
       await ledger.setState('dakar-mode:1000001', 'delivered', NOW);
       await ledger.saveShipment('dakar-mode:1000003', {
         shipmentId: 'shp_1',
@@ -116,11 +118,13 @@ describe('shop/redact', () => {
       expect(await count(pool, "orders WHERE shop_id = 'dakar-mode'")).toBe(0);
       expect(await count(pool, "order_timeline WHERE shop_id = 'dakar-mode'")).toBe(0);
       expect(await count(pool, "order_claims WHERE shop_id = 'dakar-mode'")).toBe(0);
-      expect(await ledger.listHeld()).toEqual([]);
+      expect(await count(pool, "order_holds WHERE shop_id = 'dakar-mode'")).toBe(0);
+      expect((await ledger.listHeld()).map((r) => r.meta.shopId)).toEqual(['abidjan-tech']);
       expect(await ledger.listInFlight(10)).toEqual([]);
       expect(await ledger.countUnready(NOW)).toBe(0);
       // The other shops: every record and timeline as it was.
       expect(await count(pool, "orders WHERE shop_id = 'abidjan-tech'")).toBe(500);
+      expect(await count(pool, "order_holds WHERE shop_id = 'abidjan-tech'")).toBe(1);
       expect(await count(pool, "order_timeline WHERE shop_id = 'abidjan-tech'")).toBe(500);
       expect(await count(pool, "orders WHERE shop_id = 'dakar-modes'")).toBe(300);
       expect(await ledger.listShopOrders('abidjan-tech')).toHaveLength(500);

@@ -1,5 +1,6 @@
 /** The cash page: a shop's cash-on-delivery figures per day from the ledger, and the latest reconciliation run. */
 import { codFigures, loadRecords, SCAN_LIMIT, type CodFigures } from '../data.js';
+import type { ShopZone } from '../../ledger/order-insights.js';
 import type { DashboardDeps, ReconciliationSummary } from '../ports.js';
 
 export interface CashReport {
@@ -10,16 +11,14 @@ export interface CashReport {
   reconciliationWired: boolean;
 }
 
-/** The orders first seen since `since`; none without a shop (a registry with no shop). */
+/** The orders of these shops (one, or every shop served) first seen since `since`. */
 export async function cashReport(
-  ports: Pick<DashboardDeps, 'ledger' | 'reconciliation'>,
-  options: { shopId: string | undefined; since: Date },
+  ports: Pick<DashboardDeps, 'ledger' | 'insights' | 'reconciliation'>,
+  options: { shops: readonly ShopZone[]; since: Date },
 ): Promise<CashReport> {
-  const ids = options.shopId
-    ? await ports.ledger.listShopOrders(options.shopId, { since: options.since, limit: SCAN_LIMIT })
-    : [];
+  const found = await ports.insights.findOrders({ shops: options.shops, since: options.since, limit: SCAN_LIMIT });
   const [records, reconciliation] = await Promise.all([
-    loadRecords(ports.ledger, ids),
+    loadRecords(ports.ledger, found.ids),
     ports.reconciliation?.latestSummary() ?? Promise.resolve(undefined),
   ]);
   return { cod: codFigures(records), reconciliation, reconciliationWired: ports.reconciliation !== undefined };

@@ -212,15 +212,20 @@ export class PostgresOrderLedger implements OrderLedger {
     cause: MoveCause,
   ): Promise<boolean> {
     const final = FINAL_STATES.has(state);
-    const result = await this.inOrder(externalOrderId, () =>
-      this.pool.query(
-        `UPDATE orders SET
+    // A hold is also noted in order_holds (kept after the order moves on), in the same statement.
+    const { rows } = await this.inOrder(externalOrderId, () =>
+      this.pool.query<{ moved: number }>(
+        `WITH moved AS (UPDATE orders SET
          state = $2, state_changed_at = $3::timestamptz, hold = $4::jsonb, held_at = CASE WHEN $4::jsonb IS NULL THEN NULL ELSE $3::timestamptz END,
          payload = CASE WHEN $5::boolean THEN payload ELSE NULL END,
          in_flight_since = CASE WHEN $6::boolean THEN NULL ELSE in_flight_since END,
          unready_since = CASE WHEN $6::boolean THEN NULL ELSE unready_since END,
          finished_at = CASE WHEN $6::boolean THEN coalesce(finished_at, $3::timestamptz) ELSE finished_at END
-       WHERE external_order_id = $1 AND NOT (state = ANY($7::text[]))`,
+       WHERE external_order_id = $1 AND NOT (state = ANY($7::text[]))
+       RETURNING shop_id),
+       noted AS (INSERT INTO order_holds (external_order_id, shop_id, code, held_at)
+         SELECT $1, shop_id, $4::jsonb->>'code', $3::timestamptz FROM moved WHERE $4::jsonb IS NOT NULL)
+       SELECT count(*)::int AS moved FROM moved`,
         [
           externalOrderId,
           state,
@@ -232,7 +237,7 @@ export class PostgresOrderLedger implements OrderLedger {
         ],
       ),
     );
-    return result.rowCount === 1;
+    return rows[0]?.moved === 1;
   }
 
   async save(externalOrderId: string, field: SavedField, value: unknown): Promise<void> {
@@ -484,6 +489,7 @@ export class PostgresOrderLedger implements OrderLedger {
     return this.transaction(async (client) => {
       await client.query('DELETE FROM order_timeline WHERE shop_id = $1', [shopId]);
       await client.query('DELETE FROM order_claims WHERE shop_id = $1', [shopId]);
+      await client.query('DELETE FROM order_holds WHERE shop_id = $1', [shopId]);
       const erased = await client.query('DELETE FROM orders WHERE shop_id = $1', [shopId]);
       return erased.rowCount ?? 0;
     });

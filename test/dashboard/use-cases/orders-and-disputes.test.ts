@@ -331,7 +331,10 @@ describe("whether an order's page reloads itself", () => {
 describe('the cash page', () => {
   it("counts the delivered orders' cash as collected on their delivery day, and has no reconciliation run to show yet", async () => {
     const delivered = await Promise.all([disputedId, quietId].map(record));
-    const report = await cashReport(ports, { shopId: SHOPIFY_SHOP_ID, since: new Date(Date.now() - 86_400_000) });
+    const report = await cashReport(ports, {
+      shops: [{ shopId: SHOPIFY_SHOP_ID, timeZone: 'Africa/Dakar' }],
+      since: new Date(Date.now() - 86_400_000),
+    });
     const day = report.cod.days.find((d) => d.day === delivered[0]!.stateChangedAt.slice(0, 10));
     expect(day?.collected).toEqual({
       orders: 2,
@@ -341,8 +344,13 @@ describe('the cash page', () => {
     expect(report).toMatchObject({ reconciliation: undefined, reconciliationWired: true });
   });
 
-  it('reads no order without a shop', async () => {
-    const report = await cashReport(ports, { shopId: undefined, since: new Date(0) });
-    expect(report.cod.ordersRead).toBe(0);
+  it('reads the orders of every shop when given them all, and none when given no shop', async () => {
+    const zone = (shopId: string) => ({ shopId, timeZone: 'Africa/Dakar' });
+    const since = new Date(0);
+    const read = async (shops: string[]) => (await cashReport(ports, { shops: shops.map(zone), since })).cod.ordersRead;
+    const each = await Promise.all(ports.shops.all().map((shop) => read([shop.id])));
+    expect(each[0]).toBeGreaterThan(0);
+    expect(await read(ports.shops.all().map((shop) => shop.id))).toBe(each.reduce((a, b) => a + b, 0));
+    expect(await read([])).toBe(0);
   });
 });
