@@ -12,6 +12,10 @@
  * count of wrong tokens, forgotten FORGET_AFTER_MS after the last one, and the wait, a key whose time to live is
  * what is left of it (Redis's clock, the one every process shares). Both carry the client as their hash tag (or
  * sit under the prefix's), so the script that moves them touches one Redis Cluster slot.
+ *
+ * When Redis does not answer within REDIS_ANSWER_MS, the process counts on its own (MemoryLoginThrottle, the same
+ * waits) rather than leave a script's bearer request hanging or let a token through unthrottled: the dashboard's
+ * ledger pages keep answering while Redis is away, and a guesser is still slowed, per process, as before.
  */
 import type { RedisClient } from '../redis.js';
 import { slotTag } from '../redis.js';
@@ -88,6 +92,112 @@ export class RedisLoginThrottle implements LoginThrottle {
 
   async rightToken(client: string): Promise<void> {
     await this.redis.del(...this.#keys(client));
+  }
+}
+
+/** The wait after the `count`th wrong token in a row (the Lua script above computes the same). */
+export function waitAfter(count: number, waits: Pick<LoginWaits, 'firstMs' | 'longestMs'>): number {
+  return Math.floor(Math.min(waits.longestMs, waits.firstMs * 2 ** Math.min(count - 1, 20)));
+}
+
+/** Wrong tokens counted in this process only: what the web process falls back on while Redis does not answer. */
+export class MemoryLoginThrottle implements LoginThrottle {
+  readonly #clients = new Map<string, { count: number; waitUntilMs: number; forgetAtMs: number }>();
+  readonly #waits: LoginWaits;
+
+  constructor(
+    private readonly nowMs: () => number = Date.now,
+    waits: Partial<LoginWaits> = {},
+  ) {
+    this.#waits = { firstMs: FIRST_WAIT_MS, longestMs: LONGEST_WAIT_MS, forgetAfterMs: FORGET_AFTER_MS, ...waits };
+  }
+
+  #current(client: string) {
+    const entry = this.#clients.get(client);
+    if (entry && entry.forgetAtMs <= this.nowMs()) this.#clients.delete(client);
+    return this.#clients.get(client);
+  }
+
+  async waitMs(client: string): Promise<number> {
+    return Promise.resolve(Math.max(0, (this.#current(client)?.waitUntilMs ?? 0) - this.nowMs()));
+  }
+
+  async wrongToken(client: string): Promise<WrongTokenOutcome> {
+    const left = await this.waitMs(client);
+    if (left > 0) return { kind: 'waiting', waitMs: left };
+    const count = (this.#current(client)?.count ?? 0) + 1;
+    const waitMs = waitAfter(count, this.#waits);
+    const now = this.nowMs();
+    this.#clients.delete(client); // re-inserted last: the oldest clients are forgotten first
+    this.#clients.set(client, { count, waitUntilMs: now + waitMs, forgetAtMs: now + this.#waits.forgetAfterMs });
+    if (this.#clients.size > 10_000) this.#clients.delete(this.#clients.keys().next().value as string);
+    return { kind: 'counted', waitMs };
+  }
+
+  async rightToken(client: string): Promise<void> {
+    this.#clients.delete(client);
+    return Promise.resolve();
+  }
+}
+
+/** How long Redis has to answer the throttle before the process counts on its own. */
+export const REDIS_ANSWER_MS = 750;
+
+/** After Redis was late once, the process counts on its own this long before asking Redis again. */
+const REDIS_LATE_PAUSE_MS = 5_000;
+
+/** Redis's throttle, or this process's own when Redis does not answer in time (see the top of this file). */
+export class FallbackLoginThrottle implements LoginThrottle {
+  #askRedisAfterMs = 0;
+
+  constructor(
+    private readonly shared: LoginThrottle,
+    private readonly local: LoginThrottle,
+    private readonly answerWithinMs = REDIS_ANSWER_MS,
+  ) {}
+
+  async #either<T>(shared: () => Promise<T>, local: () => Promise<T>): Promise<T> {
+    if (Date.now() < this.#askRedisAfterMs) return local();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), this.answerWithinMs);
+    });
+    const answer = shared();
+    answer.catch(() => undefined); // a late failure is already answered by the local throttle
+    try {
+      const first = await Promise.race([answer, late]);
+      if (first !== 'late') return first;
+    } catch {
+      // Redis refused or failed: counted below, as when it is late.
+    } finally {
+      clearTimeout(timer);
+    }
+    this.#askRedisAfterMs = Date.now() + REDIS_LATE_PAUSE_MS;
+    return local();
+  }
+
+  waitMs(client: string): Promise<number> {
+    return this.#either(
+      () => this.shared.waitMs(client),
+      () => this.local.waitMs(client),
+    );
+  }
+
+  wrongToken(client: string): Promise<WrongTokenOutcome> {
+    return this.#either(
+      () => this.shared.wrongToken(client),
+      () => this.local.wrongToken(client),
+    );
+  }
+
+  async rightToken(client: string): Promise<void> {
+    await Promise.all([
+      this.local.rightToken(client),
+      this.#either(
+        () => this.shared.rightToken(client),
+        async () => undefined,
+      ),
+    ]);
   }
 }
 

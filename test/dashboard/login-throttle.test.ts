@@ -10,9 +10,8 @@
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisLoginThrottle } from '../../src/dashboard/login-throttle.js';
+import { MemoryLoginThrottle, RedisLoginThrottle, type LoginThrottle } from '../../src/dashboard/login-throttle.js';
 import { startWeb, type RunningWeb } from '../../src/main/web.js';
-import type { RedisClient } from '../../src/redis.js';
 import { spawnWeb, type WebProcess } from '../chaos/support/processes.js';
 import { launchChromium, type TestBrowser } from '../support/chromium.js';
 import { freePort } from '../support/redis.js';
@@ -256,7 +255,7 @@ describe('the waits in Redis', () => {
   });
 
   /** The waits a client is given for wrong tokens sent one after another, each once the last wait is over. */
-  async function countedWaits(throttle: RedisLoginThrottle, client: string, tries: number): Promise<number[]> {
+  async function countedWaits(throttle: LoginThrottle, client: string, tries: number): Promise<number[]> {
     const waits: number[] = [];
     for (let i = 0; i < tries; i++) {
       const outcome = await throttle.wrongToken(client);
@@ -271,8 +270,9 @@ describe('the waits in Redis', () => {
     return waits;
   }
 
-  async function doublesUpToTheLongest(redis: RedisClient, prefix: string): Promise<void> {
-    const throttle = new RedisLoginThrottle(redis, prefix, { firstMs: 20, longestMs: 100, forgetAfterMs: 60_000 });
+  const SMALL_WAITS = { firstMs: 20, longestMs: 100, forgetAfterMs: 60_000 };
+
+  async function doublesUpToTheLongest(throttle: LoginThrottle): Promise<void> {
     expect(await countedWaits(throttle, '198.51.100.1', 6)).toEqual([20, 40, 80, 100, 100, 100]);
     await throttle.rightToken('198.51.100.1');
     expect(await countedWaits(throttle, '198.51.100.1', 1)).toEqual([20]);
@@ -280,11 +280,17 @@ describe('the waits in Redis', () => {
   }
 
   it('double from the first wait up to the longest, start again after the right token, and keep each client apart', async () => {
-    await doublesUpToTheLongest(relais.redis.client(), `{${relais.redis.prefix}-waits}`);
+    await doublesUpToTheLongest(
+      new RedisLoginThrottle(relais.redis.client(), `{${relais.redis.prefix}-waits}`, SMALL_WAITS),
+    );
   });
 
   it('work on a Redis Cluster under a prefix without a hash tag (each client in one slot)', async () => {
-    await doublesUpToTheLongest(cluster.client(), `relais-waits-${randomHex(4)}`);
+    await doublesUpToTheLongest(new RedisLoginThrottle(cluster.client(), `relais-waits-${randomHex(4)}`, SMALL_WAITS));
+  });
+
+  it('are the same in the count a web process keeps on its own while Redis does not answer', async () => {
+    await doublesUpToTheLongest(new MemoryLoginThrottle(Date.now, SMALL_WAITS));
   });
 
   it('expire: every key the web processes wrote for wrong tokens is forgotten within 15 minutes', async () => {
