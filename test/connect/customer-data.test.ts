@@ -27,6 +27,7 @@ import {
 
 const TOKEN = `dash_${randomHex(16)}`;
 const KEYS = `k1:${randomBytes(32).toString('base64')}`;
+const NO_ORDERS_SCOPE_DOMAIN = 'sans-commandes.myshopify.com';
 const CONNECTED_ID = 'thies-boutique';
 const CONNECTED_DOMAIN = 'thies-boutique.myshopify.com';
 const connectedToken = `shpat_${randomHex(16)}`;
@@ -44,6 +45,13 @@ beforeAll(async () => {
         accessToken: secrets.shopifyAccessToken,
         clientSecret: secrets.shopifyClientSecret,
         protectedCustomerData: false,
+      },
+      // An app granted no order scope at all (same token, another shop).
+      {
+        domain: NO_ORDERS_SCOPE_DOMAIN,
+        accessToken: secrets.shopifyAccessToken,
+        clientSecret: secrets.shopifyClientSecret,
+        scopes: 'write_shipping',
       },
       {
         domain: CONNECTED_DOMAIN,
@@ -134,6 +142,32 @@ describe('a Shopify shop whose app lacks protected customer data access', () => 
       checks: [{ section: `Shop ${SHOPIFY_SHOP_ID}`, ...check! }],
     });
     expect(printed).toContain("customer data (protected, Level 2): Shopify hides customers' names");
+  });
+
+  it('is told by relais doctor when the app may not even read orders (its granted scopes lack read_orders)', async () => {
+    const registered = relais.shops.get(SHOPIFY_SHOP_ID)!;
+    if (registered.platform !== 'shopify') throw new Error('expected the Shopify shop');
+    const results = await checkShop(
+      {
+        ...registered,
+        shopify: {
+          ...registered.shopify,
+          domain: NO_ORDERS_SCOPE_DOMAIN,
+          adminUrl: shopify.adminUrl(NO_ORDERS_SCOPE_DOMAIN),
+        },
+      },
+      {
+        resolver: NeighbourhoodResolver.load(),
+        publicUrl: undefined,
+        fix: false,
+        timeoutMs: 10_000,
+        logger: silentLogger,
+      },
+    );
+    expect(results.find((r) => r.name === 'customer data (protected, Level 2)')).toMatchObject({
+      status: 'error',
+      detail: 'the app is not granted read_orders (granted: write_shipping), so it cannot read orders',
+    });
   });
 
   it('is kept switched off by the Connect page, naming the missing access', async () => {
