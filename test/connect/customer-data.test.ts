@@ -14,7 +14,7 @@ import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
 import { silentLogger } from '../../src/log.js';
 import { checkShop, renderReport } from '../../src/ops/doctor.js';
 import { DashboardSession } from '../dashboard/session.js';
-import { connectSettingsForm, saveInstalledShopifyShop } from '../support/connected-shop.js';
+import { connectSettingsForm, saveInstalledShopifyShop } from '../support/installed-shopify-shop.js';
 import { shopifyExternalId, waitForState } from '../pipeline/helpers.js';
 import {
   makeSecrets,

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
 import { PostgresShopSecretStore } from '../../src/ledger/postgres/pg-shop-secrets.js';
 import { PostgresShopDirectory } from '../../src/ledger/postgres/pg-shops.js';
-import { connectSettingsForm, saveInstalledShopifyShop } from '../support/connected-shop.js';
+import { connectSettingsForm, saveInstalledShopifyShop } from '../support/installed-shopify-shop.js';
 import { randomHex, startTestRelais, type TestRelais } from '../support/relais.js';
 import { DashboardSession } from './session.js';
 
