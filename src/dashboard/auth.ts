@@ -20,7 +20,7 @@ export const COOKIE_PATH = '/dashboard';
 export const DEFAULT_SESSION_TTL_MS = 8 * 3600_000;
 /**
  * Set on a successful login, for 30 days: this browser once logged in with the token. It opens nothing by
- * itself; wrong tokens sent with it are throttled on its own budget instead of its address's (LoginThrottle).
+ * itself; wrong tokens sent with it are throttled on its own budget instead of its address's (login-throttle.ts).
  */
 export const KNOWN_BROWSER_COOKIE = 'relais_known_browser';
 export const KNOWN_BROWSER_TTL_MS = 30 * 86_400_000;
@@ -199,42 +199,5 @@ export class RedisSessionRevocations implements SessionRevocations {
 
   async isRevoked(sessionId: string): Promise<boolean> {
     return (await this.redis.exists(this.key(sessionId))) === 1;
-  }
-}
-
-/**
- * Failed logins per client: after `max` failures within `windowMs` further attempts are refused until the
- * window passes, so the token cannot be guessed at network speed. In memory, per process: enough to make
- * guessing a 32+ character token hopeless. The client is req.ip: behind a reverse proxy, set TRUST_PROXY or
- * every user shares the proxy's address, and one user's wrong tokens lock out all. A browser that logged in
- * before (KNOWN_BROWSER_COOKIE) is a client of its own (middleware/auth.ts says why that weakens nothing).
- */
-export class LoginThrottle {
-  readonly #failures = new Map<string, number[]>();
-
-  constructor(
-    private readonly max = 10,
-    private readonly windowMs = 15 * 60_000,
-  ) {}
-
-  #recent(client: string, nowMs: number): number[] {
-    const kept = (this.#failures.get(client) ?? []).filter((t) => t > nowMs - this.windowMs);
-    if (kept.length === 0) this.#failures.delete(client);
-    else this.#failures.set(client, kept);
-    return kept;
-  }
-
-  blocked(client: string, nowMs: number): boolean {
-    return this.#recent(client, nowMs).length >= this.max;
-  }
-
-  fail(client: string, nowMs: number): void {
-    this.#failures.set(client, [...this.#recent(client, nowMs), nowMs]);
-    // Bounded memory even under a spray of addresses: forget the oldest clients first.
-    if (this.#failures.size > 10_000) this.#failures.delete(this.#failures.keys().next().value as string);
-  }
-
-  succeed(client: string): void {
-    this.#failures.delete(client);
   }
 }

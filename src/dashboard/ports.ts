@@ -17,6 +17,7 @@ import type { PricedNearby } from './use-cases/priced-nearby.js';
 import type { Logger } from '../log.js';
 import type { CheckResult } from '../ops/checks.js';
 import type { MapLearnStatus } from '../ops/map-learn-runs.js';
+import type { LoginThrottle } from './login-throttle.js';
 
 /**
  * The latest reconciliation run, as the reconciliation job (src/reconcile) records it. The dashboard
@@ -118,6 +119,8 @@ export interface DashboardDeps {
   disputes: DisputesPort;
   now(): Date;
   revocations: SessionRevocations;
+  /** Wrong tokens per client, shared by every web process (./login-throttle.ts). */
+  loginThrottle: LoginThrottle;
   /** The Connect page; absent without RELAIS_SECRET_KEYS (the page then says how to turn it on). */
   connections?: ShopConnectionsPort;
   /** Absent until the reconciliation job is wired in: the page then says no run has happened yet. */

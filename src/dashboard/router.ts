@@ -11,7 +11,7 @@
  */
 import { Router } from 'express';
 import { z } from 'zod';
-import { DEFAULT_SESSION_TTL_MS, LoginThrottle, SessionSigner, type Flash } from './auth.js';
+import { DEFAULT_SESSION_TTL_MS, SessionSigner, type Flash } from './auth.js';
 import { findOrderListing } from './data.js';
 import { formatTime } from './html.js';
 import { disabledPage, PAGE_CSP, QUEUES_CSP, securityHeaders } from './layout.js';
@@ -165,7 +165,7 @@ function enabledDashboard(deps: DashboardDeps): Router {
   const auth = dashboardAuth({
     token: deps.token,
     signer,
-    throttle: new LoginThrottle(),
+    throttle: deps.loginThrottle,
     revocations: deps.revocations,
     sessionTtlMs: deps.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS,
     nowMs,

@@ -13,6 +13,7 @@ import { mapLearnDeps } from '../ops/map-learn.js';
 import type { Runtime } from '../main/runtime.js';
 import { reconciliationSummaries } from '../reconcile/index.js';
 import { RedisSessionRevocations } from './auth.js';
+import { FallbackLoginThrottle, MemoryLoginThrottle, RedisLoginThrottle } from './login-throttle.js';
 import { checkShop } from '../ops/doctor.js';
 import { ensureStoredCredentials } from '../stores/index.js';
 import type { DashboardDeps, ReconciliationSummaryStore, ShopConnectionsPort } from './ports.js';
@@ -93,6 +94,10 @@ export function dashboardDepsFor(runtime: Runtime, wiring: DashboardWiring): Das
     },
     now: () => runtime.now(),
     revocations: new RedisSessionRevocations(runtime.redis, runtime.options.prefix),
+    loginThrottle: new FallbackLoginThrottle(
+      new RedisLoginThrottle(runtime.redis, runtime.options.prefix),
+      new MemoryLoginThrottle(),
+    ),
     // The latest reconciliation run of each shop, as src/reconcile stores it (undefined until one has run).
     reconciliation: wiring.reconciliation ?? reconciliationSummaries(runtime),
     logger: runtime.options.logger.child({ component: 'dashboard' }),

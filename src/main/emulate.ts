@@ -77,6 +77,8 @@ const shopifyConfig = z.object({
         accessTokenEnv: z.string(),
         clientSecretEnv: z.string(),
         currency: z.string().optional(),
+        /** false: the app lacks protected customer data access (names, addresses, phones come as null). */
+        protectedCustomerData: z.boolean().optional(),
       }),
     )
     .min(1),
@@ -95,6 +97,7 @@ export async function emulateShopify(
         accessToken: required(env, s.accessTokenEnv),
         clientSecret: required(env, s.clientSecretEnv),
         currency: s.currency,
+        ...(s.protectedCustomerData === undefined ? {} : { protectedCustomerData: s.protectedCustomerData }),
       }))
     : [
         {

@@ -7,9 +7,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
-import { SecretBox } from '../../src/config/secret-box.js';
 import { PostgresShopSecretStore } from '../../src/ledger/postgres/pg-shop-secrets.js';
 import { PostgresShopDirectory } from '../../src/ledger/postgres/pg-shops.js';
+import { connectSettingsForm, saveInstalledShopifyShop } from '../support/installed-shopify-shop.js';
 import { randomHex, startTestRelais, waitFor, type TestRelais } from '../support/relais.js';
 import { DashboardSession } from './session.js';
 
@@ -31,26 +31,14 @@ beforeAll(async () => {
     shops: [{ domain: DOMAIN, accessToken: shopifyToken, clientSecret: shopifySecret }],
   });
   relais = await startTestRelais({ dashboardToken: TOKEN, secretKeys: KEYS, inProcessWorker: false });
-  directory = new PostgresShopDirectory(relais.db.pool());
-  secrets = new PostgresShopSecretStore(relais.db.pool(), SecretBox.fromSetting(KEYS));
   // What the Shopify install leaves: the shop's platform part, its token sealed, switched off.
-  await secrets.put(SHOP_ID, 'shopify.accessToken', shopifyToken);
-  await secrets.put(SHOP_ID, 'shopify.webhookSecret', shopifySecret);
-  await directory.save({
+  ({ directory, secrets } = await saveInstalledShopifyShop(relais, KEYS, {
     id: SHOP_ID,
-    platform: 'shopify',
-    enabled: false,
-    document: {
-      id: SHOP_ID,
-      platform: 'shopify',
-      shopify: {
-        domain: DOMAIN,
-        accessToken: { stored: 'shopify.accessToken' },
-        webhookSecret: { stored: 'shopify.webhookSecret' },
-        adminUrl: shopify.adminUrl(DOMAIN),
-      },
-    },
-  });
+    domain: DOMAIN,
+    accessToken: shopifyToken,
+    webhookSecret: shopifySecret,
+    adminUrl: shopify.adminUrl(DOMAIN),
+  }));
   session = new DashboardSession(relais.web.url);
   expect((await session.login(TOKEN)).status).toBe(303);
 }, 60_000);
@@ -62,23 +50,7 @@ afterAll(async () => {
 
 const settingsPath = `/dashboard/shops/${SHOP_ID}`;
 
-function settings(overrides: Record<string, string> = {}): Record<string, string> {
-  return {
-    name: 'Thiès Boutique',
-    country: 'SN',
-    pickupNeighbourhood: 'Plateau',
-    pickupAddress: '12 avenue Léopold Sédar Senghor',
-    pickupContactName: 'Awa Ndiaye',
-    pickupContactPhone: '+221770000000',
-    codGateways: 'Cash on Delivery (COD)\nPaiement à la livraison',
-    dispatchCashOnDeliveryAt: 'created',
-    dispatchBaseUrl: relais.emulator.baseUrl,
-    dispatchTrackingUrl: '',
-    dispatchProfile: 'default',
-    dispatchApiKey: relais.secrets.dispatchApiKey,
-    ...overrides,
-  };
-}
+const settings = (overrides: Record<string, string> = {}) => connectSettingsForm(relais, overrides);
 
 async function post(path: string, form: Record<string, string>) {
   return session.request(path, { form: { ...form, _csrf: await session.csrf(settingsPath) } });

@@ -1,7 +1,8 @@
 /**
  * The dashboard when what it reads goes away: it answers 503 with a message saying so, at once when the Redis
  * connection is down and within its bound when the ledger's PostgreSQL is connected but silent, instead of leaving
- * the page loading forever; and a page of the ledger still answers while Redis is silent (orders are not in Redis).
+ * the page loading forever; and a page of the ledger still answers while Redis is silent (orders are not in Redis),
+ * wrong tokens still slowed by the process's own count.
  * A real redis-server and a real PostgreSQL behind TCP fault proxies that swallow everything or reset every connection.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -61,6 +62,27 @@ describe('the dashboard when Redis or the database goes away', () => {
     } finally {
       proxy.set({ kind: 'pass' });
     }
+  });
+
+  it('still slows a guesser while Redis is connected but silent: the process counts wrong tokens on its own', async () => {
+    const bearer = (token: string) =>
+      fetch(`${web.url}/dashboard/held`, { headers: { authorization: `Bearer ${token}` }, redirect: 'manual' });
+    // The connections the last test's partition broke are replaced first: a PING answered on the new one.
+    await waitFor(async () => (await web.runtime.redis.ping()) === 'PONG', { what: 'Redis reconnected' });
+    proxy.set({ kind: 'blackhole' });
+    let right: Response;
+    try {
+      const wrong = await bearer('wrong-guess-while-redis-is-silent');
+      expect(wrong.status).toBe(401);
+      expect(await wrong.text()).toBe('wrong dashboard token: wait 1 second before trying again\n');
+      // Within the second, the right token waits too: no guess is answered differently while Redis is away.
+      right = await bearer(TOKEN);
+      expect(right.status).toBe(429);
+    } finally {
+      proxy.set({ kind: 'pass' });
+    }
+    await new Promise((r) => setTimeout(r, Number(right.headers.get('retry-after')) * 1000));
+    await waitFor(async () => (await bearer(TOKEN)).status === 200, { what: 'the right token let in after the wait' });
   });
 
   it('answers 503 at once, saying Redis cannot be reached, while every connection to Redis is refused', async () => {

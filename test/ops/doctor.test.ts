@@ -430,6 +430,8 @@ describe('what relais doctor sends and prints', () => {
     const { schema } = await loadAdminSchema('2026-10');
     const samples: Record<keyof typeof DOCTOR_SHOPIFY_DOCUMENTS, Record<string, unknown>> = {
       shop: {},
+      customerDataScopes: {},
+      customerDataOrders: { first: 5 },
       webhookSubscriptions: { after: null },
       webhookSubscriptionCreate: {
         topic: 'ORDERS_PAID',

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shopifyOrderPayload, wooOrderPayload, wooPingBody, wooWebhookHeaders } from '../support/factories.js';
-import { startTestRelais, waitFor, WOO_SHOP_ID, type TestRelais } from '../support/relais.js';
+import { SHOPIFY_SHOP_ID, startTestRelais, waitFor, WOO_SHOP_ID, type TestRelais } from '../support/relais.js';
 import {
   postShopify,
   queuedShopEvents,
@@ -118,6 +118,42 @@ describe('the webhook endpoints answer bad requests clearly and enqueue nothing 
   });
 });
 
+describe('the delivery webhook route takes the same body limits as the shop routes', () => {
+  const deliveryUrl = () =>
+    `${relais.web.url}/webhooks/dispatch/${SHOPIFY_SHOP_ID}/${relais.secrets.dispatchWebhookToken}`;
+  const postDelivery = async (body: string) => {
+    const response = await fetch(deliveryUrl(), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
+    return { status: response.status, body: (await response.json()) as unknown };
+  };
+  /** Delivery jobs for one shipment id: other tests' orders are synced in the same queue meanwhile. */
+  const queuedFor = async (shipmentId: string) =>
+    (await relais.web.runtime.queues.deliveries.getJobs()).filter((job) => job?.data.shipmentId === shipmentId).length;
+
+  it('a delivery webhook nested 10 000 levels deep gets 400 and queues nothing', async () => {
+    const deep = `{"shipment_id":"shp_deep_1","data":${'['.repeat(10_000)}${']'.repeat(10_000)}}`;
+    const answer = await postDelivery(deep);
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatchObject({ error: 'malformed_body' });
+    expect(await queuedFor('shp_deep_1')).toBe(0);
+  });
+
+  it('a delivery webhook over the size bound gets 413 and queues nothing', async () => {
+    const answer = await postDelivery(JSON.stringify({ shipment_id: 'shp_huge_1', note: 'x'.repeat(600 * 1024) }));
+    expect(answer.status).toBe(413);
+    expect(answer.body).toMatchObject({ error: 'body_too_large' });
+    expect(await queuedFor('shp_huge_1')).toBe(0);
+  });
+
+  it('a delivery webhook nested within the bound is still queued', async () => {
+    const answer = await postDelivery(`{"shipment_id":"shp_nested_ok_1","data":${'['.repeat(60)}${']'.repeat(60)}}`);
+    expect(answer.status).toBe(200);
+    expect(await queuedFor('shp_nested_ok_1')).toBe(1);
+  });
+});
 describe('orders Relais cannot ship safely are held with a reason, never shipped wrong', () => {
   it('an order in another currency than XOF is held, saying so', async () => {
     const payload = shopifyOrderPayload({ currency: 'EUR', presentment_currency: 'EUR' });

@@ -79,6 +79,17 @@ describe('slow clients are cut off at the timeouts', () => {
     expect(received).toMatch(/^HTTP\/1\.1 408/);
   });
 
+  it('closes a delivery webhook whose body stops arriving within the request timeout, as on the shop routes', async () => {
+    const path = `/webhooks/dispatch/${SHOPIFY_SHOP_ID}/${relais.secrets.dispatchWebhookToken}`;
+    const { closed } = await openSocket(
+      slowWeb.url,
+      `POST ${path} HTTP/1.1\r\nHost: relais\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"shipment_id":`,
+    );
+    const { afterMs, received } = await within(5_000, closed, 'slow delivery webhook body');
+    expect(afterMs).toBeLessThan(TIMEOUTS.requestMs + 1_500);
+    expect(received).toMatch(/^HTTP\/1\.1 408/);
+  });
+
   it('closes a connection whose headers never finish within the headers timeout', async () => {
     const { closed } = await openSocket(slowWeb.url, 'POST /webhooks/shopify HTTP/1.1\r\nHost: relais\r\nX-Slow: ');
     const { afterMs } = await within(5_000, closed, 'slow headers');

@@ -3,20 +3,20 @@
  * request passes (a session cookie, or the token as `Authorization: Bearer` for scripts), and logout.
  * The check records the request's viewer (`viewerOf`), which the CSRF check and the pages read.
  *
- * The building blocks (signed sessions, constant-time comparison, the throttle of wrong tokens) are in
- * ../auth.ts; this file decides what a request gets.
+ * The building blocks (signed sessions, constant-time comparison) are in ../auth.ts, the throttle of wrong
+ * tokens in ../login-throttle.ts; this file decides what a request gets.
  *
- * Wrong tokens, at login or as a bearer, are throttled per client: ten within 15 minutes and that client's
- * next attempts are refused, the right token included, until the window passes. A blocked client must get
- * the same answer whatever token it sends, or the block would tell a guesser which guess is right and
- * limit nothing. So a right token from a blocked address is refused too, and the operator is told apart
- * from a guesser by what a guesser cannot have: the known-browser cookie, which only a login with the
- * right token sets. A request carrying a valid one is counted on that browser's own budget instead of its
- * address's: a browser that logged in before still gets in while wrong tokens from its address (a
- * colleague's typos, a script with an old token, someone behind the same proxy) have the address blocked;
- * ten wrong tokens sent with it block it in turn. Without the cookie nothing changed: scripts, first logins
- * and guessers have their address's budget, and a success counted on a browser's budget leaves the
- * address's count as it was.
+ * Wrong tokens, at login or as a bearer, are throttled per client: each one makes the client wait before its
+ * next token is looked at, 1 s, then 2, 4… up to a minute, in Redis for every web process. A waiting client gets
+ * the same answer ("wait N seconds") whatever token it sends, or the wait would tell a guesser which guess is
+ * right and limit nothing. So the right token from a waiting address waits too, a minute at most, and the
+ * operator is told apart from a guesser by what a guesser cannot have: the known-browser cookie, which only a
+ * login with the right token sets. A request carrying a valid one is counted on that browser's own budget
+ * instead of its address's: a browser that logged in before gets in at once while wrong tokens from its address
+ * (a colleague's typos, a script with an old token, someone behind the same proxy) make the address wait; wrong
+ * tokens sent with it make it wait in turn. Without the cookie nothing changed: scripts, first logins and
+ * guessers have their address's budget, and a success counted on a browser's budget leaves the address's count
+ * as it was.
  */
 import { Router, type Request, type RequestHandler } from 'express';
 import type { Logger } from '../../log.js';
@@ -30,11 +30,11 @@ import {
   secretsEqual,
   SESSION_COOKIE,
   setCookie,
-  type LoginThrottle,
   type Session,
   type SessionSigner,
 } from '../auth.js';
 import { loginPage } from '../layout.js';
+import { retryAfterSeconds, waitInWords, type LoginThrottle } from '../login-throttle.js';
 import type { SessionRevocations } from '../ports.js';
 import { form } from './forms.js';
 
@@ -83,6 +83,9 @@ interface Client {
   knownBrowser: boolean;
 }
 
+/** What a token sent by a client gets: let in, refused as wrong (and now waits), or told to wait, right or wrong. */
+type Verdict = { kind: 'in' } | { kind: 'wrong'; waitMs: number } | { kind: 'wait'; waitMs: number };
+
 export function dashboardAuth(deps: AuthDeps): DashboardAuth {
   const { signer, throttle } = deps;
   const viewers = new WeakMap<Request, Viewer>();
@@ -96,6 +99,16 @@ export function dashboardAuth(deps: AuthDeps): DashboardAuth {
       : { key: `browser:${browser}`, address, knownBrowser: true };
   }
   const from = (client: Client) => (client.knownBrowser ? 'browser' : 'address');
+
+  /** A waiting client is told to wait whatever it sent; otherwise the token decides, and a wrong one is counted. */
+  async function verdictOn(client: Client, right: boolean): Promise<Verdict> {
+    if (right) {
+      const waitMs = await throttle.waitMs(client.key);
+      return waitMs > 0 ? { kind: 'wait', waitMs } : { kind: 'in' };
+    }
+    const outcome = await throttle.wrongToken(client.key);
+    return { kind: outcome.kind === 'counted' ? 'wrong' : 'wait', waitMs: outcome.waitMs };
+  }
 
   async function sessionOf(req: Request): Promise<Session | undefined> {
     const session = signer.verify(readCookie(req, SESSION_COOKIE), deps.nowMs());
@@ -127,27 +140,34 @@ export function dashboardAuth(deps: AuthDeps): DashboardAuth {
         .send(loginPage({ next, error: 'Log in from the dashboard itself.' }));
       return;
     }
-    if (throttle.blocked(client.key, deps.nowMs())) {
+    const candidate = (req.body as Record<string, unknown> | undefined)?.token;
+    const verdict = await verdictOn(client, typeof candidate === 'string' && secretsEqual(candidate, deps.token));
+    if (verdict.kind === 'wait') {
       res
         .status(429)
+        .set('Retry-After', retryAfterSeconds(verdict.waitMs))
         .type('html')
-        .send(loginPage({ next, error: `Too many wrong tokens from this ${from(client)}: wait 15 minutes.` }));
+        .send(
+          loginPage({
+            next,
+            error: `This ${from(client)} sent a wrong token: wait ${waitInWords(verdict.waitMs)} before trying again.`,
+          }),
+        );
       return;
     }
-    const candidate = (req.body as Record<string, unknown> | undefined)?.token;
-    if (typeof candidate !== 'string' || !secretsEqual(candidate, deps.token)) {
-      throttle.fail(client.key, deps.nowMs());
+    if (verdict.kind === 'wrong') {
       deps.logger.warn(
-        { client: client.address, knownBrowser: client.knownBrowser },
+        { client: client.address, knownBrowser: client.knownBrowser, waitMs: verdict.waitMs },
         'dashboard login with a wrong token',
       );
       res
         .status(401)
+        .set('Retry-After', retryAfterSeconds(verdict.waitMs))
         .type('html')
-        .send(loginPage({ next, error: 'Wrong token.' }));
+        .send(loginPage({ next, error: `Wrong token. Wait ${waitInWords(verdict.waitMs)} before trying again.` }));
       return;
     }
-    throttle.succeed(client.key);
+    await throttle.rightToken(client.key);
     const { cookieValue } = signer.issue(deps.nowMs(), deps.sessionTtlMs);
     setCookie(req, res, SESSION_COOKIE, cookieValue, deps.sessionTtlMs);
     setCookie(req, res, KNOWN_BROWSER_COOKIE, signer.knownBrowserCookie(deps.nowMs()), KNOWN_BROWSER_TTL_MS);
@@ -158,26 +178,24 @@ export function dashboardAuth(deps: AuthDeps): DashboardAuth {
   const authenticate: RequestHandler = async (req, res, next) => {
     const bearer = bearerToken(req);
     if (bearer !== undefined) {
-      // Wrong bearer tokens count against the same budget as wrong logins.
+      // Wrong bearer tokens count against the same budget as wrong logins. A script's right token is let in
+      // without a write: its count, if any, is left to expire.
       const client = clientOf(req);
-      if (throttle.blocked(client.key, deps.nowMs())) {
-        res
-          .status(429)
-          .type('text/plain')
-          .send(`too many wrong tokens from this ${from(client)}: wait 15 minutes\n`);
-        return;
-      }
-      if (bearer !== '' && secretsEqual(bearer, deps.token)) {
+      const verdict = await verdictOn(client, bearer !== '' && secretsEqual(bearer, deps.token));
+      if (verdict.kind === 'in') {
         viewers.set(req, { kind: 'bearer' });
         next();
         return;
       }
-      throttle.fail(client.key, deps.nowMs());
+      res.set('Retry-After', retryAfterSeconds(verdict.waitMs)).type('text/plain');
+      if (verdict.kind === 'wait') {
+        res.status(429).send(`this ${from(client)} sent a wrong token: wait ${waitInWords(verdict.waitMs)}\n`);
+        return;
+      }
       res
         .status(401)
         .set('WWW-Authenticate', 'Bearer realm="relais-dashboard"')
-        .type('text/plain')
-        .send('wrong dashboard token\n');
+        .send(`wrong dashboard token: wait ${waitInWords(verdict.waitMs)} before trying again\n`);
       return;
     }
     const session = await sessionOf(req);

@@ -4,6 +4,9 @@
  * (POST /webhooks/dispatch/<shopId>/<token>), checked in constant time; when a signing secret is
  * configured, the signature must match too, in the header, prefix and encoding the shop's wire profile names.
  *
+ * The body has the shop routes' bounds: the size (MAX_BODY_BYTES, src/http/app.ts, for all of /webhooks), the
+ * server's request timeouts (src/main/web.ts) and the JSON depth (parseJson, src/stores/common.ts).
+ *
  * The payload is only a hint: any JSON shape is accepted, the shipment id (or the external order id) is
  * read where the profile says it sits, else looked for wherever it sits, and the worker re-reads the
  * shipment before changing anything. So a forged or replayed webhook can at worst cause one extra read.
@@ -15,6 +18,7 @@ import { wireProfileOf } from '../../dispatch/for-shop.js';
 import { ID_PREFIX } from '../../dispatch/wire.js';
 import { stableJobId, type RelaisQueues } from '../../jobs/queues.js';
 import type { Logger } from '../../log.js';
+import { malformedBody, parseJson } from '../../stores/common.js';
 
 export interface DispatchWebhookDeps {
   shops: ShopRegistry;
@@ -44,12 +48,9 @@ export function dispatchWebhookRoutes(deps: DispatchWebhookDeps): Router {
         return void res.status(401).json({ error: 'invalid_signature', header: profile.signatureHeader });
       }
     }
-    let payload: unknown;
-    try {
-      payload = JSON.parse(rawBody.toString('utf8'));
-    } catch {
-      return void res.status(400).json({ error: 'malformed_body', message: 'the body is not JSON' });
-    }
+    // The shop routes' parser: JSON nested past MAX_JSON_DEPTH is refused before it is parsed or queued.
+    const payload = parseJson(rawBody);
+    if (payload === undefined) return void res.status(400).json(malformedBody('JSON'));
     // Where the profile says the ids sit first; then anywhere (the service may send more than one shape).
     const { shipmentId, externalOrderId } = profile.webhookReference(payload);
     const found = {

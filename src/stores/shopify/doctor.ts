@@ -1,6 +1,6 @@
 /**
  * `relais doctor` for a Shopify shop (StorePlatform.doctor): the access token works and the shop sells in XOF;
- * the order topics Relais acts on (webhooks.ts) are subscribed to {publicUrl}/webhooks/shopify; with checkout
+ * the app may read orders and sees customers' names, addresses and phones (customer-data.ts); the order topics Relais acts on (webhooks.ts) are subscribed to {publicUrl}/webhooks/shopify; with checkout
  * rates on, Relais is the shop's carrier service (carrier-service.ts). With `fix`, missing subscriptions are
  * created (Shopify deletes them after repeated failed deliveries) and the carrier service registered or re-pointed.
  *
@@ -19,6 +19,7 @@ import {
   registerCarrierService,
   type CarrierServiceRegistration,
 } from './carrier-service.js';
+import { checkShopifyCustomerData, CUSTOMER_DATA_DOCUMENTS } from './customer-data.js';
 import type { ShopifyShopConfig } from './settings.js';
 import { SHOPIFY_COMPLIANCE_TOPICS, shopifyWebhooks, topicName } from './webhooks.js';
 
@@ -32,6 +33,7 @@ export const DOCTOR_SHOPIFY_DOCUMENTS = {
   shop: `query RelaisDoctorShop {
   shop { name currencyCode myshopifyDomain }
 }`,
+  ...CUSTOMER_DATA_DOCUMENTS,
   webhookSubscriptions: `query RelaisDoctorWebhooks($after: String) {
   webhookSubscriptions(first: 100, after: $after) {
     nodes { id topic uri }
@@ -313,7 +315,9 @@ function sendDocument(
 export async function shopifyDoctor(shop: ShopifyShopConfig, context: DoctorContext): Promise<CheckResult[]> {
   const admin = shopifyAdminFor(shop, { timeoutMs: context.timeoutMs, logger: context.logger });
   const results = await checkShopifyShop(shop, admin);
-  if (results[0]?.status !== 'ok' || !context.publicUrl) return results;
+  if (results[0]?.status !== 'ok') return results;
+  results.push(await checkShopifyCustomerData(admin));
+  if (!context.publicUrl) return results;
   results.push(await checkShopifyWebhooks(shop, admin, context.publicUrl, context.fix));
   if (shop.policy.checkoutRates.enabled)
     results.push(await checkShopifyCarrierService(shop, admin, context.publicUrl, context.fix));

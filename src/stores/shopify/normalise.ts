@@ -17,6 +17,8 @@
  *    shipping still owed after discounts and refunds, with its tax when prices exclude tax (shipping-owed.ts).
  *  - Cancelled orders (`cancelled_at` set) skip the dispatch checks (address, phone, amount): the job only
  *    needs them to cancel a shipment, and holding them would hide the cancellation. They collect 0.
+ *  - An address whose name, street and phone all came null (Shopify redacts them from an app without protected
+ *    customer data access) holds the order as `customer_data_redacted` (customer-data.ts), not as a bad address.
  *  - platformStatus is `fulfillment_status`, null meaning "unfulfilled" (Shopify's own name for it), so a
  *    policy can see an order the merchant already fulfilled by hand.
  */
@@ -38,6 +40,7 @@ import {
   type NormaliseResult,
   type Outstanding,
 } from '../common.js';
+import { customerDataRedacted, customerDataRedactedHold } from './customer-data.js';
 import { parseShopifyOrder, type ShopifyAddressPayload, type ShopifyOrderPayload } from './payload.js';
 import { shopifyShippingOwed } from './shipping-owed.js';
 
@@ -105,6 +108,7 @@ export function normaliseShopifyOrder(body: unknown, ctx: NormaliseContext): Nor
   const dropoff = dropoffOf(p);
   let amountToCollect = ZERO_XOF;
   if (!cancelled) {
+    if (customerDataRedacted(p)) return held(customerDataRedactedHold(orderName));
     if (dropoff === undefined) return held(holds.noDeliveryAddress(orderName));
     if (dropoff.phone === undefined) return held(holds.noPhone(orderName));
     if (paymentFamily === 'cash_on_delivery' || paymentFamily === 'deposit_then_balance') {

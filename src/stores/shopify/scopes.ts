@@ -13,6 +13,8 @@ export const SHOPIFY_FIELD_SCOPES: Readonly<Record<string, string | null>> = {
   'QueryRoot.order': 'read_orders',
   'QueryRoot.orders': 'read_orders',
   'QueryRoot.shop': null,
+  // The app's own granted scopes (customer-data.ts): every app may read them.
+  'QueryRoot.currentAppInstallation': null,
   // Subscriptions to orders/* topics need read_orders, which the order fields already ask for.
   'QueryRoot.webhookSubscriptions': null,
   'QueryRoot.carrierServices': 'read_shipping',

@@ -116,7 +116,10 @@ export interface WebProcess {
 }
 
 /** `relais web` as a child process on a fixed port (the platform keeps sending to the same URL across restarts). */
-export async function spawnWeb(relais: TestRelais, options: { port: number; redisUrl?: string }): Promise<WebProcess> {
+export async function spawnWeb(
+  relais: TestRelais,
+  options: { port: number; redisUrl?: string; env?: Record<string, string> },
+): Promise<WebProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'relais-web-'));
   const registry = join(dir, 'shops.json');
   writeFileSync(registry, JSON.stringify(relais.registryDocument));
@@ -132,6 +135,7 @@ export async function spawnWeb(relais: TestRelais, options: { port: number; redi
       RELAIS_HOST: '127.0.0.1',
       PORT: String(options.port),
       LOG_LEVEL: 'info',
+      ...options.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -142,10 +146,14 @@ export async function spawnWeb(relais: TestRelais, options: { port: number; redi
   child.stderr?.on('data', (d: Buffer) => {
     output += d.toString();
   });
-  const deadline = Date.now() + 30_000;
+  // Compiling the CLI's whole import graph on a loaded 2-core machine can take well over 20 s.
+  const deadline = Date.now() + 60_000;
   while (!output.includes('web process listening')) {
     if (child.exitCode !== null) throw new Error(`web exited early: ${output}`);
-    if (Date.now() > deadline) throw new Error(`web did not start: ${output}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL'); // never leave a half-started web process behind
+      throw new Error(`web did not start: ${output}`);
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
   return {

@@ -57,6 +57,12 @@ export interface EmulatedShopifyShop {
   scopes?: string;
   /** Shop currency; default XOF. */
   currency?: string;
+  /**
+   * Whether the app has protected customer data access (Level 2: names, addresses, phones, emails); default true.
+   * False plays a public app without it on a store that is not a development store: those fields come as null in
+   * webhook bodies and Admin API reads (customer-data.ts).
+   */
+  protectedCustomerData?: boolean;
   /** Shop name; default the first label of the domain. */
   name?: string;
 }
@@ -197,6 +203,8 @@ export interface ShopifyEmulator {
   close(): Promise<void>;
 }
 
+/** The scopes an app is granted when the shop's configuration names none. */
+const DEFAULT_SCOPES = 'read_orders,write_orders,write_fulfillments,write_merchant_managed_fulfillment_orders';
 const INVALID_TOKEN = '[API] Invalid API key or access token (unrecognized login or wrong password)';
 const MAX_BODY_BYTES = 1_000_000;
 
@@ -218,6 +226,7 @@ const optionsSchema = z.object({
         scopes: z.string().optional(),
         currency: z.string().length(3).optional(),
         name: z.string().min(1).optional(),
+        protectedCustomerData: z.boolean().optional(),
       }),
     )
     .min(1),
@@ -256,6 +265,8 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
       currency: config.currency ?? 'XOF',
       accessToken: config.accessToken,
       clientSecret: config.clientSecret,
+      scopes: (config.scopes ?? DEFAULT_SCOPES).split(',').map((scope) => scope.trim()),
+      protectedCustomerData: config.protectedCustomerData ?? true,
     };
     clientIds.set(domain, config.clientId ?? `emulated-${name}`);
     shops.set(domain, {
@@ -272,9 +283,7 @@ export async function startShopifyEmulator(options: ShopifyEmulatorOptions): Pro
       name: shop.name,
       clientId: clientIds.get(shop.domain)!,
       clientSecret: shop.clientSecret,
-      scopes:
-        options.shops.find((s) => s.domain.toLowerCase() === shop.domain)?.scopes ??
-        'read_orders,write_orders,write_fulfillments,write_merchant_managed_fulfillment_orders',
+      scopes: shop.scopes.join(','),
     })),
     options.tokenLifetimes,
   );

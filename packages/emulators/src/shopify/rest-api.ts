@@ -50,7 +50,7 @@ export function answerRest(
   if (single) {
     const order = store.order(Number(single[1]));
     if (!order) return { status: 404, body: { errors: 'Not Found' }, headers };
-    return { status: 200, body: { order: pick(store.rest(order), query.get('fields')) }, headers };
+    return { status: 200, body: { order: pick(store.restForApp(order), query.get('fields')) }, headers };
   }
   if (path === '/orders.json') return listOrders(query, store, apiVersion, headers);
   return { status: 404, body: { errors: 'Not Found' }, headers };
@@ -125,7 +125,11 @@ function listOrders(
     headers['Link'] =
       `<https://${store.shop.domain}/admin/api/${apiVersion}/orders.json?${next.toString()}>; rel="next"`;
   }
-  return { status: 200, body: { orders: page.map((order) => pick(store.rest(order), query.get('fields'))) }, headers };
+  return {
+    status: 200,
+    body: { orders: page.map((order) => pick(store.restForApp(order), query.get('fields'))) },
+    headers,
+  };
 }
 
 function filtersOf(query: URLSearchParams): ListFilters | string {

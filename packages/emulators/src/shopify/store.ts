@@ -42,6 +42,7 @@ import {
   type RestOrder,
   type ShopIdentity,
 } from './rest.js';
+import { forAppWithoutAccess } from './customer-data.js';
 import { restTopic } from './topics.js';
 
 export type Result<T> = { ok: true; value: T; events: ShopEvent[] } | { ok: false; userErrors: UserError[] };
@@ -51,6 +52,10 @@ export interface ResolvedShop extends ShopIdentity {
   email: string;
   accessToken: string;
   clientSecret: string;
+  /** The Admin API scopes the app is granted (currentAppInstallation.accessScopes). */
+  scopes: string[];
+  /** False: the app lacks protected customer data access, and is sent orders without names, addresses, phones. */
+  protectedCustomerData: boolean;
 }
 
 /** Plausible, distinct id ranges per resource, all safe integers. */
@@ -276,8 +281,18 @@ export class ShopStore {
     return renderRestOrder(this.shop, order);
   }
 
+  /** The order as the app is allowed to see it (webhooks, Admin API reads): customer data redacted without access. */
+  forApp(order: StoredOrder): StoredOrder {
+    return this.shop.protectedCustomerData ? order : forAppWithoutAccess(order);
+  }
+
+  /** The REST order body the app is sent (webhooks, REST reads). */
+  restForApp(order: StoredOrder): RestOrder {
+    return renderRestOrder(this.shop, this.forApp(order));
+  }
+
   private orderEvent(topic: string, order: StoredOrder): ShopEvent {
-    return { topic: restTopic(topic), payload: this.rest(order), triggeredAt: order.updatedAt };
+    return { topic: restTopic(topic), payload: this.restForApp(order), triggeredAt: order.updatedAt };
   }
 
   findFulfillment(id: number | undefined): { order: StoredOrder; fulfillment: StoredFulfillment } | undefined {

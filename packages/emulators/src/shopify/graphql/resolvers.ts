@@ -25,6 +25,7 @@ export interface RequestContext {
 export const IMPLEMENTED_ROOT_FIELDS = {
   query: [
     'shop',
+    'currentAppInstallation',
     'order',
     'orders',
     'fulfillment',
@@ -131,6 +132,11 @@ export function createRootValue(ctx: RequestContext): View {
   const root: View = {
     // ---- queries ----------------------------------------------------------------------------------
     shop: () => views.shop(),
+    currentAppInstallation: () => ({
+      __typename: 'AppInstallation',
+      id: gid('AppInstallation', store.shop.shopId),
+      accessScopes: store.shop.scopes.map((handle) => ({ __typename: 'AccessScope', handle, description: handle })),
+    }),
     order: (args: { id: string }) => {
       const order = orderById(args.id);
       return order ? views.order(order) : null;

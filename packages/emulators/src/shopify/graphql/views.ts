@@ -101,7 +101,8 @@ export class Views {
     return moneyBag(hundredths, order.currency, order.presentmentCurrency);
   }
 
-  order(order: StoredOrder): View {
+  order(stored: StoredOrder): View {
+    const order = this.store.forApp(stored);
     const money = (amount: number) => this.money(order, amount);
     return {
       __typename: 'Order',
