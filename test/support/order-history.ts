@@ -62,11 +62,12 @@ export async function seedOrder(ledger: OrderLedger, order: SeededOrder): Promis
     await ledger.hold(externalOrderId, { code, message: `held for ${code}` }, at(0.1));
   }
   if (order.end === 'held') return externalOrderId;
+  // Out of a hold only the action that resolves it moves an order (a replay, the shop's cancellation).
   if (order.end === 'cancelled') {
-    await ledger.setState(externalOrderId, 'cancelled', endedAt);
+    await ledger.setState(externalOrderId, 'cancelled', endedAt, 'resolution');
     return externalOrderId;
   }
-  await ledger.setState(externalOrderId, 'dispatching', at(0.2));
+  await ledger.setState(externalOrderId, 'dispatching', at(0.2), 'resolution');
   await ledger.save(externalOrderId, 'door', doorOf(order));
   await ledger.saveShipment(externalOrderId, {
     shipmentId: `shp_${order.shopId}_${order.number}`,
