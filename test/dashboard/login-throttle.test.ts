@@ -240,8 +240,8 @@ describe('the login page in a browser', () => {
     expect(await shown()).toMatch(/^This address sent a wrong token: wait [1-4] seconds? before trying again\.$/);
     await waitAsShown();
     await submit(TOKEN);
-    expect(new URL(page.url()).pathname).toBe('/dashboard/orders');
-    expect(await page.locator('h1').textContent()).toBe('Orders');
+    expect(new URL(page.url()).pathname).toBe('/dashboard/overview');
+    expect(await page.locator('h1').textContent()).toBe('Overview');
   });
 });
 

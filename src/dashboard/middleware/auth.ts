@@ -62,15 +62,15 @@ export interface DashboardAuth {
   viewerOf(req: Request): Viewer;
 }
 
-/** Only paths inside the dashboard are followed after login: never an open redirect. */
+/** Only paths inside the dashboard are followed after login: never an open redirect. Else the overview, the first page. */
 export function safeNext(candidate: unknown): string {
-  if (typeof candidate !== 'string') return '/dashboard/orders';
+  if (typeof candidate !== 'string') return '/dashboard/overview';
   if (
     !/^\/dashboard(\/[A-Za-z0-9\-._~%:/?=&+]*)?$/.test(candidate) ||
     candidate.includes('//') ||
     /^\/dashboard\/(login|logout)/.test(candidate)
   )
-    return '/dashboard/orders';
+    return '/dashboard/overview';
   return candidate;
 }
 
