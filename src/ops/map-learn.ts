@@ -161,13 +161,25 @@ async function chooseCall(
   }
 }
 
-export async function learnMap(deps: MapLearnDeps, options: { limit?: number } = {}): Promise<MapLearnReport> {
+/** Of `names`, those the shop's service map does not know, or learned over a week ago: what a run asks. */
+export async function namesDue(deps: Pick<MapLearnDeps, 'shop' | 'map' | 'now'>, names: string[]): Promise<string[]> {
+  const known = freshKnowledge(new Map((await deps.map.all(serviceId(deps.shop))).map((p) => [p.name, p])), deps.now());
+  return names.filter((n) => !known.has(n));
+}
+
+/**
+ * Asks the service for every name of the country it does not know, or learned over a week ago: the first
+ * learning, and the weekly refresh (map-refresh.ts). `names`: only those (a hold's candidates); `limit`: at most so many.
+ */
+export async function learnMap(
+  deps: MapLearnDeps,
+  options: { limit?: number; names?: string[] } = {},
+): Promise<MapLearnReport> {
   const { shop } = deps;
   const service: ServiceRef = { id: serviceId(shop), baseUrl: shop.dispatch.baseUrl };
   const city = cityOf(deps);
-  const all = namesToLearn(deps, shop.country);
-  const known = freshKnowledge(new Map((await deps.map.all(service.id)).map((p) => [p.name, p])), deps.now());
-  const unknown = all.filter((n) => !known.has(n));
+  const all = options.names ?? namesToLearn(deps, shop.country);
+  const unknown = await namesDue(deps, all);
   const pending = unknown.slice(0, options.limit ?? Infinity);
   const ask: Ask = {
     createQuote: async (name) => {
