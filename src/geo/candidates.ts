@@ -144,6 +144,13 @@ export function candidateNames(input: CandidateInput): NameCandidate[] {
   return out;
 }
 
+/** "Hann Maristes 1" → "Hann Maristes"; none for a single word before the number ("Unité 17", "PK 18"). */
+export function unnumbered(name: string): string | undefined {
+  const match = /^(.+?)\s+(?:\d+|[IVX]+)$/u.exec(name.trim());
+  const rest = match?.[1];
+  return rest !== undefined && foldSpelling(rest).split(' ').length >= 2 ? rest : undefined;
+}
+
 /** What candidatesOf reads of the resolver. */
 export interface PlaceLookup {
   placeNamed(country: string, name: string): { place: Neighbourhood; containing: Neighbourhood[] } | undefined;
@@ -167,6 +174,11 @@ export function candidatesOf(
   // The gazetteer's containing places first, finest to widest (a level the address also names keeps that rank:
   // "Zone 4c, Marcory" tries Zone 4 before Marcory), then the other levels the address names.
   const wider: Neighbourhood[] = [...(found?.containing ?? [])];
+  // "Hann Maristes 1" lies in Hann Maristes, which a service may price as a whole though the gazetteer lists only
+  // its numbered parts.
+  const whole = unnumbered(place.name);
+  if (whole && !wider.some((w) => foldSpelling(w.name) === foldSpelling(whole)))
+    wider.unshift({ ...place, name: whole, altNames: [] });
   for (const name of typed) {
     if (wider.some((w) => w.name === name)) continue;
     const level = lookup.placeNamed(country, name);

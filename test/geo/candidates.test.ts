@@ -4,7 +4,7 @@
  * choice by price against the service lists of data/service-maps (npm run eval:addresses).
  */
 import { describe, expect, it } from 'vitest';
-import { candidatesOf, pluralVariant, spellingVariants, underArea } from '../../src/geo/candidates.js';
+import { candidatesOf, pluralVariant, spellingVariants, underArea, unnumbered } from '../../src/geo/candidates.js';
 import { NeighbourhoodResolver, type ResolveInput } from '../../src/geo/resolver.js';
 import { resolved } from './resolution-asserts.js';
 
@@ -60,6 +60,14 @@ describe('the wider places of a candidate list', () => {
     expect(names[0]).toBe('Mermoz-Sacré-Cœur');
     expect(names).not.toContain('Mermoz');
     expect(names).not.toContain('Almadies');
+  });
+
+  it('tries the whole of a numbered quartier ("Hann Maristes" for Hann Maristes 1) right after its own names', async () => {
+    expect(unnumbered('Hann Maristes 1')).toBe('Hann Maristes');
+    expect(unnumbered('Unité 17')).toBeUndefined();
+    const names = namesFor(at('SN', 'Hann Maristes 1, villa 8', 'Dakar'));
+    expect(names[0]).toBe('Hann Maristes 1');
+    expect(names).toContain('Hann Maristes');
   });
 
   it('still holds "Yeumbeul Nord" in Yeumbeul, tried before the département Pikine', () => {
