@@ -19,6 +19,7 @@ import { loadGazetteer } from '../src/geo/gazetteer.js';
 import { normaliseText, NeighbourhoodResolver, type ResolveInput } from '../src/geo/resolver.js';
 import {
   cityNameTest,
+  formatBeside,
   formatServiceMap,
   readPricedNames,
   readTruePlaces,
@@ -30,8 +31,10 @@ import {
   todaysChooser,
   meetsServiceMapTargets,
   type NameChooser,
+  type PriceLookup,
   type ServiceMapReport,
 } from './lib/service-map.js';
+import { dispatchChooser, learnedMap } from './lib/dispatch-chooser.js';
 
 export const CORPUS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'test', 'fixtures', 'addresses');
 
@@ -200,13 +203,16 @@ export function serviceMapFiles(dir = SERVICE_MAPS_DIR): { country: string; file
 
 /**
  * Issue 24 §5: each country's addresses against that country's priced-name list (bench/lib/service-map.ts).
- * `chooserFor` makes a fresh chooser per list (today's: the resolver and the fallback-tariff guard, with
- * the guard's memory starting empty and filling over the corpus in order, as a new shop's would).
+ * `chooserFor` makes a fresh chooser per list: by default the dispatch path's choice by price
+ * (lib/dispatch-chooser.ts) from the service map `relais map learn` leaves, filling over the corpus in
+ * order; `unlearnedChooser` starts from an empty map (a shop whose map was never learned);
+ * `todaysChooser` (the resolver and the old fallback-tariff guard) is the baseline.
  */
 export async function evaluateServiceMaps(
   rows: CorpusRow[] = readCorpus(),
   resolver: NeighbourhoodResolver = NeighbourhoodResolver.load(),
-  chooserFor: () => NameChooser = () => todaysChooser(resolver),
+  chooserFor: (country: string, service: PriceLookup) => NameChooser = (country, service) =>
+    dispatchChooser(resolver, learnedMap(resolver, country, service)),
 ): Promise<ServiceMapReport[]> {
   const gazetteer = loadGazetteer(resolver.dataDir);
   const truePlaces = readTruePlaces(join(CORPUS_DIR, 'true-places.csv'));
@@ -218,9 +224,10 @@ export async function evaluateServiceMaps(
     const ofCountry = rows.filter((r) => r.input.country?.toUpperCase() === country);
     const label = `data/service-maps/${file.split('/').at(-1)} (${list.length} priced names)`;
     const map = serviceMap(country, list, gazetteer, contains);
+    const service = serviceTariff(list);
     const options = {
-      chooser: chooserFor(),
-      service: serviceTariff(list),
+      chooser: chooserFor(country, service),
+      service,
       map,
       truePlaces,
       contains,
@@ -238,7 +245,11 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const rep = evaluateCorpus();
   process.stdout.write(`${formatReport(rep, values.list)}\n`);
   const maps = await evaluateServiceMaps();
+  const resolver = NeighbourhoodResolver.load();
+  const unlearned = await evaluateServiceMaps(undefined, resolver, () => dispatchChooser(resolver));
+  const baseline = await evaluateServiceMaps(undefined, resolver, () => todaysChooser(resolver));
   for (const map of maps) process.stdout.write(`\n${formatServiceMap(map, values.list)}\n`);
+  process.stdout.write(`\n${formatBeside(maps, unlearned, baseline)}\n`);
   if (values.check && !meetsTargets(rep)) process.exitCode = 1;
   if (values['check-map'] && !maps.every(meetsServiceMapTargets)) process.exitCode = 1;
 }

@@ -20,6 +20,9 @@
  * Store round trips per order: Redis commands (the server's count, scripts' own commands included, and the count
  * each side's processes sent: bench/lib/store-counters.ts) plus the SQL statements Relais's processes sent.
  *
+ * Dispatch calls per order (issue 24), counted at the emulator: on the happy path with the service map learned,
+ * and for the first orders, whose place is not in the (empty) map yet.
+ *
  * Targets (issue 15): relais / baseline-3 ≥ 0.9 at 20 ms per call; worker CPU per order ≤ 1.5× baseline-3's;
  * Redis commands + SQL statements per order ≤ 2× baseline-3's Redis commands.
  * Run: npx tsx bench/pipeline.bench.ts [--quick] [--profile] [--rounds N] [--orders N] [--latency MS]
@@ -139,6 +142,7 @@ async function main(): Promise<void> {
       Number((await stack.admin.info('stats')).match(/total_commands_processed:(\d+)/)?.[1] ?? Number.NaN);
     const run = async (side: Side, count: number) => {
       const target = side.completions.count + count;
+      const calls0 = stack.emulator.calls().length;
       const [web0, worker0, commands0] = await Promise.all([side.web.stats(), side.worker.stats(), redisCommands()]);
       const first = sequence;
       sequence += count;
@@ -157,6 +161,8 @@ async function main(): Promise<void> {
       const [web1, worker1, commands1] = await Promise.all([side.web.stats(), side.worker.stats(), redisCommands()]);
       for (let i = first; i < first + count; i++)
         side.externalIds.push(side.name === 'relais' ? orders.externalOrderId(i) : `bare:${orders.orderId(i)}`);
+      // Only this side runs during its round: every call the emulator recorded since is its own.
+      if (side.name === 'relais') relaisCalls.push({ orders: count, byOperation: callsByOperation(calls0) });
       return {
         ordersPerSecond: count / seconds,
         workerCpuMs: cpuMsBetween(worker0, worker1) / count,
@@ -168,6 +174,17 @@ async function main(): Promise<void> {
         redisSent: (sent(web1, worker1, 'redisCommands') - sent(web0, worker0, 'redisCommands')) / count,
         sqlStatements: (sent(web1, worker1, 'sqlStatements') - sent(web0, worker0, 'sqlStatements')) / count,
       };
+    };
+    /** The dispatch calls of each relais round, by operation: the first round starts from an empty service map. */
+    const relaisCalls: DispatchCalls[] = [];
+    const callsByOperation = (from: number): Record<string, number> => {
+      const counts: Record<string, number> = {};
+      for (const c of stack.emulator
+        .calls()
+        .slice(from)
+        .filter((r) => r.orgId === RELAIS_ORG))
+        counts[c.operation] = (counts[c.operation] ?? 0) + 1;
+      return counts;
     };
     const sent = (web: ChildStats, worker: ChildStats, what: 'redisCommands' | 'sqlStatements') =>
       web[what] + worker[what];
@@ -300,6 +317,7 @@ async function main(): Promise<void> {
     console.log(
       `shipments at the emulator: relais ${JSON.stringify(census.relais)}; baselines ${JSON.stringify(census.bare)}`,
     );
+    for (const line of describeDispatchCalls(relaisCalls)) console.log(line);
     console.log(
       `failed job attempts: ${failedAttempts}; write-back jobs waiting (deliveries paused): ${await deliveries.getWaitingCount()}`,
     );
@@ -313,6 +331,32 @@ async function main(): Promise<void> {
     for (const child of started) await child.stop();
     await stack.stop();
   }
+}
+
+interface DispatchCalls {
+  orders: number;
+  byOperation: Record<string, number>;
+}
+
+/**
+ * Issue 24: dispatch calls per order. The first relais round (the warm-up) starts from an empty service map:
+ * its orders' place is not in the map yet, so the quotes beyond one per order are what learning it cost (the
+ * fallback tariff's quote included, learned once a day per weight band). Every later round runs with the map
+ * learned: the happy path.
+ */
+function describeDispatchCalls(rounds: DispatchCalls[]): string[] {
+  const [first, ...learned] = rounds;
+  if (!first) return [];
+  const perOrder = (r: DispatchCalls[]) => {
+    const orders = r.reduce((n, x) => n + x.orders, 0);
+    const ops = [...new Set(r.flatMap((x) => Object.keys(x.byOperation)))].sort();
+    return ops.map((op) => `${op} ${fmt(r.reduce((n, x) => n + (x.byOperation[op] ?? 0), 0) / orders, 2)}`).join(', ');
+  };
+  const extraQuotes = (first.byOperation.createQuote ?? 0) - first.orders;
+  return [
+    `dispatch calls per order, service map learned (${learned.reduce((n, x) => n + x.orders, 0)} orders): ${perOrder(learned)}`,
+    `dispatch calls per order, first ${first.orders} orders from an empty service map: ${perOrder([first])}; quotes beyond one per order: ${extraQuotes} in all (fallback tariff's included)`,
+  ];
 }
 
 main().catch((error: unknown) => {

@@ -360,6 +360,23 @@ export function formatServiceMap(rep: ServiceMapReport, list = false): string {
   return lines.join('\n');
 }
 
+/** Each list's counts by category: learned map, then map never learned, then the old guard (same lists, same order). */
+export function formatBeside(
+  reports: ServiceMapReport[],
+  unlearned: ServiceMapReport[],
+  baselines: ServiceMapReport[],
+): string {
+  const lines = ['Choice by price, learned map / map not learned / old fallback-tariff guard (the baseline):'];
+  reports.forEach((rep, i) => {
+    const columns = [rep, unlearned[i], baselines[i]];
+    lines.push(`  ${rep.label}`);
+    for (const [category, label] of Object.entries(CATEGORY_LABELS) as [Category, string][])
+      lines.push(`    ${label}: ${columns.map((c) => c?.counts[category] ?? '-').join(' / ')}`);
+    lines.push(`    customers overcharged, XOF: ${columns.map((c) => c?.overchargeXof ?? '-').join(' / ')}`);
+  });
+  return lines.join('\n');
+}
+
 /** Issue 24's "done when" on one list: nothing held while priced, nothing coarser, wrong, a city name or at the fallback. */
 export function meetsServiceMapTargets(rep: ServiceMapReport): boolean {
   const { coarser, wrong, city, fallback } = rep.counts;

@@ -113,7 +113,7 @@ export function securityHeaders(res: Response, csp: string): void {
   res.setHeader('Cache-Control', 'no-store');
 }
 
-export type Section = 'overview' | 'orders' | 'held' | 'money' | 'shops' | 'queues' | 'none';
+export type Section = 'overview' | 'orders' | 'held' | 'money' | 'map' | 'shops' | 'queues' | 'none';
 
 export interface PageContext {
   section: Section;
@@ -151,6 +151,7 @@ ${STYLE_TAG}
     ${link('orders', '/dashboard/orders', 'Orders')}
     ${link('held', '/dashboard/held', 'Held orders', ctx.heldCount ? String(ctx.heldCount) : undefined)}
     ${link('money', '/dashboard/money', 'Cash & reconciliation')}
+    ${link('map', '/dashboard/service-map', 'Service map')}
     ${link('shops', '/dashboard/shops', 'Shops')}
     ${link('queues', '/dashboard/queues', 'Queues')}
   </nav>

@@ -17,6 +17,7 @@ import type { PricedNearby } from './use-cases/priced-nearby.js';
 import type { Logger } from '../log.js';
 import type { CheckResult } from '../ops/checks.js';
 import type { MapLearnStatus } from '../ops/map-learn-runs.js';
+import type { MapCoverage } from '../ops/map-report.js';
 import type { LoginThrottle } from './login-throttle.js';
 
 /**
@@ -98,6 +99,8 @@ export interface ShopConnectionsPort {
 }
 
 export interface DashboardDeps {
+  /** The shop's service map against its country's gazetteer places (src/ops/map-report.ts), for the Service map page. */
+  serviceMapOf?(shop: ShopConfig): Promise<MapCoverage>;
   /** RELAIS_DASHBOARD_TOKEN: what an operator types to log in, and what scripts send as a bearer token. */
   token: string;
   ledger: Pick<OrderLedger, 'get' | 'getMany' | 'listShopOrders' | 'listHeld' | 'listUnready' | 'timeline'>;

@@ -21,6 +21,7 @@ import { csrfCheck } from './middleware/csrf.js';
 import { dashboardErrors } from './middleware/errors.js';
 import { orderFilter, readOrdersQuery } from './order-filters.js';
 import { overviewRoutes } from './overview-routes.js';
+import { serviceMapRoutes } from './service-map-page.js';
 import { disputeForm, form } from './middleware/forms.js';
 import {
   heldBody,
@@ -183,6 +184,7 @@ function enabledDashboard(deps: DashboardDeps): Router {
   });
 
   router.use('/overview', overviewRoutes(deps, scope, send));
+  router.use('/service-map', serviceMapRoutes(deps, scope, send));
 
   router.get('/orders', async (req, res) => {
     const query = readOrdersQuery(req.query, scope.param(req.query.shop));

@@ -3,6 +3,7 @@
  * settings. Secrets never come back in a page: the dispatch key field is always empty, with whether one is stored.
  */
 import type { MapLearnStatus } from '../ops/map-learn-runs.js';
+import { serviceMapHref } from './service-map-page.js';
 import type { ConnectedShop } from '../config/shop-directory.js';
 import { formatTime, html, safeHref, type SafeHtml } from './html.js';
 import { COUNTRIES, type ShopSettingsView } from './use-cases/shop-settings.js';
@@ -139,5 +140,6 @@ export function shopSettingsBody(view: ShopSettingsView & { csrf?: string; probl
         : html`<p>Relais runs <code>relais doctor</code>'s checks for this shop (dispatch key, pickup, the shop's credentials and webhooks) before it starts dispatching its orders.</p><button type="submit">Check and switch on</button>`
     }
   </form>
-  ${view.serviceMap ? serviceMapCard(view.serviceMap) : ''}`;
+  ${view.serviceMap ? serviceMapCard(view.serviceMap) : ''}
+  <p><a href="${serviceMapHref(shop.id)}">The shop's service map</a>: which neighbourhoods its delivery service prices.</p>`;
 }

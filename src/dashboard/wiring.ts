@@ -10,6 +10,7 @@ import { serviceId } from '../jobs/tariff-guard.js';
 import { pricedNearby } from './use-cases/priced-nearby.js';
 import { MapLearnRuns } from '../ops/map-learn-runs.js';
 import { mapLearnDeps } from '../ops/map-learn.js';
+import { mapCoverage } from '../ops/map-report.js';
 import type { Runtime } from '../main/runtime.js';
 import { reconciliationSummaries } from '../reconcile/index.js';
 import { RedisSessionRevocations } from './auth.js';
@@ -60,6 +61,8 @@ function connectionsFor(runtime: Runtime, wiring: DashboardWiring): ShopConnecti
 
 export function dashboardDepsFor(runtime: Runtime, wiring: DashboardWiring): DashboardDeps {
   const connections = connectionsFor(runtime, wiring);
+  // The whole gazetteer, for the Service map page: loaded on its first view.
+  let gazetteer: NeighbourhoodResolver | undefined;
   return {
     token: wiring.token,
     ledger: runtime.ledger,
@@ -85,6 +88,13 @@ export function dashboardDepsFor(runtime: Runtime, wiring: DashboardWiring): Das
         shop,
         record,
         aliases,
+      ),
+    serviceMapOf: async (shop) =>
+      mapCoverage(
+        (gazetteer ??= NeighbourhoodResolver.load()),
+        shop.country,
+        await runtime.serviceMap.all(serviceId(shop)),
+        runtime.now(),
       ),
     replay: (externalOrderId) => replayOrder(runtime, externalOrderId),
     disputes: {

@@ -62,20 +62,55 @@ const LATIN_NAME = /^[\p{Script=Latin}\p{M}\d\s'’().,/-]+$/u;
 const ADMINISTRATIVE = /\barrondissement\b|\bd[ée]partement\b|\bcommune\b|\br[ée]gion\b/iu;
 const ARTICLE = /^(?:les?|la)\s+(.+)$|^l['’]\s*(.+)$/iu;
 
-/** "Les Almadies" → "Almadies"; "Almadies" → "Les Almadies" (a plural name often takes the article). */
+/** A generic word some lists drop before a name ("Cité Keur Gorgui" is "Keur Gorgui" to them). */
+const GENERIC = /^cit[ée]\s+(.+)$/iu;
+
+/**
+ * "Les Almadies" → "Almadies"; "Almadies" → "Les Almadies" (a plural name often takes the article);
+ * "Cité Keur Gorgui" → "Keur Gorgui".
+ */
 export function spellingVariants(name: string): string[] {
   const article = ARTICLE.exec(name);
   if (article) return [(article[1] ?? article[2] ?? '').trim()].filter((v) => v.length >= 3);
+  const generic = GENERIC.exec(name.trim());
+  if (generic) return [(generic[1] ?? '').trim()].filter((v) => v.length >= 3);
   const words = name.trim().split(/\s+/);
   const last = words.at(-1) ?? '';
   return words.length <= 2 && /^\p{L}{4,}s$/u.test(last) && !/ss$/u.test(last) ? [`Les ${name.trim()}`] : [];
 }
 
-function spellingsOf(place: Pick<Neighbourhood, 'name' | 'altNames'>): { name: string; via: NameCandidate['via'] }[] {
+/**
+ * "Castor" → "Castors", "Sicap Baobab" → "Sicap Baobabs": lists write a short name in the singular or the
+ * plural. Tried for the place the address names only (a wider place's own name is the likely one).
+ */
+export function pluralVariant(name: string): string[] {
+  const words = name.trim().split(/\s+/);
+  const last = words.at(-1) ?? '';
+  return words.length <= 2 && /^\p{L}{4,}$/u.test(last) && !/[sxz]$/u.test(last) ? [`${name.trim()}s`] : [];
+}
+
+/**
+ * The place's name under the area holding it, as lists that cut a commune into its quartiers write it
+ * ("Yopougon Sicogi", "Adjamé 220 Logements"); none when the name already opens with the area's first word.
+ */
+export function underArea(place: string, area: string | undefined): string | undefined {
+  if (area === undefined) return undefined;
+  const opening = foldSpelling(area).split(' ')[0] ?? '';
+  return foldSpelling(place).split(' ').includes(opening) ? undefined : `${area.trim()} ${place.trim()}`;
+}
+
+function spellingsOf(
+  place: Pick<Neighbourhood, 'name' | 'altNames'>,
+  area: string | undefined,
+  named: boolean,
+): { name: string; via: NameCandidate['via'] }[] {
   const usable = place.altNames.filter((a) => LATIN_NAME.test(a) && !ADMINISTRATIVE.test(a));
+  const compound = underArea(place.name, area);
+  const under = compound === undefined ? [] : [{ name: compound, via: 'variant' as const }];
   const sourced = usable.map((name) => ({ name, via: 'spelling' as const }));
-  const variants = [place.name, ...usable].flatMap(spellingVariants).map((name) => ({ name, via: 'variant' as const }));
-  return [...sourced, ...variants];
+  const variants = [place.name, ...usable].flatMap(spellingVariants);
+  if (named) variants.push(...pluralVariant(place.name));
+  return [...under, ...sourced, ...variants.map((name) => ({ name, via: 'variant' as const }))];
 }
 
 /** The candidate names of a resolved place, most precise first, each spelling once, never a city name. */
@@ -94,7 +129,8 @@ export function candidateNames(input: CandidateInput): NameCandidate[] {
     const own = add(place.name, place.name, precision, precision === 0 ? 'gazetteer' : 'area');
     if (!own && precision > 0) return; // a wider place already listed (or a city name): not again
     let spellings = 0;
-    for (const s of spellingsOf(place)) {
+    const area = places.slice(precision + 1).find((p) => !input.isCityRegionOrCountry(p.name))?.name;
+    for (const s of spellingsOf(place, area, precision === 0)) {
       if (spellings >= (precision === 0 ? MAX_SPELLINGS : MAX_SPELLINGS_OF_WIDER)) break;
       if (add(s.name, place.name, precision, s.via)) spellings++;
     }
@@ -106,6 +142,13 @@ export function candidateNames(input: CandidateInput): NameCandidate[] {
     }
   });
   return out;
+}
+
+/** "Hann Maristes 1" → "Hann Maristes"; none for a single word before the number ("Unité 17", "PK 18"). */
+export function unnumbered(name: string): string | undefined {
+  const match = /^(.+?)\s+(?:\d+|[IVX]+)$/u.exec(name.trim());
+  const rest = match?.[1];
+  return rest !== undefined && foldSpelling(rest).split(' ').length >= 2 ? rest : undefined;
 }
 
 /** What candidatesOf reads of the resolver. */
@@ -128,12 +171,19 @@ export function candidatesOf(
   const [finest = resolved.neighbourhood.name, ...typed] = levels;
   const found = lookup.placeNamed(country, finest);
   const place = found?.place ?? resolved.neighbourhood;
-  const wider: Neighbourhood[] = [];
+  // The gazetteer's containing places first, finest to widest (a level the address also names keeps that rank:
+  // "Zone 4c, Marcory" tries Zone 4 before Marcory), then the other levels the address names.
+  const wider: Neighbourhood[] = [...(found?.containing ?? [])];
+  // "Hann Maristes 1" lies in Hann Maristes, which a service may price as a whole though the gazetteer lists only
+  // its numbered parts.
+  const whole = unnumbered(place.name);
+  if (whole && !wider.some((w) => foldSpelling(w.name) === foldSpelling(whole)))
+    wider.unshift({ ...place, name: whole, altNames: [] });
   for (const name of typed) {
+    if (wider.some((w) => w.name === name)) continue;
     const level = lookup.placeNamed(country, name);
     wider.push(level?.place ?? { ...resolved.neighbourhood, name, altNames: [] });
   }
-  for (const area of found?.containing ?? []) if (!wider.some((w) => w.name === area.name)) wider.push(area);
   return candidateNames({
     place,
     wider,

@@ -377,6 +377,20 @@ export class NeighbourhoodResolver {
       );
   }
 
+  /**
+   * The wider place a name opens with, for placeNamed: the longest opening name ("Médina Gounass" holds "Medina
+   * Gounass 3", not "Medina"), unless the name hyphenates it with another place: "Mermoz-Sacré-Cœur" joins Mermoz
+   * and Sacré-Cœur and lies in neither, while "Yeumbeul Nord" lies in Yeumbeul and "Koumassi Sicogi" in Koumassi.
+   */
+  private openingName(index: CountryIndex, q: Place): Place[] {
+    return this.openingNames(index, q)
+      .slice(-1)
+      .filter((o) => {
+        const rest = q.tokens.slice(o.tokens.length).join(' ');
+        return !q.name.includes('-') || !(index.byKey.get(rest) ?? []).some((h) => h.kind === 'exact');
+      });
+  }
+
   /** The commune (a place of specificity 1) whose own point is the nearest to this place's, within AREA_MAX_KM. */
   private areaOf(p: Place): Place | undefined {
     if (this.areas.has(p)) return this.areas.get(p);
@@ -492,19 +506,23 @@ export class NeighbourhoodResolver {
     if (!place || !index) return undefined;
     const containing: Place[] = [];
     const top = (q: Place) => q.specificity === 1 || q.commune;
+    // Quartier-sized areas, then communes d'arrondissement, then whole communes: finest to widest.
+    const rank = (q: Place) => (q.specificity === 1 ? 2 : q.commune ? 1 : 0);
     let frontier = [place];
     for (let depth = 0; depth < 3 && frontier.length > 0; depth++) {
       const next = frontier
         .filter((q) => q === place || !top(q))
         .flatMap((q) => [
-          ...q.parents.flatMap((key) => (index.byKey.get(key.join(' ')) ?? []).map((h) => h.place)),
-          ...this.openingNames(index, q),
+          // A parent is wider only if it is no finer a place: the quartier Almadies (folded with its
+          // arrondissement) does not hold the commune Mermoz-Sacré-Cœur.
+          ...q.parents
+            .flatMap((key) => (index.byKey.get(key.join(' ')) ?? []).map((h) => h.place))
+            .filter((o) => rank(o) >= rank(q)),
+          ...this.openingName(index, q),
         ]);
       frontier = [...new Set(next)].filter((q) => q !== place && q.name !== place.name && !containing.includes(q));
       containing.push(...frontier);
     }
-    // Quartier-sized areas first, then communes d'arrondissement, then whole communes: finest to widest.
-    const rank = (q: Place) => (q.specificity === 1 ? 2 : q.commune ? 1 : 0);
     containing.sort((a, b) => rank(a) - rank(b));
     return { place: toNeighbourhood(place), containing: containing.map(toNeighbourhood) };
   }

@@ -80,7 +80,7 @@ export interface PipelineDeps {
 export type DispatchOutcome =
   | { kind: 'ready'; shipmentId: string; adopted: boolean }
   | { kind: 'awaiting_ready'; shipmentId: string }
-  | { kind: 'held'; reason: HoldReason }
+  | { kind: 'held'; reason: HoldReason; /** not priced: the candidate names, for the map's refresh */ names?: string[] }
   | { kind: 'skipped'; why: string };
 
 /** A quote closer than this to its expiry is replaced: createShipment would race the clock. */
@@ -260,11 +260,16 @@ async function ship(attempt: Attempt, record: OrderRecord, aliases: Record<strin
     },
     dropoff,
   );
+  // A hold for want of a priced name carries the candidates: the worker has the service asked about them again.
+  const notPriced = (outcome: DispatchOutcome): DispatchOutcome =>
+    outcome.kind === 'held' ? { ...outcome, names: dropoff.candidates.map((c) => c.name) } : outcome;
   // Which names to try, most precise first, from what the service map knows: read before the first quote.
   const plan = await pricing.plan(order);
   if (plan.length === 0) {
     const existing = await lookUp();
-    return existing ? adopt(existing) : holdAfterWrites(attempt, await pricing.notPriced(order, [], [], undefined));
+    return existing
+      ? adopt(existing)
+      : notPriced(await holdAfterWrites(attempt, await pricing.notPriced(order, [], [], undefined)));
   }
   const firstName = plan[0]!.candidate.name;
   // A saved quote is reused only while firm and for exactly what it priced: the same pickup, drop-off
@@ -285,7 +290,7 @@ async function ship(attempt: Attempt, record: OrderRecord, aliases: Record<strin
   if (firstQuote.status === 'rejected') throw firstQuote.reason;
   if (knownFallback.status === 'rejected') throw knownFallback.reason;
   const chosen = await pricing.choose(await quoted(), plan, firstQuote.value, knownFallback.value);
-  if ('code' in chosen) return holdAfterWrites(attempt, chosen);
+  if ('code' in chosen) return notPriced(await holdAfterWrites(attempt, chosen));
   let { quote } = chosen;
   const { sent } = chosen;
   writes.save('neighbourhood', sent);

@@ -63,8 +63,13 @@ export interface DeliveryJob {
 }
 
 export interface MaintenanceJob {
-  /** 'reconcile': shop orders against shipments, with repairs (src/reconcile). */
-  task: 'poll-deliveries' | 'reconcile';
+  /**
+   * 'reconcile': shop orders against shipments, with repairs (src/reconcile). 'map-refresh': the service maps
+   * asked again (src/ops/map-refresh.ts): every shop's weekly, or one shop's hold's candidates (`shopId`, `names`).
+   */
+  task: 'poll-deliveries' | 'reconcile' | 'map-refresh';
+  shopId?: string;
+  names?: string[];
 }
 
 /** Retries: exponential from 2 s, capped by the custom strategy, which honours Retry-After. */

@@ -36,6 +36,8 @@ import { TariffMemory } from '../jobs/tariff-guard.js';
 import { instrumentWorkers, RelaisMetrics } from '../observability/metrics.js';
 import { createRuntime, waitForLedger, waitForRedis, type Runtime, type RuntimeOptions } from './runtime.js';
 import { runScheduledReconciliation } from '../reconcile/index.js';
+import { mapLearnDeps } from '../ops/map-learn.js';
+import { MAP_REFRESH_PATTERN, refreshServiceMaps, type MapRefreshDeps } from '../ops/map-refresh.js';
 import { queuePrefix, workerConnection } from '../redis.js';
 
 export interface WorkerOptions extends RuntimeOptions {
@@ -48,6 +50,8 @@ export interface WorkerOptions extends RuntimeOptions {
   pollBatch?: number;
   /** Reconciliation (src/reconcile) every this many ms, repairing; absent or 0: not scheduled (and an earlier schedule is removed). */
   reconcileIntervalMs?: number;
+  /** When the service maps are refreshed (src/ops/map-refresh.ts), a cron pattern; default weekly; '': not scheduled. */
+  mapRefreshPattern?: string;
   // ---- operations (src/observability) ----
   /** Serve /metrics, /healthz and /readyz on this port (0: any free port); undefined: no HTTP server (tests). */
   metricsPort?: number;
@@ -107,7 +111,21 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     serviceMap: runtime.serviceMap,
   });
   /** Once an order is ready: its tracking link goes into the shop now rather than at the first delivery webhook. */
+  const mapRefresh: MapRefreshDeps = {
+    shops: () => shops.all(),
+    depsFor: (shop) => mapLearnDeps(runtime, options.prefix, shop, options.resolver),
+    logger,
+  };
   const afterDispatch = async (shopId: string, outcome: DispatchOutcome): Promise<void> => {
+    if (outcome.kind === 'held' && outcome.names) {
+      // Held for want of a priced name: the service is asked about the candidates it was not asked lately.
+      const names = outcome.names;
+      await runtime.queues.maintenance.add(
+        'map-refresh',
+        { task: 'map-refresh', shopId, names },
+        { jobId: stableJobId('map-refresh', shopId, ...names) },
+      );
+    }
     if (outcome.kind !== 'ready') return;
     await runtime.queues.deliveries.add('sync', { shopId, shipmentId: outcome.shipmentId, trigger: 'ready' });
   };
@@ -216,6 +234,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     QUEUE.maintenance,
     async (job) => {
       if (job.data.task === 'reconcile') return runScheduledReconciliation(runtime);
+      if (job.data.task === 'map-refresh') return refreshServiceMaps(job.data, mapRefresh);
       const inFlight = await runtime.ledger.listInFlight(pollBatch);
       for (const { externalOrderId, shopId, shipmentId } of inFlight) {
         await runtime.queues.deliveries.add(
@@ -243,6 +262,17 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       data: { task: 'poll-deliveries' },
     },
   );
+  // The service maps asked again weekly (names learned over a week ago), paced by each shop's call budget. A
+  // pattern, not `every`: an `every` scheduler runs at once, and each worker start would ask the whole map.
+  if (options.mapRefreshPattern !== '') {
+    await runtime.queues.maintenance.upsertJobScheduler(
+      'map-refresh',
+      { pattern: options.mapRefreshPattern ?? MAP_REFRESH_PATTERN },
+      { name: 'map-refresh', data: { task: 'map-refresh' } },
+    );
+  } else {
+    await runtime.queues.maintenance.removeJobScheduler('map-refresh');
+  }
   // Reconciliation: shop orders of the last days against shipments, repairing what a lost webhook left undone.
   if (options.reconcileIntervalMs) {
     await runtime.queues.maintenance.upsertJobScheduler(

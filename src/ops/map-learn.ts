@@ -12,8 +12,9 @@
  */
 import type { ShopConfig } from '../config/shops.js';
 import { DeliveryError, type DeliveryService, type QuoteRequest } from '../domain/delivery.js';
-import { candidateNames } from '../geo/candidates.js';
+import { candidateNames, type NameCandidate } from '../geo/candidates.js';
 import type { NeighbourhoodResolver } from '../geo/resolver.js';
+import type { Neighbourhood } from '../geo/types.js';
 import { freshKnowledge } from '../jobs/name-choice.js';
 import { serviceId } from '../jobs/tariff-guard.js';
 import type { NamePrice, ServiceMapStore, ServiceRef } from '../ledger/service-map.js';
@@ -82,16 +83,24 @@ export function mapLearnDeps(
 /** The names worth asking for a country: each place's spellings, once each, never a city name. */
 export function namesToLearn(deps: Pick<MapLearnDeps, 'resolver'>, country: string): string[] {
   const names = new Set<string>();
-  for (const place of deps.resolver.placesOf(country)) {
-    const candidates = candidateNames({
-      place,
-      wider: [],
-      aliases: {},
-      isCityRegionOrCountry: (text) => deps.resolver.isCityRegionOrCountry(country, text),
-    });
-    for (const c of candidates) names.add(c.name);
-  }
+  for (const place of deps.resolver.placesOf(country))
+    for (const c of spellingsToLearn(deps.resolver, country, place)) names.add(c.name);
   return [...names];
+}
+
+/** One place's names as map learn asks them (and map show counts them): its spellings, and its name under its commune. */
+export function spellingsToLearn(
+  resolver: Pick<NeighbourhoodResolver, 'placeNamed' | 'isCityRegionOrCountry'>,
+  country: string,
+  place: Neighbourhood,
+): NameCandidate[] {
+  return candidateNames({
+    place,
+    // The commune holding it, for the place's name under it ("Yopougon Sicogi"); its own names come as a place.
+    wider: resolver.placeNamed(country, place.name)?.containing.slice(0, 1) ?? [],
+    aliases: {},
+    isCityRegionOrCountry: (text) => resolver.isCityRegionOrCountry(country, text),
+  }).filter((c) => c.precision === 0);
 }
 
 /** A reference parcel from the shop's pickup: prepaid, the standard parcel (no weight), no coordinates. */
@@ -152,13 +161,25 @@ async function chooseCall(
   }
 }
 
-export async function learnMap(deps: MapLearnDeps, options: { limit?: number } = {}): Promise<MapLearnReport> {
+/** Of `names`, those the shop's service map does not know, or learned over a week ago: what a run asks. */
+export async function namesDue(deps: Pick<MapLearnDeps, 'shop' | 'map' | 'now'>, names: string[]): Promise<string[]> {
+  const known = freshKnowledge(new Map((await deps.map.all(serviceId(deps.shop))).map((p) => [p.name, p])), deps.now());
+  return names.filter((n) => !known.has(n));
+}
+
+/**
+ * Asks the service for every name of the country it does not know, or learned over a week ago: the first
+ * learning, and the weekly refresh (map-refresh.ts). `names`: only those (a hold's candidates); `limit`: at most so many.
+ */
+export async function learnMap(
+  deps: MapLearnDeps,
+  options: { limit?: number; names?: string[] } = {},
+): Promise<MapLearnReport> {
   const { shop } = deps;
   const service: ServiceRef = { id: serviceId(shop), baseUrl: shop.dispatch.baseUrl };
   const city = cityOf(deps);
-  const all = namesToLearn(deps, shop.country);
-  const known = freshKnowledge(new Map((await deps.map.all(service.id)).map((p) => [p.name, p])), deps.now());
-  const unknown = all.filter((n) => !known.has(n));
+  const all = options.names ?? namesToLearn(deps, shop.country);
+  const unknown = await namesDue(deps, all);
   const pending = unknown.slice(0, options.limit ?? Infinity);
   const ask: Ask = {
     createQuote: async (name) => {

@@ -3,7 +3,7 @@
  * A place is covered when one of its spellings is priced, at the fallback when every spelling asked was, unknown
  * otherwise; the spellings the service uses that the gazetteer does not put first; and when it was learned.
  */
-import { candidateNames } from '../geo/candidates.js';
+import { spellingsToLearn } from './map-learn.js';
 import type { NeighbourhoodResolver } from '../geo/resolver.js';
 import { MAP_FRESH_MS } from '../jobs/name-choice.js';
 import type { NamePrice } from '../ledger/service-map.js';
@@ -25,7 +25,7 @@ export interface MapCoverage {
 }
 
 export function mapCoverage(
-  resolver: Pick<NeighbourhoodResolver, 'placesOf' | 'isCityRegionOrCountry'>,
+  resolver: Pick<NeighbourhoodResolver, 'placesOf' | 'placeNamed' | 'isCityRegionOrCountry'>,
   country: string,
   entries: NamePrice[],
   now: Date,
@@ -33,12 +33,7 @@ export function mapCoverage(
   const byName = new Map(entries.map((e) => [e.name, e]));
   const coverage: MapCoverage = { places: 0, priced: 0, atFallback: 0, unknown: 0, ownSpellings: [], stale: 0 };
   for (const place of resolver.placesOf(country)) {
-    const spellings = candidateNames({
-      place,
-      wider: [],
-      aliases: {},
-      isCityRegionOrCountry: (text) => resolver.isCityRegionOrCountry(country, text),
-    });
+    const spellings = spellingsToLearn(resolver, country, place);
     const known = spellings.map((s) => byName.get(s.name)).filter((k): k is NamePrice => k !== undefined);
     coverage.places++;
     const priced = known.filter((k) => k.priced);

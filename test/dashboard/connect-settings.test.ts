@@ -118,4 +118,15 @@ describe('the Connect page: a connected shop’s settings', () => {
     );
     expect(page).toMatch(/(Learning|Learned) \(.*\): \d+ of \d+ names asked: \d+ priced, \d+ at the fallback tariff/);
   });
+
+  it("links its settings page to its Service map page, which shows the learning's progress and links back", async () => {
+    const settingsPage = (await session.request(settingsPath)).body;
+    const href = `/dashboard/service-map?shop=${SHOP_ID}`;
+    expect(settingsPage).toContain(`href="${href}"`);
+    const mapPage = await session.request(href);
+    expect(mapPage.status).toBe(200);
+    expect(mapPage.body).toContain('id="learn-progress"');
+    expect(mapPage.body).toMatch(/(Learning|Learned) \(.*\): \d+ of \d+ names asked/);
+    expect(mapPage.body).toContain(`href="${settingsPath}"`);
+  });
 });

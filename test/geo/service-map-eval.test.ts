@@ -22,6 +22,7 @@ import {
   type Choice,
   type PricedName,
 } from '../../bench/lib/service-map.js';
+import { dispatchChooser, learnedMap } from '../../bench/lib/dispatch-chooser.js';
 import { loadGazetteer } from '../../src/geo/gazetteer.js';
 import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
 
@@ -119,7 +120,7 @@ describe("today's dispatch path as the baseline", () => {
   });
 
   it("scores both cities' addresses against their lists, each in one category, and misses issue 24's targets (the baseline to beat)", async () => {
-    const reports = await evaluateServiceMaps();
+    const reports = await evaluateServiceMaps(undefined, resolver, () => todaysChooser(resolver));
     const corpus = readCorpus();
     expect(reports.map((r) => r.label.slice(0, 30))).toEqual([
       'data/service-maps/CI_abidjan.c',
@@ -128,6 +129,7 @@ describe("today's dispatch path as the baseline", () => {
     for (const [i, country] of ['CI', 'SN'].entries()) {
       const report = reports[i]!;
       expect(meetsServiceMapTargets(report)).toBe(false);
+      expect(report.counts.coarser).toBeGreaterThan(0);
       const total = Object.values(report.counts).reduce((a, b) => a + b, 0);
       expect(total).toBe(corpus.filter((r) => r.input.country === country).length);
       expect(report.counts.city).toBe(0);
@@ -135,7 +137,58 @@ describe("today's dispatch path as the baseline", () => {
   });
 });
 
+describe("the dispatch path's choice by price (what the eval reports)", () => {
+  it('sends the priced cité under "Ouakam, cité Avion", and "Castors" for Castor, from a map that starts empty', async () => {
+    const chooser = dispatchChooser(resolver);
+    const service = serviceTariff(list);
+    expect(await chooser(row('a', 'Ouakam, cité Avion', ['Ouakam']), service)).toEqual({ sent: 'Cite Avion' });
+    expect(await chooser(row('b', 'Castor, près du marché', ['Castor']), service)).toEqual({ sent: 'Castors' });
+  });
+
+  it('learns from each quote: the next order for a place already asked sends its priced name with one quote', async () => {
+    const calls = { quotes: 0 };
+    const chooser = dispatchChooser(resolver, undefined, calls);
+    const service = serviceTariff(list);
+    await chooser(row('a', 'Castor, villa 1', ['Castor']), service);
+    const first = calls.quotes;
+    expect(first).toBeGreaterThan(1);
+    expect(await chooser(row('b', 'Castor, villa 2', ['Castor']), service)).toEqual({ sent: 'Castors' });
+    expect(calls.quotes - first).toBe(1);
+  });
+
+  it('starts from what map learn asks: "Castors" is then known priced before the first order, "Castor" not', async () => {
+    const service = serviceTariff(list);
+    const map = learnedMap(resolver, 'SN', service);
+    expect(map.get('Castors')?.priced).toBe(true);
+    expect(map.get('Ouakam')?.priced).toBe(true);
+    expect(map.get('Castor')?.priced).toBe(false);
+  });
+
+  it("beats the baseline on both lists: nothing at the fallback or a city name, fewer coarser and half the holds while priced, and still misses issue 24's targets", async () => {
+    const now = await evaluateServiceMaps(undefined, resolver);
+    const before = await evaluateServiceMaps(undefined, resolver, () => todaysChooser(resolver));
+    for (const [i, report] of now.entries()) {
+      expect(report.counts.fallback + report.counts.city).toBe(0);
+      expect(report.counts.coarser).toBeLessThan(before[i]!.counts.coarser);
+      expect(report.counts['held-priced']).toBeLessThan(before[i]!.counts['held-priced'] / 2);
+      expect(report.counts.correct).toBeGreaterThan(before[i]!.counts.correct);
+      expect(report.overchargeXof).toBe(0);
+      // Not met yet: spellings no rule derives ("Parcelles U17", "Blockhauss") and places the gazetteer
+      // gives no wider area for (PK 18 in Abobo) are still held; Diamniadio is sent as the département Rufisque.
+      expect(meetsServiceMapTargets(report)).toBe(false);
+    }
+  });
+});
+
 describe('the priced-name lists of data/service-maps', () => {
+  it('put the Deux Plateaux Vallons inside Les Deux Plateaux, the part of Cocody that holds it', () => {
+    const abidjan = readPricedNames(serviceMapFiles().find((f) => f.country === 'CI')!.file, gazetteer);
+    const map = serviceMap('CI', abidjan, gazetteer, contains);
+    const deuxPlateaux = map.entries.find((e) => e.entry.name === 'Les Deux Plateaux')!;
+    expect(deuxPlateaux.extent.has('II Plateaux-Vallons')).toBe(true);
+    expect(truthFor(['II Plateaux-Vallons'], map).expected.map((e) => e.name)).toEqual(['Deux Plateaux Vallons']);
+  });
+
   it('refuses a list naming a place the gazetteer does not have, or one name twice under two spellings', () => {
     const dir = mkdtempSync(join(tmpdir(), 'service-map-'));
     try {

@@ -11,7 +11,11 @@ import { heldBody } from '../../src/dashboard/pages.js';
 import { addAliasAndReplay } from '../../src/dashboard/use-cases/add-alias-and-replay.js';
 import { heldOrders } from '../../src/dashboard/use-cases/held-orders.js';
 import { dashboardDepsFor } from '../../src/dashboard/wiring.js';
+import { candidatesOf } from '../../src/geo/candidates.js';
 import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
+import { mapLearnDeps } from '../../src/ops/map-learn.js';
+import { MAP_REFRESH_PATTERN, refreshServiceMaps } from '../../src/ops/map-refresh.js';
+import { MAP_FRESH_MS } from '../../src/jobs/name-choice.js';
 import { serviceId } from '../../src/jobs/tariff-guard.js';
 import { randomHex, SHOPIFY_SHOP_ID, startTestRelais, type TestRelais } from '../support/relais.js';
 import { dakarCashOrder, postShopify, shipmentsFor, shopifyExternalId, waitForState } from './helpers.js';
@@ -22,6 +26,7 @@ const priceAt = (delivery: number) => delivery + 300 + COD_FEE_XOF;
 const FALLBACK_TOTAL = priceAt(FALLBACK_TARIFF_XOF);
 
 let relais: TestRelais;
+const resolver = NeighbourhoodResolver.load();
 beforeAll(async () => {
   relais = await startTestRelais({ zoneFile: ZONE_FILE });
 });
@@ -60,8 +65,13 @@ describe('an order sent under the name the service prices', () => {
   });
 
   it('ships a numbered quartier the service prices only as its area under the area, learning both names', async () => {
+    const quotes = calls('createQuote');
     const { record, shipments } = await place('Villa 12, Sacré Coeur 3');
     expect(record.state).toBe('ready');
+    // Not in the map yet: the order's own quote and at most 3 more (the fallback price is already known today).
+    const extra = calls('createQuote') - quotes - 1;
+    expect(extra).toBeGreaterThan(0);
+    expect(extra).toBeLessThanOrEqual(3);
     expect(record.neighbourhood?.name).toBe('Sacré Coeur');
     expect(shipments[0]!.total).toBe(priceAt(ZONE_TARIFF_XOF[2]!));
     const shop = relais.shops.get(SHOPIFY_SHOP_ID)!;
@@ -95,6 +105,23 @@ describe('an order whose place the service does not price', () => {
     expect(record.hold?.message).toMatch(/alias/);
   });
 
+  it('has the service asked, in the background, about the candidates of the hold it was not asked yet', async () => {
+    const shop = relais.shops.get(SHOPIFY_SHOP_ID)!;
+    const resolution = resolver.resolve({ country: 'SN', fields: { address1: 'Villa 40, Mermoz', city: 'Dakar' } });
+    if (!resolution.ok) throw new Error(resolution.reason);
+    const names = candidatesOf(resolver, resolution, {}).map((c) => c.name);
+    const jobs = await relais.worker.runtime.queues.maintenance.getJobs(['waiting', 'active', 'completed', 'delayed']);
+    const refresh = jobs.find((j) => j.name === 'map-refresh' && j.data.shopId === SHOPIFY_SHOP_ID);
+    expect(refresh?.data.names).toEqual(names);
+    const deadline = Date.now() + 30_000;
+    while ((await refresh!.getState()) !== 'completed') {
+      if (Date.now() > deadline) throw new Error(`map-refresh job ${refresh!.id} not completed in 30 s`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const known = await relais.worker.runtime.serviceMap.lookup(serviceId(shop), names);
+    expect([...known.keys()].sort()).toEqual([...names].sort());
+  });
+
   it('is held again without a quote once the map knows its candidates are at the fallback', async () => {
     const quotes = calls('createQuote');
     const { record } = await place('Villa 41, Mermoz');
@@ -109,10 +136,41 @@ describe('an order whose place the service does not price', () => {
     const shipped = relais.emulator.shipments();
     expect(shipped.length).toBeGreaterThanOrEqual(4);
     for (const shipment of shipped) expect(shipment.total).toBeLessThan(FALLBACK_TOTAL);
-    const resolver = NeighbourhoodResolver.load();
     const names = placed.filter((r) => r.state === 'ready').map((r) => r.neighbourhood?.name ?? '');
     expect(names.length).toBe(shipped.length);
     for (const name of names) expect(resolver.isCityRegionOrCountry('SN', name), name).toBe(false);
+  });
+});
+
+describe("the service map's refresh", () => {
+  it('is scheduled weekly on the maintenance queue', async () => {
+    const schedulers = await relais.worker.runtime.queues.maintenance.getJobSchedulers();
+    const refresh = schedulers.find((s) => s.key === 'map-refresh');
+    expect(refresh?.pattern).toBe(MAP_REFRESH_PATTERN);
+  });
+
+  it('asks again a name learned over a week ago, and not one learned this week', async () => {
+    const shop = relais.shops.get(SHOPIFY_SHOP_ID)!;
+    const service = { id: serviceId(shop), baseUrl: shop.dispatch.baseUrl };
+    const now = relais.worker.runtime.now();
+    const weekAgo = new Date(now.getTime() - MAP_FRESH_MS - 3_600_000);
+    await relais.worker.runtime.serviceMap.record(service, [
+      { name: 'Ouakam', priced: true, totalXof: 1, quotedFor: 'old', learnedAt: weekAgo },
+      { name: 'Castors', priced: true, totalXof: 1, quotedFor: 'fresh', learnedAt: now },
+    ]);
+    const result = await refreshServiceMaps(
+      { task: 'map-refresh', shopId: SHOPIFY_SHOP_ID, names: ['Ouakam', 'Castors'] },
+      {
+        shops: () => [shop],
+        depsFor: (s) => mapLearnDeps(relais.worker.runtime, relais.prefix, s, resolver),
+        logger: relais.worker.runtime.options.logger,
+      },
+    );
+    expect(result).toEqual({ shops: 1, asked: 1, failed: [] });
+    const known = await relais.worker.runtime.serviceMap.lookup(service.id, ['Ouakam', 'Castors']);
+    expect(known.get('Ouakam')?.learnedAt.getTime()).toBeGreaterThan(weekAgo.getTime());
+    expect(known.get('Ouakam')?.totalXof).not.toBe(1);
+    expect(known.get('Castors')?.quotedFor).toBe('fresh');
   });
 });
 

@@ -1,0 +1,78 @@
+/**
+ * Issue 24: the candidate names of a resolved place, as the dispatch path tries them (src/geo/candidates.ts)
+ * with the wider places the gazetteer knows (NeighbourhoodResolver.placeNamed). Found scoring the real
+ * choice by price against the service lists of data/service-maps (npm run eval:addresses).
+ */
+import { describe, expect, it } from 'vitest';
+import { candidatesOf, pluralVariant, spellingVariants, underArea, unnumbered } from '../../src/geo/candidates.js';
+import { NeighbourhoodResolver, type ResolveInput } from '../../src/geo/resolver.js';
+import { resolved } from './resolution-asserts.js';
+
+const resolver = NeighbourhoodResolver.load();
+
+const namesFor = (input: ResolveInput) =>
+  candidatesOf(resolver, resolved(resolver.resolve(input)), {}).map((c) => c.name);
+const at = (country: 'SN' | 'CI', address1: string, city: string): ResolveInput => ({
+  country,
+  fields: { address1, city },
+});
+
+describe('spellings a service may use for the same place', () => {
+  it('tries the singular name in the plural, and a cité without the word "Cité"', () => {
+    expect(pluralVariant('Castor')).toEqual(['Castors']);
+    expect(pluralVariant('Sicap Baobab')).toEqual(['Sicap Baobabs']);
+    expect(pluralVariant('Almadies')).toEqual([]);
+    expect(pluralVariant('PK 18')).toEqual([]);
+    expect(spellingVariants('Cité Keur Gorgui')).toEqual(['Keur Gorgui']);
+  });
+
+  it('writes a quartier under the commune holding it, unless its name already opens with the commune', () => {
+    expect(underArea('Sicogi', 'Yopougon')).toBe('Yopougon Sicogi');
+    expect(underArea('Angré Cocoteraie', 'Angré')).toBeUndefined();
+    expect(underArea('Sicogi', undefined)).toBeUndefined();
+  });
+
+  it('offers "Castors" for an address in Castor, and "Keur Gorgui" for the cité Keur Gorgui', () => {
+    expect(namesFor(at('SN', 'Castor, villa 12', 'Dakar'))).toContain('Castors');
+    expect(namesFor(at('SN', 'Cité Keur Gorgui, immeuble 4', 'Dakar'))).toContain('Keur Gorgui');
+  });
+});
+
+describe('the wider places of a candidate list', () => {
+  it('tries the quartier holding a sub-area before the commune the address also names', () => {
+    const names = namesFor(at('CI', 'Zone 4c, Marcory', 'Abidjan'));
+    expect(names.indexOf('Zone 4')).toBeGreaterThan(0);
+    expect(names.indexOf('Zone 4')).toBeLessThan(names.indexOf('Marcory'));
+  });
+
+  it('offers a Yopougon quartier under its commune\'s name ("Yopougon Sicogi")', () => {
+    expect(namesFor(at('CI', 'Sicogi, Yopougon', 'Abidjan'))).toContain('Yopougon Sicogi');
+  });
+
+  it('holds "Medina Gounass 3" in Médina Gounass, not in the commune Medina across town', () => {
+    const names = namesFor(at('SN', 'Medina Gounass 3', 'Guédiawaye'));
+    expect(names).toContain('Médina Gounass');
+    expect(names).not.toContain('Medina');
+  });
+
+  it('does not call the quartiers Mermoz or Almadies wider than the commune Mermoz-Sacré-Cœur', () => {
+    const names = namesFor(at('SN', 'Mermoz-Sacré-Cœur, villa 3', 'Dakar'));
+    expect(names[0]).toBe('Mermoz-Sacré-Cœur');
+    expect(names).not.toContain('Mermoz');
+    expect(names).not.toContain('Almadies');
+  });
+
+  it('tries the whole of a numbered quartier ("Hann Maristes" for Hann Maristes 1) right after its own names', async () => {
+    expect(unnumbered('Hann Maristes 1')).toBe('Hann Maristes');
+    expect(unnumbered('Unité 17')).toBeUndefined();
+    const names = namesFor(at('SN', 'Hann Maristes 1, villa 8', 'Dakar'));
+    expect(names[0]).toBe('Hann Maristes 1');
+    expect(names).toContain('Hann Maristes');
+  });
+
+  it('still holds "Yeumbeul Nord" in Yeumbeul, tried before the département Pikine', () => {
+    const names = namesFor(at('SN', 'Yeumbeul Nord', 'Pikine'));
+    expect(names.indexOf('Yeumbeul')).toBeGreaterThan(0);
+    expect(names.indexOf('Yeumbeul')).toBeLessThan(names.indexOf('Pikine'));
+  });
+});
