@@ -22,6 +22,7 @@ import {
   orderIdOf,
   orderVersionOf,
   platformOf,
+  type CompletedOrderEvent,
   type OwnershipCheck,
 } from '../stores/index.js';
 import { COMPLIANCE_TOPICS, handleCompliance, type ComplianceOutcome } from './compliance.js';
@@ -41,6 +42,14 @@ export interface ShopEventDeps {
   prefix: string;
   now(): Date;
   logger: Logger;
+  /**
+   * Reads from the shop what the order event's body leaves out (StorePlatform.createEventCompleter); undefined
+   * (or absent) when the body carries all. Throws when the shop cannot be read: the job is retried.
+   */
+  completeEvent?(
+    shop: ShopConfig,
+    event: { topic: string; orderId: string; payload: unknown },
+  ): Promise<CompletedOrderEvent | undefined> | undefined;
   /** Called for a cancelled order that already has a shipment (write-back and cancellation live elsewhere). */
   onCancelled?(shop: ShopConfig, externalOrderId: string): Promise<void>;
   /** Stops work for a shop whose app was uninstalled (src/jobs/uninstall.ts); without it the event is ignored. */
@@ -98,7 +107,9 @@ export async function handleShopEvent(event: ShopEventJob, deps: ShopEventDeps):
   if (notOurs) return notOurs;
   const extId = externalOrderId(shop.id, orderId);
   const decided = await withOrderLock(deps.redis, deps.prefix, extId, async (lock) => {
-    const decision = await recordAndDecide(event, shop, orderId, extId, deps);
+    const completed = await deps.completeEvent?.(shop, { topic: event.topic, orderId, payload: event.payload });
+    const payload = completed?.kind === 'order' ? completed.payload : event.payload;
+    const decision = await recordAndDecide({ ...event, payload }, shop, orderId, extId, deps);
     if (decision.kind !== 'dispatch' || decision.queueOnly || !deps.dispatchNow) return decision;
     try {
       const dispatch = await deps.dispatchNow(decision.job, lock, decision.known);

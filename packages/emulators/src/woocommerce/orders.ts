@@ -23,6 +23,7 @@ import {
   formatWpDate,
   newOrderKey,
   storedDecimal,
+  taxOnShipping,
   toSeconds,
   type Address,
   type LineItem,
@@ -43,6 +44,7 @@ import type {
   OrderWriteInput,
   ShippingLineInput,
 } from './schemas.js';
+import { addRefund, fullyRefunded, type RefundInput } from './refunds.js';
 
 export type OrderEvent = 'created' | 'updated';
 
@@ -193,6 +195,7 @@ function newOrder(env: OrderEnv): Order {
     shippingLines: [],
     feeLines: [],
     notes: [],
+    refunds: [],
     setPaidRequested: false,
   };
 }
@@ -240,6 +243,18 @@ export function createOrderViaCheckout(env: OrderEnv, input: OrderWriteInput): {
     session.paymentComplete(input.transaction_id);
   }
   return { order, events: session.events };
+}
+
+/**
+ * A refund made from the order's admin page (`wc_create_refund`): the order keeps its totals, lists the refund, and is
+ * saved (order.updated); a refund of all that was left makes it `refunded`.
+ */
+export function refundOrderViaAdmin(env: OrderEnv, order: Order, input: RefundInput): { events: OrderEvent[] } {
+  addRefund(order, input, { settings: env.shop.settings, newId: () => env.shop.newPostId(), now: env.now() });
+  const session = new OrderSession(env, order, false);
+  if (fullyRefunded(order)) session.setStatus('refunded');
+  session.save();
+  return { events: session.events };
 }
 
 /** PUT /orders/{id} (`save_object` without `$creating`). */
@@ -612,7 +627,10 @@ export function orderJson(env: OrderEnv, order: Order, homeUrl: string, dp?: num
       meta_data: itemMetaJson(line.meta),
     })),
     coupon_lines: [],
-    refunds: [],
+    // The order lists each refund by its total only (negative); what it refunded is at GET /orders/{id}/refunds.
+    refunds: [...order.refunds]
+      .reverse()
+      .map((refund) => ({ id: refund.id, reason: refund.reason, total: money(-refund.amount) })),
     payment_url: `${homeUrl}/checkout/order-pay/${order.id}/?pay_for_order=true&key=${order.orderKey}`,
     is_editable: EDITABLE_STATUSES.includes(order.status),
     needs_payment: needsPayment(order),
@@ -694,7 +712,5 @@ export function queryOrders(env: OrderEnv, params: OrderListParams): Order[] {
 const STANDARD_RATE_ID = 1;
 
 function shippingTax(line: ShippingLine, settings: ShopSettings): number {
-  if (settings.shippingTaxRate === 0) return 0;
-  const factor = 10 ** settings.priceDecimals;
-  return Math.round(line.total * settings.shippingTaxRate * factor) / factor;
+  return taxOnShipping(line.total, settings);
 }

@@ -11,7 +11,14 @@ import { z } from 'zod';
 import { silentLogger } from '../relais.js';
 import { NonceStore, authenticate, type ApiKey, type WpError } from './auth.js';
 import { ShopState, isValidWebhookTopic, toSeconds, type Order, type Product, type Variation } from './model.js';
-import { createOrderViaCheckout, orderJson, updateOrderViaRest, type OrderEnv, type OrderEvent } from './orders.js';
+import {
+  createOrderViaCheckout,
+  orderJson,
+  refundOrderViaAdmin,
+  updateOrderViaRest,
+  type OrderEnv,
+  type OrderEvent,
+} from './orders.js';
 import { parseStr, phpArrayToPlain, phpJsonEncode } from './php.js';
 import {
   NO_ROUTE,
@@ -31,6 +38,7 @@ import { WebhookDeliverer } from './webhooks.js';
 export type * from './types.js';
 export type { DeliveryRecord, PingResult } from './webhooks.js';
 export type { OrderWriteInput } from './schemas.js';
+export type { RefundInput } from './refunds.js';
 export type { AuthorizationRecord, IssuedKey } from './wc-auth.js';
 
 const shopOptionSchema = z.object({
@@ -475,6 +483,16 @@ export async function startWooEmulator(options: WooEmulatorOptions): Promise<Woo
       const input = orderWriteSchema.parse(patch);
       const env = envFor(shop);
       const { events } = updateOrderViaRest(env, order, input);
+      fireOrderEvents(shop, order.id, events);
+      await deliverer.settled();
+      return orderJson(env, order, homeUrl(shop));
+    },
+
+    async refundOrder(shopId, id, refund) {
+      const shop = requireShop(shopId);
+      const order = requireOrder(shop, id);
+      const env = envFor(shop);
+      const { events } = refundOrderViaAdmin(env, order, refund);
       fireOrderEvents(shop, order.id, events);
       await deliverer.settled();
       return orderJson(env, order, homeUrl(shop));
