@@ -108,7 +108,8 @@ export async function handleShopEvent(event: ShopEventJob, deps: ShopEventDeps):
   const extId = externalOrderId(shop.id, orderId);
   const decided = await withOrderLock(deps.redis, deps.prefix, extId, async (lock) => {
     const completed = await deps.completeEvent?.(shop, { topic: event.topic, orderId, payload: event.payload });
-    const payload = completed?.kind === 'order' ? completed.payload : event.payload;
+    if (completed?.kind === 'gone') return endOrderGoneFromShop(event, shop, extId, deps);
+    const payload = completed ? completed.payload : event.payload;
     const decision = await recordAndDecide({ ...event, payload }, shop, orderId, extId, deps);
     if (decision.kind !== 'dispatch' || decision.queueOnly || !deps.dispatchNow) return decision;
     try {
@@ -281,6 +282,38 @@ async function recordAndDecide(
     // A held order's record changed since (generation, state): the attempt reads it again.
     ...(wasHeld ? {} : { known: record }),
   };
+}
+
+/**
+ * The shop no longer has the order (deleted for good): over in the shop, so stopped as a cancellation is. A live
+ * shipment is cancelled first by the cancel job, which then ends the order; without one, an order not yet shipped
+ * ends cancelled. An order already past dispatch without a shipment, or already final, is left as it is.
+ */
+async function endOrderGoneFromShop(
+  event: ShopEventJob,
+  shop: ShopConfig,
+  extId: string,
+  deps: ShopEventDeps,
+): Promise<ShopEventOutcome> {
+  const record = await deps.ledger.get(extId);
+  if (!record) return { kind: 'ignored', why: 'deleted in the shop before Relais recorded it' };
+  if (FINAL_STATES.has(record.state)) return { kind: 'ignored', why: `already ${record.state}` };
+  const now = deps.now();
+  await deps.ledger.appendTimeline(extId, {
+    at: now.toISOString(),
+    system: 'shop',
+    operation: `webhook ${event.topic}`,
+    outcome: 'deleted',
+    detail: `${platformOf(shop).label} no longer has the order: it was deleted for good in the shop.`,
+  });
+  deps.logger.info({ order: record.meta.orderName, topic: event.topic }, 'order deleted for good in the shop');
+  if (record.shipment) {
+    await deps.onCancelled?.(shop, extId);
+    return { kind: 'cancelled', externalOrderId: extId };
+  }
+  if (!MAY_START_DISPATCH.has(record.state)) return { kind: 'ignored', why: `already ${record.state}` };
+  await deps.ledger.setState(extId, 'cancelled', now, 'resolution');
+  return { kind: 'cancelled', externalOrderId: extId };
 }
 
 /**

@@ -744,6 +744,42 @@ describe('webhooks', () => {
     }
   });
 
+  it('trashing an order sends order.deleted with only its id and reads it as trash; restoring sends the whole order back; deleting it for good answers 404', async () => {
+    const receiver = await startReceiver();
+    const shop = { id: 'trash', consumerKey: newKey(), consumerSecret: newSecret() };
+    const emulator = await startWooEmulator({ shops: [shop] });
+    const rest = new Client({ url: emulator.siteUrl(shop.id), ...shop, version: 'wc/v3' });
+    try {
+      for (const topic of ['order.deleted', 'order.restored'])
+        await emulator.addWebhook(shop.id, { topic, deliveryUrl: receiver.url, secret: 's' });
+      const order = await emulator.createOrder(shop.id);
+      const id = order.id as number;
+      const pings = receiver.received.length;
+
+      await emulator.trashOrder(shop.id, id);
+      expect(emulator.getOrder(shop.id, id).status).toBe('trash');
+      expect(((await rest.get('orders')).data as { id: number }[]).map((o) => o.id)).not.toContain(id);
+      expect(((await rest.get('orders', { status: 'trash' })).data as { id: number }[]).map((o) => o.id)).toEqual([id]);
+
+      const restored = await emulator.restoreOrder(shop.id, id);
+      expect(restored.status).toBe(order.status);
+      const [deleted, back] = receiver.received.slice(pings);
+      expect([deleted?.headers['x-wc-webhook-topic'], JSON.parse(deleted!.rawBody.toString())]).toEqual([
+        'order.deleted',
+        { id },
+      ]);
+      expect(back?.headers['x-wc-webhook-topic']).toBe('order.restored');
+      expect(JSON.parse(back!.rawBody.toString())).toMatchObject({ id, status: order.status });
+
+      await emulator.trashOrder(shop.id, id);
+      await emulator.deleteOrderForGood(shop.id, id);
+      expect((await failing(rest.get(`orders/${id}`))).status).toBe(404);
+    } finally {
+      await emulator.close();
+      await receiver.close();
+    }
+  });
+
   it("disables a webhook on the 6th failed delivery in a row, like core's $failures > 5", async () => {
     let answer = 500;
     const receiver = await startReceiver(() => answer);

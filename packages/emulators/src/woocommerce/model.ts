@@ -177,6 +177,8 @@ export interface Order {
   shippingLines: ShippingLine[];
   feeLines: FeeLine[];
   notes: OrderNote[];
+  /** In the trash: the REST body says `trash`, `status` keeps what it is restored to (`_wp_trash_meta_status`). */
+  trashed: boolean;
   /** Refunds made (`shop_order_refund` children), oldest first; the order's `total` stays as it was. */
   refunds: Refund[];
   /** Not stored by WooCommerce (set_paid is write-only); kept so a test can see a client asked for it. */

@@ -195,6 +195,7 @@ function newOrder(env: OrderEnv): Order {
     shippingLines: [],
     feeLines: [],
     notes: [],
+    trashed: false,
     refunds: [],
     setPaidRequested: false,
   };
@@ -255,6 +256,16 @@ export function refundOrderViaAdmin(env: OrderEnv, order: Order, input: RefundIn
   if (fullyRefunded(order)) session.setStatus('refunded');
   session.save();
   return { events: session.events };
+}
+
+/**
+ * Moves the order to the trash, or brings it back (`wc_get_order()->delete(false)`, `untrash`): the status read is
+ * `trash` meanwhile, and the order gets its earlier status back. Core fires `woocommerce_trash_order` and
+ * `woocommerce_untrash_order` (order.deleted, order.restored), not an update.
+ */
+export function setTrashed(env: OrderEnv, order: Order, trashed: boolean): void {
+  order.trashed = trashed;
+  order.dateModified = toSeconds(env.now());
 }
 
 /** PUT /orders/{id} (`save_object` without `$creating`). */
@@ -533,7 +544,7 @@ export function orderJson(env: OrderEnv, order: Order, homeUrl: string, dp?: num
     order_key: order.orderKey,
     created_via: order.createdVia,
     version: order.version,
-    status: order.status,
+    status: order.trashed ? 'trash' : order.status,
     currency: order.currency,
     date_created: local(order.dateCreated),
     date_created_gmt: gmt(order.dateCreated),
@@ -671,7 +682,10 @@ export function queryOrders(env: OrderEnv, params: OrderListParams): Order[] {
   };
   const statuses = params.status ?? ['any'];
   let orders = [...env.shop.orders.values()];
-  if (!statuses.includes('any')) orders = orders.filter((order) => statuses.includes(order.status));
+  // `any` is every status but the trash, as in core; `trash` asks for the trashed ones.
+  const statusOf = (order: Order) => (order.trashed ? 'trash' : order.status);
+  if (statuses.includes('any')) orders = orders.filter((order) => !order.trashed);
+  else orders = orders.filter((order) => statuses.includes(statusOf(order)));
   if (params.include && params.include.length > 0)
     orders = orders.filter((order) => params.include?.includes(order.id));
   if (params.exclude && params.exclude.length > 0)

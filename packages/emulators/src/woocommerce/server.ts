@@ -15,6 +15,7 @@ import {
   createOrderViaCheckout,
   orderJson,
   refundOrderViaAdmin,
+  setTrashed,
   updateOrderViaRest,
   type OrderEnv,
   type OrderEvent,
@@ -496,6 +497,29 @@ export async function startWooEmulator(options: WooEmulatorOptions): Promise<Woo
       fireOrderEvents(shop, order.id, events);
       await deliverer.settled();
       return orderJson(env, order, homeUrl(shop));
+    },
+
+    async trashOrder(shopId, id) {
+      const shop = requireShop(shopId);
+      setTrashed(envFor(shop), requireOrder(shop, id), true);
+      deliverer.enqueue(shop, 'order.deleted', id);
+      await deliverer.settled();
+    },
+
+    async restoreOrder(shopId, id) {
+      const shop = requireShop(shopId);
+      const order = requireOrder(shop, id);
+      setTrashed(envFor(shop), order, false);
+      deliverer.enqueue(shop, 'order.restored', id);
+      await deliverer.settled();
+      return orderJson(envFor(shop), order, homeUrl(shop));
+    },
+
+    async deleteOrderForGood(shopId, id) {
+      const shop = requireShop(shopId);
+      requireOrder(shop, id);
+      shop.orders.delete(id);
+      await deliverer.settled();
     },
 
     getOrder(shopId, id) {

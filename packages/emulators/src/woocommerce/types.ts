@@ -148,6 +148,14 @@ export interface WooEmulator {
    * order keeps its totals and lists the refund (order.updated). Resolves once its webhooks were attempted.
    */
   refundOrder(shopId: string, id: number, refund: RefundInput): Promise<Record<string, unknown>>;
+  /**
+   * The merchant moves the order to the trash (order.deleted, whose body is only `{"id": N}`), brings it back from
+   * there (order.restored, the whole order) or deletes it for good (no webhook; GET then answers 404).
+   * Each resolves once its webhooks were attempted.
+   */
+  trashOrder(shopId: string, id: number): Promise<void>;
+  restoreOrder(shopId: string, id: number): Promise<Record<string, unknown>>;
+  deleteOrderForGood(shopId: string, id: number): Promise<void>;
   /** GET /orders/{id} as a client would see it. */
   getOrder(shopId: string, id: number): Record<string, unknown>;
   /** Registers a webhook as POST /webhooks does and waits for its ping. */
