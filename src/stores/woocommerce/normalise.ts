@@ -152,7 +152,7 @@ export function normaliseWooOrder(body: unknown, ctx: NormaliseContext): Normali
     currency,
     total: total.value,
     amountToCollect,
-    shippingCharged: shippingStillOwed(p),
+    shippingCharged: wooShippingOwed(p),
     paymentFamily,
     financialStatus: status,
     platformStatus: status,
@@ -168,7 +168,7 @@ export function normaliseWooOrder(body: unknown, ctx: NormaliseContext): Normali
 }
 
 /** The shipping and its tax, less what refunds gave back of them (negative lines), never below 0. */
-function shippingStillOwed(p: WooOrderPayload): Xof {
+export function wooShippingOwed(p: WooOrderPayload): Xof {
   const charged = addXof(shippingChargedFrom(p.shipping_total), shippingChargedFrom(p.shipping_tax));
   let refunded = ZERO_XOF;
   for (const line of (p.refunds ?? []).flatMap((refund) => refund.shipping_lines ?? [])) {
