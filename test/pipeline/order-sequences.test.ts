@@ -437,6 +437,18 @@ describe('a WooCommerce order moved to the trash is stopped as a cancellation is
     expect([held?.state, held?.hold?.code]).toEqual(['held', 'shop_cancelled']);
   });
 
+  it('an order.deleted naming an id WooCommerce cannot have (-1): nothing read from the store, no intake job retried', async () => {
+    expect((await postWoo(relais, 'order.deleted', { id: -1 })).status).toBe(200);
+    await waitForIdle(relais);
+    const counts = await relais.web.runtime.queues.shopEvents.getJobCounts('delayed', 'failed');
+    expect(counts).toEqual({ delayed: 0, failed: 0 });
+    expect(
+      woo()
+        .calls()
+        .filter((call) => call.route.startsWith('/wc/v3/orders/-1')),
+    ).toEqual([]);
+  });
+
   it('processing, shipment created, not ready → moved to the trash and emptied from it before Relais read it: the shipment is cancelled and the order ends cancelled', async () => {
     relais.emulator.faults.add({ operation: 'markReady', times: 1, fault: { kind: 'status', status: 409 } });
     const { id, extId } = await placeWooOrder({

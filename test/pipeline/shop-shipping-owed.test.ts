@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWooEmulator, type WooEmulator } from '@relais/emulators/woocommerce';
 import { makeSecrets, SHOPIFY_DOMAIN, startTestRelais, WOO_SHOP_ID, type TestRelais } from '../support/relais.js';
-import { shipmentsFor, shopifyExternalId, waitForState, wooExternalId } from './helpers.js';
+import { shipmentsFor, shopifyExternalId, waitForIdle, waitForState, wooExternalId } from './helpers.js';
 
 let relais: TestRelais;
 let woo: WooEmulator;
@@ -113,6 +113,27 @@ describe('a WooCommerce order', () => {
     await woo.refundOrder(WOO_SHOP_ID, id, { goods: 5000, reason: 'Un article manquant' });
     await woo.updateOrder(WOO_SHOP_ID, id, { status: 'processing' });
     expect(await goodsSent(wooExternalId(id))).toEqual([10_000]);
+  });
+
+  it('refunded while its refunds are refused by the shop (401), then processing: held saying so, never shipped with the refund read as goods', async () => {
+    const product = await woo.createProduct(WOO_SHOP_ID, { name: 'Pagne wax', weight: '0.8', price: '15000' });
+    const order = await woo.createOrder(WOO_SHOP_ID, { ...wooCheckout(product.id), status: 'pending' });
+    const id = Number(order.id);
+    const extId = wooExternalId(id);
+    woo.faults.add({ kind: 'status', status: 401, route: `/orders/${id}/refunds`, times: 100 });
+    try {
+      await woo.refundOrder(WOO_SHOP_ID, id, { shipping: 2000, reason: 'Livraison offerte' });
+      const held = await waitForState(relais, extId, ['held'], 20_000);
+      expect(held.hold?.code).toBe('shop_unreadable');
+      expect(held.hold?.message).toContain('refunds');
+      await woo.updateOrder(WOO_SHOP_ID, id, { status: 'processing' });
+      await waitForIdle(relais);
+      const after = await relais.worker.runtime.ledger.get(extId);
+      expect([after?.state, after?.hold?.code]).toEqual(['held', 'shop_unreadable']);
+      expect(shipmentsFor(relais, extId)).toEqual([]);
+    } finally {
+      woo.faults.clear();
+    }
   });
 
   it('never reads the refunds of an order that has none', async () => {

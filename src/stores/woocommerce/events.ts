@@ -8,6 +8,7 @@
  *    (refunds.ts), and only for an order that has refunds.
  */
 import type { OrderEventCompleter, StoreDeps } from '../platform.js';
+import { wooOrderId } from './normalise.js';
 import { withRefundedShipping } from './refunds.js';
 import type { WooRest } from './rest.js';
 import type { WooShopConfig } from './settings.js';
@@ -18,6 +19,8 @@ export const WOO_TRASHED_TOPIC = 'order.deleted';
 
 export function wooEventCompleter(rest: Pick<WooRest, 'getOrder' | 'listOrderRefunds'>): OrderEventCompleter {
   return async ({ topic, orderId, payload }) => {
+    // An id WooCommerce cannot have (signed nonsense): nothing to read; normalise holds the body as malformed.
+    if (wooOrderId({ id: orderId }) === undefined) return { kind: 'order', payload };
     let body = payload;
     if (topic === WOO_TRASHED_TOPIC) {
       try {

@@ -91,10 +91,18 @@ export const wooWebhooks: WebhookIntake = {
     // WooCommerce's delivery id changes on every delivery; the order's modification date does not.
     // date_modified has one-second precision: two saves in the same second (Relais's own write-back, then
     // the merchant cancelling) differ by their status, so it is part of the key.
-    // An order.deleted body is only the id: the delivery id tells a second trashing (after a restore) from the first.
-    const p = payload as { id?: unknown; date_modified_gmt?: unknown; date_modified?: unknown; status?: unknown };
+    // A refund in the same second changes neither: the number of refunds is part of the key too. An order.deleted
+    // body is only the id: the delivery id tells a second trashing (after a restore) from the first.
+    const p = payload as {
+      id?: unknown;
+      date_modified_gmt?: unknown;
+      date_modified?: unknown;
+      status?: unknown;
+      refunds?: unknown;
+    };
     const version = p.date_modified_gmt ?? p.date_modified ?? verification.deliveryId ?? '';
-    const eventKey = `${verification.topic}|${String(p.id)}|${String(version)}|${String(p.status ?? '')}`;
+    const refunds = Array.isArray(p.refunds) ? p.refunds.length : 0;
+    const eventKey = `${verification.topic}|${String(p.id)}|${String(version)}|${String(p.status ?? '')}|${refunds}`;
     return { kind: 'event', shop, topic: verification.topic, payload, eventKey };
   },
 };

@@ -242,11 +242,11 @@ export async function startChaosStack(
       const attempts: SentWebhook[] = [];
       const eventId = sendOptions.eventId ?? randomUUID();
       const topic = sendOptions.topic ?? (order.platform === 'shopify' ? 'orders/create' : 'order.created');
-      const p = order.payload as { id?: unknown; date_modified_gmt?: unknown; status?: unknown };
+      const p = order.payload as { id?: unknown; date_modified_gmt?: unknown; status?: unknown; refunds?: unknown };
       const deliveryKey =
         order.platform === 'shopify'
           ? `${topic}|${eventId}`
-          : `${topic}|${String(p.id)}|${String(p.date_modified_gmt)}|${String(p.status)}`;
+          : `${topic}|${String(p.id)}|${String(p.date_modified_gmt)}|${String(p.status)}|${Array.isArray(p.refunds) ? p.refunds.length : 0}`;
       for (let attempt = 1; ; attempt++) {
         const [url, headers] =
           order.platform === 'shopify'
