@@ -11,6 +11,7 @@ import type { Queue } from 'bullmq';
 import type { ShopConfig, ShopRegistry } from '../config/shops.js';
 import { externalOrderId } from '../domain/ids.js';
 import { collectsCash } from '../domain/delivery.js';
+import { isPermanent } from '../domain/errors.js';
 import { goodsOwed } from '../domain/door-amount.js';
 import type { HoldReason, StoreOrder } from '../domain/order.js';
 import { FINAL_STATES } from '../domain/order-state.js';
@@ -22,6 +23,7 @@ import {
   orderIdOf,
   orderVersionOf,
   platformOf,
+  type CompletedOrderEvent,
   type OwnershipCheck,
 } from '../stores/index.js';
 import { COMPLIANCE_TOPICS, handleCompliance, type ComplianceOutcome } from './compliance.js';
@@ -41,6 +43,14 @@ export interface ShopEventDeps {
   prefix: string;
   now(): Date;
   logger: Logger;
+  /**
+   * Reads from the shop what the order event's body leaves out (StorePlatform.createEventCompleter); undefined
+   * (or absent) when the body carries all. Throws when the shop cannot be read: the job is retried.
+   */
+  completeEvent?(
+    shop: ShopConfig,
+    event: { topic: string; orderId: string; payload: unknown },
+  ): Promise<CompletedOrderEvent | undefined> | undefined;
   /** Called for a cancelled order that already has a shipment (write-back and cancellation live elsewhere). */
   onCancelled?(shop: ShopConfig, externalOrderId: string): Promise<void>;
   /** Stops work for a shop whose app was uninstalled (src/jobs/uninstall.ts); without it the event is ignored. */
@@ -98,7 +108,11 @@ export async function handleShopEvent(event: ShopEventJob, deps: ShopEventDeps):
   if (notOurs) return notOurs;
   const extId = externalOrderId(shop.id, orderId);
   const decided = await withOrderLock(deps.redis, deps.prefix, extId, async (lock) => {
-    const decision = await recordAndDecide(event, shop, orderId, extId, deps);
+    const completed = await completeEvent(event, shop, orderId, deps);
+    if (completed?.kind === 'gone') return endOrderGoneFromShop(event, shop, extId, deps);
+    const payload = completed?.kind === 'order' ? completed.payload : event.payload;
+    const unreadable = completed?.kind === 'unreadable' ? completed.hold : undefined;
+    const decision = await recordAndDecide({ ...event, payload }, shop, orderId, extId, deps, unreadable);
     if (decision.kind !== 'dispatch' || decision.queueOnly || !deps.dispatchNow) return decision;
     try {
       const dispatch = await deps.dispatchNow(decision.job, lock, decision.known);
@@ -193,6 +207,7 @@ async function recordAndDecide(
   orderId: string,
   extId: string,
   deps: ShopEventDeps,
+  unreadable?: HoldReason,
 ): Promise<ShopEventOutcome | DispatchDecision> {
   const normalised = normaliseOrder(shop, event.payload);
   const orderName = normalised.ok ? normalised.order.orderName : (normalised.orderName ?? `#${orderId}`);
@@ -221,12 +236,8 @@ async function recordAndDecide(
     return { kind: 'ignored_older', externalOrderId: extId, ...record.olderThanApplied };
   }
 
-  if (!normalised.ok) {
-    if (!MAY_START_DISPATCH.has(record.state)) return { kind: 'ignored', why: `already ${record.state}` };
-    await deps.ledger.hold(extId, normalised.hold, now);
-    deps.logger.warn({ order: orderName, code: normalised.hold.code }, `order held: ${normalised.hold.message}`);
-    return { kind: 'held', externalOrderId: extId, code: normalised.hold.code };
-  }
+  if (unreadable) return holdAsRecorded(extId, orderName, record.state, unreadable, deps);
+  if (!normalised.ok) return holdAsRecorded(extId, orderName, record.state, normalised.hold, deps);
 
   const eligibility = decideEligibility(normalised.order, shop);
   if (eligibility.decision === 'cancel') {
@@ -270,6 +281,81 @@ async function recordAndDecide(
     // A held order's record changed since (generation, state): the attempt reads it again.
     ...(wasHeld ? {} : { known: record }),
   };
+}
+
+/**
+ * The event with what its body leaves out read from the shop (undefined: nothing to read). A transient failure is
+ * thrown (the job is retried); one a retry cannot help (keys refused) holds the order saying what could not be read,
+ * rather than act on a body that would mislead (a shipping refund read as goods) or fail the job silently.
+ */
+async function completeEvent(
+  event: ShopEventJob,
+  shop: ShopConfig,
+  orderId: string,
+  deps: ShopEventDeps,
+): Promise<CompletedOrderEvent | { kind: 'unreadable'; hold: HoldReason } | undefined> {
+  try {
+    return await deps.completeEvent?.(shop, { topic: event.topic, orderId, payload: event.payload });
+  } catch (error) {
+    if (!isPermanent(error)) throw error;
+    const label = platformOf(shop).label;
+    return {
+      kind: 'unreadable',
+      hold: {
+        code: 'shop_unreadable',
+        message: `${label} order #${orderId} is not shipped: Relais could not read what its ${event.topic} webhook leaves out (its refunds, or the order itself) from the shop: ${error.message}. Check the shop's API keys (relais doctor), then replay the order.`,
+      },
+    };
+  }
+}
+
+/**
+ * The shop no longer has the order (deleted for good): over in the shop, so stopped as a cancellation is. A live
+ * shipment is cancelled first by the cancel job, which then ends the order; without one, an order not yet shipped
+ * ends cancelled. An order already past dispatch without a shipment, or already final, is left as it is.
+ */
+async function endOrderGoneFromShop(
+  event: ShopEventJob,
+  shop: ShopConfig,
+  extId: string,
+  deps: ShopEventDeps,
+): Promise<ShopEventOutcome> {
+  const record = await deps.ledger.get(extId);
+  if (!record) return { kind: 'ignored', why: 'deleted in the shop before Relais recorded it' };
+  if (FINAL_STATES.has(record.state)) return { kind: 'ignored', why: `already ${record.state}` };
+  const now = deps.now();
+  await deps.ledger.appendTimeline(extId, {
+    at: now.toISOString(),
+    system: 'shop',
+    operation: `webhook ${event.topic}`,
+    outcome: 'deleted',
+    detail: `${platformOf(shop).label} no longer has the order: it was deleted for good in the shop.`,
+  });
+  deps.logger.info({ order: record.meta.orderName, topic: event.topic }, 'order deleted for good in the shop');
+  if (record.shipment) {
+    await deps.onCancelled?.(shop, extId);
+    return { kind: 'cancelled', externalOrderId: extId };
+  }
+  if (!MAY_START_DISPATCH.has(record.state)) return { kind: 'ignored', why: `already ${record.state}` };
+  await deps.ledger.setState(extId, 'cancelled', now, 'resolution');
+  return { kind: 'cancelled', externalOrderId: extId };
+}
+
+/** An order whose event cannot be acted on, held with the reason, when it is still before dispatch. */
+async function holdAsRecorded(
+  extId: string,
+  orderName: string,
+  state: OrderState,
+  hold: HoldReason,
+  deps: ShopEventDeps,
+): Promise<ShopEventOutcome> {
+  if (!MAY_START_DISPATCH.has(state)) {
+    deps.logger.warn({ order: orderName, code: hold.code }, `order not held, already ${state}: ${hold.message}`);
+    return { kind: 'ignored', why: `already ${state}` };
+  }
+  await deps.ledger.hold(extId, hold, deps.now());
+  deps.logger.warn({ order: orderName, code: hold.code }, `order held: ${hold.message}`);
+  return { kind: 'held', externalOrderId: extId, code: hold.code };
 }
 
 /**

@@ -213,8 +213,10 @@ export interface OrderLedger {
   listInFlight(limit: number): Promise<Array<{ externalOrderId: string; shopId: string; shipmentId: string }>>;
   /** Moves an order to the back of the polling line once it has been polled. */
   touchInFlight(externalOrderId: string, now: Date): Promise<void>;
-  /** Held orders, longest held first. */
+  /** Held orders, longest held first, at most `limit` (500 by default): for a page; allHeldOrders reads them all. */
   listHeld(limit?: number): Promise<OrderRecord[]>;
+  /** One page of held orders (of one shop, when given) in external order id order, after `after` (keyset paging). */
+  listHeldPage(options: { shopId?: string; after?: string; limit: number }): Promise<OrderRecord[]>;
   /** The shop's orders first seen at or after `since`, oldest first. */
   listShopOrders(shopId: string, options?: { since?: Date; limit?: number }): Promise<string[]>;
 
@@ -255,4 +257,33 @@ export interface OrderLedger {
     externalOrderId: string,
     input: { reason: string; by: string; now: Date; firstSeenBefore: Date },
   ): Promise<CloseStaleResult>;
+}
+
+/** Held orders per page read by allHeldOrders. */
+export const HELD_PAGE_SIZE = 500;
+
+/**
+ * Every held order (of one shop, when given), longest held first, read page by page: however many orders are
+ * held, none is left out (reconciliation reports each; `relais replay --all` replays each).
+ */
+export async function allHeldOrders(
+  ledger: Pick<OrderLedger, 'listHeldPage'>,
+  options: { shopId?: string; pageSize?: number } = {},
+): Promise<OrderRecord[]> {
+  const limit = options.pageSize ?? HELD_PAGE_SIZE;
+  const held: OrderRecord[] = [];
+  for (let after: string | undefined; ;) {
+    const page = await ledger.listHeldPage({
+      ...(options.shopId === undefined ? {} : { shopId: options.shopId }),
+      ...(after === undefined ? {} : { after }),
+      limit,
+    });
+    held.push(...page);
+    if (page.length < limit) break;
+    after = page.at(-1)!.meta.externalOrderId;
+  }
+  const since = (record: OrderRecord) => record.hold?.at ?? '';
+  return held.sort(
+    (a, b) => since(a).localeCompare(since(b)) || a.meta.externalOrderId.localeCompare(b.meta.externalOrderId),
+  );
 }

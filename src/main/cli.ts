@@ -21,6 +21,7 @@ import {
 } from '../config/shops.js';
 import { loadServedShops, prepareImport } from '../config/shop-directory.js';
 import { PostgresShopDirectory } from '../ledger/postgres/pg-shops.js';
+import { allHeldOrders } from '../ledger/order-ledger.js';
 import { explainResolution, NeighbourhoodResolver } from '../geo/resolver.js';
 import { replayOrder, replayOutcome } from '../jobs/replay.js';
 import { createLogger } from '../log.js';
@@ -470,7 +471,7 @@ program
     const base = await baseOptions();
     const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
     try {
-      const held = await runtime.ledger.listHeld();
+      const held = await allHeldOrders(runtime.ledger);
       if (options.json) {
         process.stdout.write(
           `${JSON.stringify(
@@ -520,7 +521,7 @@ program
     const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
     try {
       await Promise.all(runtime.queues.all().map((q) => q.waitUntilReady()));
-      const targets = options.all ? (await runtime.ledger.listHeld()).map((r) => r.meta.externalOrderId) : ids;
+      const targets = options.all ? (await allHeldOrders(runtime.ledger)).map((r) => r.meta.externalOrderId) : ids;
       if (targets.length === 0) process.stdout.write('Nothing to replay.\n');
       for (const id of targets) {
         const result = await replayOrder(runtime, id);

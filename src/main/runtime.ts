@@ -39,8 +39,10 @@ import {
   forgetStoredCredentials,
   createShopWriter,
   createWeightFiller,
+  createEventCompleter,
   shopsWithStoredCredentials,
   type StoreDeps,
+  type OrderEventCompleter,
   type WeightFiller,
 } from '../stores/index.js';
 import type { ShopWriter } from '../stores/writer.js';
@@ -111,6 +113,8 @@ export interface Runtime {
   writerFor(shop: ShopConfig): ShopWriter | undefined;
   /** Fills the weights the shop's platform leaves off its orders (WooCommerce); undefined when not needed. */
   weightsFor(shop: ShopConfig): WeightFiller | undefined;
+  /** Reads from the shop what its order webhooks leave out (WooCommerce refunds); undefined when they carry all. */
+  eventCompleterFor(shop: ShopConfig): OrderEventCompleter | undefined;
   close(): Promise<void>;
 }
 
@@ -166,9 +170,10 @@ export function createRuntime(given: RuntimeOptions): Runtime {
   };
   const writers = new PerShop<ShopWriter | undefined>((shop) => createShopWriter(shop, storeDeps));
   const weightFillers = new PerShop<WeightFiller | undefined>((shop) => createWeightFiller(shop, storeDeps));
+  const eventCompleters = new PerShop<OrderEventCompleter | undefined>((shop) => createEventCompleter(shop, storeDeps));
   served?.onChange((change: ShopsChange) => {
     const gone = [...change.removed, ...change.changed.map((shop) => shop.id)];
-    for (const cache of [clients, deliveries, writers, weightFillers]) cache.forget(gone);
+    for (const cache of [clients, deliveries, writers, weightFillers, eventCompleters]) cache.forget(gone);
     // A token source reads the shop's stored tokens: a removed shop's is dropped, a new or changed one's made.
     forgetStoredCredentials(gone);
     configureStoredCredentials(shopsWithStoredCredentials([...change.added, ...change.changed]), {
@@ -210,6 +215,7 @@ export function createRuntime(given: RuntimeOptions): Runtime {
     deliveryFor: (shop) => deliveries.for(shop),
     writerFor: (shop) => writers.for(shop),
     weightsFor: (shop) => weightFillers.for(shop),
+    eventCompleterFor: (shop) => eventCompleters.for(shop),
     async close() {
       await watcher?.close();
       // A queue still connecting when it is closed (a short CLI command that never used it) has BullMQ's connection

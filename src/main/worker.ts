@@ -142,6 +142,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         prefix: options.prefix,
         now: runtime.now,
         logger: logger.child({ shop: job.data.shopId, job: job.id }),
+        completeEvent: (shop, event) => runtime.eventCompleterFor(shop)?.(event),
         onCancelled: async (shop, externalOrderId) => {
           await runtime.queues.deliveries.add('cancel', { shopId: shop.id, externalOrderId, trigger: job.data.topic });
         },

@@ -26,7 +26,7 @@ import { disputeView, recordClaims } from '../disputes/disputes.js';
 import { withOrderLock } from '../jobs/order-lock.js';
 import { decideEligibility } from '../jobs/policy.js';
 import { RECONCILE_TOPIC, stableJobId, type RelaisQueues } from '../jobs/queues.js';
-import type { OrderLedger, OrderRecord, OrderState } from '../ledger/order-ledger.js';
+import { allHeldOrders, type OrderLedger, type OrderRecord, type OrderState } from '../ledger/order-ledger.js';
 import type { Logger } from '../log.js';
 import { normaliseOrder, orderIdOf, type ShopOrderLister } from '../stores/index.js';
 import {
@@ -158,8 +158,6 @@ interface OrgShipments {
 
 class Run {
   private readonly orgs = new Map<string, Promise<OrgShipments>>();
-  /** The held orders of every shop, read once per run (up to 500 records) and shared by the shops. */
-  private held: Promise<OrderRecord[]> | undefined;
   private readonly retry: RetryOptions;
 
   constructor(
@@ -257,10 +255,10 @@ class Run {
 
     // Held orders the window did not bring up (the shop has not changed them since): still waiting for a person.
     const covered = new Set(cases.map((c) => c.externalOrderId));
-    this.held ??= deps.ledger.listHeld();
-    for (const record of await this.held) {
+    // Every one of the shop's held orders, page by page: however many are held, none is left out.
+    for (const record of await allHeldOrders(deps.ledger, { shopId: shop.id })) {
       const extId = record.meta.externalOrderId;
-      if (record.meta.shopId !== shop.id || covered.has(extId)) continue;
+      if (covered.has(extId)) continue;
       cases.push({
         shop,
         externalOrderId: extId,

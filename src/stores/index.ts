@@ -12,7 +12,14 @@ import { shopifyPlatform } from './shopify/index.js';
 import { wooPlatform } from './woocommerce/index.js';
 import { isPlatformName, type PlatformName } from './settings.js';
 import type { NormaliseContext, NormaliseResult } from './common.js';
-import type { OwnershipCheck, ShopOrderLister, StorePlatform, WeightFiller, StoreDeps } from './platform.js';
+import type {
+  OrderEventCompleter,
+  OwnershipCheck,
+  ShopOrderLister,
+  StorePlatform,
+  WeightFiller,
+  StoreDeps,
+} from './platform.js';
 import type { ShopWriter } from './writer.js';
 
 export type { NormaliseResult };
@@ -28,6 +35,8 @@ export type {
   WebhookReceipt,
   WeightFiller,
   StoreDeps,
+  CompletedOrderEvent,
+  OrderEventCompleter,
 } from './platform.js';
 export { PLATFORM_NAMES, type PlatformName } from './settings.js';
 /** Shops whose platform credentials Relais keeps sealed in the database (Shopify OAuth tokens), and their set-up. */
@@ -140,6 +149,11 @@ export function createOwnershipCheck(deps: StoreDeps): OwnershipCheck {
 /** The write-back client for a shop; undefined for a platform whose writer has not landed (nothing is written back). */
 export function createShopWriter(shop: ShopConfig, deps: StoreDeps): ShopWriter | undefined {
   return platformOf(shop).createWriter(shop, deps);
+}
+
+/** Completes the shop's order events where its platform's webhooks leave parts out; undefined when they carry all. */
+export function createEventCompleter(shop: ShopConfig, deps: StoreDeps): OrderEventCompleter | undefined {
+  return platformOf(shop).createEventCompleter(shop, deps);
 }
 
 /** Fills in the weights the shop's platform leaves off its orders; undefined when its orders carry them. */

@@ -110,6 +110,22 @@ export interface StoreDeps {
 /** Fills in the weights a platform leaves off its orders; undefined when the orders already carry them. */
 export type WeightFiller = (order: StoreOrder) => Promise<StoreOrder>;
 
+/** An order event as the job acts on it: the order body, completed from the shop where the webhook left parts out. */
+export type CompletedOrderEvent =
+  | { kind: 'order'; payload: unknown }
+  /** The shop no longer has the order (deleted for good): it is over in the shop. */
+  | { kind: 'gone' };
+
+/**
+ * Reads from the shop what an order webhook leaves out, before the order is normalised: a WooCommerce refund's
+ * shipping lines, the order a deletion names only by id. Throws when the shop cannot be read (the job retries).
+ */
+export type OrderEventCompleter = (event: {
+  topic: string;
+  orderId: string;
+  payload: unknown;
+}) => Promise<CompletedOrderEvent>;
+
 /** Which orders to read: those created or changed since this instant. */
 export interface OrderWindow {
   updatedSince: Date;
@@ -160,6 +176,8 @@ export interface StorePlatform<P extends PlatformName = PlatformName> {
 
   /** The write-back client; undefined when none can be built for the shop (nothing is written back). */
   createWriter(shop: ShopOf<P>, deps: StoreDeps): ShopWriter | undefined;
+  /** Completes order events whose webhook bodies leave out what Relais reads; undefined when they carry all of it. */
+  createEventCompleter(shop: ShopOf<P>, deps: StoreDeps): OrderEventCompleter | undefined;
   /** Reads the weights the platform's orders do not carry; undefined when they carry them. */
   createWeightFiller(shop: ShopOf<P>, deps: StoreDeps): WeightFiller | undefined;
   createOrderLister(shop: ShopOf<P>, deps: StoreDeps): ShopOrderLister;

@@ -28,7 +28,7 @@ async function dispatchApi(path: string, body: unknown): Promise<Record<string, 
 }
 
 describe('the history checker on a real run', { timeout: SCENARIO_TIMEOUT_MS }, () => {
-  it('names the order shipped twice, the acknowledged order lost, the step moved backwards and the returned order marked paid', async () => {
+  it('names the order shipped twice, the acknowledged order lost, the step moved backwards and the returned order marked paid, and never the order whose shipping a code made free', async () => {
     const lost = await stack.placeWoo();
     const [lostAttempt] = await stack.send(lost);
     expect(lostAttempt!.status).toBe(200);
@@ -41,7 +41,8 @@ describe('the history checker on a real run', { timeout: SCENARIO_TIMEOUT_MS }, 
     const backwards = stack.placeShopify();
     const paidAfterReturn = stack.placeShopify({ fail: true });
     const fine = await stack.placeWoo();
-    const shipped = [twice, backwards, paidAfterReturn, fine];
+    const freeShipping = stack.placeShopify({ freeShipping: true });
+    const shipped = [twice, backwards, paidAfterReturn, fine, freeShipping];
     await Promise.all(shipped.map((o) => stack.send(o)));
     await stack.relais.startWorker();
     await stack.waitDispatched(shipped);
@@ -88,5 +89,8 @@ describe('the history checker on a real run', { timeout: SCENARIO_TIMEOUT_MS }, 
       (a) => a.externalOrderId,
     );
     expect(named).not.toContain(fine.externalOrderId);
+    // Goods of 15 000 F with their 2 000 F shipping made free: the shipment carries 15 000 F, which is what is owed.
+    expect(report.misbilled, summary).toEqual([]);
+    expect(named).not.toContain(freeShipping.externalOrderId);
   });
 });

@@ -52,7 +52,8 @@ function jobIdOf(order: ChaosOrder, eventId: string): string {
   return stableJobId(
     'evt',
     WOO_SHOP_ID,
-    `order.created|${String(p.id)}|${String(p.date_modified_gmt)}|${String(p.status)}`,
+    // The last part is the number of refunds (none here).
+    `order.created|${String(p.id)}|${String(p.date_modified_gmt)}|${String(p.status)}|0`,
   );
 }
 

@@ -178,6 +178,8 @@ describe('connecting a WooCommerce store through its app authorisation', () => {
         .sort(),
     ).toEqual([
       ['order.created', hookUrl, 'active'],
+      ['order.deleted', hookUrl, 'active'],
+      ['order.restored', hookUrl, 'active'],
       ['order.updated', hookUrl, 'active'],
     ]);
 
@@ -317,7 +319,7 @@ describe('connecting a WooCommerce store through its app authorisation', () => {
     expect((await secrets.get(STORE, WOO_STORED.consumerKey))!.value.reveal()).toBe(
       woo.issuedKeys(STORE).at(-1)!.consumerKey,
     );
-    expect(woo.webhooks(STORE).filter((h) => h.deliveryUrl.endsWith(`/${STORE}`))).toHaveLength(2);
+    expect(woo.webhooks(STORE).filter((h) => h.deliveryUrl.endsWith(`/${STORE}`))).toHaveLength(4);
   });
 
   it('refuses to connect another store under the id of a connected WooCommerce shop, and the live shop keeps its store, keys and webhook secret', async () => {

@@ -301,6 +301,51 @@ describe('orders', () => {
     }
   });
 
+  it('refunds shipping as core does: the order keeps its totals and lists the refund by total, the refund carries the shipping lines negative', async () => {
+    const keys = { consumerKey: newKey(), consumerSecret: newSecret() };
+    const taxed = await startWooEmulator({ shops: [{ id: 'taxed', ...keys, shippingTaxRate: 0.18 }] });
+    try {
+      const product = await taxed.createProduct('taxed', { name: 'Pagne wax', price: '15000' });
+      const order = await taxed.createOrder('taxed', {
+        line_items: [{ product_id: product.id, quantity: 1 }],
+        shipping_lines: [{ method_id: 'flat_rate', method_title: 'Livraison', total: '2000' }],
+      });
+      const id = order.id as number;
+      await taxed.refundOrder('taxed', id, { goods: 1000, reason: 'Article abîmé' });
+      const refunded = await taxed.refundOrder('taxed', id, { shipping: 2000, reason: 'Livraison offerte' });
+      expect(refunded).toMatchObject({ status: 'processing', total: '17360.00', shipping_total: '2000.00' });
+      const [shippingRefund, goodsRefund] = refunded.refunds as { id: number; reason: string; total: string }[];
+      expect(shippingRefund).toMatchObject({ reason: 'Livraison offerte', total: '-2360.00' });
+      expect(goodsRefund).toMatchObject({ reason: 'Article abîmé', total: '-1000.00' });
+
+      const rest = new Client({ url: taxed.siteUrl('taxed'), ...keys, version: 'wc/v3' });
+      const listed = await rest.get(`orders/${id}/refunds`);
+      expect(listed.headers['x-wp-total']).toBe('2');
+      expect(listed.data).toMatchObject([
+        {
+          id: shippingRefund!.id,
+          amount: '2360.00',
+          line_items: [],
+          shipping_lines: [
+            {
+              method_id: 'flat_rate',
+              total: '-2000.00',
+              total_tax: '-360.00',
+              meta_data: [
+                { key: '_refunded_item_id', value: String((order.shipping_lines as { id: number }[])[0]!.id) },
+              ],
+            },
+          ],
+        },
+        { id: goodsRefund!.id, amount: '1000.00', shipping_lines: [] },
+      ]);
+      const last = await taxed.refundOrder('taxed', id, { goods: 14000 });
+      expect(last.status).toBe('refunded');
+    } finally {
+      await taxed.close();
+    }
+  });
+
   it('pages orders newest first with X-WP-Total, X-WP-TotalPages and Link headers', async () => {
     const ids: number[] = [];
     for (let i = 0; i < 5; i++) {
@@ -693,6 +738,42 @@ describe('webhooks', () => {
         .slice(2)
         .map((delivery) => JSON.parse(delivery.rawBody.toString()) as { id: number; status: string });
       expect(bodies.every((body) => body.id === order.id && body.status === 'processing')).toBe(true);
+    } finally {
+      await emulator.close();
+      await receiver.close();
+    }
+  });
+
+  it('trashing an order sends order.deleted with only its id and reads it as trash; restoring sends the whole order back; deleting it for good answers 404', async () => {
+    const receiver = await startReceiver();
+    const shop = { id: 'trash', consumerKey: newKey(), consumerSecret: newSecret() };
+    const emulator = await startWooEmulator({ shops: [shop] });
+    const rest = new Client({ url: emulator.siteUrl(shop.id), ...shop, version: 'wc/v3' });
+    try {
+      for (const topic of ['order.deleted', 'order.restored'])
+        await emulator.addWebhook(shop.id, { topic, deliveryUrl: receiver.url, secret: 's' });
+      const order = await emulator.createOrder(shop.id);
+      const id = order.id as number;
+      const pings = receiver.received.length;
+
+      await emulator.trashOrder(shop.id, id);
+      expect(emulator.getOrder(shop.id, id).status).toBe('trash');
+      expect(((await rest.get('orders')).data as { id: number }[]).map((o) => o.id)).not.toContain(id);
+      expect(((await rest.get('orders', { status: 'trash' })).data as { id: number }[]).map((o) => o.id)).toEqual([id]);
+
+      const restored = await emulator.restoreOrder(shop.id, id);
+      expect(restored.status).toBe(order.status);
+      const [deleted, back] = receiver.received.slice(pings);
+      expect([deleted?.headers['x-wc-webhook-topic'], JSON.parse(deleted!.rawBody.toString())]).toEqual([
+        'order.deleted',
+        { id },
+      ]);
+      expect(back?.headers['x-wc-webhook-topic']).toBe('order.restored');
+      expect(JSON.parse(back!.rawBody.toString())).toMatchObject({ id, status: order.status });
+
+      await emulator.trashOrder(shop.id, id);
+      await emulator.deleteOrderForGood(shop.id, id);
+      expect((await failing(rest.get(`orders/${id}`))).status).toBe(404);
     } finally {
       await emulator.close();
       await receiver.close();

@@ -142,20 +142,50 @@ function shopifyBody(f: ShopifyFigures) {
   });
 }
 
-/** A WooCommerce shop's figures for one COD order: a coupon on the goods, 18 % (or none) on the shipping, refunds of goods. */
+/**
+ * A WooCommerce shop's figures for one COD order: a coupon on the goods, 18 % (or none) on the shipping, a refund of
+ * goods and one of shipping (with the tax on it). `refundLinesRead`: whether the goods refund was read from the shop
+ * (then it lists no shipping line) or is known by its total only.
+ */
 const wooFigures = fc
   .record({
     goods: fc.integer({ min: 1, max: 5_000_000 }),
     couponShare: fc.double({ min: 0, max: 0.9, noNaN: true }),
     refundShare: fc.double({ min: 0, max: 0.9, noNaN: true }),
     shipping: fc.integer({ min: 0, max: 100_000 }),
+    shippingRefundShare: fc.constantFrom(0, 1, 0.5, 0.25),
     taxRate: fc.constantFrom(0, 0.18),
+    refundLinesRead: fc.boolean(),
   })
   .map((f) => {
     const coupon = Math.floor(f.goods * f.couponShare);
     const refund = Math.floor((f.goods - coupon) * f.refundShare);
-    return { ...f, coupon, refund, shippingTax: Math.round(f.shipping * f.taxRate) };
+    const shippingRefund = Math.floor(f.shipping * f.shippingRefundShare);
+    return {
+      ...f,
+      coupon,
+      refund,
+      shippingTax: Math.round(f.shipping * f.taxRate),
+      shippingRefund,
+      shippingRefundTax: Math.round(shippingRefund * f.taxRate),
+    };
   });
+
+type WooFigures = typeof wooFigures extends fc.Arbitrary<infer F> ? F : never;
+
+/** The order's refunds as Relais reads them: the body's `{id, total}`, with the shipping lines each refund gave back. */
+function wooRefunds(f: WooFigures) {
+  const refunds: Record<string, unknown>[] = [];
+  if (f.refund > 0)
+    refunds.push({ id: 1, total: `-${f.refund}.00`, ...(f.refundLinesRead ? { shipping_lines: [] } : {}) });
+  if (f.shippingRefund > 0)
+    refunds.push({
+      id: 2,
+      total: `-${f.shippingRefund + f.shippingRefundTax}.00`,
+      shipping_lines: [{ total: `-${f.shippingRefund}.00`, total_tax: `-${f.shippingRefundTax}.00` }],
+    });
+  return refunds;
+}
 
 function goodsCollected(normalised: NormaliseResult, who: DeliveryFeePaidBy): bigint {
   if (!normalised.ok) throw new Error(`held: ${normalised.hold.message}`);
@@ -180,7 +210,7 @@ describe("the shop's shipping that comes out of what is owed", () => {
     );
   });
 
-  it('is, for a WooCommerce order, its shipping with the tax on it, whatever coupon and refunds of goods', () => {
+  it('is, for a WooCommerce order, its shipping with the tax on it less what refunds gave back of both, whatever coupon and refunds of goods', () => {
     fc.assert(
       fc.property(wooFigures, paidBy, (f, who) => {
         const payload = wooOrderPayload({
@@ -188,11 +218,13 @@ describe("the shop's shipping that comes out of what is owed", () => {
           shipping_total: `${f.shipping}`,
           shipping_tax: `${f.shippingTax}`,
           total: `${f.goods - f.coupon + f.shipping + f.shippingTax}`,
-          refunds: f.refund === 0 ? [] : [{ id: 1, total: `-${f.refund}.00` }],
+          refunds: wooRefunds(f),
         });
-        const goodsStillOwed = BigInt(f.goods - f.coupon - f.refund);
+        const goodsStillOwed = BigInt(f.goods) - BigInt(f.coupon) - BigInt(f.refund);
+        const shippingStillOwed =
+          BigInt(f.shipping) + BigInt(f.shippingTax) - BigInt(f.shippingRefund) - BigInt(f.shippingRefundTax);
         expect(goodsCollected(normaliseWooOrder(payload, ctx), who)).toBe(
-          who === 'customer' ? goodsStillOwed : goodsStillOwed + BigInt(f.shipping + f.shippingTax),
+          who === 'customer' ? goodsStillOwed : goodsStillOwed + shippingStillOwed,
         );
       }),
       { numRuns: 1000 },

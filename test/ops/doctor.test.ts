@@ -163,7 +163,9 @@ describe('relais doctor on a fresh setup', () => {
     expect(entry(fixed, SHOPIFY, 'webhook subscriptions').detail).toMatch(
       /^registered orders\/create, orders\/paid, orders\/updated, orders\/cancelled/,
     );
-    expect(entry(fixed, WOO, 'webhooks').detail).toMatch(/registered order\.created, registered order\.updated/);
+    expect(entry(fixed, WOO, 'webhooks').detail).toMatch(
+      /registered order\.created, registered order\.updated, registered order\.deleted, registered order\.restored/,
+    );
     expect(entry(fixed, SHOPIFY, 'carrier service (checkout rates)')).toMatchObject({ status: 'ok' });
     const shopifyUrl = `${relais.web.url}/webhooks/shopify`;
     expect(
@@ -182,7 +184,9 @@ describe('relais doctor on a fresh setup', () => {
         .webhooks(WOO_SHOP_ID)
         .map((w) => `${w.topic} ${w.status} ${w.deliveryUrl}`)
         .sort(),
-    ).toEqual([`order.created active ${wooUrl}`, `order.updated active ${wooUrl}`]);
+    ).toEqual(
+      ['order.created', 'order.deleted', 'order.restored', 'order.updated'].map((t) => `${t} active ${wooUrl}`),
+    );
 
     const again = await doctor();
     expect(again.ok).toBe(true);
@@ -220,7 +224,7 @@ describe('relais doctor on a fresh setup', () => {
       detail: expect.stringMatching(/^re-activated order\.created/),
     });
     expect(woo.webhooks(WOO_SHOP_ID).find((w) => w.id === created!.id)?.status).toBe('active');
-    expect(woo.webhooks(WOO_SHOP_ID)).toHaveLength(2);
+    expect(woo.webhooks(WOO_SHOP_ID)).toHaveLength(4);
   });
 });
 

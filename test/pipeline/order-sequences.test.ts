@@ -381,3 +381,88 @@ describe('a read from before a cancellation writes nothing after it', () => {
     expect(shopify().orderSnapshot(SHOPIFY_DOMAIN, order.id).tags).not.toContain('relais:dispatched');
   });
 });
+
+// ---- A WooCommerce order moved to the trash ---------------------------------------------------------------------
+
+/** What core sends when the merchant moves an order to the trash: order.deleted, its body only the id. */
+async function trashInShop(id: number): Promise<void> {
+  await woo().trashOrder(WOO_SHOP_ID, id);
+  expect((await postWoo(relais, 'order.deleted', { id })).status).toBe(200);
+  await waitForIdle(relais);
+}
+
+describe('a WooCommerce order moved to the trash is stopped as a cancellation is', () => {
+  it('processing → shipped → moved to the trash (order.deleted carries only the id): its shipment is cancelled before pickup', async () => {
+    const { id, extId } = await placeWooOrder({
+      payment_method: 'cod',
+      payment_method_title: 'Paiement à la livraison',
+    });
+    await announce(id, 'order.created');
+    await waitForState(relais, extId, ['ready']);
+
+    await trashInShop(id);
+    await waitForState(relais, extId, ['cancelled']);
+    expect(shipmentsFor(relais, extId).map((s) => s.status)).toEqual(['CANCELLED']);
+  });
+
+  it('pending → moved to the trash: held as stopped in the shop with the trash named, not as an order without currency', async () => {
+    const { id, extId } = await placeWooOrder(MOBILE_MONEY);
+    await announce(id, 'order.created');
+    expect((await ledger().get(extId))?.state).toBe('waiting');
+
+    await trashInShop(id);
+    const held = await ledger().get(extId);
+    expect([held?.state, held?.hold?.code]).toEqual(['held', 'shop_cancelled']);
+    expect(held?.hold?.message).toContain('trash');
+
+    // Restored from the trash (order.restored carries the whole order), then paid: it ships once.
+    await woo().restoreOrder(WOO_SHOP_ID, id);
+    await announce(id, 'order.restored');
+    await woo().updateOrder(WOO_SHOP_ID, id, { set_paid: true });
+    await announce(id);
+    await waitForState(relais, extId, ['ready']);
+    expect(shipmentsFor(relais, extId)).toHaveLength(1);
+  });
+
+  it('pending → moved to the trash → restored → moved to the trash again: held again (the second order.deleted is not taken for the first)', async () => {
+    const { id, extId } = await placeWooOrder(MOBILE_MONEY);
+    await announce(id, 'order.created');
+    await trashInShop(id);
+    await woo().restoreOrder(WOO_SHOP_ID, id);
+    await announce(id, 'order.restored');
+    expect((await ledger().get(extId))?.state).toBe('waiting');
+
+    await trashInShop(id);
+    const held = await ledger().get(extId);
+    expect([held?.state, held?.hold?.code]).toEqual(['held', 'shop_cancelled']);
+  });
+
+  it('an order.deleted naming an id WooCommerce cannot have (-1): nothing read from the store, no intake job retried', async () => {
+    expect((await postWoo(relais, 'order.deleted', { id: -1 })).status).toBe(200);
+    await waitForIdle(relais);
+    const counts = await relais.web.runtime.queues.shopEvents.getJobCounts('delayed', 'failed');
+    expect(counts).toEqual({ delayed: 0, failed: 0 });
+    expect(
+      woo()
+        .calls()
+        .filter((call) => call.route.startsWith('/wc/v3/orders/-1')),
+    ).toEqual([]);
+  });
+
+  it('processing, shipment created, not ready → moved to the trash and emptied from it before Relais read it: the shipment is cancelled and the order ends cancelled', async () => {
+    relais.emulator.faults.add({ operation: 'markReady', times: 1, fault: { kind: 'status', status: 409 } });
+    const { id, extId } = await placeWooOrder({
+      payment_method: 'cod',
+      payment_method_title: 'Paiement à la livraison',
+    });
+    await announce(id, 'order.created');
+    expect((await waitForState(relais, extId, ['held'])).hold?.code).toBe('shipment_not_ready');
+
+    await woo().trashOrder(WOO_SHOP_ID, id);
+    await woo().deleteOrderForGood(WOO_SHOP_ID, id);
+    expect((await postWoo(relais, 'order.deleted', { id })).status).toBe(200);
+    await waitForIdle(relais);
+    await waitForState(relais, extId, ['cancelled']);
+    expect(shipmentsFor(relais, extId).map((s) => s.status)).toEqual(['CANCELLED']);
+  });
+});

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWooEmulator, type WooEmulator } from '@relais/emulators/woocommerce';
 import { makeSecrets, SHOPIFY_DOMAIN, startTestRelais, WOO_SHOP_ID, type TestRelais } from '../support/relais.js';
-import { shipmentsFor, shopifyExternalId, waitForState, wooExternalId } from './helpers.js';
+import { shipmentsFor, shopifyExternalId, waitForIdle, waitForState, wooExternalId } from './helpers.js';
 
 let relais: TestRelais;
 let woo: WooEmulator;
@@ -89,22 +89,78 @@ describe('a Shopify order', () => {
 describe('a WooCommerce order', () => {
   it('from a shop charging 18 % tax on its 2 000 shipping: the courier collects 15 000 for the goods, not 15 360', async () => {
     const product = await woo.createProduct(WOO_SHOP_ID, { name: 'Pagne wax', weight: '0.8', price: '15000' });
-    const address = {
-      first_name: 'Aya',
-      last_name: 'Kouassi',
-      address_1: 'Cocody Angré 7e tranche',
-      city: 'Abidjan',
-      country: 'CI',
-    };
-    const order = await woo.createOrder(WOO_SHOP_ID, {
-      line_items: [{ product_id: product.id, quantity: 1 }],
-      shipping_lines: [{ method_id: 'flat_rate', method_title: 'Livraison Abidjan', total: '2000' }],
-      payment_method: 'cod',
-      payment_method_title: 'Paiement à la livraison',
-      billing: { ...address, email: 'aya.kouassi@example.com', phone: '+225 07 07 12 34 56' },
-      shipping: { ...address, phone: '' },
-    });
+    const order = await woo.createOrder(WOO_SHOP_ID, wooCheckout(product.id));
     expect(order).toMatchObject({ total: '17360.00', shipping_total: '2000.00', shipping_tax: '360.00' });
     expect(await goodsSent(wooExternalId(Number(order.id)))).toEqual([15_000]);
   });
+
+  it('placed pending, its 2 000 shipping and 360 tax refunded, then processing: the courier collects 15 000 for the goods, not 12 640', async () => {
+    const product = await woo.createProduct(WOO_SHOP_ID, { name: 'Pagne wax', weight: '0.8', price: '15000' });
+    const order = await woo.createOrder(WOO_SHOP_ID, { ...wooCheckout(product.id), status: 'pending' });
+    const id = Number(order.id);
+    // The merchant gives the shipping back before the parcel leaves: the order keeps its totals and lists the refund.
+    const refunded = await woo.refundOrder(WOO_SHOP_ID, id, { shipping: 2000, reason: 'Livraison offerte' });
+    expect(refunded).toMatchObject({ total: '17360.00', shipping_total: '2000.00', shipping_tax: '360.00' });
+    expect(refunded.refunds).toEqual([expect.objectContaining({ total: '-2360.00' })]);
+    await woo.updateOrder(WOO_SHOP_ID, id, { status: 'processing' });
+    expect(await goodsSent(wooExternalId(id))).toEqual([15_000]);
+  });
+
+  it('with 5 000 of its goods refunded, not its shipping: the courier collects 10 000 for the goods', async () => {
+    const product = await woo.createProduct(WOO_SHOP_ID, { name: 'Pagne wax', weight: '0.8', price: '15000' });
+    const order = await woo.createOrder(WOO_SHOP_ID, { ...wooCheckout(product.id), status: 'pending' });
+    const id = Number(order.id);
+    await woo.refundOrder(WOO_SHOP_ID, id, { goods: 5000, reason: 'Un article manquant' });
+    await woo.updateOrder(WOO_SHOP_ID, id, { status: 'processing' });
+    expect(await goodsSent(wooExternalId(id))).toEqual([10_000]);
+  });
+
+  it('refunded while its refunds are refused by the shop (401), then processing: held saying so, never shipped with the refund read as goods', async () => {
+    const product = await woo.createProduct(WOO_SHOP_ID, { name: 'Pagne wax', weight: '0.8', price: '15000' });
+    const order = await woo.createOrder(WOO_SHOP_ID, { ...wooCheckout(product.id), status: 'pending' });
+    const id = Number(order.id);
+    const extId = wooExternalId(id);
+    woo.faults.add({ kind: 'status', status: 401, route: `/orders/${id}/refunds`, times: 100 });
+    try {
+      await woo.refundOrder(WOO_SHOP_ID, id, { shipping: 2000, reason: 'Livraison offerte' });
+      const held = await waitForState(relais, extId, ['held'], 20_000);
+      expect(held.hold?.code).toBe('shop_unreadable');
+      expect(held.hold?.message).toContain('refunds');
+      await woo.updateOrder(WOO_SHOP_ID, id, { status: 'processing' });
+      await waitForIdle(relais);
+      const after = await relais.worker.runtime.ledger.get(extId);
+      expect([after?.state, after?.hold?.code]).toEqual(['held', 'shop_unreadable']);
+      expect(shipmentsFor(relais, extId)).toEqual([]);
+    } finally {
+      woo.faults.clear();
+    }
+  });
+
+  it('never reads the refunds of an order that has none', async () => {
+    const product = await woo.createProduct(WOO_SHOP_ID, { name: 'Pagne wax', weight: '0.8', price: '15000' });
+    const order = await woo.createOrder(WOO_SHOP_ID, wooCheckout(product.id));
+    expect(await goodsSent(wooExternalId(Number(order.id)))).toEqual([15_000]);
+    expect(woo.calls().filter((call) => call.route === `/wc/v3/orders/${String(order.id)}/refunds`)).toEqual([]);
+    // Whereas an order with a refund has its refunds read.
+    expect(woo.calls().filter((call) => call.route.endsWith('/refunds')).length).toBeGreaterThan(0);
+  });
 });
+
+/** A cash-on-delivery checkout of one product with a 2 000 flat-rate shipping line, delivered in Abidjan. */
+function wooCheckout(productId: number) {
+  const address = {
+    first_name: 'Aya',
+    last_name: 'Kouassi',
+    address_1: 'Cocody Angré 7e tranche',
+    city: 'Abidjan',
+    country: 'CI',
+  };
+  return {
+    line_items: [{ product_id: productId, quantity: 1 }],
+    shipping_lines: [{ method_id: 'flat_rate', method_title: 'Livraison Abidjan', total: '2000' }],
+    payment_method: 'cod',
+    payment_method_title: 'Paiement à la livraison',
+    billing: { ...address, email: 'aya.kouassi@example.com', phone: '+225 07 07 12 34 56' },
+    shipping: { ...address, phone: '' },
+  };
+}

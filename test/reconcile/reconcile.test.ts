@@ -32,7 +32,7 @@ import {
   WOO_SHOP_ID,
   type TestRelais,
 } from '../support/relais.js';
-import { ABIDJAN_ADDRESS } from '../support/factories.js';
+import { ABIDJAN_ADDRESS, DAKAR_ADDRESS_WITHOUT_NEIGHBOURHOOD } from '../support/factories.js';
 import { parseCsv, runCli, shipmentBehindRelaisBack } from './helpers.js';
 
 const DAY_MS = 86_400_000;
@@ -332,15 +332,7 @@ describe('held orders', () => {
     const order = shopify.createOrder(SHOPIFY_DOMAIN, {
       createdAt: at(-20),
       updatedAt: at(-20),
-      shippingAddress: {
-        first_name: 'Awa',
-        last_name: 'Diop',
-        address1: 'Rue 10',
-        city: 'Dakar',
-        province: 'Dakar',
-        country_code: 'SN',
-        phone: '+221 77 123 45 67',
-      },
+      shippingAddress: DAKAR_ADDRESS_WITHOUT_NEIGHBOURHOOD,
     });
     const extId = shopifyExternalId(order.id);
     await waitForState(relais, extId, ['held']);

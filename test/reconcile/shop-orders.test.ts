@@ -234,4 +234,21 @@ describe('WooCommerce orders for reconciliation', () => {
     expect(normaliseOrder(wooShop, await lister.order(String(order.id)))).toEqual(normaliseOrder(wooShop, order));
     await expect(lister.order('987654')).resolves.toBeUndefined();
   });
+
+  it("reads an order whose shipping was refunded with what the refund gave back, so it owes what the worker's shipment carries", async () => {
+    const since = new Date(Date.now() - 60_000);
+    const order = await woo.createOrder(WOO_SHOP_ID, { status: 'pending' });
+    const id = Number(order.id);
+    const charged = Number.parseFloat(String(order.shipping_total));
+    await woo.refundOrder(WOO_SHOP_ID, id, { shipping: charged, reason: 'Livraison offerte' });
+    const lister = createWooOrderLister(wooShop, { logger });
+    const listed = (await listAll(lister, since)).find((p) => (p as { id: number }).id === id);
+    for (const payload of [listed, await lister.order(String(id))]) {
+      const normalised = normaliseOrder(wooShop, payload);
+      expect(normalised.ok && normalised.order.shippingCharged).toBe(0);
+    }
+    // The body alone, as the order lists its refunds, cannot tell a shipping refund from one of goods.
+    const bodyOnly = normaliseOrder(wooShop, woo.getOrder(WOO_SHOP_ID, id));
+    expect(bodyOnly.ok && bodyOnly.order.shippingCharged).toBe(charged);
+  });
 });

@@ -58,6 +58,17 @@ function nextSequence(): number {
 
 export const SHOPIFY_COD_GATEWAY = 'Cash on Delivery (COD)';
 
+/** A Shopify shipping address in Dakar whose street names no neighbourhood: the order is held neighbourhood_not_found. */
+export const DAKAR_ADDRESS_WITHOUT_NEIGHBOURHOOD = {
+  first_name: 'Awa',
+  last_name: 'Diop',
+  address1: 'Rue 10',
+  city: 'Dakar',
+  province: 'Dakar',
+  country_code: 'SN',
+  phone: '+221 77 123 45 67',
+};
+
 /** A WooCommerce customer's address in Abidjan (Côte d'Ivoire; the test shop picks up in Marcory). */
 export const ABIDJAN_ADDRESS = {
   first_name: 'Aya',

@@ -4,7 +4,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { startTestDatabase, type TestDatabase } from '../../../test/support/postgres.js';
 import type { StoreOrder } from '../../domain/order.js';
-import type { OrderLedger } from '../order-ledger.js';
+import { allHeldOrders, type OrderLedger } from '../order-ledger.js';
 import { PostgresOrderLedger } from './pg-ledger.js';
 
 const databases: TestDatabase[] = [];
@@ -200,6 +200,26 @@ describe('the order ledger', () => {
     );
     expect(await ledger.listHeld()).toEqual([]);
     expect((await ledger.get('dakar-mode:4'))?.hold).toBeUndefined();
+  });
+
+  it('reads every held order page by page, longest held first, for one shop or all, leaving out those no longer held', async () => {
+    const ledger = await freshLedger();
+    // Held in the reverse order of their ids, so pages (by id) and the answer (by hold) differ.
+    for (const n of [5, 4, 3, 2, 1]) {
+      await receive(ledger, `h${n}`, new Date('2026-11-01T10:00:00Z'));
+      const at = new Date(Date.parse('2026-11-01T11:00:00Z') - n * 60_000);
+      await ledger.hold(`dakar-mode:h${n}`, { code: 'neighbourhood_not_found', message: 'no neighbourhood' }, at);
+    }
+    await ledger.setState('dakar-mode:h3', 'received', new Date('2026-11-01T12:00:00Z'), 'resolution');
+    const ids = (records: { meta: { externalOrderId: string } }[]) => records.map((r) => r.meta.externalOrderId);
+    const expected = ['dakar-mode:h5', 'dakar-mode:h4', 'dakar-mode:h2', 'dakar-mode:h1'];
+    expect(ids(await allHeldOrders(ledger, { pageSize: 2 }))).toEqual(expected);
+    expect(ids(await allHeldOrders(ledger, { shopId: 'dakar-mode', pageSize: 1 }))).toEqual(expected);
+    expect(await allHeldOrders(ledger, { shopId: 'another-shop' })).toEqual([]);
+    expect(ids(await ledger.listHeldPage({ after: 'dakar-mode:h2', limit: 10 }))).toEqual([
+      'dakar-mode:h4',
+      'dakar-mode:h5',
+    ]);
   });
 
   it('keeps a held order held against progress (a poll, a step, a repair), and lets only the resolving action move it', async () => {

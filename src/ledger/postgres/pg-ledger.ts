@@ -388,6 +388,16 @@ export class PostgresOrderLedger implements OrderLedger {
     return rows.map(toRecord);
   }
 
+  async listHeldPage(options: { shopId?: string; after?: string; limit: number }): Promise<OrderRecord[]> {
+    const { rows } = await this.pool.query<OrderRow>(
+      `SELECT ${RECORD_COLUMNS} FROM orders
+       WHERE state = 'held' AND ($1::text IS NULL OR shop_id = $1) AND ($2::text IS NULL OR external_order_id > $2)
+       ORDER BY external_order_id LIMIT $3`,
+      [options.shopId ?? null, options.after ?? null, options.limit],
+    );
+    return rows.map(toRecord);
+  }
+
   async listShopOrders(shopId: string, options: { since?: Date; limit?: number } = {}): Promise<string[]> {
     const { rows } = await this.pool.query<{ external_order_id: string }>(
       `SELECT external_order_id FROM orders WHERE shop_id = $1 AND ($2::timestamptz IS NULL OR first_seen_at >= $2)

@@ -25,6 +25,8 @@ export const shopifyPlatform: StorePlatform<'shopify'> = {
   describeStatus: describeShopifyStatus,
   createWriter: (shop, deps) => createShopifyWriter(shop, deps),
   // Shopify orders carry each line's grams already.
+  // Shopify's order webhooks carry the whole order, refunds and their shipping lines included.
+  createEventCompleter: () => undefined,
   createWeightFiller: () => undefined,
   createOrderLister: createShopifyOrderLister,
   checkoutRates: shopifyCheckoutRates,

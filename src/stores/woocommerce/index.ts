@@ -6,6 +6,7 @@ import { textField } from '../common.js';
 import type { StorePlatform } from '../platform.js';
 import { wooCheckoutRates } from './checkout-rates.js';
 import { wooDoctor } from './doctor.js';
+import { createWooEventCompleter } from './events.js';
 import { normaliseWooOrder, utcIso } from './normalise.js';
 import { createWooOrderLister } from './orders.js';
 import { describeWooStatus, wooEligibility } from './policy.js';
@@ -25,6 +26,8 @@ export const wooPlatform: StorePlatform<'woocommerce'> = {
   eligibility: wooEligibility,
   describeStatus: describeWooStatus,
   createWriter: (shop, deps) => createWooWriter(shop, deps),
+  // Order bodies list refunds by total only: what each gave back of the shipping is read from the shop.
+  createEventCompleter: createWooEventCompleter,
   // WooCommerce line items carry no weight: it is read from the shop's products (cached in Redis).
   createWeightFiller(shop, deps) {
     const rest = wooRestFor(shop, deps.logger.child({ shop: shop.id }));

@@ -15,9 +15,11 @@
  *    strings), since WooCommerce keeps `total` unchanged after a refund. Core has no partial payment and no
  *    outstanding balance, so a deposit gateway cannot be read safely and holds the order rather than collect
  *    the full total twice.
- *  - The shop's shipping (what comes out of the balance when the customer pays the delivery at the door):
- *    `shipping_total` plus `shipping_tax`. WooCommerce keeps shipping costs before tax whatever
- *    `prices_include_tax` says, and the tax on them is part of what the customer paid for the shop's shipping.
+ *  - The shop's shipping (what comes out of the balance when the customer pays the delivery at the door): the
+ *    shipping still owed, `shipping_total` plus `shipping_tax` less what refunds gave back of both
+ *    (`refunds[].shipping_lines`, read from the refunds themselves by refunds.ts: the body lists only each refund's
+ *    total). WooCommerce keeps shipping costs before tax whatever `prices_include_tax` says, and the tax on them is
+ *    part of what the customer paid for the shop's shipping. A refund whose lines were not read counts as goods.
  *  - Address: `shipping` when it has an address, else `billing`. Name from shipping first/last, else billing;
  *    phone from `shipping.phone` (WooCommerce 5.6+), else `billing.phone`.
  *  - Coordinates: core has none. Geolocation plugins store them as order meta; the keys read are
@@ -150,7 +152,7 @@ export function normaliseWooOrder(body: unknown, ctx: NormaliseContext): Normali
     currency,
     total: total.value,
     amountToCollect,
-    shippingCharged: addXof(shippingChargedFrom(p.shipping_total), shippingChargedFrom(p.shipping_tax)),
+    shippingCharged: wooShippingOwed(p),
     paymentFamily,
     financialStatus: status,
     platformStatus: status,
@@ -163,6 +165,22 @@ export function normaliseWooOrder(body: unknown, ctx: NormaliseContext): Normali
     updatedAt: utcIso(p.date_modified_gmt) ?? nonEmpty(p.date_modified) ?? createdAt,
   };
   return { ok: true, order };
+}
+
+/** The shipping and its tax, less what refunds gave back of them (negative lines), never below 0. */
+export function wooShippingOwed(p: WooOrderPayload): Xof {
+  const charged = addXof(shippingChargedFrom(p.shipping_total), shippingChargedFrom(p.shipping_tax));
+  let refunded = ZERO_XOF;
+  for (const line of (p.refunds ?? []).flatMap((refund) => refund.shipping_lines ?? [])) {
+    refunded = addXof(refunded, addXof(unsignedXof(line.total), unsignedXof(line.total_tax)));
+  }
+  return refunded >= charged ? ZERO_XOF : subtractXof(charged, refunded);
+}
+
+/** Whole francs of a refund figure, whatever its sign (WooCommerce writes refunds negative); 0 when unreadable. */
+function unsignedXof(value: string | number | null | undefined): Xof {
+  if (value === undefined || value === null) return ZERO_XOF;
+  return shippingChargedFrom(typeof value === 'number' ? Math.abs(value) : value.trim().replace(/^-/, ''));
 }
 
 type RefundReading = { ok: true; value: Xof } | { ok: false; problem: 'fraction' | 'malformed'; raw: string };

@@ -57,7 +57,17 @@ export const wooOrderSchema = z.object({
       }),
     )
     .nullish(),
-  refunds: z.array(z.object({ id: numericId, total: money.nullish() })).nullish(),
+  // The order body lists each refund's total only; `shipping_lines` is added from the refund itself when Relais
+  // read it (refunds.ts), each line's `total` and `total_tax` negative.
+  refunds: z
+    .array(
+      z.object({
+        id: numericId,
+        total: money.nullish(),
+        shipping_lines: z.array(z.object({ total: money.nullish(), total_tax: money.nullish() })).nullish(),
+      }),
+    )
+    .nullish(),
 });
 
 export type WooOrderPayload = z.infer<typeof wooOrderSchema>;

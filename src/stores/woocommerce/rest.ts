@@ -112,6 +112,24 @@ const productSchema = z
   .loose();
 export type WooProductView = z.infer<typeof productSchema>;
 
+/** A refund: what it gave back of the shipping, each line's `total` and `total_tax` negative. */
+const refundSchema = z
+  .object({
+    id: z.number().int(),
+    shipping_lines: z
+      .array(
+        z
+          .object({
+            total: z.union([z.string(), z.number()]).nullish(),
+            total_tax: z.union([z.string(), z.number()]).nullish(),
+          })
+          .loose(),
+      )
+      .default([]),
+  })
+  .loose();
+export type WooRefundView = z.infer<typeof refundSchema>;
+
 const settingSchema = z.object({ id: z.string(), value: z.unknown() }).loose();
 
 const wooErrorBodySchema = z.object({ code: z.string(), message: z.string() }).loose();
@@ -133,6 +151,8 @@ export interface WooRest {
   addOrderNote(orderId: string, note: string, customerNote: boolean): Promise<WooNoteView>;
   getProduct(productId: string): Promise<WooProductView>;
   getVariation(productId: string, variationId: string): Promise<WooProductView>;
+  /** Every refund of the order with what it gave back (`/orders/{id}/refunds`, 100 a page), newest first. */
+  listOrderRefunds(orderId: string): Promise<WooRefundView[]>;
   /** `woocommerce_weight_unit`: kg, g, lbs or oz. */
   getWeightUnit(): Promise<string>;
   /** One page of orders, as the raw REST bodies, and X-WP-TotalPages (reconciliation: woocommerce/orders.ts). */
@@ -321,6 +341,18 @@ class WooRestClient implements WooRest, WooOperatorRest {
       orders: data,
       totalPages: Number.isSafeInteger(totalPages) && totalPages >= 0 ? totalPages : data.length > 0 ? query.page : 0,
     };
+  }
+
+  async listOrderRefunds(orderId: string): Promise<WooRefundView[]> {
+    const endpoint = `orders/${idOf(orderId, 'orderId')}/refunds`;
+    const refunds: WooRefundView[] = [];
+    for (let page = 1; ; page++) {
+      const params = { page: String(page), per_page: '100' };
+      const { data, headers } = await this.#exchange('GET', endpoint, z.array(refundSchema), undefined, params);
+      refunds.push(...data);
+      const totalPages = Number.parseInt(headerText(headers['x-wp-totalpages']) ?? '', 10);
+      if (!Number.isSafeInteger(totalPages) || page >= totalPages || data.length === 0) return refunds;
+    }
   }
 
   async getWeightUnit(): Promise<string> {

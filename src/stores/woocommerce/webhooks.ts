@@ -16,8 +16,12 @@ export const WOO_ORDER_TOPICS: ReadonlySet<string> = new Set([
   'order.deleted',
   'order.restored',
 ]);
-/** What `relais doctor` checks and `--fix` registers; a shop that also sends deletions and restores has them acted on. */
-export const WOO_SUBSCRIBED_TOPICS = ['order.created', 'order.updated'] as const;
+/**
+ * What `relais doctor` checks and `--fix` registers, and Connect registers. Core's order topics: order.deleted is
+ * sent when the merchant moves an order to the trash (its body only `{"id": N}`: the worker reads the order,
+ * events.ts), order.restored when it comes back from there (the whole order).
+ */
+export const WOO_SUBSCRIBED_TOPICS = ['order.created', 'order.updated', 'order.deleted', 'order.restored'] as const;
 
 export const WOO_WEBHOOK_PATH = '/webhooks/woocommerce/:shopId';
 
@@ -87,8 +91,18 @@ export const wooWebhooks: WebhookIntake = {
     // WooCommerce's delivery id changes on every delivery; the order's modification date does not.
     // date_modified has one-second precision: two saves in the same second (Relais's own write-back, then
     // the merchant cancelling) differ by their status, so it is part of the key.
-    const p = payload as { id?: unknown; date_modified_gmt?: unknown; date_modified?: unknown; status?: unknown };
-    const eventKey = `${verification.topic}|${String(p.id)}|${String(p.date_modified_gmt ?? p.date_modified ?? '')}|${String(p.status ?? '')}`;
+    // A refund in the same second changes neither: the number of refunds is part of the key too. An order.deleted
+    // body is only the id: the delivery id tells a second trashing (after a restore) from the first.
+    const p = payload as {
+      id?: unknown;
+      date_modified_gmt?: unknown;
+      date_modified?: unknown;
+      status?: unknown;
+      refunds?: unknown;
+    };
+    const version = p.date_modified_gmt ?? p.date_modified ?? verification.deliveryId ?? '';
+    const refunds = Array.isArray(p.refunds) ? p.refunds.length : 0;
+    const eventKey = `${verification.topic}|${String(p.id)}|${String(version)}|${String(p.status ?? '')}|${refunds}`;
     return { kind: 'event', shop, topic: verification.topic, payload, eventKey };
   },
 };

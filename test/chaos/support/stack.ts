@@ -13,6 +13,9 @@ import { createQueues, type RelaisQueues } from '../../../src/jobs/queues.js';
 import type { OrderLedger } from '../../../src/ledger/order-ledger.js';
 import { PostgresOrderLedger } from '../../../src/ledger/postgres/pg-ledger.js';
 import { connectRedis, type RedisClient } from '../../../src/redis.js';
+import { parseShopifyOrder } from '../../../src/stores/shopify/payload.js';
+import { shopifyShippingOwed } from '../../../src/stores/shopify/shipping-owed.js';
+import { parseWooOrder, wooShippingOwed } from '../../../src/stores/woocommerce/normalise.js';
 import { ABIDJAN_ADDRESS, shopifyWebhookHeaders, wooWebhookHeaders } from '../../support/factories.js';
 import {
   SHOPIFY_DOMAIN,
@@ -65,7 +68,8 @@ export interface ChaosStack {
   queues: RelaisQueues;
   /** External order ids whose courier fails to deliver (the parcel goes back). */
   failing: Set<string>;
-  placeShopify(options?: { fail?: boolean; prepaid?: boolean }): ChaosOrder;
+  /** `freeShipping`: its 2 000 F shipping line made free by a discount code (the shop's shipping still owed is 0). */
+  placeShopify(options?: { fail?: boolean; prepaid?: boolean; freeShipping?: boolean }): ChaosOrder;
   placeWoo(options?: { fail?: boolean }): Promise<ChaosOrder>;
   /** `count` orders, alternating Shopify and WooCommerce; every fourth one's delivery fails. */
   placeMany(count: number): Promise<ChaosOrder[]>;
@@ -83,6 +87,13 @@ export interface ChaosStack {
   finish(options?: { timeoutMs?: number }): Promise<{ history: History; report: CheckReport }>;
   stop(): Promise<void>;
 }
+
+/** A 2 000 F shipping line made free by a discount code: Shopify's shipping price before discounts is still 2 000. */
+const FREE_SHIPPING_LINE = {
+  title: 'Livraison Dakar',
+  price: '2000',
+  discount: { code: 'LIVRAISON0', amount: '2000' },
+};
 
 export async function startChaosStack(
   options: TestRelaisOptions & { sampleEveryMs?: number } = {},
@@ -160,22 +171,24 @@ export async function startChaosStack(
     queues,
     failing,
 
-    placeShopify({ fail = false, prepaid = false } = {}) {
+    placeShopify({ fail = false, prepaid = false, freeShipping = false } = {}) {
       const order = shopify.createOrder(
         SHOPIFY_DOMAIN,
-        prepaid ? { gateway: 'shopify_payments', financialStatus: 'paid' } : {},
+        {
+          ...(prepaid ? { gateway: 'shopify_payments', financialStatus: 'paid' } : {}),
+          ...(freeShipping ? { shippingLines: [FREE_SHIPPING_LINE] } : {}),
+        },
         { webhooks: false },
       );
       const externalOrderId = `${SHOPIFY_SHOP_ID}:${order.id}`;
       if (fail) failing.add(externalOrderId);
       placed += 1;
-      const money = order as unknown as {
-        total_outstanding?: string;
-        total_shipping_price_set?: { shop_money?: { amount?: string } };
-      };
+      // The shop's shipping still owed, by the app's own rule (after discounts, refunds and its tax).
+      const parsed = parseShopifyOrder(order);
+      if (!parsed.ok) throw new Error(`the Shopify emulator's order does not parse: ${parsed.error.message}`);
       const owed = {
-        outstanding: money.total_outstanding ?? '0',
-        shipping: money.total_shipping_price_set?.shop_money?.amount ?? '0',
+        outstanding: parsed.order.total_outstanding === undefined ? '0' : String(parsed.order.total_outstanding),
+        shipping: String(shopifyShippingOwed(parsed.order)),
       };
       recorder.placed({
         externalOrderId,
@@ -205,7 +218,9 @@ export async function startChaosStack(
       const externalOrderId = `${WOO_SHOP_ID}:${id}`;
       if (fail) failing.add(externalOrderId);
       placed += 1;
-      const owed = { outstanding: String(json.total), shipping: String(json.shipping_total ?? '0') };
+      const parsed = parseWooOrder(json);
+      if (!parsed.ok) throw new Error(`the WooCommerce emulator's order does not parse: ${parsed.error.message}`);
+      const owed = { outstanding: String(json.total), shipping: String(wooShippingOwed(parsed.order)) };
       recorder.placed({ externalOrderId, platform: 'woocommerce', shopOrderId: id, cashOnDelivery: true, owed });
       return { externalOrderId, platform: 'woocommerce', shopOrderId: id, cashOnDelivery: true, payload: json };
     },
@@ -227,11 +242,11 @@ export async function startChaosStack(
       const attempts: SentWebhook[] = [];
       const eventId = sendOptions.eventId ?? randomUUID();
       const topic = sendOptions.topic ?? (order.platform === 'shopify' ? 'orders/create' : 'order.created');
-      const p = order.payload as { id?: unknown; date_modified_gmt?: unknown; status?: unknown };
+      const p = order.payload as { id?: unknown; date_modified_gmt?: unknown; status?: unknown; refunds?: unknown };
       const deliveryKey =
         order.platform === 'shopify'
           ? `${topic}|${eventId}`
-          : `${topic}|${String(p.id)}|${String(p.date_modified_gmt)}|${String(p.status)}`;
+          : `${topic}|${String(p.id)}|${String(p.date_modified_gmt)}|${String(p.status)}|${Array.isArray(p.refunds) ? p.refunds.length : 0}`;
       for (let attempt = 1; ; attempt++) {
         const [url, headers] =
           order.platform === 'shopify'

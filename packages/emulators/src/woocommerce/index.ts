@@ -16,6 +16,7 @@ export {
   type OrderWriteInput,
   type PingResult,
   type ProductInput,
+  type RefundInput,
   type WebhookInfo,
   type WebhookInput,
   type WooEmulator,

@@ -113,6 +113,22 @@ export interface ShippingLine {
   meta: MetaEntry[];
 }
 
+/** A refund: its amount (positive, as stored) and the shipping it gave back, each line against the order's. */
+export interface Refund {
+  id: number;
+  amount: number;
+  reason: string;
+  dateCreated: Date;
+  shippingLines: {
+    id: number;
+    refundedItemId: number;
+    methodId: string;
+    methodTitle: string;
+    total: number;
+    tax: number;
+  }[];
+}
+
 export interface FeeLine {
   id: number;
   name: string;
@@ -161,6 +177,10 @@ export interface Order {
   shippingLines: ShippingLine[];
   feeLines: FeeLine[];
   notes: OrderNote[];
+  /** In the trash: the REST body says `trash`, `status` keeps what it is restored to (`_wp_trash_meta_status`). */
+  trashed: boolean;
+  /** Refunds made (`shop_order_refund` children), oldest first; the order's `total` stays as it was. */
+  refunds: Refund[];
   /** Not stored by WooCommerce (set_paid is write-only); kept so a test can see a client asked for it. */
   setPaidRequested: boolean;
 }
@@ -325,6 +345,13 @@ export function formatDecimal(value: number, dp: number): string {
 }
 
 /** A price as WooCommerce stores it (`wc_format_decimal` with no dp: trailing zeros trimmed). */
+/** The tax on a shipping price at the shop's one rate, rounded to its decimals (a refund gives back the same). */
+export function taxOnShipping(price: number, settings: ShopSettings): number {
+  if (settings.shippingTaxRate === 0) return 0;
+  const factor = 10 ** settings.priceDecimals;
+  return Math.round(price * settings.shippingTaxRate * factor) / factor;
+}
+
 export function storedDecimal(value: number): string {
   if (Number.isInteger(value)) return String(value);
   return String(Number(value.toFixed(6)));

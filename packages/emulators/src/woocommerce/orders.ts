@@ -23,6 +23,7 @@ import {
   formatWpDate,
   newOrderKey,
   storedDecimal,
+  taxOnShipping,
   toSeconds,
   type Address,
   type LineItem,
@@ -43,6 +44,7 @@ import type {
   OrderWriteInput,
   ShippingLineInput,
 } from './schemas.js';
+import { addRefund, fullyRefunded, type RefundInput } from './refunds.js';
 
 export type OrderEvent = 'created' | 'updated';
 
@@ -193,6 +195,8 @@ function newOrder(env: OrderEnv): Order {
     shippingLines: [],
     feeLines: [],
     notes: [],
+    trashed: false,
+    refunds: [],
     setPaidRequested: false,
   };
 }
@@ -240,6 +244,28 @@ export function createOrderViaCheckout(env: OrderEnv, input: OrderWriteInput): {
     session.paymentComplete(input.transaction_id);
   }
   return { order, events: session.events };
+}
+
+/**
+ * A refund made from the order's admin page (`wc_create_refund`): the order keeps its totals, lists the refund, and is
+ * saved (order.updated); a refund of all that was left makes it `refunded`.
+ */
+export function refundOrderViaAdmin(env: OrderEnv, order: Order, input: RefundInput): { events: OrderEvent[] } {
+  addRefund(order, input, { settings: env.shop.settings, newId: () => env.shop.newPostId(), now: env.now() });
+  const session = new OrderSession(env, order, false);
+  if (fullyRefunded(order)) session.setStatus('refunded');
+  session.save();
+  return { events: session.events };
+}
+
+/**
+ * Moves the order to the trash, or brings it back (`wc_get_order()->delete(false)`, `untrash`): the status read is
+ * `trash` meanwhile, and the order gets its earlier status back. Core fires `woocommerce_trash_order` and
+ * `woocommerce_untrash_order` (order.deleted, order.restored), not an update.
+ */
+export function setTrashed(env: OrderEnv, order: Order, trashed: boolean): void {
+  order.trashed = trashed;
+  order.dateModified = toSeconds(env.now());
 }
 
 /** PUT /orders/{id} (`save_object` without `$creating`). */
@@ -518,7 +544,7 @@ export function orderJson(env: OrderEnv, order: Order, homeUrl: string, dp?: num
     order_key: order.orderKey,
     created_via: order.createdVia,
     version: order.version,
-    status: order.status,
+    status: order.trashed ? 'trash' : order.status,
     currency: order.currency,
     date_created: local(order.dateCreated),
     date_created_gmt: gmt(order.dateCreated),
@@ -612,7 +638,10 @@ export function orderJson(env: OrderEnv, order: Order, homeUrl: string, dp?: num
       meta_data: itemMetaJson(line.meta),
     })),
     coupon_lines: [],
-    refunds: [],
+    // The order lists each refund by its total only (negative); what it refunded is at GET /orders/{id}/refunds.
+    refunds: [...order.refunds]
+      .reverse()
+      .map((refund) => ({ id: refund.id, reason: refund.reason, total: money(-refund.amount) })),
     payment_url: `${homeUrl}/checkout/order-pay/${order.id}/?pay_for_order=true&key=${order.orderKey}`,
     is_editable: EDITABLE_STATUSES.includes(order.status),
     needs_payment: needsPayment(order),
@@ -653,7 +682,10 @@ export function queryOrders(env: OrderEnv, params: OrderListParams): Order[] {
   };
   const statuses = params.status ?? ['any'];
   let orders = [...env.shop.orders.values()];
-  if (!statuses.includes('any')) orders = orders.filter((order) => statuses.includes(order.status));
+  // `any` is every status but the trash, as in core; `trash` asks for the trashed ones.
+  const statusOf = (order: Order) => (order.trashed ? 'trash' : order.status);
+  if (statuses.includes('any')) orders = orders.filter((order) => !order.trashed);
+  else orders = orders.filter((order) => statuses.includes(statusOf(order)));
   if (params.include && params.include.length > 0)
     orders = orders.filter((order) => params.include?.includes(order.id));
   if (params.exclude && params.exclude.length > 0)
@@ -694,7 +726,5 @@ export function queryOrders(env: OrderEnv, params: OrderListParams): Order[] {
 const STANDARD_RATE_ID = 1;
 
 function shippingTax(line: ShippingLine, settings: ShopSettings): number {
-  if (settings.shippingTaxRate === 0) return 0;
-  const factor = 10 ** settings.priceDecimals;
-  return Math.round(line.total * settings.shippingTaxRate * factor) / factor;
+  return taxOnShipping(line.total, settings);
 }

@@ -24,6 +24,7 @@ import {
   type OrderEnv,
   type OrderEvent,
 } from './orders.js';
+import { refundJson } from './refunds.js';
 import { productJson, settingJson, settingOptions, variationJson, webhookJson } from './resources.js';
 import {
   contextSchema,
@@ -131,6 +132,10 @@ export function createRoutes(ctx: RouteContext): Route[] {
       },
     },
     {
+      pattern: /^\/wc\/v3\/orders\/(\d+)\/refunds$/,
+      methods: { GET: { anonymous: cannot.list, handler: listRefunds } },
+    },
+    {
       pattern: /^\/wc\/v3\/orders\/(\d+)\/notes$/,
       methods: {
         GET: { anonymous: cannot.list, handler: listNotes },
@@ -206,6 +211,22 @@ export function createRoutes(ctx: RouteContext): Route[] {
     const context = parseParams(contextSchema, req.params);
     if (!context.ok) return errorResponse(context.error);
     return { status: 200, body: orderJson(envFor(req.shop), order, homeUrl(req.shop), context.value.dp) };
+  }
+
+  /** GET /orders/{id}/refunds: every refund, newest first (core's default `order=desc`, `orderby=date`). */
+  function listRefunds(req: RestRequest, match: RegExpExecArray): RestResponse {
+    const order = req.shop.orders.get(orderIdOf(match));
+    if (!order)
+      return errorResponse({ code: 'woocommerce_rest_invalid_order_id', message: 'Invalid order ID.', status: 404 });
+    const context = parseParams(contextSchema, req.params);
+    if (!context.ok) return errorResponse(context.error);
+    const home = homeUrl(req.shop);
+    const refunds = [...order.refunds].reverse();
+    return {
+      status: 200,
+      body: refunds.map((refund) => refundJson(order, refund, req.shop.settings, home, context.value.dp)),
+      headers: { 'X-WP-Total': String(refunds.length), 'X-WP-TotalPages': refunds.length === 0 ? '0' : '1' },
+    };
   }
 
   function createOrderRoute(req: RestRequest): RestResponse {

@@ -11,7 +11,15 @@ import { z } from 'zod';
 import { silentLogger } from '../relais.js';
 import { NonceStore, authenticate, type ApiKey, type WpError } from './auth.js';
 import { ShopState, isValidWebhookTopic, toSeconds, type Order, type Product, type Variation } from './model.js';
-import { createOrderViaCheckout, orderJson, updateOrderViaRest, type OrderEnv, type OrderEvent } from './orders.js';
+import {
+  createOrderViaCheckout,
+  orderJson,
+  refundOrderViaAdmin,
+  setTrashed,
+  updateOrderViaRest,
+  type OrderEnv,
+  type OrderEvent,
+} from './orders.js';
 import { parseStr, phpArrayToPlain, phpJsonEncode } from './php.js';
 import {
   NO_ROUTE,
@@ -31,6 +39,7 @@ import { WebhookDeliverer } from './webhooks.js';
 export type * from './types.js';
 export type { DeliveryRecord, PingResult } from './webhooks.js';
 export type { OrderWriteInput } from './schemas.js';
+export type { RefundInput } from './refunds.js';
 export type { AuthorizationRecord, IssuedKey } from './wc-auth.js';
 
 const shopOptionSchema = z.object({
@@ -478,6 +487,39 @@ export async function startWooEmulator(options: WooEmulatorOptions): Promise<Woo
       fireOrderEvents(shop, order.id, events);
       await deliverer.settled();
       return orderJson(env, order, homeUrl(shop));
+    },
+
+    async refundOrder(shopId, id, refund) {
+      const shop = requireShop(shopId);
+      const order = requireOrder(shop, id);
+      const env = envFor(shop);
+      const { events } = refundOrderViaAdmin(env, order, refund);
+      fireOrderEvents(shop, order.id, events);
+      await deliverer.settled();
+      return orderJson(env, order, homeUrl(shop));
+    },
+
+    async trashOrder(shopId, id) {
+      const shop = requireShop(shopId);
+      setTrashed(envFor(shop), requireOrder(shop, id), true);
+      deliverer.enqueue(shop, 'order.deleted', id);
+      await deliverer.settled();
+    },
+
+    async restoreOrder(shopId, id) {
+      const shop = requireShop(shopId);
+      const order = requireOrder(shop, id);
+      setTrashed(envFor(shop), order, false);
+      deliverer.enqueue(shop, 'order.restored', id);
+      await deliverer.settled();
+      return orderJson(envFor(shop), order, homeUrl(shop));
+    },
+
+    async deleteOrderForGood(shopId, id) {
+      const shop = requireShop(shopId);
+      requireOrder(shop, id);
+      shop.orders.delete(id);
+      await deliverer.settled();
     },
 
     getOrder(shopId, id) {

@@ -5,6 +5,7 @@ import type { Logger } from '../relais.js';
 import type { ApiKey, AuthMethod } from './auth.js';
 import type { WebhookStatus, WeightUnit } from './model.js';
 import type { OrderWriteInput } from './schemas.js';
+import type { RefundInput } from './refunds.js';
 import type { AuthorizationRecord, IssuedKey } from './wc-auth.js';
 import type { DeliveryRecord, PingResult } from './webhooks.js';
 
@@ -142,6 +143,19 @@ export interface WooEmulator {
   createOrder(shopId: string, overrides?: Partial<OrderWriteInput>): Promise<Record<string, unknown>>;
   /** Changes an order as PUT /orders/{id} does (order.updated); resolves once its webhooks were attempted. */
   updateOrder(shopId: string, id: number, patch: Partial<OrderWriteInput>): Promise<Record<string, unknown>>;
+  /**
+   * Refunds part of an order as the merchant does from its admin page (goods, shipping and the tax on it); the
+   * order keeps its totals and lists the refund (order.updated). Resolves once its webhooks were attempted.
+   */
+  refundOrder(shopId: string, id: number, refund: RefundInput): Promise<Record<string, unknown>>;
+  /**
+   * The merchant moves the order to the trash (order.deleted, whose body is only `{"id": N}`), brings it back from
+   * there (order.restored, the whole order) or deletes it for good (no webhook; GET then answers 404).
+   * Each resolves once its webhooks were attempted.
+   */
+  trashOrder(shopId: string, id: number): Promise<void>;
+  restoreOrder(shopId: string, id: number): Promise<Record<string, unknown>>;
+  deleteOrderForGood(shopId: string, id: number): Promise<void>;
   /** GET /orders/{id} as a client would see it. */
   getOrder(shopId: string, id: number): Record<string, unknown>;
   /** Registers a webhook as POST /webhooks does and waits for its ping. */
