@@ -79,24 +79,46 @@ export function spellingVariants(name: string): string[] {
   return words.length <= 2 && /^\p{L}{4,}s$/u.test(last) && !/ss$/u.test(last) ? [`Les ${name.trim()}`] : [];
 }
 
+/** A numbered or ordinal name ("7ᵉ tranche", "Unité 17", "Sacré-Cœur III"): one of a series, never plural. */
+const NUMBERED = /\d|ᵉ|^[IVX]+(?:e|er|re|[èe]me|i[èe]me)?$/u;
+
 /**
- * "Castor" → "Castors", "Sicap Baobab" → "Sicap Baobabs": lists write a short name in the singular or the
- * plural. Tried for the place the address names only (a wider place's own name is the likely one).
+ * French nouns (trees, animals, landforms) the gazetteer's quartiers are named after, which lists write in the
+ * singular or the plural: Castor and Cité castors, Rosier and Rosiers 1er Programme, Mamelles, Parcelles
+ * Assainies. Most names are not nouns of this kind ("Ouakam", "Sicogi", "Plateau"): their plural is no list's
+ * spelling and would spend a quote of the order's budget for nothing.
+ */
+const NOUNS_WRITTEN_IN_THE_PLURAL = new Set(
+  ['baobab', 'castor', 'figuier', 'manguier', 'rosier', 'avocatier', 'mamelle', 'parcelle'].map(foldSpelling),
+);
+
+/**
+ * "Castor" → "Castors", "Sicap Baobab" → "Sicap Baobabs". Tried for the place the address names only (a wider
+ * place's own name is the likely one), and only for a bare name of one or two words ending in such a noun: not
+ * after an article ("Le Plateau"), not a cité's name ("Cité Avion" names one estate), not one of a numbered
+ * series ("7ᵉ tranche").
  */
 export function pluralVariant(name: string): string[] {
-  const words = name.trim().split(/\s+/);
-  const last = words.at(-1) ?? '';
-  return words.length <= 2 && /^\p{L}{4,}$/u.test(last) && !/[sxz]$/u.test(last) ? [`${name.trim()}s`] : [];
+  const trimmed = name.trim();
+  const words = trimmed.split(/\s+/);
+  if (words.length > 2 || ARTICLE.test(trimmed) || GENERIC.test(trimmed)) return [];
+  if (words.some((w) => NUMBERED.test(w))) return [];
+  return NOUNS_WRITTEN_IN_THE_PLURAL.has(foldSpelling(words.at(-1) ?? '')) ? [`${trimmed}s`] : [];
 }
 
 /**
  * The place's name under the area holding it, as lists that cut a commune into its quartiers write it
- * ("Yopougon Sicogi", "Adjamé 220 Logements"); none when the name already opens with the area's first word.
+ * ("Yopougon Sicogi", "Adjamé 220 Logements", "Angré 8ᵉ tranche"). None when the two names share a word: the
+ * place already opens with the area ("Angré Cocoteraie" in Angré) or the area already carries the place's name
+ * ("Sacré Coeur" in Mermoz-Sacré-Cœur would give "Mermoz-Sacré-Cœur Sacré Coeur").
  */
 export function underArea(place: string, area: string | undefined): string | undefined {
   if (area === undefined) return undefined;
-  const opening = foldSpelling(area).split(' ')[0] ?? '';
-  return foldSpelling(place).split(' ').includes(opening) ? undefined : `${area.trim()} ${place.trim()}`;
+  const placeWords = new Set(foldSpelling(place).split(' '));
+  const shared = foldSpelling(area)
+    .split(' ')
+    .some((w) => w.length >= 3 && placeWords.has(w));
+  return shared ? undefined : `${area.trim()} ${place.trim()}`;
 }
 
 function spellingsOf(
