@@ -220,6 +220,7 @@ async function recordAndDecide(
     payload: event.payload,
     order: normalised.ok ? normalised.order : undefined,
     ...(version === undefined ? {} : { version }),
+    receivedAt: event.receivedAt,
     now,
     timeline: {
       at: now.toISOString(),

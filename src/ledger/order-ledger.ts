@@ -168,12 +168,15 @@ export interface OrderLedger {
    * `version` is the order's own last-modified time as the shop signed it (Shopify updated_at, WooCommerce
    * date_modified): an event older than the version already applied (a late delivery of an earlier update)
    * refreshes nothing. It is noted on the timeline as ignored, and the answer carries `olderThanApplied`.
+   * `receivedAt` (when the webhook reached Relais) breaks a tie: shops keep whole seconds, so two saves in one
+   * second carry the same version, and the one received earlier is the older.
    */
   recordEvent(input: {
     meta: Omit<OrderMeta, 'firstSeenAt' | 'generation'>;
     payload: unknown;
     order?: StoreOrder;
     version?: string;
+    receivedAt?: string;
     now: Date;
     timeline?: TimelineEntry;
   }): Promise<OrderRecord & { olderThanApplied?: { version: string; applied: string } }>;

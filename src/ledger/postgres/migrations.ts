@@ -167,6 +167,15 @@ INSERT INTO order_holds (external_order_id, shop_id, code, held_at)
   SELECT external_order_id, shop_id, hold->>'code', held_at FROM orders WHERE state = 'held' AND hold IS NOT NULL;
 `,
   },
+  {
+    version: 6,
+    name: 'same-second order versions',
+    sql: `
+-- When the applied version reached Relais (ms since the epoch): of two events in the same second (shops keep whole
+-- seconds), the one received earlier is the older, whichever job takes the order's lock first.
+ALTER TABLE orders ADD COLUMN version_received_ms bigint;
+`,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

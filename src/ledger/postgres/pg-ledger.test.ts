@@ -127,6 +127,48 @@ describe('the order ledger', () => {
     ]);
   });
 
+  it('of two events in the same second (a refund made as the order was placed), keeps the one received later even when the earlier one is recorded after it', async () => {
+    const ledger = await freshLedger();
+    const id = 'dakar-mode:s1';
+    const meta = {
+      externalOrderId: id,
+      shopId: 'dakar-mode',
+      platform: 'woocommerce' as const,
+      orderId: 's1',
+      orderName: '#s1',
+    };
+    const event = (note: string, receivedAt: string) =>
+      ledger.recordEvent({
+        meta,
+        payload: { id: 's1', note },
+        order: { updatedAt: '2026-11-01T10:00:05Z', note } as unknown as StoreOrder,
+        version: '2026-11-01T10:00:05Z',
+        receivedAt,
+        now: new Date('2026-11-01T10:00:06Z'),
+        timeline: {
+          at: '2026-11-01T10:00:06.000Z',
+          system: 'shop',
+          operation: `webhook order.updated (${note})`,
+          outcome: 'received',
+        },
+      });
+    await event('placed', '2026-11-01T10:00:05.100Z');
+    await event('refunded', '2026-11-01T10:00:05.300Z');
+    const late = await event('placed, its job run last', '2026-11-01T10:00:05.200Z');
+    expect(late.olderThanApplied).toEqual({ version: '2026-11-01T10:00:05.000Z', applied: '2026-11-01T10:00:05.000Z' });
+    expect([(late.order as unknown as { note: string }).note, await ledger.payload(id)]).toEqual([
+      'refunded',
+      { id: 's1', note: 'refunded' },
+    ]);
+    expect((await ledger.timeline(id)).map((e) => e.outcome)).toEqual(['received', 'received', 'ignored_older']);
+    // A replay of the same version, received since, is applied.
+    const replayed = await event('replayed', '2026-11-01T10:30:00.000Z');
+    expect([replayed.olderThanApplied, (replayed.order as unknown as { note: string }).note]).toEqual([
+      undefined,
+      'replayed',
+    ]);
+  });
+
   it('erases the normalised order and payload of orders finished more than the retention ago, keeping their state, amounts and timeline', async () => {
     const ledger = await freshLedger();
     const now = new Date('2026-11-22T00:00:00Z');

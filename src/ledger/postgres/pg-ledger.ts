@@ -56,6 +56,12 @@ interface OrderRow {
 const RECORD_COLUMNS =
   'external_order_id, shop_id, platform, order_id, order_name, first_seen_at, generation, state, state_changed_at, hold, store_order, neighbourhood, quote, shipment, delivery, door';
 
+/** Milliseconds since the epoch of an ISO time, or null when absent or unreadable. */
+function msOrNull(iso: string | undefined): number | null {
+  const ms = iso === undefined ? Number.NaN : Date.parse(iso);
+  return Number.isFinite(ms) ? ms : null;
+}
+
 /** The column each `save` field is kept in. */
 const SAVED_COLUMN: Record<SavedField, string> = {
   order: 'store_order',
@@ -128,39 +134,47 @@ export class PostgresOrderLedger implements OrderLedger {
    */
   async recordEvent(input: Parameters<OrderLedger['recordEvent']>[0]): ReturnType<OrderLedger['recordEvent']> {
     const { meta, now } = input;
-    const versionMs = input.version === undefined ? Number.NaN : Date.parse(input.version);
-    const version = Number.isFinite(versionMs) ? versionMs : null;
+    const version = msOrNull(input.version);
+    const receivedAt = msOrNull(input.receivedAt);
     const ignored: TimelineEntry | null = input.timeline
       ? {
           ...input.timeline,
           outcome: 'ignored_older',
-          detail: `the order in this event was last modified ${input.version}, before the version already applied; nothing was changed`,
+          detail: `the order in this event was last modified ${input.version}, before the version already applied (or in the same second, and received before it); nothing was changed`,
         }
       : null;
+    // An event is older than the one applied when its version is earlier, or the same (shops keep whole seconds:
+    // a refund in the second the order was placed) and it was received earlier. Its job can still run later: jobs
+    // of one order wait for its lock, and take it in no set order.
+    const older = (v: string, r: string, prior: string) =>
+      `(${v} < ${prior}.version_ms OR (${v} = ${prior}.version_ms AND ${r} < ${prior}.version_received_ms))`;
+    const notOlder = `NOT coalesce(${older('$10::bigint', '$13::bigint', 'o')}, false)`;
     const { rows } = await this.inOrder(input.meta.externalOrderId, () =>
-      this.pool.query<OrderRow & { prior_version: string | null }>(
-        `WITH prior AS (SELECT version_ms FROM orders WHERE external_order_id = $1),
+      this.pool.query<OrderRow & { prior_version: string | null; prior_older: boolean | null }>(
+        `WITH prior AS (SELECT version_ms, version_received_ms FROM orders WHERE external_order_id = $1),
       upserted AS (
-        INSERT INTO orders AS o (external_order_id, shop_id, platform, order_id, order_name, first_seen_at, state, state_changed_at, payload, store_order, version_ms)
-        VALUES ($1, $3, $4, $5, $6, $7, 'received', $7, $8, $9, $10)
+        INSERT INTO orders AS o (external_order_id, shop_id, platform, order_id, order_name, first_seen_at, state, state_changed_at, payload, store_order, version_ms, version_received_ms)
+        VALUES ($1, $3, $4, $5, $6, $7, 'received', $7, $8, $9, $10, CASE WHEN $10::bigint IS NULL THEN NULL ELSE $13::bigint END)
         ON CONFLICT (external_order_id) DO UPDATE SET
-          payload = CASE WHEN (o.version_ms IS NULL OR $10::bigint IS NULL OR $10::bigint >= o.version_ms) AND o.state = ANY($11::text[])
-                         THEN EXCLUDED.payload ELSE o.payload END,
-          store_order = CASE WHEN (o.version_ms IS NULL OR $10::bigint IS NULL OR $10::bigint >= o.version_ms) AND EXCLUDED.store_order IS NOT NULL
+          payload = CASE WHEN ${notOlder} AND o.state = ANY($11::text[]) THEN EXCLUDED.payload ELSE o.payload END,
+          store_order = CASE WHEN ${notOlder} AND EXCLUDED.store_order IS NOT NULL
                              THEN EXCLUDED.store_order ELSE o.store_order END,
-          version_ms = CASE WHEN o.version_ms IS NULL OR $10::bigint >= o.version_ms THEN coalesce($10::bigint, o.version_ms) ELSE o.version_ms END
+          version_ms = CASE WHEN ${notOlder} THEN coalesce($10::bigint, o.version_ms) ELSE o.version_ms END,
+          version_received_ms = CASE WHEN ${notOlder} AND $10::bigint IS NOT NULL THEN $13::bigint ELSE o.version_received_ms END
         RETURNING ${RECORD_COLUMNS.split(', ')
           .map((c) => `o.${c}`)
           .join(', ')}
       ),
+      judged AS (SELECT coalesce((SELECT ${older('$10::bigint', '$13::bigint', 'prior')} FROM prior), false) AS older),
       noted AS (
         INSERT INTO order_timeline (external_order_id, shop_id, at, system, operation, outcome, ms, detail)
         SELECT $1, $3, e.at, e.system, e.operation, e.outcome, e.ms, e.detail
-        FROM jsonb_to_record(CASE WHEN $10::bigint < (SELECT version_ms FROM prior) THEN $12::jsonb ELSE $2::jsonb END)
+        FROM jsonb_to_record(CASE WHEN (SELECT older FROM judged) THEN $12::jsonb ELSE $2::jsonb END)
           AS e(at timestamptz, system text, operation text, outcome text, ms integer, detail text)
         WHERE $2::jsonb IS NOT NULL
       )
-      SELECT upserted.*, (SELECT version_ms FROM prior)::text AS prior_version FROM upserted`,
+      SELECT upserted.*, (SELECT version_ms FROM prior)::text AS prior_version, (SELECT older FROM judged) AS prior_older
+      FROM upserted`,
         [
           meta.externalOrderId,
           input.timeline ? JSON.stringify(input.timeline) : null,
@@ -174,16 +188,19 @@ export class PostgresOrderLedger implements OrderLedger {
           version,
           BEFORE_DISPATCH,
           ignored ? JSON.stringify(ignored) : null,
+          receivedAt,
         ],
       ),
     );
     const row = rows[0]!;
     const record = toRecord(row);
-    const applied = row.prior_version === null ? undefined : Number(row.prior_version);
-    if (version === null || applied === undefined || !(version < applied)) return record;
+    if (!row.prior_older || version === null || row.prior_version === null) return record;
     return {
       ...record,
-      olderThanApplied: { version: new Date(version).toISOString(), applied: new Date(applied).toISOString() },
+      olderThanApplied: {
+        version: new Date(version).toISOString(),
+        applied: new Date(Number(row.prior_version)).toISOString(),
+      },
     };
   }
 
