@@ -92,6 +92,19 @@ describe('the Shopify rate budget shared in Redis', () => {
     await ticketOf(second.take('tagsAdd', 10));
   });
 
+  it('lets one call of an operation whose cost Shopify has not reported go out at a time, then takes the rest at that cost', async () => {
+    const [first, second] = twoWorkers();
+    await answered(first, 'RelaisReconcileOrders', 800, 1_000);
+    // The bucket is known, the cost of a read is not: a burst of reads at the 10-point estimate would each ask
+    // Shopify for 620 and be throttled together.
+    const read = await ticketOf(first.take('orderState', 10));
+    expect(await waitOf(second.take('orderState', 10))).toBeGreaterThan(0);
+    await first.settle(read, { operation: 'orderState', requestedCost: 620, status: bucket(991) });
+    await ticketOf(second.take('orderState', 10));
+    // 991 less the 620 now held: the next read waits for the first to be answered.
+    expect(await waitOf(first.take('orderState', 10))).toBeGreaterThan(0);
+  });
+
   it("keeps each shop's bucket apart", async () => {
     const [dakar] = twoWorkers('dakar-mode.myshopify.com');
     run -= 1;

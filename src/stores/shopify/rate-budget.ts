@@ -48,7 +48,11 @@ export interface ShopRateBudget {
 
 /** Buckets expire once a shop is idle long enough to be full again anyway (a minute covers every plan). */
 const BUCKET_TTL_MS = 60_000;
-/** Until Shopify has reported the bucket, one call at a time goes out to learn it; another may try after this. */
+/**
+ * Until Shopify has reported the bucket, one call at a time goes out to learn it; another may try after this. The
+ * same for an operation whose cost is not known yet: a burst of reads taken at a 10-point estimate would each ask
+ * Shopify for their real cost (hundreds of points) and be throttled together.
+ */
 const SCOUT_MS = 2_000;
 /** How long a call waits when the points it needs are held by calls still in flight (their answers free them). */
 const IN_FLIGHT_WAIT_MS = 100;
@@ -56,7 +60,7 @@ const IN_FLIGHT_WAIT_MS = 100;
 const RESERVATION_MS = 30_000;
 
 // Two keys per shop, kept in one Redis Cluster slot by the {domain} hash tag: a hash (available, maximum, rate, at
-// on Redis's clock, scout, cost:<operation>) and a sorted set of reservations ("ticket:points", scored by when they
+// on Redis's clock, scout, cost:<operation>, scout:<operation>) and a sorted set of reservations ("ticket:points", scored by when they
 // lapse). Shopify charges a call's requested cost when it arrives and refunds the difference with its actual cost
 // in the answer; what the answer reports already counts that call, and the reservations count the calls still out.
 // Redis's TIME is the one clock every process shares, so a skewed host clock cannot hand points out twice.
@@ -65,7 +69,7 @@ local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)`;
 
 // KEYS bucket, reservations; ARGV operation, estimate, ticket. Returns {0, member} (taken) or {wait ms, ''}.
 const TAKE = `${NOW_MS}
-local b = redis.call('HMGET', KEYS[1], 'available', 'maximum', 'rate', 'at', 'cost:' .. ARGV[1])
+local b = redis.call('HMGET', KEYS[1], 'available', 'maximum', 'rate', 'at', 'cost:' .. ARGV[1], 'scout:' .. ARGV[1])
 if not b[1] then
   if redis.call('HSETNX', KEYS[1], 'scout', nowMs) == 1 then
     redis.call('PEXPIRE', KEYS[1], ${SCOUT_MS})
@@ -82,8 +86,10 @@ local maximum = tonumber(b[2])
 local rate = tonumber(b[3])
 local available = math.min(maximum, tonumber(b[1]) + (nowMs - tonumber(b[4])) * rate / 1000) - held
 local points = math.min(tonumber(b[5] or ARGV[2]), maximum)
+if not b[5] and b[6] and nowMs - tonumber(b[6]) < ${SCOUT_MS} then return {${IN_FLIGHT_WAIT_MS}, ''} end
 if available >= points then
   local member = ARGV[3] .. ':' .. points
+  if not b[5] then redis.call('HSET', KEYS[1], 'scout:' .. ARGV[1], nowMs) end
   redis.call('ZADD', KEYS[2], nowMs + ${RESERVATION_MS}, member)
   redis.call('PEXPIRE', KEYS[2], ${RESERVATION_MS})
   redis.call('PEXPIRE', KEYS[1], ${BUCKET_TTL_MS})
@@ -101,7 +107,7 @@ if ARGV[1] ~= '' then redis.call('ZREM', KEYS[2], ARGV[1]) end
 if ARGV[2] then
   redis.call('HSET', KEYS[1], 'maximum', ARGV[4], 'available', ARGV[5], 'rate', ARGV[6], 'at', nowMs,
     'cost:' .. ARGV[2], ARGV[3])
-  redis.call('HDEL', KEYS[1], 'scout')
+  redis.call('HDEL', KEYS[1], 'scout', 'scout:' .. ARGV[2])
   redis.call('PEXPIRE', KEYS[1], ${BUCKET_TTL_MS})
 end
 return 0
