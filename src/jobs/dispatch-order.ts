@@ -2,12 +2,13 @@
  * The heart of Relais: one order becomes exactly one shipment, marked ready, with the right amount to
  * collect and the right neighbourhood.
  *
- *   resolve neighbourhood → find an existing shipment by external_order_id → quote (reused while firm)
- *   → createShipment(orderAmountXof) → markReady
+ *   resolve neighbourhood → quote (reused while firm) → createShipment(orderAmountXof) → markReady
  *
- * Resumable: the ledger records progress after every external call, and before creating anything we
- * look the shipment up by external_order_id, so a retry after a crash, a timeout or a dropped response
- * ("the shipment exists but we never heard") adopts the shipment instead of making a second one.
+ * Resumable: the ledger records progress after every external call, and records that a createShipment is
+ * about to be sent before it leaves. An attempt that finds that mark looks the shipment up by
+ * external_order_id before creating anything, so a retry after a crash, a timeout or a dropped response
+ * ("the shipment exists but we never heard") adopts the shipment instead of making a second one; a first
+ * attempt has nothing to find and makes no lookup.
  * Business refusals are outcomes (the order is held with the service's code and message), not
  * exceptions; only errors a retry can help are thrown, for BullMQ to retry with backoff.
  */
@@ -117,8 +118,11 @@ export async function dispatchUnderLock(
   return outcome;
 }
 
-/** The calls a first attempt makes: lookup, quote, createShipment, markReady (paced as one batch when the shop's window allows). */
-const CALLS_PER_ORDER = 4;
+/**
+ * The calls a first attempt makes: quote, createShipment, markReady, paced as one batch when the shop's window
+ * allows. Any other call (the lookup by external order id of a later attempt, a second quote) waits its own turn.
+ */
+const CALLS_PER_ORDER = 3;
 
 /** What one attempt at one order works with. */
 interface Attempt {
@@ -225,16 +229,20 @@ async function ship(attempt: Attempt, record: OrderRecord, aliases: Record<strin
   if (record.shipment) return finishReady(attempt, record.shipment, false);
 
   // A previous attempt may have created the shipment and died (or lost the response) before saving it:
-  // the lookup by external id must answer before anything is created. It runs beside the quote, which
-  // creates nothing, so a first attempt waits for one call instead of two; a quote made for an order
-  // that turns out to be shipped already is simply not used.
+  // when the ledger shows a createShipment may have been sent (it records that before sending one), the
+  // lookup by external id must answer before anything is created. It runs beside the quote, which creates
+  // nothing; a quote made for an order that turns out to be shipped already is simply not used. An order
+  // for which no createShipment was ever sent has no shipment to find: its first attempt makes no lookup.
   const adopt = (existing: Shipment) => {
     const shipment = saveShipment(attempt, existing, undefined);
     log.warn({ shipment: existing.shipmentId }, 'adopted a shipment created by an earlier attempt');
     writes.state('dispatching');
     return finishReady(attempt, shipment, true);
   };
-  const lookUp = () => call('getShipmentByExternalOrder', () => delivery.shipmentForOrder(order.externalOrderId));
+  const lookUp = async () =>
+    record.shipmentRequestedAt === undefined
+      ? undefined
+      : call('getShipmentByExternalOrder', () => delivery.shipmentForOrder(order.externalOrderId));
 
   const dropoff = resolveDropoff(deps.resolver, shop, order, aliases);
   if ('code' in dropoff) {
@@ -298,6 +306,8 @@ async function ship(attempt: Attempt, record: OrderRecord, aliases: Record<strin
 
   let created: Shipment;
   const { goods } = attempt;
+  // Recorded, and waited for, before the call leaves (the tracker): any later attempt looks the shipment up first.
+  writes.shipmentRequested();
   try {
     created = await call('createShipment', () =>
       delivery.createShipment(shipmentRequestFor(order, quote.quoteId, goods)),
@@ -468,8 +478,9 @@ function saveShipment(
  * markReady; and the rest when the attempt ends. A step is sent without waiting for its answer (the ledger
  * applies one order's writes in the order they were made: PostgresOrderLedger.inOrder), and the attempt waits
  * for all of them before it ends: a failed write fails the attempt, and BullMQ retries it.
- * Recording progress is an optimisation of the retry, never what prevents a duplicate: a retry that finds
- * no saved shipment still looks the shipment up by external id before creating one.
+ * Recording progress is an optimisation of the retry, with one exception that prevents a duplicate: the step
+ * before a createShipment carries `shipmentRequested` and is applied before the call leaves, so a retry that
+ * finds no saved shipment knows to look the shipment up by external id before creating one.
  */
 class AttemptWrites {
   #step: Omit<OrderChange, 'now'> = {};
@@ -493,6 +504,11 @@ class AttemptWrites {
     this.#step.shipment = progress;
   }
 
+  /** A createShipment is about to be sent: the step carrying this must be applied before it is (`sendNow`). */
+  shipmentRequested(): void {
+    this.#step.shipmentRequested = true;
+  }
+
   note(entry: TimelineEntry): void {
     (this.#step.timeline ??= []).push(entry);
   }
@@ -505,9 +521,20 @@ class AttemptWrites {
 
   /** Sends the step gathered so far as one write, without waiting for it. */
   send(): void {
+    this.sendNow().catch(() => undefined); // a failed write fails the attempt in settle()
+  }
+
+  /**
+   * Sends the step gathered so far as one write; resolves once it is applied (the attempt's earlier writes of
+   * this order are applied before it: PostgresOrderLedger.inOrder).
+   */
+  async sendNow(): Promise<void> {
     const step = this.#step;
     this.#step = {};
-    if (Object.keys(step).length > 0) this.add(this.ledger.apply(this.externalOrderId, { ...step, now: this.now() }));
+    if (Object.keys(step).length === 0) return;
+    const write = this.ledger.apply(this.externalOrderId, { ...step, now: this.now() });
+    this.add(write);
+    await write;
   }
 
   async settle(): Promise<void> {
@@ -569,8 +596,13 @@ function tracker(
     if (prepaid > 0) prepaid -= 1;
     else await deps.rateLimiter?.acquire(shop.id, shop.policy.dispatchCallsPerSecond);
     if (SIDE_EFFECTS.has(operation)) {
+      // What the attempt learnt so far is recorded as one step before the service changes anything. Before a
+      // createShipment it is also waited for, beside the lock's confirmation: it says a shipment may exist.
+      let recorded: Promise<void> | undefined;
+      if (operation === 'createShipment') recorded = writes.sendNow();
+      else writes.send();
       try {
-        await lock.confirm(operation);
+        await Promise.all([lock.confirm(operation), recorded]);
       } catch (error) {
         if (error instanceof OrderLockLostError) {
           note({
@@ -587,8 +619,6 @@ function tracker(
         }
         throw error;
       }
-      // What the attempt learnt so far is recorded as one step before the service changes anything.
-      writes.send();
     }
     const started = Date.now();
     let result: Awaited<ReturnType<typeof fn>>;
