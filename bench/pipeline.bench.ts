@@ -350,7 +350,10 @@ function describeDispatchCalls(rounds: DispatchCalls[]): string[] {
   const perOrder = (r: DispatchCalls[]) => {
     const orders = r.reduce((n, x) => n + x.orders, 0);
     const ops = [...new Set(r.flatMap((x) => Object.keys(x.byOperation)))].sort();
-    return ops.map((op) => `${op} ${fmt(r.reduce((n, x) => n + (x.byOperation[op] ?? 0), 0) / orders, 2)}`).join(', ');
+    const of = (op: string) => r.reduce((n, x) => n + (x.byOperation[op] ?? 0), 0);
+    const all = ops.reduce((n, op) => n + of(op), 0);
+    // Issue 27's target: 3 on the happy path (quote, create, mark ready; no lookup on a first attempt).
+    return `${fmt(all / orders, 2)} in all (${ops.map((op) => `${op} ${fmt(of(op) / orders, 2)}`).join(', ')})`;
   };
   const extraQuotes = (first.byOperation.createQuote ?? 0) - first.orders;
   return [
