@@ -28,7 +28,7 @@ export interface QuoteProgress {
   expiresAt: string;
   total: number;
   breakdown?: Record<string, number | undefined>;
-  /** What it priced (dispatch-order.ts quoteBasis): reused only for the same pickup, drop-off, coordinates, weight and payment mode. */
+  /** What it priced (src/jobs/dispatch/quote.ts quoteBasis): reused only for the same pickup, drop-off, coordinates, weight and payment mode. */
   basis?: string;
 }
 
