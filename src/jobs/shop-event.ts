@@ -10,9 +10,8 @@
 import type { Queue } from 'bullmq';
 import type { ShopConfig, ShopRegistry } from '../config/shops.js';
 import { externalOrderId } from '../domain/ids.js';
-import { collectsCash } from '../domain/delivery.js';
 import { isPermanent } from '../domain/errors.js';
-import { goodsOwed } from '../domain/door-amount.js';
+import { holdFor, stoppedInShopHold } from '../domain/holds.js';
 import type { HoldReason, StoreOrder } from '../domain/order.js';
 import { FINAL_STATES } from '../domain/order-state.js';
 import type { OrderLedger, OrderRecord, OrderState } from '../ledger/order-ledger.js';
@@ -26,6 +25,7 @@ import {
   type CompletedOrderEvent,
   type OwnershipCheck,
 } from '../stores/index.js';
+import { flagAmountChangedAfterShipping } from './amount-changed.js';
 import { COMPLIANCE_TOPICS, handleCompliance, type ComplianceOutcome } from './compliance.js';
 import { withOrderLock, type OrderLock } from './order-lock.js';
 import type { DispatchOutcome } from './dispatch-order.js';
@@ -241,17 +241,8 @@ async function recordAndDecide(
   if (!normalised.ok) return holdAsRecorded(extId, orderName, record.state, normalised.hold, deps);
 
   const eligibility = decideEligibility(normalised.order, shop);
-  if (eligibility.decision === 'cancel') {
-    // With a shipment, the cancel job cancels it first, then ends or holds the order (sync-delivery.ts).
-    if (record.shipment) {
-      await deps.onCancelled?.(shop, extId);
-      return { kind: 'cancelled', externalOrderId: extId };
-    }
-    const stopped = normalised.order.stoppedInShop;
-    if (stopped) return holdStoppedInShop(extId, orderName, record.state, stopped, deps);
-    await deps.ledger.setState(extId, 'cancelled', now, 'resolution');
-    return { kind: 'cancelled', externalOrderId: extId };
-  }
+  if (eligibility.decision === 'cancel')
+    return cancelAsTheShopSays(shop, extId, orderName, normalised.order, record, deps);
   if (!MAY_START_DISPATCH.has(record.state)) {
     await flagAmountChangedAfterShipping(shop, extId, normalised.order, record, deps);
     // Left dispatching by an attempt that ended with its job (a worker killed while this event's job shipped
@@ -284,6 +275,26 @@ async function recordAndDecide(
   };
 }
 
+/** The shop cancelled the order (or stopped it in a way it can undo: held until the shop ships it). */
+async function cancelAsTheShopSays(
+  shop: ShopConfig,
+  extId: string,
+  orderName: string,
+  order: StoreOrder,
+  record: OrderRecord,
+  deps: ShopEventDeps,
+): Promise<ShopEventOutcome> {
+  // With a shipment, the cancel job cancels it first, then ends or holds the order (sync-delivery.ts).
+  if (record.shipment) {
+    await deps.onCancelled?.(shop, extId);
+    return { kind: 'cancelled', externalOrderId: extId };
+  }
+  const stopped = order.stoppedInShop;
+  if (stopped) return holdStoppedInShop(extId, orderName, record.state, stopped, deps);
+  await deps.ledger.setState(extId, 'cancelled', deps.now(), 'resolution');
+  return { kind: 'cancelled', externalOrderId: extId };
+}
+
 /**
  * The event with what its body leaves out read from the shop (undefined: nothing to read). A transient failure is
  * thrown (the job is retried); one a retry cannot help (keys refused) holds the order saying what could not be read,
@@ -299,14 +310,9 @@ async function completeEvent(
     return await deps.completeEvent?.(shop, { topic: event.topic, orderId, payload: event.payload });
   } catch (error) {
     if (!isPermanent(error)) throw error;
-    const label = platformOf(shop).label;
-    return {
-      kind: 'unreadable',
-      hold: {
-        code: 'shop_unreadable',
-        message: `${label} order #${orderId} is not shipped: Relais could not read what its ${event.topic} webhook leaves out (its refunds, or the order itself) from the shop: ${error.message}. Check the shop's API keys (relais doctor), then replay the order.`,
-      },
-    };
+    const platform = platformOf(shop).label;
+    const hold = holdFor('shop_unreadable', { platform, orderId, topic: event.topic, error: error.message });
+    return { kind: 'unreadable', hold };
   }
 }
 
@@ -372,10 +378,7 @@ async function holdStoppedInShop(
   deps: ShopEventDeps,
 ): Promise<ShopEventOutcome> {
   const now = deps.now();
-  const reason = {
-    code: stopped.code,
-    message: `${stopped.message} It ships by itself once the shop shows it as an order to ship; nothing to do until then.`,
-  };
+  const reason = stoppedInShopHold(stopped);
   if (!(await deps.ledger.hold(extId, reason, now))) return { kind: 'ignored', why: `already ${state}` };
   await deps.ledger.appendTimeline(extId, {
     at: now.toISOString(),
@@ -386,35 +389,4 @@ async function holdStoppedInShop(
   });
   deps.logger.info({ order: orderName, code: stopped.code }, 'order stopped in the shop; held until the shop ships it');
   return { kind: 'held', externalOrderId: extId, code: stopped.code };
-}
-
-/**
- * An order edited in the shop once its shipment exists: a shipment's amount cannot be changed through the
- * service's API, so a new amount is never silently applied. It is flagged on the order's timeline (the
- * dashboard's order page) and in the logs, and reconciliation reports it as cod_mismatch with both figures.
- */
-async function flagAmountChangedAfterShipping(
-  shop: ShopConfig,
-  extId: string,
-  order: StoreOrder,
-  record: OrderRecord,
-  deps: ShopEventDeps,
-): Promise<void> {
-  const carried = record.shipment?.orderAmountXof;
-  if (carried === undefined || !collectsCash(order.paymentFamily) || FINAL_STATES.has(record.state)) return;
-  const owed = goodsOwed(order, shop.policy.deliveryFeePaidBy);
-  const goods = owed.ok ? owed.goods : 0;
-  if (goods === carried) return;
-  const detail = `the order now owes ${goods} XOF for the goods, but shipment ${record.shipment!.shipmentId} carries ${carried} XOF and cannot be changed: settle the difference with the customer at the door, or cancel the shipment before pickup and replay the order`;
-  await deps.ledger.appendTimeline(extId, {
-    at: deps.now().toISOString(),
-    system: 'relais',
-    operation: 'amount changed after shipping',
-    outcome: 'flagged',
-    detail,
-  });
-  deps.logger.warn(
-    { order: order.orderName, carried, goods },
-    'order amount changed after its shipment was created; flagged, not applied',
-  );
 }

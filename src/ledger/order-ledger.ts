@@ -28,7 +28,7 @@ export interface QuoteProgress {
   expiresAt: string;
   total: number;
   breakdown?: Record<string, number | undefined>;
-  /** What it priced (dispatch-order.ts quoteBasis): reused only for the same pickup, drop-off, coordinates, weight and payment mode. */
+  /** What it priced (src/jobs/dispatch/quote.ts quoteBasis): reused only for the same pickup, drop-off, coordinates, weight and payment mode. */
   basis?: string;
 }
 
@@ -87,6 +87,12 @@ export interface OrderRecord {
   delivery?: DeliveryProgress;
   /** What the courier collects at the door and why (goods, delivery, collection fee), as sent with the shipment. */
   door?: DoorAmount;
+  /**
+   * When a createShipment was first about to be sent for the order, recorded before it left (OrderChange
+   * `shipmentRequested`); kept through replays. Absent: no createShipment was ever sent, so no shipment can exist
+   * for the order and a dispatch attempt need not look one up before creating it.
+   */
+  shipmentRequestedAt?: string;
 }
 
 export interface TimelineEntry {
@@ -141,6 +147,8 @@ export interface OrderChange {
   shipment?: ShipmentProgress;
   /** Timeline entries, in this order (as `appendTimeline`). */
   timeline?: TimelineEntry[];
+  /** A createShipment is about to be sent: sets `shipmentRequestedAt` to `now` unless it is already set. */
+  shipmentRequested?: true;
 }
 
 /** A claim (dispute) on the order's shipment as Relais last saw it; `key` identifies it within the order. */

@@ -10,6 +10,7 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { NeighbourhoodResolver } from '../geo/resolver.js';
 import { ShopRateLimiter } from '../jobs/rate-limit.js';
 import { dispatchOrder, dispatchUnderLock, type DispatchOutcome, type PipelineDeps } from '../jobs/dispatch-order.js';
+import { afterDispatch, holdAfterRetriesExhausted, retriesExhausted } from '../jobs/dispatch/finish.js';
 import {
   jobFailure,
   QUEUE,
@@ -116,19 +117,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     depsFor: (shop) => mapLearnDeps(runtime, options.prefix, shop, options.resolver),
     logger,
   };
-  const afterDispatch = async (shopId: string, outcome: DispatchOutcome): Promise<void> => {
-    if (outcome.kind === 'held' && outcome.names) {
-      // Held for want of a priced name: the service is asked about the candidates it was not asked lately.
-      const names = outcome.names;
-      await runtime.queues.maintenance.add(
-        'map-refresh',
-        { task: 'map-refresh', shopId, names },
-        { jobId: stableJobId('map-refresh', shopId, ...names) },
-      );
-    }
-    if (outcome.kind !== 'ready') return;
-    await runtime.queues.deliveries.add('sync', { shopId, shipmentId: outcome.shipmentId, trigger: 'ready' });
-  };
+  const finish = (shopId: string, outcome: DispatchOutcome) => afterDispatch(shopId, outcome, runtime.queues);
 
   const shopEvents = new Worker<ShopEventJob, ShopEventOutcome>(
     QUEUE.shopEvents,
@@ -160,7 +149,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         dispatchNow: (dispatchJob, lock, known) =>
           dispatchUnderLock(dispatchJob, pipelineDeps(dispatchJob.shopId, job.id), lock, known),
       });
-      if (outcome.kind === 'dispatched') await afterDispatch(job.data.shopId, outcome.dispatch);
+      if (outcome.kind === 'dispatched') await finish(job.data.shopId, outcome.dispatch);
       return outcome;
     },
     {
@@ -178,7 +167,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     async (job) => {
       try {
         const outcome = await dispatchOrder(job.data, pipelineDeps(job.data.shopId, job.id));
-        await afterDispatch(job.data.shopId, outcome);
+        await finish(job.data.shopId, outcome);
         return outcome;
       } catch (error) {
         throw jobFailure(error);
@@ -287,39 +276,13 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
 
   dispatch.on('failed', (job: Job<DispatchJob> | undefined, error: Error) => {
     if (!job) return;
-    const exhausted = job.attemptsMade >= (job.opts.attempts ?? 1) || error instanceof UnrecoverableError;
+    const failed = { job: job.data, jobId: job.id, attemptsMade: job.attemptsMade, attempts: job.opts.attempts, error };
+    const exhausted = retriesExhausted(failed);
     logger.warn(
       { job: job.id, shop: job.data.shopId, attempt: job.attemptsMade, err: error.message, exhausted },
       'dispatch attempt failed',
     );
-    if (exhausted) {
-      void runtime.ledger
-        .hold(
-          job.data.externalOrderId,
-          {
-            // The last error says which service failed (the delivery service, or the shop when reading weights).
-            code: 'dispatch_unavailable',
-            message: `the order could not be dispatched after ${job.attemptsMade} attempts (last error: ${error.message}); replay it once the service is back`,
-          },
-          runtime.now(),
-        )
-        .then(
-          (held) => {
-            if (!held)
-              logger.info(
-                { job: job.id, shop: job.data.shopId },
-                'dispatch job gave up, but the order was dispatched by another attempt: not held',
-              );
-          },
-          (holdError: unknown) => {
-            // Not lost either way: reconciliation finds an eligible order without a shipment and enqueues it again.
-            logger.error(
-              { job: job.id, err: (holdError as Error).message },
-              'could not record the hold of an order whose dispatch failed',
-            );
-          },
-        );
-    }
+    if (exhausted) void holdAfterRetriesExhausted(failed, { ledger: runtime.ledger, now: runtime.now, logger });
   });
   deliveries.on('failed', (job: Job<DeliveryJob> | undefined, error: Error) => {
     if (!job || job.name !== 'cancel') return;

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shopifyOrderPayload } from '../support/factories.js';
 import { startTestRelais, waitFor, type TestRelais } from '../support/relais.js';
 import { shipmentBehindRelaisBack } from '../reconcile/helpers.js';
-import { postShopify, shipmentsFor, shopifyExternalId, waitForState } from './helpers.js';
+import { createShipmentSentEarlier, postShopify, shipmentsFor, shopifyExternalId, waitForState } from './helpers.js';
 
 /** A COD order of 27 500 F in the shop, 2 500 F of it the shipping the shop charged. */
 const codWithShipping = () =>
@@ -83,8 +83,9 @@ describe('the customer pays the delivery at the door (the default)', () => {
   it('never marks ready a shipment found at the service carrying another amount than the goods owed, and holds the order saying both', async () => {
     const payload = codWithShipping();
     const extId = shopifyExternalId(payload.id);
-    // Made earlier (by hand, or by an attempt from before the order was edited) with the shop's whole balance.
+    // Made by an attempt from before the order was edited, with the shop's whole balance, whose answer was lost.
     const stale = await shipmentBehindRelaisBack(relais, extId, { orderAmountXof: 27_500 });
+    await createShipmentSentEarlier(relais, extId);
     await postShopify(relais, 'orders/create', payload);
     const record = await waitForState(relais, extId, ['held', 'ready']);
     expect(record.state).toBe('held');

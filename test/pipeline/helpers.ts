@@ -130,3 +130,17 @@ export async function courierThrough(
     );
   }
 }
+
+/**
+ * What an earlier dispatch attempt leaves in the ledger when the answer to its createShipment was lost (a crash,
+ * a timeout, a connection dropped after the service committed): the order recorded, dispatching, with the note
+ * that a createShipment was sent. The next attempt looks the shipment up before creating one.
+ */
+export async function createShipmentSentEarlier(relais: TestRelais, externalOrderId: string): Promise<void> {
+  const ledger = relais.worker.runtime.ledger;
+  const [shopId, orderId] = externalOrderId.split(':') as [string, string];
+  const now = new Date();
+  const meta = { externalOrderId, shopId, platform: 'shopify' as const, orderId, orderName: `#${orderId}` };
+  await ledger.recordEvent({ meta, payload: {}, now });
+  await ledger.apply(externalOrderId, { now, state: 'dispatching', shipmentRequested: true });
+}

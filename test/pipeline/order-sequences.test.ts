@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reconcile, reconcileDepsFor, type ReconciliationReport } from '../../src/reconcile/index.js';
 import { SHOPIFY_DOMAIN, startTestRelais, waitFor, WOO_SHOP_ID, type TestRelais } from '../support/relais.js';
 import {
+  createShipmentSentEarlier,
   postShopify,
   postWoo,
   shipmentsFor,
@@ -62,13 +63,15 @@ async function poll(extId: string, shipmentId: string): Promise<void> {
 
 /**
  * A Shopify COD order owing 15 000 F for the goods whose shipment already exists at the service carrying
- * 5 000 F (created by an earlier attempt for the order as it was before an edit): Relais adopts it, sees the
+ * 5 000 F (created by an earlier attempt for the order as it was before an edit, its answer lost): Relais looks it
+ * up, adopts it, sees the
  * wrong amount and holds the order `cod_amount_mismatch`, its shipment created and not marked ready.
  */
 async function orderHeldForWrongAmount(): Promise<{ extId: string; shipmentId: string }> {
   const order = shopify().createOrder(SHOPIFY_DOMAIN, {}, { webhooks: false });
   const extId = shopifyExternalId(order.id);
   const shipment = await shipmentBehindRelaisBack(relais, extId, { orderAmountXof: 5_000 });
+  await createShipmentSentEarlier(relais, extId);
   expect((await postShopify(relais, 'orders/create', shopify().order(SHOPIFY_DOMAIN, order.id))).status).toBe(200);
   const held = await waitForState(relais, extId, ['held']);
   expect(held.hold?.code).toBe('cod_amount_mismatch');

@@ -69,17 +69,9 @@ describe('with the worker in process', () => {
   it('a lookup answered with a 404 that does not say "no such shipment" is asked again, and the existing shipment adopted, never a second one created', async () => {
     const payload = shopifyOrderPayload();
     const extId = shopifyExternalId(payload.id);
-    // The shipment exists already (an earlier attempt created it and lost the answer); Relais has no record of it.
-    const client = relais.worker.runtime.dispatchClientFor(relais.shops.get(SHOPIFY_SHOP_ID)!);
-    const quote = await client.createQuote({
-      pickup: { city: 'Almadies', address: 'Route des Almadies' },
-      dropoff: { city: 'Sacré Coeur 3', address: 'Villa 12' },
-    });
-    const existing = await client.createShipment({
-      quote_id: quote.quoteId,
-      external_order_id: extId,
-      orderAmountXof: 15000,
-    });
+    // The first createShipment is made and its answer lost: the shipment exists, Relais has no record of it, only
+    // that a createShipment was sent. The retry's lookup then gets a 404 that does not say "no such shipment".
+    relais.emulator.faults.add({ operation: 'createShipment', times: 1, fault: { kind: 'commit_then_drop' } });
     relais.emulator.faults.add({
       operation: 'getShipmentByExternalOrder',
       times: 1,
@@ -89,7 +81,11 @@ describe('with the worker in process', () => {
     await postShopify(relais, 'orders/create', payload);
     await waitForState(relais, extId, ['ready', 'held'], 20_000);
     await waitForIdle(relais);
-    expect(shipmentsFor(relais, extId).map((s) => [s.shipment_id, s.status])).toEqual([[existing.shipmentId, 'READY']]);
+    expect(shipmentsFor(relais, extId).map((s) => s.status)).toEqual(['READY']);
+    const creates = (await relais.worker.runtime.ledger.timeline(extId)).filter(
+      (e) => e.operation === 'createShipment',
+    );
+    expect(creates).toHaveLength(1);
     const lookups = (await relais.worker.runtime.ledger.timeline(extId))
       .filter((e) => e.operation === 'getShipmentByExternalOrder')
       .map((e) => e.outcome);

@@ -176,6 +176,18 @@ INSERT INTO order_holds (external_order_id, shop_id, code, held_at)
 ALTER TABLE orders ADD COLUMN version_received_ms bigint;
 `,
   },
+  {
+    version: 9,
+    name: 'shipment requested',
+    sql: `
+-- When a createShipment was first about to be sent for the order, written before it leaves: an order without it
+-- has no shipment at the service, and its first dispatch attempt skips the lookup by external order id (issue 27).
+ALTER TABLE orders ADD COLUMN shipment_requested_at timestamptz;
+-- Orders from before this column may have had a createShipment sent: every open order without a saved shipment
+-- is looked up once more before its next createShipment, as before.
+UPDATE orders SET shipment_requested_at = state_changed_at WHERE shipment IS NULL AND finished_at IS NULL;
+`,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

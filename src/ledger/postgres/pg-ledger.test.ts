@@ -324,6 +324,18 @@ describe('the order ledger', () => {
       expect([(await read)?.door, (await read)?.state]).toEqual([{ round, n: 20 }, 'dispatching']);
     }
   });
+  it('remembers when a createShipment was first about to be sent, through later steps and replays', async () => {
+    const ledger = await freshLedger();
+    await receive(ledger, '9', new Date('2026-11-01T10:00:00Z'));
+    const id = 'dakar-mode:9';
+    expect((await ledger.get(id))?.shipmentRequestedAt).toBeUndefined();
+    await ledger.apply(id, { now: new Date('2026-11-01T10:00:01Z'), state: 'dispatching', shipmentRequested: true });
+    await ledger.apply(id, { now: new Date('2026-11-01T10:00:02Z'), shipmentRequested: true });
+    await ledger.apply(id, { now: new Date('2026-11-01T10:00:03Z'), state: 'dispatching' });
+    await ledger.bumpGeneration(id);
+    expect((await ledger.get(id))?.shipmentRequestedAt).toBe('2026-11-01T10:00:01.000Z');
+  });
+
   it("writes one step's parts together (saved parts, shipment, state, timeline lines in order), refusing what setState and saveShipment refuse", async () => {
     const ledger = await freshLedger();
     await receive(ledger, '8', new Date('2026-11-01T10:00:00Z'));

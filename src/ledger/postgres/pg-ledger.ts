@@ -51,10 +51,11 @@ interface OrderRow {
   shipment: OrderRecord['shipment'] | null;
   delivery: OrderRecord['delivery'] | null;
   door: OrderRecord['door'] | null;
+  shipment_requested_at: Date | null;
 }
 
 const RECORD_COLUMNS =
-  'external_order_id, shop_id, platform, order_id, order_name, first_seen_at, generation, state, state_changed_at, hold, store_order, neighbourhood, quote, shipment, delivery, door';
+  'external_order_id, shop_id, platform, order_id, order_name, first_seen_at, generation, state, state_changed_at, hold, store_order, neighbourhood, quote, shipment, delivery, door, shipment_requested_at';
 
 /** Milliseconds since the epoch of an ISO time, or null when absent or unreadable. */
 function msOrNull(iso: string | undefined): number | null {
@@ -318,7 +319,8 @@ export class PostgresOrderLedger implements OrderLedger {
          unready_since = CASE WHEN ${moves} AND $7::boolean THEN NULL
                               WHEN ${ships} THEN CASE WHEN $9::boolean OR finished_at IS NOT NULL THEN NULL ELSE coalesce(unready_since, $2::timestamptz) END
                               ELSE unready_since END,
-         finished_at = CASE WHEN ${moves} AND $7::boolean THEN coalesce(finished_at, $2::timestamptz) ELSE finished_at END
+         finished_at = CASE WHEN ${moves} AND $7::boolean THEN coalesce(finished_at, $2::timestamptz) ELSE finished_at END,
+         shipment_requested_at = CASE WHEN $11::boolean THEN coalesce(shipment_requested_at, $2::timestamptz) ELSE shipment_requested_at END
         WHERE external_order_id = $1
         RETURNING external_order_id
       ), noted AS (
@@ -344,6 +346,7 @@ export class PostgresOrderLedger implements OrderLedger {
           shipment ? JSON.stringify(shipment) : null,
           shipment?.markedReadyAt !== undefined,
           JSON.stringify(change.timeline ?? []),
+          change.shipmentRequested === true,
         ],
       ),
     );
@@ -625,5 +628,6 @@ function toRecord(row: OrderRow): OrderRecord {
   if (row.shipment) record.shipment = row.shipment;
   if (row.delivery) record.delivery = row.delivery;
   if (row.door) record.door = row.door;
+  if (row.shipment_requested_at) record.shipmentRequestedAt = row.shipment_requested_at.toISOString();
   return record;
 }

@@ -1,0 +1,133 @@
+/**
+ * One attempt at one order, as its steps in order:
+ *
+ *   admit → resolve drop-off → choose the name (plan) → quote ∥ look up an earlier shipment ∥ fallback price
+ *   → choose the name → create or adopt → read back → mark ready → finish (dispatch-order.ts, the worker)
+ *
+ * Business refusals are outcomes (the order is held with a reason from src/domain/holds.ts), not exceptions;
+ * only errors a retry can help are thrown, for BullMQ to retry with backoff.
+ */
+import { DeliveryError } from '../../domain/delivery.js';
+import { holdFor, refusalHold } from '../../domain/holds.js';
+import type { HoldReason } from '../../domain/order.js';
+import type { OrderRecord } from '../../ledger/order-ledger.js';
+import type { DispatchJob } from '../queues.js';
+import type { OrderLock } from '../order-lock.js';
+import { admit } from './admit.js';
+import type { AttemptWrites } from './attempt-writes.js';
+import { chooseName, nothingToTry, planNames, type NamePlan } from './choose-name.js';
+import { adopt, createShipment, existingShipment } from './create-or-adopt.js';
+import type { Attempt, DispatchOutcome, PipelineDeps } from './deps.js';
+import { hold, holdAfterWrites } from './hold.js';
+import { markReady } from './mark-ready.js';
+import { firmSavedQuote, newQuote } from './quote.js';
+import { resolveDropoffStep } from './resolve-dropoff.js';
+import { tracker } from './tracker.js';
+
+/**
+ * The calls a first attempt makes: quote, createShipment, markReady, paced as one batch when the shop's window
+ * allows. Any other call (the lookup by external order id of a later attempt, a second quote) waits its own turn.
+ */
+const CALLS_PER_ORDER = 3;
+
+/** An attempt under the order lock the caller holds; `known`: the record as the caller just read or wrote it. */
+export async function attemptOrder(
+  job: DispatchJob,
+  deps: PipelineDeps,
+  writes: AttemptWrites,
+  lock: OrderLock,
+  known: OrderRecord | undefined,
+): Promise<DispatchOutcome> {
+  const shop = deps.shops.get(job.shopId);
+  // Read together: the record, the shop's run-time aliases, and the shop's pacing for this attempt's calls.
+  const batch = shop ? Math.min(CALLS_PER_ORDER, shop.policy.dispatchCallsPerSecond) : 0;
+  const [record, aliases, paced] = await Promise.all([
+    known ?? deps.ledger.get(job.externalOrderId),
+    shop ? deps.aliases.forShop(shop) : undefined,
+    shop && deps.rateLimiter
+      ? deps.rateLimiter.acquire(shop.id, shop.policy.dispatchCallsPerSecond, batch).then(() => batch)
+      : 0,
+  ]);
+  const admission = admit({ job, record, shops: deps.shops });
+  if (admission.kind === 'skip') return { kind: 'skipped', why: admission.why };
+  if (admission.kind === 'hold') return hold(deps, admission.record, admission.reason);
+  const { shop: admitted, order, goods } = admission;
+  const attempt: Attempt = {
+    deps,
+    shop: admitted,
+    record: admission.record,
+    order,
+    goods,
+    delivery: deps.deliveryFor(admitted),
+    call: tracker(deps, order.externalOrderId, admitted, paced, lock, writes),
+    writes,
+    log: deps.logger.child({ order: order.orderName, externalOrderId: order.externalOrderId }), // the worker's logger binds the shop
+  };
+  try {
+    return await ship(attempt, aliases ?? {});
+  } catch (error) {
+    const refused = refusalOf(attempt, error);
+    if (refused) return holdAfterWrites(attempt, refused);
+    throw error;
+  }
+}
+
+/** The hold for a refusal of the service no retry can help, or undefined for any other error. */
+function refusalOf(attempt: Attempt, error: unknown): HoldReason | undefined {
+  if (!(error instanceof DeliveryError) || error.retryable) return undefined;
+  // A wrong guess in the wire profile fails loudly: the order waits with what could not be read.
+  if (error.answer === 'unreadable') {
+    const { operation, message } = error;
+    const profile = attempt.shop.dispatch.profile;
+    return holdFor('dispatch_unreadable_answer', { operation, profile, error: message });
+  }
+  return refusalHold(error.refusal, error.operation, error.message);
+}
+
+async function ship(attempt: Attempt, aliases: Record<string, string>): Promise<DispatchOutcome> {
+  const { deps, shop, order, record, writes } = attempt;
+  if (record.shipment) return markReady(attempt, { shipment: record.shipment, adopted: false });
+
+  const resolved = resolveDropoffStep(deps.resolver, { shop, order, aliases });
+  if (resolved.kind === 'unresolved') return adoptElseHold(attempt, async () => resolved.reason);
+  // Which names to try, most precise first, from what the service map knows: read before the first quote.
+  const plan = await planNames(attempt, resolved.dropoff);
+  if (plan.names.length === 0)
+    return plan.withCandidates(await adoptElseHold(attempt, () => nothingToTry(plan, order)));
+
+  // A previous attempt may have created the shipment and died (or lost the answer) before saving it: the lookup
+  // (made only when the ledger shows a createShipment may have been sent) answers before anything is created. It
+  // runs beside the quote, which creates nothing; a quote for an order shipped already is simply not used.
+  const [lookup, firstQuote, fallback] = await Promise.allSettled([
+    existingShipment(attempt),
+    quoteFirstName(attempt, plan),
+    // The fallback price: cached, else learned now, beside the order's own quote rather than after it.
+    plan.quoted().then((weighed) => plan.pricing.fallback(weighed)),
+  ]);
+  if (lookup.status === 'rejected') throw lookup.reason;
+  if (lookup.value) return markReady(attempt, { shipment: adopt(attempt, lookup.value), adopted: true });
+  if (firstQuote.status === 'rejected') throw firstQuote.reason;
+  if (fallback.status === 'rejected') throw fallback.reason;
+  const chosen = await chooseName(plan, { firstQuote: firstQuote.value, fallback: fallback.value });
+  if ('code' in chosen) return plan.withCandidates(await holdAfterWrites(attempt, chosen));
+  writes.save('neighbourhood', chosen.sent);
+  writes.state('dispatching');
+  const { quote, sent } = chosen;
+  const shipment = await createShipment(attempt, { quote, name: sent.name, quoted: plan.quoted });
+  return markReady(attempt, { shipment, adopted: false });
+}
+
+/** The quote of the first planned name: the saved one while firm and for the same request, else a new one. */
+async function quoteFirstName(attempt: Attempt, plan: NamePlan) {
+  const name = plan.names[0]!.candidate.name;
+  const { shop, record, deps } = attempt;
+  const saved = await firmSavedQuote({ shop, order: plan.quoted, name, saved: record.quote, now: deps.now() });
+  return saved ?? newQuote(attempt, await plan.quoted(), name);
+}
+
+/** An order that cannot be priced is held, unless an earlier attempt's shipment turns up: that one is finished. */
+async function adoptElseHold(attempt: Attempt, reason: () => Promise<HoldReason>): Promise<DispatchOutcome> {
+  const existing = await existingShipment(attempt);
+  if (existing) return markReady(attempt, { shipment: adopt(attempt, existing), adopted: true });
+  return holdAfterWrites(attempt, await reason());
+}
