@@ -10,14 +10,14 @@ import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { startDispatchEmulator, type DispatchEmulator } from '@relais/emulators/dispatch';
+import type { DispatchEmulator } from '@relais/emulators/dispatch';
 import { QUEUE } from '../../src/jobs/queues.js';
 import { startPrivatePostgres } from '../../src/main/private-postgres.js';
-import { startTestDatabase, type TestDatabase } from '../../test/support/postgres.js';
-import { startRedis, type TestRedis } from '../../test/support/redis.js';
-import { makeSecrets, randomHex, registryDocument, secretEnv, type TestSecrets } from '../../test/support/relais.js';
+import type { TestDatabase } from '../../test/support/postgres.js';
+import type { TestRedis } from '../../test/support/redis.js';
+import { randomHex, startBackingStack, type TestSecrets } from '../../test/support/stack.js';
 
-export const RELAIS_ORG = 'org_relais';
+export { RELAIS_ORG } from '../../test/support/stack.js';
 
 /**
  * The shop's dispatch pacing raised to its maximum: the benches measure what the pipeline can do, not the
@@ -91,23 +91,19 @@ export interface BenchStack {
  * the only traffic is what the bench sends).
  */
 export async function startStack(options: { shopifyAdminUrl?: string } = {}): Promise<BenchStack> {
-  const redis = await startRedis({ extraArgs: ['--maxmemory-policy', 'noeviction'] });
-  const admin = redis.client();
   // A private PostgreSQL of the bench's own, stopped with the stack: left to test/support/postgres.ts, it would
   // outlive the bench's work and keep the process from exiting (its output pipes hold the event loop).
   const postgres = process.env.RELAIS_TEST_DATABASE_URL ? undefined : await startPrivatePostgres();
-  const db = await startTestDatabase(postgres ? { url: postgres.url } : {});
-  const secrets = makeSecrets();
   const bareApiKey = `pk_live_${randomHex()}`;
-  const emulator = await startDispatchEmulator({
-    organisations: [
-      { id: RELAIS_ORG, name: 'Relais bench org', apiKeys: [secrets.dispatchApiKey] },
-      { id: BARE_ORG, name: 'Baseline bench org', apiKeys: [bareApiKey] },
-    ],
+  const backing = await startBackingStack({
+    redisArgs: ['--maxmemory-policy', 'noeviction'],
+    ...(postgres ? { databaseUrl: postgres.url } : {}),
+    otherOrganisations: [{ id: BARE_ORG, name: 'Baseline bench org', apiKeys: [bareApiKey] }],
+    extraEnv: { T_BARE_DISPATCH_API_KEY: bareApiKey },
   });
-  const registry = registryDocument({
-    dispatchBaseUrl: emulator.baseUrl,
-    trackingUrl: emulator.trackingUrl,
+  const { redis, db, secrets, emulator } = backing;
+  const admin = redis.client();
+  const registry = backing.registryDocument({
     policy: BENCH_POLICY,
     ...(options.shopifyAdminUrl ? { shopifyAdminUrl: options.shopifyAdminUrl } : {}),
   });
@@ -124,15 +120,13 @@ export async function startStack(options: { shopifyAdminUrl?: string } = {}): Pr
     secrets,
     bareApiKey,
     db,
-    childSecrets: { ...secretEnv(secrets), T_BARE_DISPATCH_API_KEY: bareApiKey, ...db.env },
+    childSecrets: backing.env,
     registry,
-    prefix: `{${redis.prefix}}`,
+    prefix: backing.prefix,
     logDir: mkdtempSync(join(tmpdir(), 'relais-bench-')),
     versions: { node: process.version, bullmq, redis: info },
     async stop() {
-      await emulator.close();
-      await redis.stop();
-      await db.stop();
+      await backing.stop();
       await postgres?.stop();
     },
   };

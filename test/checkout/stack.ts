@@ -6,21 +6,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { buildShopRegistry, type ShopRegistry } from '../../src/config/shops.js';
-import { startDispatchEmulator, type DispatchEmulator } from '@relais/emulators/dispatch';
+import type { ShopRegistry } from '../../src/config/shops.js';
+import type { DispatchEmulator } from '@relais/emulators/dispatch';
 import { createLogger } from '../../src/log.js';
 import { startWeb, type RunningWeb } from '../../src/main/web.js';
-import { startTestDatabase, type TestDatabase } from '../support/postgres.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
-import {
-  makeSecrets,
-  registryDocument,
-  secretEnv,
-  SHOPIFY_DOMAIN,
-  SHOPIFY_SHOP_ID,
-  WOO_SHOP_ID,
-  type TestSecrets,
-} from '../support/relais.js';
+import type { TestDatabase } from '../support/postgres.js';
+import type { TestRedis } from '../support/redis.js';
+import { SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, startBackingStack, WOO_SHOP_ID, type TestSecrets } from '../support/stack.js';
 import { signShopify, signWoo } from '../support/factories.js';
 
 export { SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, WOO_SHOP_ID };
@@ -98,18 +90,15 @@ export interface CheckoutStackOptions {
 }
 
 export async function startCheckoutStack(options: CheckoutStackOptions = {}): Promise<CheckoutStack> {
-  const redis = await startRedis();
-  const db = await startTestDatabase();
-  const secrets = makeSecrets();
-  const emulator = await startDispatchEmulator({
-    organisations: [{ id: 'org_relais', name: 'Relais test org', apiKeys: [secrets.dispatchApiKey] }],
-    ...(options.unpricedNeighbourhoods ? { unpricedNeighbourhoods: options.unpricedNeighbourhoods } : {}),
+  const wooCheckoutSecret = randomBytes(32).toString('hex');
+  const backing = await startBackingStack({
+    emulator: options.unpricedNeighbourhoods ? { unpricedNeighbourhoods: options.unpricedNeighbourhoods } : {},
+    extraEnv: { T_WOO_CHECKOUT_SECRET: wooCheckoutSecret },
   });
-  const base = registryDocument({
-    dispatchBaseUrl: emulator.baseUrl,
-    trackingUrl: emulator.trackingUrl,
-    policy: { checkoutRates: { budgetMs: TEST_BUDGET_MS } },
-  }) as { shops: Record<string, unknown>[] };
+  const { redis, db, secrets, emulator } = backing;
+  const base = backing.registryDocument({ policy: { checkoutRates: { budgetMs: TEST_BUDGET_MS } } }) as {
+    shops: Record<string, unknown>[];
+  };
   for (const shop of base.shops)
     shop.dispatch = { ...(shop.dispatch as Record<string, unknown>), timeoutMs: DISPATCH_TIMEOUT_MS };
   const [shopifyShop, wooShop] = base.shops as [Record<string, unknown>, Record<string, unknown>];
@@ -174,9 +163,7 @@ export async function startCheckoutStack(options: CheckoutStackOptions = {}): Pr
       ),
     ],
   };
-  const wooCheckoutSecret = randomBytes(32).toString('hex');
-  const env: Record<string, string> = { ...secretEnv(secrets), T_WOO_CHECKOUT_SECRET: wooCheckoutSecret };
-  const shops = buildShopRegistry(document, (ref) => ('env' in ref ? env[ref.env] : undefined));
+  const shops = backing.shopsFrom(document);
   const logs: LogLine[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -185,7 +172,7 @@ export async function startCheckoutStack(options: CheckoutStackOptions = {}): Pr
     },
   });
   const logger = createLogger({ level: 'info', destination: sink });
-  const prefix = `{${redis.prefix}}`;
+  const { prefix } = backing;
   const web = await startWeb({
     redisUrl: redis.url,
     prefix,
@@ -262,9 +249,7 @@ export async function startCheckoutStack(options: CheckoutStackOptions = {}): Pr
     quoteCalls: () => emulator.calls().filter((c) => c.operation === 'createQuote').length,
     async stop() {
       await web.close().catch(() => undefined);
-      await emulator.close();
-      await redis.stop();
-      await db.stop();
+      await backing.stop();
     },
   };
 }

@@ -3,32 +3,29 @@
  * registry with one Shopify and one WooCommerce shop (secrets generated per run), the web process and
  * the worker, all over real HTTP and real Redis.
  */
-import { randomBytes } from 'node:crypto';
-import { buildShopRegistry, type ShopRegistry } from '../../src/config/shops.js';
+import type { ShopRegistry } from '../../src/config/shops.js';
 import { loadWireProfile } from '../../src/dispatch/profile.js';
-import { startDispatchEmulator, type DispatchEmulator, type DispatchEmulatorOptions } from '@relais/emulators/dispatch';
+import type { DispatchEmulator, DispatchEmulatorOptions } from '@relais/emulators/dispatch';
 import { startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
 import { startWooEmulator, type WooEmulator } from '@relais/emulators/woocommerce';
 import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import { startWeb, type RunningWeb, type WebOptions } from '../../src/main/web.js';
 import { startWorker, type RunningWorker } from '../../src/main/worker.js';
-import { startTestDatabase, type TestDatabase } from './postgres.js';
-import { startRedis, type TestRedis } from './redis.js';
+import type { TestDatabase } from './postgres.js';
+import type { TestRedis } from './redis.js';
+import { SHOPIFY_DOMAIN, startBackingStack, WOO_SHOP_ID, type TestSecrets } from './stack.js';
 
-export const SHOPIFY_SHOP_ID = 'dakar-mode';
-export const SHOPIFY_DOMAIN = 'dakar-mode.myshopify.com';
-export const WOO_SHOP_ID = 'abidjan-tech';
-
-export interface TestSecrets {
-  shopifyClientSecret: string;
-  shopifyAccessToken: string;
-  wooWebhookSecret: string;
-  wooConsumerKey: string;
-  wooConsumerSecret: string;
-  dispatchApiKey: string;
-  dispatchWebhookToken: string;
-}
+export {
+  makeSecrets,
+  randomHex,
+  registryDocument,
+  secretEnv,
+  SHOPIFY_DOMAIN,
+  SHOPIFY_SHOP_ID,
+  WOO_SHOP_ID,
+  type TestSecrets,
+} from './stack.js';
 
 export interface TestRelais {
   redis: TestRedis;
@@ -63,100 +60,6 @@ export interface TestRelais {
   /** Starts a (new) in-process worker, e.g. after stopping the first one. */
   startWorker(): Promise<RunningWorker>;
   stop(): Promise<void>;
-}
-
-export function randomHex(bytes = 16): string {
-  return randomBytes(bytes).toString('hex');
-}
-
-export function makeSecrets(): TestSecrets {
-  return {
-    shopifyClientSecret: randomHex(),
-    shopifyAccessToken: `shpat_test_${randomHex(8)}`,
-    wooWebhookSecret: randomHex(),
-    wooConsumerKey: `ck_test_${randomHex(8)}`,
-    wooConsumerSecret: `cs_test_${randomHex(8)}`,
-    dispatchApiKey: `pk_live_${randomHex()}`,
-    dispatchWebhookToken: randomHex(),
-  };
-}
-
-export function registryDocument(options: {
-  dispatchBaseUrl: string;
-  trackingUrl?: string;
-  wooUrl?: string;
-  shopifyAdminUrl?: string;
-  policy?: Record<string, unknown>;
-  dispatchProfile?: string;
-  /** Reference T_DISPATCH_SIGNING_SECRET as dispatch.webhookSigningSecret. */
-  dispatchSigningSecret?: boolean;
-}) {
-  const dispatch = {
-    ...(options.dispatchProfile ? { profile: options.dispatchProfile } : {}),
-    ...(options.dispatchSigningSecret ? { webhookSigningSecret: { env: 'T_DISPATCH_SIGNING_SECRET' } } : {}),
-    apiKey: { env: 'T_DISPATCH_API_KEY' },
-    baseUrl: options.dispatchBaseUrl,
-    ...(options.trackingUrl ? { trackingUrl: options.trackingUrl } : {}),
-    webhookToken: { env: 'T_DISPATCH_WEBHOOK_TOKEN' },
-    timeoutMs: 2_000,
-  };
-  return {
-    shops: [
-      {
-        id: SHOPIFY_SHOP_ID,
-        name: 'Dakar Mode',
-        platform: 'shopify',
-        country: 'SN',
-        shopify: {
-          domain: SHOPIFY_DOMAIN,
-          accessToken: { env: 'T_SHOPIFY_ACCESS_TOKEN' },
-          webhookSecret: { env: 'T_SHOPIFY_CLIENT_SECRET' },
-          ...(options.shopifyAdminUrl ? { adminUrl: options.shopifyAdminUrl } : {}),
-        },
-        dispatch,
-        pickup: {
-          neighbourhood: 'Plateau',
-          address: '12 avenue Léopold Sédar Senghor',
-          coords: { lat: 14.6681, lng: -17.4322 },
-          contactName: 'Awa Ndiaye',
-          contactPhone: '+221770000001',
-        },
-        policy: { ...(options.policy ?? {}) },
-      },
-      {
-        id: WOO_SHOP_ID,
-        name: 'Abidjan Tech',
-        platform: 'woocommerce',
-        country: 'CI',
-        woocommerce: {
-          url: options.wooUrl ?? 'http://127.0.0.1:9/shops/abidjan-tech',
-          consumerKey: { env: 'T_WOO_CONSUMER_KEY' },
-          consumerSecret: { env: 'T_WOO_CONSUMER_SECRET' },
-          webhookSecret: { env: 'T_WOO_WEBHOOK_SECRET' },
-        },
-        dispatch,
-        pickup: {
-          neighbourhood: 'Marcory',
-          address: 'Rue de la Paix, zone 4',
-          contactName: 'Koffi Yao',
-          contactPhone: '+2250700000001',
-        },
-        policy: { ...(options.policy ?? {}) },
-      },
-    ],
-  };
-}
-
-export function secretEnv(secrets: TestSecrets): Record<string, string> {
-  return {
-    T_DISPATCH_API_KEY: secrets.dispatchApiKey,
-    T_DISPATCH_WEBHOOK_TOKEN: secrets.dispatchWebhookToken,
-    T_SHOPIFY_ACCESS_TOKEN: secrets.shopifyAccessToken,
-    T_SHOPIFY_CLIENT_SECRET: secrets.shopifyClientSecret,
-    T_WOO_CONSUMER_KEY: secrets.wooConsumerKey,
-    T_WOO_CONSUMER_SECRET: secrets.wooConsumerSecret,
-    T_WOO_WEBHOOK_SECRET: secrets.wooWebhookSecret,
-  };
 }
 
 export interface TestRelaisOptions {
@@ -214,18 +117,23 @@ export interface TestRelaisOptions {
 }
 
 export async function startTestRelais(options: TestRelaisOptions = {}): Promise<TestRelais> {
-  const redis = options.redis ?? (await startRedis());
-  const db = options.db ?? (await startTestDatabase());
-  const secrets = options.secrets ?? makeSecrets();
-  const logger = options.logger ?? createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const emulator = await startDispatchEmulator({
-    organisations: [{ id: 'org_relais', name: 'Relais test org', apiKeys: [secrets.dispatchApiKey] }],
-    quoteTtlMs: options.quoteTtlMs,
-    ...(options.deliveryOutcome ? { deliveryOutcome: options.deliveryOutcome } : {}),
-    ...(options.emulatorProfile ? { profile: loadWireProfile(options.emulatorProfile) } : {}),
-    ...(options.unpricedNeighbourhoods ? { unpricedNeighbourhoods: options.unpricedNeighbourhoods } : {}),
-    ...(options.zoneFile ? { zoneFile: options.zoneFile } : {}),
+  const backing = await startBackingStack({
+    ...(options.redis ? { redis: options.redis } : {}),
+    ...(options.db ? { db: options.db } : {}),
+    ...(options.secrets ? { secrets: options.secrets } : {}),
+    emulator: {
+      quoteTtlMs: options.quoteTtlMs,
+      ...(options.deliveryOutcome ? { deliveryOutcome: options.deliveryOutcome } : {}),
+      ...(options.emulatorProfile ? { profile: loadWireProfile(options.emulatorProfile) } : {}),
+      ...(options.unpricedNeighbourhoods ? { unpricedNeighbourhoods: options.unpricedNeighbourhoods } : {}),
+      ...(options.zoneFile ? { zoneFile: options.zoneFile } : {}),
+    },
+    ...(options.dispatchSigningSecret
+      ? { extraEnv: { T_DISPATCH_SIGNING_SECRET: options.dispatchSigningSecret } }
+      : {}),
   });
+  const { redis, db, secrets, emulator, env } = backing;
+  const logger = options.logger ?? createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   // Relais reads WooCommerce products (weights) and writes orders back: without a wooUrl of its own, the
   // test's WooCommerce shop gets an emulated REST API (unknown orders and products answer 404 there).
   const woo = options.wooUrl
@@ -247,22 +155,15 @@ export async function startTestRelais(options: TestRelaisOptions = {}): Promise<
           },
         ],
       });
-  const env: Record<string, string> = {
-    ...secretEnv(secrets),
-    ...db.env,
-    ...(options.dispatchSigningSecret ? { T_DISPATCH_SIGNING_SECRET: options.dispatchSigningSecret } : {}),
-  };
-  const document = registryDocument({
-    dispatchBaseUrl: emulator.baseUrl,
-    trackingUrl: emulator.trackingUrl,
+  const document = backing.registryDocument({
     wooUrl: options.wooUrl ?? woo?.siteUrl(WOO_SHOP_ID),
     shopifyAdminUrl: options.shopifyAdminUrl ?? shopify?.adminUrl(SHOPIFY_DOMAIN),
     policy: options.policy,
     ...(options.dispatchProfile ? { dispatchProfile: options.dispatchProfile } : {}),
     ...(options.dispatchSigningSecret ? { dispatchSigningSecret: true } : {}),
   });
-  const shops = buildShopRegistry(document, (ref) => ('env' in ref ? env[ref.env] : undefined));
-  const prefix = options.prefix ?? `{${redis.prefix}}`;
+  const shops = backing.shopsFrom(document);
+  const prefix = options.prefix ?? backing.prefix;
   const resolver = NeighbourhoodResolver.load();
   const base = {
     redisUrl: options.redisUrl ?? redis.url,
@@ -310,11 +211,11 @@ export async function startTestRelais(options: TestRelaisOptions = {}): Promise<
     async stop() {
       await Promise.allSettled(started.map((w) => w.close()));
       await web.close().catch(() => undefined);
-      await emulator.close();
       await woo?.close();
       await shopify?.close();
-      await redis.stop();
-      if (!options.db) await db.stop();
+      await backing.stop();
+      // A Redis the test handed in is stopped with Relais all the same (the chaos suite relies on it).
+      if (options.redis) await redis.stop();
     },
   };
 }

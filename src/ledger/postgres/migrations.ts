@@ -177,7 +177,7 @@ ALTER TABLE orders ADD COLUMN version_received_ms bigint;
 `,
   },
   {
-    version: 9,
+    version: 8,
     name: 'shipment requested',
     sql: `
 -- When a createShipment was first about to be sent for the order, written before it leaves: an order without it

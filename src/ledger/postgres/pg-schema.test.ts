@@ -1,0 +1,73 @@
+/**
+ * The ledger schema's versioning: `migrate` is idempotent and safe to run from several processes at once, and a
+ * schema older than the code is refused. (What the ledger itself does is the OrderLedger contract, run on this
+ * adapter by pg-ledger.test.ts.)
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestDatabase, type TestDatabase } from '../../../test/support/postgres.js';
+import { assertSchemaCurrent, createPool, migrate, schemaVersion, SchemaTooOldError } from './database.js';
+import { LATEST_SCHEMA_VERSION, MIGRATIONS } from './migrations.js';
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await startTestDatabase();
+});
+afterAll(async () => {
+  await db.stop();
+});
+
+describe('schema versions', () => {
+  it('applies nothing on a second migrate and says the schema is current', async () => {
+    const pool = createPool({ url: db.url, schema: db.schema, poolSize: 1 });
+    try {
+      expect(await migrate(pool, db.schema)).toEqual({
+        from: LATEST_SCHEMA_VERSION,
+        to: LATEST_SCHEMA_VERSION,
+        applied: [],
+      });
+      await expect(assertSchemaCurrent(pool)).resolves.toBeUndefined();
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('migrates an empty database once when several processes run `relais migrate` at the same moment, none failing', async () => {
+    for (let round = 0; round < 10; round += 1) {
+      const schema = `${db.schema}_m${round}`;
+      const pools = [0, 1, 2, 3].map(() => createPool({ url: db.url, schema, poolSize: 1 }));
+      try {
+        const runs = await Promise.allSettled(pools.map((pool) => migrate(pool, schema)));
+        expect(runs.filter((r) => r.status === 'rejected').map((r) => String(r.reason))).toEqual([]);
+        const applied = runs.flatMap((r) => (r.status === 'fulfilled' ? r.value.applied : []));
+        expect(applied).toHaveLength(LATEST_SCHEMA_VERSION);
+        expect(await schemaVersion(pools[0]!)).toBe(LATEST_SCHEMA_VERSION);
+      } finally {
+        await pools[0]!.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+        await Promise.all(pools.map((pool) => pool.end()));
+      }
+    }
+  });
+
+  it('refuses an empty or older schema with a message naming `relais migrate`, and accepts it once migrated', async () => {
+    const schema = `${db.schema}_old`;
+    const pool = createPool({ url: db.url, schema, poolSize: 1 });
+    try {
+      await pool.query(`CREATE SCHEMA ${schema}`);
+      expect(await schemaVersion(pool)).toBe(0);
+      await expect(assertSchemaCurrent(pool)).rejects.toThrow(/no Relais schema yet.*relais migrate/);
+      // An older schema: a migrations table at a version before the code's.
+      await pool.query(
+        'CREATE TABLE relais_schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
+      );
+      await pool.query("INSERT INTO relais_schema_migrations (version, name) VALUES (0, 'before the ledger')");
+      const refusal = await assertSchemaCurrent(pool).catch((error: unknown) => error);
+      expect(refusal).toBeInstanceOf(SchemaTooOldError);
+      const applied = await migrate(pool, schema);
+      expect(applied.applied).toHaveLength(MIGRATIONS.length);
+      await expect(assertSchemaCurrent(pool)).resolves.toBeUndefined();
+    } finally {
+      await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await pool.end();
+    }
+  });
+});
