@@ -30,7 +30,11 @@ export function dispatchClientForShop(shop: ShopConfig, logger: Logger, userAgen
 export function deliveryServiceOver(client: DispatchClient, shop: ShopConfig): DispatchDeliveryService {
   // The key itself never leaves this function: only a digest names the organisation.
   const organisation = `${client.baseUrl}|${createHash('sha256').update(shop.dispatch.apiKey.reveal()).digest('hex')}`;
-  return new DispatchDeliveryService(client, { organisation, carrierName: shop.dispatch.carrierName });
+  return new DispatchDeliveryService(client, {
+    organisation,
+    carrierName: shop.dispatch.carrierName,
+    ...(shop.dispatch.webhookSigningSecret ? { webhookSigningSecret: shop.dispatch.webhookSigningSecret } : {}),
+  });
 }
 
 /** The shop's delivery service, with a client of its own (closed by the service's close()). */

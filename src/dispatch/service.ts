@@ -10,6 +10,8 @@ import type {
   ClaimRequest,
   DeliveryPlace,
   DeliveryService,
+  DeliveryWebhookReading,
+  IncomingDeliveryWebhook,
   PriceRequest,
   PriceSimulation,
   Quote,
@@ -22,6 +24,7 @@ import type {
 } from '../domain/delivery.js';
 import type { PaymentFamily } from '../domain/order.js';
 import type { DispatchClient } from './client.js';
+import { readDeliveryWebhook } from './webhook.js';
 import { PaymentMode, type WirePlace, type WireQuoteRequest } from './wire.js';
 
 const PAYMENT_MODE: Record<PaymentFamily, PaymentMode> = {
@@ -53,6 +56,8 @@ export interface DispatchDeliveryOptions {
   /** A stable, non-secret name of the organisation the key belongs to. */
   organisation: string;
   carrierName: string;
+  /** When the service signs its webhooks: the shop's signing secret (revealed only to verify one). */
+  webhookSigningSecret?: { reveal(): string };
 }
 
 export class DispatchDeliveryService implements DeliveryService {
@@ -65,6 +70,14 @@ export class DispatchDeliveryService implements DeliveryService {
   ) {
     this.organisation = options.organisation;
     this.carrierName = options.carrierName;
+    this.#signingSecret = options.webhookSigningSecret;
+  }
+
+  readonly #signingSecret: { reveal(): string } | undefined;
+
+  /** Read with the client's profile: the one resolved when the shop was loaded, never looked up per request. */
+  readWebhook(webhook: IncomingDeliveryWebhook): DeliveryWebhookReading {
+    return readDeliveryWebhook(this.client.profile, this.#signingSecret?.reveal(), webhook);
   }
 
   quote(request: QuoteRequest, options?: CallOptions): Promise<Quote> {

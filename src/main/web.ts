@@ -124,6 +124,7 @@ export async function startWeb(options: WebOptions): Promise<RunningWeb> {
   };
   const app = createApp({
     shops,
+    deliveryFor: (shop) => runtime.deliveryFor(shop),
     queues: runtime.queues,
     redis: runtime.producer,
     prefix: options.prefix,
