@@ -38,6 +38,7 @@ export function readDeliveryWebhook(
   const step = state === undefined ? undefined : profile.stepOf(state);
   return {
     kind: 'reference',
+    readByProfile: (shipmentId !== undefined || externalOrderId !== undefined) && state !== undefined,
     ...found,
     ...(state === undefined ? {} : { state }),
     ...(step === undefined ? {} : { step }),

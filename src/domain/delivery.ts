@@ -167,11 +167,41 @@ export interface IncomingDeliveryWebhook {
  *  - `malformed`: not JSON, or nested deeper than the shop webhooks' limit.
  */
 export type DeliveryWebhookReading =
-  | { kind: 'reference'; shipmentId?: string; externalOrderId?: string; state?: string; step?: DeliveryStep }
+  | {
+      kind: 'reference';
+      shipmentId?: string;
+      externalOrderId?: string;
+      state?: string;
+      step?: DeliveryStep;
+      /** False when the profile's paths found no id or no state: the ids were looked for wherever they sit. */
+      readByProfile: boolean;
+    }
   | { kind: 'no_reference' }
   | { kind: 'unsigned'; header: string }
   | { kind: 'bad_signature'; header: string }
   | { kind: 'malformed' };
+
+/** Where a state name was read: the operation whose answer carried it, or a delivery webhook. */
+export type SightingSource =
+  | 'createShipment'
+  | 'markReady'
+  | 'getShipment'
+  | 'getShipmentByExternalOrder'
+  | 'listShipments'
+  | 'cancelShipment'
+  | 'trackByCode'
+  | 'webhook';
+
+/** A state name the service used, and where (kept so a shop's profile can be learned: issue 28). */
+export interface StateSighting {
+  state: string;
+  source: SightingSource;
+  /** The step the profile in force mapped it to then; absent when it knew no such name. */
+  step?: DeliveryStep;
+  /** The state the shipment was in just before it (its history), and the step Relais knew that one as. */
+  after?: string;
+  afterStep?: DeliveryStep;
+}
 
 // ---- the port ---------------------------------------------------------------------------------------------
 

@@ -11,8 +11,9 @@
 import { timingSafeEqual } from 'node:crypto';
 import { Router, type Request, type Response } from 'express';
 import type { ShopConfig, ShopRegistry } from '../../config/shops.js';
-import type { DeliveryService } from '../../domain/delivery.js';
+import type { DeliveryService, DeliveryWebhookReading } from '../../domain/delivery.js';
 import { stableJobId, type RelaisQueues } from '../../jobs/queues.js';
+import { webhookSampleOf, type FirstContactStore, type SampleRefusal } from '../../ledger/first-contact.js';
 import type { Logger } from '../../log.js';
 import { malformedBody } from '../../stores/common.js';
 
@@ -22,6 +23,9 @@ export interface DispatchWebhookDeps {
   logger: Logger;
   /** The shop's delivery service, built once per shop as it is loaded (it holds the shop's wire profile). */
   deliveryFor(shop: ShopConfig): DeliveryService;
+  /** Where the webhooks the shop's profile could not verify or read are kept, to learn the profile from them. */
+  samples?: Pick<FirstContactStore, 'keepWebhookSample'>;
+  now?: () => Date;
 }
 
 export function dispatchWebhookRoutes(deps: DispatchWebhookDeps): Router {
@@ -34,6 +38,8 @@ export function dispatchWebhookRoutes(deps: DispatchWebhookDeps): Router {
     }
     const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const reading = deps.deliveryFor(shop).readWebhook({ rawBody, header: (name) => req.get(name) });
+    const refusal = refusalOf(reading);
+    if (refusal) await keepSample(deps, shop.id, refusal, rawBody, req);
     if (reading.kind === 'unsigned' || reading.kind === 'bad_signature') {
       deps.logger.warn(
         { shop: shop.id, header: reading.header, present: reading.kind === 'bad_signature' },
@@ -66,6 +72,35 @@ export function dispatchWebhookRoutes(deps: DispatchWebhookDeps): Router {
     }
   });
   return router;
+}
+
+/** Why the sample of this webhook is worth keeping: the shop's profile could not verify it or read it. */
+function refusalOf(reading: DeliveryWebhookReading): SampleRefusal | undefined {
+  if (reading.kind === 'reference') return reading.readByProfile ? undefined : 'shape';
+  return reading.kind === 'malformed' ? undefined : reading.kind;
+}
+
+/** Keeps the sample; a store that fails loses the sample, never the answer. */
+async function keepSample(
+  deps: DispatchWebhookDeps,
+  shopId: string,
+  refusal: SampleRefusal,
+  body: Buffer,
+  req: Request,
+): Promise<void> {
+  if (!deps.samples) return;
+  const sample = webhookSampleOf({
+    shopId,
+    receivedAt: (deps.now ?? (() => new Date()))(),
+    refusal,
+    body,
+    headers: req.headers,
+  });
+  try {
+    await deps.samples.keepWebhookSample(sample);
+  } catch (error) {
+    deps.logger.warn({ shop: shopId, err: (error as Error).message }, 'could not keep a delivery webhook sample');
+  }
 }
 
 function safeEqual(a: string, b: string): boolean {
