@@ -37,17 +37,22 @@ export function shipmentSightings(shipment: Shipment, source: SightingSource): S
 
 /**
  * Remembers the names already passed on, so a busy shop's every answer does not become a write: a name is passed
- * on the first time this process sees it (the store keeps the first sighting of all processes).
+ * on the first time this process sees it, and once more the first time it is seen with the state before it (a
+ * webhook names a state alone; the store keeps the first sighting, completed with what came before it).
  */
 export class SightingFilter {
-  readonly #passed = new Set<string>();
+  /** Each name passed on: true once it was passed on with the state before it. */
+  readonly #passed = new Map<string, boolean>();
 
   constructor(private readonly onStates: (sightings: StateSighting[]) => void) {}
 
   note(sightings: StateSighting[]): void {
-    const fresh = sightings.filter((s) => !this.#passed.has(s.state));
+    const fresh = sightings.filter((s) => {
+      const passed = this.#passed.get(s.state);
+      return passed === undefined || (!passed && s.after !== undefined);
+    });
     if (fresh.length === 0) return;
-    for (const s of fresh) this.#passed.add(s.state);
+    for (const s of fresh) this.#passed.set(s.state, s.after !== undefined);
     this.onStates(fresh);
   }
 }

@@ -43,7 +43,10 @@ export interface FirstContactStore {
   keepWebhookSample(sample: WebhookSample): Promise<void>;
   /** The shop's samples within SAMPLE_DAYS of `now`, newest first. */
   webhookSamples(shopId: string, now: Date): Promise<WebhookSample[]>;
-  /** Records state names; a name already seen for the shop keeps its first sighting. */
+  /**
+   * Records state names; a name already seen for the shop keeps its first sighting (its time, its step then),
+   * completed once with the state before it and where that was read, when the first sighting did not show it.
+   */
   noteStates(shopId: string, sightings: StateSighting[], at: Date): Promise<void>;
   seenStates(shopId: string): Promise<SeenState[]>;
 }

@@ -89,13 +89,11 @@ async function keepSample(
   req: Request,
 ): Promise<void> {
   if (!deps.samples) return;
-  const sample = webhookSampleOf({
-    shopId,
-    receivedAt: (deps.now ?? (() => new Date()))(),
-    refusal,
-    body,
-    headers: req.headers,
-  });
+  // The names as sent (Node lower-cases req.headers): a learned signature header is then spelled as the service does.
+  const headers: Record<string, string> = {};
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) headers[req.rawHeaders[i]!] ??= req.rawHeaders[i + 1]!;
+  const receivedAt = (deps.now ?? (() => new Date()))();
+  const sample = webhookSampleOf({ shopId, receivedAt, refusal, body, headers });
   try {
     await deps.samples.keepWebhookSample(sample);
   } catch (error) {

@@ -79,7 +79,9 @@ export class PostgresFirstContact implements FirstContactStore {
     await this.pool.query(
       `INSERT INTO service_states_seen (shop_id, state, first_seen_at, source, step, after_state, after_step)
        SELECT $1, * FROM unnest($2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::text[], $7::text[])
-       ON CONFLICT (shop_id, state) DO NOTHING`,
+       ON CONFLICT (shop_id, state) DO UPDATE SET source = EXCLUDED.source, after_state = EXCLUDED.after_state,
+         after_step = EXCLUDED.after_step
+       WHERE service_states_seen.after_state IS NULL AND EXCLUDED.after_state IS NOT NULL`,
       [
         shopId,
         sightings.map((s) => s.state),
