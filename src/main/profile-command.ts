@@ -4,8 +4,21 @@
  */
 import { Command } from 'commander';
 import { createLogger } from '../log.js';
-import { runProfileLearn } from '../ops/profile-learn-command.js';
-import { createRuntime, waitForLedger, type RuntimeOptions } from './runtime.js';
+import { runProfileLearn, type ProfileLearnDeps } from '../ops/profile-learn-command.js';
+import { createRuntime, waitForLedger, type Runtime, type RuntimeOptions } from './runtime.js';
+
+/** What `profile learn` needs, from a runtime (the stored profiles already read). */
+export function learnDepsOf(runtime: Runtime): ProfileLearnDeps {
+  return {
+    shops: runtime.options.shops,
+    firstContact: runtime.firstContact,
+    shopProfiles: runtime.shopProfiles,
+    profileFor: (shop) => runtime.profiles.profileFor(shop),
+    ledger: runtime.ledger,
+    announce: () => runtime.announceShops(),
+    now: runtime.now,
+  };
+}
 
 export function profileCommand(baseOptions: () => Promise<Omit<RuntimeOptions, 'logger'>>): Command {
   const profile = new Command('profile').description("The shop's wire profile: the delivery service's names");
@@ -25,19 +38,10 @@ export function profileCommand(baseOptions: () => Promise<Omit<RuntimeOptions, '
       try {
         await waitForLedger(runtime);
         await runtime.profiles.reload();
-        process.exitCode = await runProfileLearn(
-          {
-            shops: runtime.options.shops,
-            firstContact: runtime.firstContact,
-            shopProfiles: runtime.shopProfiles,
-            profileFor: (shop) => runtime.profiles.profileFor(shop),
-            ledger: runtime.ledger,
-            announce: () => runtime.announceShops(),
-            now: runtime.now,
-          },
-          options,
-          { stdout: process.stdout, stderr: process.stderr },
-        );
+        process.exitCode = await runProfileLearn(learnDepsOf(runtime), options, {
+          stdout: process.stdout,
+          stderr: process.stderr,
+        });
       } finally {
         await runtime.close();
       }

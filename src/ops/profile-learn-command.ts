@@ -147,14 +147,7 @@ async function learn(
     return record?.meta.shopId === shop.id ? record.shipment?.shipmentId : undefined;
   };
   const names = new Set([...seen.map((s) => s.state), ...inForce.knownStates().map((s) => s.state)]);
-  shapesInto(
-    out,
-    await learnShapes(
-      samples.filter((s) => s.refusal !== 'unsigned'),
-      shipmentOf,
-      names,
-    ),
-  );
+  shapesInto(out, await learnShapes(samples, shipmentOf, names));
   document.name = `${shop.id}-learned`;
   document.description = `Learned by relais profile learn on ${deps.now().toISOString()} from profile "${inForce.name}", the probe, ${samples.length} kept webhooks and ${seen.length} state names.`;
   return out;

@@ -8,7 +8,7 @@
 import { createHmac } from 'node:crypto';
 import type { SeenState, WebhookSample } from '../ledger/first-contact.js';
 import type { WireProfileDocument } from '../dispatch/profile.js';
-import type { DeliveryStep } from '../domain/shipment-status.js';
+import { DELIVERY_STEPS, type DeliveryStep } from '../domain/shipment-status.js';
 import { parseJson } from '../stores/common.js';
 import { guessStep } from './probe-analysis.js';
 
@@ -143,16 +143,8 @@ export interface PlacedState {
 }
 
 /** The steps a delivery goes through when all goes well, in order. */
-const HAPPY_PATH: DeliveryStep[] = [
-  'created',
-  'ready',
-  'assigned',
-  'picked_up',
-  'in_transit',
-  'out_for_delivery',
-  'delivered',
-];
 const OFF_PATH = new Set<DeliveryStep>(['delivery_failed', 'returned', 'cancelled']);
+const HAPPY_PATH: DeliveryStep[] = DELIVERY_STEPS.filter((step) => !OFF_PATH.has(step));
 
 /**
  * A step for each state name the profile does not map: the answer to createShipment is `created`, to markReady
