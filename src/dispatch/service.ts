@@ -10,6 +10,8 @@ import type {
   ClaimRequest,
   DeliveryPlace,
   DeliveryService,
+  DeliveryWebhookReading,
+  IncomingDeliveryWebhook,
   PriceRequest,
   PriceSimulation,
   Quote,
@@ -18,10 +20,14 @@ import type {
   ShipmentPage,
   ShipmentQuery,
   ShipmentRequest,
+  SightingSource,
+  StateSighting,
   TrackingView,
 } from '../domain/delivery.js';
 import type { PaymentFamily } from '../domain/order.js';
 import type { DispatchClient } from './client.js';
+import { shipmentSightings, SightingFilter, sightingsOf } from './sightings.js';
+import { readDeliveryWebhook } from './webhook.js';
 import { PaymentMode, type WirePlace, type WireQuoteRequest } from './wire.js';
 
 const PAYMENT_MODE: Record<PaymentFamily, PaymentMode> = {
@@ -53,6 +59,10 @@ export interface DispatchDeliveryOptions {
   /** A stable, non-secret name of the organisation the key belongs to. */
   organisation: string;
   carrierName: string;
+  /** When the service signs its webhooks: the shop's signing secret (revealed only to verify one). */
+  webhookSigningSecret?: { reveal(): string };
+  /** Told the state names the service uses, each the first time this service sees it (kept for `profile learn`). */
+  onStates?: (sightings: StateSighting[]) => void;
 }
 
 export class DispatchDeliveryService implements DeliveryService {
@@ -65,6 +75,28 @@ export class DispatchDeliveryService implements DeliveryService {
   ) {
     this.organisation = options.organisation;
     this.carrierName = options.carrierName;
+    this.#signingSecret = options.webhookSigningSecret;
+    this.#sightings = options.onStates ? new SightingFilter(options.onStates) : undefined;
+  }
+
+  readonly #signingSecret: { reveal(): string } | undefined;
+  readonly #sightings: SightingFilter | undefined;
+
+  /** Read with the client's profile: the one resolved when the shop was loaded, never looked up per request. */
+  readWebhook(webhook: IncomingDeliveryWebhook): DeliveryWebhookReading {
+    const reading = readDeliveryWebhook(this.client.profile, this.#signingSecret?.reveal(), webhook);
+    if (reading.kind === 'reference' && reading.state !== undefined) {
+      const step = reading.step;
+      this.#sightings?.note([{ state: reading.state, source: 'webhook', ...(step ? { step } : {}) }]);
+    }
+    return reading;
+  }
+
+  /** Passes on the states a shipment answer shows, then the answer. */
+  async #observed<T extends Shipment | undefined>(source: SightingSource, answer: Promise<T>): Promise<T> {
+    const shipment = await answer;
+    if (shipment) this.#sightings?.note(shipmentSightings(shipment, source));
+    return shipment;
   }
 
   quote(request: QuoteRequest, options?: CallOptions): Promise<Quote> {
@@ -72,34 +104,42 @@ export class DispatchDeliveryService implements DeliveryService {
   }
 
   createShipment(request: ShipmentRequest, options?: CallOptions): Promise<Shipment> {
-    return this.client.createShipment(
-      {
-        quote_id: request.quoteId,
-        external_order_id: request.externalOrderId,
-        ...(request.amountToCollectXof === undefined ? {} : { orderAmountXof: request.amountToCollectXof }),
-      },
-      options,
+    return this.#observed(
+      'createShipment',
+      this.client.createShipment(
+        {
+          quote_id: request.quoteId,
+          external_order_id: request.externalOrderId,
+          ...(request.amountToCollectXof === undefined ? {} : { orderAmountXof: request.amountToCollectXof }),
+        },
+        options,
+      ),
     );
   }
 
   shipment(shipmentId: string, options?: CallOptions): Promise<Shipment> {
-    return this.client.getShipment(shipmentId, options);
+    return this.#observed('getShipment', this.client.getShipment(shipmentId, options));
   }
 
   shipmentForOrder(externalOrderId: string, options?: CallOptions): Promise<Shipment | undefined> {
-    return this.client.getShipmentByExternalOrder(externalOrderId, options);
+    return this.#observed(
+      'getShipmentByExternalOrder',
+      this.client.getShipmentByExternalOrder(externalOrderId, options),
+    );
   }
 
-  shipments(query: ShipmentQuery, options?: CallOptions): Promise<ShipmentPage> {
-    return this.client.listShipments(query, options);
+  async shipments(query: ShipmentQuery, options?: CallOptions): Promise<ShipmentPage> {
+    const page = await this.client.listShipments(query, options);
+    for (const shipment of page.shipments) this.#sightings?.note(shipmentSightings(shipment, 'listShipments'));
+    return page;
   }
 
   markReady(shipmentId: string, by: string, options?: CallOptions): Promise<Shipment> {
-    return this.client.markReady(shipmentId, by, options);
+    return this.#observed('markReady', this.client.markReady(shipmentId, by, options));
   }
 
   cancel(shipmentId: string, request: { reason: string; by: string }, options?: CallOptions): Promise<Shipment> {
-    return this.client.cancelShipment(shipmentId, request, options);
+    return this.#observed('cancelShipment', this.client.cancelShipment(shipmentId, request, options));
   }
 
   openClaim(shipmentId: string, request: ClaimRequest, options?: CallOptions): Promise<Claim> {
@@ -119,8 +159,10 @@ export class DispatchDeliveryService implements DeliveryService {
     return this.client.listShipmentDisputes(shipmentId, options);
   }
 
-  track(trackingCode: string, options?: CallOptions): Promise<TrackingView> {
-    return this.client.trackByCode(trackingCode, options);
+  async track(trackingCode: string, options?: CallOptions): Promise<TrackingView> {
+    const view = await this.client.trackByCode(trackingCode, options);
+    this.#sightings?.note(sightingsOf(view.events, { status: view.status }, 'trackByCode'));
+    return view;
   }
 
   price(request: PriceRequest, options?: CallOptions): Promise<PriceSimulation> {

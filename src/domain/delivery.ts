@@ -149,6 +149,60 @@ export interface PriceSimulation {
   currency: string;
 }
 
+// ---- delivery webhooks ------------------------------------------------------------------------------------
+
+/** A delivery webhook that reached the shop's secret URL (the route already checked the URL's token). */
+export interface IncomingDeliveryWebhook {
+  /** The body's bytes, as sent (signatures are over these). */
+  rawBody: Buffer;
+  /** The first value of a request header, whatever the case of its name. */
+  header(name: string): string | undefined;
+}
+
+/**
+ * What a delivery webhook says, read by the shop's adapter:
+ *  - `reference`: the shipment it is about (its id, or the order's external id, or both) and the state it names;
+ *  - `no_reference`: well signed and well formed, but about no shipment Relais can find (ignored);
+ *  - `unsigned` / `bad_signature`: the header the shop's service signs with is absent, or does not verify;
+ *  - `malformed`: not JSON, or nested deeper than the shop webhooks' limit.
+ */
+export type DeliveryWebhookReading =
+  | {
+      kind: 'reference';
+      shipmentId?: string;
+      externalOrderId?: string;
+      state?: string;
+      step?: DeliveryStep;
+      /** False when the profile's paths found no id or no state: the ids were looked for wherever they sit. */
+      readByProfile: boolean;
+    }
+  | { kind: 'no_reference' }
+  | { kind: 'unsigned'; header: string }
+  | { kind: 'bad_signature'; header: string }
+  | { kind: 'malformed' };
+
+/** Where a state name was read: the operation whose answer carried it, or a delivery webhook. */
+export type SightingSource =
+  | 'createShipment'
+  | 'markReady'
+  | 'getShipment'
+  | 'getShipmentByExternalOrder'
+  | 'listShipments'
+  | 'cancelShipment'
+  | 'trackByCode'
+  | 'webhook';
+
+/** A state name the service used, and where (kept so a shop's profile can be learned: issue 28). */
+export interface StateSighting {
+  state: string;
+  source: SightingSource;
+  /** The step the profile in force mapped it to then; absent when it knew no such name. */
+  step?: DeliveryStep;
+  /** The state the shipment was in just before it (its history), and the step Relais knew that one as. */
+  after?: string;
+  afterStep?: DeliveryStep;
+}
+
 // ---- the port ---------------------------------------------------------------------------------------------
 
 /**
@@ -182,6 +236,8 @@ export interface DeliveryService {
   track(trackingCode: string, options?: CallOptions): Promise<TrackingView>;
   /** An indicative public price by neighbourhood; nothing is reserved. */
   price(request: PriceRequest, options?: CallOptions): Promise<PriceSimulation>;
+  /** Verifies and reads a delivery webhook the service sent for this shop (no I/O: a forged one costs nothing). */
+  readWebhook(webhook: IncomingDeliveryWebhook): DeliveryWebhookReading;
 }
 
 // ---- the error --------------------------------------------------------------------------------------------

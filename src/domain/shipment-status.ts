@@ -45,6 +45,23 @@ export function movesForward(current: DeliveryStep | undefined, next: DeliverySt
 }
 
 /**
+ * The steps a shipment's history shows it went through before `current`, oldest first, each once: what a shop
+ * missed while the service's names for them were unknown (the history read again with a profile that maps them).
+ */
+export function stepsPassedBefore(
+  history: ReadonlyArray<{ step?: DeliveryStep; at: string }>,
+  current: DeliveryStep,
+): DeliveryStep[] {
+  const passed: DeliveryStep[] = [];
+  for (const entry of [...history].sort((a, b) => a.at.localeCompare(b.at))) {
+    const { step } = entry;
+    if (step === undefined || passed.includes(step) || FINAL_STEPS.has(step)) continue;
+    if (step !== current && movesForward(step, current)) passed.push(step);
+  }
+  return passed;
+}
+
+/**
  * True when the service has positively shown that the shipment was marked ready: a state the profile maps
  * to a step past `created`. An unknown state (undefined) never counts: the shipment may still be unready.
  */

@@ -7,8 +7,11 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { randomUUID } from 'node:crypto';
 import { logContext, type Logger } from '../log.js';
 import { checkoutRoutes } from '../checkout/routes.js';
+import type { ShopConfig } from '../config/shops.js';
+import type { DeliveryService } from '../domain/delivery.js';
 import type { ServiceMapStore } from '../ledger/service-map.js';
 import type { AliasStore } from '../ledger/alias-store.js';
+import type { FirstContactStore } from '../ledger/first-contact.js';
 import { dashboardRoutes, type DashboardDeps } from '../dashboard/index.js';
 import { dispatchWebhookRoutes } from './routes/dispatch-webhooks.js';
 import { shopifyConnectRoutes } from './routes/shopify-connect.js';
@@ -30,6 +33,10 @@ export const MAX_BODY_BYTES = 512 * 1024;
 
 export interface AppDeps extends WebhookDeps {
   logger: Logger;
+  /** The shop's delivery service (built once per shop as it is loaded): it reads the shop's delivery webhooks. */
+  deliveryFor(shop: ShopConfig): DeliveryService;
+  /** Where refused delivery webhooks are kept as samples (the ledger's database). */
+  samples?: Pick<FirstContactStore, 'keepWebhookSample'>;
   /** The operators' run-time neighbourhood aliases, read when pricing a checkout (the ledger's database). */
   aliases: Pick<AliasStore, 'list'>;
   /** Where a name priced at the fallback at checkout is recorded, for the dispatch path (the ledger's database). */

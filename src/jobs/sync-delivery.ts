@@ -9,7 +9,13 @@
  */
 import type { RedisClient } from '../redis.js';
 import type { ShopConfig, ShopRegistry } from '../config/shops.js';
-import { FINAL_STEPS, movesForward, showsMarkedReady, type DeliveryStep } from '../domain/shipment-status.js';
+import {
+  FINAL_STEPS,
+  movesForward,
+  showsMarkedReady,
+  stepsPassedBefore,
+  type DeliveryStep,
+} from '../domain/shipment-status.js';
 import { collectsCash, DeliveryError, type DeliveryService, type Shipment } from '../domain/delivery.js';
 import { canMove, FINAL_STATES, type OrderState } from '../domain/order-state.js';
 import type { DeliveryProgress, OrderLedger, OrderRecord, ShipmentProgress } from '../ledger/order-ledger.js';
@@ -214,8 +220,10 @@ async function applyShipment(
   if (write) {
     // The tracking link goes out as soon as the shipment is known to be ready, before any step is written.
     if (!write.progress.written.dispatch && markedReady && step !== 'cancelled') await write.trackingLink(now);
-    if (STEPS_WRITTEN.has(write.progress.step) && !write.progress.written.steps[write.progress.step]) {
-      const current = write.progress.step;
+    // The steps the shipment went through while its states were unknown to the profile (issue 28): written first, in order.
+    const missed = write.progress.unknownStates?.length ? stepsPassedBefore(shipment.statusHistory ?? [], step) : [];
+    for (const current of [...missed, write.progress.step]) {
+      if (!STEPS_WRITTEN.has(current) || write.progress.written.steps[current]) continue;
       await write.track(
         `recordStep ${current}`,
         (ref, info) => write.writer.recordStep(ref, current, stepTime(shipment, current, now), info),

@@ -639,6 +639,8 @@ program
     },
   );
 
+program.addCommand((await import('./profile-command.js')).profileCommand(baseOptions)); // relais profile learn
+
 // ---- reconciliation and disputes (src/reconcile, src/disputes) ----
 program
   .command('reconcile')

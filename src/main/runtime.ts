@@ -20,6 +20,9 @@ import { PostgresOrderInsights } from '../ledger/postgres/pg-insights.js';
 import type { OrderInsights } from '../ledger/order-insights.js';
 import { PostgresShopSecretStore } from '../ledger/postgres/pg-shop-secrets.js';
 import { PostgresShopDirectory } from '../ledger/postgres/pg-shops.js';
+import { PostgresFirstContact, PostgresShopProfiles } from '../ledger/postgres/pg-first-contact.js';
+import { stateNoter, type FirstContactStore, type ShopProfileStore } from '../ledger/first-contact.js';
+import { followProfileAnnouncements, ShopProfiles } from '../config/shop-profiles.js';
 import { loadServedShops, type ShopDirectory } from '../config/shop-directory.js';
 import {
   announceShopsChanged,
@@ -101,8 +104,14 @@ export interface Runtime {
   shopDirectory: ShopDirectory;
   /** Their sealed secrets; absent without RELAIS_SECRET_KEYS (nothing can be sealed or opened then). */
   shopSecrets?: ShopSecretStore;
+  /** What the delivery service showed of its dialect (refused webhooks, state names), for `relais profile learn`. */
+  firstContact: FirstContactStore;
+  /** The shops' stored wire profiles; the newest of a shop's is in force in every process (reloaded on announceShops). */
+  shopProfiles: ShopProfileStore;
+  /** The profile in force for each shop. */
+  profiles: ShopProfiles;
   now(): Date;
-  /** Starts following the connected shops' changes (live shops only; nothing otherwise), once Redis answers. */
+  /** Reads the stored profiles and starts following the announced changes (shops, when live; stored profiles). */
   watchShops(): Promise<void>;
   /** Tells every process (this one too) the connected shops changed: they reload the shops they serve. */
   announceShops(): Promise<void>;
@@ -155,13 +164,26 @@ export function createRuntime(given: RuntimeOptions): Runtime {
     }
     configureStoredCredentials(oauthShops, { secrets: shopSecrets!, logger: options.logger });
   }
-  // Built per shop and rebuilt when its settings change (PerShop): a removed or changed shop's are forgotten.
+  const firstContact = new PostgresFirstContact(db);
+  const shopProfiles = new PostgresShopProfiles(db);
+  const profiles = new ShopProfiles(() => shopProfiles.latest(), options.logger.child({ component: 'profiles' }));
+  // Built per shop and rebuilt when its settings or its stored profile change (PerShop): its profile is resolved
+  // once, here, never per call or per webhook.
   const clients = new PerShop<DispatchClient>(
-    (shop) => dispatchClientForShop(shop, options.logger.child({ shop: shop.id })),
+    (shop) =>
+      dispatchClientForShop(shop, options.logger.child({ shop: shop.id }), undefined, profiles.profileFor(shop)),
     (client) => void client.close().catch(() => undefined),
   );
   const dispatchClientFor = (shop: ShopConfig): DispatchClient => clients.for(shop);
-  const deliveries = new PerShop<DeliveryService>((shop) => deliveryServiceOver(dispatchClientFor(shop), shop));
+  const noteStates = stateNoter(firstContact, options.logger, () => options.now?.() ?? new Date());
+  const deliveries = new PerShop<DeliveryService>((shop) =>
+    deliveryServiceOver(dispatchClientFor(shop), shop, noteStates(shop.id)),
+  );
+  const reloadProfiles = async () => {
+    const changed = await profiles.reload();
+    clients.forget(changed);
+    deliveries.forget(changed);
+  };
   const storeDeps: StoreDeps = {
     redis,
     prefix: options.prefix,
@@ -195,13 +217,20 @@ export function createRuntime(given: RuntimeOptions): Runtime {
     serviceMap: new CachedServiceMap(new PostgresServiceMap(db), redis, options.prefix),
     shopDirectory,
     ...(shopSecrets ? { shopSecrets } : {}),
+    firstContact,
+    shopProfiles,
+    profiles,
     now: options.now ?? (() => new Date()),
     async watchShops() {
-      if (!served || watcher) return;
+      if (watcher) return;
+      await reloadProfiles();
       const subscriber = connectRedis(options, { maxRetriesPerRequest: null });
       subscriber.on('error', (error: Error) =>
         options.logger.debug({ err: error.message }, 'shop changes redis connection error'),
       );
+      // A stored profile is announced as a change of the shops: every process reads the stored profiles again.
+      const following = await followProfileAnnouncements(subscriber, options.prefix, reloadProfiles, !served);
+      if (!served) return void (watcher = following);
       watcher = await watchShopChanges({
         served,
         subscriber,

@@ -124,6 +124,8 @@ export async function startWeb(options: WebOptions): Promise<RunningWeb> {
   };
   const app = createApp({
     shops,
+    deliveryFor: (shop) => runtime.deliveryFor(shop),
+    samples: runtime.firstContact,
     queues: runtime.queues,
     redis: runtime.producer,
     prefix: options.prefix,

@@ -14,12 +14,15 @@
  * says. `loseNextAnswer` plays a connection dropped after the service did the work (the emulator's
  * commit_then_drop fault).
  */
+import { createHmac } from 'node:crypto';
 import {
   DeliveryError,
   type Claim,
   type ClaimRequest,
   type DeliveryErrorReason,
   type DeliveryService,
+  type DeliveryWebhookReading,
+  type IncomingDeliveryWebhook,
   type PriceRequest,
   type PriceSimulation,
   type Quote,
@@ -31,6 +34,10 @@ import {
   type TrackingView,
 } from '../../src/domain/delivery.js';
 import type { DeliveryStep } from '../../src/domain/shipment-status.js';
+import { parseJson } from '../../src/stores/common.js';
+
+/** The secret the fake signs its webhooks with (readWebhook). */
+export const FAKE_WEBHOOK_SECRET = 'fake-delivery-webhook-secret';
 
 /** The fallback tariff: what a city name, or a name the service does not price, costs. Strictly the highest. */
 export const FAKE_FALLBACK_XOF = 4_000;
@@ -280,6 +287,32 @@ export class FakeDeliveryService implements DeliveryService {
   async price(request: PriceRequest): Promise<PriceSimulation> {
     const priced = this.prices(request.pickupNeighbourhood) && this.prices(request.dropoffNeighbourhood);
     return { total: priced ? FAKE_ZONE_XOF : FAKE_FALLBACK_XOF, currency: 'XOF' };
+  }
+
+  /**
+   * A webhook as this fake would send one: `{ "shipmentId", "state" }`, signed by the hex HMAC-SHA256 of the body
+   * under the fake's webhook secret in `x-fake-signature`. Outside the contract, as the real adapter reads each
+   * service's own dialect (its tests are test/pipeline/dialects*.test.ts and test/firstcontact).
+   */
+  readWebhook(webhook: IncomingDeliveryWebhook): DeliveryWebhookReading {
+    const signature = webhook.header('x-fake-signature');
+    if (signature === undefined) return { kind: 'unsigned', header: 'x-fake-signature' };
+    const expected = createHmac('sha256', FAKE_WEBHOOK_SECRET).update(webhook.rawBody).digest('hex');
+    if (signature !== expected) return { kind: 'bad_signature', header: 'x-fake-signature' };
+    const body = parseJson(webhook.rawBody) as { shipmentId?: unknown; state?: unknown } | undefined;
+    if (typeof body !== 'object' || body === null) return { kind: 'malformed' };
+    const kept = typeof body.shipmentId === 'string' ? this.#shipments.get(body.shipmentId) : undefined;
+    if (!kept) return { kind: 'no_reference' };
+    const state = typeof body.state === 'string' ? body.state : undefined;
+    const step = (Object.keys(STATE) as DeliveryStep[]).find((key) => STATE[key] === state);
+    return {
+      kind: 'reference',
+      shipmentId: kept.shipment.shipmentId,
+      externalOrderId: kept.shipment.externalOrderId,
+      ...(state === undefined ? {} : { state }),
+      ...(step === undefined ? {} : { step }),
+      readByProfile: true,
+    };
   }
 
   /** Whether the service prices this name at its zone tariff (not a city name, not one it was told it does not price). */

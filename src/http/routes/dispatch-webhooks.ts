@@ -1,29 +1,31 @@
 /**
  * Delivery webhooks from the dispatch service. The spec shows neither their shape nor how they are
  * signed, so each shop gets its own URL carrying an unguessable token
- * (POST /webhooks/dispatch/<shopId>/<token>), checked in constant time; when a signing secret is
- * configured, the signature must match too, in the header, prefix and encoding the shop's wire profile names.
+ * (POST /webhooks/dispatch/<shopId>/<token>), checked here in constant time. Everything else (the signature,
+ * the body's JSON within the shop routes' depth limit, where the ids sit) is the shop's delivery service's to
+ * read (DeliveryService.readWebhook, src/domain/delivery.ts); this route only answers and enqueues.
  *
  * The body has the shop routes' bounds: the size (MAX_BODY_BYTES, src/http/app.ts, for all of /webhooks), the
- * server's request timeouts (src/main/web.ts) and the JSON depth (parseJson, src/stores/common.ts).
- *
- * The payload is only a hint: any JSON shape is accepted, the shipment id (or the external order id) is
- * read where the profile says it sits, else looked for wherever it sits, and the worker re-reads the
- * shipment before changing anything. So a forged or replayed webhook can at worst cause one extra read.
+ * server's request timeouts (src/main/web.ts) and the JSON depth (the adapter parses as the shop routes do).
  */
 import { timingSafeEqual } from 'node:crypto';
 import { Router, type Request, type Response } from 'express';
-import type { ShopRegistry } from '../../config/shops.js';
-import { wireProfileOf } from '../../dispatch/for-shop.js';
-import { ID_PREFIX } from '../../dispatch/wire.js';
+import type { ShopConfig, ShopRegistry } from '../../config/shops.js';
+import type { DeliveryService, DeliveryWebhookReading } from '../../domain/delivery.js';
 import { stableJobId, type RelaisQueues } from '../../jobs/queues.js';
+import { webhookSampleOf, type FirstContactStore, type SampleRefusal } from '../../ledger/first-contact.js';
 import type { Logger } from '../../log.js';
-import { malformedBody, parseJson } from '../../stores/common.js';
+import { malformedBody } from '../../stores/common.js';
 
 export interface DispatchWebhookDeps {
   shops: ShopRegistry;
   queues: RelaisQueues;
   logger: Logger;
+  /** The shop's delivery service, built once per shop as it is loaded (it holds the shop's wire profile). */
+  deliveryFor(shop: ShopConfig): DeliveryService;
+  /** Where the webhooks the shop's profile could not verify or read are kept, to learn the profile from them. */
+  samples?: Pick<FirstContactStore, 'keepWebhookSample'>;
+  now?: () => Date;
 }
 
 export function dispatchWebhookRoutes(deps: DispatchWebhookDeps): Router {
@@ -35,33 +37,27 @@ export function dispatchWebhookRoutes(deps: DispatchWebhookDeps): Router {
       return void res.status(404).json({ error: 'not_found' });
     }
     const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    const profile = wireProfileOf(shop);
-    if (shop.dispatch.webhookSigningSecret) {
-      const given = req.get(profile.signatureHeader);
-      if (!profile.verify(rawBody, given, shop.dispatch.webhookSigningSecret.reveal())) {
-        deps.logger.warn(
-          { shop: shop.id, header: profile.signatureHeader, present: given !== undefined },
-          given === undefined
-            ? `delivery webhook without the ${profile.signatureHeader} header rejected`
-            : 'delivery webhook with a bad signature rejected',
-        );
-        return void res.status(401).json({ error: 'invalid_signature', header: profile.signatureHeader });
-      }
+    const reading = deps.deliveryFor(shop).readWebhook({ rawBody, header: (name) => req.get(name) });
+    const refusal = refusalOf(reading);
+    if (refusal) await keepSample(deps, shop.id, refusal, rawBody, req);
+    if (reading.kind === 'unsigned' || reading.kind === 'bad_signature') {
+      deps.logger.warn(
+        { shop: shop.id, header: reading.header, present: reading.kind === 'bad_signature' },
+        reading.kind === 'unsigned'
+          ? `delivery webhook without the ${reading.header} header rejected`
+          : 'delivery webhook with a bad signature rejected',
+      );
+      return void res.status(401).json({ error: 'invalid_signature', header: reading.header });
     }
-    // The shop routes' parser: JSON nested past MAX_JSON_DEPTH is refused before it is parsed or queued.
-    const payload = parseJson(rawBody);
-    if (payload === undefined) return void res.status(400).json(malformedBody('JSON'));
-    // Where the profile says the ids sit first; then anywhere (the service may send more than one shape).
-    const { shipmentId, externalOrderId } = profile.webhookReference(payload);
-    const found = {
-      ...findShipmentReference(payload),
-      ...(shipmentId ? { shipmentId } : {}),
-      ...(externalOrderId ? { externalOrderId } : {}),
-    };
-    if (!found.shipmentId && !found.externalOrderId) {
+    if (reading.kind === 'malformed') return void res.status(400).json(malformedBody('JSON'));
+    if (reading.kind === 'no_reference') {
       deps.logger.warn({ shop: shop.id }, 'delivery webhook without a shipment id or external order id');
       return void res.status(200).json({ status: 'ignored', reason: 'no shipment id or external order id found' });
     }
+    const found = {
+      ...(reading.shipmentId ? { shipmentId: reading.shipmentId } : {}),
+      ...(reading.externalOrderId ? { externalOrderId: reading.externalOrderId } : {}),
+    };
     try {
       await deps.queues.deliveries.add(
         'sync',
@@ -78,39 +74,35 @@ export function dispatchWebhookRoutes(deps: DispatchWebhookDeps): Router {
   return router;
 }
 
+/** Why the sample of this webhook is worth keeping: the shop's profile could not verify it or read it. */
+function refusalOf(reading: DeliveryWebhookReading): SampleRefusal | undefined {
+  if (reading.kind === 'reference') return reading.readByProfile ? undefined : 'shape';
+  return reading.kind === 'malformed' ? undefined : reading.kind;
+}
+
+/** Keeps the sample; a store that fails loses the sample, never the answer. */
+async function keepSample(
+  deps: DispatchWebhookDeps,
+  shopId: string,
+  refusal: SampleRefusal,
+  body: Buffer,
+  req: Request,
+): Promise<void> {
+  if (!deps.samples) return;
+  // The names as sent (Node lower-cases req.headers): a learned signature header is then spelled as the service does.
+  const headers: Record<string, string> = {};
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) headers[req.rawHeaders[i]!] ??= req.rawHeaders[i + 1]!;
+  const receivedAt = (deps.now ?? (() => new Date()))();
+  const sample = webhookSampleOf({ shopId, receivedAt, refusal, body, headers });
+  try {
+    await deps.samples.keepWebhookSample(sample);
+  } catch (error) {
+    deps.logger.warn({ shop: shopId, err: (error as Error).message }, 'could not keep a delivery webhook sample');
+  }
+}
+
 function safeEqual(a: string, b: string): boolean {
   const left = Buffer.from(a);
   const right = Buffer.from(b);
   return left.length === right.length && timingSafeEqual(left, right);
-}
-
-const SHIPMENT_KEYS = ['shipment_id', 'shipmentId', 'shipment', 'id'];
-const EXTERNAL_KEYS = ['external_order_id', 'externalOrderId'];
-
-/** Looks through any JSON shape (bounded depth) for a shp_ id and an external order id. */
-export function findShipmentReference(payload: unknown, depth = 0): { shipmentId?: string; externalOrderId?: string } {
-  if (depth > 5 || payload === null || typeof payload !== 'object') return {};
-  const found: { shipmentId?: string; externalOrderId?: string } = {};
-  const entries = Array.isArray(payload) ? payload.map((v, i) => [String(i), v] as const) : Object.entries(payload);
-  for (const [key, value] of entries) {
-    if (typeof value === 'string') {
-      if (
-        !found.shipmentId &&
-        value.startsWith(ID_PREFIX.shipment) &&
-        (SHIPMENT_KEYS.includes(key) || /^shp_[A-Za-z0-9_-]+$/.test(value))
-      ) {
-        found.shipmentId = value;
-      }
-      if (!found.externalOrderId && EXTERNAL_KEYS.includes(key)) found.externalOrderId = value;
-    }
-  }
-  for (const [, value] of entries) {
-    if (found.shipmentId && found.externalOrderId) break;
-    if (value && typeof value === 'object') {
-      const nested = findShipmentReference(value, depth + 1);
-      found.shipmentId ??= nested.shipmentId;
-      found.externalOrderId ??= nested.externalOrderId;
-    }
-  }
-  return found;
 }

@@ -177,6 +177,45 @@ ALTER TABLE orders ADD COLUMN version_received_ms bigint;
 `,
   },
   {
+    version: 7,
+    name: 'first contact',
+    sql: `
+-- Delivery webhooks that reached a shop's secret URL but that its wire profile could not verify or read, kept so a
+-- profile can be learned from them (src/ledger/first-contact.ts): the body as sent, header names, and the values of
+-- the headers that look like signatures only. Bounded per shop by the adapter (20, 7 days).
+CREATE TABLE delivery_webhook_samples (
+  id bigserial PRIMARY KEY,
+  shop_id text NOT NULL,
+  received_at timestamptz NOT NULL,
+  refusal text NOT NULL,
+  body bytea NOT NULL,
+  header_names text[] NOT NULL,
+  signature_candidates jsonb NOT NULL
+);
+CREATE INDEX delivery_webhook_samples_by_shop ON delivery_webhook_samples (shop_id, received_at DESC);
+-- Every state name a shop's delivery service used, with where it first appeared.
+CREATE TABLE service_states_seen (
+  shop_id text NOT NULL,
+  state text NOT NULL,
+  first_seen_at timestamptz NOT NULL,
+  source text NOT NULL,
+  step text,
+  after_state text,
+  after_step text,
+  PRIMARY KEY (shop_id, state)
+);
+-- A shop's own wire profiles, versioned: the newest is in force (the file-based built-ins are the starting points).
+CREATE TABLE shop_wire_profiles (
+  shop_id text NOT NULL,
+  version integer NOT NULL,
+  document jsonb NOT NULL,
+  source text NOT NULL,
+  stored_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (shop_id, version)
+);
+`,
+  },
+  {
     version: 8,
     name: 'shipment requested',
     sql: `

@@ -1,0 +1,50 @@
+/**
+ * `relais profile`: the shop's wire profile. `relais profile learn --shop <id> [--apply]` drafts it from what the
+ * service showed (src/ops/profile-learn-command.ts) and, with --apply, stores it for the shop.
+ */
+import { Command } from 'commander';
+import { createLogger } from '../log.js';
+import { runProfileLearn, type ProfileLearnDeps } from '../ops/profile-learn-command.js';
+import { createRuntime, waitForLedger, type Runtime, type RuntimeOptions } from './runtime.js';
+
+/** What `profile learn` needs, from a runtime (the stored profiles already read). */
+export function learnDepsOf(runtime: Runtime): ProfileLearnDeps {
+  return {
+    shops: runtime.options.shops,
+    firstContact: runtime.firstContact,
+    shopProfiles: runtime.shopProfiles,
+    profileFor: (shop) => runtime.profiles.profileFor(shop),
+    ledger: runtime.ledger,
+    announce: () => runtime.announceShops(),
+    now: runtime.now,
+  };
+}
+
+export function profileCommand(baseOptions: () => Promise<Omit<RuntimeOptions, 'logger'>>): Command {
+  const profile = new Command('profile').description("The shop's wire profile: the delivery service's names");
+  profile
+    .command('learn')
+    .description(
+      'Drafts a complete wire profile for a shop from a probe, the delivery webhooks its profile refused and the state names the service used; --apply stores it for the shop',
+    )
+    .requiredOption('--shop <id>', 'the shop whose profile to learn')
+    .option(
+      '--out <dir>',
+      'where to write the probe, learned.json and draft-profile.json (default relais-learn/<shop>-<time>)',
+    )
+    .option('--apply', "store the draft as the shop's profile: every process uses it without a restart")
+    .action(async (options: { shop: string; out?: string; apply?: boolean }) => {
+      const runtime = createRuntime({ ...(await baseOptions()), logger: createLogger({ level: 'silent' }) });
+      try {
+        await waitForLedger(runtime);
+        await runtime.profiles.reload();
+        process.exitCode = await runProfileLearn(learnDepsOf(runtime), options, {
+          stdout: process.stdout,
+          stderr: process.stderr,
+        });
+      } finally {
+        await runtime.close();
+      }
+    });
+  return profile;
+}

@@ -1,0 +1,194 @@
+/**
+ * First contact (issue 28): Relais on the default wire profile against a dispatch service speaking a dialect it is
+ * never given (test/fixtures/dispatch-profiles/first-contact-dialect.json: only the emulator reads that file).
+ * The loop a new user runs: `relais profile learn --apply` before any order (what the probe can learn), first
+ * orders delivered while their webhooks are refused (another signature) and their states unknown, `relais profile
+ * learn --apply` again, then every order delivered and paid in its shop, each write made once, and the learned
+ * profile equal to the emulator's on every name the run exercised.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
+import { DEFAULT_COURIER_STEP_MS } from '@relais/emulators/dispatch';
+import { loadWireProfile, type WireProfile } from '../../src/dispatch/profile.js';
+import { learnDepsOf } from '../../src/main/profile-command.js';
+import { runProfileLearn } from '../../src/ops/profile-learn-command.js';
+import { shopifyExternalId, waitForIdle, waitForState } from '../pipeline/helpers.js';
+import {
+  makeSecrets,
+  SHOPIFY_DOMAIN,
+  SHOPIFY_SHOP_ID,
+  startTestRelais,
+  waitFor,
+  type TestRelais,
+} from '../support/relais.js';
+
+const DIALECT_FILE = join(import.meta.dirname, '..', 'fixtures', 'dispatch-profiles', 'first-contact-dialect.json');
+const ORDER_TOPICS = ['orders/create', 'orders/updated', 'orders/paid', 'orders/cancelled'];
+/** The steps a delivered order shows in Shopify. */
+const EVERY_STEP = ['CARRIER_PICKED_UP', 'IN_TRANSIT', 'OUT_FOR_DELIVERY', 'DELIVERED'];
+/** The courier's moves from ready to delivered. */
+const COURIER_MOVES = 5;
+
+let shopify: ShopifyEmulator;
+let relais: TestRelais;
+let out: string;
+const service: WireProfile = loadWireProfile(DIALECT_FILE);
+const printed: string[] = [];
+
+beforeAll(async () => {
+  const secrets = makeSecrets();
+  const signingSecret = randomBytes(24).toString('hex');
+  out = mkdtempSync(join(tmpdir(), 'relais-learn-'));
+  shopify = await startShopifyEmulator({
+    shops: [
+      { domain: SHOPIFY_DOMAIN, accessToken: secrets.shopifyAccessToken, clientSecret: secrets.shopifyClientSecret },
+    ],
+  });
+  relais = await startTestRelais({
+    secrets,
+    shopifyAdminUrl: shopify.adminUrl(SHOPIFY_DOMAIN),
+    pollIntervalMs: 300,
+    emulatorProfile: DIALECT_FILE,
+    dispatchSigningSecret: signingSecret,
+  });
+  for (const topic of ORDER_TOPICS) shopify.subscribe(SHOPIFY_DOMAIN, topic, `${relais.web.url}/webhooks/shopify`);
+  relais.emulator.setOrganisationWebhook(
+    'org_relais',
+    `${relais.web.url}/webhooks/dispatch/${SHOPIFY_SHOP_ID}/${relais.secrets.dispatchWebhookToken}`,
+    signingSecret,
+  );
+}, 60_000);
+
+afterAll(async () => {
+  await shopify?.webhooksSettled();
+  await relais?.stop();
+  await shopify?.close();
+  if (out) rmSync(out, { recursive: true, force: true });
+});
+
+/** `relais profile learn --shop <id> --apply`, on the worker's runtime; then waits until web and worker use it. */
+async function learnAndApply(run: string): Promise<void> {
+  const text: string[] = [];
+  const status = await runProfileLearn(
+    learnDepsOf(relais.worker.runtime),
+    { shop: SHOPIFY_SHOP_ID, out: join(out, run), apply: true },
+    { stdout: { write: (t: string) => text.push(t) }, stderr: { write: (t: string) => text.push(t) } },
+  );
+  printed.push(text.join(''));
+  expect(status, text.join('')).toBe(0);
+  const version = Number(/Stored as version (\d+)/.exec(text.join(''))?.[1]);
+  for (const process of [relais.worker.runtime, relais.web.runtime]) {
+    await waitFor(async () => process.profiles.versionOf(SHOPIFY_SHOP_ID) === version, {
+      what: `profile version ${version} in force`,
+    });
+  }
+}
+
+const learned = (): WireProfile => relais.worker.runtime.profiles.profileFor(relais.shops.get(SHOPIFY_SHOP_ID)!);
+const record = (extId: string) => relais.worker.runtime.ledger.get(extId);
+
+async function placeOrders(count: number): Promise<Array<{ id: number; extId: string }>> {
+  const orders = Array.from({ length: count }, () => shopify.createOrder(SHOPIFY_DOMAIN, {}));
+  const placed = orders.map((o) => ({ id: o.id, extId: shopifyExternalId(o.id) }));
+  for (const { extId } of placed) {
+    const ready = await waitForState(relais, extId, ['ready', 'held'], 20_000);
+    expect(ready.hold, JSON.stringify(ready.hold)).toBeUndefined();
+  }
+  return placed;
+}
+
+describe('first contact with a service speaking a dialect Relais was never given', () => {
+  let first: Array<{ id: number; extId: string }>;
+  let second: Array<{ id: number; extId: string }>;
+
+  it('learns from the probe alone what orders need to be created and marked ready', async () => {
+    await learnAndApply('1-probe');
+    first = await placeOrders(2);
+    for (const { extId } of first) expect((await record(extId))?.shipment?.markedReadyAt).toBeDefined();
+  });
+
+  it("refuses the first deliveries' webhooks (another signature), keeps them, and keeps every state name seen", async () => {
+    for (let move = 0; move < COURIER_MOVES; move++) {
+      await relais.emulator.advance(DEFAULT_COURIER_STEP_MS);
+      await new Promise((r) => setTimeout(r, 400));
+    }
+    await waitFor(
+      async () =>
+        (await relais.worker.runtime.firstContact.seenStates(SHOPIFY_SHOP_ID)).some((s) => s.state === 'handed_over'),
+      { what: 'the delivered state read by polling', timeoutMs: 15_000 },
+    );
+    const refused = relais.emulator.webhookDeliveries().filter((d) => d.status === 401);
+    expect(refused.length).toBeGreaterThan(0);
+    const samples = await relais.worker.runtime.firstContact.webhookSamples(SHOPIFY_SHOP_ID, new Date());
+    expect(samples.length).toBeGreaterThan(0);
+    // Header names compare without case (HTTP's rule; the emulator's client sends them lower-cased).
+    expect(Object.keys(samples[0]!.signatureCandidates).map((h) => h.toLowerCase())).toEqual(['x-courier-mac']);
+    for (const { extId } of first) expect((await record(extId))?.state).toBe('ready');
+  });
+
+  it('learns the rest; every first order then shows every step it went through, in order, and is paid', async () => {
+    await learnAndApply('2-webhooks-and-states');
+    for (const { id, extId } of first) {
+      await waitFor(async () => (await record(extId))?.delivery?.written.paid, {
+        what: `${extId} paid`,
+        timeoutMs: 20_000,
+      });
+      const shop = shopify.orderSnapshot(SHOPIFY_DOMAIN, id);
+      expect(shop.financialStatus).toBe('PAID');
+      // Every step it went through while its states were unknown, written in order once they are mapped.
+      expect(shop.fulfillments[0]!.events.map((e) => e.status)).toEqual(EVERY_STEP);
+      expect((await record(extId))?.state).toBe('delivered');
+    }
+  });
+
+  it('follows later orders through every step by their webhooks, each written once, and pays them', async () => {
+    second = await placeOrders(2);
+    for (let move = 0; move < COURIER_MOVES; move++) {
+      await relais.emulator.advance(DEFAULT_COURIER_STEP_MS);
+      await new Promise((r) => setTimeout(r, 400));
+    }
+    for (const { id, extId } of second) {
+      await waitFor(async () => (await record(extId))?.delivery?.written.paid, {
+        what: `${extId} paid`,
+        timeoutMs: 20_000,
+      });
+      const shop = shopify.orderSnapshot(SHOPIFY_DOMAIN, id);
+      expect(shop.fulfillments).toHaveLength(1);
+      expect(shop.fulfillments[0]!.events.map((e) => e.status)).toEqual(EVERY_STEP);
+      expect(shop.financialStatus).toBe('PAID');
+    }
+    await waitForIdle(relais);
+    const since = relais.emulator
+      .webhookDeliveries()
+      .filter((d) => second.some((o) => JSON.stringify(d.body).includes(o.extId)));
+    expect(since.filter((d) => d.status !== 200)).toEqual([]);
+    for (const { id } of first) {
+      const events = shopify
+        .orderSnapshot(SHOPIFY_DOMAIN, id)
+        .fulfillments.flatMap((f) => f.events.map((e) => e.status));
+      expect(new Set(events).size, 'no step written twice').toBe(events.length);
+      expect(shopify.orderSnapshot(SHOPIFY_DOMAIN, id).fulfillments).toHaveLength(1);
+    }
+  });
+
+  it("ends with a profile equal to the service's on every name the run exercised", async () => {
+    const profile = learned();
+    const seen = await relais.worker.runtime.firstContact.seenStates(SHOPIFY_SHOP_ID);
+    expect(seen.length).toBeGreaterThanOrEqual(7);
+    for (const { state } of seen) expect(profile.stepOf(state), state).toBe(service.stepOf(state));
+    const { header, ...scheme } = profile.document.webhook.signature;
+    const { header: serviceHeader, ...serviceScheme } = service.document.webhook.signature;
+    expect(header.toLowerCase()).toBe(serviceHeader.toLowerCase());
+    expect(scheme).toEqual(serviceScheme);
+    expect(profile.document.webhook.event).toEqual(service.document.webhook.event);
+    for (const key of ['shipmentIdPaths', 'externalOrderIdPaths', 'statePaths'] as const)
+      expect(profile.document.webhook[key][0], key).toBe(service.document.webhook[key][0]);
+    for (const field of ['quoteId', 'quoteExpiry', 'quoteTotal', 'shipmentId', 'status', 'externalOrderId'] as const)
+      expect(profile.document.fields[field], field).toContain(service.spelling(field));
+    expect(printed.join('\n')).toMatch(/Check:/);
+  });
+});
