@@ -7,6 +7,7 @@ import type { RedisClient } from '../redis.js';
 import type { ShopConfig, ShopRegistry } from '../config/shops.js';
 import type { DeliveryStep } from '../domain/shipment-status.js';
 import { collectsCash, type DeliveryService, type Shipment } from '../domain/delivery.js';
+import { goodsCarried } from '../domain/door-amount.js';
 import type { DeliveryProgress, OrderLedger, OrderRecord } from '../ledger/order-ledger.js';
 import type { Logger } from '../log.js';
 import type { DispatchInfo, ShopOrderRef, ShopWriter } from '../stores/writer.js';
@@ -128,10 +129,7 @@ function dispatchInfo(shop: ShopConfig, record: OrderRecord, shipment: Shipment,
     shipmentId: shipment.shipmentId,
     trackingCode: shipment.trackingCode ?? record.shipment?.trackingCode,
     publicTrackingUrl: shipment.publicTrackingUrl ?? record.shipment?.publicTrackingUrl,
-    // What the shipment carries for the goods (read back from the service), else what Relais sent.
-    amountToCollect: cashOnDelivery
-      ? (shipment.orderAmountXof ?? record.shipment?.orderAmountXof ?? record.door?.goods ?? 0)
-      : 0,
+    goods: cashOnDelivery ? (goodsCarried(record, shipment) ?? 0) : 0,
     ...(cashOnDelivery && record.door ? { door: record.door } : {}),
     cashOnDelivery,
     neighbourhood: record.neighbourhood?.name,

@@ -12,7 +12,7 @@ import { FINAL_STEPS, movesForward, showsMarkedReady, type DeliveryStep } from '
 import { DeliveryError, type Shipment } from '../domain/delivery.js';
 import type { OrderState } from '../domain/order-state.js';
 import type { DeliveryProgress, OrderRecord, ShipmentProgress } from '../ledger/order-ledger.js';
-import { collectedCovers, goodsOwed } from '../domain/door-amount.js';
+import { collectedCovers, goodsCarried, goodsOwed } from '../domain/door-amount.js';
 import {
   deliveryGatewayOf,
   progressOf,
@@ -256,7 +256,7 @@ async function writePaidOrShortfall(sync: ShipmentSync, write: ShopWrites, now: 
   if (progress.step !== 'delivered' || !write.info.cashOnDelivery) return;
   if (progress.written.paid || progress.written.shortfall) return;
   const owed = goodsOwed(record.order!, shop.policy.deliveryFeePaidBy);
-  const collected = shipment.orderAmountXof ?? record.shipment?.orderAmountXof ?? record.door?.goods;
+  const collected = goodsCarried(record, shipment);
   if (owed.ok && !collectedCovers(collected, owed.goods)) {
     const message = `delivered, but the courier collected ${collected === undefined ? 'an unknown amount' : `${collected} XOF`} for the goods (shipment ${shipment.shipmentId}) while the order owes ${owed.goods} XOF: it was not marked as paid. Settle the difference with the customer, then mark it paid.`;
     await write.track(

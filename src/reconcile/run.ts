@@ -263,7 +263,13 @@ function figureInputs(cases: readonly RunCase[]): FigureInput[] {
     if (!order) continue;
     const shipment = primaryShipment(c.shipments, c.record);
     const openClaims = shipment ? (c.claims.get(shipment.shipmentId) ?? []).filter(isOpenClaim).length : 0;
-    inputs.push({ order, ...(c.record ? { record: c.record } : {}), ...(shipment ? { shipment } : {}), openClaims });
+    inputs.push({
+      order,
+      ...(c.record ? { record: c.record } : {}),
+      ...(shipment ? { shipment } : {}),
+      openClaims,
+      paidBy: c.shop.policy.deliveryFeePaidBy,
+    });
   }
   return inputs;
 }
