@@ -3,6 +3,7 @@
  * cash-on-delivery figures per day. Records are read a batch per query, and every scan is bounded.
  */
 import { collectsCash } from '../domain/delivery.js';
+import { goodsCarried } from '../domain/door-amount.js';
 import type { OrderFilter, OrderInsights } from '../ledger/order-insights.js';
 import type { OrderLedger, OrderRecord, OrderState } from '../ledger/order-ledger.js';
 
@@ -38,13 +39,24 @@ export async function findOrderListing(
   return { records, inWindow: found.total, truncated: found.total > found.ids.length };
 }
 
-/** What the courier collects for this order's goods: the amount sent with the shipment, else the order's own. */
-export function amountToCollect(record: OrderRecord): number {
-  if (record.shipment?.orderAmountXof !== undefined) return record.shipment.orderAmountXof;
-  if (record.door) return record.door.goods;
+/** An order's figure on the cash pages, and which number it is (src/domain/door-amount.ts names them). */
+export interface CashFigure {
+  xof: number;
+  /** goods: what its shipment carries; outstanding: not shipped yet, what the shop says is owed; none: nothing to collect. */
+  is: 'goods' | 'outstanding' | 'none';
+}
+
+/**
+ * The order's cash figure: the goods its shipment carries (goodsCarried) once one was sent; before that, for an
+ * order that collects cash, the outstanding in the shop (its goods are worked out from it when it ships).
+ */
+export function cashFigure(record: OrderRecord): CashFigure {
+  const goods = goodsCarried(record);
+  if (goods !== undefined) return { xof: goods, is: 'goods' };
   // Same rule as the shipment request: only these families send an amount for the courier to collect.
-  if (record.order && collectsCash(record.order.paymentFamily)) return record.order.amountToCollect;
-  return 0;
+  if (record.order && collectsCash(record.order.paymentFamily))
+    return { xof: record.order.amountToCollect, is: 'outstanding' };
+  return { xof: 0, is: 'none' };
 }
 
 /** Orders with a live shipment: cash the couriers are expected to bring back. */
@@ -97,7 +109,7 @@ export function codFigures(records: readonly OrderRecord[]): CodFigures {
     totals[bucket].xof += xof;
   };
   for (const record of records) {
-    const xof = amountToCollect(record);
+    const { xof } = cashFigure(record);
     if (xof <= 0) continue;
     if (record.state === 'delivered') add(dayOf(record.stateChangedAt), 'collected', xof);
     else if (record.state === 'returned') add(dayOf(record.stateChangedAt), 'returned', xof);

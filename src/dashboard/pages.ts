@@ -6,7 +6,7 @@
 import { describeDoorAmount } from '../domain/door-amount.js';
 import type { DisputeView } from '../disputes/index.js';
 import type { OrderRecord, OrderState, TimelineEntry } from '../ledger/order-ledger.js';
-import { amountToCollect, type CodFigures, type OrderListing } from './data.js';
+import { cashFigure, type CashFigure, type CodFigures, type OrderListing } from './data.js';
 import { formatTime, formatXof, html, safeHref, type SafeHtml } from './html.js';
 import { describeFilters, ORDER_DAYS, ordersHref, type OrdersQuery } from './order-filters.js';
 import type { ReconciliationSummary } from './ports.js';
@@ -101,7 +101,7 @@ export function ordersBody(view: OrdersView): SafeHtml {
       <td class="muted nowrap">${formatTime(r.meta.firstSeenAt)}</td>
       <td>${stateBadge(r.state)}</td>
       <td>${r.neighbourhood?.name ?? html`<span class="muted">—</span>`}</td>
-      <td class="num">${formatXof(amountToCollect(r))}</td>
+      <td class="num">${cashCell(cashFigure(r))}</td>
       <td>${r.shipment ? html`<span class="mono">${r.shipment.shipmentId}</span> ${stateBadge(r.shipment.status.toLowerCase())}` : html`<span class="muted">—</span>`}</td>
       <td>${trackingLink(r)}</td>
     </tr>`,
@@ -116,9 +116,20 @@ export function ordersBody(view: OrdersView): SafeHtml {
   ${activeFilters(query)}
   <p class="muted">${listing.records.length} order${listing.records.length === 1 ? '' : 's'} shown, newest first${listing.truncated ? ' (more match: narrow the filter)' : ''}; ${listing.inWindow} in all.</p>
   <table>
-    <thead><tr><th>Order</th>${allShops ? html`<th>Shop</th>` : ''}<th>Received</th><th>State</th><th>Neighbourhood</th><th class="num">To collect</th><th>Shipment</th><th>Tracking</th></tr></thead>
+    <thead><tr><th>Order</th>${allShops ? html`<th>Shop</th>` : ''}<th>Received</th><th>State</th><th>Neighbourhood</th><th class="num">Goods</th><th>Shipment</th><th>Tracking</th></tr></thead>
     <tbody>${rows.length > 0 ? rows : html`<tr><td colspan="${allShops ? 8 : 7}" class="empty">No orders${query.state ? html` in state ${query.state}` : ''} ${allShops ? 'in any shop' : 'for this shop'} in this window.</td></tr>`}</tbody>
   </table>`;
+}
+
+/** The goods a shipment carries; for an order not shipped yet, the outstanding, said so (door-amount.ts names them). */
+function cashCell(figure: CashFigure) {
+  return figure.is === 'outstanding'
+    ? html`${formatXof(figure.xof)} <span class="muted">outstanding</span>`
+    : formatXof(figure.xof);
+}
+
+function cashFact(figure: CashFigure) {
+  return fact(figure.is === 'outstanding' ? 'Outstanding in the shop' : 'Goods', formatXof(figure.xof));
 }
 
 // ----------------------------------------------------------------------------------- order detail
@@ -273,7 +284,7 @@ export function orderDetailBody(view: OrderDetailView): SafeHtml {
       ${fact('Received', formatTime(meta.firstSeenAt))}
       ${fact('Payment', order?.paymentFamily.replace(/_/g, ' '))}
       ${fact('Total', order ? formatXof(order.total) : undefined)}
-      ${fact('To collect', formatXof(amountToCollect(record)))}
+      ${cashFact(cashFigure(record))}
       ${fact('At the door', record.door ? describeDoorAmount(record.door) : undefined)}
       ${fact('Deliver to', dropoffLines(record) ?? html`<span class="muted">personal data removed or not received</span>`)}
       ${fact('Neighbourhood', record.neighbourhood ? `${record.neighbourhood.name} (confidence ${record.neighbourhood.confidence})` : undefined)}
@@ -284,7 +295,7 @@ export function orderDetailBody(view: OrderDetailView): SafeHtml {
       ${fact('Shipment', shipment ? html`<span class="mono">${shipment.shipmentId}</span>` : undefined)}
       ${fact('Status', shipment ? stateBadge(shipment.status.toLowerCase()) : undefined)}
       ${fact('Tracking', shipment?.publicTrackingUrl ? trackingLink(record) : shipment?.trackingCode)}
-      ${fact('Amount sent to collect', shipment?.orderAmountXof !== undefined ? formatXof(shipment.orderAmountXof) : undefined)}
+      ${fact('Goods it carries', shipment?.orderAmountXof !== undefined ? formatXof(shipment.orderAmountXof) : undefined)}
       ${fact('Created', shipment ? formatTime(shipment.createdAt) : undefined)}
       ${fact('Marked ready', shipment?.markedReadyAt ? formatTime(shipment.markedReadyAt) : undefined)}
       ${fact('Quote', quote ? html`<span class="mono">${quote.quoteId}</span> · ${formatXof(quote.total)} · expires ${formatTime(quote.expiresAt)}` : undefined)}
@@ -356,7 +367,7 @@ export function heldBody(view: HeldView): SafeHtml {
       <div class="reason"><strong>${record.hold?.code ?? 'held'}</strong>: ${record.hold?.message ?? 'no reason recorded'}</div>
       <dl class="facts">
         ${fact('Deliver to', dropoffLines(record))}
-        ${fact('To collect', formatXof(amountToCollect(record)))}
+        ${cashFact(cashFigure(record))}
         ${suggestions.length > 0 ? fact('Closest neighbourhoods', suggestions.join(', ')) : ''}
       </dl>
       ${pricedNearby ? pricedAliasForms(record, view.csrf, pricedNearby) : ''}

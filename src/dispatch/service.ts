@@ -110,7 +110,7 @@ export class DispatchDeliveryService implements DeliveryService {
         {
           quote_id: request.quoteId,
           external_order_id: request.externalOrderId,
-          ...(request.amountToCollectXof === undefined ? {} : { orderAmountXof: request.amountToCollectXof }),
+          ...(request.orderAmountXof === undefined ? {} : { orderAmountXof: request.orderAmountXof }),
         },
         options,
       ),

@@ -19,18 +19,49 @@ import type { RedisClient } from '../redis.js';
 import { z } from 'zod';
 import type { ShopConfig, ShopRegistry } from '../config/shops.js';
 import { parseExternalOrderId } from '../domain/ids.js';
-import { tryLease } from '../jobs/order-lock.js';
+import { OrderBusyError, OrderLockLostError, tryLease, type Lease } from '../jobs/order-lock.js';
 import { DeliveryError, type Claim, type DeliveryService } from '../domain/delivery.js';
+import { DeliveryGateway, type ChangeGuard, type OrderReads } from '../jobs/delivery-gateway.js';
 import type { OrderLedger } from '../ledger/order-ledger.js';
+import type { Logger } from '../log.js';
 
 /** What the dispute functions need; a Runtime (src/main/runtime.ts) is one. */
 export interface DisputeRuntime {
-  options: { shops: ShopRegistry; prefix: string };
+  options: { shops: ShopRegistry; prefix: string; logger: Logger };
   redis: RedisClient;
   ledger: Pick<OrderLedger, 'get' | 'appendTimeline' | 'knownClaims' | 'saveClaim'>;
   now(): Date;
-  /** The shop's delivery service (the port, src/domain/delivery.ts). */
-  deliveryFor(shop: ShopConfig): Pick<DeliveryService, 'shipmentForOrder' | 'openClaim' | 'claims'>;
+  /** The shop's delivery service (the port, src/domain/delivery.ts), called through the gateway only. */
+  deliveryFor(shop: ShopConfig): DeliveryService;
+}
+
+/** The order's calls to its shop's delivery service, each noted on the order's timeline (src/jobs/delivery-gateway.ts). */
+function orderReads(runtime: DisputeRuntime, shop: ShopConfig, externalOrderId: string): OrderReads {
+  return gatewayOf(runtime).forShop(shop).forOrder(externalOrderId);
+}
+
+function gatewayOf(runtime: DisputeRuntime): DeliveryGateway {
+  return new DeliveryGateway({
+    deliveryFor: (shop) => runtime.deliveryFor(shop),
+    ledger: runtime.ledger,
+    now: () => runtime.now(),
+    logger: runtime.options.logger,
+  });
+}
+
+/**
+ * The opening guard, as what the gateway confirms before openDispute: renewed there, so an opening whose guard
+ * lapsed (another opening may be under way) stops before it reaches the service.
+ */
+function openingGuard(lease: Lease, externalOrderId: string): ChangeGuard {
+  return {
+    async confirm(before) {
+      if (await lease.renew().catch(() => false)) return;
+      throw new OrderLockLostError(
+        `order ${externalOrderId}: the dispute opening guard lapsed; stopped before ${before}`,
+      );
+    },
+  };
 }
 
 export const DEFAULT_CLAIMANT_TYPE = 'seller';
@@ -140,9 +171,7 @@ async function locate(runtime: DisputeRuntime, externalOrderId: string): Promise
   if (!shop) return { ok: false, why: `shop "${shopId}" is not in the shop registry`, retryable: false };
   if (record?.shipment) return { ok: true, shop, shipmentId: record.shipment.shipmentId };
   try {
-    const shipment = await tracked(runtime, externalOrderId, 'getShipmentByExternalOrder', () =>
-      runtime.deliveryFor(shop).shipmentForOrder(externalOrderId),
-    );
+    const shipment = await orderReads(runtime, shop, externalOrderId).shipmentForOrder();
     if (!shipment)
       return {
         ok: false,
@@ -197,16 +226,14 @@ export async function openDisputeForOrder(
     const same = sameOpenClaim(await claimsBeforeOpening(runtime, externalOrderId, located), wanted);
     if (same) return alreadyOpen(externalOrderId, same);
     try {
-      const claim = await tracked(
-        runtime,
-        externalOrderId,
-        'openDispute',
-        () =>
-          runtime
-            .deliveryFor(located.shop)
-            .openClaim(located.shipmentId, { reason, description, claimantId, claimantType }),
-        (c) => `claim ${c.claimId ?? '?'} on ${located.shipmentId}: ${reason} (by ${claimantType})`,
-      );
+      const claim = await gatewayOf(runtime)
+        .forShop(located.shop)
+        .underLock(externalOrderId, openingGuard(guard, externalOrderId))
+        .openClaim(
+          located.shipmentId,
+          { reason, description, claimantId, claimantType },
+          { detail: (c) => `claim ${c.claimId ?? '?'} on ${located.shipmentId}: ${reason} (by ${claimantType})` },
+        );
       const view = disputeView(claim, located.shipmentId);
       await recordClaims(runtime, externalOrderId, [view]);
       return { ok: true, externalOrderId, shipmentId: located.shipmentId, claim: view };
@@ -256,13 +283,9 @@ async function claimsBeforeOpening(
   externalOrderId: string,
   located: { shop: ShopConfig; shipmentId: string },
 ): Promise<DisputeView[]> {
-  const listed = await tracked(
-    runtime,
-    externalOrderId,
-    'listShipmentDisputes',
-    () => runtime.deliveryFor(located.shop).claims(located.shipmentId),
-    (list) => `${list.length} claim(s) on ${located.shipmentId}, looked up before opening one`,
-  );
+  const listed = await orderReads(runtime, located.shop, externalOrderId).claims(located.shipmentId, {
+    detail: (list) => `${list.length} claim(s) on ${located.shipmentId}, looked up before opening one`,
+  });
   const views = listed.map((c) => disputeView(c, located.shipmentId));
   await recordClaims(runtime, externalOrderId, views);
   return [...(await knownDisputes(runtime, externalOrderId)), ...views];
@@ -302,13 +325,9 @@ export async function listDisputesForOrder(
   const located = await locate(runtime, externalOrderId);
   if (!located.ok) return { ...located, externalOrderId };
   try {
-    const claims = await tracked(
-      runtime,
-      externalOrderId,
-      'listShipmentDisputes',
-      () => runtime.deliveryFor(located.shop).claims(located.shipmentId),
-      (list) => `${list.length} claim(s) on ${located.shipmentId}`,
-    );
+    const claims = await orderReads(runtime, located.shop, externalOrderId).claims(located.shipmentId, {
+      detail: (list) => `${list.length} claim(s) on ${located.shipmentId}`,
+    });
     const views = claims.map((c) => disputeView(c, located.shipmentId));
     await recordClaims(runtime, externalOrderId, views);
     const listed = new Set(views.map((v) => v.claimId).filter((id) => id !== undefined));
@@ -321,40 +340,9 @@ export async function listDisputesForOrder(
   }
 }
 
-/** Runs one dispatch call and writes it on the order's timeline, however it ends. */
-async function tracked<T>(
-  runtime: Pick<DisputeRuntime, 'ledger' | 'now'>,
-  externalOrderId: string,
-  operation: string,
-  call: () => Promise<T>,
-  describe?: (result: T) => string,
-): Promise<T> {
-  const started = Date.now();
-  try {
-    const result = await call();
-    await runtime.ledger.appendTimeline(externalOrderId, {
-      at: runtime.now().toISOString(),
-      system: 'dispatch',
-      operation,
-      outcome: 'ok',
-      ms: Date.now() - started,
-      ...(describe ? { detail: describe(result) } : {}),
-    });
-    return result;
-  } catch (error) {
-    await runtime.ledger.appendTimeline(externalOrderId, {
-      at: runtime.now().toISOString(),
-      system: 'dispatch',
-      operation,
-      outcome: error instanceof DeliveryError ? error.label : 'error',
-      ms: Date.now() - started,
-      detail: error instanceof Error ? error.message : String(error),
-    });
-    throw error;
-  }
-}
-
 function refusal(error: unknown, operation: string): { ok: false; why: string; retryable: boolean } {
+  // The opening guard lapsed before openDispute was sent: nothing was opened; the person may try again.
+  if (error instanceof OrderBusyError) return { ok: false, retryable: true, why: error.message };
   if (error instanceof DeliveryError) {
     return {
       ok: false,

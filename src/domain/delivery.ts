@@ -34,8 +34,8 @@ export interface ShipmentRequest {
   quoteId: string;
   /** Relais's own reference (src/domain/ids.ts), unique per organisation: the shipment is found by it later. */
   externalOrderId: string;
-  /** Whole XOF the courier collects for the goods; set for cash-collecting orders only. */
-  amountToCollectXof?: number;
+  /** The goods (door-amount.ts): whole XOF the courier collects for them; set for cash-collecting orders only. */
+  orderAmountXof?: number;
 }
 
 export interface ClaimRequest {
@@ -107,7 +107,7 @@ export interface Shipment {
   step?: DeliveryStep;
   publicTrackingUrl?: string;
   trackingCode?: string;
-  /** What the courier collects for the goods, as the service reads it back. */
+  /** The goods (door-amount.ts): what the shipment carries for the courier to collect, as the service reads it back. */
   orderAmountXof?: number;
   courierId?: string;
   settlementStatus?: string;

@@ -1,13 +1,25 @@
 /**
  * What the courier collects at the door, and why: the one place that turns what the shop says is owed into
- * the `orderAmountXof` Relais sends, and into the breakdown the merchant sees.
+ * the goods Relais sends (the spec's `orderAmountXof`), and into the breakdown the merchant sees.
+ *
+ * Money words, used the same way in code, pages and messages (integer francs, XOF):
+ *   outstanding     what the shop says the customer still owes (its balance). Never sent as it is: it may include
+ *                   the shop's shipping. StoreOrder.amountToCollect holds it (the ledger's stored name).
+ *   shop shipping   the shipping the shop charged that the order still owes (StoreOrder.shippingCharged).
+ *   goods           the goods' value the courier collects for the merchant: what the shipment carries. Sent and read
+ *                   back as `orderAmountXof`; DoorAmount.goods, DispatchInfo.goods; goodsOwed() works it out from
+ *                   the outstanding, goodsCarried() says what a shipment carries.
+ *   delivery        the delivery service's own price, from the quote (its total less the collection fee).
+ *   collection fee  the service's fee for collecting cash (the quote breakdown's codFee).
+ *   at the door     everything the customer hands the courier: goods, plus delivery and collection fee when the
+ *                   customer pays the delivery (DoorAmount.atDoor).
  *
  * The spec: `orderAmountXof` is "the value of the goods"; the quote's `total` is what the customer pays for the
  * delivery, and a cash collection adds its own fee, shown in the breakdown. The service collects its own
  * delivery price at the door. So when the customer pays the delivery at the door (the default), the shipping
- * the shop already charged must come out of what the shop says is outstanding, or the customer is asked for
- * the delivery twice. When the merchant pays the delivery (settled with the service), the courier collects what
- * the shop says is outstanding, and the delivery and the collection fee are the merchant's bill.
+ * the shop already charged must come out of the outstanding, or the customer is asked for the delivery twice.
+ * When the merchant pays the delivery (settled with the service), the goods are the outstanding, and the delivery
+ * and the collection fee are the merchant's bill.
  *
  * Pure functions over integer francs; property-tested in test/fuzz/door-amount.property.test.ts.
  */
@@ -34,7 +46,7 @@ export interface DoorAmount {
 export type GoodsOwed = { ok: true; goods: Xof } | { ok: false; hold: HoldReason };
 
 /**
- * The goods' value still owed, from what the shop says is outstanding. With the customer paying the delivery at
+ * The goods' value still owed, from the outstanding. With the customer paying the delivery at
  * the door, the shop's own shipping charge comes out (at most what is outstanding: an order whose goods are paid
  * and only shipping remains owes no goods).
  */
@@ -42,7 +54,7 @@ export function goodsOwed(
   order: Pick<StoreOrder, 'amountToCollect' | 'shippingCharged' | 'orderName'>,
   paidBy: DeliveryFeePaidBy,
 ): GoodsOwed {
-  const outstanding = order.amountToCollect;
+  const outstanding = order.amountToCollect; // the outstanding (see the words above)
   const goods =
     paidBy === 'customer' ? Math.max(0, outstanding - Math.min(order.shippingCharged, outstanding)) : outstanding;
   if (goods <= 0) {
@@ -94,4 +106,17 @@ export function describeDoorAmount(door: DoorAmount): string {
 /** Paid in the shop only when what the courier collected for the goods covers what the order still owes. */
 export function collectedCovers(collectedGoods: number | undefined, owedGoods: number): boolean {
   return collectedGoods !== undefined && collectedGoods >= owedGoods;
+}
+
+/**
+ * The goods this order's shipment carries: what the service reads back of it (`readBack`, a shipment just read),
+ * else what the ledger saved of the shipment, else what Relais sent with it (the door breakdown). Undefined when
+ * none is known (nothing sent yet, or a service that does not echo the amount): never the outstanding, which is
+ * not what a shipment carries.
+ */
+export function goodsCarried(
+  record: { shipment?: { orderAmountXof?: number }; door?: { goods: number } } | undefined,
+  readBack?: { orderAmountXof?: number },
+): number | undefined {
+  return readBack?.orderAmountXof ?? record?.shipment?.orderAmountXof ?? record?.door?.goods;
 }

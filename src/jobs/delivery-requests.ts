@@ -39,7 +39,7 @@ export function shipmentRequestFor(order: StoreOrder, quoteId: string, goods: nu
       throw new RangeError(
         `order ${order.orderName}: a cash-on-delivery shipment needs a positive amount of goods to collect`,
       );
-    request.amountToCollectXof = goods;
+    request.orderAmountXof = goods;
   }
   return request;
 }

@@ -241,7 +241,7 @@ describe('cash on delivery amounts', () => {
         kind: 'cod_mismatch',
         amountXof: 17_000,
         detail:
-          'the customer owes 17000 XOF for the goods (shop balance 17000 XOF, shipping charged 0 XOF, delivery paid by the customer); the shipment carries 5000 XOF',
+          'the customer owes 17000 XOF for the goods (outstanding in the shop 17000 XOF, shop shipping 0 XOF, delivery paid by the customer); the shipment carries 5000 XOF',
       }),
     ]);
   });

@@ -31,6 +31,7 @@ function input(
       ? {}
       : { shipment: wireShipment({ status: options.status ?? 'READY', orderAmountXof: shipmentAmount }) }),
     openClaims: options.openClaims ?? 0,
+    paidBy: 'customer',
   };
 }
 

@@ -1,15 +1,16 @@
 /**
  * Cash figures per day, by the order's creation date (UTC), in whole francs: sums of integers, no division.
  *
- *  - COD expected: the cash carried by shipped cash-on-delivery orders (shipments not cancelled): the amount
- *    on the shipment (orderAmountXof), else what the customer owed when Relais shipped it.
+ *  - COD expected: the goods carried by shipped cash-on-delivery orders (shipments not cancelled): what the
+ *    shipment carries (door-amount.ts goodsCarried), else the goods the order owed when Relais shipped it.
  *  - collected: the same amounts, for delivered shipments.
  *  - held in dispute: the same amounts, for shipments with an open claim (settlement held until decided).
  */
 import type { StoreOrder } from '../domain/order.js';
 import type { Shipment } from '../domain/delivery.js';
 import type { OrderRecord } from '../ledger/order-ledger.js';
-import { codAmountOf, isCashOnDelivery } from './assess.js';
+import { goodsCarried, goodsOwed, type DeliveryFeePaidBy } from '../domain/door-amount.js';
+import { isCashOnDelivery } from './case.js';
 import type { DayFigures } from './types.js';
 
 export interface FigureInput {
@@ -18,6 +19,8 @@ export interface FigureInput {
   /** The shipment standing for the order (assess.ts primaryShipment), if any. */
   shipment?: Shipment;
   openClaims: number;
+  /** Who pays the delivery at the door (the shop's policy): the goods owed are worked out with it. */
+  paidBy: DeliveryFeePaidBy;
 }
 
 export function emptyDay(day: string): DayFigures {
@@ -56,13 +59,13 @@ export function figuresByDay(inputs: readonly FigureInput[], window: { from: Dat
   return [...days.values()].sort((a, b) => a.day.localeCompare(b.day));
 }
 
-function add(figures: DayFigures, { order, record, shipment, openClaims }: FigureInput): void {
+function add(figures: DayFigures, { order, record, shipment, openClaims, paidBy }: FigureInput): void {
   figures.orders += 1;
   const step = shipment?.step;
   const shipped = shipment !== undefined && step !== 'cancelled';
   const delivered = step === 'delivered';
   const cod = isCashOnDelivery(order, shipment);
-  const amount = codAmountOf(shipment, record, order);
+  const amount = goodsCarried(record, shipment) ?? goodsOwedWhenShipped(record, paidBy);
   if (shipped) figures.shipped += 1;
   if (delivered) figures.delivered += 1;
   if (openClaims > 0) figures.openDisputes += 1;
@@ -71,4 +74,11 @@ function add(figures: DayFigures, { order, record, shipment, openClaims }: Figur
   if (shipped) figures.codExpectedXof += amount;
   if (delivered) figures.codCollectedXof += amount;
   if (shipped && openClaims > 0) figures.heldInDisputeXof += amount;
+}
+
+/** The goods the order owed as Relais recorded it (door-amount.ts goodsOwed), for a shipment that does not say. */
+function goodsOwedWhenShipped(record: OrderRecord | undefined, paidBy: DeliveryFeePaidBy): number {
+  if (!record?.order) return 0;
+  const owed = goodsOwed(record.order, paidBy);
+  return owed.ok ? owed.goods : 0;
 }

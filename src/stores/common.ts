@@ -154,14 +154,15 @@ export function shippingChargedFrom(amount: string | number | null | undefined):
 export type Outstanding =
   { kind: 'amount'; raw: string | number } | { kind: 'total' } | { kind: 'unknown'; why: string };
 
-export type CollectAmount = { ok: true; value: Xof } | { ok: false; hold: HoldReason };
+export type OutstandingAmount = { ok: true; value: Xof } | { ok: false; hold: HoldReason };
 
 /**
- * The amount a courier collects for a COD or deposit order: the outstanding balance, which must be a whole,
- * positive number of francs no larger than the order total. Never 0: a COD parcel sent with nothing to collect
- * would be handed over for free.
+ * The outstanding of a COD or deposit order (StoreOrder.amountToCollect): the balance the shop says is still owed,
+ * which must be a whole, positive number of francs no larger than the order total. Never 0: a COD parcel sent with
+ * nothing to collect would be handed over for free. The goods the courier collects are worked out from it
+ * (src/domain/door-amount.ts goodsOwed).
  */
-export function amountToCollectFrom(input: { orderName: string; total: Xof; outstanding: Outstanding }): CollectAmount {
+export function outstandingFrom(input: { orderName: string; total: Xof; outstanding: Outstanding }): OutstandingAmount {
   const { orderName, total, outstanding } = input;
   if (outstanding.kind === 'unknown') return { ok: false, hold: holds.codAmountUnknown(orderName, outstanding.why) };
   let owed: Xof = total;

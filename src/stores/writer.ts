@@ -20,8 +20,8 @@ export interface DispatchInfo {
   shipmentId: string;
   trackingCode?: string;
   publicTrackingUrl?: string;
-  /** What the courier collects for the goods, as sent to the service (orderAmountXof; 0 for prepaid). */
-  amountToCollect: number;
+  /** The goods: what the shipment carries for the courier to collect (door-amount.ts goodsCarried; 0 for prepaid). */
+  goods: number;
   /** What the customer hands the courier and why (goods, delivery, collection fee), when cash is collected. */
   door?: DoorAmount;
   cashOnDelivery: boolean;

@@ -78,7 +78,7 @@ export function deliveryServiceContract(
     /** A firm quote and a cash-on-delivery shipment made from it, carrying 12 000 XOF. */
     const shipFor = async (service: DeliveryService, externalOrderId: string) => {
       const quote = await service.quote(quoteTo('Mermoz'));
-      return service.createShipment({ quoteId: quote.quoteId, externalOrderId, amountToCollectXof: 12_000 });
+      return service.createShipment({ quoteId: quote.quoteId, externalOrderId, orderAmountXof: 12_000 });
     };
 
     it('prices a delivery to a neighbourhood it knows in whole francs, firm until an expiry in the future, below the fallback tariff', async () => {
@@ -150,7 +150,7 @@ export function deliveryServiceContract(
       );
       expect([noAmount.reason, noAmount.retryable]).toEqual(['validation', false]);
       await under.advance(times.quoteTtlMs + 1_000);
-      const request = { quoteId: stale.quoteId, externalOrderId: newOrderId(), amountToCollectXof: 12_000 };
+      const request = { quoteId: stale.quoteId, externalOrderId: newOrderId(), orderAmountXof: 12_000 };
       const expired = await refusalOf(service.createShipment(request));
       expect([expired.reason, expired.answer, expired.retryable]).toEqual(['quote_expired', 'refused', false]);
       const unknown = await refusalOf(service.createShipment({ ...request, quoteId: 'qt_never_issued' }));

@@ -184,7 +184,7 @@ export class FakeDeliveryService implements DeliveryService {
       if (!quote) throw refusal('createShipment', 404, 'QUOTE_NOT_FOUND', 'quote_not_found', 'quote not found');
       if (this.#now >= quote.expiresAt)
         throw refusal('createShipment', 409, 'QUOTE_EXPIRED', 'quote_expired', 'quote expired: request a new quote');
-      const amount = request.amountToCollectXof;
+      const amount = request.orderAmountXof;
       if (quote.cashOnDelivery && !(amount !== undefined && amount > 0)) {
         const message = 'orderAmountXof: a positive integer amount is required for cash on delivery';
         throw refusal('createShipment', 400, 'VALIDATION_ERROR', 'validation', message);

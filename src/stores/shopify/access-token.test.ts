@@ -79,7 +79,7 @@ function info(): DispatchInfo {
     shipmentId: `shp_${hex(8)}`,
     trackingCode: code,
     publicTrackingUrl: `http://127.0.0.1:4011/t/${code}`,
-    amountToCollect: 17000,
+    goods: 17000,
     cashOnDelivery: true,
     neighbourhood: 'Sicap Liberté 2',
     quote: { quoteId: `qt_${hex(6)}`, total: 2500, breakdown: { base: 2000, codFee: 500, weightSurcharge: undefined } },

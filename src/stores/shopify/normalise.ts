@@ -26,7 +26,7 @@ import type { StoreAddress, StoreLineItem, StoreOrder } from '../../domain/order
 import { externalOrderId } from '../../domain/ids.js';
 import { ZERO_XOF } from '../../domain/money.js';
 import {
-  amountToCollectFrom,
+  outstandingFrom,
   assignDefined,
   decidePaymentFamily,
   describeParseError,
@@ -106,7 +106,7 @@ export function normaliseShopifyOrder(body: unknown, ctx: NormaliseContext): Nor
   const cancelled = nonEmpty(p.cancelled_at) !== undefined;
 
   const dropoff = dropoffOf(p);
-  let amountToCollect = ZERO_XOF;
+  let outstandingXof = ZERO_XOF;
   if (!cancelled) {
     if (customerDataRedacted(p)) return held(customerDataRedactedHold(orderName));
     if (dropoff === undefined) return held(holds.noDeliveryAddress(orderName));
@@ -116,9 +116,9 @@ export function normaliseShopifyOrder(body: unknown, ctx: NormaliseContext): Nor
         p.total_outstanding === undefined || p.total_outstanding === null
           ? outstandingWithoutField(financialStatus, paymentFamily)
           : { kind: 'amount', raw: p.total_outstanding };
-      const owed = amountToCollectFrom({ orderName, total: total.value, outstanding });
+      const owed = outstandingFrom({ orderName, total: total.value, outstanding });
       if (!owed.ok) return held(owed.hold);
-      amountToCollect = owed.value;
+      outstandingXof = owed.value;
     }
   }
 
@@ -131,7 +131,7 @@ export function normaliseShopifyOrder(body: unknown, ctx: NormaliseContext): Nor
     externalOrderId: externalId,
     currency,
     total: total.value,
-    amountToCollect,
+    amountToCollect: outstandingXof,
     shippingCharged: shopifyShippingOwed(p),
     paymentFamily,
     financialStatus,

@@ -54,7 +54,7 @@ function dispatchInfo(overrides: Partial<DispatchInfo> = {}): DispatchInfo {
     shipmentId: `shp_${hex(8)}`,
     trackingCode: code,
     publicTrackingUrl: `http://127.0.0.1:4011/t/${code}`,
-    amountToCollect: 17000,
+    goods: 17000,
     cashOnDelivery: true,
     neighbourhood: 'Sicap Liberté 2',
     quote: { quoteId: `qt_${hex(6)}`, total: 2500, breakdown: { base: 2000, codFee: 500, weightSurcharge: undefined } },
@@ -118,10 +118,7 @@ describe('recordDispatch', () => {
 
   it("a prepaid order gets no COD tag, and the merchant's choice not to notify is kept", async () => {
     const { ref, id } = newOrder({ gateway: 'shopify_payments', financialStatus: 'paid' });
-    await writer.recordDispatch(
-      ref,
-      dispatchInfo({ cashOnDelivery: false, amountToCollect: 0, notifyCustomer: false }),
-    );
+    await writer.recordDispatch(ref, dispatchInfo({ cashOnDelivery: false, goods: 0, notifyCustomer: false }));
     const order = emulator.orderSnapshot(SHOP, id);
     expect(order.tags).toEqual([RELAIS_TAGS.dispatched]);
     expect(order.fulfillments[0]?.notifyCustomer).toBe(false);

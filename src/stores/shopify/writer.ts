@@ -173,7 +173,7 @@ export class ShopifyWriter implements ShopWriter {
     if (state.cancelledAt !== null) {
       await this.writeProblem(
         state,
-        `the courier collected ${info.amountToCollect} XOF for shipment ${info.shipmentId}, but the order is cancelled in Shopify: it was not marked as paid.`,
+        `the courier collected ${info.goods} XOF for shipment ${info.shipmentId}, but the order is cancelled in Shopify: it was not marked as paid.`,
       );
       return;
     }

@@ -33,7 +33,7 @@ import type { StoreAddress, StoreLineItem, StoreOrder } from '../../domain/order
 import { externalOrderId } from '../../domain/ids.js';
 import { ZERO_XOF, addXof, subtractXof, type Xof } from '../../domain/money.js';
 import {
-  amountToCollectFrom,
+  outstandingFrom,
   shippingChargedFrom,
   assignDefined,
   decidePaymentFamily,
@@ -118,7 +118,7 @@ export function normaliseWooOrder(body: unknown, ctx: NormaliseContext): Normali
   const paymentFamily = decidePaymentFamily({ gateways: gatewayNames, ctx, codPartiallyPaid: false });
 
   const dropoff = dropoffOf(p);
-  let amountToCollect = ZERO_XOF;
+  let outstandingXof = ZERO_XOF;
   if (!cancelled) {
     if (dropoff === undefined) return held(holds.noDeliveryAddress(orderName));
     if (dropoff.phone === undefined) return held(holds.noPhone(orderName));
@@ -133,13 +133,13 @@ export function normaliseWooOrder(body: unknown, ctx: NormaliseContext): Normali
             ? holds.amountHasFraction(orderName, 'a refund of', refunded.raw)
             : holds.codAmountUnknown(orderName, `a refund amount ("${refunded.raw}") is not a number`),
         );
-      const owed = amountToCollectFrom({
+      const owed = outstandingFrom({
         orderName,
         total: total.value,
         outstanding: { kind: 'amount', raw: subtractXof(total.value, refunded.value) },
       });
       if (!owed.ok) return held(owed.hold);
-      amountToCollect = owed.value;
+      outstandingXof = owed.value;
     }
   }
 
@@ -151,7 +151,7 @@ export function normaliseWooOrder(body: unknown, ctx: NormaliseContext): Normali
     externalOrderId: externalOrderId(ctx.shopId, orderId),
     currency,
     total: total.value,
-    amountToCollect,
+    amountToCollect: outstandingXof,
     shippingCharged: wooShippingOwed(p),
     paymentFamily,
     financialStatus: status,

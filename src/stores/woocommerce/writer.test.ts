@@ -45,7 +45,7 @@ function info(overrides: Partial<DispatchInfo> = {}): DispatchInfo {
     shipmentId: 'shp_7Hq2',
     trackingCode: 'K7M2P9Q4XZ',
     publicTrackingUrl: 'http://127.0.0.1:4000/t/K7M2P9Q4XZ',
-    amountToCollect: 18000,
+    goods: 18000,
     cashOnDelivery: true,
     carrierName: 'Relais',
     notifyCustomer: true,
@@ -139,18 +139,8 @@ describe('delivery steps, payment and problems', () => {
       payment_method_title: 'Virement bancaire',
       status: 'processing',
     });
-    await writer.recordStep(
-      ref,
-      'delivered',
-      new Date().toISOString(),
-      info({ cashOnDelivery: false, amountToCollect: 0 }),
-    );
-    await writer.recordStep(
-      ref,
-      'delivered',
-      new Date().toISOString(),
-      info({ cashOnDelivery: false, amountToCollect: 0 }),
-    );
+    await writer.recordStep(ref, 'delivered', new Date().toISOString(), info({ cashOnDelivery: false, goods: 0 }));
+    await writer.recordStep(ref, 'delivered', new Date().toISOString(), info({ cashOnDelivery: false, goods: 0 }));
     expect(woo.orderSnapshot(SHOP, Number(ref.orderId))).toMatchObject({ status: 'completed', set_paid: false });
     expect(relaisNotes(ref)).toHaveLength(1);
     expect(writesTo(ref).filter((c) => c.method === 'PUT')).toHaveLength(1);

@@ -45,9 +45,9 @@ export function stepNoteText(step: DeliveryStep, shipmentId: string): string | u
   return text === undefined ? undefined : `Relais: ${text} (shipment ${shipmentId}).`;
 }
 
-export function cashNoteText(info: Pick<DispatchInfo, 'amountToCollect' | 'shipmentId' | 'door'>): string {
+export function cashNoteText(info: Pick<DispatchInfo, 'goods' | 'shipmentId' | 'door'>): string {
   const door = info.door ? `; ${describeDoorAmount(info.door)}` : '';
-  return `Relais: cash collected for the goods: ${info.amountToCollect} XOF (shipment ${info.shipmentId}${door}).`;
+  return `Relais: cash collected for the goods: ${info.goods} XOF (shipment ${info.shipmentId}${door}).`;
 }
 
 export function problemNoteText(message: string): string {
@@ -59,7 +59,7 @@ export function trackingNoteText(order: Pick<ShopOrderRef, 'orderName'>, info: D
   if (info.trackingCode) parts.push(`Tracking code: ${info.trackingCode}.`);
   if (info.publicTrackingUrl) parts.push(`Follow your parcel: ${info.publicTrackingUrl}`);
   // What the customer hands over: the goods and, when the customer pays it, the delivery and its fee.
-  const atDoor = info.door?.atDoor ?? info.amountToCollect;
+  const atDoor = info.door?.atDoor ?? info.goods;
   if (info.cashOnDelivery && atDoor > 0) parts.push(`Please have ${atDoor} XOF ready for the courier.`);
   return parts.join(' ');
 }
@@ -125,7 +125,7 @@ export class WooWriter implements ShopWriter {
       await this.#privateNoteOnce(
         order,
         problemNoteText(
-          `the courier delivered and collected ${info.amountToCollect} XOF (shipment ${info.shipmentId}), but the order is "${current.status}" in the shop, so its status was left unchanged.`,
+          `the courier delivered and collected ${info.goods} XOF (shipment ${info.shipmentId}), but the order is "${current.status}" in the shop, so its status was left unchanged.`,
         ),
       );
       return;
