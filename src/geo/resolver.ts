@@ -292,6 +292,11 @@ function subsumed(matches: Match[]): Match[] {
   );
 }
 
+/** Two towns of one rank (neither a commune d'arrondissement nor a quartier): neither holds the other. */
+function peerTowns(a: Place, b: Place): boolean {
+  return a.specificity === 1 && b.specificity === 1 && !a.commune && !b.commune;
+}
+
 function toNeighbourhood(p: Place): Neighbourhood {
   return {
     country: p.country,
@@ -514,10 +519,11 @@ export class NeighbourhoodResolver {
         .filter((q) => q === place || !top(q))
         .flatMap((q) => [
           // A parent is wider only if it is no finer a place: the quartier Almadies (folded with its
-          // arrondissement) does not hold the commune Mermoz-Sacré-Cœur.
+          // arrondissement) does not hold the commune Mermoz-Sacré-Cœur. Nor is a town held by the town its
+          // département is named after: the name denotes that other town to a service (Diamniadio is not Rufisque).
           ...q.parents
             .flatMap((key) => (index.byKey.get(key.join(' ')) ?? []).map((h) => h.place))
-            .filter((o) => rank(o) >= rank(q)),
+            .filter((o) => rank(o) >= rank(q) && !peerTowns(o, q)),
           ...this.openingName(index, q),
         ]);
       frontier = [...new Set(next)].filter((q) => q !== place && q.name !== place.name && !containing.includes(q));
