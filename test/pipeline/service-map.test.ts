@@ -124,10 +124,20 @@ describe('an order whose place the service does not price', () => {
     const resolution = resolver.resolve({ country: 'SN', fields: { address1: 'Villa 40, Mermoz', city: 'Dakar' } });
     if (!resolution.ok) throw new Error(resolution.reason);
     const names = candidatesOf(resolver, resolution, {}).map((c) => c.name);
-    const jobs = await relais.worker.runtime.queues.maintenance.getJobs(['waiting', 'active', 'completed', 'delayed']);
-    const refresh = jobs.find((j) => j.name === 'map-refresh' && j.data.shopId === SHOPIFY_SHOP_ID);
-    expect(refresh?.data.names).toEqual(names);
+    // The worker queues it once the hold is recorded: a moment after the order reads as held.
     const deadline = Date.now() + 30_000;
+    let refresh;
+    while (!refresh && Date.now() < deadline) {
+      const jobs = await relais.worker.runtime.queues.maintenance.getJobs([
+        'waiting',
+        'active',
+        'completed',
+        'delayed',
+      ]);
+      refresh = jobs.find((j) => j.name === 'map-refresh' && j.data.shopId === SHOPIFY_SHOP_ID);
+      if (!refresh) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(refresh?.data.names).toEqual(names);
     while ((await refresh!.getState()) !== 'completed') {
       if (Date.now() > deadline) throw new Error(`map-refresh job ${refresh!.id} not completed in 30 s`);
       await new Promise((r) => setTimeout(r, 50));
