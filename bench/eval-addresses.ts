@@ -211,8 +211,11 @@ export function serviceMapFiles(dir = SERVICE_MAPS_DIR): { country: string; file
 export async function evaluateServiceMaps(
   rows: CorpusRow[] = readCorpus(),
   resolver: NeighbourhoodResolver = NeighbourhoodResolver.load(),
-  chooserFor: (country: string, service: PriceLookup) => NameChooser = (country, service) =>
-    dispatchChooser(resolver, learnedMap(resolver, country, service)),
+  chooserFor: (country: string, service: PriceLookup, serviceList: string[]) => NameChooser = (
+    country,
+    service,
+    serviceList,
+  ) => dispatchChooser(resolver, learnedMap(resolver, country, service, serviceList)),
 ): Promise<ServiceMapReport[]> {
   const gazetteer = loadGazetteer(resolver.dataDir);
   const truePlaces = readTruePlaces(join(CORPUS_DIR, 'true-places.csv'));
@@ -226,7 +229,11 @@ export async function evaluateServiceMaps(
     const map = serviceMap(country, list, gazetteer, contains);
     const service = serviceTariff(list);
     const options = {
-      chooser: chooserFor(country, service),
+      chooser: chooserFor(
+        country,
+        service,
+        list.map((p) => p.name),
+      ),
       service,
       map,
       truePlaces,
@@ -246,10 +253,19 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   process.stdout.write(`${formatReport(rep, values.list)}\n`);
   const maps = await evaluateServiceMaps();
   const resolver = NeighbourhoodResolver.load();
+  const withoutList = await evaluateServiceMaps(undefined, resolver, (country, service) =>
+    dispatchChooser(resolver, learnedMap(resolver, country, service)),
+  );
   const unlearned = await evaluateServiceMaps(undefined, resolver, () => dispatchChooser(resolver));
   const baseline = await evaluateServiceMaps(undefined, resolver, () => todaysChooser(resolver));
   for (const map of maps) process.stdout.write(`\n${formatServiceMap(map, values.list)}\n`);
-  process.stdout.write(`\n${formatBeside(maps, unlearned, baseline)}\n`);
+  const columns = [
+    { title: "map learned with the service's list", reports: maps },
+    { title: 'map learned from the gazetteer only', reports: withoutList },
+    { title: 'map not learned', reports: unlearned },
+    { title: 'old fallback-tariff guard', reports: baseline },
+  ];
+  process.stdout.write(`\n${formatBeside(columns)}\n`);
   if (values.check && !meetsTargets(rep)) process.exitCode = 1;
   if (values['check-map'] && !maps.every(meetsServiceMapTargets)) process.exitCode = 1;
 }

@@ -8,8 +8,9 @@
 import { FALLBACK_TARIFF_XOF } from '@relais/emulators/dispatch';
 import { candidatesOf } from '../../src/geo/candidates.js';
 import type { NeighbourhoodResolver } from '../../src/geo/resolver.js';
+import { withServiceSpellings } from '../../src/geo/service-spellings.js';
 import type { NamePrice } from '../../src/ledger/service-map.js';
-import { chooseByPrice, freshKnowledge, tryOrder } from '../../src/jobs/name-choice.js';
+import { chooseByPrice, finestKnownPriced, freshKnowledge, tryOrder } from '../../src/jobs/name-choice.js';
 import { namesToLearn } from '../../src/ops/map-learn.js';
 import type { NameChooser, PriceLookup } from './service-map.js';
 
@@ -23,7 +24,7 @@ export interface ChooserCalls {
  * whose map was never learned); `calls` counts the quotes it makes.
  */
 export function dispatchChooser(
-  resolver: Pick<NeighbourhoodResolver, 'resolve' | 'placeNamed' | 'isCityRegionOrCountry'>,
+  resolver: Pick<NeighbourhoodResolver, 'resolve' | 'placeNamed' | 'placesOf' | 'isCityRegionOrCountry'>,
   map: Map<string, NamePrice> = new Map(),
   calls: ChooserCalls = { quotes: 0 },
   now: () => Date = () => new Date(),
@@ -31,14 +32,21 @@ export function dispatchChooser(
   return async (row, service) => {
     const resolution = resolver.resolve(row.input);
     if (!resolution.ok) return { held: resolution.reason };
-    const candidates = candidatesOf(resolver, resolution, row.input.aliases ?? {});
-    const plan = tryOrder(candidates, freshKnowledge(map, now()));
+    const own = candidatesOf(resolver, resolution, row.input.aliases ?? {});
+    const known = freshKnowledge(map, now());
+    // As PricedDropoff.plan: the service's own spellings are read only when no name of the place is known priced.
+    const pricedNames = [...known.values()].filter((p) => p.priced).map((p) => p.name);
+    const candidates = finestKnownPriced(own, known)
+      ? own
+      : withServiceSpellings(resolver, resolution.neighbourhood.country, own, pricedNames);
+    const plan = tryOrder(candidates, known);
     const quote = (name: string) => {
       calls.quotes++;
       return Promise.resolve({ total: service.priceOf(name).totalXof });
     };
     const first = plan[0];
-    if (!first) return { held: 'every candidate is known to be priced at the fallback tariff' };
+    const names = candidates.map((c) => c.name);
+    if (!first) return { held: 'every candidate is known to be priced at the fallback tariff', candidates: names };
     const choice = await chooseByPrice(plan, {
       first: await quote(first.candidate.name),
       quote,
@@ -46,19 +54,26 @@ export function dispatchChooser(
     });
     remember(map, choice.quoted, now());
     if (choice.kind === 'chosen') return { sent: choice.candidate.name };
-    return { held: `the delivery service does not price ${choice.quoted.map((q) => `'${q.name}'`).join(', ')}` };
+    return {
+      held: `the delivery service does not price ${choice.quoted.map((q) => `'${q.name}'`).join(', ')}`,
+      candidates: names,
+    };
   };
 }
 
-/** The map `relais map learn` would leave for a country: every name it asks, priced or at the fallback. */
+/**
+ * The map `relais map learn` would leave for a country: every name it asks, priced or at the fallback, and the
+ * service's own list of names when it publishes one (`serviceList`: map learn given that list too).
+ */
 export function learnedMap(
   resolver: Parameters<typeof namesToLearn>[0]['resolver'],
   country: string,
   service: PriceLookup,
+  serviceList: string[] = [],
   at: Date = new Date(),
 ): Map<string, NamePrice> {
   const map = new Map<string, NamePrice>();
-  const names = namesToLearn({ resolver }, country);
+  const names = [...namesToLearn({ resolver }, country), ...serviceList];
   remember(
     map,
     names.map((name) => ({

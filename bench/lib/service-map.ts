@@ -166,8 +166,11 @@ export function cityNameTest(gazetteer: Gazetteer): (country: string | undefined
   };
 }
 
-/** What Relais does with one order: sends a name in `city`, or holds the order with a reason. */
-export type Choice = { sent: string } | { held: string };
+/**
+ * What Relais does with one order: sends a name in `city`, or holds the order with a reason and, when the chooser
+ * says, the candidate names it had for the place (the issue's "held while a candidate is priced" reads them).
+ */
+export type Choice = { sent: string } | { held: string; candidates?: string[] };
 
 /**
  * Chooses the name sent for one corpus address, knowing only what a quote would answer (`service`). It may
@@ -197,7 +200,10 @@ export function todaysChooser(resolver: Pick<NeighbourhoodResolver, 'resolve'>):
       seen.set(candidate, priced);
       if (priced) return { sent: candidate };
     }
-    return { held: `the delivery service does not price ${candidates.map((c) => `'${c}'`).join(', then ')}` };
+    return {
+      held: `the delivery service does not price ${candidates.map((c) => `'${c}'`).join(', then ')}`,
+      candidates,
+    };
   };
 }
 
@@ -311,7 +317,18 @@ export interface ServiceMapReport {
   label: string;
   rows: ServiceMapRow[];
   counts: Record<Category, number>;
+  /**
+   * Issue 24's own measure, looser than `held-priced`: orders held while one of the chooser's candidate names is
+   * priced (it had the name and did not send it). `held-priced` also counts a hold where the service prices the
+   * place only under a name the chooser never had.
+   */
+  heldWithCandidatePriced: number;
   overchargeXof: number;
+}
+
+/** Held, while the service prices one of the names the chooser had for the place. */
+export function heldWithCandidatePriced(choice: Choice, service: PriceLookup): boolean {
+  return 'held' in choice && (choice.candidates ?? []).some((name) => service.priceOf(name).kind === 'zone');
 }
 
 export interface ScoreOptions extends ClassifyContext {
@@ -339,6 +356,7 @@ export async function scoreServiceMap(rows: CorpusRow[], options: ScoreOptions):
     label: options.label,
     rows: scored,
     counts,
+    heldWithCandidatePriced: scored.filter((s) => heldWithCandidatePriced(s.choice, service)).length,
     overchargeXof: scored.reduce((sum, s) => sum + s.overchargeXof, 0),
   };
 }
@@ -350,6 +368,7 @@ export function formatServiceMap(rep: ServiceMapReport, list = false): string {
   for (const [category, label] of Object.entries(CATEGORY_LABELS) as [Category, string][]) {
     lines.push(`  ${label}: ${rep.counts[category]} (${pct(rep.counts[category])})`);
   }
+  lines.push(`  held while a candidate is priced (the issue's measure): ${rep.heldWithCandidatePriced}`);
   lines.push(`  customers overcharged in all: ${rep.overchargeXof} XOF`);
   const shown = rep.rows.filter((s) => list || !['correct', 'held-rightly'].includes(s.category));
   for (const s of shown) {
@@ -360,19 +379,18 @@ export function formatServiceMap(rep: ServiceMapReport, list = false): string {
   return lines.join('\n');
 }
 
-/** Each list's counts by category: learned map, then map never learned, then the old guard (same lists, same order). */
-export function formatBeside(
-  reports: ServiceMapReport[],
-  unlearned: ServiceMapReport[],
-  baselines: ServiceMapReport[],
-): string {
-  const lines = ['Choice by price, learned map / map not learned / old fallback-tariff guard (the baseline):'];
-  reports.forEach((rep, i) => {
-    const columns = [rep, unlearned[i], baselines[i]];
+/** Each list's counts by category, one column per chooser (same lists, same order). */
+export function formatBeside(columns: { title: string; reports: ServiceMapReport[] }[]): string {
+  const lines = [`Choice of name, ${columns.map((c) => c.title).join(' / ')}:`];
+  columns[0]?.reports.forEach((rep, i) => {
+    const cells = columns.map((c) => c.reports[i]);
+    const row = (label: string, value: (r: ServiceMapReport) => number) =>
+      lines.push(`    ${label}: ${cells.map((c) => (c ? value(c) : '-')).join(' / ')}`);
     lines.push(`  ${rep.label}`);
     for (const [category, label] of Object.entries(CATEGORY_LABELS) as [Category, string][])
-      lines.push(`    ${label}: ${columns.map((c) => c?.counts[category] ?? '-').join(' / ')}`);
-    lines.push(`    customers overcharged, XOF: ${columns.map((c) => c?.overchargeXof ?? '-').join(' / ')}`);
+      row(label, (r) => r.counts[category]);
+    row("held while a candidate is priced (the issue's measure)", (r) => r.heldWithCandidatePriced);
+    row('customers overcharged, XOF', (r) => r.overchargeXof);
   });
   return lines.join('\n');
 }

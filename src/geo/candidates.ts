@@ -19,7 +19,8 @@ export interface NameCandidate {
   place: string;
   /** 0 for the place the address names; 1, 2… for each wider place holding it. Lower is more precise. */
   precision: number;
-  via: 'gazetteer' | 'spelling' | 'variant' | 'alias' | 'area';
+  /** 'service': the service's own spelling of the place, read from its map (service-spellings.ts). */
+  via: 'gazetteer' | 'spelling' | 'variant' | 'alias' | 'area' | 'service';
 }
 
 export interface CandidateInput {

@@ -51,6 +51,14 @@ export function tryOrder(candidates: NameCandidate[], known: Map<string, NamePri
   return plan;
 }
 
+/**
+ * Is a name of the place the address names (precision 0) known priced? Then nothing finer is to be found, and
+ * the service's other spellings (service-spellings.ts) need not be read: the happy path of a learned map.
+ */
+export function finestKnownPriced(candidates: NameCandidate[], known: Map<string, NamePrice>): boolean {
+  return candidates.some((c) => c.precision === 0 && known.get(c.name)?.priced === true);
+}
+
 export interface ChoiceOptions<Q extends { total: number }> {
   /** The quote already made (or saved) for plan[0], made beside the shipment lookup. */
   first: Q;

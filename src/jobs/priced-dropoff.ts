@@ -17,10 +17,12 @@ import { DeliveryError } from '../domain/delivery.js';
 import { candidatesOf, type NameCandidate } from '../geo/candidates.js';
 import { resolveDeliveryAddress } from '../geo/order-address.js';
 import type { NeighbourhoodResolver } from '../geo/resolver.js';
+import { withServiceSpellings } from '../geo/service-spellings.js';
 import type { NamePrice, ServiceMapStore, ServiceRef } from '../ledger/service-map.js';
 import type { Logger } from '../log.js';
 import {
   chooseByPrice,
+  finestKnownPriced,
   freshKnowledge,
   MAX_EXTRA_QUOTES,
   tryOrder,
@@ -79,24 +81,40 @@ export class PricedDropoff<Q extends { total: number }> {
 
   constructor(
     private readonly deps: PricedDropoffDeps<Q>,
-    private readonly dropoff: Dropoff,
+    private dropoff: Dropoff,
   ) {
     this.service = { id: serviceId(deps.shop), baseUrl: deps.shop.dispatch.baseUrl };
   }
 
-  /** The names to try, in order; empty when every candidate is known to be priced at the fallback. */
+  /**
+   * The names to try, in order; empty when every candidate is known to be priced at the fallback. When no name
+   * of the place itself is known priced, the service's own spellings of the candidates' places are added first
+   * (service-spellings.ts): names the map knows priced that no rule of ours spells ("Parcelles U17").
+   */
   async plan(order: StoreOrder): Promise<PlannedName[]> {
     const { candidates } = this.dropoff;
     if (this.distancePriced(order)) return candidates.slice(0, 1).map((candidate) => ({ candidate }));
     const map = this.deps.serviceMap;
-    if (map) {
-      const found = await map.lookup(
-        this.service.id,
-        candidates.map((c) => c.name),
-      );
-      this.known = freshKnowledge(found, this.deps.now());
+    if (!map) return tryOrder(candidates, this.known);
+    const found = await map.lookup(
+      this.service.id,
+      candidates.map((c) => c.name),
+    );
+    this.known = freshKnowledge(found, this.deps.now());
+    if (finestKnownPriced(candidates, this.known)) return tryOrder(candidates, this.known);
+    const priced = freshKnowledge(new Map((await map.all(this.service.id)).map((p) => [p.name, p])), this.deps.now());
+    const spelled = withServiceSpellings(
+      this.deps.resolver,
+      this.dropoff.country,
+      candidates,
+      [...priced.values()].filter((p) => p.priced).map((p) => p.name),
+    );
+    this.dropoff = { ...this.dropoff, candidates: spelled };
+    for (const c of spelled) {
+      const k = priced.get(c.name);
+      if (k && !this.known.has(c.name)) this.known.set(c.name, k);
     }
-    return tryOrder(candidates, this.known);
+    return tryOrder(spelled, this.known);
   }
 
   /** The fallback price for this order's pickup, city, weight band and payment mode: cached, else learned. */

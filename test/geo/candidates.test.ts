@@ -70,6 +70,14 @@ describe('the wider places of a candidate list', () => {
     expect(names).toContain('Hann Maristes');
   });
 
+  it('never offers a town the name of the town its département is named after: Diamniadio is not sent as Rufisque', () => {
+    const names = namesFor(at('SN', 'Diamniadio, cité des fonctionnaires', 'Dakar'));
+    expect(names[0]).toBe('Diamniadio');
+    expect(names).not.toContain('Rufisque');
+    // A quartier of the town is still held by it.
+    expect(namesFor(at('SN', 'Rufisque nord', 'Rufisque'))).toContain('Rufisque');
+  });
+
   it('still holds "Yeumbeul Nord" in Yeumbeul, tried before the département Pikine', () => {
     const names = namesFor(at('SN', 'Yeumbeul Nord', 'Pikine'));
     expect(names.indexOf('Yeumbeul')).toBeGreaterThan(0);

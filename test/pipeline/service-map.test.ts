@@ -13,7 +13,7 @@ import { heldOrders } from '../../src/dashboard/use-cases/held-orders.js';
 import { dashboardDepsFor } from '../../src/dashboard/wiring.js';
 import { candidatesOf } from '../../src/geo/candidates.js';
 import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
-import { mapLearnDeps } from '../../src/ops/map-learn.js';
+import { learnMap, mapLearnDeps } from '../../src/ops/map-learn.js';
 import { MAP_REFRESH_PATTERN, refreshServiceMaps } from '../../src/ops/map-refresh.js';
 import { MAP_FRESH_MS } from '../../src/jobs/name-choice.js';
 import { serviceId } from '../../src/jobs/tariff-guard.js';
@@ -92,6 +92,20 @@ describe('an order sent under the name the service prices', () => {
       .map((c) => c.operation)
       .filter((operation) => operation !== 'getShipment');
     expect(made).toEqual(['createQuote', 'createShipment', 'markReady']);
+  });
+});
+
+describe('an order for a place the service prices under a spelling of its own that no rule of ours derives', () => {
+  it('ships under that spelling once the map knows it priced, not under the wider area priced dearer', async () => {
+    const shop = relais.shops.get(SHOPIFY_SHOP_ID)!;
+    // The service's list names "Parcelles U15" (the gazetteer's Unité 15); map learn asks it as it asks every name.
+    const deps = mapLearnDeps(relais.worker.runtime, relais.prefix, shop, resolver);
+    expect((await learnMap(deps, { names: ['Parcelles U15'] })).priced).toBe(1);
+    const { record, shipments } = await place('Unité 15, villa 8');
+    expect(record.state).toBe('ready');
+    expect(record.neighbourhood?.name).toBe('Parcelles U15');
+    // Band 2, where "Les Parcelles Assainies", the area holding it, is band 4.
+    expect(shipments[0]!.total).toBe(priceAt(ZONE_TARIFF_XOF[2]!));
   });
 });
 
