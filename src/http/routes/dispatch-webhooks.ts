@@ -48,7 +48,7 @@ export function dispatchWebhookRoutes(deps: DispatchWebhookDeps): Router {
         return void res.status(401).json({ error: 'invalid_signature', header: profile.signatureHeader });
       }
     }
-    // The shop routes' parser: JSON nested past MAX_JSON_DEPTH is refused before it is parsed or queued.
+    // The shop routes' parser: JSON nested past MAX_JSON_DEPTH is refused before it is queued.
     const payload = parseJson(rawBody);
     if (payload === undefined) return void res.status(400).json(malformedBody('JSON'));
     // Where the profile says the ids sit first; then anywhere (the service may send more than one shape).
