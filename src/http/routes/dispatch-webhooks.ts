@@ -19,6 +19,7 @@ import { ID_PREFIX } from '../../dispatch/wire.js';
 import { stableJobId, type RelaisQueues } from '../../jobs/queues.js';
 import type { Logger } from '../../log.js';
 import { malformedBody, parseJson } from '../../stores/common.js';
+import { withinRedisDeadline } from '../redis-deadline.js';
 
 export interface DispatchWebhookDeps {
   shops: ShopRegistry;
@@ -63,11 +64,13 @@ export function dispatchWebhookRoutes(deps: DispatchWebhookDeps): Router {
       return void res.status(200).json({ status: 'ignored', reason: 'no shipment id or external order id found' });
     }
     try {
-      await deps.queues.deliveries.add(
-        'sync',
-        { shopId: shop.id, ...found, trigger: 'webhook' },
-        // Identical deliveries collapse while the job is alive; the sync is idempotent anyway.
-        { jobId: stableJobId('sync', shop.id, rawBody.toString('base64')) },
+      await withinRedisDeadline(() =>
+        deps.queues.deliveries.add(
+          'sync',
+          { shopId: shop.id, ...found, trigger: 'webhook' },
+          // Identical deliveries collapse while the job is alive; the sync is idempotent anyway.
+          { jobId: stableJobId('sync', shop.id, rawBody.toString('base64')) },
+        ),
       );
       res.status(200).json({ status: 'enqueued' });
     } catch (error) {
