@@ -8,6 +8,7 @@
  * BENCH_CHILD (JSON) and secrets in T_* variables (never on the command line). Talks over the IPC
  * channel: → {type:'ready', url?}, ← {type:'stats'} → {type:'stats', ...}, ← {type:'stop'} → exits.
  */
+import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { Queue, Worker } from 'bullmq';
 import { z } from 'zod';
@@ -60,6 +61,19 @@ export interface ChildStats {
   /** SQL statements and Redis commands this process sent since it started (store-counters.ts). */
   sqlStatements: number;
   redisCommands: number;
+  /** Read and write system calls of the process since it started (Linux /proc/self/io; 0 elsewhere). */
+  syscalls: number;
+}
+
+/** syscr + syscw from /proc/self/io: every socket read and write counts, whatever the library batched. */
+function syscallCount(): number {
+  try {
+    const io = readFileSync('/proc/self/io', 'utf8');
+    const field = (name: string) => Number(new RegExp(`^${name}: (\\d+)$`, 'm').exec(io)?.[1] ?? 0);
+    return field('syscr') + field('syscw');
+  } catch {
+    return 0;
+  }
 }
 
 function secret(name: string): string {
@@ -175,6 +189,7 @@ async function main(): Promise<void> {
         heapUsed: memory.heapUsed,
         heapTotal: memory.heapTotal,
         ...storeCounts(),
+        syscalls: syscallCount(),
       };
       send(stats);
     } else {

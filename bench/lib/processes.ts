@@ -29,6 +29,7 @@ const childMessageSchema = z.discriminatedUnion('type', [
     heapTotal: z.number(),
     sqlStatements: z.number(),
     redisCommands: z.number(),
+    syscalls: z.number(),
   }),
   z.object({ type: z.literal('stopped') }),
 ]);

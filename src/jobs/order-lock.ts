@@ -21,6 +21,7 @@
 import { randomUUID } from 'node:crypto';
 import type { RedisClient } from '../redis.js';
 import { RelaisError } from '../domain/errors.js';
+import { RedisScript } from './redis-script.js';
 
 /** Transient: the order is another job's for now; tried again a second later. */
 export class OrderBusyError extends RelaisError {
@@ -51,8 +52,13 @@ export interface OrderLock {
 /** How long the lock outlives a holder that stopped renewing it (crashed, or frozen longer than this). */
 export const ORDER_LOCK_TTL_MS = 10_000;
 
-const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
-const RENEW = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
+// Run by their SHA1 (EVALSHA): a renewal before each side effect no longer sends the script's text each time.
+const RELEASE = new RedisScript(
+  `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`,
+);
+const RENEW = new RedisScript(
+  `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`,
+);
 
 export async function withOrderLock<T>(
   redis: RedisClient,
@@ -115,9 +121,9 @@ export async function tryLease(redis: RedisClient, key: string, ttlMs: number): 
   const token = randomUUID();
   if ((await redis.set(key, token, 'PX', ttlMs, 'NX')) !== 'OK') return undefined;
   return {
-    renew: async () => (await redis.eval(RENEW, 1, key, token, String(ttlMs))) === 1,
+    renew: async () => (await RENEW.run(redis, [key], [token, ttlMs])) === 1,
     release: async () => {
-      await redis.eval(RELEASE, 1, key, token);
+      await RELEASE.run(redis, [key], [token]);
     },
   };
 }

@@ -60,3 +60,23 @@ describe('webhook de-duplication markers', () => {
     expect(await seen.has('dakar-mode', events[12_345]!)).toBe(true);
   });
 });
+
+describe('webhook de-duplication markers on a Redis that forgot its scripts', () => {
+  it('still marks and finds events after SCRIPT FLUSH (as after a restart)', async () => {
+    // A private server: flushing the scripts of a shared one would touch other tests' queues.
+    const own = await startRedis({ extraArgs: [] });
+    try {
+      const seen = new SeenEvents(own.client(), `{t${randomUUID().slice(0, 8)}}`);
+      const event = randomUUID();
+      await seen.mark('dakar-mode', event);
+      await own.client().script('FLUSH');
+      expect(await seen.has('dakar-mode', event)).toBe(true);
+      await own.client().script('FLUSH');
+      const later = randomUUID();
+      await seen.mark('dakar-mode', later);
+      expect(await seen.has('dakar-mode', later)).toBe(true);
+    } finally {
+      await own.stop();
+    }
+  });
+});

@@ -9,19 +9,31 @@
  *
  * Expiry is per hash, by period (PERIOD_SECONDS, the de-duplication window itself): a period's hashes expire when
  * the period after it ends, and a lookup checks the current period's hash and the previous one's. A marker is
- * therefore found for at least one period and at most two. Both are plain commands, pipelined: one round trip.
+ * therefore found for at least one period and at most two.
+ *
+ * Each lookup and each mark is one small Lua script (one command, one round trip). Not a pipeline: the web process
+ * shares this connection with BullMQ's queues, whose scripts ioredis copies onto every pipeline it builds, and that
+ * copy cost more than the lookup itself (the receiver's CPU profile, bench/receiver.bench.ts).
  *
  * Collisions: two events with the same 96-bit digest in one shop's window would be taken for one. At a million
  * events the odds are about 10^-17.
  */
 import { createHash } from 'node:crypto';
 import type { RedisClient } from '../redis.js';
+import { RedisScript } from './redis-script.js';
 
 /** How long a delivery is remembered at least: well past Shopify's 4-hour retry window and BullMQ's retention. */
 export const DEDUPE_TTL_SECONDS = 48 * 3600;
 const PERIOD_SECONDS = DEDUPE_TTL_SECONDS;
 /** Hashes per shop and period; a power of two. */
 const BUCKETS = 4096;
+
+/** KEYS: the current and the previous period's hash; ARGV: the digest. 1 when either holds it. */
+const HAS = new RedisScript(
+  "return math.min(1, redis.call('HEXISTS', KEYS[1], ARGV[1]) + redis.call('HEXISTS', KEYS[2], ARGV[1]))",
+);
+/** KEYS: the current period's hash; ARGV: the digest, the instant the hash expires (the same for every mark). */
+const MARK = new RedisScript("redis.call('HSET', KEYS[1], ARGV[1], 1) return redis.call('EXPIREAT', KEYS[1], ARGV[2])");
 
 export class SeenEvents {
   constructor(
@@ -34,28 +46,16 @@ export class SeenEvents {
   async has(shopId: string, eventKey: string): Promise<boolean> {
     const { field, bucket } = digestOf(shopId, eventKey);
     const period = this.period();
-    const answers = await this.redis
-      .pipeline()
-      .hexists(this.key(shopId, period, bucket), field)
-      .hexists(this.key(shopId, period - 1, bucket), field)
-      .exec();
-    if (!answers) throw new Error('the de-duplication lookup was not answered');
-    for (const [error] of answers) if (error) throw error;
-    return answers.some(([, found]) => found === 1);
+    const keys = [this.key(shopId, period, bucket), this.key(shopId, period - 1, bucket)];
+    return (await HAS.run(this.redis, keys, [field])) === 1;
   }
 
   /** Marks the shop's event as stored. */
   async mark(shopId: string, eventKey: string): Promise<void> {
     const { field, bucket } = digestOf(shopId, eventKey);
     const period = this.period();
-    const key = this.key(shopId, period, bucket);
-    const answers = await this.redis
-      .pipeline()
-      .hset(key, field, 1)
-      // The same instant on every write: when the next period ends.
-      .expireat(key, (period + 2) * PERIOD_SECONDS)
-      .exec();
-    for (const [error] of answers ?? []) if (error) throw error;
+    // The same instant on every write: when the next period ends.
+    await MARK.run(this.redis, [this.key(shopId, period, bucket)], [field, (period + 2) * PERIOD_SECONDS]);
   }
 
   /** How many markers are held (for tests and operators: a SCAN, not for the request path). */

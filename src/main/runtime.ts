@@ -67,7 +67,10 @@ export interface RuntimeOptions extends RedisTarget {
   retentionDays?: number;
   /** How long web and worker wait for Redis at start before giving up with a clear message; default 20 s. */
   redisWaitMs?: number;
-  /** When set, every command on the producer connection fails after this long (ioredis commandTimeout): the web process sets it. */
+  /**
+   * When set, every command on the producer connection fails after this long (ioredis commandTimeout), and commands
+   * issued together leave in one write (auto-pipelining): the web process sets it.
+   */
   producerCommandTimeoutMs?: number;
   /** Told each time a shop call waited for the shop's rate budget shared in Redis (the worker's metric). */
   onRateBudgetWait?: (shopId: string, ms: number) => void;
@@ -140,7 +143,11 @@ export function createRuntime(given: RuntimeOptions): Runtime {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     connectTimeout: 2_000,
-    ...(options.producerCommandTimeoutMs ? { commandTimeout: options.producerCommandTimeoutMs } : {}),
+    // The web process: every webhook sends its commands here, so concurrent requests share writes (auto-pipelining);
+    // the command timeout bounds a batch's wait on a hung Redis.
+    ...(options.producerCommandTimeoutMs
+      ? { commandTimeout: options.producerCommandTimeoutMs, enableAutoPipelining: true }
+      : {}),
   });
   const redis = connectRedis(options, { maxRetriesPerRequest: null });
   // Errors surface through the commands that fail; without listeners ioredis would print them unbidden.

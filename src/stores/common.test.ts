@@ -1,6 +1,14 @@
 import { describe, expect, it, vi } from 'vitest';
 import * as crypto from 'node:crypto';
-import { VERIFICATION_FAILURE_STATUS, headerValue, readCoordinates, readXof, signaturesMatch } from './common.js';
+import {
+  MAX_JSON_DEPTH,
+  VERIFICATION_FAILURE_STATUS,
+  headerValue,
+  parseJson,
+  readCoordinates,
+  readXof,
+  signaturesMatch,
+} from './common.js';
 
 // Spy on the real timingSafeEqual (it still does the comparison) to see that signatures go through it.
 vi.mock('node:crypto', async (importOriginal) => {
@@ -66,5 +74,29 @@ describe('money and coordinates', () => {
     expect(readCoordinates('abc', '1')).toBeUndefined();
     expect(readCoordinates(91, 10)).toBeUndefined();
     expect(readCoordinates(0, 0)).toBeUndefined();
+  });
+});
+
+describe('webhook bodies', () => {
+  const nested = (levels: number, open = '[', close = ']') =>
+    Buffer.from(`{"id":1,"note":${open.repeat(levels - 1)}1${close.repeat(levels - 1)}}`);
+
+  it(`reads a body nested exactly ${MAX_JSON_DEPTH} levels, and refuses one level more`, () => {
+    expect(parseJson(nested(MAX_JSON_DEPTH))).toMatchObject({ id: 1 });
+    expect(parseJson(nested(MAX_JSON_DEPTH + 1))).toBeUndefined();
+    expect(parseJson(nested(MAX_JSON_DEPTH + 1, '{"a":', '}'))).toBeUndefined();
+    expect(
+      parseJson(Buffer.from(`${'['.repeat(MAX_JSON_DEPTH + 1)}${']'.repeat(MAX_JSON_DEPTH + 1)}`)),
+    ).toBeUndefined();
+  });
+
+  it('refuses a body nested 100 000 levels deep without overflowing the stack', () => {
+    expect(parseJson(nested(100_000))).toBeUndefined();
+  });
+
+  it('does not count brackets inside strings, and refuses what is not JSON', () => {
+    expect(parseJson(Buffer.from(JSON.stringify({ note: '['.repeat(500) })))).toEqual({ note: '['.repeat(500) });
+    expect(parseJson(Buffer.from('{"id": 1, "broken'))).toBeUndefined();
+    expect(parseJson(Buffer.from('null'))).toBeNull();
   });
 });

@@ -16,6 +16,7 @@ import { stableJobId, type RelaisQueues } from '../../jobs/queues.js';
 import { webhookSampleOf, type FirstContactStore, type SampleRefusal } from '../../ledger/first-contact.js';
 import type { Logger } from '../../log.js';
 import { malformedBody } from '../../stores/common.js';
+import { withinRedisDeadline } from '../redis-deadline.js';
 
 export interface DispatchWebhookDeps {
   shops: ShopRegistry;
@@ -59,11 +60,13 @@ export function dispatchWebhookRoutes(deps: DispatchWebhookDeps): Router {
       ...(reading.externalOrderId ? { externalOrderId: reading.externalOrderId } : {}),
     };
     try {
-      await deps.queues.deliveries.add(
-        'sync',
-        { shopId: shop.id, ...found, trigger: 'webhook' },
-        // Identical deliveries collapse while the job is alive; the sync is idempotent anyway.
-        { jobId: stableJobId('sync', shop.id, rawBody.toString('base64')) },
+      await withinRedisDeadline(() =>
+        deps.queues.deliveries.add(
+          'sync',
+          { shopId: shop.id, ...found, trigger: 'webhook' },
+          // Identical deliveries collapse while the job is alive; the sync is idempotent anyway.
+          { jobId: stableJobId('sync', shop.id, rawBody.toString('base64')) },
+        ),
       );
       res.status(200).json({ status: 'enqueued' });
     } catch (error) {

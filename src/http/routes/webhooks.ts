@@ -23,9 +23,7 @@ import { storePlatforms, type StorePlatform } from '../../stores/index.js';
 import type { RedisClient } from '../../redis.js';
 import { VERIFICATION_STATUS } from '../verification.js';
 import { SeenEvents } from '../../jobs/seen-events.js';
-
-/** Past this, Redis is treated as unreachable and the platform is told to retry. */
-const ENQUEUE_TIMEOUT_MS = 2_000;
+import { withinRedisDeadline } from '../redis-deadline.js';
 
 export interface WebhookDeps {
   shops: ShopRegistry;
@@ -79,8 +77,6 @@ async function receive(
   }
 }
 
-class RedisUnavailable extends Error {}
-
 async function enqueue(
   deps: WebhookDeps,
   seen: SeenEvents,
@@ -89,7 +85,7 @@ async function enqueue(
   eventKey: string,
 ): Promise<void> {
   try {
-    const outcome = await withTimeout(async () => {
+    const outcome = await withinRedisDeadline(async () => {
       if (await seen.has(job.shopId, eventKey)) return 'duplicate' as const;
       // Same job id for the same event: concurrent duplicates collapse into one job.
       await deps.queues.shopEvents.add(job.topic, job, { jobId: stableJobId('evt', job.shopId, eventKey) });
@@ -114,18 +110,6 @@ async function enqueue(
       .status(503)
       .set('Retry-After', '30')
       .json({ error: 'unavailable', message: 'Relais cannot store the event right now; retry later' });
-  }
-}
-
-async function withTimeout<T>(work: () => Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new RedisUnavailable('Redis did not answer in time')), ENQUEUE_TIMEOUT_MS);
-  });
-  try {
-    return await Promise.race([work(), timeout]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 
