@@ -49,6 +49,9 @@ const TEXT_LEFT_ALONE = [
  * apply by hand (the file changed since this list was written).
  */
 const EDITS = [
+  // `config/` in .prettierignore meant the root's config/ (JSON profiles) but matched src/config/ too, whose
+  // files prettier never checked; anchored, it keeps only the root's, and the moved files are formatted below.
+  { file: '.prettierignore', from: '\nconfig/\n', to: '\n/config/\n' },
   {
     file: 'eslint.config.js',
     from: " *  - a ledger storage backend (src/ledger/postgres/, src/ledger/redis/) is chosen by src/main and used by\n *    src/ledger only: everyone else goes through the ledger's port.",
@@ -355,9 +358,15 @@ function main() {
   }
   if (!DRY_RUN) {
     removeEmptyFolders('src');
-    const formattable = [...changed, 'eslint.config.js'].filter(
-      (file) => existsSync(file) && /\.(ts|mts|js|mjs|json)$/.test(file),
-    );
+    // Everything moved or rewritten, and what is left in src/config/ (see the .prettierignore edit).
+    const formattable = [
+      ...new Set([
+        ...changed,
+        ...moves.values(),
+        ...trackedFiles().filter((f) => f.startsWith('src/config/')),
+        'eslint.config.js',
+      ]),
+    ].filter((file) => existsSync(file) && /\.(ts|mts|js|mjs)$/.test(file));
     if (formattable.length)
       execFileSync('npx', ['prettier', '--log-level', 'warn', '--write', ...formattable], { stdio: 'inherit' });
   }
