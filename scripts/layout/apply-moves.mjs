@@ -54,6 +54,11 @@ const EDITS = [
   { file: '.prettierignore', from: '\nconfig/\n', to: '\n/config/\n' },
   {
     file: 'eslint.config.js',
+    from: " *  - a shop platform's folder is private to src/stores: everything else goes through src/stores/index.ts;",
+    to: " *  - a shop platform's folder (src/adapters/shopify, src/adapters/woocommerce) is private to src/shops/platforms:\n *    everything else goes through src/shops/platforms/index.ts;",
+  },
+  {
+    file: 'eslint.config.js',
     from: " *  - a ledger storage backend (src/ledger/postgres/, src/ledger/redis/) is chosen by src/main and used by\n *    src/ledger only: everyone else goes through the ledger's port.",
     to: " *  - a ledger storage backend (src/adapters/postgres/) is chosen by src/main and used by src/ledger only:\n *    everyone else goes through the ledger's port.",
   },
