@@ -30,6 +30,18 @@ export default tseslint.config(
     },
   },
   { files: ['eslint.config.js', 'vitest.config.ts'], rules: { 'no-restricted-syntax': 'off' } },
+  // Type-aware rules, for TypeScript files only: a promise nobody awaits loses its rejection (an unhandled
+  // rejection ends the process) and its ordering; a promise handed where a void callback is expected (an
+  // Express handler, an event listener) does the same behind the caller's back. The project service reads
+  // tsconfig.json once and shares one program across files, which keeps lint time near the untyped run.
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+    },
+  },
   // One door per boundary (docs/ARCHITECTURE.md): each scope below gets every import rule that applies to it,
   // since a later config object's rule options replace an earlier one's for the files both match.
   ...importBoundaries(),
