@@ -32,7 +32,7 @@ import { CodFeeMemory } from './cod-fee.js';
 import { DispatchPriceSource, type PriceSource } from './price-source.js';
 import { RateCache, SingleFlight } from './rate-cache.js';
 import { ResolutionMemo } from './resolution-memo.js';
-import { checkBodySignature } from './signature.js';
+import { checkBodySignature } from '../stores/checkout-signature.js';
 
 /** A rate request lists the basket's items; a thousand lines fit well below this. */
 export const MAX_RATE_REQUEST_BYTES = 1024 * 1024;

@@ -35,12 +35,12 @@ import { normaliseText, NeighbourhoodResolver } from '../geo/resolver.js';
 import { silentLogger, type Logger } from '../log.js';
 import { wireProfileOf } from '../dispatch/for-shop.js';
 import { platformOf } from '../stores/index.js';
-import { messageOf, publicEndpoint, type CheckResult, type CheckStatus } from './checks.js';
+import { messageOf, publicEndpoint, type CheckResult, type CheckStatus } from '../domain/checks.js';
 import { checkRedisCluster } from './redis-cluster-check.js';
 import { checkUninstalled } from './uninstalled-check.js';
 import { parseClusterNodes, redisTargetForHumans } from '../redis.js';
 
-export { CURRENCY, publicEndpoint, type CheckResult, type CheckStatus } from './checks.js';
+export { CURRENCY, publicEndpoint, type CheckResult, type CheckStatus } from '../domain/checks.js';
 
 export interface ReportEntry extends CheckResult {
   /** "Configuration", "Redis", "Shop dakar-mode (Shopify, dakar-mode.myshopify.com)". */

@@ -33,7 +33,7 @@ import type { ShopSecretStore } from '../../config/shop-secrets.js';
 import type { ShopConfig } from '../../config/shops.js';
 import type { ShopifyShopConfig } from './settings.js';
 import type { Logger } from '../../log.js';
-import { routeShopAdmin } from './admin.js';
+import { routeShopAdmin } from './admin-routing.js';
 
 /** What the admin client asks for its token. */
 export interface AccessTokenSource {

@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import { silentLogger, type Logger } from '../../log.js';
-import { currencyResult, messageOf, publicEndpoint, sameUrl, type CheckResult } from '../../ops/checks.js';
+import { currencyResult, messageOf, publicEndpoint, sameUrl, type CheckResult } from '../../domain/checks.js';
 import type { DoctorContext } from '../platform.js';
 import { shopifyAdminClientFor, ShopifyWriteError, type ShopifyAdminClient } from './admin.js';
 import { describeShopifyToken } from './access-token.js';

@@ -29,7 +29,7 @@ import type { Secret } from '../../config/secret.js';
 import type { ShopSecretStore } from '../../config/shop-secrets.js';
 import type { Logger } from '../../log.js';
 import { TOKENS_SECRET, type StoredTokens } from './access-token.js';
-import { routeShopAdmin } from './admin.js';
+import { routeShopAdmin } from './admin-routing.js';
 
 const SHOP_DOMAIN = /^[a-z0-9][a-z0-9-]*\.myshopify\.com$/;
 const DEFAULT_STATE_TTL_MS = 10 * 60_000;

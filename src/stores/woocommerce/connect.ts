@@ -28,7 +28,7 @@ import type { ShopDirectory } from '../../config/shop-directory.js';
 import type { ShopSecretStore } from '../../config/shop-secrets.js';
 import { Secret } from '../../config/secret.js';
 import type { Logger } from '../../log.js';
-import { messageOf, publicEndpoint } from '../../ops/checks.js';
+import { messageOf, publicEndpoint } from '../../domain/checks.js';
 import type { ConnectOutcome, ConnectStates } from './connect-states.js';
 import { createWooOperatorRest, type WooOperatorRest } from './rest.js';
 import { registerWooWebhooks } from './connect-webhooks.js';

@@ -5,7 +5,7 @@
  * repeated failed deliveries, and never retries). Keys never reach a result: they are shown by Secret.hint().
  */
 import { silentLogger, type Logger } from '../../log.js';
-import { currencyResult, messageOf, publicEndpoint, sameUrl, type CheckResult } from '../../ops/checks.js';
+import { currencyResult, messageOf, publicEndpoint, sameUrl, type CheckResult } from '../../domain/checks.js';
 import type { DoctorContext } from '../platform.js';
 import { createWooOperatorRest, WooApiError, type WooOperatorRest, type WooWebhookView } from './rest.js';
 import type { WooShopConfig } from './settings.js';
