@@ -15,6 +15,7 @@ import { PLATFORM_SETTINGS, type PlatformName } from '../stores/settings.js';
 import { lookupEnv, MAKE_A_TOKEN, MIN_TOKEN_LENGTH } from './env.js';
 import { Secret, secretRef, type SecretRef } from './secret.js';
 import { isTimeZone, XOF_COUNTRIES } from './time-zones.js';
+import { RelaisError } from '../domain/errors.js';
 
 const coords = z.object({ lat: z.number().min(-90).max(90), lng: z.number().min(-180).max(180) });
 
@@ -181,10 +182,10 @@ export type ShopConfig = Resolved<RawShop>;
 export type ShopOf<P extends PlatformName> = Extract<ShopConfig, { platform: P }>;
 export type ShopPolicy = ShopConfig['policy'];
 
-export class ShopRegistryError extends Error {
+export class ShopRegistryError extends RelaisError {
   override readonly name = 'ShopRegistryError';
   constructor(readonly problems: string[]) {
-    super(`shop registry is invalid:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    super({ failure: 'permanent', message: `shop registry is invalid:\n${problems.map((p) => `  - ${p}`).join('\n')}` });
   }
 }
 

@@ -34,6 +34,7 @@ import type { ShopConfig } from '../../config/shops.js';
 import type { ShopifyShopConfig } from './settings.js';
 import type { Logger } from '../../log.js';
 import { routeShopAdmin } from './admin-routing.js';
+import { failureOf, RelaisError } from '../../domain/errors.js';
 
 /** What the admin client asks for its token. */
 export interface AccessTokenSource {
@@ -44,15 +45,15 @@ export interface AccessTokenSource {
 }
 
 /** A token could not be had. `reinstallRequired`: only the merchant can mend it (install the app again). */
-export class AccessTokenError extends Error {
+export class AccessTokenError extends RelaisError {
   override readonly name = 'AccessTokenError';
   constructor(
     message: string,
-    readonly retryable: boolean,
+    retryable: boolean,
     readonly reinstallRequired = false,
     options?: { cause?: unknown },
   ) {
-    super(message, options);
+    super({ failure: failureOf(retryable), message, cause: options?.cause });
   }
 }
 
