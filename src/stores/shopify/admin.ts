@@ -45,7 +45,8 @@ import { Secret } from '../../config/secret.js';
 import { failureOf, RelaisError } from '../../domain/errors.js';
 import type { Logger } from '../../log.js';
 import type { StoreDeps } from '../platform.js';
-import { AccessTokenError, accessTokenSourceFor, StaticAccessToken, type AccessTokenSource } from './access-token.js';
+import { AccessTokenError, StaticAccessToken, type AccessTokenSource } from './access-token.js';
+import { accessTokenSourceFor } from './token-sources.js';
 import { buildWithFetch, fetchRoutedTo } from './admin-routing.js';
 import { RedisShopRateBudget, type BudgetTicket, type ShopRateBudget } from './rate-budget.js';
 
