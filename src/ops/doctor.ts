@@ -19,12 +19,11 @@
  * Keys, tokens and secrets never reach a result: keys are shown by Secret.hint() and where they come from;
  * every client used here already scrubs credentials from its error messages.
  */
-import { Redis } from 'ioredis';
 import type { SecretSource, ShopConfig } from '../config/shops.js';
 import { NeighbourhoodResolver } from '../geo/resolver.js';
 import { silentLogger, type Logger } from '../log.js';
 import { platformOf } from '../stores/index.js';
-import { publicEndpoint, type CheckResult, type CheckStatus } from '../domain/checks.js';
+import type { CheckResult, CheckStatus } from '../domain/checks.js';
 import { checkRedisCluster } from './redis-cluster-check.js';
 import { checkUninstalled } from './uninstalled-check.js';
 import { parseClusterNodes } from '../redis.js';

@@ -2,7 +2,6 @@
  * Which AccessTokenSource each Shopify shop uses: the registry's static token, or an OAuth provider
  * (access-token.ts) configured once per shop and kept for the process.
  */
-import type { Shopify } from '@shopify/shopify-api';
 import type { ShopSecretStore } from '../../config/shop-secrets.js';
 import type { ShopConfig } from '../../config/shops.js';
 import type { ShopifyShopConfig } from './settings.js';
