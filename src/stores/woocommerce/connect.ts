@@ -30,7 +30,8 @@ import { Secret } from '../../config/secret.js';
 import type { Logger } from '../../log.js';
 import { messageOf, publicEndpoint } from '../../domain/checks.js';
 import type { ConnectOutcome, ConnectStates } from './connect-states.js';
-import { createWooOperatorRest, type WooOperatorRest } from './rest.js';
+import { createWooOperatorRest } from './rest.js';
+import { type WooOperatorRest } from './rest-types.js';
 import { registerWooWebhooks } from './connect-webhooks.js';
 import { RelaisError } from '../../domain/errors.js';
 
