@@ -133,6 +133,17 @@ function sizeAndErrorRules() {
     'src/http/**',
     'src/stores/*/webhooks.ts',
   ];
+  // Still over the limits, their split not done yet (issue 26 item 7): a file leaves this list when it passes.
+  const notSplitYet = [
+    'src/stores/shopify/admin.ts',
+    'src/checkout/checkout-rates.ts',
+    'src/dashboard/middleware/auth.ts',
+    'src/dashboard/router.ts',
+    'src/dashboard/shop-routes.ts',
+    'src/main/demo.ts',
+    'src/main/runtime.ts',
+    'src/main/web.ts',
+  ];
   const tests = ['**/*.test.ts', '**/*.test-support.ts'];
   const namedExports = { selector: 'ExportDefaultDeclaration', message: 'Use named exports.' };
   const relaisErrors = {
@@ -142,12 +153,16 @@ function sizeAndErrorRules() {
   return [
     {
       files: ['src/**/*.ts'],
-      ignores: [...tests, ...beingSplit],
+      ignores: [...tests, ...beingSplit, ...notSplitYet],
       rules: {
         'max-lines': ['error', { max: 400 }],
         'max-lines-per-function': ['error', { max: 80 }],
-        'no-restricted-syntax': ['error', namedExports, relaisErrors],
       },
+    },
+    {
+      files: ['src/**/*.ts'],
+      ignores: [...tests, ...beingSplit],
+      rules: { 'no-restricted-syntax': ['error', namedExports, relaisErrors] },
     },
   ];
 }
