@@ -22,7 +22,7 @@ import type { Server } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import express from 'express';
 import { Redis } from 'ioredis';
-import { checkBodySignature, signBody } from '../src/checkout/signature.js';
+import { checkBodySignature, signBody } from '../src/stores/checkout-signature.js';
 import { buildShopRegistry } from '../src/config/shops.js';
 import { DispatchClient } from '../src/dispatch/client.js';
 import { startDispatchEmulator } from '@relais/emulators/dispatch';

@@ -163,7 +163,7 @@ async function start(config: z.output<typeof childConfigSchema>): Promise<{ url?
       return {
         close: async () => {
           await worker.close();
-          client?.close();
+          await client?.close();
         },
       };
     }

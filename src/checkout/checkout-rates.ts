@@ -44,6 +44,7 @@ import { collectsAtDoor, learnCodFee, type CodFeeMemory } from './cod-fee.js';
 import type { PriceSource } from './price-source.js';
 import type { RateCache, SingleFlight } from './rate-cache.js';
 import { weightBand } from './weight.js';
+import { RelaisError } from '../domain/errors.js';
 
 export interface CheckoutRateRequest {
   destination: {
@@ -96,7 +97,12 @@ export interface CheckoutRatesDeps {
 /** Kept back from the budget for writing the answer and the network hop back to the platform's socket. */
 export const ANSWER_MARGIN_MS = 25;
 
-class OutOfTime extends Error {}
+/** The checkout's time budget ran out before the service answered: a later checkout may be quicker. */
+class OutOfTime extends RelaisError {
+  constructor() {
+    super({ failure: 'transient', message: 'time budget spent' });
+  }
+}
 
 /**
  * @param startedAt performance.now() when the request arrived (the budget counts from there).
@@ -374,10 +380,10 @@ async function runtimeAliases(
 /** Resolves with `work`, or rejects with OutOfTime at the deadline (the work itself goes on). */
 function beforeDeadline<T>(work: Promise<T>, deadline: number): Promise<T> {
   const left = deadline - performance.now();
-  if (left <= 0) return Promise.reject(new OutOfTime('time budget spent'));
+  if (left <= 0) return Promise.reject(new OutOfTime());
   let timer: NodeJS.Timeout | undefined;
   const out = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new OutOfTime('time budget spent')), left);
+    timer = setTimeout(() => reject(new OutOfTime()), left);
   });
   return Promise.race([work, out]).finally(() => clearTimeout(timer));
 }

@@ -32,7 +32,7 @@ import { CodFeeMemory } from './cod-fee.js';
 import { DispatchPriceSource, type PriceSource } from './price-source.js';
 import { RateCache, SingleFlight } from './rate-cache.js';
 import { ResolutionMemo } from './resolution-memo.js';
-import { checkBodySignature } from './signature.js';
+import { checkBodySignature } from '../stores/checkout-signature.js';
 
 /** A rate request lists the basket's items; a thousand lines fit well below this. */
 export const MAX_RATE_REQUEST_BYTES = 1024 * 1024;
@@ -59,24 +59,7 @@ export interface CheckoutRouteDeps {
 export function checkoutRoutes(deps: CheckoutRouteDeps): Router {
   const logger = deps.logger.child({ component: 'checkout-rates' });
   const now = (): Date => (deps.now ? deps.now() : new Date());
-  let prices = deps.prices;
-  if (!prices) {
-    const owned = new DispatchPriceSource(deps.logger);
-    deps.redis.once('end', () => void owned.close());
-    prices = owned;
-  }
-  const rates: CheckoutRatesDeps = {
-    resolver: new ResolutionMemo(deps.resolver ?? NeighbourhoodResolver.load()),
-    aliases: deps.aliases,
-    ...(deps.serviceMap ? { serviceMap: deps.serviceMap } : {}),
-    cache: new RateCache(deps.redis, deps.prefix),
-    prices,
-    flights: new SingleFlight<CheckoutPrice>(),
-    tariffs: new TariffMemory(deps.redis, deps.prefix),
-    fees: new CodFeeMemory(deps.redis, deps.prefix),
-    logger: deps.logger,
-    onWithheld: (shopId, why) => deps.metrics?.checkoutRatesWithheld.inc({ shop: shopId, reason: why }),
-  };
+  const rates = checkoutRatesDeps(deps);
 
   const router = Router();
   // The budget counts from arrival, before the body is read.
@@ -142,6 +125,28 @@ export function checkoutRoutes(deps: CheckoutRouteDeps): Router {
       res.status(500).json({ rates: [] });
     }
   }
+}
+
+/** What pricing at checkout needs, built once for the routes; a price source made here closes with Redis. */
+function checkoutRatesDeps(deps: CheckoutRouteDeps): CheckoutRatesDeps {
+  let prices = deps.prices;
+  if (!prices) {
+    const owned = new DispatchPriceSource(deps.logger);
+    deps.redis.once('end', () => void owned.close());
+    prices = owned;
+  }
+  return {
+    resolver: new ResolutionMemo(deps.resolver ?? NeighbourhoodResolver.load()),
+    aliases: deps.aliases,
+    ...(deps.serviceMap ? { serviceMap: deps.serviceMap } : {}),
+    cache: new RateCache(deps.redis, deps.prefix),
+    prices,
+    flights: new SingleFlight<CheckoutPrice>(),
+    tariffs: new TariffMemory(deps.redis, deps.prefix),
+    fees: new CodFeeMemory(deps.redis, deps.prefix),
+    logger: deps.logger,
+    onWithheld: (shopId, why) => deps.metrics?.checkoutRatesWithheld.inc({ shop: shopId, reason: why }),
+  };
 }
 
 function headerOf(req: Request, name: string): string | undefined {

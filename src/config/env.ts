@@ -3,6 +3,7 @@
  * fixes the environment in one go instead of one restart per missing variable.
  */
 import { z } from 'zod';
+import { RelaisError } from '../domain/errors.js';
 
 /** Dashboard, metrics and delivery-webhook tokens: long enough that guessing is hopeless, whatever the throttle. */
 export const MIN_TOKEN_LENGTH = 32;
@@ -94,8 +95,11 @@ const envSchema = envObject.superRefine((env, context) => {
 
 export type RelaisEnv = z.output<typeof envSchema>;
 
-export class EnvError extends Error {
+export class EnvError extends RelaisError {
   override readonly name = 'EnvError';
+  constructor(message: string) {
+    super({ failure: 'permanent', message });
+  }
 }
 
 export function readEnv(source: NodeJS.ProcessEnv = process.env): RelaisEnv {

@@ -10,6 +10,7 @@
  * new key), then drop the old key.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { RelaisError } from '../domain/errors.js';
 
 export interface SealedSecret {
   /** The id of the key that sealed it. */
@@ -22,8 +23,12 @@ const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
 
-export class SecretBoxError extends Error {
+/** A key or a sealed value Relais cannot use: trying again with the same keys gets the same answer. */
+export class SecretBoxError extends RelaisError {
   override readonly name = 'SecretBoxError';
+  constructor(message: string) {
+    super({ failure: 'permanent', message });
+  }
 }
 
 export class SecretBox {

@@ -14,7 +14,8 @@ import { SHOP_ID_PATTERN } from '../domain/ids.js';
 import { PLATFORM_SETTINGS, type PlatformName } from '../stores/settings.js';
 import { lookupEnv, MAKE_A_TOKEN, MIN_TOKEN_LENGTH } from './env.js';
 import { Secret, secretRef, type SecretRef } from './secret.js';
-import { isTimeZone } from './time-zones.js';
+import { isTimeZone, XOF_COUNTRIES } from './time-zones.js';
+import { RelaisError } from '../domain/errors.js';
 
 const coords = z.object({ lat: z.number().min(-90).max(90), lng: z.number().min(-180).max(180) });
 
@@ -148,7 +149,7 @@ const baseShopSchema = z.object({
   id: z.string().regex(SHOP_ID_PATTERN, 'lowercase letters, digits and hyphens'),
   name: z.string().min(1),
   /** ISO country code of the delivery area: SN, CI, TG, BJ, ML, BF, NE. */
-  country: z.enum(['SN', 'CI', 'TG', 'BJ', 'ML', 'BF', 'NE', 'GW']),
+  country: z.enum(XOF_COUNTRIES),
   /** IANA time zone of the merchant's days on the dashboard; default the country's (src/config/time-zones.ts). */
   timeZone: z
     .string()
@@ -181,10 +182,10 @@ export type ShopConfig = Resolved<RawShop>;
 export type ShopOf<P extends PlatformName> = Extract<ShopConfig, { platform: P }>;
 export type ShopPolicy = ShopConfig['policy'];
 
-export class ShopRegistryError extends Error {
+export class ShopRegistryError extends RelaisError {
   override readonly name = 'ShopRegistryError';
   constructor(readonly problems: string[]) {
-    super(`shop registry is invalid:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    super({ failure: 'permanent', message: `shop registry is invalid:\n${problems.map((p) => `  - ${p}`).join('\n')}` });
   }
 }
 

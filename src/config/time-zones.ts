@@ -4,9 +4,11 @@
  * of the XOF zone keeps one offset all year: UTC+0 (Senegal, Côte d'Ivoire, Mali, Burkina Faso, Togo,
  * Guinea-Bissau) or UTC+1 (Benin, Niger), with no daylight saving time.
  */
-import type { ShopConfig } from './shops.js';
+/** The countries of the XOF zone the delivery service serves, as ISO codes (a shop's `country`). */
+export const XOF_COUNTRIES = ['SN', 'CI', 'TG', 'BJ', 'ML', 'BF', 'NE', 'GW'] as const;
+export type CountryCode = (typeof XOF_COUNTRIES)[number];
 
-export const COUNTRY_TIME_ZONES: Record<ShopConfig['country'], string> = {
+export const COUNTRY_TIME_ZONES: Record<CountryCode, string> = {
   SN: 'Africa/Dakar',
   CI: 'Africa/Abidjan',
   ML: 'Africa/Bamako',
@@ -28,6 +30,6 @@ export function isTimeZone(name: string): boolean {
 }
 
 /** The shop's time zone: its own setting, else its country's. */
-export function shopTimeZone(shop: Pick<ShopConfig, 'country'> & { timeZone?: string }): string {
+export function shopTimeZone(shop: { country: CountryCode; timeZone?: string }): string {
   return shop.timeZone ?? COUNTRY_TIME_ZONES[shop.country];
 }

@@ -15,7 +15,7 @@ import type { OrderInsights } from '../ledger/order-insights.js';
 import type { OrderLedger, OrderRecord } from '../ledger/order-ledger.js';
 import type { PricedNearby } from './use-cases/priced-nearby.js';
 import type { Logger } from '../log.js';
-import type { CheckResult } from '../ops/checks.js';
+import type { CheckResult } from '../domain/checks.js';
 import type { MapLearnStatus } from '../ops/map-learn-runs.js';
 import type { MapCoverage } from '../ops/map-report.js';
 import type { LoginThrottle } from './login-throttle.js';

@@ -23,15 +23,8 @@ import { orderFilter, readOrdersQuery } from './order-filters.js';
 import { overviewRoutes } from './overview-routes.js';
 import { serviceMapRoutes } from './service-map-page.js';
 import { disputeForm, form } from './middleware/forms.js';
-import {
-  heldBody,
-  moneyBody,
-  notFoundBody,
-  orderDetailBody,
-  orderHref,
-  ordersBody,
-  type OrderDisputesView,
-} from './pages.js';
+import { heldBody, notFoundBody, orderDetailBody, orderHref, ordersBody, type OrderDisputesView } from './pages.js';
+import { moneyBody } from './money-page.js';
 import type { DashboardDeps } from './ports.js';
 import { queuesBoard, refuseWrites } from './queues.js';
 import { responses } from './responses.js';

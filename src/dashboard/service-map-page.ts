@@ -12,11 +12,7 @@ import { formatTime, html, type SafeHtml } from './html.js';
 import type { DashboardDeps } from './ports.js';
 import type { Responses } from './responses.js';
 import type { ShopScope } from './shop-scope.js';
-import { shopSettingsHref } from './shop-pages.js';
-
-export function serviceMapHref(shopId: string): string {
-  return `/dashboard/service-map?shop=${encodeURIComponent(shopId)}`;
-}
+import { shopSettingsHref } from './links.js';
 
 export interface ServiceMapView {
   shops: { id: string; name: string }[];

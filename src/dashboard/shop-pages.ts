@@ -3,7 +3,7 @@
  * settings. Secrets never come back in a page: the dispatch key field is always empty, with whether one is stored.
  */
 import type { MapLearnStatus } from '../ops/map-learn-runs.js';
-import { serviceMapHref } from './service-map-page.js';
+import { serviceMapHref, shopSettingsHref } from './links.js';
 import type { ConnectedShop } from '../config/shop-directory.js';
 import { formatTime, html, safeHref, type SafeHtml } from './html.js';
 import { COUNTRIES, type ShopSettingsView } from './use-cases/shop-settings.js';
@@ -20,10 +20,6 @@ export interface ShopsView {
 }
 
 const csrfField = (csrf: string | undefined) => (csrf ? html`<input type="hidden" name="_csrf" value="${csrf}">` : '');
-
-export function shopSettingsHref(id: string): string {
-  return `/dashboard/shops/${encodeURIComponent(id)}`;
-}
 
 const where = (shop: ConnectedShop): string => {
   const part = shop.document[shop.platform] as Record<string, unknown> | undefined;

@@ -8,7 +8,8 @@ import type { Viewer } from './middleware/auth.js';
 import { form } from './middleware/forms.js';
 import type { DashboardDeps } from './ports.js';
 import type { Responses } from './responses.js';
-import { continueBody, shopsBody, shopSettingsBody, shopSettingsHref } from './shop-pages.js';
+import { shopSettingsHref } from './links.js';
+import { continueBody, shopsBody, shopSettingsBody } from './shop-pages.js';
 import { notFoundBody } from './pages.js';
 import {
   readSettingsForm,

@@ -19,6 +19,7 @@ export interface RelaisErrorInit {
   cause?: unknown;
 }
 
+// eslint-disable-next-line no-restricted-syntax -- the one class that derives from Error: the base itself
 export class RelaisError extends Error {
   override readonly name: string = 'RelaisError';
   readonly failure: FailureKind;

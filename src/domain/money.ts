@@ -6,11 +6,17 @@
  *
  * There is deliberately no division helper: sharing an amount is a business decision, not arithmetic.
  */
+import { RelaisError } from './errors.js';
+
 declare const xofBrand: unique symbol;
 export type Xof = number & { readonly [xofBrand]: true };
 
-export class MoneyError extends Error {
+/** An amount that is not a whole number of francs: the same data gives the same error. */
+export class MoneyError extends RelaisError {
   override readonly name = 'MoneyError';
+  constructor(message: string) {
+    super({ failure: 'permanent', message });
+  }
 }
 
 /** Wraps a whole number of francs. Throws on fractions, NaN, infinities and unsafe integers. */

@@ -3,7 +3,7 @@
  * name and alternate name as a key, the same without spaces, its words sorted, its prefixes, and by token and
  * letter count for typo matching; then the shortened forms customers write.
  */
-import type { CountryIndex, FuzzyKey, KeyHit, Place } from './gazetteer.js';
+import type { CountryIndex, FuzzyKey, KeyHit, Place } from './gazetteer-types.js';
 import { BROAD_FACTOR, compactOf, keyOf, RURAL_FACTOR, type Draft } from './gazetteer-rows.js';
 import { LINKING_WORDS, NOISE_WORDS, type CountryCode } from './names.js';
 import { normaliseTokens } from './normalise.js';

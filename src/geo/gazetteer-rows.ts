@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { csvRecords } from './csv.js';
-import type { BlockedKind, BlockedName, Gazetteer, Point } from './gazetteer.js';
+import type { BlockedKind, BlockedName, Gazetteer, Point } from './gazetteer-types.js';
 import { normaliseTokens } from './normalise.js';
 import {
   COUNTRIES,

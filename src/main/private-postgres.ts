@@ -79,19 +79,7 @@ export async function startPrivatePostgres(options: PrivatePostgresOptions = {})
   const owner = process.getuid?.() === 0 ? unprivilegedUser() : undefined;
   if (owner) chownSync(dir, owner.uid, owner.gid);
   const as = owner ? { uid: owner.uid, gid: owner.gid } : {};
-  const init = spawnSync(
-    join(bin, 'initdb'),
-    ['-D', data, '-U', 'relais', '--auth=trust', '-E', 'UTF8', '--no-sync', '--locale=C'],
-    {
-      encoding: 'utf8',
-      cwd: dir,
-      ...as,
-    },
-  );
-  if (init.status !== 0) {
-    rmSync(dir, { recursive: true, force: true });
-    throw new Error(`initdb failed (${join(bin, 'initdb')}): ${init.stderr || init.stdout || init.error?.message}`);
-  }
+  initDatabase(bin, dir, data, as);
   const port = await freePort();
   let child: ChildProcess | undefined;
   let output = '';
@@ -161,6 +149,23 @@ export async function startPrivatePostgres(options: PrivatePostgresOptions = {})
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Creates the cluster in `data` (user relais, trust auth); on failure removes `dir` and says why. */
+function initDatabase(bin: string, dir: string, data: string, as: { uid?: number; gid?: number }): void {
+  const init = spawnSync(
+    join(bin, 'initdb'),
+    ['-D', data, '-U', 'relais', '--auth=trust', '-E', 'UTF8', '--no-sync', '--locale=C'],
+    {
+      encoding: 'utf8',
+      cwd: dir,
+      ...as,
+    },
+  );
+  if (init.status !== 0) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`initdb failed (${join(bin, 'initdb')}): ${init.stderr || init.stdout || init.error?.message}`);
+  }
 }
 
 /** The user PostgreSQL runs as when started by root: `postgres` when it exists, else `nobody`. */

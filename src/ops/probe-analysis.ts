@@ -16,7 +16,7 @@ import {
   type WireProfile,
   type WireProfileDocument,
 } from '../dispatch/profile.js';
-import type { ProbeOperation } from './probe.js';
+import type { ProbeOperation } from './probe-routes.js';
 
 /** One saved request and answer (the API key already redacted). */
 export interface Exchange {

@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import type { ShopConfig } from '../config/shops.js';
 import { wireProfileOf } from '../dispatch/for-shop.js';
 import type { WireProfile } from '../dispatch/profile.js';
-import { API_KEY_HEADER, PaymentMode, paths } from '../dispatch/wire.js';
+import { API_KEY_HEADER, PaymentMode } from '../dispatch/wire.js';
 import {
   analyseExchanges,
   draftProfile,
@@ -33,21 +33,9 @@ import {
   type Draft,
   type Exchange,
 } from './probe-analysis.js';
+import { PROBE_ROUTES, type ProbeOperation } from './probe-routes.js';
 
-/** The only operations probe may call: reads, quotes and the public price simulation. */
-export const PROBE_ROUTES = {
-  createQuote: { method: 'POST', host: 'base', path: () => paths.quotes },
-  getQuote: { method: 'GET', host: 'base', path: (id: string) => paths.quote(id) },
-  simulatePrice: { method: 'POST', host: 'tracking', path: () => paths.simulatePrice },
-  listShipments: { method: 'GET', host: 'base', path: () => paths.shipments },
-  getShipment: { method: 'GET', host: 'base', path: (id: string) => paths.shipment(id) },
-  getShipmentByExternalOrder: { method: 'GET', host: 'base', path: (id: string) => paths.shipmentByExternalOrder(id) },
-  trackByCode: { method: 'GET', host: 'tracking', path: (code: string) => paths.tracking(code) },
-} as const satisfies Record<
-  string,
-  { method: 'GET' | 'POST'; host: 'base' | 'tracking'; path: (arg: string) => string }
->;
-export type ProbeOperation = keyof typeof PROBE_ROUTES;
+export { PROBE_ROUTES, type ProbeOperation };
 
 export class ProbeRefusedOperation extends Error {
   override readonly name = 'ProbeRefusedOperation';

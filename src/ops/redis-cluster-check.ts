@@ -5,7 +5,7 @@
  */
 import { Redis } from 'ioredis';
 import { clusterSeeds } from '../redis.js';
-import { messageOf, type CheckResult } from './checks.js';
+import { messageOf, type CheckResult } from '../domain/checks.js';
 
 type NodeCheck = (url: string, timeoutMs: number) => Promise<CheckResult[]>;
 

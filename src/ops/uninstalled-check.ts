@@ -5,7 +5,7 @@
  */
 import { Redis } from 'ioredis';
 import { uninstalledKey } from '../jobs/uninstall.js';
-import type { CheckResult } from './checks.js';
+import type { CheckResult } from '../domain/checks.js';
 
 export async function checkUninstalled(input: {
   redisUrl: string;

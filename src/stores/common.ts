@@ -330,3 +330,24 @@ export function nestsDeeperThan(value: unknown, levels: number): boolean {
   for (const key in value) if (nestsDeeperThan((value as Record<string, unknown>)[key], levels - 1)) return true;
   return false;
 }
+
+/** An order's total in whole francs, or the hold that says why it cannot be read (none, a fraction, negative). */
+export function readOrderTotal(
+  raw: string | number | null | undefined,
+  orderName: string,
+  platform: string,
+): { ok: true; value: Xof } | { ok: false; hold: HoldReason } {
+  if (raw === undefined || raw === null)
+    return { ok: false, hold: holds.malformedOrder(platform, `order ${orderName} has no total`) };
+  const total = readXof(raw);
+  if (!total.ok) {
+    const hold =
+      total.problem === 'fraction'
+        ? holds.amountHasFraction(orderName, 'a total of', String(raw))
+        : holds.malformedOrder(platform, `order ${orderName} has an unreadable total`);
+    return { ok: false, hold };
+  }
+  if (total.value < 0)
+    return { ok: false, hold: holds.malformedOrder(platform, `order ${orderName} has a negative total`) };
+  return { ok: true, value: total.value };
+}

@@ -45,7 +45,7 @@ export {
   ensureShopifyAccessTokens as ensureStoredCredentials,
   forgetShopifyAccessTokens as forgetStoredCredentials,
   shopifyOAuthShops as shopsWithStoredCredentials,
-} from './shopify/access-token.js';
+} from './shopify/token-sources.js';
 
 /** Connecting a shop through Relais's Shopify app (the install routes, the Connect page's Shopify way in). */
 export {

@@ -18,7 +18,7 @@ import type { ShopConfig, ShopOf, ShopRegistry } from '../config/shops.js';
 import type { CheckoutRateOutcome, CheckoutRateRequest } from '../checkout/checkout-rates.js';
 import type { Eligibility, StoreOrder } from '../domain/order.js';
 import type { Logger } from '../log.js';
-import type { CheckResult } from '../ops/checks.js';
+import type { CheckResult } from '../domain/checks.js';
 import type { IncomingHeaders, NormaliseContext, NormaliseResult } from './common.js';
 import type { PlatformName } from './settings.js';
 import type { ShopWriter } from './writer.js';
@@ -79,7 +79,7 @@ export interface CheckoutRatesEndpoint<P extends PlatformName, Parsed = unknown>
   /** The route in Express syntax: `/checkout/shopify/:shopId/rates`. */
   readonly path: string;
   readonly schema: z.ZodType<Parsed>;
-  /** The secret the request is signed with (base64 HMAC-SHA256 of the raw body, src/checkout/signature.ts). */
+  /** The secret the request is signed with (base64 HMAC-SHA256 of the raw body, src/stores/checkout-signature.ts). */
   secretOf(shop: ShopOf<P>): string;
   readonly signatureHeader: string;
   /** A reason to refuse an authenticated request that is not meant for this shop. */

@@ -7,8 +7,8 @@
  * A new platform adds its schema here (one line); the compiler then asks for its StorePlatform in
  * src/stores/index.ts.
  */
-import { shopifySettingsSchema } from './shopify/settings.js';
-import { wooSettingsSchema } from './woocommerce/settings.js';
+import { shopifySettingsSchema } from './shopify/settings-schema.js';
+import { wooSettingsSchema } from './woocommerce/settings-schema.js';
 
 export const PLATFORM_SETTINGS = {
   shopify: shopifySettingsSchema,

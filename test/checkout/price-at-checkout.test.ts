@@ -9,7 +9,7 @@ import { CodFeeMemory } from '../../src/checkout/cod-fee.js';
 import { DispatchPriceSource } from '../../src/checkout/price-source.js';
 import { RateCache, SingleFlight } from '../../src/checkout/rate-cache.js';
 import { ResolutionMemo } from '../../src/checkout/resolution-memo.js';
-import { checkBodySignature, signBody } from '../../src/checkout/signature.js';
+import { checkBodySignature, signBody } from '../../src/stores/checkout-signature.js';
 import { weightBand } from '../../src/checkout/weight.js';
 import { buildShopRegistry, type ShopConfig } from '../../src/config/shops.js';
 import { startDispatchEmulator, type DispatchEmulator } from '@relais/emulators/dispatch';

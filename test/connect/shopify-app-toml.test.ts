@@ -19,7 +19,7 @@ import { SHOPIFY_CALLBACK_PATH, SHOPIFY_INSTALL_PATH } from '../../src/stores/sh
 import { DOCTOR_SHOPIFY_DOCUMENTS } from '../../src/stores/shopify/doctor.js';
 import { ORDER_LIST_DOCUMENTS } from '../../src/stores/shopify/orders.js';
 import { scopeCovers, SHOPIFY_FIELD_SCOPES, shopifyAccessScopes } from '../../src/stores/shopify/scopes.js';
-import { shopifySettingsSchema } from '../../src/stores/shopify/settings.js';
+import { shopifySettingsSchema } from '../../src/stores/shopify/settings-schema.js';
 import { SHOPIFY_COMPLIANCE_TOPICS, SHOPIFY_ORDER_TOPICS, shopifyWebhooks } from '../../src/stores/shopify/webhooks.js';
 
 interface AppToml {

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { KNOWN_BROWSER_TTL_MS, secretsEqual, SessionSigner } from '../../src/dashboard/auth.js';
 import { codFigures } from '../../src/dashboard/data.js';
 import { escapeHtml, formatXof, html, safeHref } from '../../src/dashboard/html.js';
-import { moneyBody } from '../../src/dashboard/pages.js';
+import { moneyBody } from '../../src/dashboard/money-page.js';
 import type { ReconciliationSummary } from '../../src/dashboard/ports.js';
 import type { OrderRecord, OrderState } from '../../src/ledger/order-ledger.js';
 import type { PaymentFamily, StoreOrder } from '../../src/domain/order.js';

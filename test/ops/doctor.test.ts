@@ -13,15 +13,8 @@ import { buildShopRegistry, type ShopConfig } from '../../src/config/shops.js';
 import { loadAdminSchema, startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
 import { startWooEmulator, type WooEmulator } from '@relais/emulators/woocommerce';
 import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
-import {
-  checkAliases,
-  checkPickup,
-  checkRedis,
-  renderReport,
-  runDoctor,
-  type DoctorReport,
-  type ReportEntry,
-} from '../../src/ops/doctor.js';
+import { renderReport, runDoctor, type DoctorReport, type ReportEntry } from '../../src/ops/doctor.js';
+import { checkAliases, checkPickup, checkRedis } from '../../src/ops/doctor-checks.js';
 import { DOCTOR_SHOPIFY_DOCUMENTS } from '../../src/stores/shopify/doctor.js';
 import { handleUninstall, uninstalledKey } from '../../src/jobs/uninstall.js';
 import { PostgresShopDirectory } from '../../src/ledger/postgres/pg-shops.js';

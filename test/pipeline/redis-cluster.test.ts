@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUE } from '../../src/jobs/queues.js';
-import { checkRedis } from '../../src/ops/doctor.js';
+import { checkRedis } from '../../src/ops/doctor-checks.js';
 import { checkRedisCluster } from '../../src/ops/redis-cluster-check.js';
 import { expectNoAnomaly, startChaosStack, type ChaosStack } from '../chaos/support/stack.js';
 import { startRedisCluster, type TestRedisCluster } from '../support/redis-cluster.js';

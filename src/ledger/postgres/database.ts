@@ -8,6 +8,7 @@
 import pg from 'pg';
 import type { Logger } from '../../log.js';
 import { LATEST_SCHEMA_VERSION, MIGRATIONS } from './migrations.js';
+import { RelaisError } from '../../domain/errors.js';
 
 export interface DatabaseOptions {
   url: string;
@@ -170,17 +171,19 @@ async function applyMigrations(
 }
 
 /** Thrown when the database's schema is older than the code: the operator runs `relais migrate`. */
-export class SchemaTooOldError extends Error {
+export class SchemaTooOldError extends RelaisError {
+  override readonly name = 'SchemaTooOldError';
   constructor(
     readonly found: number,
     readonly needed: number,
   ) {
-    super(
-      found === 0
-        ? `the database has no Relais schema yet (this code needs version ${needed}): run \`relais migrate\` first`
-        : `the database schema is at version ${found}, older than this code's ${needed}: run \`relais migrate\` first`,
-    );
-    this.name = 'SchemaTooOldError';
+    super({
+      failure: 'permanent',
+      message:
+        found === 0
+          ? `the database has no Relais schema yet (this code needs version ${needed}): run \`relais migrate\` first`
+          : `the database schema is at version ${found}, older than this code's ${needed}: run \`relais migrate\` first`,
+    });
   }
 }
 

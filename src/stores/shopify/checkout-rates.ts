@@ -14,8 +14,8 @@ import { z } from 'zod';
 import type { ShopConfig } from '../../config/shops.js';
 import { toShopifySubunits } from '../../domain/money.js';
 import type { CheckoutRateOutcome, CheckoutRateRequest } from '../../checkout/checkout-rates.js';
-import { deliveryWindow, noRateAnswer, rateDescription } from '../../checkout/presentation.js';
-import { SHOPIFY_HMAC_HEADER, SHOPIFY_SHOP_DOMAIN_HEADER } from '../../checkout/signature.js';
+import { deliveryWindow, noRateAnswer, rateDescription } from '../checkout-presentation.js';
+import { SHOPIFY_HMAC_HEADER, SHOPIFY_SHOP_DOMAIN_HEADER } from '../checkout-signature.js';
 import type { CheckoutRatesEndpoint } from '../platform.js';
 
 const text = z.string().max(1_000).nullish();

@@ -13,7 +13,7 @@
  */
 import { z } from 'zod';
 import type { HoldReason } from '../../domain/order.js';
-import type { CheckResult } from '../../ops/checks.js';
+import type { CheckResult } from '../../domain/checks.js';
 import { nonEmpty } from '../common.js';
 import type { ShopifyAdminClient } from './admin.js';
 import type { ShopifyAddressPayload, ShopifyOrderPayload } from './payload.js';

@@ -9,10 +9,10 @@
  */
 import { z } from 'zod';
 import { silentLogger, type Logger } from '../../log.js';
-import { currencyResult, messageOf, publicEndpoint, sameUrl, type CheckResult } from '../../ops/checks.js';
+import { currencyResult, messageOf, publicEndpoint, sameUrl, type CheckResult } from '../../domain/checks.js';
 import type { DoctorContext } from '../platform.js';
 import { shopifyAdminClientFor, ShopifyWriteError, type ShopifyAdminClient } from './admin.js';
-import { describeShopifyToken } from './access-token.js';
+import { describeShopifyToken } from './token-sources.js';
 import {
   carrierServiceCallbackUrl,
   listCarrierServices,

@@ -34,7 +34,7 @@ import {
   joinName,
   nonEmpty,
   readCoordinates,
-  readXof,
+  readOrderTotal,
   uniqueNonEmpty,
   type NormaliseContext,
   type NormaliseResult,
@@ -79,19 +79,8 @@ export function normaliseShopifyOrder(body: unknown, ctx: NormaliseContext): Nor
     .find((code) => code !== undefined && code !== 'XOF');
   if (contradictingCurrency !== undefined) return held(holds.currencyNotXof(orderName, contradictingCurrency));
 
-  const rawTotal = p.current_total_price ?? p.total_price;
-  if (rawTotal === undefined || rawTotal === null) {
-    return held(holds.malformedOrder(PLATFORM, `order ${orderName} has no total`));
-  }
-  const total = readXof(rawTotal);
-  if (!total.ok) {
-    return held(
-      total.problem === 'fraction'
-        ? holds.amountHasFraction(orderName, 'a total of', String(rawTotal))
-        : holds.malformedOrder(PLATFORM, `order ${orderName} has an unreadable total`),
-    );
-  }
-  if (total.value < 0) return held(holds.malformedOrder(PLATFORM, `order ${orderName} has a negative total`));
+  const total = readOrderTotal(p.current_total_price ?? p.total_price, orderName, PLATFORM);
+  if (!total.ok) return held(total.hold);
 
   const createdAt = nonEmpty(p.created_at) ?? nonEmpty(p.processed_at) ?? nonEmpty(p.updated_at);
   if (createdAt === undefined) return held(holds.malformedOrder(PLATFORM, `order ${orderName} has no creation date`));

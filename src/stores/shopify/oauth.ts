@@ -29,7 +29,8 @@ import type { Secret } from '../../config/secret.js';
 import type { ShopSecretStore } from '../../config/shop-secrets.js';
 import type { Logger } from '../../log.js';
 import { TOKENS_SECRET, type StoredTokens } from './access-token.js';
-import { routeShopAdmin } from './admin.js';
+import { routeShopAdmin } from './admin-routing.js';
+import { RelaisError } from '../../domain/errors.js';
 
 const SHOP_DOMAIN = /^[a-z0-9][a-z0-9-]*\.myshopify\.com$/;
 const DEFAULT_STATE_TTL_MS = 10 * 60_000;
@@ -69,13 +70,14 @@ export type InstallRefusal =
   /** connect.ts: the shop id or domain already belongs to another shop. */
   | 'shop_taken';
 
-export class ShopifyInstallError extends Error {
+/** An install Relais refuses or Shopify refuses: the same request gets the same answer. */
+export class ShopifyInstallError extends RelaisError {
   override readonly name = 'ShopifyInstallError';
   constructor(
     readonly reason: InstallRefusal,
     message: string,
   ) {
-    super(message);
+    super({ failure: 'permanent', message });
   }
 }
 

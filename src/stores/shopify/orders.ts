@@ -18,7 +18,7 @@
  */
 import { z } from 'zod';
 import type { ShopifyShopConfig } from './settings.js';
-import type { OrderWindow, ShopOrderLister, ShopOrderPage } from '../index.js';
+import type { OrderWindow, ShopOrderLister, ShopOrderPage } from '../platform.js';
 import type { StoreDeps } from '../platform.js';
 import { sharedBudgetOf, shopifyAdminClientFor, ShopifyWriteError, type ShopifyAdminClient } from './admin.js';
 

@@ -26,8 +26,8 @@
 import { z } from 'zod';
 import type { ShopConfig } from '../../config/shops.js';
 import type { CheckoutRateOutcome, CheckoutRateRequest } from '../../checkout/checkout-rates.js';
-import { noRateAnswer, rateDescription } from '../../checkout/presentation.js';
-import { RELAIS_SIGNATURE_HEADER } from '../../checkout/signature.js';
+import { noRateAnswer, rateDescription } from '../checkout-presentation.js';
+import { RELAIS_SIGNATURE_HEADER } from '../checkout-signature.js';
 import type { CheckoutRatesEndpoint } from '../platform.js';
 
 const text = z.string().max(1_000).nullish();

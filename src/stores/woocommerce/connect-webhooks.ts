@@ -4,8 +4,8 @@
  * which only re-activates, a webhook of ours that is already there gets the shop's webhook secret too: it may date
  * from an earlier set-up with another secret, and Relais would then refuse every delivery as badly signed.
  */
-import { messageOf, publicEndpoint, sameUrl } from '../../ops/checks.js';
-import type { WooOperatorRest } from './rest.js';
+import { messageOf, publicEndpoint, sameUrl } from '../../domain/checks.js';
+import type { WooOperatorRest } from './rest-types.js';
 import { WOO_SUBSCRIBED_TOPICS, WOO_WEBHOOK_PATH } from './webhooks.js';
 
 /** Registers (or brings up to date) each topic's webhook; answers what was done, for the log and the return page. */

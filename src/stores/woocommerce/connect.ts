@@ -28,10 +28,12 @@ import type { ShopDirectory } from '../../config/shop-directory.js';
 import type { ShopSecretStore } from '../../config/shop-secrets.js';
 import { Secret } from '../../config/secret.js';
 import type { Logger } from '../../log.js';
-import { messageOf, publicEndpoint } from '../../ops/checks.js';
+import { messageOf, publicEndpoint } from '../../domain/checks.js';
 import type { ConnectOutcome, ConnectStates } from './connect-states.js';
-import { createWooOperatorRest, type WooOperatorRest } from './rest.js';
+import { createWooOperatorRest } from './rest.js';
+import { type WooOperatorRest } from './rest-types.js';
 import { registerWooWebhooks } from './connect-webhooks.js';
+import { RelaisError } from '../../domain/errors.js';
 
 export const WOO_CONNECT_CALLBACK_PATH = '/connect/woocommerce/callback';
 export const WOO_CONNECT_RETURN_PATH = '/connect/woocommerce/return';
@@ -49,13 +51,14 @@ const LOOPBACK = /^(127(\.\d{1,3}){3}|localhost|\[::1\])$/i;
 export type WooConnectRefusal =
   'invalid_store_url' | 'shop_id_taken' | 'malformed' | 'unknown_state' | 'insufficient_permissions' | 'keys_rejected';
 
-export class WooConnectError extends Error {
+/** A connection Relais refuses or the shop refuses: the same request gets the same answer. */
+export class WooConnectError extends RelaisError {
   override readonly name = 'WooConnectError';
   constructor(
     readonly reason: WooConnectRefusal,
     message: string,
   ) {
-    super(message);
+    super({ failure: 'permanent', message });
   }
 }
 

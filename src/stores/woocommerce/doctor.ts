@@ -5,9 +5,10 @@
  * repeated failed deliveries, and never retries). Keys never reach a result: they are shown by Secret.hint().
  */
 import { silentLogger, type Logger } from '../../log.js';
-import { currencyResult, messageOf, publicEndpoint, sameUrl, type CheckResult } from '../../ops/checks.js';
+import { currencyResult, messageOf, publicEndpoint, sameUrl, type CheckResult } from '../../domain/checks.js';
 import type { DoctorContext } from '../platform.js';
-import { createWooOperatorRest, WooApiError, type WooOperatorRest, type WooWebhookView } from './rest.js';
+import { createWooOperatorRest } from './rest.js';
+import { WooApiError, type WooOperatorRest, type WooWebhookView } from './rest-types.js';
 import type { WooShopConfig } from './settings.js';
 import { WOO_SUBSCRIBED_TOPICS, WOO_WEBHOOK_PATH } from './webhooks.js';
 

@@ -10,7 +10,7 @@
 import type { OrderEventCompleter, StoreDeps } from '../platform.js';
 import { wooOrderId } from './normalise.js';
 import { withRefundedShipping } from './refunds.js';
-import type { WooRest } from './rest.js';
+import type { WooRest } from './rest-types.js';
 import type { WooShopConfig } from './settings.js';
 import { wooRestFor } from './writer.js';
 

@@ -42,6 +42,7 @@ import {
   joinName,
   nonEmpty,
   readCoordinates,
+  readOrderTotal,
   readXof,
   uniqueNonEmpty,
   type NormaliseContext,
@@ -96,17 +97,8 @@ export function normaliseWooOrder(body: unknown, ctx: NormaliseContext): Normali
   if (currency === undefined) return held(holds.malformedOrder(PLATFORM, `order ${orderName} has no currency`));
   if (currency !== 'XOF') return held(holds.currencyNotXof(orderName, currency));
 
-  if (p.total === undefined || p.total === null)
-    return held(holds.malformedOrder(PLATFORM, `order ${orderName} has no total`));
-  const total = readXof(p.total);
-  if (!total.ok) {
-    return held(
-      total.problem === 'fraction'
-        ? holds.amountHasFraction(orderName, 'a total of', String(p.total))
-        : holds.malformedOrder(PLATFORM, `order ${orderName} has an unreadable total`),
-    );
-  }
-  if (total.value < 0) return held(holds.malformedOrder(PLATFORM, `order ${orderName} has a negative total`));
+  const total = readOrderTotal(p.total, orderName, PLATFORM);
+  if (!total.ok) return held(total.hold);
 
   const createdAt = utcIso(p.date_created_gmt) ?? nonEmpty(p.date_created);
   if (createdAt === undefined) return held(holds.malformedOrder(PLATFORM, `order ${orderName} has no creation date`));

@@ -7,8 +7,8 @@
  */
 import type { WooShopConfig } from './settings.js';
 import type { Logger } from '../../log.js';
-import type { OrderWindow, ShopOrderLister, ShopOrderPage } from '../index.js';
-import type { WooRest } from './rest.js';
+import type { OrderWindow, ShopOrderLister, ShopOrderPage } from '../platform.js';
+import type { WooRest } from './rest-types.js';
 import { wooRestFor } from './writer.js';
 import { wooOrderId } from './normalise.js';
 import { withRefundedShipping } from './refunds.js';

@@ -7,7 +7,7 @@
  * (normalise.ts then takes them off the shop's shipping). The completed body is what the ledger records, so a
  * replay of it reads nothing again.
  */
-import type { WooRest } from './rest.js';
+import type { WooRest } from './rest-types.js';
 
 type RefundEntry = Record<string, unknown> & { id?: unknown };
 

@@ -11,7 +11,8 @@ import { Secret } from '../../config/secret.js';
 import { startWooEmulator, type WooEmulator } from '@relais/emulators/woocommerce';
 import { createLogger } from '../../log.js';
 import { freePort } from '../../../test/support/redis.js';
-import { createWooRest, scrubCredentials, WooApiError, type WooRest } from './rest.js';
+import { createWooRest, scrubCredentials } from './rest.js';
+import { WooApiError, type WooRest } from './rest-types.js';
 
 const SHOP = 'abidjan-tech';
 const consumerKey = `ck_${randomHex(20)}`;

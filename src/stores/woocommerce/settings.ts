@@ -1,23 +1,4 @@
-/**
- * A WooCommerce shop's own settings in the shop registry (`"platform": "woocommerce", "woocommerce": { ... }`),
- * validated with zod when the registry is loaded (src/config/shops.ts reads this schema through src/stores/settings.ts).
- */
-import { z } from 'zod';
+/** A WooCommerce shop as the shop registry gives it, its settings validated by ./settings-schema.ts. */
 import type { ShopOf } from '../../config/shops.js';
-import { secretRef } from '../../config/secret.js';
-
-export const wooSettingsSchema = z
-  .object({
-    url: z.string().url(),
-    consumerKey: secretRef,
-    consumerSecret: secretRef,
-    webhookSecret: secretRef,
-    /**
-     * The checkout plugin's own secret (its "Secret" field): rate requests are signed with it, and then only
-     * with it. Unset, the webhook secret signs them too, as before (relais doctor says to set one).
-     */
-    checkoutSecret: secretRef.optional(),
-  })
-  .strict();
 
 export type WooShopConfig = ShopOf<'woocommerce'>;

@@ -10,7 +10,8 @@ import type { StoreOrder } from '../../domain/order.js';
 import { startWooEmulator, type WooEmulator } from '@relais/emulators/woocommerce';
 import { startRedis, type TestRedis } from '../../../test/support/redis.js';
 import { normaliseWooOrder } from './normalise.js';
-import { createWooRest, WooApiError, type WooProductView, type WooRest } from './rest.js';
+import { createWooRest } from './rest.js';
+import { WooApiError, type WooProductView, type WooRest } from './rest-types.js';
 import { fillWooWeights, wooWeightToGrams, wooWeightToMilligrams, type WeightSource } from './weights.js';
 
 const KG_SHOP = 'abidjan-tech';

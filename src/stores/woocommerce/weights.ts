@@ -29,7 +29,7 @@
 import type { RedisClient } from '../../redis.js';
 import type { StoreLineItem, StoreOrder } from '../../domain/order.js';
 import { silentLogger, type Logger } from '../../log.js';
-import { WooApiError, type WooRest } from './rest.js';
+import { WooApiError, type WooRest } from './rest-types.js';
 
 export type WeightSource = Pick<WooRest, 'getProduct' | 'getVariation' | 'getWeightUnit'>;
 

@@ -19,7 +19,8 @@ import type { WooShopConfig } from './settings.js';
 import type { DeliveryStep } from '../../domain/shipment-status.js';
 import { silentLogger, type Logger } from '../../log.js';
 import type { DispatchInfo, ShopOrderRef, ShopWriter } from '../writer.js';
-import { createWooRest, type WooNoteView, type WooOrderView, type WooRest } from './rest.js';
+import { createWooRest } from './rest.js';
+import { type WooNoteView, type WooOrderView, type WooRest } from './rest-types.js';
 
 export const META_SHIPMENT_ID = '_relais_shipment_id';
 export const META_TRACKING_CODE = '_relais_tracking_code';

@@ -101,7 +101,9 @@ export class WebhookDispatcher {
       const eventId = randomUUID();
       for (const subscription of list.filter((s) => s.topic === topic)) {
         const body = JSON.stringify(selectFields(event.payload, subscription.includeFields));
-        this.track(
+        // In the background on purpose: settled() waits for it through track(), and it never rejects
+        // (send() never throws).
+        void this.track(
           this.deliverWithRetries({
             shop,
             topic: restTopic(event.topic),
@@ -129,7 +131,8 @@ export class WebhookDispatcher {
     if (result.ok || delay === undefined || this.aborter.signal.aborted) return;
     const timer = setTimeout(() => {
       this.timers.delete(timer);
-      this.track(this.deliverWithRetries({ ...input, attempt: input.attempt + 1 }));
+      // Tracked for settled(); never rejects, since send() never throws.
+      void this.track(this.deliverWithRetries({ ...input, attempt: input.attempt + 1 }));
     }, delay);
     this.timers.add(timer);
   }

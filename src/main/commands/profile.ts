@@ -3,9 +3,9 @@
  * service showed (src/ops/profile-learn-command.ts) and, with --apply, stores it for the shop.
  */
 import { Command } from 'commander';
-import { createLogger } from '../log.js';
-import { runProfileLearn, type ProfileLearnDeps } from '../ops/profile-learn-command.js';
-import { createRuntime, waitForLedger, type Runtime, type RuntimeOptions } from './runtime.js';
+import { createLogger } from '../../log.js';
+import { runProfileLearn, type ProfileLearnDeps } from '../../ops/profile-learn-command.js';
+import { createRuntime, waitForLedger, type Runtime, type RuntimeOptions } from '../runtime.js';
 
 /** What `profile learn` needs, from a runtime (the stored profiles already read). */
 export function learnDepsOf(runtime: Runtime): ProfileLearnDeps {

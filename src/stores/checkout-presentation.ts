@@ -4,7 +4,7 @@
  * breakdown (courier, platform, fees), which Relais does not even read for checkout prices.
  */
 import type { ShopPolicy } from '../config/shops.js';
-import type { CheckoutRateOutcome } from './checkout-rates.js';
+import type { CheckoutRateOutcome } from '../checkout/checkout-rates.js';
 
 type RateOutcome = Extract<CheckoutRateOutcome, { kind: 'rate' }>;
 
