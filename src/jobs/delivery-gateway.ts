@@ -69,10 +69,12 @@ export interface ChangeGuard {
 export interface OrderTimeline {
   note(entry: TimelineEntry): void | Promise<unknown>;
   /**
-   * Called once the guard is confirmed, just before a call that changes something (the dispatch job sends what it
-   * learnt so far as one ledger step there, so a crash after the call never loses what came before it).
+   * Called before a call that changes something, ahead of its pacing wait; what it returns is waited for beside the
+   * guard's confirmation, before the call leaves. The dispatch job sends what it learnt so far as one ledger step
+   * there (a crash after the call never loses what came before it), and before a createShipment waits for that
+   * step: it tells a later attempt that a shipment may exist.
    */
-  beforeChange?(): void;
+  beforeChange?(operation: string): void | Promise<void>;
 }
 
 export interface OrderCallOptions {
@@ -234,10 +236,13 @@ class CallRunner {
   }
 
   async run<T>(operation: string, call: () => Promise<T>, note?: CallNote<T>, guard?: ChangeGuard): Promise<T> {
+    // Started before the pacing wait, so the call leaves as soon after its turn as a call that changes nothing.
+    const prepared = guard ? this.order.timeline?.beforeChange?.(operation) : undefined;
+    prepared?.catch(() => undefined); // awaited in confirm(); this only keeps Node from calling it unhandled meanwhile
     // Waiting for the shop's pacing window is not part of the call's latency.
     if (this.prepaid > 0) this.prepaid -= 1;
     else await this.deps.rateLimiter?.acquire(this.shop.id, this.shop.policy.dispatchCallsPerSecond);
-    if (guard) await this.confirm(operation, guard);
+    if (guard) await this.confirm(operation, guard, prepared);
     const started = Date.now();
     let result: T;
     try {
@@ -269,10 +274,13 @@ class CallRunner {
     return result;
   }
 
-  /** A call that changes something is made only while the guard holds; a lost one is noted, then thrown. */
-  private async confirm(operation: string, guard: ChangeGuard): Promise<void> {
+  /**
+   * A call that changes something is made only while the guard holds, once what the timeline prepared for it
+   * (`prepared`: OrderTimeline.beforeChange) is done; a lost guard is noted, then thrown.
+   */
+  private async confirm(operation: string, guard: ChangeGuard, prepared: void | Promise<void>): Promise<void> {
     try {
-      await guard.confirm(operation);
+      await Promise.all([guard.confirm(operation), prepared]);
     } catch (error) {
       if (error instanceof OrderLockLostError) {
         await this.note({
@@ -289,7 +297,6 @@ class CallRunner {
       }
       throw error;
     }
-    this.order.timeline?.beforeChange?.();
   }
 
   private async note(entry: TimelineEntry): Promise<void> {

@@ -21,7 +21,7 @@ import { AttemptWrites } from './dispatch/attempt-writes.js';
 import type { DispatchOutcome, PipelineDeps } from './dispatch/deps.js';
 import { attemptOrder } from './dispatch/ship.js';
 
-export type { DispatchDelivery, DispatchOutcome, PipelineDeps } from './dispatch/deps.js';
+export type { DispatchOutcome, PipelineDeps } from './dispatch/deps.js';
 
 export async function dispatchOrder(job: DispatchJob, deps: PipelineDeps): Promise<DispatchOutcome> {
   return withOrderLock(deps.redis, deps.prefix, job.externalOrderId, (lock) => dispatchUnderLock(job, deps, lock));

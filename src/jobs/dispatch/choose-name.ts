@@ -24,7 +24,7 @@ export interface NamePlan {
 }
 
 export async function planNames(attempt: Attempt, dropoff: Dropoff): Promise<NamePlan> {
-  const { deps, shop, order, delivery, call, log } = attempt;
+  const { deps, shop, order, calls, log } = attempt;
   // Weight hook: WooCommerce orders get their parcel weight from the shop's products, only when a quote is due.
   const fillWeights = deps.weightsFor?.(shop);
   let weighed: StoreOrder | undefined;
@@ -38,8 +38,7 @@ export async function planNames(attempt: Attempt, dropoff: Dropoff): Promise<Nam
       now: deps.now,
       log,
       quoteName: (weighedOrder, name) => newQuote(attempt, weighedOrder, name),
-      quoteCity: async (atBand, city) =>
-        (await call('createQuote', () => delivery.quote(quoteRequestFor(shop, atBand, city)))).total,
+      quoteCity: async (atBand, city) => (await calls.quote(quoteRequestFor(shop, atBand, city))).total,
     },
     dropoff,
   );

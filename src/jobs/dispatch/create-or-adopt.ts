@@ -17,9 +17,9 @@ import { newQuote } from './quote.js';
  * none was ever sent has no shipment to find, and its first attempt makes no lookup.
  */
 export async function existingShipment(attempt: Attempt): Promise<Shipment | undefined> {
-  const { record, order, delivery, call } = attempt;
+  const { record, calls } = attempt;
   if (record.shipmentRequestedAt === undefined) return undefined;
-  return call('getShipmentByExternalOrder', () => delivery.shipmentForOrder(order.externalOrderId));
+  return calls.shipmentForOrder();
 }
 
 /** Takes on a shipment an earlier attempt created, as if this one had. */
@@ -44,10 +44,9 @@ export interface CreateInput {
  * the service forgot it) is replaced once. The ledger records the request before it leaves (`shipmentRequested`).
  */
 export async function createShipment(attempt: Attempt, input: CreateInput): Promise<ShipmentProgress> {
-  const { shop, order, goods, delivery, call, writes, log } = attempt;
+  const { shop, order, goods, calls, writes, log } = attempt;
   let { quote } = input;
-  const create = () =>
-    call('createShipment', () => delivery.createShipment(shipmentRequestFor(order, quote.quoteId, goods)));
+  const create = () => calls.createShipment(shipmentRequestFor(order, quote.quoteId, goods));
   writes.shipmentRequested();
   let created: Shipment;
   try {

@@ -15,15 +15,13 @@ import type { ShopRateLimiter } from '../rate-limit.js';
 import type { ServiceMapStore } from '../../ledger/service-map.js';
 import type { TariffMemory } from '../tariff-guard.js';
 import type { AttemptWrites } from './attempt-writes.js';
-import type { Tracker } from './tracker.js';
-
-/** What the dispatch job asks of the shop's delivery service (the port, src/domain/delivery.ts). */
-export type DispatchDelivery = Pick<DeliveryService, 'quote' | 'createShipment' | 'shipmentForOrder' | 'markReady'>;
+import type { OrderCalls } from '../delivery-gateway.js';
 
 export interface PipelineDeps {
   ledger: OrderLedger;
   shops: ShopRegistry;
-  deliveryFor(shop: ShopConfig): DispatchDelivery;
+  /** The shop's delivery service, called through the gateway (src/jobs/delivery-gateway.ts). */
+  deliveryFor(shop: ShopConfig): DeliveryService;
   resolver: NeighbourhoodResolver;
   /** Aliases operators added at run time, merged over the registry's. */
   aliases: AliasStore;
@@ -64,8 +62,8 @@ export interface Attempt {
   order: StoreOrder;
   /** The goods' value the courier collects (orderAmountXof), for a cash-collecting order. */
   goods: number | undefined;
-  delivery: DispatchDelivery;
-  call: Tracker;
+  /** The order's calls to the delivery service: paced, made only while the order lock holds, noted with `writes`. */
+  calls: OrderCalls;
   writes: AttemptWrites;
   log: Logger;
 }

@@ -23,7 +23,7 @@ export interface MarkReadyInput {
 }
 
 export async function markReady(attempt: Attempt, { shipment, adopted }: MarkReadyInput): Promise<DispatchOutcome> {
-  const { deps, shop, delivery, call, writes } = attempt;
+  const { deps, shop, calls, writes } = attempt;
   if (shipment.markedReadyAt !== undefined || showsMarkedReady(shipment.step)) {
     return alreadyPastReady(attempt, { shipment, adopted });
   }
@@ -31,9 +31,7 @@ export async function markReady(attempt: Attempt, { shipment, adopted }: MarkRea
   if (amountProblem) return holdUnready(attempt, shipment, amountProblem, 'cod_amount_mismatch');
   let ready: Shipment | ShipmentProgress;
   try {
-    ready = await call('markReady', () =>
-      delivery.markReady(shipment.shipmentId, `Relais (automatic) for ${shop.name}`),
-    );
+    ready = await calls.markReady(shipment.shipmentId, `Relais (automatic) for ${shop.name}`);
   } catch (error) {
     if (!(error instanceof DeliveryError) || error.retryable) throw error;
     if (error.reason !== 'already_ready') {

@@ -50,9 +50,9 @@ export async function firmSavedQuote(input: SavedQuoteInput): Promise<QuoteProgr
 
 /** A new quote for the order under `neighbourhood`, recorded with the attempt's next step. */
 export async function newQuote(attempt: Attempt, order: StoreOrder, neighbourhood: string): Promise<QuoteProgress> {
-  const { shop, delivery, call, writes } = attempt;
+  const { shop, calls, writes } = attempt;
   const request = quoteRequestFor(shop, order, neighbourhood);
-  const quote: Quote = await call('createQuote', () => delivery.quote(request));
+  const quote: Quote = await calls.quote(request);
   const progress = {
     quoteId: quote.quoteId,
     expiresAt: quote.expiresAt,

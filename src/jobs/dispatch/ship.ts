@@ -11,6 +11,7 @@ import { DeliveryError } from '../../domain/delivery.js';
 import { holdFor, refusalHold } from '../../domain/holds.js';
 import type { HoldReason } from '../../domain/order.js';
 import type { OrderRecord } from '../../ledger/order-ledger.js';
+import { DeliveryGateway } from '../delivery-gateway.js';
 import type { DispatchJob } from '../queues.js';
 import type { OrderLock } from '../order-lock.js';
 import { admit } from './admit.js';
@@ -22,7 +23,6 @@ import { hold, holdAfterWrites } from './hold.js';
 import { markReady } from './mark-ready.js';
 import { firmSavedQuote, newQuote } from './quote.js';
 import { resolveDropoffStep } from './resolve-dropoff.js';
-import { tracker } from './tracker.js';
 
 /**
  * The calls a first attempt makes: quote, createShipment, markReady, paced as one batch when the shop's window
@@ -39,27 +39,36 @@ export async function attemptOrder(
   known: OrderRecord | undefined,
 ): Promise<DispatchOutcome> {
   const shop = deps.shops.get(job.shopId);
+  const service = shop ? gatewayOf(deps).forShop(shop) : undefined;
   // Read together: the record, the shop's run-time aliases, and the shop's pacing for this attempt's calls.
   const batch = shop ? Math.min(CALLS_PER_ORDER, shop.policy.dispatchCallsPerSecond) : 0;
-  const [record, aliases, paced] = await Promise.all([
+  const [record, aliases, prepaid] = await Promise.all([
     known ?? deps.ledger.get(job.externalOrderId),
     shop ? deps.aliases.forShop(shop) : undefined,
-    shop && deps.rateLimiter
-      ? deps.rateLimiter.acquire(shop.id, shop.policy.dispatchCallsPerSecond, batch).then(() => batch)
-      : 0,
+    service ? service.prepay(batch) : 0,
   ]);
   const admission = admit({ job, record, shops: deps.shops });
   if (admission.kind === 'skip') return { kind: 'skipped', why: admission.why };
   if (admission.kind === 'hold') return hold(deps, admission.record, admission.reason);
   const { shop: admitted, order, goods } = admission;
+  // Admission found the shop the service was taken for (admit.ts reads the same registry): `??` only narrows.
+  const calls = (service ?? gatewayOf(deps).forShop(admitted)).underLock(order.externalOrderId, lock, {
+    prepaid,
+    timeline: {
+      // The calls' timeline lines go with the attempt's step they belong to, not each a write of its own.
+      note: (entry) => writes.note(entry),
+      // What the attempt learnt is one step before the service changes anything; before a createShipment it is
+      // also applied first: it says a shipment may exist (the lookup of a later attempt depends on it).
+      beforeChange: (operation) => (operation === 'createShipment' ? writes.sendNow() : writes.send()),
+    },
+  });
   const attempt: Attempt = {
     deps,
     shop: admitted,
     record: admission.record,
     order,
     goods,
-    delivery: deps.deliveryFor(admitted),
-    call: tracker(deps, order.externalOrderId, admitted, paced, lock, writes),
+    calls,
     writes,
     log: deps.logger.child({ order: order.orderName, externalOrderId: order.externalOrderId }), // the worker's logger binds the shop
   };
@@ -70,6 +79,18 @@ export async function attemptOrder(
     if (refused) return holdAfterWrites(attempt, refused);
     throw error;
   }
+}
+
+/** The gateway to the delivery service, its calls timed into the pipeline's metrics. */
+function gatewayOf(deps: PipelineDeps): DeliveryGateway {
+  return new DeliveryGateway({
+    deliveryFor: (shop) => deps.deliveryFor(shop),
+    ledger: deps.ledger,
+    now: () => deps.now(),
+    logger: deps.logger,
+    rateLimiter: deps.rateLimiter,
+    onCall: (call) => deps.onDispatchCall?.(call),
+  });
 }
 
 /** The hold for a refusal of the service no retry can help, or undefined for any other error. */
