@@ -29,7 +29,7 @@
  */
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { QUEUE } from '../src/jobs/queues.js';
+import { QUEUE } from '../src/orders/queues.js';
 import { closedLoop, HttpLoad } from './lib/load.js';
 import { ShopifyOrderStream } from './lib/orders.js';
 import { cpuMsBetween, startProcess, type BenchProcess } from './lib/processes.js';

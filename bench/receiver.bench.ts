@@ -14,7 +14,7 @@
  */
 import { join } from 'node:path';
 import type { Queue } from 'bullmq';
-import { QUEUE } from '../src/jobs/queues.js';
+import { QUEUE } from '../src/orders/queues.js';
 import { closedLoop, HttpLoad, openLoop, type LoadResult, type RequestSpec } from './lib/load.js';
 import { ShopifyOrderStream } from './lib/orders.js';
 import { cpuMsBetween, startProcess, type BenchProcess } from './lib/processes.js';

@@ -14,7 +14,7 @@
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { QUEUE } from '../src/jobs/queues.js';
+import { QUEUE } from '../src/orders/queues.js';
 import { startRedis } from '../test/support/redis.js';
 import { startTestRelais } from '../test/support/relais.js';
 import { stopOwnServer } from '../test/support/postgres.js';

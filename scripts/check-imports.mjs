@@ -5,8 +5,8 @@
  *
  * Layers, bottom up (a file may import its own layer or any layer below it):
  *   0 domain     src/domain, and the logger everyone writes with (src/log.ts)
- *   1 adapters   src/stores, src/dispatch, src/ledger, src/geo, src/config, src/redis.ts
- *   2 use cases  src/jobs, src/reconcile, src/disputes, src/checkout, src/dashboard/use-cases
+ *   1 adapters   src/shops/platforms, src/adapters/dispatch-api, src/ledger, src/geo, src/config, src/redis.ts
+ *   2 use cases  src/orders, src/orders/reconcile, src/orders/disputes, src/checkout, src/dashboard/use-cases
  *   3 edges      src/http, src/dashboard (outside use-cases), src/main, src/ops, src/observability (the rest)
  *
  * Cycles: every static import counts, types included. A cycle of type imports does no harm at load time, but
@@ -33,12 +33,12 @@ const LAYERS = [
   {
     name: 'adapters',
     rank: 1,
-    prefixes: ['src/stores/', 'src/dispatch/', 'src/ledger/', 'src/geo/', 'src/config/', 'src/redis.ts'],
+    prefixes: ['src/shops/', 'src/adapters/', 'src/ledger/', 'src/geo/', 'src/config/', 'src/redis.ts'],
   },
   {
     name: 'use cases',
     rank: 2,
-    prefixes: ['src/jobs/', 'src/reconcile/', 'src/disputes/', 'src/checkout/', 'src/dashboard/use-cases/'],
+    prefixes: ['src/orders/', 'src/shops/uninstall.ts', 'src/checkout/', 'src/dashboard/use-cases/'],
   },
   {
     name: 'edges',
@@ -48,8 +48,14 @@ const LAYERS = [
 ];
 
 function layerOf(file) {
-  // The first match wins, so the more specific prefixes (src/dashboard/use-cases/) sit before the general ones.
-  return LAYERS.find((layer) => layer.prefixes.some((prefix) => file.startsWith(prefix)));
+  // The longest matching prefix wins: src/dashboard/use-cases/ over src/dashboard/, src/shops/uninstall.ts over src/shops/.
+  let best;
+  for (const layer of LAYERS) {
+    for (const prefix of layer.prefixes) {
+      if (file.startsWith(prefix) && (!best || prefix.length > best.prefix.length)) best = { layer, prefix };
+    }
+  }
+  return best?.layer;
 }
 
 function sourceFiles(dir) {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serviceId } from '../src/jobs/tariff-guard.js';
+import { serviceId } from '../src/orders/dispatch/tariff-guard.js';
 import { shopifyOrderPayload } from './support/factories.js';
 import { SHOPIFY_SHOP_ID, startTestRelais, type TestRelais } from './support/relais.js';
 import { postShopify, shipmentsFor, shopifyExternalId, waitForIdle, waitForState } from './pipeline/helpers.js';

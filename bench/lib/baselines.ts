@@ -9,8 +9,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Job, Queue } from 'bullmq';
 import express from 'express';
-import type { DispatchClient } from '../../src/dispatch/client.js';
-import { PaymentMode } from '../../src/dispatch/wire.js';
+import type { DispatchClient } from '../../src/adapters/dispatch-api/client.js';
+import { PaymentMode } from '../../src/adapters/dispatch-api/wire.js';
 
 export interface BareOrderJob {
   topic: string;

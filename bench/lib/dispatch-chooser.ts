@@ -1,7 +1,7 @@
 /**
  * The dispatch path's own choice of name (issue 24), as a NameChooser for the address eval: the app's
- * candidates (src/geo/candidates.ts candidatesOf), its plan (src/jobs/name-choice.ts tryOrder) and its
- * bounded walk by price (chooseByPrice), exactly as src/jobs/priced-dropoff.ts runs them. The priced-name
+ * candidates (src/geo/candidates.ts candidatesOf), its plan (src/orders/dispatch/name-choice.ts tryOrder) and its
+ * bounded walk by price (chooseByPrice), exactly as src/orders/dispatch/priced-dropoff.ts runs them. The priced-name
  * list's price lookup stands in for the service's quotes, and an in-memory service map starts empty and
  * fills over the corpus, in order, as a new shop's map would (what each quote showed, priced or not).
  */
@@ -10,7 +10,7 @@ import { candidatesOf } from '../../src/geo/candidates.js';
 import type { NeighbourhoodResolver } from '../../src/geo/resolver.js';
 import { withServiceSpellings } from '../../src/geo/service-spellings.js';
 import type { NamePrice } from '../../src/ledger/service-map.js';
-import { chooseByPrice, finestKnownPriced, freshKnowledge, tryOrder } from '../../src/jobs/name-choice.js';
+import { chooseByPrice, finestKnownPriced, freshKnowledge, tryOrder } from '../../src/orders/dispatch/name-choice.js';
 import { namesToLearn } from '../../src/ops/map-learn.js';
 import type { NameChooser, PriceLookup } from './service-map.js';
 

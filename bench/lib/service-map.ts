@@ -179,8 +179,8 @@ export type Choice = { sent: string } | { held: string; candidates?: string[] };
 export type NameChooser = (row: CorpusRow, service: PriceLookup) => Choice | Promise<Choice>;
 
 /**
- * Today's dispatch path (src/jobs/dispatch-order.ts resolveDropoff and tariffCheck, with the memory of
- * src/jobs/tariff-guard.ts): the resolver sends the most precise nested name the service is KNOWN to price,
+ * Today's dispatch path (src/orders/dispatch/dispatch-order.ts resolveDropoff and tariffCheck, with the memory of
+ * src/orders/dispatch/tariff-guard.ts): the resolver sends the most precise nested name the service is KNOWN to price,
  * else the area; the fallback-tariff guard quotes that name, then the wider names the address gives, and
  * holds when each is at the fallback. What it saw is remembered for the next orders (priced, or not), as
  * the guard's memory does; nothing else is learned, and no alias is added.

@@ -1,6 +1,6 @@
 /**
  * The shop's side of `relais reconcile` at flash-sale volume: pages of the Admin API's `orders` query
- * (RelaisReconcileOrders, src/stores/shopify/orders.ts) for the orders the bench posted, each the same
+ * (RelaisReconcileOrders, src/adapters/shopify/orders.ts) for the orders the bench posted, each the same
  * cash-on-delivery order as the webhook template (bench/lib/orders.ts), delivered and paid, as a shop shows
  * it after Relais's write-back. Built on demand from the order ids, so nothing per order is kept.
  */

@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { DispatchEmulator } from '@relais/emulators/dispatch';
-import { QUEUE } from '../../src/jobs/queues.js';
+import { QUEUE } from '../../src/orders/queues.js';
 import { startPrivatePostgres } from '../../src/main/private-postgres.js';
 import type { TestDatabase } from '../../test/support/postgres.js';
 import type { TestRedis } from '../../test/support/redis.js';

@@ -9,7 +9,7 @@
  *  - the collection fee: simulatePrice shows no fee (its fields are "not shown"; it knows no payment mode), so
  *    for a customer who pays at the door (collectsAtDoor: the platform's payment method, else the shop's
  *    includeCodFee) the service's fee, learned from two quotes and kept in Redis (cod-fee.ts), is added.
- *  - the fallback-tariff guard (src/jobs/tariff-guard.ts, as for orders): the service's simulated price for the
+ *  - the fallback-tariff guard (src/orders/dispatch/tariff-guard.ts, as for orders): the service's simulated price for the
  *    destination's CITY NAME is learned once through the same simulatePrice (same pickup and weight band) and
  *    kept per serviceId(shop); a neighbourhood priced at or above it is one the service does not price, and
  *    gets no rate, exactly as an unknown neighbourhood does (same outcome, same log line with the alias fix).
@@ -32,14 +32,20 @@
  * cancelled: it goes on (up to the dispatch timeout) and stores its price, so the next customer gets it.
  */
 import { performance } from 'node:perf_hooks';
-import type { ShopConfig } from '../config/shops.js';
+import type { ShopConfig } from '../shops/shops.js';
 import { xof, type Xof } from '../domain/money.js';
 import { DeliveryError } from '../domain/delivery.js';
 import type { AddressFields, NeighbourhoodResolver } from '../geo/resolver.js';
 import type { ServiceMapStore } from '../ledger/service-map.js';
 import type { AliasStore } from '../ledger/alias-store.js';
 import type { Logger } from '../log.js';
-import { judgeQuote, serviceId, weightLabel, type FallbackKey, type TariffMemory } from '../jobs/tariff-guard.js';
+import {
+  judgeQuote,
+  serviceId,
+  weightLabel,
+  type FallbackKey,
+  type TariffMemory,
+} from '../orders/dispatch/tariff-guard.js';
 import { collectsAtDoor, learnCodFee, type CodFeeMemory } from './cod-fee.js';
 import type { PriceSource } from './price-source.js';
 import type { RateCache, SingleFlight } from './rate-cache.js';

@@ -20,11 +20,11 @@
  * would show as a difference between our rate and the firm quote, which the order's quote makes visible.
  */
 import type { RedisClient } from '../redis.js';
-import type { ShopConfig } from '../config/shops.js';
+import type { ShopConfig } from '../shops/shops.js';
 import { xof, type Xof } from '../domain/money.js';
 import type { QuoteRequest } from '../domain/delivery.js';
 import type { PaymentFamily } from '../domain/order.js';
-import { FALLBACK_TTL_SECONDS } from '../jobs/tariff-guard.js';
+import { FALLBACK_TTL_SECONDS } from '../orders/dispatch/tariff-guard.js';
 import type { Logger } from '../log.js';
 import type { PriceSource } from './price-source.js';
 

@@ -6,9 +6,9 @@
  * (simulatePrice is public: the client sends no key, but it still refuses to be built without a live one, which
  * the registry guarantees) and close them when the web process closes its Redis connection (see routes.ts).
  */
-import { PerShop } from '../config/served-shops.js';
-import type { ShopConfig } from '../config/shops.js';
-import { deliveryServiceForShop, type DispatchDeliveryService } from '../dispatch/index.js';
+import { PerShop } from '../shops/served-shops.js';
+import type { ShopConfig } from '../shops/shops.js';
+import { deliveryServiceForShop, type DispatchDeliveryService } from '../adapters/dispatch-api/index.js';
 import type { CallOptions, PriceRequest, PriceSimulation, Quote, QuoteRequest } from '../domain/delivery.js';
 import type { Logger } from '../log.js';
 

@@ -1,6 +1,6 @@
 /**
  * Delivery prices at checkout, over HTTP: one route per shop platform, its path, request, signature and answer
- * given by the platform (StorePlatform.checkoutRates, src/stores/<platform>/checkout-rates.ts):
+ * given by the platform (StorePlatform.checkoutRates, src/shops/platforms/<platform>/checkout-rates.ts):
  *   POST /checkout/shopify/:shopId/rates       Shopify CarrierService callback (X-Shopify-Hmac-Sha256)
  *   POST /checkout/woocommerce/:shopId/rates   the WooCommerce plugin's endpoint (X-Relais-Signature)
  *
@@ -18,21 +18,21 @@
 import { performance } from 'node:perf_hooks';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import type { RedisClient } from '../redis.js';
-import type { ShopRegistry } from '../config/shops.js';
+import type { ShopRegistry } from '../shops/shops.js';
 import { NeighbourhoodResolver } from '../geo/resolver.js';
-import { TariffMemory } from '../jobs/tariff-guard.js';
+import { TariffMemory } from '../orders/dispatch/tariff-guard.js';
 import type { ServiceMapStore } from '../ledger/service-map.js';
 import type { AliasStore } from '../ledger/alias-store.js';
 import type { Logger } from '../log.js';
 import { VERIFICATION_STATUS } from '../http/verification.js';
 import type { RelaisMetrics } from '../observability/metrics.js';
-import { storePlatforms, type StorePlatform } from '../stores/index.js';
+import { storePlatforms, type StorePlatform } from '../shops/platforms/index.js';
 import { priceAtCheckout, type CheckoutPrice, type CheckoutRatesDeps } from './checkout-rates.js';
 import { CodFeeMemory } from './cod-fee.js';
 import { DispatchPriceSource, type PriceSource } from './price-source.js';
 import { RateCache, SingleFlight } from './rate-cache.js';
 import { ResolutionMemo } from './resolution-memo.js';
-import { checkBodySignature } from '../stores/checkout-signature.js';
+import { checkBodySignature } from '../shops/platforms/checkout-signature.js';
 
 /** A rate request lists the basket's items; a thousand lines fit well below this. */
 export const MAX_RATE_REQUEST_BYTES = 1024 * 1024;

@@ -28,13 +28,16 @@ const envObject = z.object({
     .optional(),
   /** How long `relais web` and `relais worker` wait for Redis at start before exiting non-zero. */
   RELAIS_REDIS_WAIT_MS: z.coerce.number().int().min(0).max(600_000).default(20_000),
-  /** The order ledger's PostgreSQL (src/ledger/postgres). */
+  /** The order ledger's PostgreSQL (src/adapters/postgres). */
   DATABASE_URL: z.string().url().default('postgres://127.0.0.1:5432/relais'),
   /** The schema holding Relais's tables. */
-  RELAIS_DB_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'lower-case letters, digits and _').default('public'),
+  RELAIS_DB_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'lower-case letters, digits and _')
+    .default('public'),
   /**
    * Keys sealing connected shops' secrets in the database (AES-256-GCM): `id:base64[,id:base64…]`, each 32 random
-   * bytes (`openssl rand -base64 32`); the first encrypts, all decrypt (src/config/secret-box.ts, `relais secrets rotate`).
+   * bytes (`openssl rand -base64 32`); the first encrypts, all decrypt (src/shops/secret-box.ts, `relais secrets rotate`).
    */
   RELAIS_SECRET_KEYS: z.string().min(1).optional(),
   /** How long `relais web` and `relais worker` wait for PostgreSQL at start before exiting non-zero. */
@@ -54,7 +57,7 @@ const envObject = z.object({
   RELAIS_DASHBOARD_TOKEN: token.optional(),
   /** Behind a reverse proxy: which hops to trust for X-Forwarded-For (Express 'trust proxy': 1, loopback, 10.0.0.0/8...). Unset: trust none. */
   TRUST_PROXY: z.string().trim().min(1).optional(),
-  /** Reconciliation (src/reconcile): how often the worker compares shop orders with shipments and repairs; 0 turns it off. */
+  /** Reconciliation (src/orders/reconcile): how often the worker compares shop orders with shipments and repairs; 0 turns it off. */
   RELAIS_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(3_600_000),
   // ---- retention (src/ledger/order-ledger.ts) ----
   /**
@@ -84,11 +87,15 @@ const envSchema = envObject.superRefine((env, context) => {
   const app = env.SHOPIFY_API_KEY !== undefined || env.SHOPIFY_API_SECRET !== undefined;
   const problem = (path: string, message: string) => context.addIssue({ code: 'custom', path: [path], message });
   if (!app) return;
-  if (env.SHOPIFY_API_KEY === undefined) problem('SHOPIFY_API_KEY', 'set it with SHOPIFY_API_SECRET (the app\'s client id)');
+  if (env.SHOPIFY_API_KEY === undefined)
+    problem('SHOPIFY_API_KEY', "set it with SHOPIFY_API_SECRET (the app's client id)");
   if (env.SHOPIFY_API_SECRET === undefined)
     problem('SHOPIFY_API_SECRET', "set it with SHOPIFY_API_KEY (the app's client secret)");
   if (env.RELAIS_PUBLIC_URL === undefined)
-    problem('RELAIS_PUBLIC_URL', 'a Shopify app needs it: Shopify redirects to <RELAIS_PUBLIC_URL>/connect/shopify/callback');
+    problem(
+      'RELAIS_PUBLIC_URL',
+      'a Shopify app needs it: Shopify redirects to <RELAIS_PUBLIC_URL>/connect/shopify/callback',
+    );
   if (env.RELAIS_SECRET_KEYS === undefined)
     problem('RELAIS_SECRET_KEYS', "a Shopify app needs it: installed shops' tokens are kept sealed in the database");
 });

@@ -2,7 +2,7 @@
  * Each overview chart's figures as CSV (RFC 4180), with reconciliation's escaping: text a spreadsheet would run
  * as a formula is prefixed with ' (a neighbourhood or a hold reason comes, in the end, from customer text).
  */
-import { csvField } from '../reconcile/output.js';
+import { csvField } from '../orders/reconcile/output.js';
 import { OUTCOMES } from '../ledger/order-insights.js';
 import { share } from './overview-page.js';
 import type { Overview } from './use-cases/overview.js';

@@ -4,7 +4,7 @@
  * view type holds a Secret or a shop configuration).
  */
 import { describeDoorAmount } from '../domain/door-amount.js';
-import type { DisputeView } from '../disputes/index.js';
+import type { DisputeView } from '../orders/disputes/index.js';
 import type { OrderRecord, OrderState, TimelineEntry } from '../ledger/order-ledger.js';
 import { cashFigure, type CashFigure, type OrderListing } from './data.js';
 import { formatTime, formatXof, html, safeHref, type SafeHtml } from './html.js';

@@ -4,12 +4,12 @@
  * never builds its own connections, so it sees exactly what the worker sees.
  */
 import type { Queue } from 'bullmq';
-import type { ShopDirectory } from '../config/shop-directory.js';
-import type { ShopSecretStore } from '../config/shop-secrets.js';
-import type { ShopConfig, ShopRegistry } from '../config/shops.js';
-import type { DisputeView, ListDisputesResult, OpenDisputeInput, OpenDisputeResult } from '../disputes/index.js';
+import type { ShopDirectory } from '../shops/shop-directory.js';
+import type { ShopSecretStore } from '../shops/shop-secrets.js';
+import type { ShopConfig, ShopRegistry } from '../shops/shops.js';
+import type { DisputeView, ListDisputesResult, OpenDisputeInput, OpenDisputeResult } from '../orders/disputes/index.js';
 import type { NeighbourhoodResolver } from '../geo/resolver.js';
-import type { ReplayResult } from '../jobs/replay.js';
+import type { ReplayResult } from '../orders/intake/replay.js';
 import type { AliasStore } from '../ledger/alias-store.js';
 import type { OrderInsights } from '../ledger/order-insights.js';
 import type { OrderLedger, OrderRecord } from '../ledger/order-ledger.js';
@@ -21,7 +21,7 @@ import type { MapCoverage } from '../ops/map-report.js';
 import type { LoginThrottle } from './login-throttle.js';
 
 /**
- * The latest reconciliation run, as the reconciliation job (src/reconcile) records it. The dashboard
+ * The latest reconciliation run, as the reconciliation job (src/orders/reconcile) records it. The dashboard
  * only reads it; until a run has been recorded the page says so instead of showing made-up figures.
  */
 export interface ReconciliationSummary {
@@ -60,7 +60,7 @@ export interface SessionRevocations {
 }
 
 /**
- * Disputes (claims) on an order's shipment: src/disputes bound to the runtime. Every call to the delivery
+ * Disputes (claims) on an order's shipment: src/orders/disputes bound to the runtime. Every call to the delivery
  * service goes on the order's timeline; `lastSeen` reads only what Relais kept, without calling the service.
  */
 export interface DisputesPort {
@@ -117,7 +117,7 @@ export interface DashboardDeps {
     record: OrderRecord,
     aliases: Record<string, string>,
   ): Promise<PricedNearby | undefined>;
-  /** src/jobs/replay.ts replayOrder, bound to the runtime. */
+  /** src/orders/intake/replay.ts replayOrder, bound to the runtime. */
   replay(externalOrderId: string): Promise<ReplayResult>;
   disputes: DisputesPort;
   now(): Date;

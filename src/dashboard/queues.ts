@@ -1,7 +1,7 @@
 /**
  * The queues page: bull-board over every Relais queue, READ-ONLY. It sits behind the dashboard's
  * authentication (the router mounts it after the auth check). Job data holds shop ids and, for shop
- * events, the shop's order payload (personal data, never a credential: see src/jobs/queues.ts), so
+ * events, the shop's order payload (personal data, never a credential: see src/orders/queues.ts), so
  * nothing secret is shown.
  *
  * Read-only because adding or retrying a job from here would put work into the pipeline that no shop

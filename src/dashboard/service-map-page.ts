@@ -5,7 +5,7 @@
  * map was learned; and how far a learning run started from the Connect page went. What `relais map show` prints.
  */
 import { Router } from 'express';
-import type { ShopConfig } from '../config/shops.js';
+import type { ShopConfig } from '../shops/shops.js';
 import type { MapLearnStatus } from '../ops/map-learn-runs.js';
 import type { MapCoverage } from '../ops/map-report.js';
 import { formatTime, html, type SafeHtml } from './html.js';

@@ -4,7 +4,7 @@
  */
 import type { MapLearnStatus } from '../ops/map-learn-runs.js';
 import { serviceMapHref, shopSettingsHref } from './links.js';
-import type { ConnectedShop } from '../config/shop-directory.js';
+import type { ConnectedShop } from '../shops/shop-directory.js';
 import { formatTime, html, safeHref, type SafeHtml } from './html.js';
 import { COUNTRIES, type ShopSettingsView } from './use-cases/shop-settings.js';
 

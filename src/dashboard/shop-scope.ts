@@ -2,8 +2,8 @@
  * Which shops a page shows: the one chosen (`?shop=`), or every shop Relais serves. Read from the live registry on
  * every request, so a shop connected, switched on or off while Relais runs is listed at once (issue 25).
  */
-import { shopTimeZone } from '../config/time-zones.js';
-import type { ShopConfig, ShopRegistry } from '../config/shops.js';
+import { shopTimeZone } from '../shops/time-zones.js';
+import type { ShopConfig, ShopRegistry } from '../shops/shops.js';
 import type { ShopZone } from '../ledger/order-insights.js';
 import type { ShopChoice } from './pages.js';
 

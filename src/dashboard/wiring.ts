@@ -2,21 +2,21 @@
  * Builds the dashboard's dependencies from the web process's runtime: the same ledger, alias store and
  * queues the worker uses, replayOrder bound to them, sessions revoked in the same Redis.
  */
-import { knownDisputes, listDisputesForOrder, openDisputeForOrder } from '../disputes/index.js';
+import { knownDisputes, listDisputesForOrder, openDisputeForOrder } from '../orders/disputes/index.js';
 import { NeighbourhoodResolver } from '../geo/resolver.js';
-import { freshKnowledge } from '../jobs/name-choice.js';
-import { replayOrder } from '../jobs/replay.js';
-import { serviceId } from '../jobs/tariff-guard.js';
+import { freshKnowledge } from '../orders/dispatch/name-choice.js';
+import { replayOrder } from '../orders/intake/replay.js';
+import { serviceId } from '../orders/dispatch/tariff-guard.js';
 import { pricedNearby } from './use-cases/priced-nearby.js';
 import { MapLearnRuns } from '../ops/map-learn-runs.js';
 import { mapLearnDeps } from '../ops/map-learn.js';
 import { mapCoverage } from '../ops/map-report.js';
 import type { Runtime } from '../main/runtime.js';
-import { reconciliationSummaries } from '../reconcile/index.js';
+import { reconciliationSummaries } from '../orders/reconcile/index.js';
 import { RedisSessionRevocations } from './auth.js';
 import { FallbackLoginThrottle, MemoryLoginThrottle, RedisLoginThrottle } from './login-throttle.js';
 import { checkShop } from '../ops/doctor.js';
-import { ensureStoredCredentials } from '../stores/index.js';
+import { ensureStoredCredentials } from '../shops/platforms/index.js';
 import type { DashboardDeps, ReconciliationSummaryStore, ShopConnectionsPort } from './ports.js';
 
 export interface DashboardWiring {
@@ -108,7 +108,7 @@ export function dashboardDepsFor(runtime: Runtime, wiring: DashboardWiring): Das
       new RedisLoginThrottle(runtime.redis, runtime.options.prefix),
       new MemoryLoginThrottle(),
     ),
-    // The latest reconciliation run of each shop, as src/reconcile stores it (undefined until one has run).
+    // The latest reconciliation run of each shop, as src/orders/reconcile stores it (undefined until one has run).
     reconciliation: wiring.reconciliation ?? reconciliationSummaries(runtime),
     logger: runtime.options.logger.child({ component: 'dashboard' }),
     sessionTtlMs: wiring.sessionTtlMs,

@@ -1,6 +1,6 @@
 /**
  * What a `relais doctor` check answers, and the small pieces every check uses: the ops checks
- * (src/ops/doctor.ts) and each shop platform's own (StorePlatform.doctor, in its folder under src/stores/).
+ * (src/ops/doctor.ts) and each shop platform's own (StorePlatform.doctor, in its folder under src/shops/platforms/).
  * Keys, tokens and secrets never reach a result.
  */
 export type CheckStatus = 'ok' | 'warn' | 'error';

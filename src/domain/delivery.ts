@@ -1,11 +1,11 @@
 /**
  * The delivery service as the use-cases see it: a port in Relais's own terms (quote, shipment, ready, cancel,
  * claim, tracking, price), with domain types and one domain error. The dispatch service's client and its wire
- * profile are one adapter behind it (src/dispatch/service.ts); a second delivery service is another adapter
- * implementing DeliveryService, chosen where the runtime builds one per shop (src/dispatch/index.ts).
+ * profile are one adapter behind it (src/adapters/dispatch-api/service.ts); a second delivery service is another adapter
+ * implementing DeliveryService, chosen where the runtime builds one per shop (src/adapters/dispatch-api/index.ts).
  *
  * The answers' shapes are the ones the dispatch adapter's readers already produce (every unshown name read
- * through the wire profile, src/dispatch/wire.ts): camelCase, XOF integers, each state with the step it maps to.
+ * through the wire profile, src/adapters/dispatch-api/wire.ts): camelCase, XOF integers, each state with the step it maps to.
  * No I/O here.
  */
 import { RelaisError, type FailureKind } from './errors.js';

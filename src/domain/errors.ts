@@ -5,7 +5,7 @@
  *  - `transient`: the same call may succeed later (no answer, a timeout, 429, 5xx, a busy order). When the
  *    remote side said how long to wait (Retry-After, Shopify's cost figures), `retryAfterMs` carries it.
  *  - `permanent`: the remote side answered about the request itself (a refusal, an answer that is not the
- *    resource): the same call gets the same answer, so a job stops at once (src/jobs/queues.ts jobFailure).
+ *    resource): the same call gets the same answer, so a job stops at once (src/orders/queues.ts jobFailure).
  *
  * The field is `failure`, not `kind`: the adapters' errors keep their own `kind` (how the call failed on the
  * wire: network, timeout, http, invalid_response), which logs and tests already read under that name.

@@ -4,8 +4,8 @@
  * overview's holds by reason and the tests match on; the message says what happened and what to do.
  *
  * Codes made elsewhere, with their messages there: a shop's order that cannot be shipped as it stands
- * (src/stores/: malformed_order, currency_not_xof, no_phone, shop_payment_failed, shop_cancelled, ...), a place
- * not found or not priced (src/jobs/priced-dropoff.ts: neighbourhood_not_found, neighbourhood_not_priced), and
+ * (src/shops/platforms/: malformed_order, currency_not_xof, no_phone, shop_payment_failed, shop_cancelled, ...), a place
+ * not found or not priced (src/orders/dispatch/priced-dropoff.ts: neighbourhood_not_found, neighbourhood_not_priced), and
  * an order owing only shipping (src/domain/door-amount.ts: cod_only_shipping_outstanding).
  *
  * Messages may quote the customer's order and the service's words: they go to the ledger, never to the logs.

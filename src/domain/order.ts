@@ -1,12 +1,12 @@
 /**
- * One platform-neutral order. Everything past src/stores/ sees a StoreOrder, never a Shopify or
+ * One platform-neutral order. Everything past src/shops/platforms/ sees a StoreOrder, never a Shopify or
  * WooCommerce payload: the stores convert at the edge (DESIGN.md, "Conventions").
  */
 import type { Xof } from './money.js';
 
 /**
- * The shop's platform, as the store-platform registry names it (src/stores/settings.ts, `shop.platform`).
- * Opaque here: what a platform means is the platform's business (src/stores/), never a branch in the domain.
+ * The shop's platform, as the store-platform registry names it (src/shops/platforms/settings.ts, `shop.platform`).
+ * Opaque here: what a platform means is the platform's business (src/shops/platforms/), never a branch in the domain.
  */
 export type Platform = string;
 
@@ -75,7 +75,7 @@ export interface StoreOrder {
   /**
    * With `cancelled`: the shop may bring the order back (a payment that failed and may be paid again, an order
    * the merchant may restore from cancelled or the trash), so it is not over. Why it is stopped (one sentence
-   * for the merchant), as the hold the order waits in until the shop says ship it (src/jobs/shop-event.ts).
+   * for the merchant), as the hold the order waits in until the shop says ship it (src/orders/intake/shop-event.ts).
    * Absent: the cancellation is final.
    */
   stoppedInShop?: HoldReason;
@@ -97,7 +97,7 @@ export interface HoldReason {
 }
 
 /**
- * Whether an order ships now, by its shop's policy (src/jobs/policy.ts, and each platform's own rules). `wait` is
+ * Whether an order ships now, by its shop's policy (src/orders/intake/policy.ts, and each platform's own rules). `wait` is
  * for a state the shop moves on from by itself (a payment in progress); an order no event will move on is held,
  * with a reason that says what the merchant can do.
  */

@@ -1,7 +1,7 @@
 /**
  * The delivery steps Relais follows and writes into the shop, in the service's order.
  *
- * The service's own names for them are in the shop's wire profile (src/dispatch/profile.ts): the spec
+ * The service's own names for them are in the shop's wire profile (src/adapters/dispatch-api/profile.ts): the spec
  * names only DELIVERED. A name the profile does not know maps to no step: the caller records it, counts
  * it and reports it, and the order does not move (an unknown name is never progress).
  *

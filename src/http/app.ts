@@ -7,7 +7,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { randomUUID } from 'node:crypto';
 import { logContext, type Logger } from '../log.js';
 import { checkoutRoutes } from '../checkout/routes.js';
-import type { ShopConfig } from '../config/shops.js';
+import type { ShopConfig } from '../shops/shops.js';
 import type { DeliveryService } from '../domain/delivery.js';
 import type { ServiceMapStore } from '../ledger/service-map.js';
 import type { AliasStore } from '../ledger/alias-store.js';
@@ -17,8 +17,8 @@ import { dispatchWebhookRoutes } from './routes/dispatch-webhooks.js';
 import { shopifyConnectRoutes } from './routes/shopify-connect.js';
 import { webhookRoutes, type WebhookDeps } from './routes/webhooks.js';
 import { wooConnectRoutes, type WooConnectRouteDeps } from './routes/woo-connect.js';
-import { isOrderTopic, type ShopifyConnect } from '../stores/index.js';
-import type { ShopEventJob } from '../jobs/queues.js';
+import { isOrderTopic, type ShopifyConnect } from '../shops/platforms/index.js';
+import type { ShopEventJob } from '../orders/queues.js';
 import {
   checkReadiness,
   databaseProbe,

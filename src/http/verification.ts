@@ -8,11 +8,11 @@
  *        must (Shopify requires exactly 401)
  *   404  no such shop in the registry (or not one of this platform)
  *
- * The signature verifiers' own reasons come from src/stores/common.ts (VERIFICATION_FAILURE_STATUS, next to them);
+ * The signature verifiers' own reasons come from src/shops/platforms/common.ts (VERIFICATION_FAILURE_STATUS, next to them);
  * the rest are the intake's.
  */
-import { VERIFICATION_FAILURE_STATUS } from '../stores/common.js';
-import type { VerificationFailure } from '../stores/index.js';
+import { VERIFICATION_FAILURE_STATUS } from '../shops/platforms/common.js';
+import type { VerificationFailure } from '../shops/platforms/index.js';
 
 export const VERIFICATION_STATUS: Readonly<Record<VerificationFailure, 400 | 401 | 404>> = {
   ...VERIFICATION_FAILURE_STATUS,

@@ -1,6 +1,6 @@
 /**
  * Neighbourhood aliases added by operators while Relais runs (`relais alias add`, the dashboard), on top of the
- * ones in the shop registry: the port. Kept in the database (src/ledger/postgres/pg-aliases.ts) so the fix for a
+ * ones in the shop registry: the port. Kept in the database (src/adapters/postgres/pg-aliases.ts) so the fix for a
  * held order takes effect for every worker at once, without a restart, and survives restarts.
  */
 export interface AliasStore {

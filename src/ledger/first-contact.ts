@@ -1,12 +1,12 @@
 /**
  * What a delivery service showed Relais of its dialect, kept so a profile can be drafted from it (`relais profile
  * learn`, issue 28), and the shops' own wire profiles once stored. The ports; the PostgreSQL adapter is
- * src/ledger/postgres/pg-first-contact.ts.
+ * src/adapters/postgres/pg-first-contact.ts.
  *
  * - Webhook samples: delivery webhooks that reached a shop's secret URL (its token authenticates the sender) but
  *   that the shop's profile could not verify or read. Bounded: the last SAMPLES_PER_SHOP per shop, SAMPLE_DAYS.
  * - Seen states: every state name the service used (answers, webhooks, polling), with where it first appeared.
- * - Stored profiles: a shop's profile, versioned; the newest is the one in force (src/config/shop-profiles.ts).
+ * - Stored profiles: a shop's profile, versioned; the newest is the one in force (src/shops/shop-profiles.ts).
  */
 import type { StateSighting } from '../domain/delivery.js';
 
@@ -54,7 +54,7 @@ export interface FirstContactStore {
 export interface StoredProfile {
   shopId: string;
   version: number;
-  /** A wire profile document (src/dispatch/profile.ts), validated when it was stored and when it is loaded. */
+  /** A wire profile document (src/adapters/dispatch-api/profile.ts), validated when it was stored and when it is loaded. */
   document: unknown;
   /** Who stored it: "relais profile learn", "dashboard". */
   source: string;

@@ -1,7 +1,7 @@
 /**
  * What the dashboard asks the ledger in aggregate (issue 29): orders found by filters across shops, and the
  * overview's figures per day, per week, per neighbourhood and per hold reason. Days are the merchant's: each shop
- * is given with its time zone. The adapter is src/ledger/postgres/pg-insights.ts (SQL aggregates over indexed
+ * is given with its time zone. The adapter is src/adapters/postgres/pg-insights.ts (SQL aggregates over indexed
  * columns; nothing is loaded order by order).
  */
 import type { OrderState } from '../domain/order-state.js';

@@ -1,7 +1,7 @@
 /**
  * The order ledger's port: what Relais keeps about every shop order it acknowledged, and the one door through
  * which jobs, reconciliation, the dashboard and the CLI read and change it. The adapter is PostgreSQL
- * (src/ledger/postgres/): nothing outside it builds SQL or knows a table.
+ * (src/adapters/postgres/): nothing outside it builds SQL or knows a table.
  *
  * The ledger is the pipeline's memory (progress saved after each external call, so a retried or restarted job
  * resumes instead of repeating a side effect), the operator's view (held orders with their reason, the timeline
@@ -28,7 +28,7 @@ export interface QuoteProgress {
   expiresAt: string;
   total: number;
   breakdown?: Record<string, number | undefined>;
-  /** What it priced (src/jobs/dispatch/quote.ts quoteBasis): reused only for the same pickup, drop-off, coordinates, weight and payment mode. */
+  /** What it priced (src/orders/dispatch/quote.ts quoteBasis): reused only for the same pickup, drop-off, coordinates, weight and payment mode. */
   basis?: string;
 }
 

@@ -1,7 +1,7 @@
 /**
  * The service's map: which names a delivery service prices, learned from its own answers (quotes create
  * nothing), kept per service so every shop of one organisation shares it. The port; the PostgreSQL adapter is
- * src/ledger/postgres/pg-service-map.ts (durable knowledge about a service, not a cache), and
+ * src/adapters/postgres/pg-service-map.ts (durable knowledge about a service, not a cache), and
  * src/ledger/service-map-cache.ts keeps a copy in Redis for the dispatch path.
  */
 

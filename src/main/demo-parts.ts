@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import type { OrderRecord } from '../ledger/order-ledger.js';
-import { createPool, databaseUrlForHumans, migrate } from '../ledger/postgres/database.js';
+import { createPool, databaseUrlForHumans, migrate } from '../adapters/postgres/database.js';
 import { postgresAnswers, startPrivatePostgres, type PrivatePostgres } from './private-postgres.js';
 import type { DispatchEmulator } from '@relais/emulators/dispatch';
 import type { Runtime } from './runtime.js';

@@ -14,11 +14,11 @@
  * (DATABASE_URL, a private server, or what to install).
  */
 import { randomBytes } from 'node:crypto';
-import { Secret } from '../config/secret.js';
-import { ShopRegistry } from '../config/shops.js';
+import { Secret } from '../shops/secret.js';
+import { ShopRegistry } from '../shops/shops.js';
 import type { ShopSettingsForm } from '../dashboard/use-cases/shop-settings.js';
 import { NeighbourhoodResolver } from '../geo/resolver.js';
-import { databaseUrlForHumans } from '../ledger/postgres/database.js';
+import { databaseUrlForHumans } from '../adapters/postgres/database.js';
 import { createLogger } from '../log.js';
 import type { DispatchEmulator } from '@relais/emulators/dispatch';
 import type { ShopifyEmulator } from '@relais/emulators/shopify';

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { rawEnvironment } from '../config/env.js';
-import { defaultWireProfile, loadWireProfile } from '../dispatch/profile.js';
+import { defaultWireProfile, loadWireProfile } from '../adapters/dispatch-api/profile.js';
 import type { Logger } from '../log.js';
 import type { DispatchEmulatorOptions } from '@relais/emulators/dispatch';
 import { loadDispatchEmulator, loadShopifyEmulator, loadWooEmulator } from './emulators.js';

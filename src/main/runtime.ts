@@ -4,26 +4,26 @@
  * their own), so nothing here reads process.env.
  */
 import type pg from 'pg';
-import type { ShopConfig, ShopRegistry } from '../config/shops.js';
-import type { DispatchClient } from '../dispatch/client.js';
-import { deliveryServiceOver, dispatchClientForShop } from '../dispatch/for-shop.js';
+import type { ShopConfig, ShopRegistry } from '../shops/shops.js';
+import type { DispatchClient } from '../adapters/dispatch-api/client.js';
+import { deliveryServiceOver, dispatchClientForShop } from '../adapters/dispatch-api/for-shop.js';
 import type { DeliveryService } from '../domain/delivery.js';
 import type { AliasStore } from '../ledger/alias-store.js';
 import type { OrderLedger } from '../ledger/order-ledger.js';
-import { assertSchemaCurrent, createPool, databaseUrlForHumans } from '../ledger/postgres/database.js';
-import { PostgresAliasStore } from '../ledger/postgres/pg-aliases.js';
-import { PostgresServiceMap } from '../ledger/postgres/pg-service-map.js';
+import { assertSchemaCurrent, createPool, databaseUrlForHumans } from '../adapters/postgres/database.js';
+import { PostgresAliasStore } from '../adapters/postgres/pg-aliases.js';
+import { PostgresServiceMap } from '../adapters/postgres/pg-service-map.js';
 import { CachedServiceMap } from '../ledger/service-map-cache.js';
 import type { ServiceMapStore } from '../ledger/service-map.js';
-import { PostgresOrderLedger } from '../ledger/postgres/pg-ledger.js';
-import { PostgresOrderInsights } from '../ledger/postgres/pg-insights.js';
+import { PostgresOrderLedger } from '../adapters/postgres/pg-ledger.js';
+import { PostgresOrderInsights } from '../adapters/postgres/pg-insights.js';
 import type { OrderInsights } from '../ledger/order-insights.js';
-import { PostgresShopSecretStore } from '../ledger/postgres/pg-shop-secrets.js';
-import { PostgresShopDirectory } from '../ledger/postgres/pg-shops.js';
-import { PostgresFirstContact, PostgresShopProfiles } from '../ledger/postgres/pg-first-contact.js';
+import { PostgresShopSecretStore } from '../adapters/postgres/pg-shop-secrets.js';
+import { PostgresShopDirectory } from '../adapters/postgres/pg-shops.js';
+import { PostgresFirstContact, PostgresShopProfiles } from '../adapters/postgres/pg-first-contact.js';
 import { stateNoter, type FirstContactStore, type ShopProfileStore } from '../ledger/first-contact.js';
-import { followProfileAnnouncements, ShopProfiles } from '../config/shop-profiles.js';
-import { loadServedShops, type ShopDirectory } from '../config/shop-directory.js';
+import { followProfileAnnouncements, ShopProfiles } from '../shops/shop-profiles.js';
+import { loadServedShops, type ShopDirectory } from '../shops/shop-directory.js';
 import {
   announceShopsChanged,
   PerShop,
@@ -31,11 +31,11 @@ import {
   watchShopChanges,
   type ReloadOutcome,
   type ShopsChange,
-} from '../config/served-shops.js';
-import { assertWebhookTokens, type SecretSource } from '../config/shops.js';
-import type { ShopSecretStore } from '../config/shop-secrets.js';
-import { SecretBox } from '../config/secret-box.js';
-import { createQueues, type RelaisQueues } from '../jobs/queues.js';
+} from '../shops/served-shops.js';
+import { assertWebhookTokens, type SecretSource } from '../shops/shops.js';
+import type { ShopSecretStore } from '../shops/shop-secrets.js';
+import { SecretBox } from '../shops/secret-box.js';
+import { createQueues, type RelaisQueues } from '../orders/queues.js';
 import type { Logger } from '../log.js';
 import {
   configureStoredCredentials,
@@ -47,8 +47,8 @@ import {
   type StoreDeps,
   type OrderEventCompleter,
   type WeightFiller,
-} from '../stores/index.js';
-import type { ShopWriter } from '../stores/writer.js';
+} from '../shops/platforms/index.js';
+import type { ShopWriter } from '../shops/platforms/writer.js';
 import { connectRedis, isCluster, redisTargetForHumans, type RedisClient, type RedisTarget } from '../redis.js';
 
 export interface RuntimeOptions extends RedisTarget {
@@ -77,7 +77,7 @@ export interface RuntimeOptions extends RedisTarget {
   /** RELAIS_SECRET_KEYS: required when a Shopify shop gets its token through OAuth (kept sealed in the database). */
   secretKeys?: string;
   /**
-   * Serve the connected shops live (src/config/served-shops.ts): `shops` is what was loaded at start, reloaded from
+   * Serve the connected shops live (src/shops/served-shops.ts): `shops` is what was loaded at start, reloaded from
    * the database (with the registry file's shops, read once) on each announcement and every `reloadEveryMs`.
    * Needs secretKeys.
    */

@@ -13,7 +13,7 @@ import {
   WooConnectError,
   type ShopifyAppSettings,
   type ShopifyConnect,
-} from '../stores/index.js';
+} from '../shops/platforms/index.js';
 import { createRuntime, waitForLedger, waitForRedis, type Runtime, type RuntimeOptions } from './runtime.js';
 
 export interface WebOptions extends RuntimeOptions {
@@ -100,7 +100,7 @@ export async function startWeb(options: WebOptions): Promise<RunningWeb> {
   await waitForLedger(runtime);
   await Promise.all(runtime.queues.all().map((q) => q.waitUntilReady()));
   await runtime.watchShops();
-  // The live registry when connected shops are served live (src/config/served-shops.ts), else the one given.
+  // The live registry when connected shops are served live (src/shops/served-shops.ts), else the one given.
   const shops = runtime.options.shops;
   // Queue depths (relais_queue_jobs) are the worker's to report: both reporting them counted every job twice.
   // The watchdog figure: shipments with no recorded markReady past the bound (the dashboard's held page lists them).

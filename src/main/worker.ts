@@ -8,9 +8,14 @@
  */
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { NeighbourhoodResolver } from '../geo/resolver.js';
-import { ShopRateLimiter } from '../jobs/rate-limit.js';
-import { dispatchOrder, dispatchUnderLock, type DispatchOutcome, type PipelineDeps } from '../jobs/dispatch-order.js';
-import { afterDispatch, holdAfterRetriesExhausted, retriesExhausted } from '../jobs/dispatch/finish.js';
+import { ShopRateLimiter } from '../orders/rate-limit.js';
+import {
+  dispatchOrder,
+  dispatchUnderLock,
+  type DispatchOutcome,
+  type PipelineDeps,
+} from '../orders/dispatch/dispatch-order.js';
+import { afterDispatch, holdAfterRetriesExhausted, retriesExhausted } from '../orders/dispatch/finish.js';
 import {
   jobFailure,
   QUEUE,
@@ -20,7 +25,7 @@ import {
   type DispatchJob,
   type MaintenanceJob,
   type ShopEventJob,
-} from '../jobs/queues.js';
+} from '../orders/queues.js';
 import {
   cancelDelivery,
   recordCancelGaveUp,
@@ -28,15 +33,15 @@ import {
   type CancelOutcome,
   type DeliveryDeps,
   type DeliveryOutcome,
-} from '../jobs/sync-delivery.js';
-import { handleShopEvent, type ShopEventOutcome } from '../jobs/shop-event.js';
-import { handleUninstall } from '../jobs/uninstall.js';
-import { createOwnershipCheck } from '../stores/index.js';
+} from '../orders/delivery/sync-delivery.js';
+import { handleShopEvent, type ShopEventOutcome } from '../orders/intake/shop-event.js';
+import { handleUninstall } from '../shops/uninstall.js';
+import { createOwnershipCheck } from '../shops/platforms/index.js';
 import { checkReadiness, databaseProbe, redisProbe, startOpsServer, workersProbe } from '../observability/health.js';
-import { TariffMemory } from '../jobs/tariff-guard.js';
+import { TariffMemory } from '../orders/dispatch/tariff-guard.js';
 import { instrumentWorkers, RelaisMetrics } from '../observability/metrics.js';
 import { createRuntime, waitForLedger, waitForRedis, type Runtime, type RuntimeOptions } from './runtime.js';
-import { runScheduledReconciliation } from '../reconcile/index.js';
+import { runScheduledReconciliation } from '../orders/reconcile/index.js';
 import { mapLearnDeps } from '../ops/map-learn.js';
 import { MAP_REFRESH_PATTERN, refreshServiceMaps, type MapRefreshDeps } from '../ops/map-refresh.js';
 import { queuePrefix, workerConnection } from '../redis.js';
@@ -49,7 +54,7 @@ export interface WorkerOptions extends RuntimeOptions {
   /** Polling fallback for lost delivery webhooks: how often, and how many shipments per round. */
   pollIntervalMs?: number;
   pollBatch?: number;
-  /** Reconciliation (src/reconcile) every this many ms, repairing; absent or 0: not scheduled (and an earlier schedule is removed). */
+  /** Reconciliation (src/orders/reconcile) every this many ms, repairing; absent or 0: not scheduled (and an earlier schedule is removed). */
   reconcileIntervalMs?: number;
   /** When the service maps are refreshed (src/ops/map-refresh.ts), a cron pattern; default weekly; '': not scheduled. */
   mapRefreshPattern?: string;
@@ -82,7 +87,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   await waitForRedis(runtime);
   await waitForLedger(runtime);
   await runtime.watchShops();
-  // The live registry when connected shops are served live (src/config/served-shops.ts), else the one given.
+  // The live registry when connected shops are served live (src/shops/served-shops.ts), else the one given.
   const shops = runtime.options.shops;
   const rateLimiter = new ShopRateLimiter(runtime.redis, options.prefix);
   const { logger } = options;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DispatchError } from '../dispatch/errors.js';
+import { DispatchError } from '../adapters/dispatch-api/errors.js';
 import { checkReadiness, readinessBody } from './health.js';
 import { boundedLabel, dispatchErrorCode, RelaisMetrics, webhookRouteLabel, type CountableQueue } from './metrics.js';
 

@@ -16,10 +16,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { UnrecoverableError, type Job, type Worker } from 'bullmq';
-import type { DispatchOutcome } from '../jobs/dispatch-order.js';
-import type { DispatchJob, ShopEventJob } from '../jobs/queues.js';
-import type { ShopEventOutcome } from '../jobs/shop-event.js';
-import { storePlatforms } from '../stores/index.js';
+import type { DispatchOutcome } from '../orders/dispatch/dispatch-order.js';
+import type { DispatchJob, ShopEventJob } from '../orders/queues.js';
+import type { ShopEventOutcome } from '../orders/intake/shop-event.js';
+import { storePlatforms } from '../shops/platforms/index.js';
 
 /** The job states reported by relais_queue_jobs (BullMQ getJobCounts). */
 export const QUEUE_STATES = [

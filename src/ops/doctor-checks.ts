@@ -11,11 +11,11 @@ import {
   type SecretSource,
   type ShopConfig,
   type ShopRegistry,
-} from '../config/shops.js';
-import { DispatchClient } from '../dispatch/client.js';
-import { DispatchError } from '../dispatch/errors.js';
+} from '../shops/shops.js';
+import { DispatchClient } from '../adapters/dispatch-api/client.js';
+import { DispatchError } from '../adapters/dispatch-api/errors.js';
 import { normaliseText, NeighbourhoodResolver } from '../geo/resolver.js';
-import { wireProfileOf } from '../dispatch/for-shop.js';
+import { wireProfileOf } from '../adapters/dispatch-api/for-shop.js';
 import { messageOf, publicEndpoint, type CheckResult } from '../domain/checks.js';
 import { parseClusterNodes, redisTargetForHumans } from '../redis.js';
 

@@ -6,7 +6,7 @@
  *   Redis          reachable; persistence (AOF or RDB); maxmemory-policy noeviction (BullMQ keys must never
  *                  be evicted); managed servers that disable CONFIG are said to be unchecked
  *   Each shop      the dispatch key (one cheap authenticated call); the delivery-webhook URL; then the
- *                  shop platform's own checks (StorePlatform.doctor, src/stores/<platform>/doctor.ts): the
+ *                  shop platform's own checks (StorePlatform.doctor, src/shops/platforms/<platform>/doctor.ts): the
  *                  shop's credentials and currency (XOF), its order webhooks pointing at RELAIS_PUBLIC_URL,
  *                  and for Shopify shops with checkout rates, the carrier service
  *
@@ -19,10 +19,10 @@
  * Keys, tokens and secrets never reach a result: keys are shown by Secret.hint() and where they come from;
  * every client used here already scrubs credentials from its error messages.
  */
-import type { SecretSource, ShopConfig } from '../config/shops.js';
+import type { SecretSource, ShopConfig } from '../shops/shops.js';
 import { NeighbourhoodResolver } from '../geo/resolver.js';
 import { silentLogger, type Logger } from '../log.js';
-import { platformOf } from '../stores/index.js';
+import { platformOf } from '../shops/platforms/index.js';
 import type { CheckResult, CheckStatus } from '../domain/checks.js';
 import { checkRedisCluster } from './redis-cluster-check.js';
 import { checkUninstalled } from './uninstalled-check.js';
@@ -141,7 +141,7 @@ export async function checkShop(
     await checkDispatchKey(shop, context.timeoutMs),
   ];
   if (context.publicUrl) results.push(checkDeliveryWebhook(shop, context.publicUrl));
-  // The platform's own checks: credentials, currency, webhook subscriptions (src/stores/<platform>/doctor.ts).
+  // The platform's own checks: credentials, currency, webhook subscriptions (src/shops/platforms/<platform>/doctor.ts).
   results.push(...(await platformOf(shop).doctor(shop, context)));
   return results;
 }

@@ -3,7 +3,7 @@
  * a time in this process, its progress in Redis (a day's TTL) for the shop's settings page. A run cut short (the
  * process stops) leaves what it recorded; the next switch-on or `relais map learn` resumes from there.
  */
-import type { ShopConfig } from '../config/shops.js';
+import type { ShopConfig } from '../shops/shops.js';
 import type { Logger } from '../log.js';
 import type { RedisClient } from '../redis.js';
 import { learnMap, type MapLearnDeps, type MapLearnProgress } from './map-learn.js';

@@ -10,15 +10,15 @@
  * every sampled name the same verdict (priced or at the fallback) as createQuote. Paced by the caller (`pace`:
  * the shop's call budget, policy.dispatchCallsPerSecond).
  */
-import type { ShopConfig } from '../config/shops.js';
+import type { ShopConfig } from '../shops/shops.js';
 import { DeliveryError, type DeliveryService, type QuoteRequest } from '../domain/delivery.js';
 import { candidateNames, type NameCandidate } from '../geo/candidates.js';
 import type { NeighbourhoodResolver } from '../geo/resolver.js';
 import type { Neighbourhood } from '../geo/types.js';
-import { freshKnowledge } from '../jobs/name-choice.js';
-import { serviceId } from '../jobs/tariff-guard.js';
+import { freshKnowledge } from '../orders/dispatch/name-choice.js';
+import { serviceId } from '../orders/dispatch/tariff-guard.js';
 import type { NamePrice, ServiceMapStore, ServiceRef } from '../ledger/service-map.js';
-import { ShopRateLimiter } from '../jobs/rate-limit.js';
+import { ShopRateLimiter } from '../orders/rate-limit.js';
 import type { RedisClient } from '../redis.js';
 
 /** Names priced both ways before choosing the call. */

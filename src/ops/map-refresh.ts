@@ -5,8 +5,8 @@
  * freshly. Both through `learnMap`, paced by the shop's call budget (policy.dispatchCallsPerSecond) like every
  * dispatch call, run as a maintenance job (the worker's scheduler; see src/main/worker.ts).
  */
-import type { ShopConfig } from '../config/shops.js';
-import type { MaintenanceJob } from '../jobs/queues.js';
+import type { ShopConfig } from '../shops/shops.js';
+import type { MaintenanceJob } from '../orders/queues.js';
 import type { Logger } from '../log.js';
 import { learnMap, namesDue, namesToLearn, type MapLearnDeps, type MapLearnReport } from './map-learn.js';
 

@@ -5,7 +5,7 @@
  */
 import { spellingsToLearn } from './map-learn.js';
 import type { NeighbourhoodResolver } from '../geo/resolver.js';
-import { MAP_FRESH_MS } from '../jobs/name-choice.js';
+import { MAP_FRESH_MS } from '../orders/dispatch/name-choice.js';
 import type { NamePrice } from '../ledger/service-map.js';
 
 /** How many of the service's own spellings are listed. */

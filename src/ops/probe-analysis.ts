@@ -15,7 +15,7 @@ import {
   type FieldKey,
   type WireProfile,
   type WireProfileDocument,
-} from '../dispatch/profile.js';
+} from '../adapters/dispatch-api/profile.js';
 import type { ProbeOperation } from './probe-routes.js';
 
 /** One saved request and answer (the API key already redacted). */

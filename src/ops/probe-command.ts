@@ -4,7 +4,7 @@
  * run (the service did not answer, or refused the key); 1 for a usage error (no such shop).
  */
 import { join } from 'node:path';
-import type { ShopRegistry } from '../config/shops.js';
+import type { ShopRegistry } from '../shops/shops.js';
 import { ProbeFailure, renderProbeReport, runProbe } from './probe.js';
 
 export interface ProbeCommandOptions {

@@ -2,7 +2,7 @@
  * The only calls relais probe may make, apart from probe itself (src/ops/probe.ts) so the analysis of its
  * exchanges (src/ops/probe-analysis.ts) can name the operations without importing the prober back.
  */
-import { paths } from '../dispatch/wire.js';
+import { paths } from '../adapters/dispatch-api/wire.js';
 
 /** The only operations probe may call: reads, quotes and the public price simulation. */
 export const PROBE_ROUTES = {

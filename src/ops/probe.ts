@@ -20,10 +20,10 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ShopConfig } from '../config/shops.js';
-import { wireProfileOf } from '../dispatch/for-shop.js';
-import type { WireProfile } from '../dispatch/profile.js';
-import { API_KEY_HEADER, PaymentMode } from '../dispatch/wire.js';
+import type { ShopConfig } from '../shops/shops.js';
+import { wireProfileOf } from '../adapters/dispatch-api/for-shop.js';
+import type { WireProfile } from '../adapters/dispatch-api/profile.js';
+import { API_KEY_HEADER, PaymentMode } from '../adapters/dispatch-api/wire.js';
 import {
   analyseExchanges,
   draftProfile,

@@ -10,8 +10,8 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ShopConfig, ShopRegistry } from '../config/shops.js';
-import { parseWireProfile, type WireProfile, type WireProfileDocument } from '../dispatch/profile.js';
+import type { ShopConfig, ShopRegistry } from '../shops/shops.js';
+import { parseWireProfile, type WireProfile, type WireProfileDocument } from '../adapters/dispatch-api/profile.js';
 import type { FirstContactStore, SeenState, ShopProfileStore } from '../ledger/first-contact.js';
 import type { OrderLedger } from '../ledger/order-ledger.js';
 import { ProbeFailure, probeTargetForShop, runProbe, type ProbeReport } from './probe.js';

@@ -7,9 +7,9 @@
  */
 import { createHmac } from 'node:crypto';
 import type { SeenState, WebhookSample } from '../ledger/first-contact.js';
-import type { WireProfileDocument } from '../dispatch/profile.js';
+import type { WireProfileDocument } from '../adapters/dispatch-api/profile.js';
 import { DELIVERY_STEPS, type DeliveryStep } from '../domain/shipment-status.js';
-import { parseJson } from '../stores/common.js';
+import { parseJson } from '../shops/platforms/common.js';
 import { guessStep } from './probe-analysis.js';
 
 export type Signature = WireProfileDocument['webhook']['signature'];

@@ -1,10 +1,10 @@
 /**
  * Registry-file shops whose app was uninstalled: the worker cannot switch them off (the file is the operator's),
- * so it marks them in Redis (src/jobs/uninstall.ts) and `relais doctor` reports each until the operator acts.
+ * so it marks them in Redis (src/shops/uninstall.ts) and `relais doctor` reports each until the operator acts.
  * `--fix` forgets the mark once the shop's own checks pass again (the app installed again, its token working).
  */
 import { Redis } from 'ioredis';
-import { uninstalledKey } from '../jobs/uninstall.js';
+import { uninstalledKey } from '../shops/uninstall.js';
 import type { CheckResult } from '../domain/checks.js';
 
 export async function checkUninstalled(input: {

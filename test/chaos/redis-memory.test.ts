@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { SeenEvents } from '../../src/jobs/seen-events.js';
+import { SeenEvents } from '../../src/http/seen-events.js';
 import { waitFor } from '../support/relais.js';
 import { startOwnedRedis, type OwnedRedis } from './support/processes.js';
 import { expectNoAnomaly, scale, SCENARIO_TIMEOUT_MS, startChaosStack, type ChaosStack } from './support/stack.js';

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stableJobId } from '../../src/jobs/queues.js';
+import { stableJobId } from '../../src/orders/queues.js';
 import { freePort } from '../support/redis.js';
 import { SHOPIFY_SHOP_ID, waitFor, WOO_SHOP_ID } from '../support/relais.js';
 import { spawnWeb, type WebProcess } from './support/processes.js';

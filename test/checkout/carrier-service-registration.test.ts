@@ -23,8 +23,8 @@ import {
   carrierServiceCallbackUrl,
   registerCarrierService,
   type AdminGraphqlRequest,
-} from '../../src/stores/shopify/carrier-service.js';
-import type { ShopifyShopConfig } from '../../src/stores/shopify/settings.js';
+} from '../../src/adapters/shopify/carrier-service.js';
+import type { ShopifyShopConfig } from '../../src/adapters/shopify/settings.js';
 import { startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
 import { SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, startCheckoutStack, type CheckoutStack } from './stack.js';
 

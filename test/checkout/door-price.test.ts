@@ -8,9 +8,9 @@
  * which simulatePrice never shows. From Marcory (the WooCommerce shop): Danga 1 500.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { buildShopRegistry } from '../../src/config/shops.js';
-import { serviceId, TariffMemory } from '../../src/jobs/tariff-guard.js';
-import { PostgresServiceMap } from '../../src/ledger/postgres/pg-service-map.js';
+import { buildShopRegistry } from '../../src/shops/shops.js';
+import { serviceId, TariffMemory } from '../../src/orders/dispatch/tariff-guard.js';
+import { PostgresServiceMap } from '../../src/adapters/postgres/pg-service-map.js';
 import { makeSecrets, registryDocument, secretEnv } from '../support/relais.js';
 import {
   CAPPED_MAX_XOF,

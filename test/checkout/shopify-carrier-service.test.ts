@@ -9,7 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { PostgresAliasStore } from '../../src/ledger/postgres/pg-aliases.js';
+import { PostgresAliasStore } from '../../src/adapters/postgres/pg-aliases.js';
 import {
   ANSWER_MARGIN_MS,
   eventually,

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
-import type { ShopRegistry } from '../../src/config/shops.js';
+import type { ShopRegistry } from '../../src/shops/shops.js';
 import type { DispatchEmulator } from '@relais/emulators/dispatch';
 import { createLogger } from '../../src/log.js';
 import { startWeb, type RunningWeb } from '../../src/main/web.js';

@@ -3,18 +3,18 @@
  * client credentials grant), end to end: imported as `relais shops import` does, served from the database by a
  * web process and a worker, its orders dispatched and written back while the Shopify emulator expires the token
  * in the middle of a delivery. Relais renews it once after the 401 and no order or step is lost.
- * (Renewal before expiry, on a clock moved by the test, is src/stores/shopify/access-token.test.ts.)
+ * (Renewal before expiry, on a clock moved by the test, is src/adapters/shopify/access-token.test.ts.)
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
-import { loadServedShops, prepareImport } from '../../src/config/shop-directory.js';
-import { defaultSecretSourceFor } from '../../src/config/shops.js';
-import { SecretBox } from '../../src/config/secret-box.js';
+import { loadServedShops, prepareImport } from '../../src/shops/shop-directory.js';
+import { defaultSecretSourceFor } from '../../src/shops/shops.js';
+import { SecretBox } from '../../src/shops/secret-box.js';
 import type { DeliveryStep } from '../../src/domain/shipment-status.js';
 import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
-import { PostgresShopSecretStore } from '../../src/ledger/postgres/pg-shop-secrets.js';
-import { PostgresShopDirectory } from '../../src/ledger/postgres/pg-shops.js';
+import { PostgresShopSecretStore } from '../../src/adapters/postgres/pg-shop-secrets.js';
+import { PostgresShopDirectory } from '../../src/adapters/postgres/pg-shops.js';
 import { startWeb, type RunningWeb } from '../../src/main/web.js';
 import { startWorker, type RunningWorker } from '../../src/main/worker.js';
 import { courierThrough, shopifyExternalId } from '../pipeline/helpers.js';

@@ -1,7 +1,7 @@
 /**
  * shopify.app.toml, the Shopify CLI's app configuration at the repository's root, kept in step with the code: its
  * scopes are exactly those the Admin API documents Relais sends need (every field walked against the real Admin
- * schema 2026-10 and looked up in src/stores/shopify/scopes.ts), its webhook topics are the ones Relais handles,
+ * schema 2026-10 and looked up in src/adapters/shopify/scopes.ts), its webhook topics are the ones Relais handles,
  * delivered to Relais's Shopify webhook path, and its install URLs are the install routes.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -9,18 +9,22 @@ import { parse as parseToml } from 'toml';
 import { parse, TypeInfo, visit, visitWithTypeInfo, getNamedType } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { loadAdminSchema } from '@relais/emulators/shopify';
-import { ADMIN_DOCUMENTS } from '../../src/stores/shopify/admin.js';
+import { ADMIN_DOCUMENTS } from '../../src/adapters/shopify/admin.js';
 import {
   CARRIER_SERVICE_CREATE_MUTATION,
   CARRIER_SERVICE_UPDATE_MUTATION,
   CARRIER_SERVICES_QUERY,
-} from '../../src/stores/shopify/carrier-service.js';
-import { SHOPIFY_CALLBACK_PATH, SHOPIFY_INSTALL_PATH } from '../../src/stores/shopify/connect.js';
-import { DOCTOR_SHOPIFY_DOCUMENTS } from '../../src/stores/shopify/doctor.js';
-import { ORDER_LIST_DOCUMENTS } from '../../src/stores/shopify/orders.js';
-import { scopeCovers, SHOPIFY_FIELD_SCOPES, shopifyAccessScopes } from '../../src/stores/shopify/scopes.js';
-import { shopifySettingsSchema } from '../../src/stores/shopify/settings-schema.js';
-import { SHOPIFY_COMPLIANCE_TOPICS, SHOPIFY_ORDER_TOPICS, shopifyWebhooks } from '../../src/stores/shopify/webhooks.js';
+} from '../../src/adapters/shopify/carrier-service.js';
+import { SHOPIFY_CALLBACK_PATH, SHOPIFY_INSTALL_PATH } from '../../src/adapters/shopify/connect.js';
+import { DOCTOR_SHOPIFY_DOCUMENTS } from '../../src/adapters/shopify/doctor.js';
+import { ORDER_LIST_DOCUMENTS } from '../../src/adapters/shopify/orders.js';
+import { scopeCovers, SHOPIFY_FIELD_SCOPES, shopifyAccessScopes } from '../../src/adapters/shopify/scopes.js';
+import { shopifySettingsSchema } from '../../src/adapters/shopify/settings-schema.js';
+import {
+  SHOPIFY_COMPLIANCE_TOPICS,
+  SHOPIFY_ORDER_TOPICS,
+  shopifyWebhooks,
+} from '../../src/adapters/shopify/webhooks.js';
 
 interface AppToml {
   client_id: string;
@@ -45,9 +49,9 @@ const DOCUMENTS: string[] = [
   CARRIER_SERVICE_UPDATE_MUTATION,
 ];
 
-/** Operation names in the sources of src/stores/shopify: a document added there must be in DOCUMENTS too. */
+/** Operation names in the sources of src/adapters/shopify: a document added there must be in DOCUMENTS too. */
 function operationsInSources(): Set<string> {
-  const folder = new URL('../../src/stores/shopify/', import.meta.url);
+  const folder = new URL('../../src/adapters/shopify/', import.meta.url);
   const names = new Set<string>();
   for (const file of readdirSync(folder).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))) {
     for (const match of readFileSync(new URL(file, folder), 'utf8').matchAll(/`(?:query|mutation) (Relais\w+)/g))

@@ -13,16 +13,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWooEmulator, type WooEmulator } from '@relais/emulators/woocommerce';
 import { startTestDatabase, type TestDatabase } from '../support/postgres.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
-import { SecretBox } from '../../src/config/secret-box.js';
+import { SecretBox } from '../../src/shops/secret-box.js';
 import { wooConnectRoutes } from '../../src/http/routes/woo-connect.js';
-import { PostgresShopDirectory } from '../../src/ledger/postgres/pg-shops.js';
-import { PostgresShopSecretStore } from '../../src/ledger/postgres/pg-shop-secrets.js';
+import { PostgresShopDirectory } from '../../src/adapters/postgres/pg-shops.js';
+import { PostgresShopSecretStore } from '../../src/adapters/postgres/pg-shop-secrets.js';
 import { createLogger } from '../../src/log.js';
 import { capturingLogger } from '../support/log-capture.js';
-import { RedisConnectStates } from '../../src/stores/woocommerce/connect-states.js';
-import { WOO_STORED, WooConnect, WooConnectError } from '../../src/stores/woocommerce/connect.js';
-import { createWooOperatorRest } from '../../src/stores/woocommerce/rest.js';
-import { verifyWooWebhook } from '../../src/stores/woocommerce/verify.js';
+import { RedisConnectStates } from '../../src/adapters/woocommerce/connect-states.js';
+import { WOO_STORED, WooConnect, WooConnectError } from '../../src/adapters/woocommerce/connect.js';
+import { createWooOperatorRest } from '../../src/adapters/woocommerce/rest.js';
+import { verifyWooWebhook } from '../../src/adapters/woocommerce/verify.js';
 
 const STORE = 'abidjan-pagne';
 /** Another merchant's store on the same emulator. */

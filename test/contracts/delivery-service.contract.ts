@@ -3,7 +3,7 @@
  * written once and run against each implementation. A service that passes it may stand in for another.
  *
  * Run against the dispatch service's HTTP adapter talking to the dispatch emulator over real HTTP
- * (src/dispatch/service.test.ts) and against the in-memory fake the use cases' unit tests run on
+ * (src/adapters/dispatch-api/service.test.ts) and against the in-memory fake the use cases' unit tests run on
  * (test/doubles/fake-delivery.test.ts).
  *
  * What it pins down: a quote is priced, and a city name or a name the service does not price costs the fallback

@@ -3,7 +3,7 @@
  * each adapter, as one queue contract is run against two queues. Jobs, reconciliation, the dashboard and the CLI
  * rely on these behaviours; a ledger that passes them may stand in for another.
  *
- * Run against the PostgreSQL adapter (src/ledger/postgres/pg-ledger.test.ts, real PostgreSQL) and against the
+ * Run against the PostgreSQL adapter (src/adapters/postgres/pg-ledger.test.ts, real PostgreSQL) and against the
  * in-memory ledger the use cases' unit tests run on (test/doubles/memory-ledger.test.ts).
  */
 import fc from 'fast-check';

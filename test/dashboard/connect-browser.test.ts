@@ -9,7 +9,7 @@
  * browser goes to the shop and comes back cross-site, as it would from Shopify or a merchant's WordPress, and the
  * cookies' SameSite rules apply as they would there.
  *
- * The web process and worker serve shops live (src/config/served-shops.ts), the registry file's two test shops
+ * The web process and worker serve shops live (src/shops/served-shops.ts), the registry file's two test shops
  * plus the connected ones. Screenshots go to a temporary directory (printed).
  */
 import { randomBytes } from 'node:crypto';
@@ -20,16 +20,16 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_COD_GATEWAY, startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
 import { startWooEmulator, type WooEmulator } from '@relais/emulators/woocommerce';
-import { Secret } from '../../src/config/secret.js';
-import { SecretBox } from '../../src/config/secret-box.js';
-import { loadServedShops } from '../../src/config/shop-directory.js';
-import { defaultSecretSourceFor } from '../../src/config/shops.js';
+import { Secret } from '../../src/shops/secret.js';
+import { SecretBox } from '../../src/shops/secret-box.js';
+import { loadServedShops } from '../../src/shops/shop-directory.js';
+import { defaultSecretSourceFor } from '../../src/shops/shops.js';
 import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
-import { PostgresShopSecretStore } from '../../src/ledger/postgres/pg-shop-secrets.js';
-import { PostgresShopDirectory } from '../../src/ledger/postgres/pg-shops.js';
+import { PostgresShopSecretStore } from '../../src/adapters/postgres/pg-shop-secrets.js';
+import { PostgresShopDirectory } from '../../src/adapters/postgres/pg-shops.js';
 import { startWeb, type RunningWeb } from '../../src/main/web.js';
 import { startWorker, type RunningWorker } from '../../src/main/worker.js';
-import { WOO_STORED } from '../../src/stores/woocommerce/connect.js';
+import { WOO_STORED } from '../../src/adapters/woocommerce/connect.js';
 import { shipmentsFor, waitForState } from '../pipeline/helpers.js';
 import { launchChromium, type TestBrowser } from '../support/chromium.js';
 import { ABIDJAN_ADDRESS } from '../support/factories.js';

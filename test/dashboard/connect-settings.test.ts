@@ -7,8 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
-import { PostgresShopSecretStore } from '../../src/ledger/postgres/pg-shop-secrets.js';
-import { PostgresShopDirectory } from '../../src/ledger/postgres/pg-shops.js';
+import { PostgresShopSecretStore } from '../../src/adapters/postgres/pg-shop-secrets.js';
+import { PostgresShopDirectory } from '../../src/adapters/postgres/pg-shops.js';
 import { connectSettingsForm, saveInstalledShopifyShop } from '../support/installed-shopify-shop.js';
 import { randomHex, startTestRelais, waitFor, type TestRelais } from '../support/relais.js';
 import { DashboardSession } from './session.js';

@@ -6,8 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SecretBox } from '../../src/config/secret-box.js';
-import { PostgresShopSecretStore } from '../../src/ledger/postgres/pg-shop-secrets.js';
+import { SecretBox } from '../../src/shops/secret-box.js';
+import { PostgresShopSecretStore } from '../../src/adapters/postgres/pg-shop-secrets.js';
 import { freePort } from '../support/redis.js';
 import { randomHex, startTestRelais, WOO_SHOP_ID, type TestRelais } from '../support/relais.js';
 import { DashboardSession } from './session.js';

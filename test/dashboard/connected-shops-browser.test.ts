@@ -7,11 +7,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SecretBox } from '../../src/config/secret-box.js';
-import { prepareImport } from '../../src/config/shop-directory.js';
-import { defaultSecretSourceFor, ShopRegistry } from '../../src/config/shops.js';
-import { PostgresShopSecretStore } from '../../src/ledger/postgres/pg-shop-secrets.js';
-import { PostgresShopDirectory } from '../../src/ledger/postgres/pg-shops.js';
+import { SecretBox } from '../../src/shops/secret-box.js';
+import { prepareImport } from '../../src/shops/shop-directory.js';
+import { defaultSecretSourceFor, ShopRegistry } from '../../src/shops/shops.js';
+import { PostgresShopSecretStore } from '../../src/adapters/postgres/pg-shop-secrets.js';
+import { PostgresShopDirectory } from '../../src/adapters/postgres/pg-shops.js';
 import { startWeb, type RunningWeb } from '../../src/main/web.js';
 import { launchChromium, type TestBrowser } from '../support/chromium.js';
 import { seedOrder } from '../support/order-history.js';

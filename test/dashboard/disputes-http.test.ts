@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_SHIPPING_ADDRESS } from '@relais/emulators/shopify';
 import type { EmulatedClaim } from '@relais/emulators/dispatch';
-import { runDisputeOpen } from '../../src/disputes/command.js';
+import { runDisputeOpen } from '../../src/orders/disputes/command.js';
 import { shopifyExternalId, waitForState } from '../pipeline/helpers.js';
 import { randomHex, SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, startTestRelais, type TestRelais } from '../support/relais.js';
 import { DashboardSession, type PageResponse } from './session.js';

@@ -4,7 +4,7 @@
  * and the page in the dashboard's navigation.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serviceId } from '../../src/jobs/tariff-guard.js';
+import { serviceId } from '../../src/orders/dispatch/tariff-guard.js';
 import { randomHex, SHOPIFY_SHOP_ID, startTestRelais, WOO_SHOP_ID, type TestRelais } from '../support/relais.js';
 
 const TOKEN = `dash_${randomHex(16)}`;

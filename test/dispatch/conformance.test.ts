@@ -15,8 +15,8 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DispatchClient } from '../../src/dispatch/client.js';
-import { DISPATCH_OPERATIONS, DispatchConfigError, DispatchError } from '../../src/dispatch/errors.js';
+import { DispatchClient } from '../../src/adapters/dispatch-api/client.js';
+import { DISPATCH_OPERATIONS, DispatchConfigError, DispatchError } from '../../src/adapters/dispatch-api/errors.js';
 import {
   defaultWireProfile,
   getPath,
@@ -24,7 +24,7 @@ import {
   type ErrorMeaning,
   type FieldKey,
   type WireProfile,
-} from '../../src/dispatch/profile.js';
+} from '../../src/adapters/dispatch-api/profile.js';
 import { DELIVERY_STEPS, type DeliveryStep } from '../../src/domain/shipment-status.js';
 import {
   API_KEY_HEADER,
@@ -35,7 +35,7 @@ import {
   TRACKING_CODE_LENGTH,
   type WireQuoteRequest,
   type WireShipment,
-} from '../../src/dispatch/wire.js';
+} from '../../src/adapters/dispatch-api/wire.js';
 import { createLogger } from '../../src/log.js';
 import { startDispatchEmulator, type DispatchEmulator, type DispatchEmulatorOptions } from '@relais/emulators/dispatch';
 

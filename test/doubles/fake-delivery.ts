@@ -1,9 +1,9 @@
 /**
- * A DeliveryService in memory, for unit tests of the use cases that call the delivery service (src/jobs/...).
+ * A DeliveryService in memory, for unit tests of the use cases that call the delivery service (src/orders/...).
  *
  * It is a test double that is proven: it passes the same contract suite as the dispatch service's HTTP adapter
  * talking to the dispatch emulator (test/contracts/delivery-service.contract.ts, run by
- * test/doubles/fake-delivery.test.ts and src/dispatch/service.test.ts). It behaves as the emulator does where use
+ * test/doubles/fake-delivery.test.ts and src/adapters/dispatch-api/service.test.ts). It behaves as the emulator does where use
  * cases look: a city name or a name the service does not price is quoted at the fallback tariff, the highest; a
  * parcel over 50 kg is refused; a quote expires; createShipment does NOT refuse a second shipment for the same
  * external order id (the caller looks first); markReady twice changes nothing; a parcel picked up cannot be
@@ -34,7 +34,7 @@ import {
   type TrackingView,
 } from '../../src/domain/delivery.js';
 import type { DeliveryStep } from '../../src/domain/shipment-status.js';
-import { parseJson } from '../../src/stores/common.js';
+import { parseJson } from '../../src/shops/platforms/common.js';
 
 /** The secret the fake signs its webhooks with (readWebhook). */
 export const FAKE_WEBHOOK_SECRET = 'fake-delivery-webhook-secret';

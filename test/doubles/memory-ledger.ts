@@ -1,5 +1,5 @@
 /**
- * An OrderLedger in memory, for unit tests of the use cases (src/jobs/...) that need a ledger but not a database.
+ * An OrderLedger in memory, for unit tests of the use cases (src/orders/...) that need a ledger but not a database.
  *
  * It is a test double that is proven: it passes the same contract suite as the PostgreSQL adapter
  * (test/contracts/order-ledger.contract.ts, run by test/doubles/memory-ledger.test.ts), so a use case tested on
@@ -7,7 +7,7 @@
  * from a dispatched state back before ready (src/domain/order-state.ts); a recorded markReady never replaced;
  * an event older than the version applied (or of the same version, received earlier) ignored.
  *
- * Each method mirrors one statement of src/ledger/postgres/pg-ledger.ts and applies it at once, when called:
+ * Each method mirrors one statement of src/adapters/postgres/pg-ledger.ts and applies it at once, when called:
  * writes land in the order they were issued, as PostgresOrderLedger's per-order chaining guarantees. Values go
  * in and out as JSON, as they do through jsonb, so a caller never shares an object with the store.
  *

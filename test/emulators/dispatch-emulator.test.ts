@@ -9,8 +9,8 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { defaultWireProfile, loadWireProfile } from '../../src/dispatch/profile.js';
-import { API_KEY_HEADER } from '../../src/dispatch/wire.js';
+import { defaultWireProfile, loadWireProfile } from '../../src/adapters/dispatch-api/profile.js';
+import { API_KEY_HEADER } from '../../src/adapters/dispatch-api/wire.js';
 import {
   ErrorCode,
   WEBHOOK_SIGNATURE_HEADER,

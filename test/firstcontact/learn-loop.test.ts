@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
 import { DEFAULT_COURIER_STEP_MS } from '@relais/emulators/dispatch';
-import { loadWireProfile, type WireProfile } from '../../src/dispatch/profile.js';
+import { loadWireProfile, type WireProfile } from '../../src/adapters/dispatch-api/profile.js';
 import { learnDepsOf } from '../../src/main/commands/profile.js';
 import { runProfileLearn } from '../../src/ops/profile-learn-command.js';
 import { shopifyExternalId, waitForIdle, waitForState } from '../pipeline/helpers.js';

@@ -1,7 +1,7 @@
 /**
  * The delivery state machine never moves an order backwards. Delivery webhooks arrive duplicated, late
  * and out of order, and carry states Relais may not know; the sync job applies a service state only when
- * `movesForward` says so (src/jobs/sync-delivery.ts). Over any sequence of such states:
+ * `movesForward` says so (src/orders/delivery/sync-delivery.ts). Over any sequence of such states:
  *   - the step reached never goes back in the order of DELIVERY_STEPS;
  *   - once a final step (delivered, returned, cancelled) is reached, nothing changes it;
  *   - the step reached is the first final step seen, or else the furthest step seen: the order in which
@@ -9,7 +9,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { defaultWireProfile } from '../../src/dispatch/profile.js';
+import { defaultWireProfile } from '../../src/adapters/dispatch-api/profile.js';
 import { DELIVERY_STEPS, FINAL_STEPS, movesForward, type DeliveryStep } from '../../src/domain/shipment-status.js';
 
 const profile = defaultWireProfile();

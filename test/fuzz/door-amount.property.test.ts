@@ -13,9 +13,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { collectedCovers, doorAmount, goodsOwed, type DeliveryFeePaidBy } from '../../src/domain/door-amount.js';
 import { xof } from '../../src/domain/money.js';
-import type { NormaliseResult } from '../../src/stores/common.js';
-import { normaliseShopifyOrder } from '../../src/stores/shopify/normalise.js';
-import { normaliseWooOrder } from '../../src/stores/woocommerce/normalise.js';
+import type { NormaliseResult } from '../../src/shops/platforms/common.js';
+import { normaliseShopifyOrder } from '../../src/adapters/shopify/normalise.js';
+import { normaliseWooOrder } from '../../src/adapters/woocommerce/normalise.js';
 import { shopifyOrderPayload, wooOrderPayload } from '../support/factories.js';
 
 const francs = fc.integer({ min: 0, max: 50_000_000 });

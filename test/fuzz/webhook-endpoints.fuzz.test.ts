@@ -12,7 +12,7 @@
  */
 import { connect } from 'node:net';
 import fc from 'fast-check';
-import { SeenEvents } from '../../src/jobs/seen-events.js';
+import { SeenEvents } from '../../src/http/seen-events.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   shopifyOrderPayload,

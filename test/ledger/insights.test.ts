@@ -6,10 +6,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { overviewCsv } from '../../src/dashboard/overview-csv.js';
 import { overview } from '../../src/dashboard/use-cases/overview.js';
-import { COUNTRY_TIME_ZONES } from '../../src/config/time-zones.js';
+import { COUNTRY_TIME_ZONES } from '../../src/shops/time-zones.js';
 import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
-import { PostgresOrderLedger } from '../../src/ledger/postgres/pg-ledger.js';
-import { PostgresOrderInsights } from '../../src/ledger/postgres/pg-insights.js';
+import { PostgresOrderLedger } from '../../src/adapters/postgres/pg-ledger.js';
+import { PostgresOrderInsights } from '../../src/adapters/postgres/pg-insights.js';
 import { seedOrder } from '../support/order-history.js';
 import { startTestDatabase, type TestDatabase } from '../support/postgres.js';
 

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
-import { createPool, inTransaction } from '../../src/ledger/postgres/database.js';
+import { createPool, inTransaction } from '../../src/adapters/postgres/database.js';
 import { startPrivatePostgres, type PrivatePostgres } from '../../src/main/private-postgres.js';
 import { waitFor } from '../support/relais.js';
 

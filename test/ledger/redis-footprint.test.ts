@@ -6,7 +6,7 @@
  */
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { QUEUE } from '../../src/jobs/queues.js';
+import { QUEUE } from '../../src/orders/queues.js';
 import { expectNoAnomaly, startChaosStack, type ChaosStack } from '../chaos/support/stack.js';
 
 let stack: ChaosStack;

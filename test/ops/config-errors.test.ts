@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readEnv } from '../../src/config/env.js';
-import { loadShopRegistry } from '../../src/config/shops.js';
+import { loadShopRegistry } from '../../src/shops/shops.js';
 import { checkEnvironment } from '../../src/ops/doctor-checks.js';
 import { makeSecrets, randomHex, registryDocument, secretEnv } from '../support/relais.js';
 

@@ -7,12 +7,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SecretBox } from '../../src/config/secret-box.js';
-import { ServedShops } from '../../src/config/served-shops.js';
-import { loadServedShops } from '../../src/config/shop-directory.js';
+import { SecretBox } from '../../src/shops/secret-box.js';
+import { ServedShops } from '../../src/shops/served-shops.js';
+import { loadServedShops } from '../../src/shops/shop-directory.js';
 import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
-import { PostgresShopSecretStore } from '../../src/ledger/postgres/pg-shop-secrets.js';
-import { PostgresShopDirectory } from '../../src/ledger/postgres/pg-shops.js';
+import { PostgresShopSecretStore } from '../../src/adapters/postgres/pg-shop-secrets.js';
+import { PostgresShopDirectory } from '../../src/adapters/postgres/pg-shops.js';
 import { startWeb, type RunningWeb } from '../../src/main/web.js';
 import { startWorker, type RunningWorker } from '../../src/main/worker.js';
 import { saveConnectedShop } from '../support/connected-shops.js';

@@ -5,7 +5,7 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
-import { serviceId } from '../../src/jobs/tariff-guard.js';
+import { serviceId } from '../../src/orders/dispatch/tariff-guard.js';
 import { learnMap, mapLearnDeps, namesToLearn, type MapLearnReport } from '../../src/ops/map-learn.js';
 import { MapLearnRuns } from '../../src/ops/map-learn-runs.js';
 import { describeCoverage, mapCoverage } from '../../src/ops/map-report.js';

@@ -12,9 +12,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildShopRegistry } from '../../src/config/shops.js';
-import { DispatchClient } from '../../src/dispatch/client.js';
-import { defaultWireProfile, loadWireProfile, parseWireProfile, type WireProfile } from '../../src/dispatch/profile.js';
+import { buildShopRegistry } from '../../src/shops/shops.js';
+import { DispatchClient } from '../../src/adapters/dispatch-api/client.js';
+import {
+  defaultWireProfile,
+  loadWireProfile,
+  parseWireProfile,
+  type WireProfile,
+} from '../../src/adapters/dispatch-api/profile.js';
 import { startDispatchEmulator, type DispatchEmulator } from '@relais/emulators/dispatch';
 import {
   allowedRoute,

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stableJobId } from '../../src/jobs/queues.js';
+import { stableJobId } from '../../src/orders/queues.js';
 import { postShopify, shipmentsFor, shopifyExternalId } from '../pipeline/helpers.js';
 import { shopifyOrderPayload, shopifyWebhookHeaders } from '../support/factories.js';
 import { SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, startTestRelais, waitFor, type TestRelais } from '../support/relais.js';

@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LATEST_SCHEMA_VERSION } from '../../src/ledger/postgres/migrations.js';
+import { LATEST_SCHEMA_VERSION } from '../../src/adapters/postgres/migrations.js';
 import { startTestDatabase, type TestDatabase } from '../support/postgres.js';
 import { freePort, startRedis, type TestRedis } from '../support/redis.js';
 import { makeSecrets, registryDocument, secretEnv } from '../support/relais.js';

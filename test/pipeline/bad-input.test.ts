@@ -193,7 +193,7 @@ describe('orders Relais cannot ship safely are held with a reason, never shipped
     await waitForState(relais, extId, ['held']);
 
     await relais.worker.runtime.aliases.add('dakar-mode', 'Pyrotechnie', 'Sacré-Cœur');
-    const { replayOrder } = await import('../../src/jobs/replay.js');
+    const { replayOrder } = await import('../../src/orders/intake/replay.js');
     const result = await replayOrder(relais.web.runtime, extId);
     expect(result.ok).toBe(true);
     const record = await waitForState(relais, extId, ['ready']);

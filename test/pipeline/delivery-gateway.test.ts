@@ -1,17 +1,17 @@
 /**
- * The gateway every use case calls the delivery service through (src/jobs/delivery-gateway.ts), over the real
+ * The gateway every use case calls the delivery service through (src/orders/delivery-gateway.ts), over the real
  * dispatch emulator, the ledger in PostgreSQL and the order lock and pacing in Redis.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shopifyOrderPayload } from '../support/factories.js';
 import { SHOPIFY_SHOP_ID, WOO_SHOP_ID, startTestRelais, type TestRelais } from '../support/relais.js';
 import { postShopify, shipmentsFor, shopifyExternalId, waitForIdle, waitForState } from './helpers.js';
-import { DeliveryGateway, type DeliveryCallReport } from '../../src/jobs/delivery-gateway.js';
-import { OrderLockLostError, withOrderLock } from '../../src/jobs/order-lock.js';
-import { ShopRateLimiter } from '../../src/jobs/rate-limit.js';
-import { Secret } from '../../src/config/secret.js';
-import { deliveryServiceForShop } from '../../src/dispatch/index.js';
-import type { ShopConfig } from '../../src/config/shops.js';
+import { DeliveryGateway, type DeliveryCallReport } from '../../src/orders/delivery-gateway.js';
+import { OrderLockLostError, withOrderLock } from '../../src/orders/order-lock.js';
+import { ShopRateLimiter } from '../../src/orders/rate-limit.js';
+import { Secret } from '../../src/shops/secret.js';
+import { deliveryServiceForShop } from '../../src/adapters/dispatch-api/index.js';
+import type { ShopConfig } from '../../src/shops/shops.js';
 import { DeliveryError } from '../../src/domain/delivery.js';
 
 let relais: TestRelais;

@@ -5,7 +5,7 @@
  * price rather than ship it at the fallback. The emulated service here leaves 'Mermoz' out of its zones.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serviceId } from '../../src/jobs/tariff-guard.js';
+import { serviceId } from '../../src/orders/dispatch/tariff-guard.js';
 import { SHOPIFY_SHOP_ID, startTestRelais, type TestRelais } from '../support/relais.js';
 import { dakarCashOrder, postShopify, shipmentsFor, shopifyExternalId, waitForState } from './helpers.js';
 

@@ -1,5 +1,5 @@
 /**
- * An order to ship is shipped by the job of the webhook that recorded it (src/jobs/shop-event.ts), under the
+ * An order to ship is shipped by the job of the webhook that recorded it (src/orders/intake/shop-event.ts), under the
  * lock that job already holds; the dispatch queue takes over only what that attempt could not finish.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -7,7 +7,7 @@
  * fallback enqueues (src/main/worker.ts), added here as it adds it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reconcile, reconcileDepsFor, type ReconciliationReport } from '../../src/reconcile/index.js';
+import { reconcile, reconcileDepsFor, type ReconciliationReport } from '../../src/orders/reconcile/index.js';
 import { SHOPIFY_DOMAIN, startTestRelais, waitFor, WOO_SHOP_ID, type TestRelais } from '../support/relais.js';
 import {
   createShipmentSentEarlier,
@@ -19,10 +19,10 @@ import {
   waitForState,
   wooExternalId,
 } from './helpers.js';
-import { replayOrder, replayOutcome } from '../../src/jobs/replay.js';
+import { replayOrder, replayOutcome } from '../../src/orders/intake/replay.js';
 import { ABIDJAN_ADDRESS } from '../support/factories.js';
 import { shipmentBehindRelaisBack } from '../reconcile/helpers.js';
-import { DispatchClient } from '../../src/dispatch/client.js';
+import { DispatchClient } from '../../src/adapters/dispatch-api/client.js';
 
 let relais: TestRelais;
 

@@ -6,7 +6,7 @@
  * checks they did, so it cannot pass on one node by accident.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { QUEUE } from '../../src/jobs/queues.js';
+import { QUEUE } from '../../src/orders/queues.js';
 import { checkRedis } from '../../src/ops/doctor-checks.js';
 import { checkRedisCluster } from '../../src/ops/redis-cluster-check.js';
 import { expectNoAnomaly, startChaosStack, type ChaosStack } from '../chaos/support/stack.js';

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { shopifyOrderPayload } from '../support/factories.js';
 import { SHOPIFY_SHOP_ID, startTestRelais, waitFor, type TestRelais } from '../support/relais.js';
 import { spawnWorker } from '../support/worker-process.js';
-import { syncDelivery, type DeliveryDeps } from '../../src/jobs/sync-delivery.js';
+import { syncDelivery, type DeliveryDeps } from '../../src/orders/delivery/sync-delivery.js';
 import { postShopify, shipmentsFor, shopifyExternalId, waitForIdle, waitForState } from './helpers.js';
 
 describe('with the worker in process', () => {

@@ -15,8 +15,8 @@ import { candidatesOf } from '../../src/geo/candidates.js';
 import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
 import { learnMap, mapLearnDeps } from '../../src/ops/map-learn.js';
 import { MAP_REFRESH_PATTERN, refreshServiceMaps } from '../../src/ops/map-refresh.js';
-import { MAP_FRESH_MS } from '../../src/jobs/name-choice.js';
-import { serviceId } from '../../src/jobs/tariff-guard.js';
+import { MAP_FRESH_MS } from '../../src/orders/dispatch/name-choice.js';
+import { serviceId } from '../../src/orders/dispatch/tariff-guard.js';
 import { randomHex, SHOPIFY_SHOP_ID, startTestRelais, type TestRelais } from '../support/relais.js';
 import { dakarCashOrder, postShopify, shipmentsFor, shopifyExternalId, waitForState } from './helpers.js';
 

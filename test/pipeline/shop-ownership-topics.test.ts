@@ -1,7 +1,7 @@
 /**
  * Every shop that installs one Shopify app shares its client secret, and the X-Shopify-Shop-Domain header is not
  * signed: a real delivery of shop A (its body and its HMAC), replayed with shop B's header, verifies. For every
- * topic Relais acts on, the body's own field must name B (src/stores/shopify/owner.ts, one rule per topic), or the
+ * topic Relais acts on, the body's own field must name B (src/adapters/shopify/owner.ts, one rule per topic), or the
  * replay is refused with 401 and nothing happens to B: still served, its token and webhook secret intact, its
  * orders kept. A body that names no shop is refused too, and a job of another shop's body that reached the queue
  * (enqueued before the check existed) is not acted on by the worker.
@@ -11,13 +11,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ShopEventJob } from '../../src/jobs/queues.js';
-import { uninstalledKey } from '../../src/jobs/uninstall.js';
-import { SecretBox } from '../../src/config/secret-box.js';
-import { loadServedShops } from '../../src/config/shop-directory.js';
+import type { ShopEventJob } from '../../src/orders/queues.js';
+import { uninstalledKey } from '../../src/shops/uninstall.js';
+import { SecretBox } from '../../src/shops/secret-box.js';
+import { loadServedShops } from '../../src/shops/shop-directory.js';
 import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
-import { PostgresShopSecretStore } from '../../src/ledger/postgres/pg-shop-secrets.js';
-import { PostgresShopDirectory } from '../../src/ledger/postgres/pg-shops.js';
+import { PostgresShopSecretStore } from '../../src/adapters/postgres/pg-shop-secrets.js';
+import { PostgresShopDirectory } from '../../src/adapters/postgres/pg-shops.js';
 import { startWeb, type RunningWeb } from '../../src/main/web.js';
 import { startWorker, type RunningWorker } from '../../src/main/worker.js';
 import { saveConnectedShop } from '../support/connected-shops.js';

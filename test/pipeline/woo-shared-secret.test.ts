@@ -2,11 +2,11 @@
  * A WooCommerce store connected through the Connect page signs with 32 random bytes of its own, but the registry
  * file lets two stores share one webhook secret. Then store A's signed order, posted to store B's URL, verifies:
  * for such a store the order body's REST link (`_links.self`, built by the store from its own address) must lead
- * to B's `url` (src/stores/woocommerce/owner.ts), or the delivery is refused with 401 and nothing is queued.
+ * to B's `url` (src/adapters/woocommerce/owner.ts), or the delivery is refused with 401 and nothing is queued.
  * Real Redis, real HTTP, the WooCommerce and dispatch emulators.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildShopRegistry } from '../../src/config/shops.js';
+import { buildShopRegistry } from '../../src/shops/shops.js';
 import { startWeb, type RunningWeb } from '../../src/main/web.js';
 import { wooOrderPayload } from '../support/factories.js';
 import { startTestRelais, WOO_SHOP_ID, type TestRelais } from '../support/relais.js';

@@ -4,7 +4,7 @@
  * spreadsheets fold to ASCII. Order notes and names are customer-controlled text.
  */
 import { describe, expect, it } from 'vitest';
-import { csvField } from '../../src/reconcile/output.js';
+import { csvField } from '../../src/orders/reconcile/output.js';
 
 describe('CSV formula cells', () => {
   it('prefixes with a quote a cell beginning with a full-width ＝ ＋ － or ＠', () => {

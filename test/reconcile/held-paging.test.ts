@@ -3,7 +3,7 @@
  * only the first few hundred. Real PostgreSQL, Redis, the Shopify emulator and the worker.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reconcile, reconcileDepsFor } from '../../src/reconcile/index.js';
+import { reconcile, reconcileDepsFor } from '../../src/orders/reconcile/index.js';
 import { postShopify, shopifyExternalId, waitForState } from '../pipeline/helpers.js';
 import { DAKAR_ADDRESS_WITHOUT_NEIGHBOURHOOD } from '../support/factories.js';
 import { SHOPIFY_DOMAIN, startTestRelais, type TestRelais } from '../support/relais.js';

@@ -6,8 +6,8 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DispatchClient } from '../../src/dispatch/client.js';
-import type { WireShipment } from '../../src/dispatch/wire.js';
+import { DispatchClient } from '../../src/adapters/dispatch-api/client.js';
+import type { WireShipment } from '../../src/adapters/dispatch-api/wire.js';
 import type { TestRelais } from '../support/relais.js';
 
 export interface CliResult {

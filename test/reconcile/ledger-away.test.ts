@@ -5,7 +5,7 @@
  * timeline table of the test's own schema.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reconcile, reconcileDepsFor, RECONCILE_TOPIC } from '../../src/reconcile/index.js';
+import { reconcile, reconcileDepsFor, RECONCILE_TOPIC } from '../../src/orders/reconcile/index.js';
 import { wooExternalId } from '../pipeline/helpers.js';
 import { ABIDJAN_ADDRESS } from '../support/factories.js';
 import { startTestRelais, WOO_SHOP_ID, type TestRelais } from '../support/relais.js';

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
 import { startWooEmulator, type WooEmulator } from '@relais/emulators/woocommerce';
 import { dashboardDepsFor } from '../../src/dashboard/wiring.js';
-import { listDisputesForOrder, openDisputeForOrder } from '../../src/disputes/disputes.js';
+import { listDisputesForOrder, openDisputeForOrder } from '../../src/orders/disputes/disputes.js';
 import { NeighbourhoodResolver } from '../../src/geo/resolver.js';
 import { startWorker } from '../../src/main/worker.js';
 import {
@@ -21,8 +21,8 @@ import {
   type Finding,
   type ReconciliationReport,
   type ShopReconciliation,
-} from '../../src/reconcile/index.js';
-import { CSV_COLUMNS } from '../../src/reconcile/output.js';
+} from '../../src/orders/reconcile/index.js';
+import { CSV_COLUMNS } from '../../src/orders/reconcile/output.js';
 import { shipmentsFor, shopifyExternalId, waitForIdle, waitForState, wooExternalId } from '../pipeline/helpers.js';
 import {
   makeSecrets,

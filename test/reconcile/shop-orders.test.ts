@@ -6,18 +6,22 @@
  */
 import { parse, validate } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildShopRegistry } from '../../src/config/shops.js';
-import type { ShopifyShopConfig } from '../../src/stores/shopify/settings.js';
-import type { WooShopConfig } from '../../src/stores/woocommerce/settings.js';
+import { buildShopRegistry } from '../../src/shops/shops.js';
+import type { ShopifyShopConfig } from '../../src/adapters/shopify/settings.js';
+import type { WooShopConfig } from '../../src/adapters/woocommerce/settings.js';
 import { loadAdminSchema, startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
 import { startWooEmulator, type WooEmulator } from '@relais/emulators/woocommerce';
 import { createLogger } from '../../src/log.js';
-import { normaliseOrder, type ShopOrderLister } from '../../src/stores/index.js';
-import { createShopifyOrderLister, ORDER_LIST_DOCUMENTS, ShopifyOrderLister } from '../../src/stores/shopify/orders.js';
-import { ShopifyAdminClient } from '../../src/stores/shopify/admin.js';
-import { Secret } from '../../src/config/secret.js';
-import { createWooOrderLister, WooOrderLister } from '../../src/stores/woocommerce/orders.js';
-import { wooRestFor } from '../../src/stores/woocommerce/writer.js';
+import { normaliseOrder, type ShopOrderLister } from '../../src/shops/platforms/index.js';
+import {
+  createShopifyOrderLister,
+  ORDER_LIST_DOCUMENTS,
+  ShopifyOrderLister,
+} from '../../src/adapters/shopify/orders.js';
+import { ShopifyAdminClient } from '../../src/adapters/shopify/admin.js';
+import { Secret } from '../../src/shops/secret.js';
+import { createWooOrderLister, WooOrderLister } from '../../src/adapters/woocommerce/orders.js';
+import { wooRestFor } from '../../src/adapters/woocommerce/writer.js';
 import {
   makeSecrets,
   registryDocument,

@@ -2,9 +2,9 @@
  * A shop of the test registry saved as a connected shop (in the database, as the Connect page saves it): its
  * entry in the shop directory and its secrets sealed in the shop-secret store.
  */
-import { prepareImport, type ShopDirectory } from '../../src/config/shop-directory.js';
-import type { ShopSecretStore } from '../../src/config/shop-secrets.js';
-import { defaultSecretSourceFor } from '../../src/config/shops.js';
+import { prepareImport, type ShopDirectory } from '../../src/shops/shop-directory.js';
+import type { ShopSecretStore } from '../../src/shops/shop-secrets.js';
+import { defaultSecretSourceFor } from '../../src/shops/shops.js';
 import type { TestRelais } from './relais.js';
 
 export async function saveConnectedShop(

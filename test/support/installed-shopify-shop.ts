@@ -2,9 +2,9 @@
  * A Shopify shop as the app install leaves it on the Connect page: its token and webhook secret sealed in the
  * database, its platform part saved, switched off; and the Connect page's settings form that completes it.
  */
-import { SecretBox } from '../../src/config/secret-box.js';
-import { PostgresShopSecretStore } from '../../src/ledger/postgres/pg-shop-secrets.js';
-import { PostgresShopDirectory } from '../../src/ledger/postgres/pg-shops.js';
+import { SecretBox } from '../../src/shops/secret-box.js';
+import { PostgresShopSecretStore } from '../../src/adapters/postgres/pg-shop-secrets.js';
+import { PostgresShopDirectory } from '../../src/adapters/postgres/pg-shops.js';
 import type { TestRelais } from './relais.js';
 
 export interface InstalledShopifyShop {

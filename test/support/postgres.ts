@@ -4,7 +4,7 @@
  * private server.
  */
 import type pg from 'pg';
-import { createPool, migrate } from '../../src/ledger/postgres/database.js';
+import { createPool, migrate } from '../../src/adapters/postgres/database.js';
 import { startPrivatePostgres, type PrivatePostgres } from '../../src/main/private-postgres.js';
 
 export interface TestDatabase {

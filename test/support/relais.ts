@@ -3,8 +3,8 @@
  * registry with one Shopify and one WooCommerce shop (secrets generated per run), the web process and
  * the worker, all over real HTTP and real Redis.
  */
-import type { ShopRegistry } from '../../src/config/shops.js';
-import { loadWireProfile } from '../../src/dispatch/profile.js';
+import type { ShopRegistry } from '../../src/shops/shops.js';
+import { loadWireProfile } from '../../src/adapters/dispatch-api/profile.js';
 import type { DispatchEmulator, DispatchEmulatorOptions } from '@relais/emulators/dispatch';
 import { startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
 import { startWooEmulator, type WooEmulator } from '@relais/emulators/woocommerce';

@@ -11,7 +11,7 @@
  */
 import type { EmulatedOrganisation } from '@relais/emulators/dispatch';
 import { startDispatchEmulator, type DispatchEmulator, type DispatchEmulatorOptions } from '@relais/emulators/dispatch';
-import { buildShopRegistry, type ShopRegistry } from '../../src/config/shops.js';
+import { buildShopRegistry, type ShopRegistry } from '../../src/shops/shops.js';
 import { startTestDatabase, type TestDatabase } from './postgres.js';
 import { startRedis, type TestRedis } from './redis.js';
 import { randomBytes } from 'node:crypto';

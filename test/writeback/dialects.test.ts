@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadWireProfile } from '../../src/dispatch/profile.js';
+import { loadWireProfile } from '../../src/adapters/dispatch-api/profile.js';
 import type { DeliveryStep } from '../../src/domain/shipment-status.js';
 import { DEFAULT_COURIER_STEP_MS } from '@relais/emulators/dispatch';
 import { startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';

@@ -6,11 +6,11 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/shops/secret.js';
 import { createLogger } from '../../src/log.js';
-import { ShopifyAdminClient } from '../../src/stores/shopify/admin.js';
-import { ShopifyOrderLister } from '../../src/stores/shopify/orders.js';
-import { RedisShopRateBudget } from '../../src/stores/shopify/rate-budget.js';
+import { ShopifyAdminClient } from '../../src/adapters/shopify/admin.js';
+import { ShopifyOrderLister } from '../../src/adapters/shopify/orders.js';
+import { RedisShopRateBudget } from '../../src/adapters/shopify/rate-budget.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 
 const SHOP = 'dakar-mode.myshopify.com';

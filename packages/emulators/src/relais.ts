@@ -17,7 +17,7 @@ export {
   TRACKING_CODE_LENGTH,
   paths,
   type OperationName,
-} from '../../../src/dispatch/wire.js';
+} from '../../../src/adapters/dispatch-api/wire.js';
 export {
   defaultWireProfile,
   loadWireProfile,
@@ -26,7 +26,7 @@ export {
   type ErrorMeaning,
   type FieldKey,
   type WireProfile,
-} from '../../../src/dispatch/profile.js';
+} from '../../../src/adapters/dispatch-api/profile.js';
 export type { DeliveryStep } from '../../../src/domain/shipment-status.js';
 export { findProjectDir } from '../../../src/config/project-files.js';
 export { createLogger, silentLogger, type Logger } from '../../../src/log.js';

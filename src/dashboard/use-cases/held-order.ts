@@ -45,7 +45,7 @@ export type ReplayOutcome =
   | { kind: 'replayed'; record: OrderRecord; replayedAt: Date }
   | { kind: 'not_replayed'; record: OrderRecord; why: string };
 
-/** Replays the order (src/jobs/replay.ts: never a second shipment). */
+/** Replays the order (src/orders/intake/replay.ts: never a second shipment). */
 export async function replay(
   ports: Pick<DashboardDeps, 'replay' | 'now'>,
   record: OrderRecord,

@@ -1,11 +1,11 @@
 /**
  * Opening a dispute (a claim) on an order's shipment from its page. Checked before the delivery service is
- * asked: the order has a shipment (the page offered no form otherwise), the form is complete (src/disputes'
+ * asked: the order has a shipment (the page offered no form otherwise), the form is complete (src/orders/disputes'
  * own schema), and the same claim is not already open. That last check catches the same form sent twice (a
- * double click, the back button and send again); two sent at the same moment are kept apart by src/disputes
+ * double click, the back button and send again); two sent at the same moment are kept apart by src/orders/disputes
  * (one opening per order at a time).
  */
-import { openDisputeInputSchema, sameOpenClaim, type DisputeView } from '../../disputes/disputes.js';
+import { openDisputeInputSchema, sameOpenClaim, type DisputeView } from '../../orders/disputes/disputes.js';
 import type { OrderRecord } from '../../ledger/order-ledger.js';
 import type { DashboardDeps } from '../ports.js';
 
@@ -68,7 +68,7 @@ export async function openDispute(
         }
       : { kind: 'refused', record, why: result.why, retryable: result.retryable };
   } catch (error) {
-    // Not the service's answer (src/disputes turns those into results): Relais itself failed.
+    // Not the service's answer (src/orders/disputes turns those into results): Relais itself failed.
     return { kind: 'unconfirmed', record, error: error instanceof Error ? error.message : String(error) };
   }
 }

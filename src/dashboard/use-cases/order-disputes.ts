@@ -4,7 +4,7 @@
  * the last 200 entries, so page views must not push the order's history out. Never while the page reloads
  * itself; otherwise the page offers to ask.
  */
-import type { DisputeView } from '../../disputes/disputes.js';
+import type { DisputeView } from '../../orders/disputes/disputes.js';
 import type { OrderRecord } from '../../ledger/order-ledger.js';
 import type { DashboardDeps } from '../ports.js';
 

@@ -3,7 +3,7 @@
  * places nearest the address that the shop's service is known to price, each offered on the held page as a
  * one-click alias from the words the customer wrote ("Mermoz" → the nearest priced place), then a replay.
  */
-import type { ShopConfig } from '../../config/shops.js';
+import type { ShopConfig } from '../../shops/shops.js';
 import { resolveDeliveryAddress } from '../../geo/order-address.js';
 import type { NeighbourhoodResolver } from '../../geo/resolver.js';
 import type { OrderRecord } from '../../ledger/order-ledger.js';

@@ -11,8 +11,8 @@
 import type { MapLearnStatus } from '../../ops/map-learn-runs.js';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { buildConnectedShop, revealedSecretsOf, type ConnectedShop } from '../../config/shop-directory.js';
-import { ShopRegistryError, type ShopConfig } from '../../config/shops.js';
+import { buildConnectedShop, revealedSecretsOf, type ConnectedShop } from '../../shops/shop-directory.js';
+import { ShopRegistryError, type ShopConfig } from '../../shops/shops.js';
 import type { ShopConnectionsPort } from '../ports.js';
 
 export const COUNTRIES = ['SN', 'CI', 'TG', 'BJ', 'ML', 'BF', 'NE', 'GW'] as const;

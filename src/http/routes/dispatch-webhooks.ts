@@ -10,12 +10,12 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { Router, type Request, type Response } from 'express';
-import type { ShopConfig, ShopRegistry } from '../../config/shops.js';
+import type { ShopConfig, ShopRegistry } from '../../shops/shops.js';
 import type { DeliveryService, DeliveryWebhookReading } from '../../domain/delivery.js';
-import { stableJobId, type RelaisQueues } from '../../jobs/queues.js';
+import { stableJobId, type RelaisQueues } from '../../orders/queues.js';
 import { webhookSampleOf, type FirstContactStore, type SampleRefusal } from '../../ledger/first-contact.js';
 import type { Logger } from '../../log.js';
-import { malformedBody } from '../../stores/common.js';
+import { malformedBody } from '../../shops/platforms/common.js';
 import { withinRedisDeadline } from '../redis-deadline.js';
 
 export interface DispatchWebhookDeps {

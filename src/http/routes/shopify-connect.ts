@@ -23,7 +23,7 @@ import {
   ShopifyInstallError,
   type InstallRefusal,
   type ShopifyConnect,
-} from '../../stores/index.js';
+} from '../../shops/platforms/index.js';
 
 const BROWSER_COOKIE = 'relais_shopify_install';
 const COOKIE_PATH = '/connect/shopify';

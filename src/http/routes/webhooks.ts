@@ -1,6 +1,6 @@
 /**
  * Shop webhooks: verify, parse, de-duplicate, enqueue, answer. Nothing else happens here (thin edge):
- * the worker does the work. Each platform's intake (StorePlatform.webhooks, src/stores/<platform>/) finds
+ * the worker does the work. Each platform's intake (StorePlatform.webhooks, src/shops/platforms/<platform>/) finds
  * the shop, verifies the signature and parses the body; this route mounts every platform's path, maps the
  * intake's receipt to a status (src/http/verification.ts) and enqueues what it accepted.
  *
@@ -12,17 +12,17 @@
  *   413  body over the bound
  *   503  Redis unreachable: never 200 for something not stored; the platform retries later
  * Shopify retries for 4 hours; de-duplication markers live at least 48 hours, longer than that window and
- * longer than BullMQ keeps completed jobs (src/jobs/seen-events.ts).
+ * longer than BullMQ keeps completed jobs (src/http/seen-events.ts).
  */
 import { Router, type Request, type Response } from 'express';
-import type { ShopRegistry } from '../../config/shops.js';
-import type { RelaisQueues, ShopEventJob } from '../../jobs/queues.js';
-import { stableJobId } from '../../jobs/queues.js';
+import type { ShopRegistry } from '../../shops/shops.js';
+import type { RelaisQueues, ShopEventJob } from '../../orders/queues.js';
+import { stableJobId } from '../../orders/queues.js';
 import type { Logger } from '../../log.js';
-import { storePlatforms, type StorePlatform } from '../../stores/index.js';
+import { storePlatforms, type StorePlatform } from '../../shops/platforms/index.js';
 import type { RedisClient } from '../../redis.js';
 import { VERIFICATION_STATUS } from '../verification.js';
-import { SeenEvents } from '../../jobs/seen-events.js';
+import { SeenEvents } from '../seen-events.js';
 import { withinRedisDeadline } from '../redis-deadline.js';
 
 export interface WebhookDeps {

@@ -1,5 +1,5 @@
 /**
- * A WooCommerce store's app authorisation, its two doors into Relais (src/stores/woocommerce/connect.ts):
+ * A WooCommerce store's app authorisation, its two doors into Relais (src/adapters/woocommerce/connect.ts):
  *
  *   POST /connect/woocommerce/callback  the store's server posts the keys as JSON. 200 only once they are checked
  *                                       and stored; 400 (with the reason, never a secret) otherwise, and WooCommerce
@@ -20,7 +20,7 @@ import {
   WooConnectError,
   type WooConnect,
   type WooReturn,
-} from '../../stores/index.js';
+} from '../../shops/platforms/index.js';
 
 export interface WooConnectRouteDeps {
   connect: Pick<WooConnect, 'callback' | 'finish' | 'callbackUrl'>;

@@ -1,7 +1,7 @@
 /** Where an order goes: relais resolve and map (the gazetteer and the service map). */
 import type { PricedNames } from '../../geo/types.js';
-import { serviceId } from '../../jobs/tariff-guard.js';
-import { describeCandidates } from '../../jobs/name-choice.js';
+import { serviceId } from '../../orders/dispatch/tariff-guard.js';
+import { describeCandidates } from '../../orders/dispatch/name-choice.js';
 import { learnMap, mapLearnDeps } from '../../ops/map-learn.js';
 import { describeCoverage, mapCoverage } from '../../ops/map-report.js';
 import { candidatesOf } from '../../geo/candidates.js';

@@ -1,7 +1,7 @@
 /** Checks an operator runs: relais doctor and probe (src/ops/doctor.ts, src/ops/probe.ts). */
 import { Command } from 'commander';
 import { rawEnvironment, readEnv } from '../../config/env.js';
-import { loadShopRegistry } from '../../config/shops.js';
+import { loadShopRegistry } from '../../shops/shops.js';
 import { renderReport, reportJson, runDoctor } from '../../ops/doctor.js';
 import { runProbeCommand } from '../../ops/probe-command.js';
 

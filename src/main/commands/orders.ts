@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { allHeldOrders } from '../../ledger/order-ledger.js';
 import { NeighbourhoodResolver } from '../../geo/resolver.js';
-import { replayOrder, replayOutcome } from '../../jobs/replay.js';
+import { replayOrder, replayOutcome } from '../../orders/intake/replay.js';
 import { createLogger } from '../../log.js';
 import { createRuntime } from '../runtime.js';
 import { baseOptions } from './shared.js';

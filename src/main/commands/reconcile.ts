@@ -1,8 +1,8 @@
-/** Orders against shipments afterwards (src/reconcile, src/disputes, src/ops/stale.ts): relais reconcile, dispute and stale. */
+/** Orders against shipments afterwards (src/orders/reconcile, src/orders/disputes, src/ops/stale.ts): relais reconcile, dispute and stale. */
 import { Command } from 'commander';
 import { createLogger } from '../../log.js';
-import { runDisputeList, runDisputeOpen } from '../../disputes/command.js';
-import { runReconcileCommand } from '../../reconcile/command.js';
+import { runDisputeList, runDisputeOpen } from '../../orders/disputes/command.js';
+import { runReconcileCommand } from '../../orders/reconcile/command.js';
 import { runStaleCommand } from '../../ops/stale.js';
 import { userInfo } from 'node:os';
 import { createRuntime } from '../runtime.js';

@@ -1,16 +1,16 @@
 /** What the commands share: the environment and shops they start from, and a clean stop on a signal. */
 import { existsSync } from 'node:fs';
 import { rawEnvironment, readEnv } from '../../config/env.js';
-import { assertWebhookTokens, loadShopRegistry, readRegistryDocument, type ShopRegistry } from '../../config/shops.js';
-import { loadServedShops } from '../../config/shop-directory.js';
-import { PostgresShopDirectory } from '../../ledger/postgres/pg-shops.js';
+import { assertWebhookTokens, loadShopRegistry, readRegistryDocument, type ShopRegistry } from '../../shops/shops.js';
+import { loadServedShops } from '../../shops/shop-directory.js';
+import { PostgresShopDirectory } from '../../adapters/postgres/pg-shops.js';
 import { createLogger } from '../../log.js';
-import { SecretBox } from '../../config/secret-box.js';
-import { createPool } from '../../ledger/postgres/database.js';
-import { PostgresShopSecretStore } from '../../ledger/postgres/pg-shop-secrets.js';
+import { SecretBox } from '../../shops/secret-box.js';
+import { createPool } from '../../adapters/postgres/database.js';
+import { PostgresShopSecretStore } from '../../adapters/postgres/pg-shop-secrets.js';
 import { waitForDatabase } from '../runtime.js';
 import { connectRedis, parseClusterNodes } from '../../redis.js';
-import { announceShopsChanged } from '../../config/served-shops.js';
+import { announceShopsChanged } from '../../shops/served-shops.js';
 
 /**
  * The environment, the logger and the shops served: the registry file's, and with RELAIS_SECRET_KEYS set (the

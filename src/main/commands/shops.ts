@@ -1,12 +1,12 @@
 /** The shops Relais serves: relais shops and secrets. */
 import { Command } from 'commander';
 import { readEnv } from '../../config/env.js';
-import { defaultSecretSourceFor, readRegistryDocument } from '../../config/shops.js';
-import { prepareImport } from '../../config/shop-directory.js';
-import { PostgresShopDirectory } from '../../ledger/postgres/pg-shops.js';
-import { SecretBox } from '../../config/secret-box.js';
-import { createPool } from '../../ledger/postgres/database.js';
-import { PostgresShopSecretStore } from '../../ledger/postgres/pg-shop-secrets.js';
+import { defaultSecretSourceFor, readRegistryDocument } from '../../shops/shops.js';
+import { prepareImport } from '../../shops/shop-directory.js';
+import { PostgresShopDirectory } from '../../adapters/postgres/pg-shops.js';
+import { SecretBox } from '../../shops/secret-box.js';
+import { createPool } from '../../adapters/postgres/database.js';
+import { PostgresShopSecretStore } from '../../adapters/postgres/pg-shop-secrets.js';
 import { announceFromCli } from './shared.js';
 
 export function registerShopCommands(program: Command): void {

@@ -9,13 +9,13 @@ import { expect } from 'vitest';
 import { DEFAULT_COURIER_STEP_MS, type EmulatedShipmentSnapshot } from '@relais/emulators/dispatch';
 import type { ShopifyEmulator } from '@relais/emulators/shopify';
 import type { WooEmulator } from '@relais/emulators/woocommerce';
-import { createQueues, type RelaisQueues } from '../../../src/jobs/queues.js';
+import { createQueues, type RelaisQueues } from '../../../src/orders/queues.js';
 import type { OrderLedger } from '../../../src/ledger/order-ledger.js';
-import { PostgresOrderLedger } from '../../../src/ledger/postgres/pg-ledger.js';
+import { PostgresOrderLedger } from '../../../src/adapters/postgres/pg-ledger.js';
 import { connectRedis, type RedisClient } from '../../../src/redis.js';
-import { parseShopifyOrder } from '../../../src/stores/shopify/payload.js';
-import { shopifyShippingOwed } from '../../../src/stores/shopify/shipping-owed.js';
-import { parseWooOrder, wooShippingOwed } from '../../../src/stores/woocommerce/normalise.js';
+import { parseShopifyOrder } from '../../../src/adapters/shopify/payload.js';
+import { shopifyShippingOwed } from '../../../src/adapters/shopify/shipping-owed.js';
+import { parseWooOrder, wooShippingOwed } from '../../../src/adapters/woocommerce/normalise.js';
 import { ABIDJAN_ADDRESS, shopifyWebhookHeaders, wooWebhookHeaders } from '../../support/factories.js';
 import {
   SHOPIFY_DOMAIN,

@@ -5,7 +5,7 @@
  * ledger the way they do in production, by the shop's webhook.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildShopRegistry } from '../../../src/config/shops.js';
+import { buildShopRegistry } from '../../../src/shops/shops.js';
 import type { DashboardDeps } from '../../../src/dashboard/ports.js';
 import { addAliasAndReplay } from '../../../src/dashboard/use-cases/add-alias-and-replay.js';
 import { heldOrders } from '../../../src/dashboard/use-cases/held-orders.js';
@@ -13,7 +13,7 @@ import { replayHeldOrder } from '../../../src/dashboard/use-cases/replay-held-or
 import { dashboardDepsFor } from '../../../src/dashboard/wiring.js';
 import { UNREADY_WATCHDOG_MINUTES } from '../../../src/domain/shipment-status.js';
 import { DEFAULT_SHIPPING_ADDRESS } from '@relais/emulators/shopify';
-import { replayOutcome } from '../../../src/jobs/replay.js';
+import { replayOutcome } from '../../../src/orders/intake/replay.js';
 import { queuedShopEvents, shopifyExternalId, waitForState } from '../../pipeline/helpers.js';
 import {
   randomHex,

@@ -1,7 +1,7 @@
 /**
  * The dashboard's use-cases for an order's page, its disputes and the cash figures (src/dashboard/use-cases),
  * called directly with the ports the web process wires (src/dashboard/wiring.ts): the real ledger, the real
- * disputes functions (src/disputes) and the dispatch emulator's claims, over a private Redis. Orders reach the
+ * disputes functions (src/orders/disputes) and the dispatch emulator's claims, over a private Redis. Orders reach the
  * ledger by the shop's webhook and are carried to the door by the emulated courier.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

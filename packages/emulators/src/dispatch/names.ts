@@ -3,7 +3,7 @@
  *
  * Inside, the emulator always thinks in these names (one state per delivery step, one code per kind of
  * refusal): the store, the courier, the history and the programmatic API (shipments(), the admin
- * endpoints) use them. On the wire it speaks whatever profile it was given (src/dispatch/profile.ts):
+ * endpoints) use them. On the wire it speaks whatever profile it was given (src/adapters/dispatch-api/profile.ts):
  * state names through stateFor(step), error codes through codeFor(meaning), the webhook's header and
  * body through the profile. The translation happens at the edges only (serialize.ts, http-errors.ts,
  * webhooks.ts, the status filter of listShipments), through the helpers below.

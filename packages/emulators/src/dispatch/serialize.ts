@@ -1,5 +1,5 @@
 /**
- * Response bodies, in the dialect of the emulator's wire profile (src/dispatch/profile.ts): every field
+ * Response bodies, in the dialect of the emulator's wire profile (src/adapters/dispatch-api/profile.ts): every field
  * the profile spells is written under profile.spelling(key) (a dotted spelling makes nested objects), and
  * every state under profile.stateFor(step), the history's included. Fields no profile spells
  * (currency, zones, settlement_status, ...) keep their snake_case names.

@@ -12,7 +12,7 @@ export interface EmulatedOrganisation {
   webhookSecret?: string;
 }
 
-/** The spec's twelve operations, named as in src/dispatch/wire.ts (one list for the client and the emulator). */
+/** The spec's twelve operations, named as in src/adapters/dispatch-api/wire.ts (one list for the client and the emulator). */
 export { OPERATIONS as OPERATION_NAMES, type OperationName } from '../relais.js';
 
 export type FaultKind =
