@@ -304,7 +304,9 @@ export class OAuthServer {
       previous === undefined ? 'authorization_code' : 'refresh_token',
     );
     const refreshToken = `shprt_${randomBytes(16).toString('hex')}`;
-    const expiresAt = familyExpiresAt ?? this.now() + this.#lifetimes.refreshTokenSeconds * 1000;
+    // One reading of the clock: two would let a millisecond pass between them and answer 7 775 999 for 90 days.
+    const now = this.now();
+    const expiresAt = familyExpiresAt ?? now + this.#lifetimes.refreshTokenSeconds * 1000;
     this.#refreshTokens.set(refreshToken, {
       domain,
       scope,
@@ -317,7 +319,7 @@ export class OAuthServer {
       scope,
       expires_in: this.#lifetimes.expiringOfflineSeconds,
       refresh_token: refreshToken,
-      refresh_token_expires_in: Math.max(0, Math.floor((expiresAt - this.now()) / 1000)),
+      refresh_token_expires_in: Math.max(0, Math.floor((expiresAt - now) / 1000)),
     };
   }
 }
