@@ -87,6 +87,26 @@ describe('relais resolve', () => {
     expect(stdout).toContain('relais map learn --shop');
   });
 
+  it('relais map learn --names asks the service about the names of its own list first, so the map knows its spellings', async () => {
+    const list = join(mkdtempSync(join(tmpdir(), 'relais-names-')), 'service-places.txt');
+    writeFileSync(list, '# the service published these\nParcelles U17\n\nSicap Karack\n');
+    const { stdout, code } = await relaisCli(
+      'map',
+      'learn',
+      '--shop',
+      SHOPIFY_SHOP_ID,
+      '--names',
+      list,
+      '--limit',
+      '2',
+    );
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/Asked 2 name\(s\)/);
+    const shop = relais.shops.get(SHOPIFY_SHOP_ID)!;
+    const known = await relais.worker.runtime.serviceMap.lookup(serviceId(shop), ['Parcelles U17', 'Sicap Karack']);
+    expect([...known.keys()].sort()).toEqual(['Parcelles U17', 'Sicap Karack']);
+  });
+
   it('says why a city name alone is not enough, and exits non-zero', async () => {
     const { stdout, code } = await relaisCli('resolve', 'Rue 10, Dakar', '--country', 'SN');
     expect(code).toBe(2);

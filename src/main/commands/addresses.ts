@@ -2,9 +2,10 @@
 import type { PricedNames } from '../../geo/types.js';
 import { serviceId } from '../../orders/dispatch/tariff-guard.js';
 import { describeCandidates } from '../../orders/dispatch/name-choice.js';
-import { learnMap, mapLearnDeps } from '../../ops/map-learn.js';
+import { learnMap, mapLearnDeps, namesToLearn } from '../../ops/map-learn.js';
 import { describeCoverage, mapCoverage } from '../../ops/map-report.js';
 import { candidatesOf } from '../../geo/candidates.js';
+import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { explainResolution, NeighbourhoodResolver } from '../../geo/resolver.js';
 import { createLogger } from '../../log.js';
@@ -70,7 +71,11 @@ function mapCommand(program: Command): void {
     .argument('<action>', 'learn | show')
     .requiredOption('--shop <id>', 'the shop whose service is asked, from its pickup')
     .option('--limit <n>', 'learn: ask at most this many names in this run', (v) => Number.parseInt(v, 10))
-    .action(async (action: string, options: { shop: string; limit?: number }) => {
+    .option(
+      '--names <file>',
+      "learn: also ask for the names in this file, one a line (the service's own list of places, spelled its way), first",
+    )
+    .action(async (action: string, options: { shop: string; limit?: number; names?: string }) => {
       if (action !== 'learn' && action !== 'show') throw new Error(`unknown action "${action}": learn or show`);
       const base = await baseOptions();
       const shop = base.shops.get(options.shop);
@@ -86,7 +91,15 @@ function mapCommand(program: Command): void {
                 if (p.asked % 50 === 0) process.stderr.write(`asked ${p.asked} of ${p.toAsk}\n`);
               },
             },
-            options.limit === undefined ? {} : { limit: options.limit },
+            {
+              ...(options.limit === undefined ? {} : { limit: options.limit }),
+              // The service's own spellings first, then every gazetteer place's: the map then knows both.
+              ...(options.names === undefined
+                ? {}
+                : {
+                    names: [...new Set([...namesInFile(options.names), ...namesToLearn({ resolver }, shop.country)])],
+                  }),
+            },
           );
           process.stdout.write(
             `${[
@@ -107,4 +120,12 @@ function mapCommand(program: Command): void {
         await runtime.close();
       }
     });
+}
+
+/** The names of a list file: one a line, blank lines and `#` comments skipped. */
+function namesInFile(path: string): string[] {
+  return readFileSync(path, 'utf8')
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'));
 }
