@@ -224,7 +224,10 @@ export interface OrderLedger {
   listInFlight(limit: number): Promise<Array<{ externalOrderId: string; shopId: string; shipmentId: string }>>;
   /** Moves an order to the back of the polling line once it has been polled. */
   touchInFlight(externalOrderId: string, now: Date): Promise<void>;
-  /** Held orders, longest held first, at most `limit` (500 by default): for a page; allHeldOrders reads them all. */
+  /**
+   * Held orders, newest hold first, at most `limit` (500 by default): for a page, where a new hold must show however
+   * many are held; allHeldOrders reads them all.
+   */
   listHeld(limit?: number): Promise<OrderRecord[]>;
   /** One page of held orders (of one shop, when given) in external order id order, after `after` (keyset paging). */
   listHeldPage(options: { shopId?: string; after?: string; limit: number }): Promise<OrderRecord[]>;

@@ -192,6 +192,23 @@ export function orderLedgerContract(adapter: string, start: LedgerFactory): void
         ]);
       });
 
+      it('lists held orders newest hold first, so a new hold shows however many are held', async () => {
+        const { ledger } = await fresh();
+        for (const [orderId, minute] of [
+          ['h1', 1],
+          ['h2', 2],
+          ['h3', 3],
+        ] as const) {
+          await receive(ledger, orderId, new Date(Date.UTC(2026, 10, 1, 10, 0)));
+          await ledger.hold(
+            `dakar-mode:${orderId}`,
+            { code: 'neighbourhood_not_found', message: 'no neighbourhood' },
+            new Date(Date.UTC(2026, 10, 1, 10, minute)),
+          );
+        }
+        expect((await ledger.listHeld(2)).map((r) => r.meta.orderId)).toEqual(['h3', 'h2']);
+      });
+
       it('remembers when a createShipment was first about to be sent, through later steps and replays', async () => {
         const { ledger } = await fresh();
         await receive(ledger, '9', new Date('2026-11-01T10:00:00Z'));

@@ -319,6 +319,7 @@ export class MemoryOrderLedger implements OrderLedger {
   async listHeld(limit = 500): Promise<OrderRecord[]> {
     return this.rows((row) => row.state === 'held')
       .sort(byTimeThenId((row) => row.heldAt))
+      .reverse()
       .slice(0, limit)
       .map(toRecord);
   }

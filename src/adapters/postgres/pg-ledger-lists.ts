@@ -52,7 +52,7 @@ export abstract class PostgresLedgerLists {
 
   async listHeld(limit = 500): Promise<OrderRecord[]> {
     const { rows } = await this.pool.query<OrderRow>(
-      `SELECT ${RECORD_COLUMNS} FROM orders WHERE state = 'held' ORDER BY held_at, external_order_id LIMIT $1`,
+      `SELECT ${RECORD_COLUMNS} FROM orders WHERE state = 'held' ORDER BY held_at DESC, external_order_id DESC LIMIT $1`,
       [limit],
     );
     return rows.map(toRecord);

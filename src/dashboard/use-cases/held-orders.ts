@@ -29,7 +29,7 @@ export async function heldOrders(
     ),
   ]);
   const held = await Promise.all(
-    records.reverse().map(async (record) => ({
+    records.map(async (record) => ({
       record,
       suggestions: await closestNeighbourhoods(ports, record),
       ...(await offerPriced(ports, record)),
