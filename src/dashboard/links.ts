@@ -10,3 +10,8 @@ export function shopSettingsHref(id: string): string {
 export function serviceMapHref(shopId: string): string {
   return `/dashboard/service-map?shop=${encodeURIComponent(shopId)}`;
 }
+
+/** The page that learns a shop's wire profile from what its delivery service showed (issue 28). */
+export function shopProfileHref(shopId: string): string {
+  return `/dashboard/shops/${encodeURIComponent(shopId)}/profile`;
+}

@@ -19,6 +19,7 @@ import type { CheckResult } from '../domain/checks.js';
 import type { MapLearnStatus } from '../ops/map-learn-runs.js';
 import type { MapCoverage } from '../ops/map-report.js';
 import type { LoginThrottle } from './login-throttle.js';
+import type { ProfileLearnDeps } from '../ops/profile-learn-command.js';
 
 /**
  * The latest reconciliation run, as the reconciliation job (src/orders/reconcile) records it. The dashboard
@@ -99,6 +100,8 @@ export interface ShopConnectionsPort {
 }
 
 export interface DashboardDeps {
+  /** What `relais profile learn` needs, for the shop's Service names page (absent: the page says so). */
+  profileLearn?: ProfileLearnDeps;
   /** The shop's service map against its country's gazetteer places (src/ops/map-report.ts), for the Service map page. */
   serviceMapOf?(shop: ShopConfig): Promise<MapCoverage>;
   /** RELAIS_DASHBOARD_TOKEN: what an operator types to log in, and what scripts send as a bearer token. */

@@ -29,6 +29,7 @@ import type { DashboardDeps } from './ports.js';
 import { queuesBoard, refuseWrites } from './queues.js';
 import { responses } from './responses.js';
 import { shopRoutes } from './shop-routes.js';
+import { shopProfileRoutes } from './shop-profile-page.js';
 import { shopScope } from './shop-scope.js';
 import { addAliasAndReplay } from './use-cases/add-alias-and-replay.js';
 import { cashReport } from './use-cases/cash-report.js';
@@ -355,6 +356,7 @@ function enabledDashboard(deps: DashboardDeps): Router {
 
   // ------------------------------------------------------------------------------------ queues
   // Read-only, whoever asks: see ./queues.ts.
+  router.use('/shops', shopProfileRoutes(deps, { send, redirectWithFlash, csrfOf, csrf }));
   router.use('/shops', shopRoutes(deps, { send, redirectWithFlash, csrfOf, csrf, viewerOf: auth.viewerOf }));
   router.use('/queues', refuseWrites, queuesBoard(deps.queues.all()));
 

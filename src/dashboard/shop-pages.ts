@@ -3,7 +3,7 @@
  * settings. Secrets never come back in a page: the dispatch key field is always empty, with whether one is stored.
  */
 import type { MapLearnStatus } from '../ops/map-learn-runs.js';
-import { serviceMapHref, shopSettingsHref } from './links.js';
+import { serviceMapHref, shopProfileHref, shopSettingsHref } from './links.js';
 import type { ConnectedShop } from '../shops/shop-directory.js';
 import { formatTime, html, safeHref, type SafeHtml } from './html.js';
 import { COUNTRIES, type ShopSettingsView } from './use-cases/shop-settings.js';
@@ -137,5 +137,6 @@ export function shopSettingsBody(view: ShopSettingsView & { csrf?: string; probl
     }
   </form>
   ${view.serviceMap ? serviceMapCard(view.serviceMap) : ''}
-  <p><a href="${serviceMapHref(shop.id)}">The shop's service map</a>: which neighbourhoods its delivery service prices.</p>`;
+  <p><a href="${serviceMapHref(shop.id)}">The shop's service map</a>: which neighbourhoods its delivery service prices.</p>
+  <p><a id="service-names" href="${shopProfileHref(shop.id)}">The service's names</a>: webhooks refused and service states not mapped, learned from what the delivery service showed.</p>`;
 }

@@ -12,6 +12,7 @@ import { MapLearnRuns } from '../ops/map-learn-runs.js';
 import { mapLearnDeps } from '../ops/map-learn.js';
 import { mapCoverage } from '../ops/map-report.js';
 import type { Runtime } from '../main/runtime.js';
+import { learnDepsOf } from '../main/commands/profile.js';
 import { reconciliationSummaries } from '../orders/reconcile/index.js';
 import { RedisSessionRevocations } from './auth.js';
 import { FallbackLoginThrottle, MemoryLoginThrottle, RedisLoginThrottle } from './login-throttle.js';
@@ -65,6 +66,7 @@ export function dashboardDepsFor(runtime: Runtime, wiring: DashboardWiring): Das
   let gazetteer: NeighbourhoodResolver | undefined;
   return {
     token: wiring.token,
+    profileLearn: learnDepsOf(runtime),
     ledger: runtime.ledger,
     insights: runtime.insights,
     aliases: runtime.aliases,

@@ -14,6 +14,7 @@ import type { ShopConfig, ShopRegistry } from '../shops/shops.js';
 import { parseWireProfile, type WireProfile, type WireProfileDocument } from '../adapters/dispatch-api/profile.js';
 import type { FirstContactStore, SeenState, ShopProfileStore } from '../ledger/first-contact.js';
 import type { OrderLedger } from '../ledger/order-ledger.js';
+import { DELIVERY_STEPS, type DeliveryStep } from '../domain/shipment-status.js';
 import { ProbeFailure, probeTargetForShop, runProbe, type ProbeReport } from './probe.js';
 import {
   learnShapes,
@@ -40,6 +41,8 @@ export interface ProfileLearnOptions {
   /** Where to write the probe's files, learned.json and draft-profile.json; default relais-learn/<shop>-<time>. */
   out?: string;
   apply?: boolean;
+  /** Who stores it, in the profile's history; default "relais profile learn". */
+  by?: string;
 }
 
 interface Output {
@@ -53,25 +56,42 @@ export interface LearnReport {
   toCheck: string[];
   document: WireProfileDocument;
   version?: number;
+  /** The signature header that verifies with the shop's secret (its name only), when one was found. */
+  signatureHeader?: string;
+  /** Each state the service used that the profile in force does not map: its step, guessed or unknown. */
+  states: UnmappedState[];
 }
 
-export async function runProfileLearn(
+export interface UnmappedState {
+  state: string;
+  /** The state seen just before it on the same shipment, when known. */
+  after?: string;
+  /** The step Relais knew that state as, when it knew it. */
+  afterStep?: DeliveryStep;
+  /** Where the draft puts it; undefined when no step could be guessed. */
+  step?: DeliveryStep;
+  /** True while the step is the learner's guess, to be checked. */
+  guess: boolean;
+}
+
+/** What a learning run came to: the draft (stored when asked), or why there is none. */
+export type LearnOutcome =
+  | { kind: 'no_shop'; known: string[] }
+  | { kind: 'probe_failed'; message: string }
+  | { kind: 'invalid'; message: string }
+  | { kind: 'learned'; report: LearnReport; draftFile: string };
+
+/**
+ * The one way a shop's profile is learned, for the CLI and the dashboard alike: probes, completes the draft from
+ * the kept webhooks and states, puts each state named in `steps` under the step given (the operator's choice over
+ * the guess), validates, writes the draft to `out` and, with `apply`, stores it and announces it to every process.
+ */
+export async function learnShopProfile(
   deps: ProfileLearnDeps,
-  options: ProfileLearnOptions,
-  io: { stdout: Output; stderr: Output },
-): Promise<number> {
+  options: ProfileLearnOptions & { steps?: Record<string, DeliveryStep> },
+): Promise<LearnOutcome> {
   const shop = deps.shops.get(options.shop);
-  if (!shop) {
-    io.stderr.write(
-      `relais profile learn: no shop "${options.shop}" (known: ${
-        deps.shops
-          .all()
-          .map((s) => s.id)
-          .join(', ') || 'none'
-      })\n`,
-    );
-    return 1;
-  }
+  if (!shop) return { kind: 'no_shop', known: deps.shops.all().map((s) => s.id) };
   const stamp = deps
     .now()
     .toISOString()
@@ -89,29 +109,64 @@ export async function runProfileLearn(
     });
   } catch (error) {
     if (!(error instanceof ProbeFailure)) throw error;
-    io.stderr.write(`relais profile learn: the probe could not run: ${error.message}\n`);
-    return 2;
+    return { kind: 'probe_failed', message: error.message };
   }
   const report = await learn(deps, shop, inForce, probe);
+  chooseSteps(report, options.steps ?? {});
   try {
     parseWireProfile(report.document, 'learned profile');
   } catch (error) {
-    io.stderr.write(
-      `relais profile learn: the draft does not validate, nothing stored:\n${(error as Error).message}\n`,
-    );
-    return 1;
+    return { kind: 'invalid', message: (error as Error).message };
   }
   const draftFile = join(outDir, 'draft-profile.json');
   writeFileSync(draftFile, `${JSON.stringify(report.document, null, 2)}\n`, { mode: 0o600 });
   if (options.apply) {
-    report.version = await deps.shopProfiles.save(shop.id, report.document, 'relais profile learn');
+    report.version = await deps.shopProfiles.save(shop.id, report.document, options.by ?? 'relais profile learn');
     await deps.announce();
   }
   writeFileSync(join(outDir, 'learned.json'), `${JSON.stringify({ ...report, document: undefined }, null, 2)}\n`, {
     mode: 0o600,
   });
-  io.stdout.write(renderLearnReport(shop.id, report, draftFile));
-  return 0;
+  return { kind: 'learned', report, draftFile };
+}
+
+/** Moves each chosen state under its chosen step: the operator's word replaces the learner's guess. */
+function chooseSteps(report: LearnReport, steps: Record<string, DeliveryStep>): void {
+  const lists = report.document.states;
+  for (const [state, step] of Object.entries(steps)) {
+    if (!(DELIVERY_STEPS as readonly string[]).includes(step)) continue;
+    for (const list of Object.values(lists)) {
+      const at = list.indexOf(state);
+      if (at >= 0) list.splice(at, 1);
+    }
+    lists[step].push(state);
+    const entry = report.states.find((s) => s.state === state);
+    if (entry) Object.assign(entry, { step, guess: false });
+  }
+}
+
+export async function runProfileLearn(
+  deps: ProfileLearnDeps,
+  options: ProfileLearnOptions,
+  io: { stdout: Output; stderr: Output },
+): Promise<number> {
+  const outcome = await learnShopProfile(deps, options);
+  switch (outcome.kind) {
+    case 'no_shop':
+      io.stderr.write(
+        `relais profile learn: no shop "${options.shop}" (known: ${outcome.known.join(', ') || 'none'})\n`,
+      );
+      return 1;
+    case 'probe_failed':
+      io.stderr.write(`relais profile learn: the probe could not run: ${outcome.message}\n`);
+      return 2;
+    case 'invalid':
+      io.stderr.write(`relais profile learn: the draft does not validate, nothing stored:\n${outcome.message}\n`);
+      return 1;
+    case 'learned':
+      io.stdout.write(renderLearnReport(options.shop, outcome.report, outcome.draftFile));
+      return 0;
+  }
 }
 
 /** The probe's draft, completed with the webhook and the states. */
@@ -129,6 +184,7 @@ async function learn(
     notLearned: [],
     toCheck: [],
     document,
+    states: [],
   };
   const samples = await deps.firstContact.webhookSamples(shop.id, deps.now());
   const seen = await deps.firstContact.seenStates(shop.id);
@@ -159,14 +215,24 @@ function placeAll(out: LearnReport, seen: SeenState[], inForce: WireProfile): vo
     document.states[placed.step].push(placed.state);
     out.learned.push(`states.${placed.step}: "${placed.state}"`);
     out.toCheck.push(`"${placed.state}" placed under ${placed.step}: ${placed.why}`);
+    const sighting = seen.find((s) => s.state === placed.state);
+    out.states.push({
+      state: placed.state,
+      after: sighting?.after,
+      afterStep: sighting?.afterStep,
+      step: placed.step,
+      guess: true,
+    });
   }
   const unplaced = seen.filter(
     (s) => inForce.stepOf(s.state) === undefined && !Object.values(document.states).some((l) => l.includes(s.state)),
   );
-  for (const s of unplaced)
+  for (const s of unplaced) {
+    out.states.push({ state: s.state, after: s.after, afterStep: s.afterStep, guess: true });
     out.notLearned.push(
       `a step for "${s.state}" (first seen in ${s.source}${s.after ? ` after "${s.after}"` : ''}): add it under the right step by hand`,
     );
+  }
 }
 
 function signatureInto(out: LearnReport, signature: LearnedSignature | undefined, kept: number): void {
@@ -180,6 +246,7 @@ function signatureInto(out: LearnReport, signature: LearnedSignature | undefined
   }
   const { verified, signed, ...scheme } = signature;
   out.document.webhook.signature = scheme;
+  out.signatureHeader = scheme.header;
   out.learned.push(
     `webhook.signature: header ${scheme.header}, ${scheme.algorithm} ${scheme.encoding}, prefix "${scheme.prefix}" (verifies ${verified} of ${signed} signed webhooks with your secret)`,
   );

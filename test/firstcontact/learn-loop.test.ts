@@ -6,67 +6,39 @@
  * learn --apply` again, then every order delivered and paid in its shop, each write made once, and the learned
  * profile equal to the emulator's on every name the run exercised.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
-import { DEFAULT_COURIER_STEP_MS } from '@relais/emulators/dispatch';
-import { loadWireProfile, type WireProfile } from '../../src/adapters/dispatch-api/profile.js';
+import type { ShopifyEmulator } from '@relais/emulators/shopify';
+import type { WireProfile } from '../../src/adapters/dispatch-api/profile.js';
 import { learnDepsOf } from '../../src/main/commands/profile.js';
 import { runProfileLearn } from '../../src/ops/profile-learn-command.js';
-import { shopifyExternalId, waitForIdle, waitForState } from '../pipeline/helpers.js';
+import { waitForIdle } from '../pipeline/helpers.js';
+import { SHOPIFY_DOMAIN, SHOPIFY_SHOP_ID, waitFor, type TestRelais } from '../support/relais.js';
 import {
-  makeSecrets,
-  SHOPIFY_DOMAIN,
-  SHOPIFY_SHOP_ID,
-  startTestRelais,
-  waitFor,
-  type TestRelais,
-} from '../support/relais.js';
+  deliverEverything,
+  EVERY_STEP,
+  placeOrders as place,
+  startDialectLoop,
+  type DialectLoop,
+} from './dialect-loop.js';
 
-const DIALECT_FILE = join(import.meta.dirname, '..', 'fixtures', 'dispatch-profiles', 'first-contact-dialect.json');
-const ORDER_TOPICS = ['orders/create', 'orders/updated', 'orders/paid', 'orders/cancelled'];
-/** The steps a delivered order shows in Shopify. */
-const EVERY_STEP = ['CARRIER_PICKED_UP', 'IN_TRANSIT', 'OUT_FOR_DELIVERY', 'DELIVERED'];
-/** The courier's moves from ready to delivered. */
-const COURIER_MOVES = 5;
-
+let loop: DialectLoop;
 let shopify: ShopifyEmulator;
 let relais: TestRelais;
+let service: WireProfile;
 let out: string;
-const service: WireProfile = loadWireProfile(DIALECT_FILE);
 const printed: string[] = [];
 
 beforeAll(async () => {
-  const secrets = makeSecrets();
-  const signingSecret = randomBytes(24).toString('hex');
   out = mkdtempSync(join(tmpdir(), 'relais-learn-'));
-  shopify = await startShopifyEmulator({
-    shops: [
-      { domain: SHOPIFY_DOMAIN, accessToken: secrets.shopifyAccessToken, clientSecret: secrets.shopifyClientSecret },
-    ],
-  });
-  relais = await startTestRelais({
-    secrets,
-    shopifyAdminUrl: shopify.adminUrl(SHOPIFY_DOMAIN),
-    pollIntervalMs: 300,
-    emulatorProfile: DIALECT_FILE,
-    dispatchSigningSecret: signingSecret,
-  });
-  for (const topic of ORDER_TOPICS) shopify.subscribe(SHOPIFY_DOMAIN, topic, `${relais.web.url}/webhooks/shopify`);
-  relais.emulator.setOrganisationWebhook(
-    'org_relais',
-    `${relais.web.url}/webhooks/dispatch/${SHOPIFY_SHOP_ID}/${relais.secrets.dispatchWebhookToken}`,
-    signingSecret,
-  );
+  loop = await startDialectLoop();
+  ({ relais, shopify, service } = loop);
 }, 60_000);
 
 afterAll(async () => {
-  await shopify?.webhooksSettled();
-  await relais?.stop();
-  await shopify?.close();
+  await loop?.stop();
   if (out) rmSync(out, { recursive: true, force: true });
 });
 
@@ -91,15 +63,7 @@ async function learnAndApply(run: string): Promise<void> {
 const learned = (): WireProfile => relais.worker.runtime.profiles.profileFor(relais.shops.get(SHOPIFY_SHOP_ID)!);
 const record = (extId: string) => relais.worker.runtime.ledger.get(extId);
 
-async function placeOrders(count: number): Promise<Array<{ id: number; extId: string }>> {
-  const orders = Array.from({ length: count }, () => shopify.createOrder(SHOPIFY_DOMAIN, {}));
-  const placed = orders.map((o) => ({ id: o.id, extId: shopifyExternalId(o.id) }));
-  for (const { extId } of placed) {
-    const ready = await waitForState(relais, extId, ['ready', 'held'], 20_000);
-    expect(ready.hold, JSON.stringify(ready.hold)).toBeUndefined();
-  }
-  return placed;
-}
+const placeOrders = (count: number) => place(loop, count);
 
 describe('first contact with a service speaking a dialect Relais was never given', () => {
   let first: Array<{ id: number; extId: string }>;
@@ -112,10 +76,7 @@ describe('first contact with a service speaking a dialect Relais was never given
   });
 
   it("refuses the first deliveries' webhooks (another signature), keeps them, and keeps every state name seen", async () => {
-    for (let move = 0; move < COURIER_MOVES; move++) {
-      await relais.emulator.advance(DEFAULT_COURIER_STEP_MS);
-      await new Promise((r) => setTimeout(r, 400));
-    }
+    await deliverEverything(loop);
     await waitFor(
       async () =>
         (await relais.worker.runtime.firstContact.seenStates(SHOPIFY_SHOP_ID)).some((s) => s.state === 'handed_over'),
@@ -147,10 +108,7 @@ describe('first contact with a service speaking a dialect Relais was never given
 
   it('follows later orders through every step by their webhooks, each written once, and pays them', async () => {
     second = await placeOrders(2);
-    for (let move = 0; move < COURIER_MOVES; move++) {
-      await relais.emulator.advance(DEFAULT_COURIER_STEP_MS);
-      await new Promise((r) => setTimeout(r, 400));
-    }
+    await deliverEverything(loop);
     for (const { id, extId } of second) {
       await waitFor(async () => (await record(extId))?.delivery?.written.paid, {
         what: `${extId} paid`,
