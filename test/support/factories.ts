@@ -9,6 +9,7 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import type { DispatchInfo } from '../../src/shops/platforms/writer.js';
 import { SHOPIFY_DOMAIN } from './relais.js';
 
 export type DeepPartial<T> = T extends readonly (infer U)[]
@@ -378,4 +379,22 @@ function deepMerge(base: JsonOverrides, overrides: JsonOverrides): JsonOverrides
     }
   }
   return out;
+}
+
+/** What a shop writer is told once an order's shipment exists: fresh ids, a 17 000 F cash-on-delivery shipment in Dakar. */
+export function dispatchInfo(overrides: Partial<DispatchInfo> = {}): DispatchInfo {
+  const hex = (bytes: number) => randomBytes(bytes).toString('hex');
+  const code = hex(5).toUpperCase();
+  return {
+    shipmentId: `shp_${hex(8)}`,
+    trackingCode: code,
+    publicTrackingUrl: `http://127.0.0.1:4011/t/${code}`,
+    goods: 17000,
+    cashOnDelivery: true,
+    neighbourhood: 'Sicap Liberté 2',
+    quote: { quoteId: `qt_${hex(6)}`, total: 2500, breakdown: { base: 2000, codFee: 500, weightSurcharge: undefined } },
+    carrierName: 'Relais',
+    notifyCustomer: true,
+    ...overrides,
+  };
 }
