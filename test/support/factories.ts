@@ -398,3 +398,29 @@ export function dispatchInfo(overrides: Partial<DispatchInfo> = {}): DispatchInf
     ...overrides,
   };
 }
+
+/**
+ * A shop registry document with one Shopify shop, Dakar Mode, picking up at the Plateau. Its API key is read from
+ * the env reference `K`, every other secret from `T`. `dispatch` and `policy` are merged into the shop's own.
+ */
+export function dakarModeShopsDocument(dispatch: Record<string, unknown> = {}, policy: Record<string, unknown> = {}) {
+  return {
+    shops: [
+      {
+        id: 'dakar-mode',
+        name: 'Dakar Mode',
+        platform: 'shopify',
+        country: 'SN',
+        shopify: { domain: 'dakar-mode.myshopify.com', accessToken: { env: 'T' }, webhookSecret: { env: 'T' } },
+        dispatch: { apiKey: { env: 'K' }, baseUrl: 'https://api.example.com', webhookToken: { env: 'T' }, ...dispatch },
+        pickup: {
+          neighbourhood: 'Plateau',
+          address: '12 avenue Senghor',
+          contactName: 'Awa',
+          contactPhone: '+221770000001',
+        },
+        policy,
+      },
+    ],
+  };
+}
