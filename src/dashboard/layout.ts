@@ -77,6 +77,11 @@ summary{cursor:pointer;color:var(--info);font-size:13px}
 const STYLE_HASH = createHash('sha256').update(STYLES).digest('base64');
 /** A trusted constant, inserted as it is: escaping would change the bytes the CSP hash covers. */
 const STYLE_TAG = new SafeHtml(`<style>${STYLES}</style>`);
+/** What every full page's <head> starts with: not indexed by search engines, no favicon request. */
+const HEAD_META = new SafeHtml(`<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<link rel="icon" href="data:,">`);
 
 /** No script, no plugin, no framing, forms only back to us; the stylesheet by hash. */
 export const PAGE_CSP = [
@@ -134,10 +139,7 @@ export function page(ctx: PageContext, body: SafeHtml): string {
   return html`<!doctype html>
 <html lang="en">
 <head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<link rel="icon" href="data:,">
+${HEAD_META}
 ${ctx.refreshSeconds ? html`<meta http-equiv="refresh" content="${ctx.refreshSeconds}">` : ''}
 ${ctx.refreshUrl ? html`<meta http-equiv="refresh" content="${`0;url=${safeHref(ctx.refreshUrl)}`}">` : ''}
 <title>${ctx.title} · Relais</title>
@@ -170,10 +172,7 @@ export function loginPage(options: { next: string; error?: string; notice?: stri
   return html`<!doctype html>
 <html lang="en">
 <head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<link rel="icon" href="data:,">
+${HEAD_META}
 <title>Log in · Relais</title>
 ${STYLE_TAG}
 </head>

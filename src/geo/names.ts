@@ -72,14 +72,9 @@ export const COUNTRY_BOXES: Record<CountryCode, [number, number, number, number]
   NE: [11.6, 0.1, 23.6, 16.0],
 };
 
-/**
- * Words of address prose: streets, buildings, landmarks, articles. They never start a typo match
- * ("Villa" is one letter from nothing we want), though a gazetteer name that contains them
- * ("Quartier Chicane", "Cité Keur Gorgui") still matches exactly.
- */
-export const NOISE_WORDS = new Set([
+/** Street kinds: "Route de Ouakam" names a road, not the quartier it runs through. */
+const STREET_WORDS = [
   'rue',
-  'r',
   'avenue',
   'av',
   'ave',
@@ -90,10 +85,26 @@ export const NOISE_WORDS = new Set([
   'rte',
   'allee',
   'impasse',
-  'place',
-  'pl',
   'autoroute',
   'voie',
+];
+/** Words placing the address near a landmark: "près de l'Hôpital" is not Abidjan's Hôpital quartier. */
+const LANDMARK_WORDS = ['pres', 'proche', 'face', 'derriere', 'devant', 'cote', 'vers', 'apres', 'avant', 'loin'];
+/** Articles skipped when looking back for a street or landmark word ("Route de la Corniche"). */
+export const LINKING_WORDS = new Set(['de', 'du', 'des', 'la', 'le', 'les', 'l', 'd', 'a', 'au', 'aux', 'en']);
+
+/**
+ * Words of address prose: streets, buildings, landmarks, articles. They never start a typo match
+ * ("Villa" is one letter from nothing we want), though a gazetteer name that contains them
+ * ("Quartier Chicane", "Cité Keur Gorgui") still matches exactly.
+ */
+export const NOISE_WORDS = new Set([
+  ...STREET_WORDS,
+  ...LANDMARK_WORDS,
+  ...LINKING_WORDS,
+  'r',
+  'place',
+  'pl',
   'corniche',
   'villa',
   'vla',
@@ -114,30 +125,8 @@ export const NOISE_WORDS = new Set([
   'porte',
   'bp',
   'cedex',
-  'pres',
-  'proche',
-  'face',
-  'derriere',
-  'devant',
-  'cote',
-  'vers',
-  'apres',
-  'avant',
-  'loin',
   'non',
   'entre',
-  'a',
-  'au',
-  'aux',
-  'de',
-  'du',
-  'des',
-  'la',
-  'le',
-  'les',
-  'l',
-  'd',
-  'en',
   'et',
   'sur',
   'chez',
@@ -197,37 +186,8 @@ export const NOISE_WORDS = new Set([
   'client',
 ]);
 
-/**
- * Words that, just before a name, make it a street or a landmark rather than the customer's
- * quartier: "Route de Ouakam" runs through Mermoz; "près de l'Hôpital" is not Abidjan's Hôpital quartier.
- */
-export const STREET_OR_LANDMARK_WORDS = new Set([
-  'rue',
-  'avenue',
-  'av',
-  'ave',
-  'boulevard',
-  'bd',
-  'blvd',
-  'route',
-  'rte',
-  'allee',
-  'impasse',
-  'autoroute',
-  'voie',
-  'pres',
-  'proche',
-  'face',
-  'derriere',
-  'devant',
-  'cote',
-  'vers',
-  'apres',
-  'avant',
-  'loin',
-]);
-/** Articles skipped when looking back for a street or landmark word ("Route de la Corniche"). */
-export const LINKING_WORDS = new Set(['de', 'du', 'des', 'la', 'le', 'les', 'l', 'd', 'a', 'au', 'aux', 'en']);
+/** Words that, just before a name, make it a street or a landmark rather than the customer's quartier. */
+export const STREET_OR_LANDMARK_WORDS = new Set([...STREET_WORDS, ...LANDMARK_WORDS]);
 
 /**
  * Abbreviations customers type, expanded before matching. Each entry is local to a country because

@@ -96,6 +96,15 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     backoffStrategy: (attemptsMade: number, _type?: string, error?: Error) => retryDelayMs(attemptsMade, error),
   };
   const connection = workerConnection(options);
+  /** The three order queues' workers share their retry pacing, concurrency and lock settings. */
+  const orderWorkerOptions = (queue: string) => ({
+    connection,
+    prefix: queuePrefix(options.prefix, queue),
+    concurrency: options.concurrency ?? 10,
+    settings,
+    lockDuration: options.lockMs ?? 30_000,
+    stalledInterval: options.lockMs ?? 30_000,
+  });
 
   const ownership = createOwnershipCheck({ ...runtime.storeDeps, logger });
   const tariffs = new TariffMemory(runtime.redis, options.prefix);
@@ -157,14 +166,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       if (outcome.kind === 'dispatched') await finish(job.data.shopId, outcome.dispatch);
       return outcome;
     },
-    {
-      connection,
-      prefix: queuePrefix(options.prefix, QUEUE.shopEvents),
-      concurrency: options.concurrency ?? 10,
-      settings,
-      lockDuration: options.lockMs ?? 30_000,
-      stalledInterval: options.lockMs ?? 30_000,
-    },
+    orderWorkerOptions(QUEUE.shopEvents),
   );
 
   const dispatch = new Worker<DispatchJob, DispatchOutcome>(
@@ -178,14 +180,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         throw jobFailure(error);
       }
     },
-    {
-      connection,
-      prefix: queuePrefix(options.prefix, QUEUE.dispatch),
-      concurrency: options.concurrency ?? 10,
-      settings,
-      lockDuration: options.lockMs ?? 30_000,
-      stalledInterval: options.lockMs ?? 30_000,
-    },
+    orderWorkerOptions(QUEUE.dispatch),
   );
 
   const deliveryDeps = (job: Job<DeliveryJob>): DeliveryDeps => ({
@@ -212,14 +207,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         throw jobFailure(error);
       }
     },
-    {
-      connection,
-      prefix: queuePrefix(options.prefix, QUEUE.deliveries),
-      concurrency: options.concurrency ?? 10,
-      settings,
-      lockDuration: options.lockMs ?? 30_000,
-      stalledInterval: options.lockMs ?? 30_000,
-    },
+    orderWorkerOptions(QUEUE.deliveries),
   );
 
   // The polling fallback: a delivery whose webhooks never arrive still ends right in the shop.

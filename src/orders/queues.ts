@@ -100,30 +100,17 @@ export interface RelaisQueues {
 }
 
 export function createQueues(connection: ConnectionOptions, prefix: string): RelaisQueues {
-  const shopEvents = new Queue<ShopEventJob>(QUEUE.shopEvents, {
-    connection,
-    prefix: queuePrefix(prefix, QUEUE.shopEvents),
-    defaultJobOptions: DEFAULT_JOB_OPTIONS,
-  });
-  const dispatch = new Queue<DispatchJob>(QUEUE.dispatch, {
-    connection,
-    prefix: queuePrefix(prefix, QUEUE.dispatch),
-    defaultJobOptions: DEFAULT_JOB_OPTIONS,
-  });
-  const deliveries = new Queue<DeliveryJob>(QUEUE.deliveries, {
-    connection,
-    prefix: queuePrefix(prefix, QUEUE.deliveries),
-    defaultJobOptions: DEFAULT_JOB_OPTIONS,
-  });
-  const maintenance = new Queue<MaintenanceJob>(QUEUE.maintenance, {
-    connection,
-    prefix: queuePrefix(prefix, QUEUE.maintenance),
-    defaultJobOptions: {
-      ...DEFAULT_JOB_OPTIONS,
-      attempts: 1,
-      removeOnComplete: { count: 50 },
-      removeOnFail: { count: 50 },
-    },
+  // Every queue is made the same way; only its name, job type and (for maintenance) job options differ.
+  const queue = <Job>(name: string, defaultJobOptions: DefaultJobOptions = DEFAULT_JOB_OPTIONS) =>
+    new Queue<Job>(name, { connection, prefix: queuePrefix(prefix, name), defaultJobOptions });
+  const shopEvents = queue<ShopEventJob>(QUEUE.shopEvents);
+  const dispatch = queue<DispatchJob>(QUEUE.dispatch);
+  const deliveries = queue<DeliveryJob>(QUEUE.deliveries);
+  const maintenance = queue<MaintenanceJob>(QUEUE.maintenance, {
+    ...DEFAULT_JOB_OPTIONS,
+    attempts: 1,
+    removeOnComplete: { count: 50 },
+    removeOnFail: { count: 50 },
   });
   const all = [shopEvents, dispatch, deliveries, maintenance];
   return {

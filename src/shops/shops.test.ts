@@ -1,29 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { dakarModeShopsDocument } from '../../test/support/factories.js';
 import { buildShopRegistry, ShopRegistryError } from './shops.js';
 import { shopTimeZone } from './time-zones.js';
 
-function document(dispatch: Record<string, unknown> = {}, policy: Record<string, unknown> = {}) {
-  return {
-    shops: [
-      {
-        id: 'dakar-mode',
-        name: 'Dakar Mode',
-        platform: 'shopify',
-        country: 'SN',
-        shopify: { domain: 'dakar-mode.myshopify.com', accessToken: { env: 'T' }, webhookSecret: { env: 'T' } },
-        dispatch: { apiKey: { env: 'K' }, baseUrl: 'https://api.example.com', webhookToken: { env: 'T' }, ...dispatch },
-        pickup: {
-          neighbourhood: 'Plateau',
-          address: '12 avenue Senghor',
-          contactName: 'Awa',
-          contactPhone: '+221770000001',
-        },
-        policy,
-      },
-    ],
-  };
-}
+const document = dakarModeShopsDocument;
 // A live-shaped key generated per run (the registry refuses pk_test_ keys); no credential-shaped string is committed.
 const LIVE_KEY = `pk_live_${randomBytes(8).toString('hex')}`;
 const secrets = (ref: { env: string } | { file: string } | { stored: string }) =>

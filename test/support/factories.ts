@@ -9,6 +9,7 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import type { DispatchInfo } from '../../src/shops/platforms/writer.js';
 import { SHOPIFY_DOMAIN } from './relais.js';
 
 export type DeepPartial<T> = T extends readonly (infer U)[]
@@ -378,4 +379,48 @@ function deepMerge(base: JsonOverrides, overrides: JsonOverrides): JsonOverrides
     }
   }
   return out;
+}
+
+/** What a shop writer is told once an order's shipment exists: fresh ids, a 17 000 F cash-on-delivery shipment in Dakar. */
+export function dispatchInfo(overrides: Partial<DispatchInfo> = {}): DispatchInfo {
+  const hex = (bytes: number) => randomBytes(bytes).toString('hex');
+  const code = hex(5).toUpperCase();
+  return {
+    shipmentId: `shp_${hex(8)}`,
+    trackingCode: code,
+    publicTrackingUrl: `http://127.0.0.1:4011/t/${code}`,
+    goods: 17000,
+    cashOnDelivery: true,
+    neighbourhood: 'Sicap Liberté 2',
+    quote: { quoteId: `qt_${hex(6)}`, total: 2500, breakdown: { base: 2000, codFee: 500, weightSurcharge: undefined } },
+    carrierName: 'Relais',
+    notifyCustomer: true,
+    ...overrides,
+  };
+}
+
+/**
+ * A shop registry document with one Shopify shop, Dakar Mode, picking up at the Plateau. Its API key is read from
+ * the env reference `K`, every other secret from `T`. `dispatch` and `policy` are merged into the shop's own.
+ */
+export function dakarModeShopsDocument(dispatch: Record<string, unknown> = {}, policy: Record<string, unknown> = {}) {
+  return {
+    shops: [
+      {
+        id: 'dakar-mode',
+        name: 'Dakar Mode',
+        platform: 'shopify',
+        country: 'SN',
+        shopify: { domain: 'dakar-mode.myshopify.com', accessToken: { env: 'T' }, webhookSecret: { env: 'T' } },
+        dispatch: { apiKey: { env: 'K' }, baseUrl: 'https://api.example.com', webhookToken: { env: 'T' }, ...dispatch },
+        pickup: {
+          neighbourhood: 'Plateau',
+          address: '12 avenue Senghor',
+          contactName: 'Awa',
+          contactPhone: '+221770000001',
+        },
+        policy,
+      },
+    ],
+  };
 }

@@ -12,7 +12,8 @@ import { SecretBox } from '../../shops/secret-box.js';
 import { startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
 import { PostgresShopSecretStore } from '../postgres/pg-shop-secrets.js';
 import { capturingLogger } from '../../../test/support/log-capture.js';
-import type { DispatchInfo, ShopOrderRef } from '../../shops/platforms/writer.js';
+import { dispatchInfo } from '../../../test/support/factories.js';
+import type { ShopOrderRef } from '../../shops/platforms/writer.js';
 import { AccessTokenError, OAuthAccessToken, TOKENS_SECRET, type ShopifyGrant } from './access-token.js';
 import { ShopifyAdminClient, ShopifyWriteError } from './admin.js';
 import { ShopifyWriter } from './writer.js';
@@ -73,20 +74,6 @@ async function tokenOf(source: OAuthAccessToken): Promise<string> {
   seenTokens.add(value);
   return value;
 }
-function info(): DispatchInfo {
-  const code = hex(5).toUpperCase();
-  return {
-    shipmentId: `shp_${hex(8)}`,
-    trackingCode: code,
-    publicTrackingUrl: `http://127.0.0.1:4011/t/${code}`,
-    goods: 17000,
-    cashOnDelivery: true,
-    neighbourhood: 'Sicap Liberté 2',
-    quote: { quoteId: `qt_${hex(6)}`, total: 2500, breakdown: { base: 2000, codFee: 500, weightSurcharge: undefined } },
-    carrierName: 'Relais',
-    notifyCustomer: true,
-  };
-}
 /** An install's result, as oauth.ts stores it: an expiring offline token and its refresh token. */
 async function installTokens(shopId: string, store: PostgresShopSecretStore): Promise<{ refreshToken: string }> {
   const location = (
@@ -146,7 +133,7 @@ describe('client credentials tokens', () => {
       orderName: order.name,
       externalOrderId: `cc-shop:${order.id}`,
     };
-    const dispatch = info();
+    const dispatch = dispatchInfo();
     const before = grants('client_credentials');
 
     await writer.recordDispatch(ref, dispatch);

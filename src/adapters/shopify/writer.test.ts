@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Secret } from '../../shops/secret.js';
 import { startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
 import { createLogger } from '../../log.js';
-import type { DispatchInfo, ShopOrderRef } from '../../shops/platforms/writer.js';
+import { dispatchInfo } from '../../../test/support/factories.js';
+import type { ShopOrderRef } from '../../shops/platforms/writer.js';
 import { ShopifyAdminClient, ShopifyWriteError } from './admin.js';
 import { RELAIS_TAGS, ShopifyWriter } from './writer.js';
 
@@ -45,22 +46,6 @@ function newOrder(input: Parameters<ShopifyEmulator['createOrder']>[1] = {}): { 
       orderName: order.name,
       externalOrderId: `dakar-mode:${order.id}`,
     },
-  };
-}
-
-function dispatchInfo(overrides: Partial<DispatchInfo> = {}): DispatchInfo {
-  const code = hex(5).toUpperCase();
-  return {
-    shipmentId: `shp_${hex(8)}`,
-    trackingCode: code,
-    publicTrackingUrl: `http://127.0.0.1:4011/t/${code}`,
-    goods: 17000,
-    cashOnDelivery: true,
-    neighbourhood: 'Sicap Liberté 2',
-    quote: { quoteId: `qt_${hex(6)}`, total: 2500, breakdown: { base: 2000, codFee: 500, weightSurcharge: undefined } },
-    carrierName: 'Relais',
-    notifyCustomer: true,
-    ...overrides,
   };
 }
 

@@ -17,6 +17,7 @@ import { Router, type Request, type Response } from 'express';
 import { isHttps, readCookie } from '../../dashboard/auth.js';
 import { html, type SafeHtml } from '../../dashboard/html.js';
 import type { Logger } from '../../log.js';
+import { sendStandalonePage } from './standalone-page.js';
 import {
   SHOPIFY_CALLBACK_PATH,
   SHOPIFY_INSTALL_PATH,
@@ -58,16 +59,12 @@ function browserCookie(req: Request, res: Response, value: string, maxAgeS: numb
 
 /** A small page of its own: no script, no style from elsewhere, and the code in the URL never sent on as a referrer. */
 function page(res: Response, status: number, title: string, body: SafeHtml): void {
-  res.setHeader('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'; base-uri 'none'");
-  res.setHeader('Referrer-Policy', 'no-referrer');
-  res.setHeader('Cache-Control', 'no-store');
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res
-    .status(status)
-    .type('html')
-    .send(
-      html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title} · Relais</title></head><body>${body}</body></html>`.toString(),
-    );
+  sendStandalonePage(
+    res,
+    status,
+    "default-src 'none'; frame-ancestors 'none'; base-uri 'none'",
+    html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title} · Relais</title></head><body>${body}</body></html>`,
+  );
 }
 
 function refused(res: Response, error: unknown): void {

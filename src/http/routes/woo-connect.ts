@@ -14,6 +14,7 @@
 import express, { Router, type Request, type Response } from 'express';
 import { html, type SafeHtml } from '../../dashboard/html.js';
 import type { Logger } from '../../log.js';
+import { sendStandalonePage } from './standalone-page.js';
 import {
   WOO_CONNECT_CALLBACK_PATH,
   WOO_CONNECT_RETURN_PATH,
@@ -64,19 +65,14 @@ export function wooConnectRoutes(deps: WooConnectRouteDeps): Router {
       ...(binding === undefined ? {} : { binding }),
     });
     const { status, title, body } = returnPage(outcome, deps.connect.callbackUrl);
-    res.setHeader('Content-Security-Policy', PAGE_CSP);
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    // The user_id is in this page's URL: no Referer carries it anywhere.
-    res.setHeader('Referrer-Policy', 'no-referrer');
-    res.setHeader('Cache-Control', 'no-store');
-    res
-      .status(status)
-      .type('html')
-      .send(
-        html`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head>
-<body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 3rem auto"><h1>${title}</h1>${body}</body></html>`
-          .value,
-      );
+    // The user_id is in this page's URL: the page sends no Referer that would carry it anywhere.
+    sendStandalonePage(
+      res,
+      status,
+      PAGE_CSP,
+      html`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head>
+<body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 3rem auto"><h1>${title}</h1>${body}</body></html>`,
+    );
   });
   return router;
 }

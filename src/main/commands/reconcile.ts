@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { createLogger } from '../../log.js';
 import { runDisputeList, runDisputeOpen } from '../../orders/disputes/command.js';
-import { runReconcileCommand } from '../../orders/reconcile/command.js';
+import { runReconcileCommand, type ReconcileCommandOptions } from '../../orders/reconcile/command.js';
 import { runStaleCommand } from '../../ops/stale.js';
 import { userInfo } from 'node:os';
 import { createRuntime } from '../runtime.js';
@@ -35,27 +35,18 @@ function reconcileCommand(program: Command): void {
       '--repair',
       'repair what Relais can (replay missed orders, mark ready, sync, cancel); a running worker processes the jobs',
     )
-    .action(
-      async (options: {
-        shop?: string[];
-        since?: string;
-        until?: string;
-        json?: boolean;
-        csv?: boolean;
-        repair?: boolean;
-      }) => {
-        const base = await baseOptions();
-        const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
-        try {
-          process.exitCode = await runReconcileCommand(runtime, options, {
-            stdout: process.stdout,
-            stderr: process.stderr,
-          });
-        } finally {
-          await runtime.close();
-        }
-      },
-    );
+    .action(async (options: ReconcileCommandOptions) => {
+      const base = await baseOptions();
+      const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
+      try {
+        process.exitCode = await runReconcileCommand(runtime, options, {
+          stdout: process.stdout,
+          stderr: process.stderr,
+        });
+      } finally {
+        await runtime.close();
+      }
+    });
 }
 
 function disputeCommand(program: Command): void {

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { UnrecoverableError } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import { shopifyOrderPayload, type JsonOverrides } from '../../../test/support/factories.js';
+import { dakarModeShopsDocument, shopifyOrderPayload, type JsonOverrides } from '../../../test/support/factories.js';
 import { buildShopRegistry } from '../../shops/shops.js';
 import type { StoreOrder } from '../../domain/order.js';
 import type { OrderRecord, QuoteProgress } from '../../ledger/order-ledger.js';
@@ -18,26 +18,8 @@ import { firmSavedQuote, quoteBasis, QUOTE_SAFETY_MARGIN_MS } from './quote.js';
 import { wrongAmount } from './read-back.js';
 
 const LIVE_KEY = `pk_live_${randomBytes(8).toString('hex')}`;
-const shops = buildShopRegistry(
-  {
-    shops: [
-      {
-        id: 'dakar-mode',
-        name: 'Dakar Mode',
-        platform: 'shopify',
-        country: 'SN',
-        shopify: { domain: 'dakar-mode.myshopify.com', accessToken: { env: 'T' }, webhookSecret: { env: 'T' } },
-        dispatch: { apiKey: { env: 'K' }, baseUrl: 'https://api.example.com', webhookToken: { env: 'T' } },
-        pickup: {
-          neighbourhood: 'Plateau',
-          address: '12 avenue Senghor',
-          contactName: 'Awa',
-          contactPhone: '+221770000001',
-        },
-      },
-    ],
-  },
-  (ref) => ('env' in ref && ref.env === 'K' ? LIVE_KEY : 'a-secret-of-some-length'),
+const shops = buildShopRegistry(dakarModeShopsDocument(), (ref) =>
+  'env' in ref && ref.env === 'K' ? LIVE_KEY : 'a-secret-of-some-length',
 );
 const shop = shops.get('dakar-mode')!;
 

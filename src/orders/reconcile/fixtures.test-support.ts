@@ -3,6 +3,7 @@
  * client reads it, a ledger record. Each takes overrides, so a test states only what it is about.
  */
 import { randomBytes } from 'node:crypto';
+import { dakarModeShopsDocument } from '../../../test/support/factories.js';
 import { buildShopRegistry, type ShopConfig } from '../../shops/shops.js';
 import { xof } from '../../domain/money.js';
 import { defaultWireProfile } from '../../adapters/dispatch-api/profile.js';
@@ -13,32 +14,7 @@ import type { OrderRecord, OrderState } from '../../ledger/order-ledger.js';
 
 export function testShop(policy: Record<string, unknown> = {}): ShopConfig {
   const secret = () => `pk_live_${randomBytes(8).toString('hex')}`;
-  const registry = buildShopRegistry(
-    {
-      shops: [
-        {
-          id: 'dakar-mode',
-          name: 'Dakar Mode',
-          platform: 'shopify',
-          country: 'SN',
-          shopify: {
-            domain: 'dakar-mode.myshopify.com',
-            accessToken: { env: 'T_TOKEN' },
-            webhookSecret: { env: 'T_SECRET' },
-          },
-          dispatch: { apiKey: { env: 'T_KEY' }, baseUrl: 'http://127.0.0.1:9', webhookToken: { env: 'T_SECRET' } },
-          pickup: {
-            neighbourhood: 'Plateau',
-            address: '12 avenue Senghor',
-            contactName: 'Awa',
-            contactPhone: '+221770000001',
-          },
-          policy,
-        },
-      ],
-    },
-    () => secret(),
-  );
+  const registry = buildShopRegistry(dakarModeShopsDocument({ baseUrl: 'http://127.0.0.1:9' }, policy), () => secret());
   return registry.get('dakar-mode')!;
 }
 
