@@ -143,8 +143,6 @@ function sizeAndErrorRules() {
     'src/dashboard/router.ts',
     'src/dashboard/shop-routes.ts',
     'src/main/demo.ts',
-    'src/main/runtime.ts',
-    'src/main/web.ts',
   ];
   const tests = ['**/*.test.ts', '**/*.test-support.ts'];
   const namedExports = { selector: 'ExportDefaultDeclaration', message: 'Use named exports.' };
