@@ -35,16 +35,15 @@ import { performance } from 'node:perf_hooks';
 import type { ShopConfig } from '../shops/shops.js';
 import { xof, type Xof } from '../domain/money.js';
 import type { AddressFields, Neighbourhood, NeighbourhoodResolver } from '../geo/resolver.js';
-import type { ServiceMapStore } from '../ledger/service-map.js';
 import type { AliasStore } from '../ledger/alias-store.js';
 import type { Logger } from '../log.js';
-import type { TariffMemory } from '../orders/dispatch/tariff-guard.js';
-import { collectsAtDoor, type CodFeeMemory } from './cod-fee.js';
-import type { PriceSource } from './price-source.js';
-import type { RateCache, SingleFlight } from './rate-cache.js';
+import { collectsAtDoor } from './cod-fee.js';
+import type { SingleFlight } from './rate-cache.js';
 import { weightBand } from './weight.js';
-import { errorText, livePrice, refusedByService } from './live-price.js';
+import { errorText, livePrice, refusedByService, type CheckoutPrice, type LivePriceDeps } from './live-price.js';
 import { RelaisError } from '../domain/errors.js';
+
+export type { CheckoutPrice } from './live-price.js';
 
 export interface CheckoutRateRequest {
   destination: {
@@ -70,22 +69,11 @@ export type UnavailableWhy = 'slow' | 'error';
 export type NoRateWhy =
   'unknown_neighbourhood' | 'fallback_tariff' | 'above_maximum' | 'outside_delivery_area' | 'refused_by_service';
 
-/** What one flight finds: a price to show, or a price at the fallback tariff that must not be shown. */
-export type CheckoutPrice =
-  { kind: 'priced'; amountXof: Xof } | { kind: 'fallback'; simulatedXof: Xof; fallbackXof: number; city: string };
-
-export interface CheckoutRatesDeps {
+export interface CheckoutRatesDeps extends LivePriceDeps {
   /** The resolver, or a ResolutionMemo in front of it. */
   resolver: Pick<NeighbourhoodResolver, 'resolve'>;
   aliases: Pick<AliasStore, 'list'>;
-  cache: RateCache;
-  prices: PriceSource;
   flights: SingleFlight<CheckoutPrice>;
-  /** The fallback-tariff guard's memory, shared with the dispatch job (same serviceId). */
-  tariffs: TariffMemory;
-  /** The service map (src/ledger/service-map.ts): a name seen at the fallback is recorded for the dispatch job. */
-  serviceMap?: Pick<ServiceMapStore, 'record'>;
-  fees: CodFeeMemory;
   logger: Logger;
   /** Told of every rate withheld (fallback tariff, above the maximum), for the metrics. */
   onWithheld?(shopId: string, why: NoRateWhy): void;

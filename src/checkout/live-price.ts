@@ -8,18 +8,41 @@ import { xof, type Xof } from '../domain/money.js';
 import { DeliveryError } from '../domain/delivery.js';
 import type { Neighbourhood } from '../geo/resolver.js';
 import type { Logger } from '../log.js';
-import { judgeQuote, serviceId, weightLabel, type FallbackKey } from '../orders/dispatch/tariff-guard.js';
-import type { CheckoutPrice, CheckoutRatesDeps } from './checkout-rates.js';
-import { learnCodFee } from './cod-fee.js';
+import {
+  judgeQuote,
+  serviceId,
+  weightLabel,
+  type FallbackKey,
+  type TariffMemory,
+} from '../orders/dispatch/tariff-guard.js';
+import type { ServiceMapStore } from '../ledger/service-map.js';
+import { learnCodFee, type CodFeeMemory } from './cod-fee.js';
+import type { PriceSource } from './price-source.js';
+import type { RateCache } from './rate-cache.js';
 import type { WeightBand } from './weight.js';
 
 /** The simulatePrice "payment mode" under which checkout fallbacks are kept: never mixed with firm quotes' fallbacks. */
 export const SIMULATED_PAYMENT_MODE = 'simulate_price';
 
+/** What one flight finds: a price to show, or a price at the fallback tariff that must not be shown. */
+export type CheckoutPrice =
+  { kind: 'priced'; amountXof: Xof } | { kind: 'fallback'; simulatedXof: Xof; fallbackXof: number; city: string };
+
+/** What a flight reads and writes: the price cache, the service's prices, and what was learned of the service. */
+export interface LivePriceDeps {
+  cache: RateCache;
+  prices: PriceSource;
+  /** The fallback-tariff guard's memory, shared with the dispatch job (same serviceId). */
+  tariffs: TariffMemory;
+  /** The service map (src/ledger/service-map.ts): a name seen at the fallback is recorded for the dispatch job. */
+  serviceMap?: Pick<ServiceMapStore, 'record'>;
+  fees: CodFeeMemory;
+}
+
 /** What one checkout asks a price for, once its destination is resolved. */
 export interface PriceQuestion {
   shop: ShopConfig;
-  deps: CheckoutRatesDeps;
+  deps: LivePriceDeps;
   log: () => Logger;
   neighbourhood: Neighbourhood;
   band: WeightBand;
@@ -88,7 +111,7 @@ export async function livePrice(question: PriceQuestion): Promise<CheckoutPrice>
  * the city name outright has no fallback to fall into: nothing to compare with (as for orders).
  */
 async function cityFallback(
-  deps: CheckoutRatesDeps,
+  deps: LivePriceDeps,
   service: string,
   key: FallbackKey,
   learn: () => Promise<Xof>,
@@ -117,7 +140,7 @@ async function cityFallback(
 /** The service's collection fee, from Redis or learned once (cod-fee.ts). */
 async function codFee(
   shop: ShopConfig,
-  deps: CheckoutRatesDeps,
+  deps: LivePriceDeps,
   service: string,
   neighbourhood: string,
   timeoutMs: number,
