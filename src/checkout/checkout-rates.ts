@@ -34,23 +34,16 @@
 import { performance } from 'node:perf_hooks';
 import type { ShopConfig } from '../shops/shops.js';
 import { xof, type Xof } from '../domain/money.js';
-import { DeliveryError } from '../domain/delivery.js';
-import type { AddressFields, NeighbourhoodResolver } from '../geo/resolver.js';
-import type { ServiceMapStore } from '../ledger/service-map.js';
+import type { AddressFields, Neighbourhood, NeighbourhoodResolver } from '../geo/resolver.js';
 import type { AliasStore } from '../ledger/alias-store.js';
 import type { Logger } from '../log.js';
-import {
-  judgeQuote,
-  serviceId,
-  weightLabel,
-  type FallbackKey,
-  type TariffMemory,
-} from '../orders/dispatch/tariff-guard.js';
-import { collectsAtDoor, learnCodFee, type CodFeeMemory } from './cod-fee.js';
-import type { PriceSource } from './price-source.js';
-import type { RateCache, SingleFlight } from './rate-cache.js';
+import { collectsAtDoor } from './cod-fee.js';
+import type { SingleFlight } from './rate-cache.js';
 import { weightBand } from './weight.js';
+import { errorText, livePrice, refusedByService, type CheckoutPrice, type LivePriceDeps } from './live-price.js';
 import { RelaisError } from '../domain/errors.js';
+
+export type { CheckoutPrice } from './live-price.js';
 
 export interface CheckoutRateRequest {
   destination: {
@@ -76,25 +69,11 @@ export type UnavailableWhy = 'slow' | 'error';
 export type NoRateWhy =
   'unknown_neighbourhood' | 'fallback_tariff' | 'above_maximum' | 'outside_delivery_area' | 'refused_by_service';
 
-/** What one flight finds: a price to show, or a price at the fallback tariff that must not be shown. */
-export type CheckoutPrice =
-  { kind: 'priced'; amountXof: Xof } | { kind: 'fallback'; simulatedXof: Xof; fallbackXof: number; city: string };
-
-/** The simulatePrice "payment mode" under which checkout fallbacks are kept: never mixed with firm quotes' fallbacks. */
-export const SIMULATED_PAYMENT_MODE = 'simulate_price';
-
-export interface CheckoutRatesDeps {
+export interface CheckoutRatesDeps extends LivePriceDeps {
   /** The resolver, or a ResolutionMemo in front of it. */
   resolver: Pick<NeighbourhoodResolver, 'resolve'>;
   aliases: Pick<AliasStore, 'list'>;
-  cache: RateCache;
-  prices: PriceSource;
   flights: SingleFlight<CheckoutPrice>;
-  /** The fallback-tariff guard's memory, shared with the dispatch job (same serviceId). */
-  tariffs: TariffMemory;
-  /** The service map (src/ledger/service-map.ts): a name seen at the fallback is recorded for the dispatch job. */
-  serviceMap?: Pick<ServiceMapStore, 'record'>;
-  fees: CodFeeMemory;
   logger: Logger;
   /** Told of every rate withheld (fallback tariff, above the maximum), for the metrics. */
   onWithheld?(shopId: string, why: NoRateWhy): void;
@@ -135,26 +114,9 @@ export async function priceAtCheckout(
     };
   }
 
-  const aliases = { ...shop.policy.neighbourhoodAliases, ...(await runtimeAliases(shop, deps, deadline, log)) };
-  const resolution = deps.resolver.resolve({
-    country: shop.country,
-    fields: request.destination.fields,
-    coords: request.destination.coords,
-    aliases,
-  });
-  if (!resolution.ok) {
-    const target = resolution.candidates[0]?.name ?? '<neighbourhood>';
-    // No address in the log (personal data, and the resolver's reason quotes it): the candidates and the fix's shape.
-    warnAliasFix(
-      shop,
-      log,
-      'the address names no known neighbourhood',
-      { candidates: resolution.candidates.map((c) => c.name) },
-      target,
-    );
-    return { kind: 'no_rate', why: 'unknown_neighbourhood', detail: resolution.reason };
-  }
-  const neighbourhood = resolution.neighbourhood;
+  const resolved = await resolveDestination(shop, request, deps, deadline, log);
+  if (resolved.kind === 'no_rate') return resolved;
+  const neighbourhood = resolved.neighbourhood;
   const band = weightBand(request.weightGrams);
   const atDoor = collectsAtDoor(shop, request.paymentMethod);
   const key = deps.cache.key({
@@ -179,72 +141,13 @@ export async function priceAtCheckout(
       log,
     );
 
-  const flight = deps.flights.run(key, async (): Promise<CheckoutPrice> => {
-    const service = serviceId(shop);
-    const fallbackKey: FallbackKey = {
-      pickup: shop.pickup.neighbourhood,
-      city: neighbourhood.city,
-      weight: weightLabel(band.priceAtKg),
-      paymentMode: SIMULATED_PAYMENT_MODE,
-    };
-    const simulate = async (dropoff: string): Promise<Xof> => {
-      const simulation = await deps.prices.price(
-        shop,
-        {
-          pickupNeighbourhood: shop.pickup.neighbourhood,
-          dropoffNeighbourhood: dropoff,
-          ...(band.priceAtKg === undefined ? {} : { weightKg: band.priceAtKg }),
-        },
-        { timeoutMs },
-      );
-      if (simulation.currency !== 'XOF') throw new Error(`simulatePrice answered in ${simulation.currency}, not XOF`);
-      const amount = xof(simulation.total);
-      if (amount <= 0) throw new Error(`simulatePrice answered a total of ${String(amount)}`);
-      return amount;
-    };
-    // The three are independent: the neighbourhood's price, the city's fallback, the fee; the last two are
-    // read from Redis once learned, so a warm service costs one simulatePrice and two Redis reads.
-    const [simulated, fallback, fee] = await Promise.all([
-      simulate(neighbourhood.name),
-      cityFallback(deps, service, fallbackKey, () => simulate(neighbourhood.city), log),
-      atDoor ? codFee(shop, deps, service, neighbourhood.name, timeoutMs, log) : Promise.resolve(xof(0)),
-    ]);
-    const verdict = judgeQuote(simulated, fallback, false);
-    if (verdict.kind === 'fallback') {
-      await deps.serviceMap
-        ?.record({ id: service, baseUrl: shop.dispatch.baseUrl }, [
-          {
-            name: neighbourhood.name,
-            priced: false,
-            totalXof: simulated,
-            quotedFor: 'simulatePrice',
-            learnedAt: new Date(),
-          },
-        ])
-        .catch(() => undefined);
-      return { kind: 'fallback', simulatedXof: simulated, fallbackXof: verdict.fallbackXof, city: neighbourhood.city };
-    }
-    const amount = xof(simulated + fee);
-    await deps.cache.set(key, amount, policy.cacheTtlSeconds).catch((error: unknown) => {
-      log().warn({ err: errorText(error) }, 'could not store a checkout price in Redis');
-    });
-    return { kind: 'priced', amountXof: amount };
-  });
+  const flight = deps.flights.run(key, () =>
+    livePrice({ shop, deps, log, neighbourhood, band, atDoor, timeoutMs, cacheKey: key }),
+  );
 
   try {
     const price = await beforeDeadline(flight, deadline);
-    if (price.kind === 'fallback') {
-      const detail = `the delivery service does not price '${neighbourhood.name}': it is priced at the fallback tariff of ${String(price.fallbackXof)} XOF, its price for the city name '${price.city}'`;
-      warnAliasFix(
-        shop,
-        log,
-        detail,
-        { neighbourhood: neighbourhood.name, simulated: price.simulatedXof, fallback: price.fallbackXof },
-        '<neighbourhood the service prices>',
-      );
-      deps.onWithheld?.(shop.id, 'fallback_tariff');
-      return { kind: 'no_rate', why: 'fallback_tariff', detail };
-    }
+    if (price.kind === 'fallback') return withheldAtFallbackTariff(price, shop, deps, log, neighbourhood.name);
     return bounded(
       shop,
       { kind: 'rate', basis: 'live', amountXof: price.amountXof, neighbourhood: neighbourhood.name },
@@ -252,32 +155,95 @@ export async function priceAtCheckout(
       log,
     );
   } catch (error) {
-    if (refusedByService(error)) {
-      // The service understood and said no (a weight it does not carry, a name it refuses): no price to show.
-      log().warn(
-        { err: error.toJSON(), neighbourhood: neighbourhood.name, band: band.key },
-        'no delivery price at checkout: the delivery service refused the price request',
-      );
-      return { kind: 'no_rate', why: 'refused_by_service', detail: error.message };
-    }
-    const why: UnavailableWhy = error instanceof OutOfTime ? 'slow' : 'error';
-    log().warn(
-      { why, err: errorText(error), budgetMs: policy.budgetMs, fallback: policy.fallback.mode },
-      why === 'slow'
-        ? 'delivery service too slow for the checkout time budget'
-        : 'delivery service unavailable for a checkout price',
-    );
-    if (policy.fallback.mode === 'rate') {
-      return {
-        kind: 'rate',
-        basis: 'fallback',
-        amountXof: xof(policy.fallback.amountXof),
-        neighbourhood: neighbourhood.name,
-        why,
-      };
-    }
-    return { kind: 'unavailable', why, neighbourhood: neighbourhood.name };
+    return answerWithoutLivePrice(error, { shop, log, neighbourhood: neighbourhood.name, band: band.key });
   }
+}
+
+/** The destination's neighbourhood (the shop's and the operator's aliases first), or why there is no price. */
+async function resolveDestination(
+  shop: ShopConfig,
+  request: CheckoutRateRequest,
+  deps: CheckoutRatesDeps,
+  deadline: number,
+  log: () => Logger,
+): Promise<{ kind: 'resolved'; neighbourhood: Neighbourhood } | Extract<CheckoutRateOutcome, { kind: 'no_rate' }>> {
+  const aliases = { ...shop.policy.neighbourhoodAliases, ...(await runtimeAliases(shop, deps, deadline, log)) };
+  const resolution = deps.resolver.resolve({
+    country: shop.country,
+    fields: request.destination.fields,
+    coords: request.destination.coords,
+    aliases,
+  });
+  if (!resolution.ok) {
+    const target = resolution.candidates[0]?.name ?? '<neighbourhood>';
+    // No address in the log (personal data, and the resolver's reason quotes it): the candidates and the fix's shape.
+    warnAliasFix(
+      shop,
+      log,
+      'the address names no known neighbourhood',
+      { candidates: resolution.candidates.map((c) => c.name) },
+      target,
+    );
+    return { kind: 'no_rate', why: 'unknown_neighbourhood', detail: resolution.reason };
+  }
+  return { kind: 'resolved', neighbourhood: resolution.neighbourhood };
+}
+
+/** A neighbourhood the service prices at its city's fallback tariff is one it does not price: no rate, as if unknown. */
+function withheldAtFallbackTariff(
+  price: Extract<CheckoutPrice, { kind: 'fallback' }>,
+  shop: ShopConfig,
+  deps: CheckoutRatesDeps,
+  log: () => Logger,
+  neighbourhood: string,
+): CheckoutRateOutcome {
+  const detail = `the delivery service does not price '${neighbourhood}': it is priced at the fallback tariff of ${String(price.fallbackXof)} XOF, its price for the city name '${price.city}'`;
+  warnAliasFix(
+    shop,
+    log,
+    detail,
+    { neighbourhood, simulated: price.simulatedXof, fallback: price.fallbackXof },
+    '<neighbourhood the service prices>',
+  );
+  deps.onWithheld?.(shop.id, 'fallback_tariff');
+  return { kind: 'no_rate', why: 'fallback_tariff', detail };
+}
+
+/**
+ * The service refused, was too slow or failed: a refusal is no rate (it will not change); slow or failing, the
+ * shop's flat rate when it set one, else unavailable (the platform shows its backup rates).
+ */
+function answerWithoutLivePrice(
+  error: unknown,
+  at: { shop: ShopConfig; log: () => Logger; neighbourhood: string; band: string },
+): CheckoutRateOutcome {
+  const { shop, log, neighbourhood, band } = at;
+  const policy = shop.policy.checkoutRates;
+  if (refusedByService(error)) {
+    // The service understood and said no (a weight it does not carry, a name it refuses): no price to show.
+    log().warn(
+      { err: error.toJSON(), neighbourhood, band },
+      'no delivery price at checkout: the delivery service refused the price request',
+    );
+    return { kind: 'no_rate', why: 'refused_by_service', detail: error.message };
+  }
+  const why: UnavailableWhy = error instanceof OutOfTime ? 'slow' : 'error';
+  log().warn(
+    { why, err: errorText(error), budgetMs: policy.budgetMs, fallback: policy.fallback.mode },
+    why === 'slow'
+      ? 'delivery service too slow for the checkout time budget'
+      : 'delivery service unavailable for a checkout price',
+  );
+  if (policy.fallback.mode === 'rate') {
+    return {
+      kind: 'rate',
+      basis: 'fallback',
+      amountXof: xof(policy.fallback.amountXof),
+      neighbourhood,
+      why,
+    };
+  }
+  return { kind: 'unavailable', why, neighbourhood };
 }
 
 /** A live or cached rate above the shop's maximum is not offered: no rate, a warn line, a count. */
@@ -296,60 +262,6 @@ function bounded(
   );
   deps.onWithheld?.(shop.id, 'above_maximum');
   return { kind: 'no_rate', why: 'above_maximum', detail };
-}
-
-/**
- * The simulated price of the city name (the fallback tariff), from Redis or learned once. A service that refuses
- * the city name outright has no fallback to fall into: nothing to compare with (as for orders).
- */
-async function cityFallback(
-  deps: CheckoutRatesDeps,
-  service: string,
-  key: FallbackKey,
-  learn: () => Promise<Xof>,
-  log: () => Logger,
-): Promise<number | undefined> {
-  const known = await deps.tariffs.fallback(service, key).catch(() => undefined);
-  if (known !== undefined) return known;
-  try {
-    const learned = await learn();
-    await deps.tariffs.rememberFallback(service, key, learned).catch((error: unknown) => {
-      log().warn({ err: errorText(error) }, 'could not store the fallback tariff in Redis');
-    });
-    return learned;
-  } catch (error) {
-    if (refusedByService(error)) {
-      log().warn(
-        { err: errorText(error), city: key.city },
-        'could not learn the fallback tariff (price for the city name refused)',
-      );
-      return undefined;
-    }
-    throw error;
-  }
-}
-
-/** The service's collection fee, from Redis or learned once (cod-fee.ts). */
-async function codFee(
-  shop: ShopConfig,
-  deps: CheckoutRatesDeps,
-  service: string,
-  neighbourhood: string,
-  timeoutMs: number,
-  log: () => Logger,
-): Promise<Xof> {
-  const known = await deps.fees.get(service).catch(() => undefined);
-  if (known !== undefined) return known;
-  const learned = await learnCodFee(shop, deps.prices, neighbourhood, timeoutMs, log).catch((error: unknown) => {
-    // Not the service refusing this destination's price: a fee that cannot be learned is the service unavailable
-    // for a door price (the shop's flat rate, or none), never "refused" (which would hide the rate for good).
-    if (refusedByService(error)) throw new Error(`cannot learn the cash-collection fee: ${error.message}`);
-    throw error;
-  });
-  await deps.fees.set(service, learned).catch((error: unknown) => {
-    log().warn({ err: errorText(error) }, 'could not store the cash-collection fee in Redis');
-  });
-  return learned;
 }
 
 /** The merchant's way out of a no_rate for an address: an alias to a neighbourhood the service prices. */
@@ -392,13 +304,4 @@ function beforeDeadline<T>(work: Promise<T>, deadline: number): Promise<T> {
     timer = setTimeout(() => reject(new OutOfTime()), left);
   });
   return Promise.race([work, out]).finally(() => clearTimeout(timer));
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-/** The service understood the request and said no (not a failure to answer, nor an answer Relais cannot read). */
-function refusedByService(error: unknown): error is DeliveryError {
-  return error instanceof DeliveryError && error.answer === 'refused' && !error.retryable;
 }

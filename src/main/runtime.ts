@@ -10,7 +10,7 @@ import { deliveryServiceOver, dispatchClientForShop } from '../adapters/dispatch
 import type { DeliveryService } from '../domain/delivery.js';
 import type { AliasStore } from '../ledger/alias-store.js';
 import type { OrderLedger } from '../ledger/order-ledger.js';
-import { assertSchemaCurrent, createPool, databaseUrlForHumans } from '../adapters/postgres/database.js';
+import { createPool } from '../adapters/postgres/database.js';
 import { PostgresAliasStore } from '../adapters/postgres/pg-aliases.js';
 import { PostgresServiceMap } from '../adapters/postgres/pg-service-map.js';
 import { CachedServiceMap } from '../ledger/service-map-cache.js';
@@ -49,7 +49,7 @@ import {
   type WeightFiller,
 } from '../shops/platforms/index.js';
 import type { ShopWriter } from '../shops/platforms/writer.js';
-import { connectRedis, isCluster, redisTargetForHumans, type RedisClient, type RedisTarget } from '../redis.js';
+import { connectRedis, type RedisClient, type RedisTarget } from '../redis.js';
 
 export interface RuntimeOptions extends RedisTarget {
   /** Key prefix (RELAIS_REDIS_PREFIX); see queuePrefix in src/redis.ts for what a hash tag in it does on a cluster. */
@@ -139,53 +139,13 @@ export function createRuntime(given: RuntimeOptions): Runtime {
   const served = liveShopsOf(given, shopDirectory, shopSecrets);
   // Everyone handed runtime.options.shops (routes, jobs, dashboard) reads the live registry when there is one.
   const options: RuntimeOptions = served ? { ...given, shops: served } : given;
-  const producer = connectRedis(options, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    connectTimeout: 2_000,
-    // The web process: every webhook sends its commands here, so concurrent requests share writes (auto-pipelining);
-    // the command timeout bounds a batch's wait on a hung Redis.
-    ...(options.producerCommandTimeoutMs
-      ? { commandTimeout: options.producerCommandTimeoutMs, enableAutoPipelining: true }
-      : {}),
-  });
-  const redis = connectRedis(options, { maxRetriesPerRequest: null });
-  // Errors surface through the commands that fail; without listeners ioredis would print them unbidden.
-  producer.on('error', (error: Error) =>
-    options.logger.debug({ err: error.message }, 'producer redis connection error'),
-  );
-  redis.on('error', (error: Error) => options.logger.debug({ err: error.message }, 'redis connection error'));
-  const queues = createQueues(producer, options.prefix);
-  // Without an 'error' listener BullMQ prints every Redis error raw on stderr (found by test/chaos): into the log instead.
-  for (const queue of queues.all())
-    queue.on('error', (error: Error) =>
-      options.logger.debug({ err: error.message, queue: queue.name }, 'queue redis error'),
-    );
+  const { producer, redis, queues } = connectQueues(options);
   const ledger = new PostgresOrderLedger(db, { retentionDays: options.retentionDays });
-  const oauthShops = shopsWithStoredCredentials(options.shops.all());
-  if (oauthShops.length > 0) {
-    if (!options.secretKeys) {
-      throw new Error(
-        `shop ${oauthShops.map((s) => s.id).join(', ')} gets its Shopify token through OAuth, which Relais keeps sealed in the database: set RELAIS_SECRET_KEYS (id:base64 of 32 random bytes; openssl rand -base64 32)`,
-      );
-    }
-    configureStoredCredentials(oauthShops, { secrets: shopSecrets!, logger: options.logger });
-  }
+  configureOAuthShops(options, shopSecrets);
   const firstContact = new PostgresFirstContact(db);
   const shopProfiles = new PostgresShopProfiles(db);
   const profiles = new ShopProfiles(() => shopProfiles.latest(), options.logger.child({ component: 'profiles' }));
-  // Built per shop and rebuilt when its settings or its stored profile change (PerShop): its profile is resolved
-  // once, here, never per call or per webhook.
-  const clients = new PerShop<DispatchClient>(
-    (shop) =>
-      dispatchClientForShop(shop, options.logger.child({ shop: shop.id }), undefined, profiles.profileFor(shop)),
-    (client) => void client.close().catch(() => undefined),
-  );
-  const dispatchClientFor = (shop: ShopConfig): DispatchClient => clients.for(shop);
-  const noteStates = stateNoter(firstContact, options.logger, () => options.now?.() ?? new Date());
-  const deliveries = new PerShop<DeliveryService>((shop) =>
-    deliveryServiceOver(dispatchClientFor(shop), shop, noteStates(shop.id)),
-  );
+  const { clients, dispatchClientFor, deliveries } = dispatchCaches(options, profiles, firstContact);
   const reloadProfiles = async () => {
     const changed = await profiles.reload();
     clients.forget(changed);
@@ -200,16 +160,9 @@ export function createRuntime(given: RuntimeOptions): Runtime {
   const writers = new PerShop<ShopWriter | undefined>((shop) => createShopWriter(shop, storeDeps));
   const weightFillers = new PerShop<WeightFiller | undefined>((shop) => createWeightFiller(shop, storeDeps));
   const eventCompleters = new PerShop<OrderEventCompleter | undefined>((shop) => createEventCompleter(shop, storeDeps));
-  served?.onChange((change: ShopsChange) => {
-    const gone = [...change.removed, ...change.changed.map((shop) => shop.id)];
-    for (const cache of [clients, deliveries, writers, weightFillers, eventCompleters]) cache.forget(gone);
-    // A token source reads the shop's stored tokens: a removed shop's is dropped, a new or changed one's made.
-    forgetStoredCredentials(gone);
-    configureStoredCredentials(shopsWithStoredCredentials([...change.added, ...change.changed]), {
-      secrets: shopSecrets!,
-      logger: options.logger,
-    });
-  });
+  served?.onChange((change) =>
+    forgetChangedShops(change, [clients, deliveries, writers, weightFillers, eventCompleters], options, shopSecrets),
+  );
   let watcher: { close(): Promise<void> } | undefined;
   return {
     options,
@@ -231,20 +184,7 @@ export function createRuntime(given: RuntimeOptions): Runtime {
     async watchShops() {
       if (watcher) return;
       await reloadProfiles();
-      const subscriber = connectRedis(options, { maxRetriesPerRequest: null });
-      subscriber.on('error', (error: Error) =>
-        options.logger.debug({ err: error.message }, 'shop changes redis connection error'),
-      );
-      // A stored profile is announced as a change of the shops: every process reads the stored profiles again.
-      const following = await followProfileAnnouncements(subscriber, options.prefix, reloadProfiles, !served);
-      if (!served) return void (watcher = following);
-      watcher = await watchShopChanges({
-        served,
-        subscriber,
-        prefix: options.prefix,
-        ...(options.liveShops?.reloadEveryMs === undefined ? {} : { everyMs: options.liveShops.reloadEveryMs }),
-        logger: options.logger,
-      });
+      watcher = await followShopChanges(options, served, reloadProfiles);
     },
     announceShops: () => announceShopsChanged(redis, options.prefix),
     dispatchClientFor,
@@ -269,112 +209,6 @@ export function createRuntime(given: RuntimeOptions): Runtime {
   };
 }
 
-/** Past this at start, `relais web` and `relais worker` stop waiting for Redis and exit non-zero. */
-export const DEFAULT_REDIS_WAIT_MS = 20_000;
-
-/**
- * Waits until `ping` succeeds, retrying each second and saying so, for at most `waitMs`; then gives up with an
- * error naming the service, where it was looked for (no password) and the last failure: a process that cannot
- * reach what it needs fails loudly, never hangs.
- */
-export async function waitUntilAnswering(
-  ping: () => Promise<unknown>,
-  options: { service: string; where: string; waitMs: number; logger: Logger; fix: string },
-): Promise<void> {
-  const deadline = Date.now() + options.waitMs;
-  let lastError = 'no answer';
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await withDeadline(ping(), 2_000);
-      if (attempt > 1)
-        options.logger.info({ service: options.service, at: options.where }, `${options.service} answers: starting`);
-      return;
-    } catch (error) {
-      lastError = error instanceof Error ? error.message : String(error);
-    }
-    if (Date.now() + 1_000 > deadline) break;
-    options.logger.warn(
-      { service: options.service, at: options.where, attempt, err: lastError },
-      `waiting for ${options.service} (gives up ${Math.ceil((deadline - Date.now()) / 1000)} s from now)`,
-    );
-    await new Promise((r) => setTimeout(r, 1_000));
-  }
-  throw new Error(
-    `${options.service} at ${options.where} did not answer within ${Math.round(options.waitMs / 1000)} s (last error: ${lastError}). ${options.fix}`,
-  );
-}
-
-/** Waits for Redis (`waitUntilAnswering`); on failure drops the runtime's Redis connections so nothing keeps the process alive. */
-export async function waitForRedis(runtime: Runtime): Promise<void> {
-  const { options } = runtime;
-  try {
-    await waitUntilAnswering(() => runtime.redis.ping(), {
-      service: 'Redis',
-      where: redisTargetForHumans(options),
-      waitMs: options.redisWaitMs ?? DEFAULT_REDIS_WAIT_MS,
-      logger: options.logger,
-      fix: isCluster(options)
-        ? 'Start the cluster, or correct REDIS_CLUSTER_NODES.'
-        : 'Start Redis, or point REDIS_URL at it.',
-    });
-  } catch (error) {
-    runtime.producer.disconnect();
-    runtime.redis.disconnect();
-    throw error;
-  }
-}
-
-/** Past this at start, `relais web` and `relais worker` stop waiting for PostgreSQL and exit non-zero. */
-export const DEFAULT_DATABASE_WAIT_MS = 20_000;
-
-/** Waits for PostgreSQL (`waitUntilAnswering`). */
-export async function waitForDatabase(
-  db: pg.Pool,
-  options: { url: string; waitMs: number; logger: Logger },
-): Promise<void> {
-  await waitUntilAnswering(() => db.query('SELECT 1'), {
-    service: 'PostgreSQL',
-    where: databaseUrlForHumans(options.url),
-    waitMs: options.waitMs,
-    logger: options.logger,
-    fix: 'Start PostgreSQL, or point DATABASE_URL at it.',
-  });
-}
-
-/**
- * Waits until PostgreSQL answers (as `waitForRedis` does for Redis), then refuses a schema older than the code
- * with a message saying to run `relais migrate`. On failure the runtime's connections are dropped, so nothing
- * keeps the process alive.
- */
-export async function waitForLedger(runtime: Runtime): Promise<void> {
-  const { options } = runtime;
-  try {
-    await waitForDatabase(runtime.db, {
-      url: options.databaseUrl,
-      waitMs: options.databaseWaitMs ?? DEFAULT_DATABASE_WAIT_MS,
-      logger: options.logger,
-    });
-    await assertSchemaCurrent(runtime.db);
-  } catch (error) {
-    await runtime.close().catch(() => undefined);
-    throw error;
-  }
-}
-
-async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** The live registry, when the options ask for one (liveShops): reloaded from the directory and the sealed secrets. */
 function liveShopsOf(
   options: RuntimeOptions,
@@ -396,5 +230,105 @@ function liveShopsOf(
   return new ServedShops(options.shops, load, {
     logger: options.logger.child({ component: 'served-shops' }),
     ...(options.onShopsReload ? { onReload: options.onShopsReload } : {}),
+  });
+}
+
+/** The Redis connections (producer and general) and the queues over the producer, with their errors logged. */
+function connectQueues(options: RuntimeOptions): { producer: RedisClient; redis: RedisClient; queues: RelaisQueues } {
+  const producer = connectRedis(options, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2_000,
+    // The web process: every webhook sends its commands here, so concurrent requests share writes (auto-pipelining);
+    // the command timeout bounds a batch's wait on a hung Redis.
+    ...(options.producerCommandTimeoutMs
+      ? { commandTimeout: options.producerCommandTimeoutMs, enableAutoPipelining: true }
+      : {}),
+  });
+  const redis = connectRedis(options, { maxRetriesPerRequest: null });
+  // Errors surface through the commands that fail; without listeners ioredis would print them unbidden.
+  producer.on('error', (error: Error) =>
+    options.logger.debug({ err: error.message }, 'producer redis connection error'),
+  );
+  redis.on('error', (error: Error) => options.logger.debug({ err: error.message }, 'redis connection error'));
+  const queues = createQueues(producer, options.prefix);
+  // Without an 'error' listener BullMQ prints every Redis error raw on stderr (found by test/chaos): into the log instead.
+  for (const queue of queues.all())
+    queue.on('error', (error: Error) =>
+      options.logger.debug({ err: error.message, queue: queue.name }, 'queue redis error'),
+    );
+  return { producer, redis, queues };
+}
+
+/** Shops whose Shopify token came through OAuth read it sealed from the database: that needs RELAIS_SECRET_KEYS. */
+function configureOAuthShops(options: RuntimeOptions, shopSecrets: ShopSecretStore | undefined): void {
+  const oauthShops = shopsWithStoredCredentials(options.shops.all());
+  if (oauthShops.length > 0) {
+    if (!options.secretKeys) {
+      throw new Error(
+        `shop ${oauthShops.map((s) => s.id).join(', ')} gets its Shopify token through OAuth, which Relais keeps sealed in the database: set RELAIS_SECRET_KEYS (id:base64 of 32 random bytes; openssl rand -base64 32)`,
+      );
+    }
+    configureStoredCredentials(oauthShops, { secrets: shopSecrets!, logger: options.logger });
+  }
+}
+
+/**
+ * The dispatch client and delivery service of each shop, built on first use and rebuilt when its settings or its
+ * stored profile change (PerShop): its profile is resolved once, here, never per call or per webhook.
+ */
+function dispatchCaches(options: RuntimeOptions, profiles: ShopProfiles, firstContact: FirstContactStore) {
+  const clients = new PerShop<DispatchClient>(
+    (shop) =>
+      dispatchClientForShop(shop, options.logger.child({ shop: shop.id }), undefined, profiles.profileFor(shop)),
+    (client) => void client.close().catch(() => undefined),
+  );
+  const dispatchClientFor = (shop: ShopConfig): DispatchClient => clients.for(shop);
+  const noteStates = stateNoter(firstContact, options.logger, () => options.now?.() ?? new Date());
+  const deliveries = new PerShop<DeliveryService>((shop) =>
+    deliveryServiceOver(dispatchClientFor(shop), shop, noteStates(shop.id)),
+  );
+  return { clients, dispatchClientFor, deliveries };
+}
+
+/** A changed or removed shop's cached clients are dropped (rebuilt on next use) and its token source made again. */
+function forgetChangedShops(
+  change: ShopsChange,
+  caches: { forget(shopIds: string[]): void }[],
+  options: RuntimeOptions,
+  shopSecrets: ShopSecretStore | undefined,
+): void {
+  const gone = [...change.removed, ...change.changed.map((shop) => shop.id)];
+  for (const cache of caches) cache.forget(gone);
+  // A token source reads the shop's stored tokens: a removed shop's is dropped, a new or changed one's made.
+  forgetStoredCredentials(gone);
+  configureStoredCredentials(shopsWithStoredCredentials([...change.added, ...change.changed]), {
+    secrets: shopSecrets!,
+    logger: options.logger,
+  });
+}
+
+/**
+ * Follows the announced changes on a subscriber connection of its own: stored profiles always, and the connected
+ * shops when they are served live. The returned handle stops following.
+ */
+async function followShopChanges(
+  options: RuntimeOptions,
+  served: ServedShops | undefined,
+  reloadProfiles: () => Promise<void>,
+): Promise<{ close(): Promise<void> }> {
+  const subscriber = connectRedis(options, { maxRetriesPerRequest: null });
+  subscriber.on('error', (error: Error) =>
+    options.logger.debug({ err: error.message }, 'shop changes redis connection error'),
+  );
+  // A stored profile is announced as a change of the shops: every process reads the stored profiles again.
+  const following = await followProfileAnnouncements(subscriber, options.prefix, reloadProfiles, !served);
+  if (!served) return following;
+  return watchShopChanges({
+    served,
+    subscriber,
+    prefix: options.prefix,
+    ...(options.liveShops?.reloadEveryMs === undefined ? {} : { everyMs: options.liveShops.reloadEveryMs }),
+    logger: options.logger,
   });
 }

@@ -1,7 +1,7 @@
 /**
  * The web process: the Express app on a port, closed gracefully (in-flight requests finish, then Redis closes).
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import { dashboardDepsFor, type DashboardWiring } from '../dashboard/wiring.js';
 import { createApp } from '../http/app.js';
 import { unreadySince } from '../domain/shipment-status.js';
@@ -14,7 +14,8 @@ import {
   type ShopifyAppSettings,
   type ShopifyConnect,
 } from '../shops/platforms/index.js';
-import { createRuntime, waitForLedger, waitForRedis, type Runtime, type RuntimeOptions } from './runtime.js';
+import { createRuntime, type Runtime, type RuntimeOptions } from './runtime.js';
+import { waitForLedger, waitForRedis } from './wait-for-services.js';
 
 export interface WebOptions extends RuntimeOptions {
   host?: string;
@@ -145,24 +146,8 @@ export async function startWeb(options: WebOptions): Promise<RunningWeb> {
     ...(wooConnect ? { wooConnect } : {}),
   });
   const host = options.host ?? '127.0.0.1';
-  const timeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...options.timeouts };
-  const server = createServer(
-    {
-      requestTimeout: timeouts.requestMs,
-      headersTimeout: Math.min(timeouts.headersMs, timeouts.requestMs),
-      keepAliveTimeout: timeouts.keepAliveMs,
-      // Node looks for requests past their timeout on this interval (30 s by default, longer than the timeouts).
-      connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(timeouts.requestMs / 4))),
-    },
-    app,
-  );
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  const server = httpServerFor(app, { ...DEFAULT_HTTP_TIMEOUTS, ...options.timeouts });
+  await listen(server, options.port ?? 0, host);
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
   const url = `http://${host}:${String(port)}`;
@@ -176,20 +161,50 @@ export async function startWeb(options: WebOptions): Promise<RunningWeb> {
       // Stop accepting, let in-flight requests (a webhook being read, verified, enqueued) finish, then close Redis:
       // an event is answered 200 only once stored, so nothing acknowledged is lost.
       shuttingDown = true;
-      await new Promise<void>((resolve) => {
-        const force = setTimeout(() => {
-          options.logger.warn('requests still in flight after the shutdown grace period: closing their connections');
-          server.closeAllConnections();
-        }, options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS);
-        server.close(() => {
-          clearTimeout(force);
-          resolve();
-        });
-        server.closeIdleConnections();
-      });
+      await closeGracefully(server, options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS, options.logger);
       await runtime.close();
     },
   };
+}
+
+/** Slow clients are cut off by the timeouts (see DEFAULT_HTTP_TIMEOUTS). */
+function httpServerFor(app: RequestListener, timeouts: HttpTimeouts): Server {
+  return createServer(
+    {
+      requestTimeout: timeouts.requestMs,
+      headersTimeout: Math.min(timeouts.headersMs, timeouts.requestMs),
+      keepAliveTimeout: timeouts.keepAliveMs,
+      // Node looks for requests past their timeout on this interval (30 s by default, longer than the timeouts).
+      connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(timeouts.requestMs / 4))),
+    },
+    app,
+  );
+}
+
+/** Resolves once the server listens; a port already taken rejects instead of crashing the process. */
+async function listen(server: Server, port: number, host: string): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/** Stops accepting and lets in-flight requests finish; those still running after the grace period are cut. */
+async function closeGracefully(server: Server, graceMs: number, logger: WebOptions['logger']): Promise<void> {
+  await new Promise<void>((resolve) => {
+    const force = setTimeout(() => {
+      logger.warn('requests still in flight after the shutdown grace period: closing their connections');
+      server.closeAllConnections();
+    }, graceMs);
+    server.close(() => {
+      clearTimeout(force);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
 }
 
 /** Connecting WooCommerce stores, when their keys can be sealed and a store can reach Relais's callback. */

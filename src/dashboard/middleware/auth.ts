@@ -87,9 +87,71 @@ interface Client {
 type Verdict = { kind: 'in' } | { kind: 'wrong'; waitMs: number } | { kind: 'wait'; waitMs: number };
 
 export function dashboardAuth(deps: AuthDeps): DashboardAuth {
-  const { signer, throttle } = deps;
+  const { signer } = deps;
   const viewers = new WeakMap<Request, Viewer>();
+  const { clientOf, from, verdictOn, sessionOf } = gateFor(deps);
+  const login = loginRouter(deps);
 
+  const authenticate: RequestHandler = async (req, res, next) => {
+    const bearer = bearerToken(req);
+    if (bearer !== undefined) {
+      // Wrong bearer tokens count against the same budget as wrong logins. A script's right token is let in
+      // without a write: its count, if any, is left to expire.
+      const client = clientOf(req);
+      const verdict = await verdictOn(client, bearer !== '' && secretsEqual(bearer, deps.token));
+      if (verdict.kind === 'in') {
+        viewers.set(req, { kind: 'bearer' });
+        next();
+        return;
+      }
+      res.set('Retry-After', retryAfterSeconds(verdict.waitMs)).type('text/plain');
+      if (verdict.kind === 'wait') {
+        res.status(429).send(`this ${from(client)} sent a wrong token: wait ${waitInWords(verdict.waitMs)}\n`);
+        return;
+      }
+      res
+        .status(401)
+        .set('WWW-Authenticate', 'Bearer realm="relais-dashboard"')
+        .send(`wrong dashboard token: wait ${waitInWords(verdict.waitMs)} before trying again\n`);
+      return;
+    }
+    const session = await sessionOf(req);
+    if (session) {
+      viewers.set(req, { kind: 'session', session, csrf: signer.csrfToken(session) });
+      next();
+      return;
+    }
+    if (readCookie(req, SESSION_COOKIE) !== undefined) clearCookie(req, res, SESSION_COOKIE);
+    if (req.method === 'GET' || req.method === 'HEAD') {
+      res.redirect(303, `/dashboard/login?next=${encodeURIComponent(safeNext(req.originalUrl))}`);
+      return;
+    }
+    res
+      .status(401)
+      .set('WWW-Authenticate', 'Bearer realm="relais-dashboard"')
+      .type('text/plain')
+      .send('log in to the dashboard first\n');
+  };
+
+  const viewerOf = (req: Request): Viewer => {
+    const viewer = viewers.get(req);
+    if (!viewer) throw new Error('dashboard route reached without authentication');
+    return viewer;
+  };
+
+  const logout: RequestHandler = async (req, res) => {
+    const viewer = viewerOf(req);
+    if (viewer.kind === 'session') await deps.revocations.revoke(viewer.session.id, viewer.session.expiresAtMs);
+    clearCookie(req, res, SESSION_COOKIE);
+    res.redirect(303, '/dashboard/login?bye=1');
+  };
+
+  return { login, authenticate, logout, viewerOf };
+}
+
+/** How a request is told apart and judged: its client (known browser or address), its session, a token's verdict. */
+function gateFor(deps: AuthDeps) {
+  const { signer, throttle } = deps;
   function clientOf(req: Request): Client {
     const address = addressOf(req);
     const browser = signer.knownBrowser(readCookie(req, KNOWN_BROWSER_COOKIE), deps.nowMs());
@@ -115,7 +177,13 @@ export function dashboardAuth(deps: AuthDeps): DashboardAuth {
     if (!session || (await deps.revocations.isRevoked(session.id))) return undefined;
     return session;
   }
+  return { clientOf, from, verdictOn, sessionOf };
+}
 
+/** GET /login shows the form (or skips it for a live session); POST /login checks the token, throttled per client. */
+function loginRouter(deps: AuthDeps): Router {
+  const { signer, throttle } = deps;
+  const { clientOf, from, verdictOn, sessionOf } = gateFor(deps);
   const login = Router();
   login.get('/login', async (req, res) => {
     if (await sessionOf(req)) {
@@ -174,60 +242,5 @@ export function dashboardAuth(deps: AuthDeps): DashboardAuth {
     deps.logger.info({ client: client.address, knownBrowser: client.knownBrowser }, 'dashboard login');
     res.redirect(303, next);
   });
-
-  const authenticate: RequestHandler = async (req, res, next) => {
-    const bearer = bearerToken(req);
-    if (bearer !== undefined) {
-      // Wrong bearer tokens count against the same budget as wrong logins. A script's right token is let in
-      // without a write: its count, if any, is left to expire.
-      const client = clientOf(req);
-      const verdict = await verdictOn(client, bearer !== '' && secretsEqual(bearer, deps.token));
-      if (verdict.kind === 'in') {
-        viewers.set(req, { kind: 'bearer' });
-        next();
-        return;
-      }
-      res.set('Retry-After', retryAfterSeconds(verdict.waitMs)).type('text/plain');
-      if (verdict.kind === 'wait') {
-        res.status(429).send(`this ${from(client)} sent a wrong token: wait ${waitInWords(verdict.waitMs)}\n`);
-        return;
-      }
-      res
-        .status(401)
-        .set('WWW-Authenticate', 'Bearer realm="relais-dashboard"')
-        .send(`wrong dashboard token: wait ${waitInWords(verdict.waitMs)} before trying again\n`);
-      return;
-    }
-    const session = await sessionOf(req);
-    if (session) {
-      viewers.set(req, { kind: 'session', session, csrf: signer.csrfToken(session) });
-      next();
-      return;
-    }
-    if (readCookie(req, SESSION_COOKIE) !== undefined) clearCookie(req, res, SESSION_COOKIE);
-    if (req.method === 'GET' || req.method === 'HEAD') {
-      res.redirect(303, `/dashboard/login?next=${encodeURIComponent(safeNext(req.originalUrl))}`);
-      return;
-    }
-    res
-      .status(401)
-      .set('WWW-Authenticate', 'Bearer realm="relais-dashboard"')
-      .type('text/plain')
-      .send('log in to the dashboard first\n');
-  };
-
-  const viewerOf = (req: Request): Viewer => {
-    const viewer = viewers.get(req);
-    if (!viewer) throw new Error('dashboard route reached without authentication');
-    return viewer;
-  };
-
-  const logout: RequestHandler = async (req, res) => {
-    const viewer = viewerOf(req);
-    if (viewer.kind === 'session') await deps.revocations.revoke(viewer.session.id, viewer.session.expiresAtMs);
-    clearCookie(req, res, SESSION_COOKIE);
-    res.redirect(303, '/dashboard/login?bye=1');
-  };
-
-  return { login, authenticate, logout, viewerOf };
+  return login;
 }

@@ -5,7 +5,7 @@ import { NeighbourhoodResolver } from '../../geo/resolver.js';
 import { createLogger } from '../../log.js';
 import { Secret } from '../../shops/secret.js';
 import { createPool, databaseUrlForHumans, migrate } from '../../adapters/postgres/database.js';
-import { waitForDatabase } from '../runtime.js';
+import { waitForDatabase } from '../wait-for-services.js';
 import { startWeb } from '../web.js';
 import { startWorker } from '../worker.js';
 import { baseOptions, onShutdown } from './shared.js';

@@ -5,7 +5,8 @@
 import { Command } from 'commander';
 import { createLogger } from '../../log.js';
 import { runProfileLearn, type ProfileLearnDeps } from '../../ops/profile-learn-command.js';
-import { createRuntime, waitForLedger, type Runtime, type RuntimeOptions } from '../runtime.js';
+import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime.js';
+import { waitForLedger } from '../wait-for-services.js';
 
 /** What `profile learn` needs, from a runtime (the stored profiles already read). */
 export function learnDepsOf(runtime: Runtime): ProfileLearnDeps {

@@ -8,7 +8,7 @@ import { createLogger } from '../../log.js';
 import { SecretBox } from '../../shops/secret-box.js';
 import { createPool } from '../../adapters/postgres/database.js';
 import { PostgresShopSecretStore } from '../../adapters/postgres/pg-shop-secrets.js';
-import { waitForDatabase } from '../runtime.js';
+import { waitForDatabase } from '../wait-for-services.js';
 import { connectRedis, parseClusterNodes } from '../../redis.js';
 import { announceShopsChanged } from '../../shops/served-shops.js';
 
