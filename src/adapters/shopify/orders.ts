@@ -20,7 +20,8 @@ import { z } from 'zod';
 import type { ShopifyShopConfig } from './settings.js';
 import type { OrderWindow, ShopOrderLister, ShopOrderPage } from '../../shops/platforms/platform.js';
 import type { StoreDeps } from '../../shops/platforms/platform.js';
-import { sharedBudgetOf, shopifyAdminClientFor, ShopifyWriteError, type ShopifyAdminClient } from './admin.js';
+import { sharedBudgetOf, shopifyAdminClientFor, type ShopifyAdminClient } from './admin.js';
+import { ShopifyWriteError } from './admin-errors.js';
 
 /** Orders per page: see the cost note above. */
 export const SHOPIFY_ORDER_PAGE_SIZE = 60;

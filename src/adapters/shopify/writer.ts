@@ -20,14 +20,9 @@ import type { DeliveryStep } from '../../domain/shipment-status.js';
 import type { Logger } from '../../log.js';
 import type { DispatchInfo, ShopOrderRef, ShopWriter } from '../../shops/platforms/writer.js';
 import type { StoreDeps } from '../../shops/platforms/platform.js';
-import {
-  sharedBudgetOf,
-  shopifyAdminClientFor,
-  ShopifyWriteError,
-  type ShopifyAdminClient,
-  type FulfillmentEventStatus,
-  type ShopifyOrderState,
-} from './admin.js';
+import { sharedBudgetOf, shopifyAdminClientFor, type ShopifyAdminClient } from './admin.js';
+import type { FulfillmentEventStatus, ShopifyOrderState } from './admin-documents.js';
+import { ShopifyWriteError } from './admin-errors.js';
 
 /**
  * Our metafields' namespace. Metafields are private to the Admin API unless a metafield definition grants
