@@ -13,7 +13,7 @@
  *    the path a webhook takes. The customer object is not read (its phone is a last fallback in normalise.ts;
  *    the shipping and billing phones come first).
  *
- * Throttling and retries are the Admin client's (admin.ts): THROTTLED waits by cost, 429/5xx backoff, then a
+ * Throttling and retries are the Admin client's (admin-request.ts): THROTTLED waits by cost, 429/5xx backoff, then a
  * retryable ShopifyWriteError with retryAfterMs that the caller honours.
  */
 import { z } from 'zod';

@@ -12,7 +12,7 @@
  *  - markPaid: orderMarkAsPaid unless Shopify already shows the order paid.
  *  - recordProblem: the `relais:problem` tag and one line appended to the merchant's note (never twice).
  *
- * Errors are ShopifyWriteErrors (admin.ts): `retryable` ones make the job run again later; the others are
+ * Errors are ShopifyWriteErrors (admin-errors.ts): `retryable` ones make the job run again later; the others are
  * the shop refusing (userErrors), which a retry cannot fix.
  */
 import type { ShopifyShopConfig } from './settings.js';
