@@ -9,7 +9,7 @@ import { parse as parseToml } from 'toml';
 import { parse, TypeInfo, visit, visitWithTypeInfo, getNamedType } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { loadAdminSchema } from '@relais/emulators/shopify';
-import { ADMIN_DOCUMENTS } from '../../src/adapters/shopify/admin.js';
+import { ADMIN_DOCUMENTS } from '../../src/adapters/shopify/admin-documents.js';
 import {
   CARRIER_SERVICE_CREATE_MUTATION,
   CARRIER_SERVICE_UPDATE_MUTATION,

@@ -15,7 +15,8 @@ import { capturingLogger } from '../../../test/support/log-capture.js';
 import { dispatchInfo } from '../../../test/support/factories.js';
 import type { ShopOrderRef } from '../../shops/platforms/writer.js';
 import { AccessTokenError, OAuthAccessToken, TOKENS_SECRET, type ShopifyGrant } from './access-token.js';
-import { ShopifyAdminClient, ShopifyWriteError } from './admin.js';
+import { ShopifyAdminClient } from './admin.js';
+import { ShopifyWriteError } from './admin-errors.js';
 import { ShopifyWriter } from './writer.js';
 
 const SHOP = 'dakar-mode.myshopify.com';

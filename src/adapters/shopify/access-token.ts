@@ -22,7 +22,7 @@
  * Tokens are Secrets and never logged (the library's logger is silenced; our lines carry the shop only).
  *
  * The token calls go through @shopify/shopify-api (`auth.clientCredentials`, `auth.refreshToken`), which always
- * calls https://{shop}/admin/oauth/access_token through its process-global fetch; admin.ts's routing fetch
+ * calls https://{shop}/admin/oauth/access_token through its process-global fetch; admin-routing.ts's routing fetch
  * sends it to the emulator for a shop registered with an adminUrl, as for the Admin API calls.
  */
 import '@shopify/shopify-api/adapters/node';

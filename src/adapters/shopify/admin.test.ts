@@ -12,7 +12,10 @@ import { Secret } from '../../shops/secret.js';
 import { loadAdminSchema, startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/shopify';
 import { Writable } from 'node:stream';
 import { createLogger, type Logger } from '../../log.js';
-import { ADMIN_DOCUMENTS, ShopifyAdminClient, ShopifyWriteError, throttleWaitMs } from './admin.js';
+import { ShopifyAdminClient } from './admin.js';
+import { ADMIN_DOCUMENTS } from './admin-documents.js';
+import { ShopifyWriteError } from './admin-errors.js';
+import { throttleWaitMs } from './admin-throttle.js';
 
 const SHOP = 'dakar-mode.myshopify.com';
 const hex = (bytes = 16) => randomBytes(bytes).toString('hex');

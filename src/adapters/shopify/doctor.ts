@@ -11,7 +11,8 @@ import { z } from 'zod';
 import { silentLogger, type Logger } from '../../log.js';
 import { currencyResult, messageOf, publicEndpoint, sameUrl, type CheckResult } from '../../domain/checks.js';
 import type { DoctorContext } from '../../shops/platforms/platform.js';
-import { shopifyAdminClientFor, ShopifyWriteError, type ShopifyAdminClient } from './admin.js';
+import { shopifyAdminClientFor, type ShopifyAdminClient } from './admin.js';
+import { ShopifyWriteError } from './admin-errors.js';
 import { describeShopifyToken } from './token-sources.js';
 import {
   carrierServiceCallbackUrl,

@@ -16,7 +16,7 @@
  * that redirects the browser to https://{shop}, and callback only reads it from there. An emulated shop is not at
  * https://{shop} for a browser, and the Connect page needs the state tied to the Relais shop being connected and
  * to its own session. So the authorize URL, the state and the code exchange are ours (the exchange is the same
- * POST the library's callback makes, sent through the library's fetch so admin.ts routes it to an emulator);
+ * POST the library's callback makes, sent through the library's fetch so admin-routing.ts routes it to an emulator);
  * validateHmac and the nonce are the library's.
  */
 import '@shopify/shopify-api/adapters/node';

@@ -13,14 +13,15 @@
  *    the path a webhook takes. The customer object is not read (its phone is a last fallback in normalise.ts;
  *    the shipping and billing phones come first).
  *
- * Throttling and retries are the Admin client's (admin.ts): THROTTLED waits by cost, 429/5xx backoff, then a
+ * Throttling and retries are the Admin client's (admin-request.ts): THROTTLED waits by cost, 429/5xx backoff, then a
  * retryable ShopifyWriteError with retryAfterMs that the caller honours.
  */
 import { z } from 'zod';
 import type { ShopifyShopConfig } from './settings.js';
 import type { OrderWindow, ShopOrderLister, ShopOrderPage } from '../../shops/platforms/platform.js';
 import type { StoreDeps } from '../../shops/platforms/platform.js';
-import { sharedBudgetOf, shopifyAdminClientFor, ShopifyWriteError, type ShopifyAdminClient } from './admin.js';
+import { sharedBudgetOf, shopifyAdminClientFor, type ShopifyAdminClient } from './admin.js';
+import { ShopifyWriteError } from './admin-errors.js';
 
 /** Orders per page: see the cost note above. */
 export const SHOPIFY_ORDER_PAGE_SIZE = 60;

@@ -14,7 +14,7 @@
  * reported a bucket, one call at a time goes out to learn it.
  *
  * The budget is an optimisation, never a new way to fail: if Redis does not answer, the call goes out and
- * Shopify's own THROTTLED answer (handled in admin.ts) still paces it.
+ * Shopify's own THROTTLED answer (handled in admin-classify.ts) still paces it.
  */
 import type { RedisClient } from '../../redis.js';
 import { randomUUID } from 'node:crypto';
@@ -32,7 +32,7 @@ export interface BudgetTicket {
   readonly member: string;
 }
 
-/** The port admin.ts calls before and after each Admin API call. */
+/** The port the Admin client calls before and after each Admin API call (BudgetGate, admin-throttle.ts). */
 export interface ShopRateBudget {
   /**
    * Reserves what `operation` costs (its last reported requestedQueryCost, else `estimate`) until the call is

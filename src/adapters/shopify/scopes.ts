@@ -1,8 +1,8 @@
 /**
  * The Admin API access scopes Relais's Shopify app asks for: exactly what the GraphQL documents it sends need
- * (admin.ts, orders.ts, doctor.ts, carrier-service.ts), per Shopify's reference of each field. The install asks
- * for them (oauth.ts) and shopify.app.toml declares them; test/connect/shopify-app-toml.test.ts walks every
- * document and fails on a field this table does not name, so a new document cannot go out without its scope.
+ * (admin-documents.ts, orders.ts, doctor.ts, carrier-service.ts), per Shopify's reference of each field. The
+ * install asks for them (oauth.ts) and shopify.app.toml declares them; test/connect/shopify-app-toml.test.ts walks
+ * every document and fails on a field this table does not name, so a new document cannot go out without its scope.
  */
 
 /**

@@ -9,7 +9,8 @@ import { startShopifyEmulator, type ShopifyEmulator } from '@relais/emulators/sh
 import { createLogger } from '../../log.js';
 import { dispatchInfo } from '../../../test/support/factories.js';
 import type { ShopOrderRef } from '../../shops/platforms/writer.js';
-import { ShopifyAdminClient, ShopifyWriteError } from './admin.js';
+import { ShopifyAdminClient } from './admin.js';
+import { ShopifyWriteError } from './admin-errors.js';
 import { RELAIS_TAGS, ShopifyWriter } from './writer.js';
 
 const SHOP = 'dakar-mode.myshopify.com';

@@ -12,7 +12,7 @@
  *  - markPaid: orderMarkAsPaid unless Shopify already shows the order paid.
  *  - recordProblem: the `relais:problem` tag and one line appended to the merchant's note (never twice).
  *
- * Errors are ShopifyWriteErrors (admin.ts): `retryable` ones make the job run again later; the others are
+ * Errors are ShopifyWriteErrors (admin-errors.ts): `retryable` ones make the job run again later; the others are
  * the shop refusing (userErrors), which a retry cannot fix.
  */
 import type { ShopifyShopConfig } from './settings.js';
@@ -20,14 +20,9 @@ import type { DeliveryStep } from '../../domain/shipment-status.js';
 import type { Logger } from '../../log.js';
 import type { DispatchInfo, ShopOrderRef, ShopWriter } from '../../shops/platforms/writer.js';
 import type { StoreDeps } from '../../shops/platforms/platform.js';
-import {
-  sharedBudgetOf,
-  shopifyAdminClientFor,
-  ShopifyWriteError,
-  type ShopifyAdminClient,
-  type FulfillmentEventStatus,
-  type ShopifyOrderState,
-} from './admin.js';
+import { sharedBudgetOf, shopifyAdminClientFor, type ShopifyAdminClient } from './admin.js';
+import type { FulfillmentEventStatus, ShopifyOrderState } from './admin-documents.js';
+import { ShopifyWriteError } from './admin-errors.js';
 
 /**
  * Our metafields' namespace. Metafields are private to the Admin API unless a metafield definition grants
