@@ -8,8 +8,8 @@
  * Pure functions over recorded exchanges: no network here.
  */
 import { DELIVERY_STEPS, type DeliveryStep } from '../domain/shipment-status.js';
+import { getPath } from '../adapters/dispatch-api/dotted-path.js';
 import {
-  getPath,
   parseWireProfile,
   type ErrorMeaning,
   type FieldKey,

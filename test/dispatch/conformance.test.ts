@@ -17,9 +17,9 @@ import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DispatchClient } from '../../src/adapters/dispatch-api/client.js';
 import { DISPATCH_OPERATIONS, DispatchConfigError, DispatchError } from '../../src/adapters/dispatch-api/errors.js';
+import { getPath } from '../../src/adapters/dispatch-api/dotted-path.js';
 import {
   defaultWireProfile,
-  getPath,
   loadWireProfile,
   type ErrorMeaning,
   type FieldKey,
