@@ -21,16 +21,9 @@ import {
   type WireProfile,
 } from '../../src/adapters/dispatch-api/profile.js';
 import { startDispatchEmulator, type DispatchEmulator } from '@relais/emulators/dispatch';
-import {
-  allowedRoute,
-  ProbeFailure,
-  ProbeRefusedOperation,
-  PROBE_ROUTES,
-  renderProbeReport,
-  runProbe,
-  type ProbeOptions,
-  type ProbeReport,
-} from '../../src/ops/probe.js';
+import { ProbeFailure, runProbe, type ProbeOptions, type ProbeReport } from '../../src/ops/probe.js';
+import { renderProbeReport } from '../../src/ops/probe-report.js';
+import { allowedRoute, ProbeRefusedOperation, PROBE_ROUTES } from '../../src/ops/probe-routes.js';
 import { makeSecrets, registryDocument, secretEnv, SHOPIFY_SHOP_ID } from '../support/relais.js';
 
 const OTHER_DIALECT_FILE = fileURLToPath(new URL('../fixtures/dispatch-profiles/other-dialect.json', import.meta.url));
