@@ -358,6 +358,8 @@ describe('probe that cannot run', () => {
     }).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(ProbeFailure);
     expect((failure as ProbeFailure).reason).toBe('key_refused');
+    // The same key is refused again until the shop's settings change.
+    expect((failure as ProbeFailure).failure).toBe('permanent');
     expect((failure as ProbeFailure).message).toMatch(/refused the key with 401 \(UNAUTHORIZED/);
     expect(
       emulator
@@ -385,6 +387,8 @@ describe('probe that cannot run', () => {
     }).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(ProbeFailure);
     expect((failure as ProbeFailure).reason).toBe('unreachable');
+    // Nothing answered: a later run may get through.
+    expect((failure as ProbeFailure).failure).toBe('transient');
     expect((failure as ProbeFailure).message).toContain(`at ${baseUrl} did not answer`);
   });
 });
