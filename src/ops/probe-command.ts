@@ -5,7 +5,8 @@
  */
 import { join } from 'node:path';
 import type { ShopRegistry } from '../shops/shops.js';
-import { ProbeFailure, renderProbeReport, runProbe } from './probe.js';
+import { ProbeFailure, runProbe } from './probe.js';
+import { renderProbeReport } from './probe-report.js';
 
 export interface ProbeCommandOptions {
   shop: string;

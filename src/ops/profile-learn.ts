@@ -10,7 +10,7 @@ import type { SeenState, WebhookSample } from '../ledger/first-contact.js';
 import type { WireProfileDocument } from '../adapters/dispatch-api/profile.js';
 import { DELIVERY_STEPS, type DeliveryStep } from '../domain/shipment-status.js';
 import { parseJson } from '../shops/platforms/common.js';
-import { guessStep } from './probe-analysis.js';
+import { guessStep } from './probe-guesses.js';
 
 export type Signature = WireProfileDocument['webhook']['signature'];
 

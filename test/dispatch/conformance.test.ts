@@ -17,14 +17,15 @@ import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DispatchClient } from '../../src/adapters/dispatch-api/client.js';
 import { DISPATCH_OPERATIONS, DispatchConfigError, DispatchError } from '../../src/adapters/dispatch-api/errors.js';
+import { getPath } from '../../src/adapters/dispatch-api/dotted-path.js';
 import {
   defaultWireProfile,
-  getPath,
   loadWireProfile,
   type ErrorMeaning,
   type FieldKey,
   type WireProfile,
 } from '../../src/adapters/dispatch-api/profile.js';
+import { isPermanent } from '../../src/domain/errors.js';
 import { DELIVERY_STEPS, type DeliveryStep } from '../../src/domain/shipment-status.js';
 import {
   API_KEY_HEADER,
@@ -789,6 +790,8 @@ describe.each(PROFILES.map((profile) => [profile.name, profile] as const))(
           thrown = error;
         }
         expect(thrown).toBeInstanceOf(DispatchConfigError);
+        // A retry is refused the same way until the key changes: a job stops at once.
+        expect(isPermanent(thrown)).toBe(true);
         expect((thrown as Error).message).toContain('SANDBOX_KEY_NOT_SUPPORTED');
         expect((thrown as Error).message).not.toContain(sandboxKey);
         expect(h.emulator.calls()).toHaveLength(0);

@@ -21,16 +21,9 @@ import {
   type WireProfile,
 } from '../../src/adapters/dispatch-api/profile.js';
 import { startDispatchEmulator, type DispatchEmulator } from '@relais/emulators/dispatch';
-import {
-  allowedRoute,
-  ProbeFailure,
-  ProbeRefusedOperation,
-  PROBE_ROUTES,
-  renderProbeReport,
-  runProbe,
-  type ProbeOptions,
-  type ProbeReport,
-} from '../../src/ops/probe.js';
+import { ProbeFailure, runProbe, type ProbeOptions, type ProbeReport } from '../../src/ops/probe.js';
+import { renderProbeReport } from '../../src/ops/probe-report.js';
+import { allowedRoute, ProbeRefusedOperation, PROBE_ROUTES } from '../../src/ops/probe-routes.js';
 import { makeSecrets, registryDocument, secretEnv, SHOPIFY_SHOP_ID } from '../support/relais.js';
 
 const OTHER_DIALECT_FILE = fileURLToPath(new URL('../fixtures/dispatch-profiles/other-dialect.json', import.meta.url));
@@ -365,6 +358,8 @@ describe('probe that cannot run', () => {
     }).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(ProbeFailure);
     expect((failure as ProbeFailure).reason).toBe('key_refused');
+    // The same key is refused again until the shop's settings change.
+    expect((failure as ProbeFailure).failure).toBe('permanent');
     expect((failure as ProbeFailure).message).toMatch(/refused the key with 401 \(UNAUTHORIZED/);
     expect(
       emulator
@@ -392,6 +387,8 @@ describe('probe that cannot run', () => {
     }).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(ProbeFailure);
     expect((failure as ProbeFailure).reason).toBe('unreachable');
+    // Nothing answered: a later run may get through.
+    expect((failure as ProbeFailure).failure).toBe('transient');
     expect((failure as ProbeFailure).message).toContain(`at ${baseUrl} did not answer`);
   });
 });

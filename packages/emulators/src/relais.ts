@@ -21,12 +21,12 @@ export {
 export {
   defaultWireProfile,
   loadWireProfile,
-  setPath,
   WireProfileError,
   type ErrorMeaning,
   type FieldKey,
   type WireProfile,
 } from '../../../src/adapters/dispatch-api/profile.js';
+export { setPath } from '../../../src/adapters/dispatch-api/dotted-path.js';
 export type { DeliveryStep } from '../../../src/domain/shipment-status.js';
 export { findProjectDir } from '../../../src/config/project-files.js';
 export { createLogger, silentLogger, type Logger } from '../../../src/log.js';

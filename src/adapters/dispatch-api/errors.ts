@@ -7,7 +7,7 @@
  * service's code, and a service message is scrubbed of the key before it is kept (see http.ts).
  */
 import { DeliveryError, type DeliveryAnswer } from '../../domain/delivery.js';
-import { failureOf } from '../../domain/errors.js';
+import { failureOf, RelaisError } from '../../domain/errors.js';
 import type { ErrorMeaning } from './profile.js';
 import type { OperationName } from './wire.js';
 
@@ -103,9 +103,15 @@ function reasonOf(init: DispatchErrorInit): ErrorMeaning | undefined {
   return init.operation === 'cancelShipment' && init.status === 409 ? 'cancel_refused' : init.meaning;
 }
 
-/** A configuration the client refuses before making any call (a sandbox key, a malformed base URL...). */
-export class DispatchConfigError extends Error {
+/**
+ * A configuration the client refuses before making any call (a sandbox key, a malformed base URL...): permanent,
+ * since the same settings are refused again until someone changes them.
+ */
+export class DispatchConfigError extends RelaisError {
   override readonly name = 'DispatchConfigError';
+  constructor(message: string) {
+    super({ failure: 'permanent', message });
+  }
 }
 
 /**

@@ -13,6 +13,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { performance } from 'node:perf_hooks';
 import type { z } from 'zod';
+import { RelaisError } from '../../domain/errors.js';
 import type { Logger } from '../../log.js';
 import type { WireProfile } from './profile.js';
 import { API_KEY_HEADER } from './wire.js';
@@ -60,8 +61,21 @@ interface RawResponse {
   body: Buffer;
 }
 
-class ResponseTooLarge extends Error {}
-class CallerAborted extends Error {}
+/** An answer too large to be a resource: a retry would read the same (#transportError makes it `invalid_response`). */
+class ResponseTooLarge extends RelaisError {
+  override readonly name = 'ResponseTooLarge';
+  constructor(message: string) {
+    super({ failure: 'permanent', message });
+  }
+}
+
+/** The caller aborted the call (a worker shutting down): a later call may go through (`network`, retryable). */
+class CallerAborted extends RelaisError {
+  override readonly name = 'CallerAborted';
+  constructor(message: string) {
+    super({ failure: 'transient', message });
+  }
+}
 
 export class DispatchHttp {
   readonly #apiKey: string;

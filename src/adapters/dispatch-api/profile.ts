@@ -17,7 +17,9 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { findProjectDir } from '../../config/project-files.js';
 import { DELIVERY_ERROR_REASONS, type DeliveryErrorReason } from '../../domain/delivery.js';
+import { RelaisError } from '../../domain/errors.js';
 import { DELIVERY_STEPS, type DeliveryStep } from '../../domain/shipment-status.js';
+import { firstString, getPath, setPath } from './dotted-path.js';
 
 /**
  * What an error answer means to Relais, whatever the service calls it: the delivery port's reasons
@@ -149,13 +151,17 @@ export const wireProfileSchema = z
 
 export type WireProfileDocument = z.output<typeof wireProfileSchema>;
 
-export class WireProfileError extends Error {
+/** A profile that cannot be used (unreadable, not JSON, or against the schema): permanent until someone edits it. */
+export class WireProfileError extends RelaisError {
   override readonly name = 'WireProfileError';
   constructor(
     readonly source: string,
     readonly problems: string[],
   ) {
-    super(`wire profile ${source} is invalid:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    super({
+      failure: 'permanent',
+      message: `wire profile ${source} is invalid:\n${problems.map((p) => `  - ${p}`).join('\n')}`,
+    });
   }
 }
 
@@ -312,35 +318,6 @@ export class WireProfile {
     setPath(body, parent ? `${parent}.occurred_at` : 'occurred_at', event.occurredAt);
     return body;
   }
-}
-
-export function getPath(value: unknown, dotted: string): unknown {
-  let current: unknown = value;
-  for (const part of dotted.split('.')) {
-    if (current === null || typeof current !== 'object' || Array.isArray(current)) return undefined;
-    current = (current as Record<string, unknown>)[part];
-  }
-  return current;
-}
-
-/** Writes `value` at a dotted path, creating the objects on the way (the emulator writes bodies this way). */
-export function setPath(target: Record<string, unknown>, dotted: string, value: unknown): void {
-  const parts = dotted.split('.');
-  let current = target;
-  for (const part of parts.slice(0, -1)) {
-    const next = current[part];
-    if (next === null || typeof next !== 'object' || Array.isArray(next)) current[part] = {};
-    current = current[part] as Record<string, unknown>;
-  }
-  current[parts.at(-1)!] = value;
-}
-
-function firstString(value: unknown, candidates: readonly string[]): string | undefined {
-  for (const p of candidates) {
-    const found = getPath(value, p);
-    if (typeof found === 'string' && found.trim() !== '') return found;
-  }
-  return undefined;
 }
 
 /** Validates a parsed profile document; every problem is listed at once. */

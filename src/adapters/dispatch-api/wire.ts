@@ -24,6 +24,7 @@ import type {
   ShipmentPage,
   TrackingView,
 } from '../../domain/delivery.js';
+import { RelaisError } from '../../domain/errors.js';
 import type { FieldKey, WireProfile } from './profile.js';
 
 export const API_PREFIX = '/v1';
@@ -154,11 +155,12 @@ function defined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
 
+/** Called by a reader when a field Relais needs is absent; never returns. */
+type Missing = (field: string) => never;
+type Body = Record<string, unknown>;
+
 /** A reader over the profile: a zod type, so the transport reports a failure the same way for every resource. */
-function reader<T>(
-  what: string,
-  read: (body: Record<string, unknown>, missing: (field: string) => never) => T,
-): z.ZodType<T> {
+function reader<T>(what: string, read: (body: Body, missing: Missing) => T): z.ZodType<T> {
   return z.unknown().transform((value, ctx): T => {
     const body = record(value);
     if (!body) {
@@ -177,9 +179,11 @@ function reader<T>(
   }) as unknown as z.ZodType<T>;
 }
 
-class MissingField extends Error {
+/** A needed field absent from a 2xx body, turned into a zod issue by `reader`: the same body fails again. */
+class MissingField extends RelaisError {
+  override readonly name = 'MissingField';
   constructor(readonly field: string) {
-    super(field);
+    super({ failure: 'permanent', message: field });
   }
 }
 
@@ -209,15 +213,35 @@ export interface WireReaders {
   priceSimulation: z.ZodType<WirePriceSimulation>;
 }
 
-const readersByProfile = new WeakMap<WireProfile, WireReaders>();
-
-/** The readers of every resource, spelled as `profile` says (built once per profile). */
-export function wireReaders(profile: WireProfile): WireReaders {
-  const cached = readersByProfile.get(profile);
-  if (cached) return cached;
+function quoteReader(profile: WireProfile): (body: Body, missing: Missing) => WireQuote {
   const f = (body: unknown, key: FieldKey) => profile.field(body, key);
+  return (body, missing) => {
+    const breakdownBody = record(f(body, 'breakdown'));
+    const breakdown = breakdownBody
+      ? defined({
+          customer: whole(f(breakdownBody, 'breakdownCustomer')),
+          courier: whole(f(breakdownBody, 'breakdownCourier')),
+          platform: whole(f(breakdownBody, 'breakdownPlatform')),
+          codFee: whole(f(breakdownBody, 'breakdownCodFee')),
+        })
+      : undefined;
+    return defined({
+      quoteId: text(f(body, 'quoteId')) ?? missing(spellings(profile, 'quoteId')),
+      expiresAt: text(f(body, 'quoteExpiry')) ?? missing(spellings(profile, 'quoteExpiry')),
+      total: whole(f(body, 'quoteTotal')) ?? missing(`${spellings(profile, 'quoteTotal')} (whole XOF)`),
+      breakdown,
+      currency: text(body.currency),
+      pickupZone: text(body.pickup_zone),
+      dropoffZone: text(body.dropoff_zone),
+      distanceKm: finite(body.distance_km),
+      pricingBasis: text(body.pricing_basis),
+    });
+  };
+}
 
-  const readShipment = (body: Record<string, unknown>, missing: (field: string) => never): WireShipment => {
+function shipmentReader(profile: WireProfile): (body: Body, missing: Missing) => WireShipment {
+  const f = (body: unknown, key: FieldKey) => profile.field(body, key);
+  return (body, missing) => {
     const shipmentId = text(f(body, 'shipmentId')) ?? missing(spellings(profile, 'shipmentId'));
     const status = text(f(body, 'status')) ?? missing(spellings(profile, 'status'));
     return defined({
@@ -237,46 +261,36 @@ export function wireReaders(profile: WireProfile): WireReaders {
       statusHistory: readHistory(f(body, 'statusHistory'), profile),
     });
   };
-  const shipment = reader('shipment', readShipment);
+}
 
-  const readClaim = (body: Record<string, unknown>, missing: (field: string) => never): WireClaim =>
-    defined({
-      claimId: text(body.claim_id) ?? text(body.id),
-      shipmentId: text(body.shipment_id),
-      reason: text(body.reason) ?? missing('reason'),
-      description: text(body.description),
-      claimantId: text(body.claimant_id),
-      claimantType: text(body.claimant_type),
-      status: text(body.status),
-      outcome: text(body.outcome),
-      createdAt: text(body.created_at),
-      decidedAt: text(body.decided_at),
-    });
+/** Claims are spelled as the emulator answers them; the profile names none of their fields. */
+function readClaim(body: Body, missing: Missing): WireClaim {
+  return defined({
+    claimId: text(body.claim_id) ?? text(body.id),
+    shipmentId: text(body.shipment_id),
+    reason: text(body.reason) ?? missing('reason'),
+    description: text(body.description),
+    claimantId: text(body.claimant_id),
+    claimantType: text(body.claimant_type),
+    status: text(body.status),
+    outcome: text(body.outcome),
+    createdAt: text(body.created_at),
+    decidedAt: text(body.decided_at),
+  });
+}
+
+const readersByProfile = new WeakMap<WireProfile, WireReaders>();
+
+/** The readers of every resource, spelled as `profile` says (built once per profile). */
+export function wireReaders(profile: WireProfile): WireReaders {
+  const cached = readersByProfile.get(profile);
+  if (cached) return cached;
+  const f = (body: unknown, key: FieldKey) => profile.field(body, key);
+  const readShipment = shipmentReader(profile);
 
   const readers: WireReaders = {
-    quote: reader('quote', (body, missing) => {
-      const breakdownBody = record(f(body, 'breakdown'));
-      const breakdown = breakdownBody
-        ? defined({
-            customer: whole(f(breakdownBody, 'breakdownCustomer')),
-            courier: whole(f(breakdownBody, 'breakdownCourier')),
-            platform: whole(f(breakdownBody, 'breakdownPlatform')),
-            codFee: whole(f(breakdownBody, 'breakdownCodFee')),
-          })
-        : undefined;
-      return defined({
-        quoteId: text(f(body, 'quoteId')) ?? missing(spellings(profile, 'quoteId')),
-        expiresAt: text(f(body, 'quoteExpiry')) ?? missing(spellings(profile, 'quoteExpiry')),
-        total: whole(f(body, 'quoteTotal')) ?? missing(`${spellings(profile, 'quoteTotal')} (whole XOF)`),
-        breakdown,
-        currency: text(body.currency),
-        pickupZone: text(body.pickup_zone),
-        dropoffZone: text(body.dropoff_zone),
-        distanceKm: finite(body.distance_km),
-        pricingBasis: text(body.pricing_basis),
-      });
-    }),
-    shipment,
+    quote: reader('quote', quoteReader(profile)),
+    shipment: reader('shipment', readShipment),
     shipmentList: reader('shipment list', (body, missing) => {
       if (!Array.isArray(body.shipments)) missing('shipments');
       const shipments = (body.shipments as unknown[]).map((item, i) => {
