@@ -134,7 +134,7 @@ function importBoundaries() {
  */
 function sizeAndErrorRules() {
   // Being split by other work under way; each leaves this list once it is under the limits.
-  const beingSplit = ['src/main/worker.ts', 'src/adapters/dispatch-api/**', 'src/ops/probe*.ts'];
+  const beingSplit = ['src/adapters/dispatch-api/**', 'src/ops/probe*.ts'];
   // Still over the limits, their split not done yet (issue 26 item 7): a file leaves this list when it passes.
   const notSplitYet = [
     'src/adapters/shopify/admin.ts',
