@@ -140,7 +140,6 @@ function sizeAndErrorRules() {
     'src/adapters/shopify/admin.ts',
     'src/dashboard/router.ts',
     'src/dashboard/shop-routes.ts',
-    'src/main/demo.ts',
   ];
   const tests = ['**/*.test.ts', '**/*.test-support.ts'];
   const namedExports = { selector: 'ExportDefaultDeclaration', message: 'Use named exports.' };
