@@ -56,11 +56,6 @@ export interface GaveUpPorts {
 }
 
 /**
- * A dispatch job that gave up holds its order with the last error rather than leave it in the failed set unseen.
- * Not held when another attempt dispatched it meanwhile. A hold that cannot be recorded is logged: the order is
- * not lost either way, as reconciliation finds an eligible order without a shipment and enqueues it again.
- */
-/**
  * After a failed dispatch attempt: logged, and when it was the job's last (or no retry can help), its order is held
  * (holdAfterRetriesExhausted). The warning is written before anything is awaited.
  */
@@ -73,7 +68,12 @@ export async function afterFailedAttempt(failed: FailedAttempt, ports: GaveUpPor
   if (exhausted) await holdAfterRetriesExhausted(failed, ports);
 }
 
-export async function holdAfterRetriesExhausted(failed: FailedAttempt, ports: GaveUpPorts): Promise<void> {
+/**
+ * A dispatch job that gave up holds its order with the last error rather than leave it in the failed set unseen.
+ * Not held when another attempt dispatched it meanwhile. A hold that cannot be recorded is logged: the order is
+ * not lost either way, as reconciliation finds an eligible order without a shipment and enqueues it again.
+ */
+async function holdAfterRetriesExhausted(failed: FailedAttempt, ports: GaveUpPorts): Promise<void> {
   const { job, jobId } = failed;
   // The last error says which service failed (the delivery service, or the shop when reading weights).
   const reason = holdFor('dispatch_unavailable', { attempts: failed.attemptsMade, lastError: failed.error.message });
