@@ -19,7 +19,7 @@ import type { CheckResult } from '../domain/checks.js';
 import type { MapLearnStatus } from '../ops/map-learn-runs.js';
 import type { MapCoverage } from '../ops/map-report.js';
 import type { LoginThrottle } from './login-throttle.js';
-import type { ProfileLearnDeps } from '../ops/profile-learn-command.js';
+import type { ProfileLearnDeps } from './use-cases/learn-shop-profile.js';
 
 /**
  * The latest reconciliation run, as the reconciliation job (src/orders/reconcile) records it. The dashboard

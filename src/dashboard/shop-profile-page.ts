@@ -6,7 +6,7 @@
  */
 import express, { Router, type Request, type RequestHandler } from 'express';
 import { DELIVERY_STEPS } from '../domain/shipment-status.js';
-import type { UnmappedState } from '../ops/profile-learn-command.js';
+import type { UnmappedState } from './use-cases/learn-shop-profile.js';
 import { html, type SafeHtml } from './html.js';
 import { shopProfileHref } from './links.js';
 import type { DashboardDeps } from './ports.js';

@@ -3,7 +3,7 @@
  * map is asked again for the names it learned over a week ago (and any it never learned); after an order is
  * held for want of a priced name, that shop's service is asked about the hold's candidates it does not know
  * freshly. Both through `learnMap`, paced by the shop's call budget (policy.dispatchCallsPerSecond) like every
- * dispatch call, run as a maintenance job (the worker's scheduler; see src/main/worker.ts).
+ * dispatch call, run as a maintenance job (the worker's scheduler; see src/main/worker-maintenance.ts).
  */
 import type { ShopConfig } from '../shops/shops.js';
 import type { MaintenanceJob } from '../orders/queues.js';

@@ -136,6 +136,19 @@ export function retryDelayMs(attemptsMade: number, error: unknown): number {
   return Math.round(base * (0.8 + Math.random() * 0.4));
 }
 
+/** A job's failed attempt, as BullMQ reports it: how many attempts it made, how many it was given, the error. */
+export interface FailedAttemptCount {
+  attemptsMade: number;
+  /** The attempts the job was given (its options). */
+  attempts: number | undefined;
+  error: Error;
+}
+
+/** Whether a job gave up: its last attempt failed, or its error is one no retry can help (see jobFailure). */
+export function retriesExhausted(failed: FailedAttemptCount): boolean {
+  return failed.attemptsMade >= (failed.attempts ?? 1) || failed.error instanceof UnrecoverableError;
+}
+
 /**
  * The one place a failure becomes BullMQ's: a permanent error (src/domain/errors.ts: the service or the shop
  * refused, and would refuse again) becomes an UnrecoverableError, so the job fails now instead of spending its

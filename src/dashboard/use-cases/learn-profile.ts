@@ -13,7 +13,7 @@ import {
   type LearnOutcome,
   type ProfileLearnDeps,
   type UnmappedState,
-} from '../../ops/profile-learn-command.js';
+} from './learn-shop-profile.js';
 
 export interface LearnedProfileView {
   shopId: string;

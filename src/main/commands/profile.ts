@@ -4,18 +4,20 @@
  */
 import { Command } from 'commander';
 import { createLogger } from '../../log.js';
-import { runProfileLearn, type ProfileLearnDeps } from '../../ops/profile-learn-command.js';
+import type { ProfileLearnDeps } from '../../dashboard/use-cases/learn-shop-profile.js';
+import { runProfileLearn } from '../../ops/profile-learn-command.js';
+import { draftFromService } from '../../ops/profile-learn-draft.js';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime.js';
 import { waitForLedger } from '../wait-for-services.js';
 
-/** What `profile learn` needs, from a runtime (the stored profiles already read). */
+/** What `profile learn` needs, from a runtime (the stored profiles already read); the dashboard's page too. */
 export function learnDepsOf(runtime: Runtime): ProfileLearnDeps {
+  const draftDeps = { firstContact: runtime.firstContact, ledger: runtime.ledger, now: runtime.now };
   return {
     shops: runtime.options.shops,
-    firstContact: runtime.firstContact,
     shopProfiles: runtime.shopProfiles,
     profileFor: (shop) => runtime.profiles.profileFor(shop),
-    ledger: runtime.ledger,
+    draft: (shop, inForce, outDir) => draftFromService(draftDeps, shop, inForce, outDir),
     announce: () => runtime.announceShops(),
     now: runtime.now,
   };

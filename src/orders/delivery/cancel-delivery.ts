@@ -10,7 +10,7 @@ import type { ShopConfig } from '../../shops/shops.js';
 import type { OrderCalls } from '../delivery-gateway.js';
 import { deliveryGatewayOf, writeProblem, type DeliveryDeps } from './delivery-shop-writes.js';
 import { withOrderLock } from '../order-lock.js';
-import type { DeliveryJob } from '../queues.js';
+import { retriesExhausted, type DeliveryJob, type FailedAttemptCount } from '../queues.js';
 
 export type CancelOutcome =
   { kind: 'cancelled' } | { kind: 'refused'; message: string } | { kind: 'ignored'; why: string };
@@ -100,11 +100,32 @@ async function endOrHoldCancelled(deps: DeliveryDeps, record: OrderRecord): Prom
 }
 
 /**
+ * After a failed cancel attempt: when the job gave up (its last attempt, or an error no retry can help), the
+ * cancellation the service never took is recorded on the order rather than left in the failed set unseen. A record
+ * that fails is logged: reconciliation still reports the live shipment.
+ */
+export async function afterFailedCancel(
+  job: DeliveryJob,
+  failed: FailedAttemptCount,
+  deps: DeliveryDeps,
+): Promise<void> {
+  if (!retriesExhausted(failed)) return;
+  try {
+    await recordCancelGaveUp(job, failed.error, deps);
+  } catch (recordError) {
+    deps.logger.error(
+      { err: (recordError as Error).message },
+      'could not record a cancellation that gave up; reconciliation still reports the live shipment',
+    );
+  }
+}
+
+/**
  * A cancel job that spent all its attempts (the service kept failing, never refused): the shipment still runs
  * while the shop shows the order cancelled. Recorded on the order (timeline, problem, a note in the shop) so a
  * person sees it; reconciliation reports the live shipment and asks again (cancelled_with_live_shipment).
  */
-export async function recordCancelGaveUp(job: DeliveryJob, error: Error, deps: DeliveryDeps): Promise<void> {
+async function recordCancelGaveUp(job: DeliveryJob, error: Error, deps: DeliveryDeps): Promise<void> {
   const shop = deps.shops.get(job.shopId);
   const extId = job.externalOrderId;
   if (!shop || !extId) return;

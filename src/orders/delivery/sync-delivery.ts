@@ -31,7 +31,7 @@ import { withOrderLock } from '../order-lock.js';
 import type { DeliveryJob } from '../queues.js';
 
 export type { DeliveryDeps } from './delivery-shop-writes.js';
-export { cancelDelivery, recordCancelGaveUp, type CancelOutcome } from './cancel-delivery.js';
+export { afterFailedCancel, cancelDelivery, type CancelOutcome } from './cancel-delivery.js';
 
 export type DeliveryOutcome =
   | { kind: 'synced'; step: DeliveryStep; moved: boolean; wrote: string[] }

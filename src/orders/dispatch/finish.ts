@@ -1,12 +1,18 @@
 /**
  * The finish step: what follows an attempt's outcome, and what happens when the dispatch job gives up. The
- * worker (src/main/worker.ts) only calls these.
+ * worker (src/main/worker-queues.ts) only calls these.
  */
-import { UnrecoverableError } from 'bullmq';
 import { holdFor } from '../../domain/holds.js';
 import type { OrderLedger } from '../../ledger/order-ledger.js';
 import type { Logger } from '../../log.js';
-import { stableJobId, type DeliveryJob, type DispatchJob, type MaintenanceJob } from '../queues.js';
+import {
+  retriesExhausted,
+  stableJobId,
+  type DeliveryJob,
+  type DispatchJob,
+  type FailedAttemptCount,
+  type MaintenanceJob,
+} from '../queues.js';
 import type { DispatchOutcome } from './deps.js';
 
 /** A queue as the finish step uses it. */
@@ -38,18 +44,9 @@ export async function afterDispatch(shopId: string, outcome: DispatchOutcome, po
 }
 
 /** A failed dispatch attempt, as BullMQ reports it. */
-export interface FailedAttempt {
+export interface FailedAttempt extends FailedAttemptCount {
   job: DispatchJob;
   jobId: string | undefined;
-  attemptsMade: number;
-  /** The attempts the job was given (its options). */
-  attempts: number | undefined;
-  error: Error;
-}
-
-/** Whether the dispatch job gave up: its last attempt failed, or its error is one no retry can help. */
-export function retriesExhausted(failed: Pick<FailedAttempt, 'attemptsMade' | 'attempts' | 'error'>): boolean {
-  return failed.attemptsMade >= (failed.attempts ?? 1) || failed.error instanceof UnrecoverableError;
 }
 
 export interface GaveUpPorts {
@@ -59,11 +56,24 @@ export interface GaveUpPorts {
 }
 
 /**
+ * After a failed dispatch attempt: logged, and when it was the job's last (or no retry can help), its order is held
+ * (holdAfterRetriesExhausted). The warning is written before anything is awaited.
+ */
+export async function afterFailedAttempt(failed: FailedAttempt, ports: GaveUpPorts): Promise<void> {
+  const exhausted = retriesExhausted(failed);
+  ports.logger.warn(
+    { job: failed.jobId, shop: failed.job.shopId, attempt: failed.attemptsMade, err: failed.error.message, exhausted },
+    'dispatch attempt failed',
+  );
+  if (exhausted) await holdAfterRetriesExhausted(failed, ports);
+}
+
+/**
  * A dispatch job that gave up holds its order with the last error rather than leave it in the failed set unseen.
  * Not held when another attempt dispatched it meanwhile. A hold that cannot be recorded is logged: the order is
  * not lost either way, as reconciliation finds an eligible order without a shipment and enqueues it again.
  */
-export async function holdAfterRetriesExhausted(failed: FailedAttempt, ports: GaveUpPorts): Promise<void> {
+async function holdAfterRetriesExhausted(failed: FailedAttempt, ports: GaveUpPorts): Promise<void> {
   const { job, jobId } = failed;
   // The last error says which service failed (the delivery service, or the shop when reading weights).
   const reason = holdFor('dispatch_unavailable', { attempts: failed.attemptsMade, lastError: failed.error.message });

@@ -13,7 +13,7 @@ import type { OrderRecord, QuoteProgress } from '../../ledger/order-ledger.js';
 import { normaliseOrder } from '../../shops/platforms/index.js';
 import { quoteRequestFor } from '../delivery/delivery-requests.js';
 import { admit } from './admit.js';
-import { retriesExhausted } from './finish.js';
+import { retriesExhausted } from '../queues.js';
 import { firmSavedQuote, quoteBasis, QUOTE_SAFETY_MARGIN_MS } from './quote.js';
 import { wrongAmount } from './read-back.js';
 

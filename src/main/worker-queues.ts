@@ -1,0 +1,214 @@
+/**
+ * The worker's three order queues (shop events, dispatch, deliveries): each BullMQ Worker with its processor, which
+ * hands the job to its use case, and its failure handler, which hands a failed job to its use case (src/orders/dispatch/finish.ts,
+ * src/orders/delivery/cancel-delivery.ts decide whether the job gave up and what follows). The maintenance queue
+ * and its schedules are in ./worker-maintenance.ts; src/main/worker.ts starts them all and shuts them down.
+ */
+import { Worker, type Job } from 'bullmq';
+import type { NeighbourhoodResolver } from '../geo/resolver.js';
+import { ShopRateLimiter } from '../orders/rate-limit.js';
+import {
+  dispatchOrder,
+  dispatchUnderLock,
+  type DispatchOutcome,
+  type PipelineDeps,
+} from '../orders/dispatch/dispatch-order.js';
+import { afterDispatch, afterFailedAttempt } from '../orders/dispatch/finish.js';
+import {
+  jobFailure,
+  QUEUE,
+  retryDelayMs,
+  type DeliveryJob,
+  type DispatchJob,
+  type ShopEventJob,
+} from '../orders/queues.js';
+import {
+  afterFailedCancel,
+  cancelDelivery,
+  syncDelivery,
+  type CancelOutcome,
+  type DeliveryDeps,
+  type DeliveryOutcome,
+} from '../orders/delivery/sync-delivery.js';
+import { handleShopEvent, type ShopEventOutcome } from '../orders/intake/shop-event.js';
+import { handleUninstall } from '../shops/uninstall.js';
+import { createOwnershipCheck } from '../shops/platforms/index.js';
+import { TariffMemory } from '../orders/dispatch/tariff-guard.js';
+import type { RelaisMetrics } from '../observability/metrics.js';
+import type { Runtime, RuntimeOptions } from './runtime.js';
+import { queuePrefix, type workerConnection } from '../redis.js';
+
+/** The worker's options its queues use (src/main/worker.ts adds its operations server's). */
+export interface QueueOptions extends RuntimeOptions {
+  resolver: NeighbourhoodResolver;
+  concurrency?: number;
+  /** BullMQ lockDuration and stalledInterval: how soon a job of a dead worker is taken over. */
+  lockMs?: number;
+  /** Polling fallback for lost delivery webhooks: how often, and how many shipments per round. */
+  pollIntervalMs?: number;
+  pollBatch?: number;
+  /** Reconciliation (src/orders/reconcile) every this many ms, repairing; absent or 0: not scheduled (and an earlier schedule is removed). */
+  reconcileIntervalMs?: number;
+  /** When the service maps are refreshed (src/ops/map-refresh.ts), a cron pattern; default weekly; '': not scheduled. */
+  mapRefreshPattern?: string;
+}
+
+/** What every queue's Worker is built from. */
+export interface QueueWiring {
+  runtime: Runtime;
+  options: QueueOptions;
+  metrics: RelaisMetrics;
+  connection: ReturnType<typeof workerConnection>;
+}
+
+type PipelineDepsOf = (shopId: string, jobId: string | undefined) => PipelineDeps;
+
+/** The three order queues' workers share their retry pacing (Retry-After honoured), concurrency and lock settings. */
+function orderWorkerOptions({ options, connection }: QueueWiring, queue: string) {
+  return {
+    connection,
+    prefix: queuePrefix(options.prefix, queue),
+    concurrency: options.concurrency ?? 10,
+    settings: {
+      backoffStrategy: (attemptsMade: number, _type?: string, error?: Error) => retryDelayMs(attemptsMade, error),
+    },
+    lockDuration: options.lockMs ?? 30_000,
+    stalledInterval: options.lockMs ?? 30_000,
+  };
+}
+
+/** The dispatch pipeline's deps for one job; the rate limiter and tariff memory are shared by all. */
+function pipelineDepsFor({ runtime, options, metrics }: QueueWiring): PipelineDepsOf {
+  const rateLimiter = new ShopRateLimiter(runtime.redis, options.prefix);
+  const tariffs = new TariffMemory(runtime.redis, options.prefix);
+  return (shopId, jobId) => ({
+    ledger: runtime.ledger,
+    // The live registry when connected shops are served live (src/shops/served-shops.ts), else the one given.
+    shops: runtime.options.shops,
+    deliveryFor: runtime.deliveryFor,
+    resolver: options.resolver,
+    aliases: runtime.aliases,
+    redis: runtime.redis,
+    prefix: options.prefix,
+    now: runtime.now,
+    weightsFor: runtime.weightsFor,
+    logger: options.logger.child({ shop: shopId, job: jobId }),
+    onDispatchCall: (call) => metrics.observeDispatchCall(call),
+    onUnknownState: (id, state) => metrics.unknownState(id, state),
+    rateLimiter,
+    tariffs,
+    serviceMap: runtime.serviceMap,
+  });
+}
+
+/** After a dispatch attempt (a dispatch job's, or a shop event's that dispatched at once): what follows it. */
+function finish(runtime: Runtime, shopId: string, outcome: DispatchOutcome): Promise<void> {
+  return afterDispatch(shopId, outcome, runtime.queues);
+}
+
+function shopEventsWorker(wiring: QueueWiring, pipelineDeps: PipelineDepsOf): Worker<ShopEventJob, ShopEventOutcome> {
+  const { runtime, options } = wiring;
+  const { logger } = options;
+  const ownership = createOwnershipCheck({ ...runtime.storeDeps, logger });
+  const processor = async (job: Job<ShopEventJob>): Promise<ShopEventOutcome> => {
+    const outcome = await handleShopEvent(job.data, {
+      ledger: runtime.ledger,
+      shops: runtime.options.shops,
+      dispatchQueue: runtime.queues.dispatch,
+      shopEventQueue: runtime.queues.shopEvents,
+      redis: runtime.redis,
+      prefix: options.prefix,
+      now: runtime.now,
+      logger: logger.child({ shop: job.data.shopId, job: job.id }),
+      completeEvent: (shop, event) => runtime.eventCompleterFor(shop)?.(event),
+      onCancelled: async (shop, externalOrderId) => {
+        await runtime.queues.deliveries.add('cancel', { shopId: shop.id, externalOrderId, trigger: job.data.topic });
+      },
+      ownership,
+      onUninstalled: (shop) =>
+        handleUninstall(shop, {
+          directory: runtime.shopDirectory,
+          ...(runtime.shopSecrets ? { secrets: runtime.shopSecrets } : {}),
+          announce: () => runtime.announceShops(),
+          redis: runtime.redis,
+          prefix: options.prefix,
+          now: runtime.now,
+          logger: logger.child({ shop: shop.id, job: job.id }),
+        }),
+      dispatchNow: (dispatchJob, lock, known) =>
+        dispatchUnderLock(dispatchJob, pipelineDeps(dispatchJob.shopId, job.id), lock, known),
+    });
+    if (outcome.kind === 'dispatched') await finish(runtime, job.data.shopId, outcome.dispatch);
+    return outcome;
+  };
+  return new Worker(QUEUE.shopEvents, processor, orderWorkerOptions(wiring, QUEUE.shopEvents));
+}
+
+function dispatchWorker(wiring: QueueWiring, pipelineDeps: PipelineDepsOf): Worker<DispatchJob, DispatchOutcome> {
+  const { runtime, options } = wiring;
+  const worker = new Worker<DispatchJob, DispatchOutcome>(
+    QUEUE.dispatch,
+    async (job) => {
+      try {
+        const outcome = await dispatchOrder(job.data, pipelineDeps(job.data.shopId, job.id));
+        await finish(runtime, job.data.shopId, outcome);
+        return outcome;
+      } catch (error) {
+        throw jobFailure(error);
+      }
+    },
+    orderWorkerOptions(wiring, QUEUE.dispatch),
+  );
+  worker.on('failed', (job: Job<DispatchJob> | undefined, error: Error) => {
+    if (!job) return;
+    const failed = { job: job.data, jobId: job.id, attemptsMade: job.attemptsMade, attempts: job.opts.attempts, error };
+    void afterFailedAttempt(failed, { ledger: runtime.ledger, now: runtime.now, logger: options.logger });
+  });
+  return worker;
+}
+
+function deliveriesWorker(wiring: QueueWiring): Worker<DeliveryJob, DeliveryOutcome | CancelOutcome> {
+  const { runtime, options, metrics } = wiring;
+  const deliveryDeps = (job: Job<DeliveryJob>): DeliveryDeps => ({
+    ledger: runtime.ledger,
+    shops: runtime.options.shops,
+    deliveryFor: runtime.deliveryFor,
+    writerFor: runtime.writerFor,
+    redis: runtime.redis,
+    prefix: options.prefix,
+    now: runtime.now,
+    logger: options.logger.child({ shop: job.data.shopId, job: job.id }),
+    onStep: (shopId, step) => metrics.deliveryStep(shopId, step),
+    onUnknownState: (shopId, state) => metrics.unknownState(shopId, state),
+  });
+  const worker = new Worker<DeliveryJob, DeliveryOutcome | CancelOutcome>(
+    QUEUE.deliveries,
+    async (job) => {
+      try {
+        return job.name === 'cancel'
+          ? await cancelDelivery(job.data, deliveryDeps(job))
+          : await syncDelivery(job.data, deliveryDeps(job));
+      } catch (error) {
+        // A shop that refused a write (userErrors, an order that is gone) answers the same on every retry.
+        throw jobFailure(error);
+      }
+    },
+    orderWorkerOptions(wiring, QUEUE.deliveries),
+  );
+  worker.on('failed', (job: Job<DeliveryJob> | undefined, error: Error) => {
+    if (!job || job.name !== 'cancel') return;
+    const failed = { attemptsMade: job.attemptsMade, attempts: job.opts.attempts, error };
+    void afterFailedCancel(job.data, failed, deliveryDeps(job));
+  });
+  return worker;
+}
+
+/** The three order queues' workers, running from now on. */
+export function startOrderWorkers(wiring: QueueWiring) {
+  const pipelineDeps = pipelineDepsFor(wiring);
+  return {
+    shopEvents: shopEventsWorker(wiring, pipelineDeps),
+    dispatch: dispatchWorker(wiring, pipelineDeps),
+    deliveries: deliveriesWorker(wiring),
+  };
+}
