@@ -24,7 +24,7 @@ import { TariffMemory } from '../orders/dispatch/tariff-guard.js';
 import type { ServiceMapStore } from '../ledger/service-map.js';
 import type { AliasStore } from '../ledger/alias-store.js';
 import type { Logger } from '../log.js';
-import { VERIFICATION_STATUS } from '../http/verification.js';
+import { VERIFICATION_STATUS } from '../shops/platforms/verification-status.js';
 import type { RelaisMetrics } from '../observability/metrics.js';
 import { storePlatforms, type StorePlatform } from '../shops/platforms/index.js';
 import { priceAtCheckout, type CheckoutPrice, type CheckoutRatesDeps } from './checkout-rates.js';

@@ -1,5 +1,5 @@
 /** The Money page: cash collected, owed and paid out per shop, and the last reconciliation's summary. */
-import type { CodFigures } from './data.js';
+import type { CodFigures } from './use-cases/order-figures.js';
 import { formatTime, formatXof, html, type SafeHtml } from './html.js';
 import type { ReconciliationSummary } from './ports.js';
 import { type ShopChoice, shopSelect } from './pages.js';

@@ -3,7 +3,7 @@
  * claims), and the dispute form's action.
  */
 import { Router, type RequestHandler } from 'express';
-import { findOrderListing } from './data.js';
+import { findOrderListing } from './use-cases/order-figures.js';
 import { formatTime } from './html.js';
 import { disputeForm, field } from './middleware/forms.js';
 import { orderFilter, readOrdersQuery } from './order-filters.js';

@@ -6,7 +6,7 @@
 import { describeDoorAmount } from '../domain/door-amount.js';
 import type { DisputeView } from '../orders/disputes/index.js';
 import type { OrderRecord, OrderState, TimelineEntry } from '../ledger/order-ledger.js';
-import { cashFigure, type CashFigure, type OrderListing } from './data.js';
+import { cashFigure, type CashFigure, type OrderListing } from './use-cases/order-figures.js';
 import { formatTime, formatXof, html, safeHref, type SafeHtml } from './html.js';
 import { describeFilters, ORDER_DAYS, ordersHref, type OrdersQuery } from './order-filters.js';
 import type { PricedNearby } from './use-cases/priced-nearby.js';

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { KNOWN_BROWSER_TTL_MS, secretsEqual, SessionSigner } from '../../src/dashboard/auth.js';
-import { codFigures } from '../../src/dashboard/data.js';
+import { codFigures } from '../../src/dashboard/use-cases/order-figures.js';
 import { escapeHtml, formatXof, html, safeHref } from '../../src/dashboard/html.js';
 import { moneyBody } from '../../src/dashboard/money-page.js';
 import type { ReconciliationSummary } from '../../src/dashboard/ports.js';

@@ -30,7 +30,7 @@ const CASH_FAMILIES = FAMILIES.filter(collectsCash);
 
 const quoted = (values: readonly string[]) => values.map((v) => `'${v.replace(/'/g, "''")}'`).join(', ');
 
-/** The order's cash figure (src/dashboard/data.ts cashFigure, in SQL): the goods carried, else the outstanding of a cash order. */
+/** The order's cash figure (src/dashboard/use-cases/order-figures.ts cashFigure, in SQL): the goods carried, else the outstanding of a cash order. */
 const AMOUNT = `COALESCE((o.shipment->>'orderAmountXof')::bigint, (o.door->>'goods')::bigint,
   CASE WHEN o.store_order->>'paymentFamily' IN (${quoted(CASH_FAMILIES)}) THEN (o.store_order->>'amountToCollect')::bigint END, 0)`;
 

@@ -1,5 +1,5 @@
 /** The cash page: a shop's cash-on-delivery figures per day from the ledger, and the latest reconciliation run. */
-import { codFigures, loadRecords, SCAN_LIMIT, type CodFigures } from '../data.js';
+import { codFigures, loadRecords, SCAN_LIMIT, type CodFigures } from './order-figures.js';
 import type { ShopZone } from '../../ledger/order-insights.js';
 import type { DashboardDeps, ReconciliationSummary } from '../ports.js';
 

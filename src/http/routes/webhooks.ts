@@ -2,7 +2,7 @@
  * Shop webhooks: verify, parse, de-duplicate, enqueue, answer. Nothing else happens here (thin edge):
  * the worker does the work. Each platform's intake (StorePlatform.webhooks, src/shops/platforms/<platform>/) finds
  * the shop, verifies the signature and parses the body; this route mounts every platform's path, maps the
- * intake's receipt to a status (src/http/verification.ts) and enqueues what it accepted.
+ * intake's receipt to a status (src/shops/platforms/verification-status.ts) and enqueues what it accepted.
  *
  * The answer tells the platform what to do next:
  *   200  durably enqueued (or a duplicate of something already enqueued, or a WooCommerce ping)
@@ -21,7 +21,7 @@ import { stableJobId } from '../../orders/queues.js';
 import type { Logger } from '../../log.js';
 import { storePlatforms, type StorePlatform } from '../../shops/platforms/index.js';
 import type { RedisClient } from '../../redis.js';
-import { VERIFICATION_STATUS } from '../verification.js';
+import { VERIFICATION_STATUS } from '../../shops/platforms/verification-status.js';
 import { SeenEvents } from '../seen-events.js';
 import { withinRedisDeadline } from '../redis-deadline.js';
 

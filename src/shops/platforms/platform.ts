@@ -25,7 +25,7 @@ import type { ShopWriter } from './writer.js';
 
 export type { PlatformName } from './settings.js';
 
-/** Why a request that claims to come from a shop was not taken; src/http/verification.ts maps each to a status. */
+/** Why a request that claims to come from a shop was not taken; src/shops/platforms/verification-status.ts maps each to a status. */
 export type VerificationFailure =
   | 'missing_headers'
   | 'malformed_body'

@@ -11,8 +11,8 @@
  * The signature verifiers' own reasons come from src/shops/platforms/common.ts (VERIFICATION_FAILURE_STATUS, next to them);
  * the rest are the intake's.
  */
-import { VERIFICATION_FAILURE_STATUS } from '../shops/platforms/common.js';
-import type { VerificationFailure } from '../shops/platforms/index.js';
+import { VERIFICATION_FAILURE_STATUS } from './common.js';
+import type { VerificationFailure } from './index.js';
 
 export const VERIFICATION_STATUS: Readonly<Record<VerificationFailure, 400 | 401 | 404>> = {
   ...VERIFICATION_FAILURE_STATUS,

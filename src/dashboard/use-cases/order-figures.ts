@@ -2,10 +2,10 @@
  * What the pages read from the ledger: a shop's orders newest first (optionally one state), and the
  * cash-on-delivery figures per day. Records are read a batch per query, and every scan is bounded.
  */
-import { collectsCash } from '../domain/delivery.js';
-import { goodsCarried } from '../domain/door-amount.js';
-import type { OrderFilter, OrderInsights } from '../ledger/order-insights.js';
-import type { OrderLedger, OrderRecord, OrderState } from '../ledger/order-ledger.js';
+import { collectsCash } from '../../domain/delivery.js';
+import { goodsCarried } from '../../domain/door-amount.js';
+import type { OrderFilter, OrderInsights } from '../../ledger/order-insights.js';
+import type { OrderLedger, OrderRecord, OrderState } from '../../ledger/order-ledger.js';
 
 type LedgerReader = Pick<OrderLedger, 'getMany'>;
 
