@@ -3,30 +3,25 @@
  * from before each call and put right by every answer.
  */
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedis, type TestRedis } from '../../../test/support/redis.js';
+import { describe, expect, it } from 'vitest';
+import { perFile } from '../../../test/support/per-file.js';
+import { startRedis } from '../../../test/support/redis.js';
 import { createLogger } from '../../log.js';
 import { RedisShopRateBudget, type BudgetTicket, type ThrottleStatus } from './rate-budget.js';
 
+const redis = perFile(() => startRedis());
+
 const logger = createLogger({ level: 'silent' });
 const SHOP = 'dakar-mode.myshopify.com';
-let redis: TestRedis;
 let run = 0;
-
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis?.stop();
-});
 
 /** Two workers' views of the same shop's budget, under a prefix of their own for this test. */
 function twoWorkers(domain = SHOP) {
   run += 1;
-  const prefix = `${redis.prefix}:${run}`;
+  const prefix = `${redis().prefix}:${run}`;
   return [
-    new RedisShopRateBudget(redis.client(), prefix, domain, logger),
-    new RedisShopRateBudget(redis.client(), prefix, domain, logger),
+    new RedisShopRateBudget(redis().client(), prefix, domain, logger),
+    new RedisShopRateBudget(redis().client(), prefix, domain, logger),
   ] as const;
 }
 
@@ -115,7 +110,7 @@ describe('the Shopify rate budget shared in Redis', () => {
   });
 
   it('lets the call go out when Redis does not answer (Shopify still paces it)', async () => {
-    const unreachable = new Redis(redis.port, { host: '127.0.0.1', lazyConnect: true, enableOfflineQueue: false });
+    const unreachable = new Redis(redis().port, { host: '127.0.0.1', lazyConnect: true, enableOfflineQueue: false });
     unreachable.on('error', () => undefined);
     const budget = new RedisShopRateBudget(unreachable, 'gone', SHOP, logger);
     const ticket = await ticketOf(budget.take('orderState', 10));
