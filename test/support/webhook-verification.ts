@@ -6,6 +6,11 @@ import { expect, it } from 'vitest';
 import { VERIFICATION_FAILURE_STATUS } from '../../src/shops/platforms/common.js';
 import { randomSecret } from './factories.js';
 
+/** Headers as Node's http module hands them over: lower-case names. */
+export function asNodeHeaders(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
+}
+
 type Verdict = { ok: true } | { ok: false; reason: keyof typeof VERIFICATION_FAILURE_STATUS };
 
 export function itRefusesForgedDeliveries(platform: {

@@ -8,7 +8,7 @@ import {
   shopifyWebhookHeaders,
   signShopify,
 } from '../../../test/support/factories.js';
-import { itRefusesForgedDeliveries } from '../../../test/support/webhook-verification.js';
+import { asNodeHeaders, itRefusesForgedDeliveries } from '../../../test/support/webhook-verification.js';
 import { VERIFICATION_FAILURE_STATUS } from '../../shops/platforms/common.js';
 import { verifyShopifyWebhook } from './verify.js';
 
@@ -26,11 +26,6 @@ function delivery(secret = randomSecret()) {
     triggeredAt: '2026-11-22T10:00:00.000Z',
   });
   return { rawBody, headers, secret };
-}
-
-/** What Node's http module hands over: lower-case header names. */
-function asNodeHeaders(headers: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
 }
 
 describe('verifyShopifyWebhook', () => {
