@@ -105,3 +105,14 @@ export function createLogger(
 
 /** A logger that writes nothing: for tests and tools that print their own output. */
 export const silentLogger: Logger = pino({ level: 'silent' });
+
+/** A connection URL fit for a message: its password masked. `setting` names it when it does not parse. */
+export function urlForHumans(url: string, setting: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return `(an unparsable ${setting})`;
+  }
+}

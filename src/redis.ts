@@ -8,6 +8,7 @@
  * to land on any master.
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { urlForHumans } from './log.js';
 
 /** A connection to either kind of Redis: the commands Relais uses are the same on both. */
 export type RedisClient = Redis | Cluster;
@@ -80,19 +81,9 @@ export function parseClusterNodes(value: string | undefined): string[] {
 
 /** Where Redis is, for messages: never a password. */
 export function redisTargetForHumans(target: RedisTarget): string {
-  if (!isCluster(target)) return urlForHumans(target.redisUrl);
+  if (!isCluster(target)) return urlForHumans(target.redisUrl, 'REDIS_URL');
   const { nodes } = clusterSeeds(target.redisClusterNodes ?? []);
   return `Redis Cluster (seeds ${nodes.map((n) => `${n.host}:${n.port}`).join(', ')})`;
-}
-
-function urlForHumans(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '(an unparsable REDIS_URL)';
-  }
 }
 
 /** Whether the key prefix holds a hash tag (`{…}`, non-empty): then every key made from it lands in that one slot. */

@@ -36,6 +36,20 @@ export class RelaisError extends Error {
   }
 }
 
+/**
+ * A request refused for a reason the caller can act on (a shop's install or connection, say): permanent, the
+ * same request gets the same answer. `reason` is a code from the refusing module's own list.
+ */
+export class RefusalError<Reason extends string> extends RelaisError {
+  override readonly name: string = 'RefusalError';
+  constructor(
+    readonly reason: Reason,
+    message: string,
+  ) {
+    super({ failure: 'permanent', message });
+  }
+}
+
 /** The `failure` of a retry verdict: `transient` when a retry can help. */
 export function failureOf(retryable: boolean): FailureKind {
   return retryable ? 'transient' : 'permanent';

@@ -181,6 +181,36 @@ export class Drafts {
     }
   }
 
+  /**
+   * A place no earlier row named, drafted under `key`: where the row puts it, its alternate names (found again by
+   * them), the parent the row names if any, and what the row's source says of it (`about`).
+   */
+  private addDraft(
+    key: string,
+    country: CountryCode,
+    row: { city: string; alt_names: string[] },
+    point: Point | undefined,
+    parent: string[],
+    about: Pick<Draft, 'name' | 'placeType' | 'broad' | 'listedQuartier' | 'listedCommune' | 'points'>,
+  ): void {
+    const { name, placeType, broad, listedQuartier, listedCommune, points } = about;
+    const draft: Draft = {
+      country,
+      city: row.city,
+      name,
+      placeType,
+      broad,
+      listedQuartier,
+      listedCommune,
+      ...(point ? { coords: point } : {}),
+      altNames: [...row.alt_names],
+      points,
+      parents: parent.length > 0 ? [parent] : [],
+    };
+    this.draftsOf(country).set(key, draft);
+    this.rememberAlts(draft, row.alt_names);
+  }
+
   /** The city lists' rows, the commune's node before a same-name hamlet elsewhere. */
   addCityRows(cityRows: CityRow[]): void {
     const { ownBlocked, cityCentres } = this;
@@ -207,21 +237,14 @@ export class Drafts {
         if (admin2.length > 0) existing.parents.push(admin2);
         continue;
       }
-      const draft: Draft = {
-        country,
-        city: row.city,
+      this.addDraft(key, country, row, point, admin2, {
         name: row.neighbourhood,
         placeType: row.place_type,
         broad: BROAD_TYPES.has(row.place_type),
         listedQuartier: false,
         listedCommune: false,
-        ...(point ? { coords: point } : {}),
-        altNames: [...row.alt_names],
         points: point ? [point] : [],
-        parents: admin2.length > 0 ? [admin2] : [],
-      };
-      drafts.set(key, draft);
-      rememberAlts(draft, row.alt_names);
+      });
     }
   }
 
@@ -255,21 +278,14 @@ export class Drafts {
         if (!match.coords && point) match.coords = point;
         continue;
       }
-      const draft: Draft = {
-        country,
-        city: row.city,
+      this.addDraft(key, country, row, point, parent, {
         name: row.name,
         placeType: row.level,
         broad: officialIsBroad(row.level),
         listedQuartier: row.level === 'quartier',
         listedCommune: officialIsBroad(row.level),
-        ...(point ? { coords: point } : {}),
-        altNames: [...row.alt_names],
         points: [],
-        parents: parent.length > 0 ? [parent] : [],
-      };
-      drafts.set(key, draft);
-      rememberAlts(draft, row.alt_names);
+      });
     }
   }
 }

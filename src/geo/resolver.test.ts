@@ -15,6 +15,23 @@ import {
 import { held, resolved } from '../../test/geo/resolution-asserts.js';
 
 const resolver = NeighbourhoodResolver.load();
+/** An address typed in Senegal, with the rest of the input (aliases, coordinates) when a test gives it. */
+const inSenegal = (fields: AddressFields, more: Partial<ResolveInput> = {}) =>
+  resolver.resolve({ country: 'SN', fields, ...more });
+
+/** A gazetteer directory of a test's own: Dakar's places file and the official lists, each its header then these rows. */
+function gazetteerDir(placeRows: string, officialRows = ''): string {
+  const dir = mkdtempSync(join(tmpdir(), 'relais-geo-'));
+  writeFileSync(
+    join(dir, 'SN_dakar.csv'),
+    `country,city,neighbourhood,lat,lng,alt_names,ascii_name,admin2,place_type,population,source,source_id\n${placeRows}`,
+  );
+  writeFileSync(
+    join(dir, 'official-lists.csv'),
+    `country,city,name,lat,lng,alt_names,level,parent,source_url,note\n${officialRows}`,
+  );
+  return dir;
+}
 
 // Real-looking addresses as customers type them at checkout: [country, fields, expected neighbourhood,
 // and, when the address names an area and a sub-area inside it, the sub-area kept beside the area sent].
@@ -124,7 +141,7 @@ describe('NeighbourhoodResolver', () => {
   });
 
   it('never sends the city for a bare city address, and says the city is not a neighbourhood', () => {
-    const r = held(resolver.resolve({ country: 'SN', fields: { address1: 'Rue 10', city: 'Dakar' } }));
+    const r = held(inSenegal({ address1: 'Rue 10', city: 'Dakar' }));
     expect(r.reason).toBe(
       "no neighbourhood found in 'Rue 10, Dakar' ('Dakar' is a city, not a neighbourhood): add an alias or correct the address",
     );
@@ -132,29 +149,29 @@ describe('NeighbourhoodResolver', () => {
   });
 
   it('prefers the numbered quartier the gazetteer lists, else the base name with less confidence', () => {
-    const listed = resolved(resolver.resolve({ country: 'SN', fields: { address1: 'HLM 5' } }));
-    const unlisted = resolved(resolver.resolve({ country: 'SN', fields: { address1: 'HLM 7' } }));
+    const listed = resolved(inSenegal({ address1: 'HLM 5' }));
+    const unlisted = resolved(inSenegal({ address1: 'HLM 7' }));
     expect(listed.neighbourhood.name).toBe('HLM 5');
     expect(unlisted.neighbourhood.name).toBe('HLM');
     expect(unlisted.evidence[0]).toMatchObject({ via: 'numbered', text: 'HLM 7' });
     expect(unlisted.confidence).toBeLessThan(listed.confidence);
-    const liberte = resolved(resolver.resolve({ country: 'SN', fields: { address1: 'SICAP Liberté 6, villa 45' } }));
+    const liberte = resolved(inSenegal({ address1: 'SICAP Liberté 6, villa 45' }));
     expect(liberte.neighbourhood.name).toBe('Sicap-Liberté');
     expect(liberte.evidence[0]?.via).toBe('numbered');
   });
 
   it('accepts a typo on a long word with less confidence than the exact name, never on a short one', () => {
-    const typo = resolved(resolver.resolve({ country: 'SN', fields: { address1: 'Ouakem', city: 'Dakar' } }));
-    const exact = resolved(resolver.resolve({ country: 'SN', fields: { address1: 'Ouakam', city: 'Dakar' } }));
+    const typo = resolved(inSenegal({ address1: 'Ouakem', city: 'Dakar' }));
+    const exact = resolved(inSenegal({ address1: 'Ouakam', city: 'Dakar' }));
     expect(typo.neighbourhood.name).toBe('Ouakam');
     expect(typo.evidence[0]).toMatchObject({ via: 'fuzzy', text: 'Ouakem', field: 'address1' });
     expect(typo.confidence).toBeLessThan(exact.confidence);
     // "Fasss" is one letter from "Fass", but four-letter names are matched exactly or not at all.
-    expect(resolver.resolve({ country: 'SN', fields: { address1: 'Fasss' } }).ok).toBe(false);
+    expect(inSenegal({ address1: 'Fasss' }).ok).toBe(false);
   });
 
   it('reads abbreviations customers type', () => {
-    const pa = resolved(resolver.resolve({ country: 'SN', fields: { address1: 'PA U17' } }));
+    const pa = resolved(inSenegal({ address1: 'PA U17' }));
     expect(pa.evidence).toContainEqual(expect.objectContaining({ via: 'abbreviation', text: 'U17' }));
     expect(resolved(resolver.resolve({ country: 'CI', fields: { address1: 'Yop city' } })).neighbourhood.name).toBe(
       'Yopougon',
@@ -163,25 +180,17 @@ describe('NeighbourhoodResolver', () => {
 
   it('treats accents, case, hyphens and apostrophes as the same name', () => {
     for (const address1 of ['Fann-Résidence', 'FANN RESIDENCE', 'fann résidence', 'Fann  Residence']) {
-      expect(resolved(resolver.resolve({ country: 'SN', fields: { address1 } })).neighbourhood.name).toBe(
-        'Fann Résidence',
-      );
+      expect(resolved(inSenegal({ address1 })).neighbourhood.name).toBe('Fann Résidence');
     }
     for (const address1 of ["Patte d'Oie", 'Patte d’oie', 'Patte-d-Oie', 'pattedoie']) {
-      expect(resolved(resolver.resolve({ country: 'SN', fields: { address1 } })).neighbourhood.name).toBe(
-        "Patte d'Oie",
-      );
+      expect(resolved(inSenegal({ address1 })).neighbourhood.name).toBe("Patte d'Oie");
     }
   });
 
   it('looks for the neighbourhood in every field, the company name counting for less', () => {
-    const inCity = resolved(resolver.resolve({ country: 'SN', fields: { address1: 'Rue 10', city: 'Almadies' } }));
-    const inProvince = resolved(
-      resolver.resolve({ country: 'SN', fields: { address1: 'Rue 10', province: 'Almadies' } }),
-    );
-    const inCompany = resolved(
-      resolver.resolve({ country: 'SN', fields: { company: 'Boutique Almadies', address1: 'Rue 10', city: 'Dakar' } }),
-    );
+    const inCity = resolved(inSenegal({ address1: 'Rue 10', city: 'Almadies' }));
+    const inProvince = resolved(inSenegal({ address1: 'Rue 10', province: 'Almadies' }));
+    const inCompany = resolved(inSenegal({ company: 'Boutique Almadies', address1: 'Rue 10', city: 'Dakar' }));
     expect([inCity, inProvince, inCompany].map((r) => r.neighbourhood.name)).toEqual([
       'Almadies',
       'Almadies',
@@ -206,18 +215,18 @@ describe('NeighbourhoodResolver', () => {
     ]) {
       expect(resolved(resolver.resolve({ country: 'CI', fields: { city: commune } })).neighbourhood.name).toBe(commune);
     }
-    const pikine = resolved(resolver.resolve({ country: 'SN', fields: { address1: 'Pikine rue 5' } }));
-    const quartier = resolved(resolver.resolve({ country: 'SN', fields: { address1: 'Thiaroye, Pikine' } }));
+    const pikine = resolved(inSenegal({ address1: 'Pikine rue 5' }));
+    const quartier = resolved(inSenegal({ address1: 'Thiaroye, Pikine' }));
     expect(pikine.neighbourhood.name).toBe('Pikine');
     expect(quartier.neighbourhood.name).toBe('Pikine');
     expect(quartier.level?.levels.map((l) => l.name)).toEqual(['Tiaroye', 'Pikine']);
   });
 
   it('prefers an urban quartier to a village matched the same way', () => {
-    const village = resolved(resolver.resolve({ country: 'SN', fields: { address1: 'Bambilor' } }));
-    const urban = resolved(resolver.resolve({ country: 'SN', fields: { address1: 'Mermoz' } }));
+    const village = resolved(inSenegal({ address1: 'Bambilor' }));
+    const urban = resolved(inSenegal({ address1: 'Mermoz' }));
     expect(village.confidence).toBeLessThan(urban.confidence);
-    const both = resolved(resolver.resolve({ country: 'SN', fields: { address1: 'Mermoz', address2: 'Yène' } }));
+    const both = resolved(inSenegal({ address1: 'Mermoz', address2: 'Yène' }));
     expect(both.neighbourhood.name).toBe('Mermoz');
   });
 
@@ -242,45 +251,33 @@ describe('NeighbourhoodResolver', () => {
     const noWords = { address1: 'Rue 10', city: 'Dakar' };
 
     it('resolve an address whose words name nothing to the nearest quartier point', () => {
-      const r = resolved(resolver.resolve({ country: 'SN', fields: noWords, coords: { lat: 14.7074, lng: -17.4744 } }));
+      const r = resolved(inSenegal(noWords, { coords: { lat: 14.7074, lng: -17.4744 } }));
       expect(r.neighbourhood.name).toBe('Mermoz');
       expect(r.evidence).toEqual([expect.objectContaining({ field: 'coords', via: 'coords' })]);
     });
 
     it('far from every known quartier resolve nothing', () => {
-      const r = held(resolver.resolve({ country: 'SN', fields: noWords, coords: { lat: 15.2, lng: -16.5 } }));
+      const r = held(inSenegal(noWords, { coords: { lat: 15.2, lng: -16.5 } }));
       expect(r.reason).toContain('no known neighbourhood within 2.5 km');
     });
 
     it('at 0,0, outside the country or on the city centroid are ignored', () => {
-      expect(held(resolver.resolve({ country: 'SN', fields: noWords, coords: { lat: 0, lng: 0 } })).reason).toContain(
-        '0,0 ignored',
-      );
-      expect(
-        held(resolver.resolve({ country: 'SN', fields: noWords, coords: { lat: 5.35, lng: -4 } })).reason,
-      ).toContain('outside SN');
-      expect(
-        held(resolver.resolve({ country: 'SN', fields: noWords, coords: { lat: 14.69343, lng: -17.44794 } })).reason,
-      ).toContain('city centre');
+      expect(held(inSenegal(noWords, { coords: { lat: 0, lng: 0 } })).reason).toContain('0,0 ignored');
+      expect(held(inSenegal(noWords, { coords: { lat: 5.35, lng: -4 } })).reason).toContain('outside SN');
+      expect(held(inSenegal(noWords, { coords: { lat: 14.69343, lng: -17.44794 } })).reason).toContain('city centre');
     });
 
     it('break a tie between two quartiers the words name', () => {
       const fields = { address1: 'Mermoz, Ouakam' };
-      expect(
-        resolved(resolver.resolve({ country: 'SN', fields, coords: { lat: 14.7245, lng: -17.485 } })).neighbourhood
-          .name,
-      ).toBe('Ouakam');
-      expect(
-        resolved(resolver.resolve({ country: 'SN', fields, coords: { lat: 14.7075, lng: -17.4743 } })).neighbourhood
-          .name,
-      ).toBe('Mermoz');
+      expect(resolved(inSenegal(fields, { coords: { lat: 14.7245, lng: -17.485 } })).neighbourhood.name).toBe('Ouakam');
+      expect(resolved(inSenegal(fields, { coords: { lat: 14.7075, lng: -17.4743 } })).neighbourhood.name).toBe(
+        'Mermoz',
+      );
     });
 
     it('raise the confidence of a name found near them', () => {
-      const plain = resolved(resolver.resolve({ country: 'SN', fields: { address1: 'Ouakem' } }));
-      const near = resolved(
-        resolver.resolve({ country: 'SN', fields: { address1: 'Ouakem' }, coords: { lat: 14.7245, lng: -17.485 } }),
-      );
+      const plain = resolved(inSenegal({ address1: 'Ouakem' }));
+      const near = resolved(inSenegal({ address1: 'Ouakem' }, { coords: { lat: 14.7245, lng: -17.485 } }));
       expect(near.confidence).toBeGreaterThan(plain.confidence);
     });
   });
@@ -288,11 +285,7 @@ describe('NeighbourhoodResolver', () => {
   describe('merchant aliases', () => {
     it('win over the words of the address', () => {
       const r = resolved(
-        resolver.resolve({
-          country: 'SN',
-          fields: { address1: 'Mermoz, villa Tonton Awa' },
-          aliases: { 'Villa Tonton Awa': 'Point E' },
-        }),
+        inSenegal({ address1: 'Mermoz, villa Tonton Awa' }, { aliases: { 'Villa Tonton Awa': 'Point E' } }),
       );
       expect(r.neighbourhood.name).toBe('Point E');
       expect(r.evidence).toEqual([
@@ -302,26 +295,16 @@ describe('NeighbourhoodResolver', () => {
     });
 
     it('match after the same folding as names, across commas of a field', () => {
-      const r = resolved(
-        resolver.resolve({
-          country: 'SN',
-          fields: { address1: 'MERMOZ, OUAKAM' },
-          aliases: { 'mermoz ouakam': 'Mermoz' },
-        }),
-      );
+      const r = resolved(inSenegal({ address1: 'MERMOZ, OUAKAM' }, { aliases: { 'mermoz ouakam': 'Mermoz' } }));
       expect(r.neighbourhood.name).toBe('Mermoz');
     });
 
     it('pointing to a name the gazetteer does not list are reported, not followed', () => {
-      const unknown = held(
-        resolver.resolve({ country: 'SN', fields: { address1: 'chez Awa' }, aliases: { 'chez awa': 'Mermozz' } }),
-      );
+      const unknown = held(inSenegal({ address1: 'chez Awa' }, { aliases: { 'chez awa': 'Mermozz' } }));
       expect(unknown.reason).toBe(
         "the alias 'chez awa' points to 'Mermozz', which is not a neighbourhood in the gazetteer for SN: correct the alias to a listed neighbourhood name",
       );
-      const city = held(
-        resolver.resolve({ country: 'SN', fields: { address1: 'chez Awa' }, aliases: { 'chez awa': 'Dakar' } }),
-      );
+      const city = held(inSenegal({ address1: 'chez Awa' }, { aliases: { 'chez awa': 'Dakar' } }));
       expect(city.reason).toContain("points to 'Dakar'");
     });
 
@@ -331,9 +314,7 @@ describe('NeighbourhoodResolver', () => {
     });
 
     it('that are absent from the address change nothing', () => {
-      const r = resolved(
-        resolver.resolve({ country: 'SN', fields: { address1: 'Ouakam' }, aliases: { 'chez awa': 'Mermoz' } }),
-      );
+      const r = resolved(inSenegal({ address1: 'Ouakam' }, { aliases: { 'chez awa': 'Mermoz' } }));
       expect(r.neighbourhood.name).toBe('Ouakam');
     });
   });
@@ -470,27 +451,14 @@ describe('NeighbourhoodResolver', () => {
     });
 
     it('names the file and row of a malformed gazetteer', () => {
-      const dir = mkdtempSync(join(tmpdir(), 'relais-geo-'));
-      writeFileSync(
-        join(dir, 'SN_dakar.csv'),
-        'country,city,neighbourhood,lat,lng,alt_names,ascii_name,admin2,place_type,population,source,source_id\nSN,Dakar,Mermoz,not-a-number,-17.47,,,Dakar,suburb,,osm,node/1\n',
-      );
-      writeFileSync(
-        join(dir, 'official-lists.csv'),
-        'country,city,name,lat,lng,alt_names,level,parent,source_url,note\n',
-      );
+      const dir = gazetteerDir('SN,Dakar,Mermoz,not-a-number,-17.47,,,Dakar,suburb,,osm,node/1\n');
       expect(() => NeighbourhoodResolver.load(dir)).toThrow(/SN_dakar\.csv: row 2: lat: not a coordinate/);
     });
 
     it('works from any gazetteer directory with the same columns', () => {
-      const dir = mkdtempSync(join(tmpdir(), 'relais-geo-'));
-      writeFileSync(
-        join(dir, 'SN_dakar.csv'),
-        'country,city,neighbourhood,lat,lng,alt_names,ascii_name,admin2,place_type,population,source,source_id\nSN,Dakar,Dakar,14.69,-17.44,,,Dakar,city,,osm,node/1\nSN,Dakar,Mermoz,14.70,-17.47,,,Dakar,suburb,,osm,node/2\n',
-      );
-      writeFileSync(
-        join(dir, 'official-lists.csv'),
-        'country,city,name,lat,lng,alt_names,level,parent,source_url,note\nSN,Dakar,"Unité 9",,,,quartier,"Parcelles Assainies",http://example.invalid,"a note, with a comma"\n',
+      const dir = gazetteerDir(
+        'SN,Dakar,Dakar,14.69,-17.44,,,Dakar,city,,osm,node/1\nSN,Dakar,Mermoz,14.70,-17.47,,,Dakar,suburb,,osm,node/2\n',
+        'SN,Dakar,"Unité 9",,,,quartier,"Parcelles Assainies",http://example.invalid,"a note, with a comma"\n',
       );
       const small = NeighbourhoodResolver.load(dir);
       expect(resolved(small.resolve({ country: 'SN', fields: { address1: 'Mermoz' } })).neighbourhood.name).toBe(

@@ -26,6 +26,9 @@ import {
   type Token,
 } from './resolver-model.js';
 
+/** The words of a field as the customer typed them, from token `start` up to (not including) token `end`. */
+type RawText = (start: number, end: number) => string;
+
 /** Finds the places named in an address's fields, country by country. */
 export class TextMatcher {
   private readonly editableWords = new Map<string, boolean>();
@@ -68,7 +71,7 @@ export class TextMatcher {
     for (const index of countries) {
       for (const fs of fields) {
         const tokens = this.expand(fs.tokens, index.country);
-        const rawText = (start: number, end: number) =>
+        const rawText: RawText = (start, end) =>
           fs.rawWords.slice(tokens[start]!.raw, tokens[end - 1]!.raw + 1).join(' ');
         const found = [...this.exactMatches(index, fs, tokens, rawText)];
         found.push(...this.reorderedMatches(index, fs, tokens, rawText, found));
@@ -110,12 +113,7 @@ export class TextMatcher {
     return [...byPlace.values()];
   }
 
-  private exactMatches(
-    index: CountryIndex,
-    fs: FieldText,
-    tokens: Token[],
-    rawText: (s: number, e: number) => string,
-  ): Match[] {
+  private exactMatches(index: CountryIndex, fs: FieldText, tokens: Token[], rawText: RawText): Match[] {
     const found: Match[] = [];
     const texts = tokens.map((t) => t.text);
     for (let i = 0; i < texts.length; i++) {
@@ -169,7 +167,7 @@ export class TextMatcher {
     index: CountryIndex,
     fs: FieldText,
     tokens: Token[],
-    rawText: (s: number, e: number) => string,
+    rawText: RawText,
     exact: Match[],
   ): Match[] {
     const found: Match[] = [];
@@ -227,12 +225,7 @@ export class TextMatcher {
    * where only "Hann Maristes 1" is listed (found by its bare name) is another unit, not that one: the
    * match is dropped and noted in `unlisted`, so the hold can say which number is missing.
    */
-  private withNumberedFallback(
-    matches: Match[],
-    tokens: Token[],
-    rawText: (s: number, e: number) => string,
-    unlisted: string[],
-  ): Match[] {
+  private withNumberedFallback(matches: Match[], tokens: Token[], rawText: RawText, unlisted: string[]): Match[] {
     const kept: Match[] = [];
     for (const m of matches) {
       const numberFollows =
@@ -281,7 +274,7 @@ export class TextMatcher {
     fs: FieldText,
     tokens: Token[],
     covered: boolean[],
-    rawText: (s: number, e: number) => string,
+    rawText: RawText,
     editable: boolean[],
   ): Match[] {
     const found: Match[] = [];

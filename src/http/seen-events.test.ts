@@ -1,19 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedis, type TestRedis } from '../../test/support/redis.js';
+import { describe, expect, it } from 'vitest';
+import { perFile } from '../../test/support/per-file.js';
+import { startRedis } from '../../test/support/redis.js';
 import { DEDUPE_TTL_SECONDS, SeenEvents } from './seen-events.js';
 
-let redis: TestRedis;
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis.stop();
-});
+const redis = perFile(() => startRedis());
 
 describe('webhook de-duplication markers', () => {
   it("finds a shop's event once marked, and no other event or shop's", async () => {
-    const seen = new SeenEvents(redis.client(), `{t${randomUUID().slice(0, 8)}}`);
+    const seen = new SeenEvents(redis().client(), `{t${randomUUID().slice(0, 8)}}`);
     const event = randomUUID();
     expect(await seen.has('dakar-mode', event)).toBe(false);
     await seen.mark('dakar-mode', event);
@@ -30,25 +25,27 @@ describe('webhook de-duplication markers', () => {
     const periodStart = Math.floor(Date.now() / period) * period;
     for (const markedAt of [periodStart + 1000, periodStart + period / 2, periodStart + period - 1000]) {
       let now = markedAt;
-      const seen = new SeenEvents(redis.client(), prefix, () => now);
+      const seen = new SeenEvents(redis().client(), prefix, () => now);
       const event = randomUUID();
       await seen.mark('dakar-mode', event);
       now = markedAt + period - 1000;
       expect(await seen.has('dakar-mode', event), `marked ${new Date(markedAt).toISOString()}`).toBe(true);
       // Forgotten by Redis itself: the hash holding it expires within a second window.
       const [key] = await seen.keys();
-      const expiresAt = (await redis.client().expiretime(key!)) * 1000;
+      const expiresAt = (await redis().client().expiretime(key!)) * 1000;
       expect(expiresAt).toBeGreaterThanOrEqual(markedAt + period);
       expect(expiresAt).toBeLessThanOrEqual(markedAt + 2 * period);
       // Two periods on, the lookup no longer reads the hash it was in.
       now = periodStart + 2 * period;
       expect(await seen.has('dakar-mode', event)).toBe(false);
-      await redis.client().del(...(await seen.keys()));
+      await redis()
+        .client()
+        .del(...(await seen.keys()));
     }
   });
 
   it("keeps a period's markers of one shop in a bounded number of small hashes, however many events arrive", async () => {
-    const seen = new SeenEvents(redis.client(), `{t${randomUUID().slice(0, 8)}}`);
+    const seen = new SeenEvents(redis().client(), `{t${randomUUID().slice(0, 8)}}`);
     const events = Array.from({ length: 20_000 }, () => randomUUID());
     for (let i = 0; i < events.length; i += 500)
       await Promise.all(events.slice(i, i + 500).map((event) => seen.mark('dakar-mode', event)));
@@ -56,7 +53,7 @@ describe('webhook de-duplication markers', () => {
     const keys = await seen.keys();
     expect(keys.length).toBeLessThanOrEqual(4096);
     // Each hash small enough for Redis's compact encoding.
-    for (const key of keys.slice(0, 50)) expect(await redis.client().object('ENCODING', key)).toBe('listpack');
+    for (const key of keys.slice(0, 50)) expect(await redis().client().object('ENCODING', key)).toBe('listpack');
     expect(await seen.has('dakar-mode', events[12_345]!)).toBe(true);
   });
 });

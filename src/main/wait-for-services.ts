@@ -7,6 +7,7 @@ import { assertSchemaCurrent, databaseUrlForHumans } from '../adapters/postgres/
 import type { Logger } from '../log.js';
 import { isCluster, redisTargetForHumans } from '../redis.js';
 import type { Runtime } from './runtime.js';
+import { withTimeout } from '../observability/with-timeout.js';
 
 /** Past this at start, `relais web` and `relais worker` stop waiting for Redis and exit non-zero. */
 export const DEFAULT_REDIS_WAIT_MS = 20_000;
@@ -24,7 +25,7 @@ export async function waitUntilAnswering(
   let lastError = 'no answer';
   for (let attempt = 1; ; attempt++) {
     try {
-      await withDeadline(ping(), 2_000);
+      await withTimeout(ping(), 2_000);
       if (attempt > 1)
         options.logger.info({ service: options.service, at: options.where }, `${options.service} answers: starting`);
       return;
@@ -97,19 +98,5 @@ export async function waitForLedger(runtime: Runtime): Promise<void> {
   } catch (error) {
     await runtime.close().catch(() => undefined);
     throw error;
-  }
-}
-
-async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -10,6 +10,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from '../log.js';
 import type { CountableQueue, RelaisMetrics } from './metrics.js';
+import { withTimeout } from './with-timeout.js';
 
 export interface Probe {
   name: string;
@@ -39,19 +40,11 @@ export async function checkReadiness(
   const timeoutMs = options.timeoutMs ?? PROBE_TIMEOUT_MS;
   const results = await Promise.all(
     probes.map(async (probe) => {
-      let timer: NodeJS.Timeout | undefined;
       try {
-        await Promise.race([
-          probe.check(),
-          new Promise<never>((_, reject) => {
-            timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-          }),
-        ]);
+        await withTimeout(probe.check(), timeoutMs);
         return [probe.name, 'ok', probe.required !== false] as const;
       } catch (error) {
         return [probe.name, error instanceof Error ? error.message : String(error), probe.required !== false] as const;
-      } finally {
-        clearTimeout(timer);
       }
     }),
   );

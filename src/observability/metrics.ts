@@ -20,6 +20,7 @@ import type { DispatchOutcome } from '../orders/dispatch/dispatch-order.js';
 import type { DispatchJob, ShopEventJob } from '../orders/queues.js';
 import type { ShopEventOutcome } from '../orders/intake/shop-event.js';
 import { storePlatforms } from '../shops/platforms/index.js';
+import { withTimeout } from './with-timeout.js';
 
 /** The job states reported by relais_queue_jobs (BullMQ getJobCounts). */
 export const QUEUE_STATES = [
@@ -69,79 +70,44 @@ export function dispatchErrorCode(error: unknown): string {
 export class RelaisMetrics {
   readonly registry = new Registry();
 
-  readonly ordersReceived = new Counter({
-    name: 'relais_orders_received_total',
+  readonly ordersReceived = this.#counter('relais_orders_received_total', ['shop', 'platform'], {
     help: 'Order webhooks accepted and enqueued (duplicates and pings excluded)',
-    labelNames: ['shop', 'platform'] as const,
-    registers: [this.registry],
   });
-  readonly ordersDispatched = new Counter({
-    name: 'relais_orders_dispatched_total',
+  readonly ordersDispatched = this.#counter('relais_orders_dispatched_total', ['shop'], {
     help: 'Orders whose shipment was created and marked ready',
-    labelNames: ['shop'] as const,
-    registers: [this.registry],
   });
-  readonly ordersHeld = new Counter({
-    name: 'relais_orders_held_total',
+  readonly ordersHeld = this.#counter('relais_orders_held_total', ['shop', 'code'], {
     help: 'Orders held for review, by hold code',
-    labelNames: ['shop', 'code'] as const,
-    registers: [this.registry],
   });
-  readonly ordersDelivered = new Counter({
-    name: 'relais_orders_delivered_total',
+  readonly ordersDelivered = this.#counter('relais_orders_delivered_total', ['shop'], {
     help: 'Orders the courier delivered (counted once, when Relais learns it)',
-    labelNames: ['shop'] as const,
-    registers: [this.registry],
   });
-  readonly dispatchErrors = new Counter({
-    name: 'relais_dispatch_errors_total',
+  readonly dispatchErrors = this.#counter('relais_dispatch_errors_total', ['operation', 'code'], {
     help: 'Failed calls to the dispatch service, by operation and error code',
-    labelNames: ['operation', 'code'] as const,
-    registers: [this.registry],
   });
-  readonly webhookAck = new Histogram({
-    name: 'relais_webhook_ack_seconds',
+  readonly webhookAck = this.#histogram('relais_webhook_ack_seconds', ['route', 'status'], {
     help: 'Time to answer a webhook (shop or delivery), by route pattern and HTTP status',
-    labelNames: ['route', 'status'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [this.registry],
   });
-  readonly dispatchCall = new Histogram({
-    name: 'relais_dispatch_call_seconds',
+  readonly dispatchCall = this.#histogram('relais_dispatch_call_seconds', ['operation', 'outcome'], {
     help: 'Duration of dispatch service calls made by the pipeline, by operation and outcome (ok or error)',
-    labelNames: ['operation', 'outcome'] as const,
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    registers: [this.registry],
   });
-  readonly orderDispatch = new Histogram({
-    name: 'relais_order_dispatch_seconds',
+  readonly orderDispatch = this.#histogram('relais_order_dispatch_seconds', [], {
     help: 'From the first event of an order seen by the worker to its shipment marked ready (first dispatch only, not replays)',
     buckets: [0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900, 3600],
-    registers: [this.registry],
   });
-  readonly unknownStates = new Counter({
-    name: 'relais_dispatch_unknown_states_total',
+  readonly unknownStates = this.#counter('relais_dispatch_unknown_states_total', ['shop', 'state'], {
     help: "Shipment states the shop's wire profile does not map, by shop and state as the service named it (never counted as progress)",
-    labelNames: ['shop', 'state'] as const,
-    registers: [this.registry],
   });
-  readonly checkoutRatesWithheld = new Counter({
-    name: 'relais_checkout_rates_withheld_total',
+  readonly checkoutRatesWithheld = this.#counter('relais_checkout_rates_withheld_total', ['shop', 'reason'], {
     help: "Checkout delivery prices not offered, by shop and reason (fallback_tariff: the service does not price the neighbourhood; above_maximum: above the shop's maxRateXof)",
-    labelNames: ['shop', 'reason'] as const,
-    registers: [this.registry],
   });
-  readonly rateBudgetWaits = new Counter({
-    name: 'relais_shopify_budget_wait_seconds_total',
+  readonly rateBudgetWaits = this.#counter('relais_shopify_budget_wait_seconds_total', ['shop'], {
     help: "Time Shopify calls waited for the shop's rate budget shared by every worker (in Redis), by shop",
-    labelNames: ['shop'] as const,
-    registers: [this.registry],
   });
-  readonly shopReloads = new Counter({
-    name: 'relais_shop_reloads_total',
+  readonly shopReloads = this.#counter('relais_shop_reloads_total', ['outcome'], {
     help: 'Reloads of the served shops after a change of the connected shops (or the periodic one), by outcome: changed, unchanged, or failed (the shops loaded before are still served)',
-    labelNames: ['outcome'] as const,
-    registers: [this.registry],
   });
   readonly queueJobs: Gauge<'queue' | 'state'>;
   readonly unready: Gauge;
@@ -183,6 +149,20 @@ export class RelaisMetrics {
       },
     });
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** A counter of this registry (never prom-client's global one). */
+  #counter<L extends string>(name: string, labelNames: readonly L[], options: { help: string }): Counter<L> {
+    return new Counter({ name, labelNames, ...options, registers: [this.registry] });
+  }
+
+  /** A histogram of this registry, in seconds. */
+  #histogram<L extends string>(
+    name: string,
+    labelNames: readonly L[],
+    options: { help: string; buckets: number[] },
+  ): Histogram<L> {
+    return new Histogram({ name, labelNames, ...options, registers: [this.registry] });
   }
 
   /** The watchdog's count, read at each scrape (one process per deployment serves it: the web). */
@@ -327,18 +307,4 @@ export function instrumentWorkers(metrics: RelaisMetrics, workers: InstrumentedW
     const exhausted = job.attemptsMade >= (job.opts.attempts ?? 1) || error instanceof UnrecoverableError;
     if (exhausted) metrics.held(job.data.shopId, 'dispatch_unavailable');
   });
-}
-
-async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      work,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

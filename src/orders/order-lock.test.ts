@@ -1,21 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedis, type TestRedis } from '../../test/support/redis.js';
+import { describe, expect, it } from 'vitest';
+import { perFile } from '../../test/support/per-file.js';
+import { startRedis } from '../../test/support/redis.js';
 import { OrderLockLostError, withOrderLock } from './order-lock.js';
 
-let redis: TestRedis;
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis.stop();
-});
+const redis = perFile(() => startRedis());
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('the order lock', () => {
   it("marks its lease lost when a timed renewal finds the key taken by another holder, refuses to confirm it, and leaves the other holder's key alone", async () => {
-    const client = redis.client();
-    const prefix = `{${redis.prefix}a}`;
+    const client = redis().client();
+    const prefix = `{${redis().prefix}a}`;
     const key = `${prefix}:lock:order:dakar-mode:1`;
     const seen = await withOrderLock(
       client,
@@ -42,8 +37,8 @@ describe('the order lock', () => {
   });
 
   it('confirms a lease still held by renewing it, so a holder busy longer than the TTL keeps the order', async () => {
-    const client = redis.client();
-    const prefix = `{${redis.prefix}b}`;
+    const client = redis().client();
+    const prefix = `{${redis().prefix}b}`;
     const key = `${prefix}:lock:order:dakar-mode:2`;
     await withOrderLock(
       client,

@@ -1,18 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedis, type TestRedis } from '../../test/support/redis.js';
+import { describe, expect, it } from 'vitest';
+import { perFile } from '../../test/support/per-file.js';
+import { startRedis } from '../../test/support/redis.js';
 import { ShopRateLimited, ShopRateLimiter } from './rate-limit.js';
 
-let redis: TestRedis;
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis.stop();
-});
+const redis = perFile(() => startRedis());
 
 describe('per-shop dispatch call pacing', () => {
   it('lets a shop make its calls per second, then makes the next one wait for the next second', async () => {
-    const limiter = new ShopRateLimiter(redis.client(), `{${redis.prefix}a}`, { maxWaitMs: 3_000 });
+    const limiter = new ShopRateLimiter(redis().client(), `{${redis().prefix}a}`, { maxWaitMs: 3_000 });
     const started = Date.now();
     const windows = new Set<number>();
     for (let i = 0; i < 6; i++) {
@@ -26,7 +21,7 @@ describe('per-shop dispatch call pacing', () => {
 
   it('keeps shops apart: one shop at its limit does not slow another', async () => {
     // A frozen clock: both calls fall in the same one-second window whatever the real time.
-    const limiter = new ShopRateLimiter(redis.client(), `{${redis.prefix}b}`, {
+    const limiter = new ShopRateLimiter(redis().client(), `{${redis().prefix}b}`, {
       maxWaitMs: 0,
       now: () => 1_800_000_000_500,
     });
@@ -36,7 +31,7 @@ describe('per-shop dispatch call pacing', () => {
   });
 
   it('gives up with a retryable error carrying when to retry, rather than holding a worker', async () => {
-    const limiter = new ShopRateLimiter(redis.client(), `{${redis.prefix}c}`, {
+    const limiter = new ShopRateLimiter(redis().client(), `{${redis().prefix}c}`, {
       maxWaitMs: 0,
       now: () => 1_800_000_000_500,
     });
@@ -48,7 +43,7 @@ describe('per-shop dispatch call pacing', () => {
   });
 
   it('takes several calls at once, counted against the same window as single ones', async () => {
-    const limiter = new ShopRateLimiter(redis.client(), `{${redis.prefix}d}`, {
+    const limiter = new ShopRateLimiter(redis().client(), `{${redis().prefix}d}`, {
       maxWaitMs: 0,
       now: () => 1_800_000_000_500,
     });

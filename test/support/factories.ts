@@ -70,6 +70,14 @@ export const DAKAR_ADDRESS_WITHOUT_NEIGHBOURHOOD = {
   phone: '+221 77 123 45 67',
 };
 
+/** Overrides of a Shopify order leaving no phone number anywhere Relais looks for one: it is held no_phone. */
+export const WITHOUT_ANY_PHONE = {
+  shipping_address: { phone: null },
+  billing_address: { phone: null },
+  customer: { phone: null, default_address: { phone: null } },
+  phone: null,
+};
+
 /** A WooCommerce customer's address in Abidjan (Côte d'Ivoire; the test shop picks up in Marcory). */
 export const ABIDJAN_ADDRESS = {
   first_name: 'Aya',

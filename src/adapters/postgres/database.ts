@@ -6,7 +6,7 @@
  * own). Every statement runs with the schema as its search_path, so no SQL names it.
  */
 import pg from 'pg';
-import type { Logger } from '../../log.js';
+import { urlForHumans, type Logger } from '../../log.js';
 import { LATEST_SCHEMA_VERSION, MIGRATIONS } from './migrations.js';
 import { RelaisError } from '../../domain/errors.js';
 
@@ -95,13 +95,7 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
 
 /** The URL without its password, for messages. */
 export function databaseUrlForHumans(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '(an unparsable DATABASE_URL)';
-  }
+  return urlForHumans(url, 'DATABASE_URL');
 }
 
 /** The schema version applied (0 for an empty database). */

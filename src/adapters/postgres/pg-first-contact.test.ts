@@ -3,18 +3,13 @@
  * (20 per shop, 7 days) with no header value but a signature's, state names kept with their first sighting, and
  * a shop's stored profiles versioned.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestDatabase, type TestDatabase } from '../../../test/support/postgres.js';
+import { describe, expect, it } from 'vitest';
+import { perFile } from '../../../test/support/per-file.js';
+import { startTestDatabase } from '../../../test/support/postgres.js';
 import { webhookSampleOf } from '../../ledger/first-contact.js';
 import { PostgresFirstContact, PostgresShopProfiles } from './pg-first-contact.js';
 
-let db: TestDatabase;
-beforeAll(async () => {
-  db = await startTestDatabase();
-});
-afterAll(async () => {
-  await db?.stop();
-});
+const db = perFile(() => startTestDatabase());
 
 const at = (minutes: number) => new Date(Date.UTC(2026, 10, 27, 10, 0) + minutes * 60_000);
 
@@ -47,7 +42,7 @@ describe('first contact with a delivery service', () => {
   });
 
   it('keeps the last 20 samples of a shop within 7 days, and the bytes exactly as sent', async () => {
-    const store = new PostgresFirstContact(db.pool());
+    const store = new PostgresFirstContact(db().pool());
     const keep = (shopId: string, minutes: number) =>
       store.keepWebhookSample(
         webhookSampleOf({
@@ -70,7 +65,7 @@ describe('first contact with a delivery service', () => {
   });
 
   it('keeps the first sighting of a state name, not a later one', async () => {
-    const store = new PostgresFirstContact(db.pool());
+    const store = new PostgresFirstContact(db().pool());
     await store.noteStates('dakar-mode', [{ state: 'draft', source: 'createShipment' }], at(0));
     await store.noteStates(
       'dakar-mode',
@@ -87,7 +82,7 @@ describe('first contact with a delivery service', () => {
   });
 
   it("numbers a shop's stored profiles and answers the newest of each shop", async () => {
-    const profiles = new PostgresShopProfiles(db.pool());
+    const profiles = new PostgresShopProfiles(db().pool());
     expect(await profiles.save('dakar-mode', { name: 'first' }, 'test')).toBe(1);
     expect(await profiles.save('dakar-mode', { name: 'second' }, 'test')).toBe(2);
     expect(await profiles.save('abidjan-tech', { name: 'other' }, 'test')).toBe(1);

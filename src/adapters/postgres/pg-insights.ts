@@ -220,13 +220,11 @@ function outcomeDays(rows: ReceivedRows['outcomes']): OutcomeDay[] {
   return [...byDay.values()];
 }
 
-function rateWeek(r: ReceivedRows['weeks'][number]): RateWeek {
+/** A week's row as the report reads it: the counts as they are, each duration only when the week has one. */
+function rateWeek({ median_hours, p90_hours, ...counts }: ReceivedRows['weeks'][number]): RateWeek {
   return {
-    week: r.week,
-    shipped: r.shipped,
-    delivered: r.delivered,
-    failed: r.failed,
-    ...(r.median_hours === null ? {} : { medianHours: r.median_hours }),
-    ...(r.p90_hours === null ? {} : { p90Hours: r.p90_hours }),
+    ...counts,
+    ...(median_hours === null ? {} : { medianHours: median_hours }),
+    ...(p90_hours === null ? {} : { p90Hours: p90_hours }),
   };
 }

@@ -3,24 +3,19 @@
  * schema older than the code is refused. (What the ledger itself does is the OrderLedger contract, run on this
  * adapter by pg-ledger.test.ts.)
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestDatabase, type TestDatabase } from '../../../test/support/postgres.js';
+import { describe, expect, it } from 'vitest';
+import { perFile } from '../../../test/support/per-file.js';
+import { startTestDatabase } from '../../../test/support/postgres.js';
 import { assertSchemaCurrent, createPool, migrate, schemaVersion, SchemaTooOldError } from './database.js';
 import { LATEST_SCHEMA_VERSION, MIGRATIONS } from './migrations.js';
 
-let db: TestDatabase;
-beforeAll(async () => {
-  db = await startTestDatabase();
-});
-afterAll(async () => {
-  await db.stop();
-});
+const db = perFile(() => startTestDatabase());
 
 describe('schema versions', () => {
   it('applies nothing on a second migrate and says the schema is current', async () => {
-    const pool = createPool({ url: db.url, schema: db.schema, poolSize: 1 });
+    const pool = createPool({ url: db().url, schema: db().schema, poolSize: 1 });
     try {
-      expect(await migrate(pool, db.schema)).toEqual({
+      expect(await migrate(pool, db().schema)).toEqual({
         from: LATEST_SCHEMA_VERSION,
         to: LATEST_SCHEMA_VERSION,
         applied: [],
@@ -33,8 +28,8 @@ describe('schema versions', () => {
 
   it('migrates an empty database once when several processes run `relais migrate` at the same moment, none failing', async () => {
     for (let round = 0; round < 10; round += 1) {
-      const schema = `${db.schema}_m${round}`;
-      const pools = [0, 1, 2, 3].map(() => createPool({ url: db.url, schema, poolSize: 1 }));
+      const schema = `${db().schema}_m${round}`;
+      const pools = [0, 1, 2, 3].map(() => createPool({ url: db().url, schema, poolSize: 1 }));
       try {
         const runs = await Promise.allSettled(pools.map((pool) => migrate(pool, schema)));
         expect(runs.filter((r) => r.status === 'rejected').map((r) => String(r.reason))).toEqual([]);
@@ -49,8 +44,8 @@ describe('schema versions', () => {
   });
 
   it('refuses an empty or older schema with a message naming `relais migrate`, and accepts it once migrated', async () => {
-    const schema = `${db.schema}_old`;
-    const pool = createPool({ url: db.url, schema, poolSize: 1 });
+    const schema = `${db().schema}_old`;
+    const pool = createPool({ url: db().url, schema, poolSize: 1 });
     try {
       await pool.query(`CREATE SCHEMA ${schema}`);
       expect(await schemaVersion(pool)).toBe(0);

@@ -5,18 +5,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestDatabase, type TestDatabase } from '../../../test/support/postgres.js';
+import { describe, expect, it } from 'vitest';
+import { perFile } from '../../../test/support/per-file.js';
+import { startTestDatabase } from '../../../test/support/postgres.js';
 import { SecretBox, SecretBoxError } from '../../shops/secret-box.js';
 import { PostgresShopSecretStore } from './pg-shop-secrets.js';
 
-let db: TestDatabase;
-beforeAll(async () => {
-  db = await startTestDatabase();
-});
-afterAll(async () => {
-  await db.stop();
-});
+const db = perFile(() => startTestDatabase());
 
 const key = () => randomBytes(32);
 // Generated per run: no credential-shaped string is committed.
@@ -24,10 +19,10 @@ const TOKEN = `shpat_test_${randomBytes(16).toString('hex')}`;
 
 describe('shop secrets at rest', () => {
   it('stores a token sealed (its bytes appear nowhere in the row) and gives it back, with its expiry, as a Secret that prints nothing', async () => {
-    const store = new PostgresShopSecretStore(db.pool(), new SecretBox([{ id: 'k1', key: key() }]));
+    const store = new PostgresShopSecretStore(db().pool(), new SecretBox([{ id: 'k1', key: key() }]));
     const expiresAt = new Date('2026-11-26T06:00:00Z');
     await store.put('dakar-mode', 'shopify.accessToken', TOKEN, { expiresAt });
-    const { rows } = await db
+    const { rows } = await db()
       .pool()
       .query<{ sealed: Buffer; key_id: string }>(
         "SELECT sealed, key_id FROM shop_secrets WHERE shop_id = 'dakar-mode'",
@@ -42,16 +37,16 @@ describe('shop secrets at rest', () => {
   });
 
   it("refuses a sealed value copied into another shop's row, and one whose bytes were altered", async () => {
-    const store = new PostgresShopSecretStore(db.pool(), new SecretBox([{ id: 'k1', key: key() }]));
+    const store = new PostgresShopSecretStore(db().pool(), new SecretBox([{ id: 'k1', key: key() }]));
     await store.put('moved-from', 'dispatch.apiKey', 'pk_live_secret_one');
     await store.put('moved-to', 'dispatch.apiKey', 'pk_live_secret_two');
-    await db
+    await db()
       .pool()
       .query(
         "UPDATE shop_secrets SET sealed = (SELECT sealed FROM shop_secrets WHERE shop_id = 'moved-from') WHERE shop_id = 'moved-to'",
       );
     await expect(store.get('moved-to', 'dispatch.apiKey')).rejects.toThrow(SecretBoxError);
-    await db
+    await db()
       .pool()
       .query(
         "UPDATE shop_secrets SET sealed = overlay(sealed placing '\\x00'::bytea from 20 for 1) WHERE shop_id = 'moved-from'",
@@ -83,8 +78,8 @@ describe('shop secrets at rest', () => {
 
   it('lets only one of two refreshers that read the same token replace it, and erases every secret of an uninstalled shop', async () => {
     const box = new SecretBox([{ id: 'k1', key: key() }]);
-    const first = new PostgresShopSecretStore(db.pool(), box);
-    const second = new PostgresShopSecretStore(db.pool(), box);
+    const first = new PostgresShopSecretStore(db().pool(), box);
+    const second = new PostgresShopSecretStore(db().pool(), box);
     await first.put('refreshing', 'shopify.refreshToken', 'shprt_1');
     const results = await Promise.all([
       first.replaceIf('refreshing', 'shopify.refreshToken', 'shprt_1', 'shprt_2a'),
@@ -102,7 +97,7 @@ describe('shop secrets at rest', () => {
 
   it('lets only one of many callers create a secret that does not exist yet (replaceIf with nothing expected)', async () => {
     const box = new SecretBox([{ id: 'k1', key: key() }]);
-    const stores = Array.from({ length: 8 }, () => new PostgresShopSecretStore(db.pool(), box));
+    const stores = Array.from({ length: 8 }, () => new PostgresShopSecretStore(db().pool(), box));
     const results = await Promise.all(
       stores.map((store, i) => store.replaceIf('first-claim', 'shopify.refreshLease', undefined, `holder-${i}`)),
     );

@@ -75,6 +75,14 @@ async function tokenOf(source: OAuthAccessToken): Promise<string> {
   seenTokens.add(value);
   return value;
 }
+/** A request to the emulated shop's token endpoint, made as the app: its id and secret, then `grant`. */
+function askForToken(grant: Record<string, string | null>): Promise<Response> {
+  return fetch(`${emulator.adminUrl(SHOP)}/admin/oauth/access_token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_id: clientId, client_secret: clientSecret, ...grant }),
+  });
+}
 /** An install's result, as oauth.ts stores it: an expiring offline token and its refresh token. */
 async function installTokens(shopId: string, store: PostgresShopSecretStore): Promise<{ refreshToken: string }> {
   const location = (
@@ -82,16 +90,7 @@ async function installTokens(shopId: string, store: PostgresShopSecretStore): Pr
       redirect: 'manual',
     })
   ).headers.get('location')!;
-  const response = await fetch(`${emulator.adminUrl(SHOP)}/admin/oauth/access_token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      client_id: clientId,
-      client_secret: clientSecret,
-      code: new URL(location).searchParams.get('code'),
-      expiring: '1',
-    }),
-  });
+  const response = await askForToken({ code: new URL(location).searchParams.get('code'), expiring: '1' });
   const body = (await response.json()) as {
     access_token: string;
     refresh_token: string;
@@ -203,16 +202,7 @@ describe('authorization code tokens', () => {
     const rt3 = (await stored()).refreshToken;
     seenTokens.add(rt3);
     expect(rt3).not.toBe(rt2);
-    const retry = await fetch(`${emulator.adminUrl(SHOP)}/admin/oauth/access_token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        client_id: clientId,
-        client_secret: clientSecret,
-        grant_type: 'refresh_token',
-        refresh_token: rt1,
-      }),
-    });
+    const retry = await askForToken({ grant_type: 'refresh_token', refresh_token: rt1 });
     expect(retry.status).toBe(400);
     expect(await retry.json()).toMatchObject({ error: 'invalid_grant' });
   });

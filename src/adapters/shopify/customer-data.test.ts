@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { shopifyOrderPayload, type JsonOverrides } from '../../../test/support/factories.js';
+import { shopifyOrderPayload, WITHOUT_ANY_PHONE, type JsonOverrides } from '../../../test/support/factories.js';
 import type { NormaliseContext } from '../../shops/platforms/common.js';
 import { normaliseShopifyOrder } from './normalise.js';
 
@@ -43,14 +43,7 @@ describe('an order whose customer data Shopify redacted', () => {
     // The street missing but the name there: an address the customer left incomplete, not a redacted one.
     expect(outcome({ shipping_address: { address1: null, address2: null } }).code).not.toBe('customer_data_redacted');
     // No phone anywhere, the rest there: no_phone, as before.
-    expect(
-      outcome({
-        shipping_address: { phone: null },
-        billing_address: { phone: null },
-        customer: { phone: null, default_address: { phone: null } },
-        phone: null,
-      }).code,
-    ).toBe('no_phone');
+    expect(outcome(WITHOUT_ANY_PHONE).code).toBe('no_phone');
     // No address at all: no_delivery_address, as before.
     expect(outcome({ shipping_address: null, billing_address: null }).code).toBe('no_delivery_address');
     // Every field of the address empty, city and country included: nothing says Shopify redacted it.

@@ -1,33 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { shopifyOrderPayload, type JsonOverrides } from '../../../test/support/factories.js';
-import type { StoreOrder } from '../../domain/order.js';
-import type { NormaliseContext, NormaliseResult } from '../../shops/platforms/common.js';
+import { shopifyOrderPayload, WITHOUT_ANY_PHONE, type JsonOverrides } from '../../../test/support/factories.js';
+import { normaliseProbes } from '../../../test/support/normalise.js';
+import type { NormaliseContext } from '../../shops/platforms/common.js';
 import { normaliseShopifyOrder, parseShopifyOrder } from './normalise.js';
 
 const ctx: NormaliseContext = { shopId: 'dakar-mode', codGateways: [] };
 
-function normalised(overrides: JsonOverrides = {}, context: NormaliseContext = ctx): StoreOrder {
-  const result = normaliseShopifyOrder(shopifyOrderPayload(overrides), context);
-  if (!result.ok) throw new Error(`expected an order, got hold ${result.hold.code}: ${result.hold.message}`);
-  return result.order;
-}
-
-function held(result: NormaliseResult) {
-  if (result.ok) throw new Error('expected a hold, got an order');
-  return result;
-}
-
-function holdCode(overrides: JsonOverrides, context: NormaliseContext = ctx): string {
-  return held(normaliseShopifyOrder(shopifyOrderPayload(overrides), context)).hold.code;
-}
+const { normalised, ordered, held, holdCode } = normaliseProbes(normaliseShopifyOrder, shopifyOrderPayload, ctx);
 
 describe('normaliseShopifyOrder: a cash-on-delivery order in Dakar', () => {
   it('becomes a StoreOrder keyed on the numeric id, collecting the outstanding 15 000 F', () => {
     const payload = shopifyOrderPayload();
-    const result = normaliseShopifyOrder(payload, ctx);
-    expect(result.ok).toBe(true);
-    if (!result.ok) return;
-    const order = result.order;
+    const order = ordered(normaliseShopifyOrder(payload, ctx));
     expect(order).toMatchObject({
       platform: 'shopify',
       shopId: 'dakar-mode',
@@ -295,18 +279,7 @@ describe('normaliseShopifyOrder: drop-off', () => {
   });
 
   it('holds an order without any phone number', () => {
-    const result = held(
-      normaliseShopifyOrder(
-        shopifyOrderPayload({
-          shipping_address: { phone: null },
-          billing_address: { phone: null },
-          customer: { phone: null, default_address: { phone: null } },
-          phone: null,
-        }),
-        ctx,
-      ),
-    );
-    expect(result.hold.code).toBe('no_phone');
+    expect(holdCode(WITHOUT_ANY_PHONE)).toBe('no_phone');
   });
 
   it('reads coordinates sent as strings and leaves them out when null or absent', () => {

@@ -30,7 +30,7 @@ import type { ShopSecretStore } from '../../shops/shop-secrets.js';
 import type { Logger } from '../../log.js';
 import { TOKENS_SECRET, type StoredTokens } from './access-token.js';
 import { routeShopAdmin } from './admin-routing.js';
-import { RelaisError } from '../../domain/errors.js';
+import { RefusalError } from '../../domain/errors.js';
 
 const SHOP_DOMAIN = /^[a-z0-9][a-z0-9-]*\.myshopify\.com$/;
 const DEFAULT_STATE_TTL_MS = 10 * 60_000;
@@ -71,14 +71,8 @@ export type InstallRefusal =
   | 'shop_taken';
 
 /** An install Relais refuses or Shopify refuses: the same request gets the same answer. */
-export class ShopifyInstallError extends RelaisError {
+export class ShopifyInstallError extends RefusalError<InstallRefusal> {
   override readonly name = 'ShopifyInstallError';
-  constructor(
-    readonly reason: InstallRefusal,
-    message: string,
-  ) {
-    super({ failure: 'permanent', message });
-  }
 }
 
 export interface ShopifyInstallOptions {

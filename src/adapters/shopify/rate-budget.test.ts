@@ -3,30 +3,25 @@
  * from before each call and put right by every answer.
  */
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedis, type TestRedis } from '../../../test/support/redis.js';
+import { describe, expect, it } from 'vitest';
+import { perFile } from '../../../test/support/per-file.js';
+import { startRedis } from '../../../test/support/redis.js';
 import { createLogger } from '../../log.js';
 import { RedisShopRateBudget, type BudgetTicket, type ThrottleStatus } from './rate-budget.js';
 
+const redis = perFile(() => startRedis());
+
 const logger = createLogger({ level: 'silent' });
 const SHOP = 'dakar-mode.myshopify.com';
-let redis: TestRedis;
 let run = 0;
-
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis?.stop();
-});
 
 /** Two workers' views of the same shop's budget, under a prefix of their own for this test. */
 function twoWorkers(domain = SHOP) {
   run += 1;
-  const prefix = `${redis.prefix}:${run}`;
+  const prefix = `${redis().prefix}:${run}`;
   return [
-    new RedisShopRateBudget(redis.client(), prefix, domain, logger),
-    new RedisShopRateBudget(redis.client(), prefix, domain, logger),
+    new RedisShopRateBudget(redis().client(), prefix, domain, logger),
+    new RedisShopRateBudget(redis().client(), prefix, domain, logger),
   ] as const;
 }
 
@@ -54,13 +49,27 @@ async function answered(budget: RedisShopRateBudget, operation: string, requeste
   await budget.settle(ticket, { operation, requestedCost, status: bucket(left) });
 }
 
+/**
+ * While `first`'s orderState call holding `out` is unanswered, `second` must wait; once Shopify's answer (the cost it
+ * charged, the points left in the bucket) is settled, `second` gets its ticket.
+ */
+async function waitsForTheAnswer(
+  first: RedisShopRateBudget,
+  second: RedisShopRateBudget,
+  out: BudgetTicket,
+  requestedCost: number,
+  left: number,
+) {
+  expect(await waitOf(second.take('orderState', 10))).toBeGreaterThan(0);
+  await first.settle(out, { operation: 'orderState', requestedCost, status: bucket(left) });
+  await ticketOf(second.take('orderState', 10));
+}
+
 describe('the Shopify rate budget shared in Redis', () => {
   it('lets one call out to learn a bucket Shopify has not reported yet, and has the others wait for it', async () => {
     const [first, second] = twoWorkers();
     const scout = await ticketOf(first.take('orderState', 10));
-    expect(await waitOf(second.take('orderState', 10))).toBeGreaterThan(0);
-    await first.settle(scout, { operation: 'orderState', requestedCost: 10, status: bucket(990) });
-    await ticketOf(second.take('orderState', 10));
+    await waitsForTheAnswer(first, second, scout, 10, 990);
   });
 
   it('holds the points of a call still out until its answer, then counts what Shopify reports', async () => {
@@ -68,10 +77,8 @@ describe('the Shopify rate budget shared in Redis', () => {
     await answered(first, 'orderState', 600, 1_000);
     const out = await ticketOf(first.take('orderState', 10)); // 600 held
     // 400 left for the second worker while the first call is out: a 600-point call waits, for the answer.
-    expect(await waitOf(second.take('orderState', 10))).toBeGreaterThan(0);
-    // Shopify charged 600, refunded all but 9: the bucket holds 991 again.
-    await first.settle(out, { operation: 'orderState', requestedCost: 600, status: bucket(991) });
-    await ticketOf(second.take('orderState', 10));
+    // Shopify then charges 600 and refunds all but 9: the bucket holds 991 again.
+    await waitsForTheAnswer(first, second, out, 600, 991);
   });
 
   it('makes a worker wait for the bucket to refill, as long as Shopify would make it wait', async () => {
@@ -98,9 +105,7 @@ describe('the Shopify rate budget shared in Redis', () => {
     // The bucket is known, the cost of a read is not: a burst of reads at the 10-point estimate would each ask
     // Shopify for 620 and be throttled together.
     const read = await ticketOf(first.take('orderState', 10));
-    expect(await waitOf(second.take('orderState', 10))).toBeGreaterThan(0);
-    await first.settle(read, { operation: 'orderState', requestedCost: 620, status: bucket(991) });
-    await ticketOf(second.take('orderState', 10));
+    await waitsForTheAnswer(first, second, read, 620, 991);
     // 991 less the 620 now held: the next read waits for the first to be answered.
     expect(await waitOf(first.take('orderState', 10))).toBeGreaterThan(0);
   });
@@ -115,7 +120,7 @@ describe('the Shopify rate budget shared in Redis', () => {
   });
 
   it('lets the call go out when Redis does not answer (Shopify still paces it)', async () => {
-    const unreachable = new Redis(redis.port, { host: '127.0.0.1', lazyConnect: true, enableOfflineQueue: false });
+    const unreachable = new Redis(redis().port, { host: '127.0.0.1', lazyConnect: true, enableOfflineQueue: false });
     unreachable.on('error', () => undefined);
     const budget = new RedisShopRateBudget(unreachable, 'gone', SHOP, logger);
     const ticket = await ticketOf(budget.take('orderState', 10));

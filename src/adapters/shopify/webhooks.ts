@@ -6,7 +6,12 @@
  */
 import type { ShopRegistry } from '../../shops/shops.js';
 import { malformedBody, parseJson } from '../../shops/platforms/common.js';
-import type { WebhookDelivery, WebhookIntake, WebhookReceipt } from '../../shops/platforms/platform.js';
+import {
+  unverifiedDelivery,
+  type WebhookDelivery,
+  type WebhookIntake,
+  type WebhookReceipt,
+} from '../../shops/platforms/platform.js';
 import { ownerOfShopifyEvent, SHOPIFY_OWNER_RULES, type OwnerCheck } from './owner.js';
 import type { ShopifyShopConfig } from './settings.js';
 import { verifyShopifyWebhook } from './verify.js';
@@ -115,14 +120,7 @@ export const shopifyWebhooks: WebhookIntake = {
         body: { error: 'unknown_shop', message: `no shop ${domain} in the Relais registry` },
       };
     const verification = verifyShopifyWebhook({ rawBody, headers, secret: shop.shopify.webhookSecret.reveal() });
-    if (!verification.ok) {
-      return {
-        kind: 'rejected',
-        reason: verification.reason,
-        body: { error: verification.reason, missing: verification.missing },
-        warn: { msg: 'rejected a Shopify webhook', fields: { shop: shop.id, reason: verification.reason } },
-      };
-    }
+    if (!verification.ok) return unverifiedDelivery('Shopify', shop.id, verification);
     const { topic } = verification;
     // A shop no longer served answers its data-protection topics only (shop/redact comes 48 hours after an uninstall).
     if (!served && !SHOPIFY_COMPLIANCE_TOPICS.has(topic)) {

@@ -33,7 +33,7 @@ import type { ConnectOutcome, ConnectStates } from './connect-states.js';
 import { createWooOperatorRest } from './rest.js';
 import { type WooOperatorRest } from './rest-types.js';
 import { registerWooWebhooks } from './connect-webhooks.js';
-import { RelaisError } from '../../domain/errors.js';
+import { RefusalError } from '../../domain/errors.js';
 
 export const WOO_CONNECT_CALLBACK_PATH = '/connect/woocommerce/callback';
 export const WOO_CONNECT_RETURN_PATH = '/connect/woocommerce/return';
@@ -52,14 +52,8 @@ export type WooConnectRefusal =
   'invalid_store_url' | 'shop_id_taken' | 'malformed' | 'unknown_state' | 'insufficient_permissions' | 'keys_rejected';
 
 /** A connection Relais refuses or the shop refuses: the same request gets the same answer. */
-export class WooConnectError extends RelaisError {
+export class WooConnectError extends RefusalError<WooConnectRefusal> {
   override readonly name = 'WooConnectError';
-  constructor(
-    readonly reason: WooConnectRefusal,
-    message: string,
-  ) {
-    super({ failure: 'permanent', message });
-  }
 }
 
 export interface WooConnectOptions {

@@ -1,33 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { wooOrderPayload, type JsonOverrides } from '../../../test/support/factories.js';
-import type { StoreOrder } from '../../domain/order.js';
-import type { NormaliseContext, NormaliseResult } from '../../shops/platforms/common.js';
+import { wooOrderPayload } from '../../../test/support/factories.js';
+import { normaliseProbes } from '../../../test/support/normalise.js';
+import type { NormaliseContext } from '../../shops/platforms/common.js';
 import { normaliseWooOrder, parseWooOrder } from './normalise.js';
 
 const ctx: NormaliseContext = { shopId: 'abidjan-style', codGateways: [] };
 
-function normalised(overrides: JsonOverrides = {}, context: NormaliseContext = ctx): StoreOrder {
-  const result = normaliseWooOrder(wooOrderPayload(overrides), context);
-  if (!result.ok) throw new Error(`expected an order, got hold ${result.hold.code}: ${result.hold.message}`);
-  return result.order;
-}
-
-function held(result: NormaliseResult) {
-  if (result.ok) throw new Error('expected a hold, got an order');
-  return result;
-}
-
-function holdCode(overrides: JsonOverrides, context: NormaliseContext = ctx): string {
-  return held(normaliseWooOrder(wooOrderPayload(overrides), context)).hold.code;
-}
+const { normalised, ordered, held, holdCode } = normaliseProbes(normaliseWooOrder, wooOrderPayload, ctx);
 
 describe('normaliseWooOrder: a cash-on-delivery order in Abidjan', () => {
   it('becomes a StoreOrder keyed on the numeric id, collecting the 20 000 F total', () => {
     const payload = wooOrderPayload();
-    const result = normaliseWooOrder(payload, ctx);
-    expect(result.ok).toBe(true);
-    if (!result.ok) return;
-    expect(result.order).toMatchObject({
+    const order = ordered(normaliseWooOrder(payload, ctx));
+    expect(order).toMatchObject({
       platform: 'woocommerce',
       shopId: 'abidjan-style',
       orderId: String(payload.id),
@@ -42,7 +27,7 @@ describe('normaliseWooOrder: a cash-on-delivery order in Abidjan', () => {
       gatewayNames: ['cod', 'Cash on delivery'],
       cancelled: false,
     });
-    expect(result.order.dropoff).toEqual({
+    expect(order.dropoff).toEqual({
       name: 'Aya Kouassi',
       phone: '+225 07 08 09 10 11',
       address1: 'Villa 24, Riviera Golf',

@@ -8,6 +8,7 @@ import {
   wooPingBody,
   wooWebhookHeaders,
 } from '../../../test/support/factories.js';
+import { asNodeHeaders, itRefusesForgedDeliveries } from '../../../test/support/webhook-verification.js';
 import { VERIFICATION_FAILURE_STATUS } from '../../shops/platforms/common.js';
 import { verifyWooWebhook, wooSigningKey } from './verify.js';
 
@@ -43,21 +44,18 @@ describe('verifyWooWebhook: deliveries', () => {
 
   it('reads header names in any case, as Node lower-cases them', () => {
     const { rawBody, headers, secret } = delivery();
-    const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
-    expect(verifyWooWebhook({ rawBody, headers: lower, secret })).toMatchObject({
+    expect(verifyWooWebhook({ rawBody, headers: asNodeHeaders(headers), secret })).toMatchObject({
       ok: true,
       kind: 'delivery',
       topic: 'order.created',
     });
   });
 
-  it('refuses a body changed after signing, with 401', () => {
-    const { rawBody, headers, secret } = delivery();
-    const tampered = Buffer.from(rawBody.toString('utf8').replace('"total":"20000"', '"total":"2000"'));
-    expect(tampered.equals(rawBody)).toBe(false);
-    const result = verifyWooWebhook({ rawBody: tampered, headers, secret });
-    expect(result).toEqual({ ok: false, reason: 'invalid_signature' });
-    expect(VERIFICATION_FAILURE_STATUS[result.ok ? 'missing_headers' : result.reason]).toBe(401);
+  itRefusesForgedDeliveries({
+    verify: verifyWooWebhook,
+    delivery: () => delivery(),
+    tamper: ['"total":"20000"', '"total":"2000"'],
+    refusal: 'invalid_signature',
   });
 
   it('refuses a tampered signature, even one differing in a single character', () => {
@@ -71,14 +69,6 @@ describe('verifyWooWebhook: deliveries', () => {
     expect(
       verifyWooWebhook({ rawBody, headers: { ...headers, 'X-WC-Webhook-Signature': signature.slice(0, 20) }, secret }),
     ).toEqual({ ok: false, reason: 'invalid_signature' });
-  });
-
-  it('refuses a delivery signed with another secret', () => {
-    const { rawBody, headers } = delivery();
-    expect(verifyWooWebhook({ rawBody, headers, secret: randomSecret() })).toEqual({
-      ok: false,
-      reason: 'invalid_signature',
-    });
   });
 
   it('lists the missing signature header of an otherwise complete delivery, with 400', () => {

@@ -5,7 +5,12 @@
  */
 import type { ShopRegistry } from '../../shops/shops.js';
 import { malformedBody, parseJson } from '../../shops/platforms/common.js';
-import type { WebhookDelivery, WebhookIntake, WebhookReceipt } from '../../shops/platforms/platform.js';
+import {
+  unverifiedDelivery,
+  type WebhookDelivery,
+  type WebhookIntake,
+  type WebhookReceipt,
+} from '../../shops/platforms/platform.js';
 import { ownerOfWooPayload, sharesWebhookSecret, type WooOwnerCheck } from './owner.js';
 import type { WooShopConfig } from './settings.js';
 import { verifyWooWebhook } from './verify.js';
@@ -66,14 +71,7 @@ export const wooWebhooks: WebhookIntake = {
       secret: shop.woocommerce.webhookSecret.reveal(),
       contentType: Array.isArray(contentType) ? contentType[0] : contentType,
     });
-    if (!verification.ok) {
-      return {
-        kind: 'rejected',
-        reason: verification.reason,
-        body: { error: verification.reason, missing: verification.missing },
-        warn: { msg: 'rejected a WooCommerce webhook', fields: { shop: shop.id, reason: verification.reason } },
-      };
-    }
+    if (!verification.ok) return unverifiedDelivery('WooCommerce', shop.id, verification);
     // WooCommerce pings a new webhook once, unsigned: answer 200 or it will not activate it.
     if (verification.kind === 'ping')
       return { kind: 'answer', body: { status: 'pong', webhookId: verification.webhookId } };

@@ -8,9 +8,7 @@ import { candidatesOf } from '../../geo/candidates.js';
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { explainResolution, NeighbourhoodResolver } from '../../geo/resolver.js';
-import { createLogger } from '../../log.js';
-import { createRuntime } from '../runtime.js';
-import { baseOptions } from './shared.js';
+import { baseOptions, withQuietRuntime } from './shared.js';
 
 export function registerAddressCommands(program: Command): void {
   resolveCommand(program);
@@ -39,8 +37,7 @@ function resolveCommand(program: Command): void {
         const shop = base.shops.get(options.shop);
         if (!shop) throw new Error(`no shop "${options.shop}" in the shop registry`);
         country ??= shop.country;
-        const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
-        try {
+        await withQuietRuntime(base, async (runtime) => {
           const given = { ...aliases }; // the --alias ones win over the shop's
           Object.assign(aliases, await runtime.aliases.forShop(shop), given);
           const first = resolver.resolve({ country, fields: { address1: address }, aliases });
@@ -53,9 +50,7 @@ function resolveCommand(program: Command): void {
             pricing = { isPriced: (name) => known.get(name)?.priced };
             candidatesReport = describeCandidates(candidates, known, runtime.now());
           }
-        } finally {
-          await runtime.close();
-        }
+        });
       }
       const input = { country, fields: { address1: address }, aliases, ...(pricing ? { pricing } : {}) };
       const resolution = resolver.resolve(input);
@@ -80,9 +75,8 @@ function mapCommand(program: Command): void {
       const base = await baseOptions();
       const shop = base.shops.get(options.shop);
       if (!shop) throw new Error(`no shop "${options.shop}" in the shop registry`);
-      const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
       const resolver = NeighbourhoodResolver.load();
-      try {
+      await withQuietRuntime(base, async (runtime) => {
         if (action === 'learn') {
           const report = await learnMap(
             {
@@ -116,9 +110,7 @@ function mapCommand(program: Command): void {
           runtime.now(),
         );
         process.stdout.write(`${describeCoverage(coverage, shop.dispatch)}\n`);
-      } finally {
-        await runtime.close();
-      }
+      });
     });
 }
 

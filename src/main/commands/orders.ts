@@ -3,9 +3,7 @@ import { Command } from 'commander';
 import { allHeldOrders } from '../../ledger/order-ledger.js';
 import { NeighbourhoodResolver } from '../../geo/resolver.js';
 import { replayOrder, replayOutcome } from '../../orders/intake/replay.js';
-import { createLogger } from '../../log.js';
-import { createRuntime } from '../runtime.js';
-import { baseOptions } from './shared.js';
+import { baseOptions, withQuietRuntime } from './shared.js';
 
 export function registerOrderCommands(program: Command): void {
   heldCommand(program);
@@ -19,9 +17,7 @@ function heldCommand(program: Command): void {
     .description('List held orders with the reason and what to do')
     .option('--json', 'print JSON')
     .action(async (options: { json?: boolean }) => {
-      const base = await baseOptions();
-      const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
-      try {
+      await withQuietRuntime(await baseOptions(), async (runtime) => {
         const held = await allHeldOrders(runtime.ledger);
         if (options.json) {
           process.stdout.write(
@@ -50,9 +46,7 @@ function heldCommand(program: Command): void {
             `\n${held.length} held. Fix the cause, then: relais replay <externalOrderId> (or --all)\n`,
           );
         }
-      } finally {
-        await runtime.close();
-      }
+      });
     });
 }
 
@@ -70,9 +64,7 @@ function replayCommand(program: Command): void {
       30_000,
     )
     .action(async (ids: string[], options: { all?: boolean; wait: boolean; waitMs: number }) => {
-      const base = await baseOptions();
-      const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
-      try {
+      await withQuietRuntime(await baseOptions(), async (runtime) => {
         await Promise.all(runtime.queues.all().map((q) => q.waitUntilReady()));
         const targets = options.all ? (await allHeldOrders(runtime.ledger)).map((r) => r.meta.externalOrderId) : ids;
         if (targets.length === 0) process.stdout.write('Nothing to replay.\n');
@@ -103,9 +95,7 @@ function replayCommand(program: Command): void {
             process.exitCode = 1;
           }
         }
-      } finally {
-        await runtime.close();
-      }
+      });
     });
 }
 
@@ -120,8 +110,7 @@ function aliasCommand(program: Command): void {
     .action(async (action: string, shopId: string, text: string | undefined, neighbourhood: string | undefined) => {
       const base = await baseOptions();
       if (!base.shops.get(shopId)) throw new Error(`no shop "${shopId}" in ${base.env.RELAIS_SHOPS_FILE}`);
-      const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
-      try {
+      await withQuietRuntime(base, async (runtime) => {
         if (action === 'add') {
           if (!text || !neighbourhood) throw new Error('usage: relais alias add <shopId> "<text>" "<neighbourhood>"');
           const check = NeighbourhoodResolver.load().resolve({
@@ -143,8 +132,6 @@ function aliasCommand(program: Command): void {
         } else {
           throw new Error(`unknown action "${action}": add, remove or list`);
         }
-      } finally {
-        await runtime.close();
-      }
+      });
     });
 }

@@ -3,12 +3,12 @@
  * service showed (src/ops/profile-learn-command.ts) and, with --apply, stores it for the shop.
  */
 import { Command } from 'commander';
-import { createLogger } from '../../log.js';
 import type { ProfileLearnDeps } from '../../dashboard/use-cases/learn-shop-profile.js';
 import { runProfileLearn } from '../../ops/profile-learn-command.js';
 import { draftFromService } from '../../ops/profile-learn-draft.js';
-import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime.js';
+import type { Runtime, RuntimeOptions } from '../runtime.js';
 import { waitForLedger } from '../wait-for-services.js';
+import { processOutput, withQuietRuntime } from './shared.js';
 
 /** What `profile learn` needs, from a runtime (the stored profiles already read); the dashboard's page too. */
 export function learnDepsOf(runtime: Runtime): ProfileLearnDeps {
@@ -37,17 +37,11 @@ export function profileCommand(baseOptions: () => Promise<Omit<RuntimeOptions, '
     )
     .option('--apply', "store the draft as the shop's profile: every process uses it without a restart")
     .action(async (options: { shop: string; out?: string; apply?: boolean }) => {
-      const runtime = createRuntime({ ...(await baseOptions()), logger: createLogger({ level: 'silent' }) });
-      try {
+      process.exitCode = await withQuietRuntime(await baseOptions(), async (runtime) => {
         await waitForLedger(runtime);
         await runtime.profiles.reload();
-        process.exitCode = await runProfileLearn(learnDepsOf(runtime), options, {
-          stdout: process.stdout,
-          stderr: process.stderr,
-        });
-      } finally {
-        await runtime.close();
-      }
+        return runProfileLearn(learnDepsOf(runtime), options, processOutput());
+      });
     });
   return profile;
 }

@@ -1,12 +1,10 @@
 /** Orders against shipments afterwards (src/orders/reconcile, src/orders/disputes, src/ops/stale.ts): relais reconcile, dispute and stale. */
 import { Command } from 'commander';
-import { createLogger } from '../../log.js';
 import { runDisputeList, runDisputeOpen } from '../../orders/disputes/command.js';
 import { runReconcileCommand, type ReconcileCommandOptions } from '../../orders/reconcile/command.js';
 import { runStaleCommand } from '../../ops/stale.js';
 import { userInfo } from 'node:os';
-import { createRuntime } from '../runtime.js';
-import { baseOptions } from './shared.js';
+import { baseOptions, processOutput, withQuietRuntime } from './shared.js';
 
 export function registerReconcileCommands(program: Command): void {
   reconcileCommand(program);
@@ -36,16 +34,9 @@ function reconcileCommand(program: Command): void {
       'repair what Relais can (replay missed orders, mark ready, sync, cancel); a running worker processes the jobs',
     )
     .action(async (options: ReconcileCommandOptions) => {
-      const base = await baseOptions();
-      const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
-      try {
-        process.exitCode = await runReconcileCommand(runtime, options, {
-          stdout: process.stdout,
-          stderr: process.stderr,
-        });
-      } finally {
-        await runtime.close();
-      }
+      process.exitCode = await withQuietRuntime(await baseOptions(), (runtime) =>
+        runReconcileCommand(runtime, options, processOutput()),
+      );
     });
 }
 
@@ -68,16 +59,9 @@ function disputeCommand(program: Command): void {
         externalOrderId: string,
         options: { reason: string; description: string; claimantId: string; claimantType?: string; json?: boolean },
       ) => {
-        const base = await baseOptions();
-        const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
-        try {
-          process.exitCode = await runDisputeOpen(runtime, externalOrderId, options, {
-            stdout: process.stdout,
-            stderr: process.stderr,
-          });
-        } finally {
-          await runtime.close();
-        }
+        process.exitCode = await withQuietRuntime(await baseOptions(), (runtime) =>
+          runDisputeOpen(runtime, externalOrderId, options, processOutput()),
+        );
       },
     );
   dispute
@@ -85,16 +69,9 @@ function disputeCommand(program: Command): void {
     .argument('<externalOrderId>', 'the order, e.g. dakar-mode:5923711254')
     .option('--json', 'print the claims as JSON')
     .action(async (externalOrderId: string, options: { json?: boolean }) => {
-      const base = await baseOptions();
-      const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
-      try {
-        process.exitCode = await runDisputeList(runtime, externalOrderId, options, {
-          stdout: process.stdout,
-          stderr: process.stderr,
-        });
-      } finally {
-        await runtime.close();
-      }
+      process.exitCode = await withQuietRuntime(await baseOptions(), (runtime) =>
+        runDisputeList(runtime, externalOrderId, options, processOutput()),
+      );
     });
 }
 
@@ -126,14 +103,11 @@ function staleCommand(program: Command): void {
         const days = options.days === undefined ? base.env.RELAIS_STALE_AFTER_DAYS : Number(options.days);
         if (!Number.isSafeInteger(days) || days < 0)
           throw new Error(`--days must be a whole number of days, not "${String(options.days)}"`);
-        const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
-        try {
-          process.exitCode = await runStaleCommand(runtime.ledger, { ...options, days, now: runtime.now() }, (text) =>
+        process.exitCode = await withQuietRuntime(base, (runtime) =>
+          runStaleCommand(runtime.ledger, { ...options, days, now: runtime.now() }, (text) =>
             process.stdout.write(text),
-          );
-        } finally {
-          await runtime.close();
-        }
+          ),
+        );
       },
     );
 }

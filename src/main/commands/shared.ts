@@ -11,6 +11,7 @@ import { PostgresShopSecretStore } from '../../adapters/postgres/pg-shop-secrets
 import { waitForDatabase } from '../wait-for-services.js';
 import { connectRedis, parseClusterNodes } from '../../redis.js';
 import { announceShopsChanged } from '../../shops/served-shops.js';
+import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime.js';
 
 /**
  * The environment, the logger and the shops served: the registry file's, and with RELAIS_SECRET_KEYS set (the
@@ -38,6 +39,27 @@ export async function baseOptions() {
     databaseWaitMs: env.RELAIS_DB_WAIT_MS,
     ...(env.RELAIS_SECRET_KEYS === undefined ? {} : { secretKeys: env.RELAIS_SECRET_KEYS }),
   };
+}
+
+/**
+ * Runs `work` on a runtime that logs nothing (the command speaks for itself on stdout), and closes the runtime
+ * after it, failed or not: an open connection would keep the command from exiting.
+ */
+export async function withQuietRuntime<T>(
+  base: Omit<RuntimeOptions, 'logger'>,
+  work: (runtime: Runtime) => Promise<T>,
+): Promise<T> {
+  const runtime = createRuntime({ ...base, logger: createLogger({ level: 'silent' }) });
+  try {
+    return await work(runtime);
+  } finally {
+    await runtime.close();
+  }
+}
+
+/** Where a command's report and its complaints go. */
+export function processOutput(): { stdout: NodeJS.WriteStream; stderr: NodeJS.WriteStream } {
+  return { stdout: process.stdout, stderr: process.stderr };
 }
 
 export async function servedShops(

@@ -60,6 +60,20 @@ export type WebhookReceipt =
       warn?: { msg: string; fields: Record<string, unknown> };
     };
 
+/** The refusal of a delivery that did not verify (headers missing, signature wrong): a warning naming the shop. */
+export function unverifiedDelivery(
+  platformLabel: string,
+  shopId: string,
+  failure: { reason: VerificationFailure; missing?: string[] },
+): WebhookReceipt {
+  return {
+    kind: 'rejected',
+    reason: failure.reason,
+    body: { error: failure.reason, missing: failure.missing },
+    warn: { msg: `rejected a ${platformLabel} webhook`, fields: { shop: shopId, reason: failure.reason } },
+  };
+}
+
 export interface WebhookIntake {
   /** The route shops deliver to, in Express syntax: `/webhooks/shopify`, `/webhooks/woocommerce/:shopId`. */
   readonly path: string;
