@@ -115,10 +115,13 @@ export function pluralVariant(name: string): string[] {
  */
 export function underArea(place: string, area: string | undefined): string | undefined {
   if (area === undefined) return undefined;
-  const placeWords = new Set(foldSpelling(place).split(' '));
-  const shared = foldSpelling(area)
-    .split(' ')
-    .some((w) => w.length >= 3 && placeWords.has(w));
+  // "Vallon" in "II Plateaux-Vallons" shares its word: singular and plural are one word here.
+  const stems = (name: string) =>
+    foldSpelling(name)
+      .split(' ')
+      .map((w) => (w.length > 3 ? w.replace(/[sx]$/u, '') : w));
+  const placeWords = new Set(stems(place));
+  const shared = stems(area).some((w) => w.length >= 3 && placeWords.has(w));
   return shared ? undefined : `${area.trim()} ${place.trim()}`;
 }
 
@@ -205,7 +208,10 @@ export function candidatesOf(
   for (const name of typed) {
     if (wider.some((w) => w.name === name)) continue;
     const level = lookup.placeNamed(country, name);
-    wider.push(level?.place ?? { ...resolved.neighbourhood, name, altNames: [] });
+    // Before the first wider place holding it: "Angré 9e tranche" tries Angré before Cocody.
+    const holders = new Set(level?.containing.map((c) => c.name));
+    const at = wider.findIndex((w) => holders.has(w.name));
+    wider.splice(at === -1 ? wider.length : at, 0, level?.place ?? { ...resolved.neighbourhood, name, altNames: [] });
   }
   return candidateNames({
     place,

@@ -3,6 +3,7 @@
  * opening another a few km away, the commune whose point is the nearest), which two an address may name
  * together without contradiction, and the wider places a place lies in (placeNamed, for an order's candidates).
  */
+import { communesNamedAfter, districtCommunes, isCommune, nearestDistrictCommune } from './containment.js';
 import { isCountryCode, NOISE_WORDS } from './names.js';
 import { normaliseTokens } from './normalise.js';
 import type { CountryIndex, Gazetteer, Place } from './gazetteer.js';
@@ -95,6 +96,7 @@ export function peerTowns(a: Place, b: Place): boolean {
 export class PlaceTree implements Geography {
   private readonly ancestors = new Map<Place, Place[]>();
   private readonly areas = new Map<Place, Place | undefined>();
+  private readonly districts = new Map<CountryIndex, Place[]>();
 
   constructor(private readonly gazetteer: Gazetteer) {}
 
@@ -211,8 +213,25 @@ export class PlaceTree implements Geography {
       frontier = [...new Set(next)].filter((q) => q !== place && q.name !== place.name && !containing.includes(q));
       containing.push(...frontier);
     }
+    containing.push(...this.unlistedCommunes(index, place, containing));
     containing.sort((a, b) => rank(a) - rank(b));
     return { place: toNeighbourhood(place), containing: containing.map(toNeighbourhood) };
+  }
+
+  /**
+   * The commune holding a place when no list says which (containment.ts): the commune named after it, else,
+   * in a district wholly divided into listed communes, the one whose point is clearly the nearest to the
+   * place's (or to its nearest wider place with a point). None when a wider place already is a commune.
+   */
+  private unlistedCommunes(index: CountryIndex, place: Place, containing: Place[]): Place[] {
+    if (isCommune(place) || containing.some(isCommune)) return [];
+    const named = [place, ...containing].flatMap((q) => communesNamedAfter(q, index));
+    if (named.length > 0) return [...new Set(named)];
+    let communes = this.districts.get(index);
+    if (!communes) this.districts.set(index, (communes = districtCommunes(this.gazetteer, index)));
+    const located = [place, ...containing].find((q) => q.coords !== undefined || q.points.length > 0);
+    const nearest = located && nearestDistrictCommune(located, communes);
+    return nearest ? [nearest] : [];
   }
 
   /** The gazetteer place spelled `name` in this country: that very spelling first, else an exact key. */
