@@ -177,6 +177,17 @@ export function unnumbered(name: string): string | undefined {
   return rest !== undefined && foldSpelling(rest).split(' ').length >= 2 ? rest : undefined;
 }
 
+/**
+ * The part of a hyphen-joined name ("Dieuppeul-Derklé": Dieuppeul, Derklé) that the address's words name alone,
+ * a number after it allowed ("Dieuppeul 2"): a quartier of the commune named after it.
+ */
+export function typedPart(name: string, evidence: { text: string }[]): string | undefined {
+  const parts = name.split('-').map((p) => p.trim());
+  if (parts.length < 2) return undefined;
+  const typed = new Set(evidence.map((e) => foldSpelling(e.text).replace(/(?:\s+\d+)+$/u, '')));
+  return parts.find((p) => p.length >= 3 && typed.has(foldSpelling(p)));
+}
+
 /** What candidatesOf reads of the resolver. */
 export interface PlaceLookup {
   placeNamed(country: string, name: string): { place: Neighbourhood; containing: Neighbourhood[] } | undefined;
@@ -189,17 +200,25 @@ export interface PlaceLookup {
  */
 export function candidatesOf(
   lookup: PlaceLookup,
-  resolved: { neighbourhood: Neighbourhood; level?: { levels: { name: string }[] } },
+  resolved: {
+    neighbourhood: Neighbourhood;
+    level?: { levels: { name: string }[] };
+    evidence?: { text: string }[];
+  },
   aliases: Record<string, string>,
 ): NameCandidate[] {
   const { country } = resolved.neighbourhood;
   const levels = resolved.level?.levels.map((l) => l.name) ?? [resolved.neighbourhood.name];
   const [finest = resolved.neighbourhood.name, ...typed] = levels;
   const found = lookup.placeNamed(country, finest);
-  const place = found?.place ?? resolved.neighbourhood;
+  const named = found?.place ?? resolved.neighbourhood;
   // The gazetteer's containing places first, finest to widest (a level the address also names keeps that rank:
   // "Zone 4c, Marcory" tries Zone 4 before Marcory), then the other levels the address names.
   const wider: Neighbourhood[] = [...(found?.containing ?? [])];
+  // "Dieuppeul 2" for the commune Dieuppeul-Derklé: the part typed is the place, the commune its area.
+  const part = typedPart(named.name, resolved.evidence ?? []);
+  if (part !== undefined) wider.unshift(named);
+  const place = part === undefined ? named : { ...named, name: part, altNames: [] };
   // "Hann Maristes 1" lies in Hann Maristes, which a service may price as a whole though the gazetteer lists only
   // its numbered parts.
   const whole = unnumbered(place.name);

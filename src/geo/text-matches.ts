@@ -3,7 +3,15 @@
  * another order, typos within a few edits, a numbered unit the gazetteer lists only by its base name, each
  * scored by how it matched and where (resolver.ts describes the confidence model).
  */
-import { bareKeyOf, wordsKey, type CountryIndex, type Gazetteer, type KeyHit, type Place } from './gazetteer.js';
+import {
+  bareKeyOf,
+  soundOfTokens,
+  wordsKey,
+  type CountryIndex,
+  type Gazetteer,
+  type KeyHit,
+  type Place,
+} from './gazetteer.js';
 import { type Geography, encloses } from './geography.js';
 import { ABBREVIATIONS, LINKING_WORDS, NOISE_WORDS, STREET_OR_LANDMARK_WORDS, type CountryCode } from './names.js';
 import { allowedEdits, boundedEditDistance, isNumberToken } from './normalise.js';
@@ -131,8 +139,11 @@ export class TextMatcher {
         const onePart = tokens[end - 1]!.seg === tokens[i]!.seg;
         // A name written without its spaces ("Sacrecoeur", "Keurmassar") is found by its compact form,
         // unless the words as typed already name a place ("Tang Sega" is not "Tangséga", 25 km away).
+        // Or as it sounds ("Toit Rouge" for Toits-Rouges, "Pate d oie" for Patte d'Oie).
         const compactHits =
-          onePart && n <= MAX_COMPACT_TOKENS && !index.byKey.has(key) ? index.byCompact.get(compact) : undefined;
+          onePart && n <= MAX_COMPACT_TOKENS && !index.byKey.has(key)
+            ? (index.byCompact.get(compact) ?? index.bySound.get(soundOfTokens(texts.slice(i, end))))
+            : undefined;
         if (!extendable && compactHits === undefined) {
           if (n >= MAX_COMPACT_TOKENS) break;
           continue;
@@ -244,7 +255,8 @@ export class TextMatcher {
           continue;
         }
         m.via = 'numbered';
-        m.score *= NUMBERED_FALLBACK;
+        // A number after a commune's name ("Dieuppeul 2") numbers a part of it, which the commune holds all the same.
+        if (m.place.specificity !== 1 && !m.place.commune) m.score *= NUMBERED_FALLBACK;
         m.text = rawText(m.start, m.end + 1);
       }
       kept.push(m);

@@ -39,6 +39,47 @@ describe('spellings a service may use for the same place', () => {
 });
 
 describe('the wider places of a candidate list', () => {
+  it('climbs from a quartier to the commune named after it: Liberté to Sicap-Liberté, Derklé to Dieuppeul-Derklé', () => {
+    expect(namesFor(at('SN', 'Liberte 5', 'Dakar'))).toEqual(['Liberté', 'Sicap-Liberté']);
+    expect(namesFor(at('SN', 'Derklé, villa 8', 'Dakar'))).toEqual(['Derklé', 'Dieuppeul-Derklé']);
+  });
+
+  it('tries the part of a commune the customer typed ("Dieuppeul 2") before the commune', () => {
+    expect(namesFor(at('SN', 'Dieuppeul 2 villa 2345', 'Dakar'))).toEqual(['Dieuppeul', 'Dieuppeul-Derklé']);
+  });
+
+  it('gives an Abidjan quartier with no listed commune the commune whose point is clearly the nearest', () => {
+    const niangon = namesFor(at('CI', 'Niangon à droite', 'Abidjan'));
+    expect(niangon.slice(0, 3)).toEqual(['Niangon à droite', 'Niangon', 'Yopougon Niangon']);
+    expect(niangon).toContain('Yopougon');
+    expect(namesFor(at('CI', 'Abobo Baoulé', 'Abidjan'))).toContain('Abobo');
+    expect(namesFor(at('CI', 'Avocatier près de la pharmacie', 'Abidjan'))).toContain('Abobo');
+  });
+
+  it('guesses no commune where two commune points are nearly as near (PK 18: Abobo 4.3 km, Anyama 5.1 km)', () => {
+    expect(namesFor(at('CI', 'PK 18 près du rond point', 'Abidjan'))).toEqual(['PK 18']);
+  });
+
+  it("guesses no commune in Dakar, whose communes d'arrondissement have no points to compare", () => {
+    const names = namesFor(at('SN', 'Castor, villa 12', 'Dakar'));
+    expect(names).not.toContain('Biscuiterie');
+    expect(names).not.toContain('Mermoz-Sacré-Cœur');
+  });
+
+  it('climbs through the parents the project sourced: Vallon in the Deux Plateaux, the Akouédo camp in Cocody', () => {
+    const vallon = namesFor(at('CI', 'Vallon villa 3', 'Abidjan'));
+    expect(vallon.indexOf('II Plateaux-Vallons')).toBeGreaterThan(0);
+    expect(vallon.indexOf('II Plateaux-Vallons')).toBeLessThan(vallon.indexOf('Deux Plateaux'));
+    expect(vallon.indexOf('Deux Plateaux')).toBeLessThan(vallon.indexOf('Cocody'));
+    expect(namesFor(at('CI', 'Akouedo camp militaire', 'Abidjan'))).toContain('Cocody');
+  });
+
+  it('tries the area the address names before the commune holding it ("Angre 9eme tranche": Angré, then Cocody)', () => {
+    const names = namesFor(at('CI', 'Angre 9eme tranche', 'Abidjan'));
+    expect(names.indexOf('Angré')).toBeGreaterThan(0);
+    expect(names.indexOf('Angré')).toBeLessThan(names.indexOf('Cocody'));
+  });
+
   it('tries the quartier holding a sub-area before the commune the address also names', () => {
     const names = namesFor(at('CI', 'Zone 4c, Marcory', 'Abidjan'));
     expect(names.indexOf('Zone 4')).toBeGreaterThan(0);
