@@ -81,3 +81,13 @@ export function communesNamedAfter(place: Place, index: CountryIndex): Place[] {
     return km === undefined || km <= COMMUNE_REACH_KM;
   });
 }
+
+/**
+ * Is this name given to places far apart in the city (farther than a commune's reach)? Estates built by one
+ * developer carry its name in several communes (Sogefiha: a cité in Yopougon, another in Cocody, and in Abobo),
+ * so the name alone says nothing of the commune: the commune typed before it ("Abobo Sogefiha") does.
+ */
+export function nameUsedApart(place: Place, index: CountryIndex): boolean {
+  const named = index.places.filter((p) => place.tokens.every((t) => p.tokens.includes(t)));
+  return named.some((a) => named.some((b) => (placesDistanceKm(a, b) ?? 0) > COMMUNE_REACH_KM));
+}

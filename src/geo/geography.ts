@@ -3,7 +3,13 @@
  * opening another a few km away, the commune whose point is the nearest), which two an address may name
  * together without contradiction, and the wider places a place lies in (placeNamed, for an order's candidates).
  */
-import { communesNamedAfter, districtCommunes, isCommune, nearestDistrictCommune } from './containment.js';
+import {
+  communesNamedAfter,
+  districtCommunes,
+  isCommune,
+  nameUsedApart,
+  nearestDistrictCommune,
+} from './containment.js';
 import { isCountryCode, NOISE_WORDS } from './names.js';
 import { normaliseTokens } from './normalise.js';
 import type { CountryIndex, Gazetteer, Place } from './gazetteer.js';
@@ -97,6 +103,7 @@ export class PlaceTree implements Geography {
   private readonly ancestors = new Map<Place, Place[]>();
   private readonly areas = new Map<Place, Place | undefined>();
   private readonly districts = new Map<CountryIndex, Place[]>();
+  private readonly usedApart = new Map<Place, boolean>();
 
   constructor(private readonly gazetteer: Gazetteer) {}
 
@@ -160,6 +167,22 @@ export class PlaceTree implements Geography {
     }
     this.areas.set(p, best);
     return best;
+  }
+
+  /**
+   * Does the commune candidate `a` qualify candidate `b`, an estate name the city uses in several places, typed
+   * right after it ("Abobo Sogefiha")? Then `b` says nothing against the commune (containment.ts nameUsedApart).
+   */
+  qualifies(a: Candidate, b: Candidate): boolean {
+    if (a.place.specificity !== 1 || b.place.specificity === 1 || a.place.country !== b.place.country) return false;
+    if (!a.matches.some((m) => b.matches.some((n) => n.field === m.field && n.seg === m.seg && n.start === m.end)))
+      return false;
+    let apart = this.usedApart.get(b.place);
+    if (apart === undefined) {
+      const index = this.gazetteer.countries.get(b.place.country);
+      this.usedApart.set(b.place, (apart = index !== undefined && nameUsedApart(b.place, index)));
+    }
+    return apart;
   }
 
   /**

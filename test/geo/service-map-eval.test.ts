@@ -174,8 +174,7 @@ describe("the dispatch path's choice by price (what the eval reports)", () => {
       expect(report.counts.correct).toBeGreaterThan(before[i]!.counts.correct);
       expect(report.overchargeXof).toBe(0);
       // Met in Dakar. Not yet in Abidjan: PK 18's nearest commune point (Abobo's) is not clearly nearer than
-      // Anyama's, the list puts Vitré Deux and Adiapoto-II in Bingerville where no source or point does, and
-      // "Abobo Sogefiha" names a cité the lists put in Yopougon.
+      // Anyama's, and the list puts Vitré Deux and Adiapoto-II in Bingerville where no source or point does.
       expect(meetsServiceMapTargets(report)).toBe(report.label.includes('SN_dakar'));
     }
   });

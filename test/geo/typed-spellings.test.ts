@@ -36,3 +36,13 @@ describe('numbers and sourced spellings', () => {
     expect(resolved(resolve('BF', 'Karpala', 'Ouagadougou')).neighbourhood.name).toBe('Karpalin');
   });
 });
+
+describe('an estate name the city uses in several communes', () => {
+  it('sends the commune typed before it: "Abobo Sogefiha" is in Abobo, though the lists put a Sogefiha in Yopougon', () => {
+    expect(resolved(resolve('CI', 'Abobo Sogefiha, derrière la mairie', 'Abidjan')).neighbourhood.name).toBe('Abobo');
+  });
+
+  it('still holds a quartier found in one commune only and typed after another commune ("Yopougon Angré")', () => {
+    held(resolve('CI', 'Yopougon Angré', 'Abidjan'));
+  });
+});
