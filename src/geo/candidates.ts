@@ -80,6 +80,26 @@ export function spellingVariants(name: string): string[] {
   return words.length <= 2 && /^\p{L}{4,}s$/u.test(last) && !/ss$/u.test(last) ? [`Les ${name.trim()}`] : [];
 }
 
+const ROMAN_NUMERALS = ['I', 'II', 'III', 'IV', 'V', 'VI', 'VII', 'VIII', 'IX', 'X'];
+const NUMBER_WORDS = ['un', 'deux', 'trois', 'quatre', 'cinq', 'six', 'sept', 'huit', 'neuf', 'dix'];
+
+/**
+ * A unit number as lists write it otherwise: "II Plateaux-Vallons" is "Deux Plateaux-Vallons" and "2 Plateaux-
+ * Vallons", "Vitré Deux" is "Vitré 2", "Sacré-Cœur III" "Sacré-Cœur 3". A numeral becomes the digit (the form
+ * most lists use), and a roman one opening the name the word too; a digit stays (the others are rarer).
+ */
+export function numeralVariants(name: string): string[] {
+  const words = name.trim().split(/(\s+|-)/u);
+  const at = words.findIndex((w) => ROMAN_NUMERALS.includes(w) || NUMBER_WORDS.includes(w.toLowerCase()));
+  if (at === -1 || words.filter((w) => /\p{L}/u.test(w)).length < 2) return [];
+  const roman = ROMAN_NUMERALS.indexOf(words[at]!);
+  const n = roman >= 0 ? roman : NUMBER_WORDS.indexOf(words[at]!.toLowerCase());
+  const word = NUMBER_WORDS[n]!;
+  // The word where it opens the name ("Deux Plateaux"); after a name the digit ("Sacré-Cœur 3").
+  const forms = roman >= 0 && at === 0 ? [word[0]!.toUpperCase() + word.slice(1), String(n + 1)] : [String(n + 1)];
+  return forms.map((f) => [...words.slice(0, at), f, ...words.slice(at + 1)].join(''));
+}
+
 /** A numbered or ordinal name ("7ᵉ tranche", "Unité 17", "Sacré-Cœur III"): one of a series, never plural. */
 const NUMBERED = /\d|ᵉ|^[IVX]+(?:e|er|re|[èe]me|i[èe]me)?$/u;
 
@@ -135,6 +155,7 @@ function spellingsOf(
   const under = compound === undefined ? [] : [{ name: compound, via: 'variant' as const }];
   const sourced = usable.map((name) => ({ name, via: 'spelling' as const }));
   const variants = [place.name, ...usable].flatMap(spellingVariants);
+  variants.push(...numeralVariants(place.name));
   if (named) variants.push(...pluralVariant(place.name));
   return [...under, ...sourced, ...variants.map((name) => ({ name, via: 'variant' as const }))];
 }

@@ -4,7 +4,14 @@
  * choice by price against the service lists of data/service-maps (npm run eval:addresses).
  */
 import { describe, expect, it } from 'vitest';
-import { candidatesOf, pluralVariant, spellingVariants, underArea, unnumbered } from '../../src/geo/candidates.js';
+import {
+  candidatesOf,
+  numeralVariants,
+  pluralVariant,
+  spellingVariants,
+  underArea,
+  unnumbered,
+} from '../../src/geo/candidates.js';
 import { NeighbourhoodResolver, type ResolveInput } from '../../src/geo/resolver.js';
 import { resolved } from './resolution-asserts.js';
 
@@ -26,10 +33,19 @@ describe('spellings a service may use for the same place', () => {
     expect(spellingVariants('Cité Keur Gorgui')).toEqual(['Keur Gorgui']);
   });
 
+  it('writes a unit number as lists do: "II Plateaux-Vallons" as "Deux Plateaux-Vallons", "Vitré Deux" as "Vitré 2"', () => {
+    expect(numeralVariants('II Plateaux-Vallons')).toEqual(['Deux Plateaux-Vallons', '2 Plateaux-Vallons']);
+    expect(numeralVariants('Vitré Deux')).toEqual(['Vitré 2']);
+    expect(numeralVariants('Sacré-Cœur III')).toEqual(['Sacré-Cœur 3']);
+    expect(numeralVariants('Unité 17')).toEqual([]);
+    expect(numeralVariants('Cité Vi')).toEqual([]);
+  });
+
   it('writes a quartier under the commune holding it, unless its name already opens with the commune', () => {
     expect(underArea('Sicogi', 'Yopougon')).toBe('Yopougon Sicogi');
     expect(underArea('Angré Cocoteraie', 'Angré')).toBeUndefined();
     expect(underArea('Sicogi', undefined)).toBeUndefined();
+    expect(underArea('Vallon', 'II Plateaux-Vallons')).toBeUndefined();
   });
 
   it('offers "Castors" for an address in Castor, and "Keur Gorgui" for the cité Keur Gorgui', () => {
