@@ -209,6 +209,23 @@ export function typedPart(name: string, evidence: { text: string }[]): string | 
   return parts.find((p) => p.length >= 3 && typed.has(foldSpelling(p)));
 }
 
+/**
+ * The numbered unit the address names where the gazetteer lists only its base name ("Liberte 5" → "Liberté 5",
+ * "Dieuppeul 2" → "Dieuppeul 2"): the base's spelling and the number typed, when nothing but the number follows
+ * the name ("Liberté 6 extension" is another unit, which the base holds but this name may not).
+ */
+export function numberedUnit(
+  place: Pick<Neighbourhood, 'name' | 'altNames'>,
+  evidence: { text: string; via?: string }[],
+): string | undefined {
+  const names = new Set([place.name, ...place.altNames].map(foldSpelling));
+  for (const e of evidence) {
+    const m = /^(.*\D)\s+(\d+)$/u.exec(e.text.trim());
+    if (e.via === 'numbered' && m && names.has(foldSpelling(m[1]!))) return `${place.name} ${m[2]}`;
+  }
+  return undefined;
+}
+
 /** What candidatesOf reads of the resolver. */
 export interface PlaceLookup {
   placeNamed(country: string, name: string): { place: Neighbourhood; containing: Neighbourhood[] } | undefined;
@@ -224,7 +241,7 @@ export function candidatesOf(
   resolved: {
     neighbourhood: Neighbourhood;
     level?: { levels: { name: string }[] };
-    evidence?: { text: string }[];
+    evidence?: { text: string; via?: string }[];
   },
   aliases: Record<string, string>,
 ): NameCandidate[] {
@@ -239,7 +256,11 @@ export function candidatesOf(
   // "Dieuppeul 2" for the commune Dieuppeul-Derklé: the part typed is the place, the commune its area.
   const part = typedPart(named.name, resolved.evidence ?? []);
   if (part !== undefined) wider.unshift(named);
-  const place = part === undefined ? named : { ...named, name: part, altNames: [] };
+  const unnumberedPlace = part === undefined ? named : { ...named, name: part, altNames: [] };
+  // "Liberte 5" where the gazetteer lists only Liberté: the unit typed is the place, Liberté its area.
+  const unit = numberedUnit(unnumberedPlace, resolved.evidence ?? []);
+  if (unit !== undefined) wider.unshift(unnumberedPlace);
+  const place = unit === undefined ? unnumberedPlace : { ...unnumberedPlace, name: unit, altNames: [] };
   // "Hann Maristes 1" lies in Hann Maristes, which a service may price as a whole though the gazetteer lists only
   // its numbered parts.
   const whole = unnumbered(place.name);

@@ -13,7 +13,14 @@ import {
   type Place,
 } from './gazetteer.js';
 import { type Geography, encloses } from './geography.js';
-import { ABBREVIATIONS, LINKING_WORDS, NOISE_WORDS, STREET_OR_LANDMARK_WORDS, type CountryCode } from './names.js';
+import {
+  ABBREVIATIONS,
+  LINKING_WORDS,
+  NOISE_WORDS,
+  STREET_OR_LANDMARK_WORDS,
+  UNIT_QUALIFIERS,
+  type CountryCode,
+} from './names.js';
 import { allowedEdits, boundedEditDistance, isNumberToken } from './normalise.js';
 import {
   EDITABLE_CACHE_SIZE,
@@ -257,7 +264,13 @@ export class TextMatcher {
         m.via = 'numbered';
         // A number after a commune's name ("Dieuppeul 2") numbers a part of it, which the commune holds all the same.
         if (m.place.specificity !== 1 && !m.place.commune) m.score *= NUMBERED_FALLBACK;
-        m.text = rawText(m.start, m.end + 1);
+        // "Liberté 6 extension": the word after the number is part of the unit's name (candidates.ts numberedUnit).
+        const next = tokens[m.end + 1];
+        const named =
+          next?.seg === tokens[m.end]!.seg &&
+          (!NOISE_WORDS.has(next.text) || UNIT_QUALIFIERS.has(next.text)) &&
+          !isNumberToken(next.text);
+        m.text = rawText(m.start, m.end + (named ? 2 : 1));
       }
       kept.push(m);
     }

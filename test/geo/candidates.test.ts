@@ -56,12 +56,21 @@ describe('spellings a service may use for the same place', () => {
 
 describe('the wider places of a candidate list', () => {
   it('climbs from a quartier to the commune named after it: Liberté to Sicap-Liberté, Derklé to Dieuppeul-Derklé', () => {
-    expect(namesFor(at('SN', 'Liberte 5', 'Dakar'))).toEqual(['Liberté', 'Sicap-Liberté']);
+    expect(namesFor(at('SN', 'Liberté, villa 5', 'Dakar'))).toEqual(['Liberté', 'Sicap-Liberté']);
     expect(namesFor(at('SN', 'Derklé, villa 8', 'Dakar'))).toEqual(['Derklé', 'Dieuppeul-Derklé']);
   });
 
-  it('tries the part of a commune the customer typed ("Dieuppeul 2") before the commune', () => {
-    expect(namesFor(at('SN', 'Dieuppeul 2 villa 2345', 'Dakar'))).toEqual(['Dieuppeul', 'Dieuppeul-Derklé']);
+  it('tries the part of a commune the customer typed ("Dieuppeul 2") before the commune, its unit first', () => {
+    expect(namesFor(at('SN', 'Dieuppeul 2 villa 2345', 'Dakar'))).toEqual([
+      'Dieuppeul 2',
+      'Dieuppeul',
+      'Dieuppeul-Derklé',
+    ]);
+  });
+
+  it('tries the numbered unit typed where the gazetteer lists only its base ("Liberte 5"), not another unit', () => {
+    expect(namesFor(at('SN', 'Liberte 5', 'Dakar'))).toEqual(['Liberté 5', 'Liberté', 'Sicap-Liberté']);
+    expect(namesFor(at('SN', 'Liberté 6 extension, villa 12', 'Dakar'))).toEqual(['Liberté', 'Sicap-Liberté']);
   });
 
   it('gives an Abidjan quartier with no listed commune the commune whose point is clearly the nearest', () => {
