@@ -262,9 +262,12 @@ export function candidatesOf(
   if (unit !== undefined) wider.unshift(unnumberedPlace);
   const place = unit === undefined ? unnumberedPlace : { ...unnumberedPlace, name: unit, altNames: [] };
   // "Hann Maristes 1" lies in Hann Maristes, which a service may price as a whole though the gazetteer lists only
-  // its numbered parts.
+  // its numbered parts. Not when that name is another place's: Port-Bouet II is a Yopougon quartier, and
+  // "Port-Bouet" the commune across the lagoon.
   const whole = unnumbered(place.name);
-  if (whole && !wider.some((w) => foldSpelling(w.name) === foldSpelling(whole)))
+  const elsewhere = whole === undefined ? undefined : lookup.placeNamed(country, whole)?.place.name;
+  const another = elsewhere !== undefined && elsewhere !== named.name && !wider.some((w) => w.name === elsewhere);
+  if (whole && !another && !wider.some((w) => foldSpelling(w.name) === foldSpelling(whole)))
     wider.unshift({ ...place, name: whole, altNames: [] });
   for (const name of typed) {
     if (wider.some((w) => w.name === name)) continue;

@@ -51,7 +51,11 @@ export function districtCommunes(gazetteer: Gazetteer, index: CountryIndex): Pla
   return [...new Set(whole.flat())];
 }
 
-/** The district commune whose point is clearly the nearest to the place's, within a commune's reach. */
+/**
+ * The district commune whose point is clearly the nearest to the place's, within a commune's reach; or merely
+ * the nearest when the place's name opens with it ("Abobo Nord", 4.3 km from Abobo's point and 5.9 from
+ * Cocody's): the name and the points agree. "Port-Bouet II", whose nearest commune is Yopougon, gets none.
+ */
 export function nearestDistrictCommune(place: Place, communes: Place[]): Place | undefined {
   const ranked = communes
     .filter((c) => c !== place)
@@ -60,7 +64,8 @@ export function nearestDistrictCommune(place: Place, communes: Place[]): Place |
     .sort((a, b) => a.km - b.km);
   const [first, second] = ranked;
   if (!first || first.km > COMMUNE_REACH_KM) return undefined;
-  return !second || second.km >= DISTRICT_CLEARLY_NEARER * Math.max(first.km, 0.1) ? first.c : undefined;
+  const named = first.c.tokens.length < place.tokens.length && first.c.tokens.every((t, i) => place.tokens[i] === t);
+  return named || !second || second.km >= DISTRICT_CLEARLY_NEARER * Math.max(first.km, 0.1) ? first.c : undefined;
 }
 
 /**

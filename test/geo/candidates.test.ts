@@ -81,6 +81,15 @@ describe('the wider places of a candidate list', () => {
     expect(namesFor(at('CI', 'Avocatier près de la pharmacie', 'Abidjan'))).toContain('Abobo');
   });
 
+  it('takes the nearest commune when the name opens with it ("Abobo Nord"), and never another place\'s name', () => {
+    expect(namesFor(at('CI', 'Abobo Nord', 'Abidjan'))).toContain('Abobo');
+    // Port-Bouet II is a Yopougon quartier: "Port-Bouet" would be the commune across the lagoon.
+    const portBouet2 = namesFor(at('CI', 'Port-Bouet II', 'Abidjan'));
+    expect(portBouet2).toContain('Yopougon');
+    expect(portBouet2).not.toContain('Port-Bouet');
+    expect(portBouet2).not.toContain('Port-Bouët');
+  });
+
   it('guesses no commune where two commune points are nearly as near (PK 18: Abobo 4.3 km, Anyama 5.1 km)', () => {
     expect(namesFor(at('CI', 'PK 18 près du rond point', 'Abidjan'))).toEqual(['PK 18']);
   });
