@@ -32,6 +32,11 @@ export interface CandidateInput {
   aliases: Record<string, string>;
   /** True for the country's city, region and country names. */
   isCityRegionOrCountry(text: string): boolean;
+  /**
+   * The gazetteer place a name denotes, when it knows one: a derived spelling that is another place's name
+   * ("Sicogi" from Bingerville's Cité Sicogi is Yopougon's Sicogi) is not a spelling of this one.
+   */
+  placeOf?(text: string): string | undefined;
 }
 
 /**
@@ -164,9 +169,15 @@ function spellingsOf(
 export function candidateNames(input: CandidateInput): NameCandidate[] {
   const out: NameCandidate[] = [];
   const seen = new Set<string>();
+  const chain = new Set([input.place, ...input.wider].map((p) => p.name));
+  const elsewhere = (name: string) => {
+    const other = input.placeOf?.(name);
+    return other !== undefined && !chain.has(other);
+  };
   const add = (name: string, place: string, precision: number, via: NameCandidate['via']) => {
     const folded = foldSpelling(name);
     if (folded === '' || seen.has(folded) || input.isCityRegionOrCountry(name)) return false;
+    if (via === 'variant' && elsewhere(name)) return false;
     seen.add(folded);
     out.push({ name: name.trim(), place, precision, via });
     return true;
@@ -282,5 +293,6 @@ export function candidatesOf(
     wider,
     aliases,
     isCityRegionOrCountry: (text) => lookup.isCityRegionOrCountry(country, text),
+    placeOf: (text) => lookup.placeNamed(country, text)?.place.name,
   });
 }

@@ -48,6 +48,14 @@ describe('spellings a service may use for the same place', () => {
     expect(underArea('Vallon', 'II Plateaux-Vallons')).toBeUndefined();
   });
 
+  it("never offers a derived spelling that is another place's name: Bingerville's Cité Sicogi is not Yopougon's Sicogi", () => {
+    const names = candidatesOf(resolver, { neighbourhood: resolver.placeNamed('CI', 'Cité Sicogi')!.place }, {}).map(
+      (c) => c.name,
+    );
+    expect(names[0]).toBe('Cité Sicogi');
+    expect(names).not.toContain('Sicogi');
+  });
+
   it('offers "Castors" for an address in Castor, and "Keur Gorgui" for the cité Keur Gorgui', () => {
     expect(namesFor(at('SN', 'Castor, villa 12', 'Dakar'))).toContain('Castors');
     expect(namesFor(at('SN', 'Cité Keur Gorgui, immeuble 4', 'Dakar'))).toContain('Keur Gorgui');
