@@ -248,8 +248,9 @@ export class PlaceTree implements Geography {
    */
   private unlistedCommunes(index: CountryIndex, place: Place, containing: Place[]): Place[] {
     if (isCommune(place) || containing.some(isCommune)) return [];
-    const named = [place, ...containing].flatMap((q) => communesNamedAfter(q, index));
-    if (named.length > 0) return [...new Set(named)];
+    // Named after by several ("Thiaroye" in Thiaroye-Gare and Thiaroye-sur-Mer): it spans them, none holds it.
+    const named = [...new Set([place, ...containing].flatMap((q) => communesNamedAfter(q, index)))];
+    if (named.length > 0) return named.length === 1 ? named : [];
     let communes = this.districts.get(index);
     if (!communes) this.districts.set(index, (communes = districtCommunes(this.gazetteer, index)));
     const located = [place, ...containing].find((q) => q.coords !== undefined || q.points.length > 0);
