@@ -104,6 +104,7 @@ export class PlaceTree implements Geography {
   private readonly areas = new Map<Place, Place | undefined>();
   private readonly districts = new Map<CountryIndex, Place[]>();
   private readonly usedApart = new Map<Place, boolean>();
+  private readonly unlisted = new Map<Place, Place[]>();
 
   constructor(private readonly gazetteer: Gazetteer) {}
 
@@ -248,6 +249,13 @@ export class PlaceTree implements Geography {
    */
   private unlistedCommunes(index: CountryIndex, place: Place, containing: Place[]): Place[] {
     if (isCommune(place) || containing.some(isCommune)) return [];
+    // Once per place: the dispatch path asks for every order.
+    let found = this.unlisted.get(place);
+    if (!found) this.unlisted.set(place, (found = this.findUnlistedCommunes(index, place, containing)));
+    return found;
+  }
+
+  private findUnlistedCommunes(index: CountryIndex, place: Place, containing: Place[]): Place[] {
     // Named after by several ("Thiaroye" in Thiaroye-Gare and Thiaroye-sur-Mer): it spans them, none holds it.
     const named = [...new Set([place, ...containing].flatMap((q) => communesNamedAfter(q, index)))];
     if (named.length > 0) return named.length === 1 ? named : [];
