@@ -13,7 +13,7 @@ import { indexCountry } from './gazetteer-index.js';
 import { blockedNames, CityRow, Drafts, OfficialRow, readRows } from './gazetteer-rows.js';
 import { COUNTRIES, NOISE_WORDS, type CountryCode } from './names.js';
 
-export { bareKeyOf, soundOfTokens, wordsKey } from './gazetteer-index.js';
+export { bareKeyOf, wordsKey } from './gazetteer-index.js';
 
 export type {
   BlockedKind,

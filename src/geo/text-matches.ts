@@ -3,15 +3,7 @@
  * another order, typos within a few edits, a numbered unit the gazetteer lists only by its base name, each
  * scored by how it matched and where (resolver.ts describes the confidence model).
  */
-import {
-  bareKeyOf,
-  soundOfTokens,
-  wordsKey,
-  type CountryIndex,
-  type Gazetteer,
-  type KeyHit,
-  type Place,
-} from './gazetteer.js';
+import { bareKeyOf, wordsKey, type CountryIndex, type Gazetteer, type KeyHit, type Place } from './gazetteer.js';
 import { type Geography, encloses } from './geography.js';
 import {
   ABBREVIATIONS,
@@ -22,6 +14,7 @@ import {
   type CountryCode,
 } from './names.js';
 import { allowedEdits, boundedEditDistance, isNumberToken } from './normalise.js';
+import { soundKey } from './service-spellings.js';
 import {
   EDITABLE_CACHE_SIZE,
   FIELD_WEIGHT,
@@ -133,6 +126,7 @@ export class TextMatcher {
   ): Match[] {
     const found: Match[] = [];
     const texts = tokens.map((t) => t.text);
+    const sounds = texts.map(soundKey);
     for (let i = 0; i < texts.length; i++) {
       let key = '';
       let compact = '';
@@ -149,7 +143,7 @@ export class TextMatcher {
         // Or as it sounds ("Toit Rouge" for Toits-Rouges, "Pate d oie" for Patte d'Oie).
         const compactHits =
           onePart && n <= MAX_COMPACT_TOKENS && !index.byKey.has(key)
-            ? (index.byCompact.get(compact) ?? index.bySound.get(soundOfTokens(texts.slice(i, end))))
+            ? (index.byCompact.get(compact) ?? index.bySound.get(sounds.slice(i, end).join('')))
             : undefined;
         if (!extendable && compactHits === undefined) {
           if (n >= MAX_COMPACT_TOKENS) break;
