@@ -11,10 +11,11 @@ import { normaliseTokens } from './normalise.js';
 import { COMMUNE_REACH_KM, placeDistanceKm, placesDistanceKm } from './resolver-model.js';
 
 /**
- * A district's communes: the places the official lists give one parent that is the city's or region's own
- * name (Abidjan's ten communes and four sous-préfectures, all under "District autonome d'Abidjan"). A list
- * of two ("Pikine, Guédiawaye" under "Région de Dakar", where the Dakar département is the city's own name
- * and has no place) does not cover the district, so the nearest of them says nothing.
+ * A district's communes: the places the official lists give one parent that is the region's or district's
+ * name (Abidjan's ten communes and four sous-préfectures, all under "District autonome d'Abidjan"), at least
+ * DISTRICT_MIN_COMMUNES of them, each with a point. Not where that name is also the city's: "Dakar" names the
+ * city, its département and its region, so the places listed under it (départements, arrondissements and a
+ * commune d'arrondissement) do not divide one area at one level, and the nearest of them says nothing.
  */
 export const DISTRICT_MIN_COMMUNES = 5;
 /**
@@ -32,10 +33,13 @@ export const isCommune = (p: Place): boolean => p.specificity === 1 || p.commune
 
 /** The communes dividing the district of each country, when the lists name them all with a point. */
 export function districtCommunes(gazetteer: Gazetteer, index: CountryIndex): Place[] {
+  const here = gazetteer.blocked.filter((b) => b.country === index.country);
+  const cities = new Set(here.filter((b) => b.kind === 'city').map((b) => meaningful(b.tokens)));
   const district = new Set(
-    gazetteer.blocked
-      .filter((b) => b.country === index.country && b.kind !== 'country')
-      .map((b) => meaningful(b.tokens)),
+    here
+      .filter((b) => b.kind === 'region')
+      .map((b) => meaningful(b.tokens))
+      .filter((key) => !cities.has(key)),
   );
   const byParent = new Map<string, Place[]>();
   for (const p of index.places) {
