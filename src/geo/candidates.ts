@@ -287,6 +287,8 @@ export function candidatesOf(
     const holders = new Set(level?.containing.map((c) => c.name));
     const at = wider.findIndex((w) => holders.has(w.name));
     wider.splice(at === -1 ? wider.length : at, 0, level?.place ?? { ...resolved.neighbourhood, name, altNames: [] });
+    // Then the places holding that level, if the place's own chain has not reached them: Angré is in Cocody.
+    for (const holder of level?.containing ?? []) if (!wider.some((w) => w.name === holder.name)) wider.push(holder);
   }
   return candidateNames({
     place,

@@ -19,12 +19,14 @@ import { COMMUNE_REACH_KM, placeDistanceKm, placesDistanceKm } from './resolver-
  */
 export const DISTRICT_MIN_COMMUNES = 5;
 /**
- * The nearest commune point must be this many times nearer than the next one: communes differ in size and
- * a point is not a boundary. Measured on the Abidjan list (data/service-maps/CI_abidjan.csv, the communes'
- * quartiers): every place passing 1.5 lay in that commune; below it, Biétri (Marcory) is nearer Koumassi's
- * point and Danga (Cocody) nearer Le Plateau's.
+ * The nearest commune point must be this many times nearer than the next one: communes differ in size (Le
+ * Plateau is a few km², Yopougon over 100) and a point is not a boundary. Measured on the Abidjan list
+ * (data/service-maps/CI_abidjan.csv, the communes' quartiers): no place at 1.5 or more lay in another commune
+ * than the nearest, while below it Biétri (Marcory) is nearer Koumassi's point and Danga (Cocody) Le Plateau's;
+ * twice as near keeps a margin for the places no list checks (Jérusalem, 2.5 km from Le Plateau's point and
+ * 3.8 from Attécoubé's, gets none).
  */
-export const DISTRICT_CLEARLY_NEARER = 1.5;
+export const DISTRICT_CLEARLY_NEARER = 2;
 
 const meaningful = (tokens: string[]) => tokens.filter((t) => !NOISE_WORDS.has(t)).join(' ');
 
