@@ -227,11 +227,14 @@ export class PlaceTree implements Geography {
         .filter((q) => q === place || !top(q))
         .flatMap((q) => [
           // A parent is wider only if it is no finer a place: the quartier Almadies (folded with its
-          // arrondissement) does not hold the commune Mermoz-Sacré-Cœur. Nor is a town held by the town its
-          // département is named after: the name denotes that other town to a service (Diamniadio is not Rufisque).
+          // arrondissement) does not hold the commune Mermoz-Sacré-Cœur. A commune d'arrondissement is held by a
+          // whole commune or département only, never by another of its rank: Ouakam is not in the quartier
+          // Almadies, nor Médina in Plateau (each folded with the arrondissement of that name). Nor is a town held
+          // by the town its département is named after: the name denotes that other town to a service (Diamniadio
+          // is not Rufisque).
           ...q.parents
             .flatMap((key) => (index.byKey.get(key.join(' ')) ?? []).map((h) => h.place))
-            .filter((o) => rank(o) >= rank(q) && !peerTowns(o, q)),
+            .filter((o) => (q.commune ? rank(o) > rank(q) : rank(o) >= rank(q)) && !peerTowns(o, q)),
           ...this.openingName(index, q),
         ]);
       frontier = [...new Set(next)].filter((q) => q !== place && q.name !== place.name && !containing.includes(q));

@@ -137,6 +137,14 @@ describe('the wider places of a candidate list', () => {
     expect(names).not.toContain('Medina');
   });
 
+  it("never puts a commune d'arrondissement inside a quartier that shares its arrondissement's name (Ouakam, Almadies)", () => {
+    const names = namesFor(at('SN', 'Ouakam, cité Avion, villa 3', 'Dakar'));
+    expect(names).toContain('Ouakam');
+    expect(names).not.toContain('Almadies');
+    expect(names).not.toContain('Les Almadies');
+    expect(namesFor(at('SN', 'Medina, rue 11', 'Dakar'))).not.toContain('Plateau');
+  });
+
   it('does not call the quartiers Mermoz or Almadies wider than the commune Mermoz-Sacré-Cœur', () => {
     const names = namesFor(at('SN', 'Mermoz-Sacré-Cœur, villa 3', 'Dakar'));
     expect(names[0]).toBe('Mermoz-Sacré-Cœur');
