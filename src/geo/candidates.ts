@@ -32,6 +32,11 @@ export interface CandidateInput {
   aliases: Record<string, string>;
   /** True for the country's city, region and country names. */
   isCityRegionOrCountry(text: string): boolean;
+  /**
+   * The gazetteer place a name denotes, when it knows one: a derived spelling that is another place's name
+   * ("Sicogi" from Bingerville's Cité Sicogi is Yopougon's Sicogi) is not a spelling of this one.
+   */
+  placeOf?(text: string): string | undefined;
 }
 
 /**
@@ -80,6 +85,26 @@ export function spellingVariants(name: string): string[] {
   return words.length <= 2 && /^\p{L}{4,}s$/u.test(last) && !/ss$/u.test(last) ? [`Les ${name.trim()}`] : [];
 }
 
+const ROMAN_NUMERALS = ['I', 'II', 'III', 'IV', 'V', 'VI', 'VII', 'VIII', 'IX', 'X'];
+const NUMBER_WORDS = ['un', 'deux', 'trois', 'quatre', 'cinq', 'six', 'sept', 'huit', 'neuf', 'dix'];
+
+/**
+ * A unit number as lists write it otherwise: "II Plateaux-Vallons" is "Deux Plateaux-Vallons" and "2 Plateaux-
+ * Vallons", "Vitré Deux" is "Vitré 2", "Sacré-Cœur III" "Sacré-Cœur 3". A numeral becomes the digit (the form
+ * most lists use), and a roman one opening the name the word too; a digit stays (the others are rarer).
+ */
+export function numeralVariants(name: string): string[] {
+  const words = name.trim().split(/(\s+|-)/u);
+  const at = words.findIndex((w) => ROMAN_NUMERALS.includes(w) || NUMBER_WORDS.includes(w.toLowerCase()));
+  if (at === -1 || words.filter((w) => /\p{L}/u.test(w)).length < 2) return [];
+  const roman = ROMAN_NUMERALS.indexOf(words[at]!);
+  const n = roman >= 0 ? roman : NUMBER_WORDS.indexOf(words[at]!.toLowerCase());
+  const word = NUMBER_WORDS[n]!;
+  // The word where it opens the name ("Deux Plateaux"); after a name the digit ("Sacré-Cœur 3").
+  const forms = roman >= 0 && at === 0 ? [word[0]!.toUpperCase() + word.slice(1), String(n + 1)] : [String(n + 1)];
+  return forms.map((f) => [...words.slice(0, at), f, ...words.slice(at + 1)].join(''));
+}
+
 /** A numbered or ordinal name ("7ᵉ tranche", "Unité 17", "Sacré-Cœur III"): one of a series, never plural. */
 const NUMBERED = /\d|ᵉ|^[IVX]+(?:e|er|re|[èe]me|i[èe]me)?$/u;
 
@@ -115,10 +140,13 @@ export function pluralVariant(name: string): string[] {
  */
 export function underArea(place: string, area: string | undefined): string | undefined {
   if (area === undefined) return undefined;
-  const placeWords = new Set(foldSpelling(place).split(' '));
-  const shared = foldSpelling(area)
-    .split(' ')
-    .some((w) => w.length >= 3 && placeWords.has(w));
+  // "Vallon" in "II Plateaux-Vallons" shares its word: singular and plural are one word here.
+  const stems = (name: string) =>
+    foldSpelling(name)
+      .split(' ')
+      .map((w) => (w.length > 3 ? w.replace(/[sx]$/u, '') : w));
+  const placeWords = new Set(stems(place));
+  const shared = stems(area).some((w) => w.length >= 3 && placeWords.has(w));
   return shared ? undefined : `${area.trim()} ${place.trim()}`;
 }
 
@@ -132,6 +160,7 @@ function spellingsOf(
   const under = compound === undefined ? [] : [{ name: compound, via: 'variant' as const }];
   const sourced = usable.map((name) => ({ name, via: 'spelling' as const }));
   const variants = [place.name, ...usable].flatMap(spellingVariants);
+  variants.push(...numeralVariants(place.name));
   if (named) variants.push(...pluralVariant(place.name));
   return [...under, ...sourced, ...variants.map((name) => ({ name, via: 'variant' as const }))];
 }
@@ -140,9 +169,15 @@ function spellingsOf(
 export function candidateNames(input: CandidateInput): NameCandidate[] {
   const out: NameCandidate[] = [];
   const seen = new Set<string>();
+  const chain = new Set([input.place, ...input.wider].map((p) => p.name));
+  const elsewhere = (name: string) => {
+    const other = input.placeOf?.(name);
+    return other !== undefined && !chain.has(other);
+  };
   const add = (name: string, place: string, precision: number, via: NameCandidate['via']) => {
     const folded = foldSpelling(name);
     if (folded === '' || seen.has(folded) || input.isCityRegionOrCountry(name)) return false;
+    if (via === 'variant' && elsewhere(name)) return false;
     seen.add(folded);
     out.push({ name: name.trim(), place, precision, via });
     return true;
@@ -174,6 +209,34 @@ export function unnumbered(name: string): string | undefined {
   return rest !== undefined && foldSpelling(rest).split(' ').length >= 2 ? rest : undefined;
 }
 
+/**
+ * The part of a hyphen-joined name ("Dieuppeul-Derklé": Dieuppeul, Derklé) that the address's words name alone,
+ * a number after it allowed ("Dieuppeul 2"): a quartier of the commune named after it.
+ */
+export function typedPart(name: string, evidence: { text: string }[]): string | undefined {
+  const parts = name.split('-').map((p) => p.trim());
+  if (parts.length < 2) return undefined;
+  const typed = new Set(evidence.map((e) => foldSpelling(e.text).replace(/(?:\s+\d+)+$/u, '')));
+  return parts.find((p) => p.length >= 3 && typed.has(foldSpelling(p)));
+}
+
+/**
+ * The numbered unit the address names where the gazetteer lists only its base name ("Liberte 5" → "Liberté 5",
+ * "Dieuppeul 2" → "Dieuppeul 2"): the base's spelling and the number typed, when nothing but the number follows
+ * the name ("Liberté 6 extension" is another unit, which the base holds but this name may not).
+ */
+export function numberedUnit(
+  place: Pick<Neighbourhood, 'name' | 'altNames'>,
+  evidence: { text: string; via?: string }[],
+): string | undefined {
+  const names = new Set([place.name, ...place.altNames].map(foldSpelling));
+  for (const e of evidence) {
+    const m = /^(.*\D)\s+(\d+)$/u.exec(e.text.trim());
+    if (e.via === 'numbered' && m && names.has(foldSpelling(m[1]!))) return `${place.name} ${m[2]}`;
+  }
+  return undefined;
+}
+
 /** What candidatesOf reads of the resolver. */
 export interface PlaceLookup {
   placeNamed(country: string, name: string): { place: Neighbourhood; containing: Neighbourhood[] } | undefined;
@@ -186,31 +249,52 @@ export interface PlaceLookup {
  */
 export function candidatesOf(
   lookup: PlaceLookup,
-  resolved: { neighbourhood: Neighbourhood; level?: { levels: { name: string }[] } },
+  resolved: {
+    neighbourhood: Neighbourhood;
+    level?: { levels: { name: string }[] };
+    evidence?: { text: string; via?: string }[];
+  },
   aliases: Record<string, string>,
 ): NameCandidate[] {
   const { country } = resolved.neighbourhood;
   const levels = resolved.level?.levels.map((l) => l.name) ?? [resolved.neighbourhood.name];
   const [finest = resolved.neighbourhood.name, ...typed] = levels;
   const found = lookup.placeNamed(country, finest);
-  const place = found?.place ?? resolved.neighbourhood;
+  const named = found?.place ?? resolved.neighbourhood;
   // The gazetteer's containing places first, finest to widest (a level the address also names keeps that rank:
   // "Zone 4c, Marcory" tries Zone 4 before Marcory), then the other levels the address names.
   const wider: Neighbourhood[] = [...(found?.containing ?? [])];
+  // "Dieuppeul 2" for the commune Dieuppeul-Derklé: the part typed is the place, the commune its area.
+  const part = typedPart(named.name, resolved.evidence ?? []);
+  if (part !== undefined) wider.unshift(named);
+  const unnumberedPlace = part === undefined ? named : { ...named, name: part, altNames: [] };
+  // "Liberte 5" where the gazetteer lists only Liberté: the unit typed is the place, Liberté its area.
+  const unit = numberedUnit(unnumberedPlace, resolved.evidence ?? []);
+  if (unit !== undefined) wider.unshift(unnumberedPlace);
+  const place = unit === undefined ? unnumberedPlace : { ...unnumberedPlace, name: unit, altNames: [] };
   // "Hann Maristes 1" lies in Hann Maristes, which a service may price as a whole though the gazetteer lists only
-  // its numbered parts.
+  // its numbered parts. Not when that name is another place's: Port-Bouet II is a Yopougon quartier, and
+  // "Port-Bouet" the commune across the lagoon.
   const whole = unnumbered(place.name);
-  if (whole && !wider.some((w) => foldSpelling(w.name) === foldSpelling(whole)))
+  const elsewhere = whole === undefined ? undefined : lookup.placeNamed(country, whole)?.place.name;
+  const another = elsewhere !== undefined && elsewhere !== named.name && !wider.some((w) => w.name === elsewhere);
+  if (whole && !another && !wider.some((w) => foldSpelling(w.name) === foldSpelling(whole)))
     wider.unshift({ ...place, name: whole, altNames: [] });
   for (const name of typed) {
     if (wider.some((w) => w.name === name)) continue;
     const level = lookup.placeNamed(country, name);
-    wider.push(level?.place ?? { ...resolved.neighbourhood, name, altNames: [] });
+    // Before the first wider place holding it: "Angré 9e tranche" tries Angré before Cocody.
+    const holders = new Set(level?.containing.map((c) => c.name));
+    const at = wider.findIndex((w) => holders.has(w.name));
+    wider.splice(at === -1 ? wider.length : at, 0, level?.place ?? { ...resolved.neighbourhood, name, altNames: [] });
+    // Then the places holding that level, if the place's own chain has not reached them: Angré is in Cocody.
+    for (const holder of level?.containing ?? []) if (!wider.some((w) => w.name === holder.name)) wider.push(holder);
   }
   return candidateNames({
     place,
     wider,
     aliases,
     isCityRegionOrCountry: (text) => lookup.isCityRegionOrCountry(country, text),
+    placeOf: (text) => lookup.placeNamed(country, text)?.place.name,
   });
 }

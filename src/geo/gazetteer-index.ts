@@ -7,6 +7,7 @@ import type { CountryIndex, FuzzyKey, KeyHit, Place } from './gazetteer-types.js
 import { BROAD_FACTOR, compactOf, keyOf, RURAL_FACTOR, type Draft } from './gazetteer-rows.js';
 import { LINKING_WORDS, NOISE_WORDS, type CountryCode } from './names.js';
 import { normaliseTokens } from './normalise.js';
+import { soundKey } from './service-spellings.js';
 
 type AddKey = (key: string, hit: KeyHit, fuzzy: boolean) => void;
 
@@ -14,6 +15,11 @@ type AddKey = (key: string, hit: KeyHit, fuzzy: boolean) => void;
 export function wordsKey(tokens: string[]): string | undefined {
   const words = tokens.filter((t) => !LINKING_WORDS.has(t));
   return words.length < 2 ? undefined : [...words].sort().join(' ');
+}
+
+/** A name's words as they sound, run together: "toits rouges" and "toit rouge" → "toitroug". */
+export function soundOfTokens(tokens: string[]): string {
+  return tokens.map(soundKey).join('');
 }
 
 /** The name without its trailing unit number: "Hann Maristes 1" → "hann maristes". */
@@ -74,6 +80,12 @@ function keyAdder(index: CountryIndex, blockedHere: Set<string>): AddKey {
       index.byCompact.set(compact, clist);
     }
     const tokens = key.split(' ');
+    const sound = soundOfTokens(tokens);
+    if (sound.length >= 5) {
+      const slist = index.bySound.get(sound) ?? [];
+      if (!slist.some((h) => h.place === hit.place)) slist.push(hit);
+      index.bySound.set(sound, slist);
+    }
     const words = wordsKey(tokens);
     if (words !== undefined) {
       const wlist = index.byWords.get(words) ?? [];
@@ -192,6 +204,7 @@ export function indexCountry(
     places: [],
     byKey: new Map(),
     byCompact: new Map(),
+    bySound: new Map(),
     prefixes: new Set(),
     fuzzyByLength: new Map(),
     byWords: new Map(),

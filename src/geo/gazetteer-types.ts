@@ -57,6 +57,11 @@ export interface CountryIndex {
   places: Place[];
   byKey: Map<string, KeyHit[]>;
   byCompact: Map<string, KeyHit[]>;
+  /**
+   * The compact form as it sounds (soundKey word by word): "Toits-Rouges" typed "Toit Rouge", "Patte d'Oie"
+   * typed "Pate d oie". Read only where the words as typed name nothing.
+   */
+  bySound: Map<string, KeyHit[]>;
   /** Every leading run of tokens of every key: an n-gram is extended only while it can still become a key. */
   prefixes: Set<string>;
   /** Names of two or more words by their words sorted ("akouedo camp militaire"): the same words typed in another order. */

@@ -7,7 +7,7 @@
  * and the official lists often describe one quartier several times, and the dispatch service only ever
  * receives the name, so they are one answer.
  */
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { indexCountry } from './gazetteer-index.js';
 import { blockedNames, CityRow, Drafts, OfficialRow, readRows } from './gazetteer-rows.js';
@@ -28,6 +28,9 @@ export type {
 } from './gazetteer-types.js';
 import type { BlockedName, CountryIndex, Gazetteer } from './gazetteer-types.js';
 
+/** The project's own sourced rows, beside the shared gazetteer's copy (data/neighbourhoods/README.md). */
+export const ADDITIONS_FILE = 'additions.csv';
+
 /** Reads every CSV of `dataDir` and builds the indexes. Throws with file and row on malformed data. */
 export function loadGazetteer(dataDir: string): Gazetteer {
   const files = readdirSync(dataDir)
@@ -35,7 +38,12 @@ export function loadGazetteer(dataDir: string): Gazetteer {
     .sort();
   if (files.length === 0) throw new Error(`no gazetteer CSV (XX_city.csv) in ${dataDir}`);
   const cityRows = files.flatMap((f) => readRows(join(dataDir, f), CityRow));
-  const officialRows = readRows(join(dataDir, 'official-lists.csv'), OfficialRow);
+  // additions.csv: the project's own sourced rows (parents, spellings) on top of the shared copy, same columns.
+  const additions = join(dataDir, ADDITIONS_FILE);
+  const officialRows = [
+    ...readRows(join(dataDir, 'official-lists.csv'), OfficialRow),
+    ...(existsSync(additions) ? readRows(additions, OfficialRow) : []),
+  ];
 
   const blocked = blockedNames(cityRows);
   // A name is never a neighbourhood in its own country when it is that country's city, region or name;

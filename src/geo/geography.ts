@@ -3,6 +3,13 @@
  * opening another a few km away, the commune whose point is the nearest), which two an address may name
  * together without contradiction, and the wider places a place lies in (placeNamed, for an order's candidates).
  */
+import {
+  communesNamedAfter,
+  districtCommunes,
+  isCommune,
+  nameUsedApart,
+  nearestDistrictCommune,
+} from './containment.js';
 import { isCountryCode, NOISE_WORDS } from './names.js';
 import { normaliseTokens } from './normalise.js';
 import type { CountryIndex, Gazetteer, Place } from './gazetteer.js';
@@ -95,6 +102,9 @@ export function peerTowns(a: Place, b: Place): boolean {
 export class PlaceTree implements Geography {
   private readonly ancestors = new Map<Place, Place[]>();
   private readonly areas = new Map<Place, Place | undefined>();
+  private readonly districts = new Map<CountryIndex, Place[]>();
+  private readonly usedApart = new Map<Place, boolean>();
+  private readonly unlisted = new Map<Place, Place[]>();
 
   constructor(private readonly gazetteer: Gazetteer) {}
 
@@ -161,6 +171,22 @@ export class PlaceTree implements Geography {
   }
 
   /**
+   * Does the commune candidate `a` qualify candidate `b`, an estate name the city uses in several places, typed
+   * right after it ("Abobo Sogefiha")? Then `b` says nothing against the commune (containment.ts nameUsedApart).
+   */
+  qualifies(a: Candidate, b: Candidate): boolean {
+    if (a.place.specificity !== 1 || b.place.specificity === 1 || a.place.country !== b.place.country) return false;
+    if (!a.matches.some((m) => b.matches.some((n) => n.field === m.field && n.seg === m.seg && n.start === m.end)))
+      return false;
+    let apart = this.usedApart.get(b.place);
+    if (apart === undefined) {
+      const index = this.gazetteer.countries.get(b.place.country);
+      this.usedApart.set(b.place, (apart = index !== undefined && nameUsedApart(b.place, index)));
+    }
+    return apart;
+  }
+
+  /**
    * Does candidate `a` hold candidate `b`? As places (encloses), or as typed: an area written just before
    * a place within TYPED_SUB_AREA_KM of it, in the same part of the same field ("Angré 9e tranche",
    * "Grand-Yoff Arafat"), unless that place is itself a commune.
@@ -201,18 +227,46 @@ export class PlaceTree implements Geography {
         .filter((q) => q === place || !top(q))
         .flatMap((q) => [
           // A parent is wider only if it is no finer a place: the quartier Almadies (folded with its
-          // arrondissement) does not hold the commune Mermoz-Sacré-Cœur. Nor is a town held by the town its
-          // département is named after: the name denotes that other town to a service (Diamniadio is not Rufisque).
+          // arrondissement) does not hold the commune Mermoz-Sacré-Cœur. A commune d'arrondissement is held by a
+          // whole commune or département only, never by another of its rank: Ouakam is not in the quartier
+          // Almadies, nor Médina in Plateau (each folded with the arrondissement of that name). Nor is a town held
+          // by the town its département is named after: the name denotes that other town to a service (Diamniadio
+          // is not Rufisque).
           ...q.parents
             .flatMap((key) => (index.byKey.get(key.join(' ')) ?? []).map((h) => h.place))
-            .filter((o) => rank(o) >= rank(q) && !peerTowns(o, q)),
+            .filter((o) => (q.commune ? rank(o) > rank(q) : rank(o) >= rank(q)) && !peerTowns(o, q)),
           ...this.openingName(index, q),
         ]);
       frontier = [...new Set(next)].filter((q) => q !== place && q.name !== place.name && !containing.includes(q));
       containing.push(...frontier);
     }
+    containing.push(...this.unlistedCommunes(index, place, containing));
     containing.sort((a, b) => rank(a) - rank(b));
     return { place: toNeighbourhood(place), containing: containing.map(toNeighbourhood) };
+  }
+
+  /**
+   * The commune holding a place when no list says which (containment.ts): the commune named after it, else,
+   * in a district wholly divided into listed communes, the one whose point is clearly the nearest to the
+   * place's (or to its nearest wider place with a point). None when a wider place already is a commune.
+   */
+  private unlistedCommunes(index: CountryIndex, place: Place, containing: Place[]): Place[] {
+    if (isCommune(place) || containing.some(isCommune)) return [];
+    // Once per place: the dispatch path asks for every order.
+    let found = this.unlisted.get(place);
+    if (!found) this.unlisted.set(place, (found = this.findUnlistedCommunes(index, place, containing)));
+    return found;
+  }
+
+  private findUnlistedCommunes(index: CountryIndex, place: Place, containing: Place[]): Place[] {
+    // Named after by several ("Thiaroye" in Thiaroye-Gare and Thiaroye-sur-Mer): it spans them, none holds it.
+    const named = [...new Set([place, ...containing].flatMap((q) => communesNamedAfter(q, index)))];
+    if (named.length > 0) return named.length === 1 ? named : [];
+    let communes = this.districts.get(index);
+    if (!communes) this.districts.set(index, (communes = districtCommunes(this.gazetteer, index)));
+    const located = [place, ...containing].find((q) => q.coords !== undefined || q.points.length > 0);
+    const nearest = located && nearestDistrictCommune(located, communes);
+    return nearest ? [nearest] : [];
   }
 
   /** The gazetteer place spelled `name` in this country: that very spelling first, else an exact key. */

@@ -186,6 +186,9 @@ export const NOISE_WORDS = new Set([
   'client',
 ]);
 
+/** Words that, after a unit's number, name another unit ("Liberté 6 Extension", "Zone 4 Nord"), not an address. */
+export const UNIT_QUALIFIERS = new Set(['extension', 'ext', 'nord', 'sud', 'est', 'ouest', 'bis']);
+
 /** Words that, just before a name, make it a street or a landmark rather than the customer's quartier. */
 export const STREET_OR_LANDMARK_WORDS = new Set([...STREET_WORDS, ...LANDMARK_WORDS]);
 

@@ -155,6 +155,7 @@ export function scoreAmbiguity(tree: PlaceTree, candidates: Candidate[]): void {
     let rival = -Infinity;
     for (const o of candidates) {
       if (o === c || related(o.place, c.place, tree) || tree.holds(o, c) || tree.holds(c, o)) continue;
+      if (tree.qualifies(c, o)) continue; // "Abobo Sogefiha": a cité of that name in Abobo, not Yopougon's
       if (o.place.name === c.place.name && o.place.country === c.place.country) continue;
       // A commune weighs 0.9 so that a quartier inside it wins; one that contradicts the quartier is a full rival.
       rival = Math.max(rival, o.place.specificity === 1 ? o.score / o.place.typeFactor : o.score);

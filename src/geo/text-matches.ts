@@ -5,8 +5,16 @@
  */
 import { bareKeyOf, wordsKey, type CountryIndex, type Gazetteer, type KeyHit, type Place } from './gazetteer.js';
 import { type Geography, encloses } from './geography.js';
-import { ABBREVIATIONS, LINKING_WORDS, NOISE_WORDS, STREET_OR_LANDMARK_WORDS, type CountryCode } from './names.js';
+import {
+  ABBREVIATIONS,
+  LINKING_WORDS,
+  NOISE_WORDS,
+  STREET_OR_LANDMARK_WORDS,
+  UNIT_QUALIFIERS,
+  type CountryCode,
+} from './names.js';
 import { allowedEdits, boundedEditDistance, isNumberToken } from './normalise.js';
+import { soundKey } from './service-spellings.js';
 import {
   EDITABLE_CACHE_SIZE,
   FIELD_WEIGHT,
@@ -116,6 +124,7 @@ export class TextMatcher {
   private exactMatches(index: CountryIndex, fs: FieldText, tokens: Token[], rawText: RawText): Match[] {
     const found: Match[] = [];
     const texts = tokens.map((t) => t.text);
+    const sounds = texts.map(soundKey);
     for (let i = 0; i < texts.length; i++) {
       let key = '';
       let compact = '';
@@ -129,8 +138,11 @@ export class TextMatcher {
         const onePart = tokens[end - 1]!.seg === tokens[i]!.seg;
         // A name written without its spaces ("Sacrecoeur", "Keurmassar") is found by its compact form,
         // unless the words as typed already name a place ("Tang Sega" is not "Tangséga", 25 km away).
+        // Or as it sounds ("Toit Rouge" for Toits-Rouges, "Pate d oie" for Patte d'Oie).
         const compactHits =
-          onePart && n <= MAX_COMPACT_TOKENS && !index.byKey.has(key) ? index.byCompact.get(compact) : undefined;
+          onePart && n <= MAX_COMPACT_TOKENS && !index.byKey.has(key)
+            ? (index.byCompact.get(compact) ?? index.bySound.get(sounds.slice(i, end).join('')))
+            : undefined;
         if (!extendable && compactHits === undefined) {
           if (n >= MAX_COMPACT_TOKENS) break;
           continue;
@@ -237,8 +249,15 @@ export class TextMatcher {
           continue;
         }
         m.via = 'numbered';
-        m.score *= NUMBERED_FALLBACK;
-        m.text = rawText(m.start, m.end + 1);
+        // A number after a commune's name ("Dieuppeul 2") numbers a part of it, which the commune holds all the same.
+        if (m.place.specificity !== 1 && !m.place.commune) m.score *= NUMBERED_FALLBACK;
+        // "Liberté 6 extension": the word after the number is part of the unit's name (candidates.ts numberedUnit).
+        const next = tokens[m.end + 1];
+        const named =
+          next?.seg === tokens[m.end]!.seg &&
+          (!NOISE_WORDS.has(next.text) || UNIT_QUALIFIERS.has(next.text)) &&
+          !isNumberToken(next.text);
+        m.text = rawText(m.start, m.end + (named ? 2 : 1));
       }
       kept.push(m);
     }

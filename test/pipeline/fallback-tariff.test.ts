@@ -2,7 +2,8 @@
  * The fallback-tariff guard, end to end: a neighbourhood the service does not price is quoted at the fallback
  * tariff (the city name's price, the highest) with nothing else to tell it apart. Relais learns that price
  * once, checks every zone-priced quote against it, and holds an order whose neighbourhood the service does not
- * price rather than ship it at the fallback. The emulated service here leaves 'Mermoz' out of its zones.
+ * price rather than ship it at the fallback. The emulated service here leaves 'Mermoz' and the commune holding
+ * it, Mermoz-Sacré-Cœur (its other candidate name), out of its zones.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serviceId } from '../../src/orders/dispatch/tariff-guard.js';
@@ -11,7 +12,7 @@ import { dakarCashOrder, postShopify, shipmentsFor, shopifyExternalId, waitForSt
 
 let relais: TestRelais;
 beforeAll(async () => {
-  relais = await startTestRelais({ unpricedNeighbourhoods: ['Mermoz'] });
+  relais = await startTestRelais({ unpricedNeighbourhoods: ['Mermoz', 'Mermoz-Sacré-Cœur'] });
 });
 afterAll(async () => {
   await relais?.stop();
@@ -30,7 +31,7 @@ describe('the fallback-tariff guard', () => {
     expect(record.hold).toMatchObject({
       code: 'neighbourhood_not_priced',
       message: expect.stringMatching(
-        /does not price 'Mermoz' at \d+ XOF: each was quoted at the fallback tariff of \d+ XOF \(its price for the city name 'Dakar'\).*alias/,
+        /does not price 'Mermoz' at \d+ XOF, 'Mermoz-Sacré-Cœur' at \d+ XOF: each was quoted at the fallback tariff of \d+ XOF \(its price for the city name 'Dakar'\).*alias/,
       ),
     });
     expect(shipmentsFor(relais, extId)).toEqual([]);

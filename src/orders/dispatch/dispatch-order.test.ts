@@ -161,7 +161,8 @@ describe('dispatching one order (dispatchOrder)', () => {
   });
 
   it('holds an order whose neighbourhood the service prices at the fallback tariff, naming the name, and creates nothing', async () => {
-    const w = world({ unpriced: ['Mermoz'], tariffs: true });
+    // Nor the commune holding it, the order's other candidate name.
+    const w = world({ unpriced: ['Mermoz', 'Mermoz-Sacré-Cœur'], tariffs: true });
     const { order, job } = await recordOrder(w, 'Villa 40, Mermoz');
     const outcome = await dispatchOrder(job, w.deps);
     expect(outcome).toMatchObject({ kind: 'held', reason: { code: 'neighbourhood_not_priced' } });
@@ -169,7 +170,7 @@ describe('dispatching one order (dispatchOrder)', () => {
     expect(record?.state).toBe('held');
     expect(record?.hold?.message).toMatch(
       new RegExp(
-        `does not price 'Mermoz' at ${FALLBACK} XOF: each was quoted at the fallback tariff of ${FALLBACK} XOF \\(its price for the city name 'Dakar'\\)`,
+        `does not price 'Mermoz' at ${FALLBACK} XOF, 'Mermoz-Sacré-Cœur' at ${FALLBACK} XOF: each was quoted at the fallback tariff of ${FALLBACK} XOF \\(its price for the city name 'Dakar'\\)`,
       ),
     );
     expect(w.delivery.shipmentsFor(order.externalOrderId)).toEqual([]);
