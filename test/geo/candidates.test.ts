@@ -98,8 +98,14 @@ describe('the wider places of a candidate list', () => {
     expect(portBouet2).not.toContain('Port-Bouët');
   });
 
-  it('guesses no commune where two commune points are nearly as near (PK 18: Abobo 4.3 km, Anyama 5.1 km)', () => {
-    expect(namesFor(at('CI', 'PK 18 près du rond point', 'Abidjan'))).toEqual(['PK 18']);
+  it('guesses no commune where two commune points are nearly as near (Tamini: Anyama 5.4 km, Abobo 5.5 km)', () => {
+    expect(namesFor(at('CI', 'Tamini près du rond point', 'Abidjan'))).toEqual(['Tamini']);
+  });
+
+  it('climbs from PK 18 to Abobo, the commune a sourced row puts it in (its points alone could not tell)', () => {
+    const names = namesFor(at('CI', 'PK 18 près du rond point', 'Abidjan'));
+    expect(names[0]).toBe('PK 18');
+    expect(names.indexOf('Abobo')).toBeGreaterThan(0);
   });
 
   it("guesses no commune in Dakar, whose communes d'arrondissement have no points to compare", () => {
