@@ -14,7 +14,7 @@ import { isPermanent } from '../../domain/errors.js';
 import { holdFor, stoppedInShopHold } from '../../domain/holds.js';
 import type { HoldReason, StoreOrder } from '../../domain/order.js';
 import { FINAL_STATES } from '../../domain/order-state.js';
-import type { OrderLedger, OrderRecord, OrderState } from '../../ledger/order-ledger.js';
+import type { OrderLedger, OrderRecord, OrderState, RecordedEvent } from '../../ledger/order-ledger.js';
 import type { Logger } from '../../log.js';
 import {
   isUninstallTopic,
@@ -64,7 +64,7 @@ export interface ShopEventDeps {
    * Ships an order decided ready to ship, in this job, under the order lock it holds (`known`: the record as
    * just written, when still current). Absent, or when it throws, the order goes to the dispatch queue.
    */
-  dispatchNow?(job: DispatchJob, lock: OrderLock, known: OrderRecord | undefined): Promise<DispatchOutcome>;
+  dispatchNow?(job: DispatchJob, lock: OrderLock, known: RecordedEvent | undefined): Promise<DispatchOutcome>;
 }
 
 export type ShopEventOutcome =
@@ -172,7 +172,7 @@ interface DispatchDecision {
   /** When the order was first seen. */
   firstSeenAt: string;
   /** The record as written by this event, when it is the generation the job ships. */
-  known?: OrderRecord;
+  known?: RecordedEvent;
   /** Resume through the dispatch queue only: an earlier attempt left the order dispatching. */
   queueOnly?: boolean;
   /** When the order goes to the queue after an attempt here failed: the wait before the next. */
