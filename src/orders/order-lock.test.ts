@@ -59,4 +59,39 @@ describe('the order lock', () => {
     );
     expect(await client.exists(key)).toBe(0);
   });
+
+  it('confirms a lease it has just taken without a command to Redis, and one taken longer ago with a renewal that sees a takeover', async () => {
+    const client = redis.client();
+    const prefix = `{${redis.prefix}c}`;
+    const key = `${prefix}:lock:order:dakar-mode:3`;
+    // What reaches the server about this order's key, whichever connection sends it.
+    const monitor = await client.duplicate().monitor();
+    const sent: string[] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args.includes(key)) sent.push(String(args[0]).toLowerCase());
+    });
+    const confirmed = await withOrderLock(
+      client,
+      prefix,
+      'dakar-mode:3',
+      async (lock) => {
+        await lock.confirm('createShipment'); // just taken: the key lives its whole TTL from now
+        await lock.confirm('markReady');
+        const quick = [...sent];
+        await sleep(400); // past RECENTLY_CONFIRMED_MS (250 ms at this TTL), before the first timed renewal
+        await client.set(key, 'another-holder', 'PX', 60_000);
+        const late = await lock.confirm('markReady').then(
+          () => 'confirmed',
+          (error: unknown) => error,
+        );
+        return { quick, late };
+      },
+      { ttlMs: 3_000 },
+    );
+    await sleep(50);
+    monitor.disconnect();
+    expect(confirmed.quick).toEqual(['set']);
+    expect(confirmed.late).toBeInstanceOf(OrderLockLostError);
+    expect(await client.get(key)).toBe('another-holder');
+  });
 });
