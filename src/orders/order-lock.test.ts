@@ -60,38 +60,54 @@ describe('the order lock', () => {
     expect(await client.exists(key)).toBe(0);
   });
 
-  it('confirms a lease it has just taken without a command to Redis, and one taken longer ago with a renewal that sees a takeover', async () => {
+  it('confirms a repeatable side effect just after the key answered without a command to Redis, any other with a renewal that sees a takeover', async () => {
     const client = redis.client();
     const prefix = `{${redis.prefix}c}`;
     const key = `${prefix}:lock:order:dakar-mode:3`;
     // What reaches the server about this order's key, whichever connection sends it.
     const monitor = await client.duplicate().monitor();
     const sent: string[] = [];
-    monitor.on('monitor', (_time: string, args: string[]) => {
-      if (args.includes(key)) sent.push(String(args[0]).toLowerCase());
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (source !== 'lua' && args.includes(key)) sent.push(String(args[0]).toLowerCase());
     });
-    const confirmed = await withOrderLock(
+    const seen = await withOrderLock(
       client,
       prefix,
       'dakar-mode:3',
       async (lock) => {
-        await lock.confirm('createShipment'); // just taken: the key lives its whole TTL from now
-        await lock.confirm('markReady');
+        await lock.confirm('createShipment'); // a renewal, however recent the acquisition
+        await lock.confirm('markReady', { repeatable: true }); // just renewed: the key lives its whole TTL from now
+        await sleep(50); // the monitor's connection hears of the commands a moment after they ran
         const quick = [...sent];
-        await sleep(400); // past RECENTLY_CONFIRMED_MS (250 ms at this TTL), before the first timed renewal
+        // Taken over at once: a side effect that is not repeatable sees it, however recent the last renewal.
         await client.set(key, 'another-holder', 'PX', 60_000);
-        const late = await lock.confirm('markReady').then(
+        const notRepeatable = await lock.confirm('cancelShipment').then(
           () => 'confirmed',
           (error: unknown) => error,
         );
-        return { quick, late };
+        return { quick, notRepeatable };
+      },
+      { ttlMs: 3_000 },
+    );
+    const late = await withOrderLock(
+      client,
+      prefix,
+      'dakar-mode:4',
+      async (lock) => {
+        await sleep(400); // past RECENTLY_CONFIRMED_MS (250 ms at this TTL), before the first timed renewal
+        await client.set(`${prefix}:lock:order:dakar-mode:4`, 'another-holder', 'PX', 60_000);
+        return lock.confirm('markReady', { repeatable: true }).then(
+          () => 'confirmed',
+          (error: unknown) => error,
+        );
       },
       { ttlMs: 3_000 },
     );
     await sleep(50);
     monitor.disconnect();
-    expect(confirmed.quick).toEqual(['set']);
-    expect(confirmed.late).toBeInstanceOf(OrderLockLostError);
+    expect(seen.quick).toEqual(['set', 'evalsha']);
+    expect(seen.notRepeatable).toBeInstanceOf(OrderLockLostError);
+    expect(late).toBeInstanceOf(OrderLockLostError);
     expect(await client.get(key)).toBe('another-holder');
   });
 });

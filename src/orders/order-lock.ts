@@ -16,12 +16,11 @@
  * waits behind whoever holds it now. Past the last confirmed renewal plus the TTL the lease counts as
  * lost too, even before a renewal says so (a holder resumed from a freeze has not had its timer run yet).
  *
- * A confirmation within RECENTLY_CONFIRMED_MS of the last one the key answered to (the acquisition, a renewal)
- * makes no round trip: nobody else can take the key while it lives (SET NX), and it lives the TTL past that
- * renewal's sending, so the lease then has most of its TTL left. What that skips seeing is only a key removed
- * from outside within that fraction of a second (a manual delete, a Redis restart that lost it); an order's
- * createShipment and markReady, a few dispatch calls after the acquisition, are thus confirmed without a command
- * of their own on the happy path.
+ * Before a side effect that may be repeated harmlessly (markReady: the service answers "already ready"), a
+ * confirmation within RECENTLY_CONFIRMED_MS of the last one the key answered to (the acquisition, a renewal, the
+ * confirmation before createShipment) makes no round trip: nobody else can take the key while it lives (SET NX),
+ * and it lives the TTL past that renewal's sending. What that could miss is only a key overwritten from outside
+ * within that fraction of a second; createShipment and every other side effect are always confirmed with one.
  *
  * `tryLease` is the lease itself, for other one-holder-at-a-time work that does not wait (src/orders/disputes).
  */
@@ -51,10 +50,11 @@ export interface OrderLock {
   /**
    * Before a side effect: renews the lease now and resolves if it is still this holder's; otherwise marks
    * it lost and throws OrderLockLostError naming `before` (the side effect not made). One round trip, so a
-   * takeover is seen however recently it happened, not only at the next timed renewal; none within
-   * RECENTLY_CONFIRMED_MS of the last renewal the key answered to, when no other holder can have it yet.
+   * takeover is seen however recently it happened, not only at the next timed renewal. `repeatable` (a side
+   * effect a second holder may repeat harmlessly): none within RECENTLY_CONFIRMED_MS of the last renewal the
+   * key answered to, when no other holder can have taken it yet.
    */
-  confirm(before: string): Promise<void>;
+  confirm(before: string, options?: { repeatable?: boolean }): Promise<void>;
 }
 
 /** How long the lock outlives a holder that stopped renewing it (crashed, or frozen longer than this). */
@@ -103,8 +103,9 @@ export async function withOrderLock<T>(
   };
   const lock: OrderLock = {
     stillHeld: () => !lost && Date.now() < validUntil,
-    async confirm(before) {
-      if (lock.stillHeld() && (validUntil - Date.now() > ttlMs - recently || (await renew()))) return;
+    async confirm(before, options) {
+      const recent = options?.repeatable === true && validUntil - Date.now() > ttlMs - recently;
+      if (lock.stillHeld() && (recent || (await renew()))) return;
       lost = true;
       throw new OrderLockLostError(
         `order ${externalOrderId}: the order lock was lost (taken over, or not renewed in time); stopped before ${before}`,
