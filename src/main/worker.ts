@@ -151,6 +151,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           await runtime.queues.deliveries.add('cancel', { shopId: shop.id, externalOrderId, trigger: job.data.topic });
         },
         ownership,
+        pacing: rateLimiter,
         onUninstalled: (shop) =>
           handleUninstall(shop, {
             directory: runtime.shopDirectory,

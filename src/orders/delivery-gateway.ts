@@ -30,7 +30,7 @@ import {
 } from '../domain/delivery.js';
 import type { OrderLedger, TimelineEntry } from '../ledger/order-ledger.js';
 import type { Logger } from '../log.js';
-import { OrderLockLostError } from './order-lock.js';
+import { OrderLockLostError, type TakenTurns } from './order-lock.js';
 import type { ShopRateLimiter } from './rate-limit.js';
 
 /** One call as timed, for metrics (the dispatch pipeline's `onDispatchCall` has this shape). */
@@ -123,11 +123,16 @@ export class ShopDelivery {
 
   /**
    * Takes `calls` turns from the shop's pacing window at once (one round trip instead of one per call) and
-   * answers how many were taken: pass it as `prepaid` to the order's session. 0 when calls are not paced.
+   * answers how many were taken: pass it as `prepaid` to the order's session. 0 when calls are not paced. Turns
+   * the order lock took with itself (`taken`) are spent instead, while still in the current window.
    */
-  async prepay(calls: number): Promise<number> {
-    if (!this.deps.rateLimiter || calls <= 0) return 0;
-    await this.deps.rateLimiter.acquire(this.shop.id, this.shop.policy.dispatchCallsPerSecond, calls);
+  async prepay(calls: number, taken?: TakenTurns): Promise<number> {
+    const limiter = this.deps.rateLimiter;
+    if (!limiter || calls <= 0) return 0;
+    const perSecond = this.shop.policy.dispatchCallsPerSecond;
+    // Taken with the order lock (one command for both), in this second's window and within it: nothing to send.
+    if (taken?.calls === calls && limiter.mayUse(this.shop.id, perSecond, taken)) return calls;
+    await limiter.acquire(this.shop.id, perSecond, calls);
     return calls;
   }
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../../test/support/redis.js';
-import { OrderLockLostError, withOrderLock } from './order-lock.js';
+import { OrderBusyError, OrderLockLostError, withOrderLock } from './order-lock.js';
 
 let redis: TestRedis;
 beforeAll(async () => {
@@ -109,5 +109,43 @@ describe('the order lock', () => {
     expect(seen.notRepeatable).toBeInstanceOf(OrderLockLostError);
     expect(late).toBeInstanceOf(OrderLockLostError);
     expect(await client.get(key)).toBe('another-holder');
+  });
+
+  it("takes a counter's turns in the same command as the lock, hands them out once, and gives back those nobody spent", async () => {
+    const client = redis.client();
+    const prefix = `{${redis.prefix}e}`;
+    const counter = `${prefix}:rate:dakar-mode:1`;
+    const take = () => ({ key: counter, calls: 3, ttlSeconds: 2 });
+    const given: number[] = [];
+    const giveBack = async (turns: { key: string; calls: number }) => {
+      given.push(turns.calls);
+      await client.decrby(turns.key, turns.calls);
+    };
+    const spent = await withOrderLock(
+      client,
+      prefix,
+      'dakar-mode:5',
+      async (lock) => {
+        const first = lock.takenTurns();
+        return { first, second: lock.takenTurns(), count: await client.get(counter) };
+      },
+      { take, giveBack },
+    );
+    expect(spent.first).toMatchObject({ key: counter, calls: 3, count: 3 });
+    expect(spent.second).toBeUndefined();
+    expect(spent.count).toBe('3');
+    expect(given).toEqual([]);
+    // The next holder spends nothing: its turns go back before the lock is released.
+    await withOrderLock(client, prefix, 'dakar-mode:5', async () => undefined, { take, giveBack });
+    expect(given).toEqual([3]);
+    expect(await client.get(counter)).toBe('3');
+    expect(await client.ttl(counter)).toBeGreaterThan(0);
+    // Not taken when the lock is not: another holder has the order.
+    await client.set(`${prefix}:lock:order:dakar-mode:6`, 'another-holder', 'PX', 60_000);
+    const busy = await withOrderLock(client, prefix, 'dakar-mode:6', async () => 'ran', { take, waitMs: 0 }).catch(
+      (error: unknown) => error,
+    );
+    expect(busy).toBeInstanceOf(OrderBusyError);
+    expect(await client.get(counter)).toBe('3');
   });
 });

@@ -14,7 +14,9 @@ import type { RecordedEvent } from '../../ledger/order-ledger.js';
 import { DeliveryGateway } from '../delivery-gateway.js';
 import type { ShopConfig } from '../../shops/shops.js';
 import type { DispatchJob } from '../queues.js';
-import type { OrderLock } from '../order-lock.js';
+import { withOrderLock, type CounterTake, type OrderLock } from '../order-lock.js';
+import type { RedisClient } from '../../redis.js';
+import type { ShopRateLimiter } from '../rate-limit.js';
 import { admit } from './admit.js';
 import type { AttemptWrites } from './attempt-writes.js';
 import { chooseName, nothingToTry, planNames, type NamePlan } from './choose-name.js';
@@ -30,6 +32,24 @@ import { resolveDropoffStep } from './resolve-dropoff.js';
  * allows. Any other call (the lookup by external order id of a later attempt, a second quote) waits its own turn.
  */
 const CALLS_PER_ORDER = 3;
+
+/**
+ * The order lock, for a job that ships the order under it: the turns of the attempt's calls are taken with the lock
+ * (one command for both; `attemptOrder` spends them), and given back if the job ships nothing after all.
+ */
+export function withPacedOrderLock<T>(
+  deps: { redis: RedisClient; prefix: string },
+  pacing: { shop: ShopConfig; limiter: ShopRateLimiter | undefined },
+  externalOrderId: string,
+  work: (lock: OrderLock) => Promise<T>,
+): Promise<T> {
+  const { shop, limiter } = pacing;
+  const calls = Math.min(CALLS_PER_ORDER, shop.policy.dispatchCallsPerSecond);
+  const options = limiter
+    ? { take: () => limiter.windowTake(shop.id, calls), giveBack: (turns: CounterTake) => limiter.giveBack(turns) }
+    : {};
+  return withOrderLock(deps.redis, deps.prefix, externalOrderId, work, options);
+}
 
 /**
  * An attempt under the order lock the caller holds; `known`: the record as the caller just read or wrote it (with
@@ -49,7 +69,8 @@ export async function attemptOrder(
   const [record, aliases, prepaid] = await Promise.all([
     known ?? deps.ledger.get(job.externalOrderId),
     shop ? aliasesFor(deps, shop, known) : undefined,
-    service ? service.prepay(batch) : 0,
+    // Turns the shop event took with the order lock, when it did: then no command of its own.
+    service ? service.prepay(batch, lock.takenTurns()) : 0,
   ]);
   const admission = admit({ job, record, shops: deps.shops });
   if (admission.kind === 'skip') return { kind: 'skipped', why: admission.why };
