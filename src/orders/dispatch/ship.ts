@@ -15,7 +15,7 @@ import { DeliveryGateway } from '../delivery-gateway.js';
 import type { ShopConfig } from '../../shops/shops.js';
 import type { DispatchJob } from '../queues.js';
 import { withOrderLock, type CounterTake, type OrderLock } from '../order-lock.js';
-import type { RedisClient } from '../../redis.js';
+import { hasHashTag, type RedisClient } from '../../redis.js';
 import type { ShopRateLimiter } from '../rate-limit.js';
 import { admit } from './admit.js';
 import type { AttemptWrites } from './attempt-writes.js';
@@ -45,9 +45,12 @@ export function withPacedOrderLock<T>(
 ): Promise<T> {
   const { shop, limiter } = pacing;
   const calls = Math.min(CALLS_PER_ORDER, shop.policy.dispatchCallsPerSecond);
-  const options = limiter
-    ? { take: () => limiter.windowTake(shop.id, calls), giveBack: (turns: CounterTake) => limiter.giveBack(turns) }
-    : {};
+  // One script for both keys only where they share a Redis Cluster slot: the prefix's hash tag (the limiter works
+  // under the same prefix). Without one (keys spread over a cluster's masters), the attempt takes its turns itself.
+  const options =
+    limiter && hasHashTag(deps.prefix)
+      ? { take: () => limiter.windowTake(shop.id, calls), giveBack: (turns: CounterTake) => limiter.giveBack(turns) }
+      : {};
   return withOrderLock(deps.redis, deps.prefix, externalOrderId, work, options);
 }
 
