@@ -23,8 +23,9 @@
  * Dispatch calls per order (issue 24), counted at the emulator: on the happy path with the service map learned,
  * and for the first orders, whose place is not in the (empty) map yet.
  *
- * Targets (issue 15): relais / baseline-3 ≥ 0.9 at 20 ms per call; worker CPU per order ≤ 1.5× baseline-3's;
- * Redis commands + SQL statements per order ≤ 2× baseline-3's Redis commands.
+ * Targets (issue 27): relais / baseline-3 ≥ 0.9 at 20 ms per call; worker CPU per order ≤ 2.5× baseline-3's;
+ * requests sent to the stores per order (Redis commands + SQL statements, web and worker) ≤ 10; 3 dispatch calls
+ * per order on the happy path. Issue 15's store round trips (≤ 2× baseline-3's Redis commands) still printed.
  * Run: npx tsx bench/pipeline.bench.ts [--quick] [--profile] [--rounds N] [--orders N] [--latency MS]
  */
 import { join } from 'node:path';
@@ -193,7 +194,11 @@ async function main(): Promise<void> {
     // Phase 1: throughput with latency on every dispatch call.
     stack.emulator.faults.add({ operation: '*', fault: { kind: 'latency', ms: latencyMs } });
     const withLatency: SideName[] = ['baseline-3', 'relais', 'baseline-4'];
-    for (const name of withLatency) await run(sides.get(name)!, Math.min(50, perRound)); // warm-up
+    // Warm-up, the same for every side: Relais runs far more code than a bare job, and its first ~100 orders ran at
+    // half its later rate (2026-11-28: 40 orders/s for two seconds, then 90), so 50 orders left round 1 measuring
+    // its JIT. A long-running worker's rate is the steady one; the quick run keeps 50 to stay quick.
+    const warmUp = Math.min(flags.quick ? 50 : 200, perRound);
+    for (const name of withLatency) await run(sides.get(name)!, warmUp);
     const rate: Record<SideName, number[]> = { relais: [], 'baseline-3': [], 'baseline-4': [], noop: [] };
     const ratio3: number[] = [];
     const ratio4: number[] = [];
@@ -214,7 +219,7 @@ async function main(): Promise<void> {
     // Phase 2: no latency: CPU per order, and the CPU-bound throughput.
     stack.emulator.faults.clear();
     const cpuSides: SideName[] = ['noop', 'baseline-3', 'relais'];
-    for (const name of cpuSides) await run(sides.get(name)!, Math.min(50, perRound));
+    for (const name of cpuSides) await run(sides.get(name)!, Math.min(50, perRound)); // warm already
     type Figures = {
       worker: number[];
       web: number[];
@@ -301,7 +306,7 @@ async function main(): Promise<void> {
     );
     const cpuSpread = spread(cpuRatio);
     console.log(
-      `worker CPU per order ratio relais/baseline-3, per round: ${formatSpread(cpuSpread)}  → ${verdict(cpuSpread.median, { atMost: 1.5 })}`,
+      `worker CPU per order ratio relais/baseline-3, per round: ${formatSpread(cpuSpread)}  → ${verdict(cpuSpread.median, { atMost: 2.5 })}`,
     );
     // Store round trips per order: the issue's measure (Redis commands processed, scripts' own included, plus SQL
     // statements) against twice the bare job's Redis commands; and the same from what each side's processes sent.
@@ -312,7 +317,7 @@ async function main(): Promise<void> {
     );
     const relaisSent = m('relais', 'sent') + m('relais', 'sql');
     console.log(
-      `store requests per order, sent by the processes: relais ${fmt(m('relais', 'sent'), 1)} Redis + ${fmt(m('relais', 'sql'), 1)} SQL = ${fmt(relaisSent, 1)}, baseline-3 ${fmt(m('baseline-3', 'sent'), 1)} Redis: ratio ${fmt(relaisSent / m('baseline-3', 'sent'), 2)}`,
+      `store requests per order, sent by the processes: relais ${fmt(m('relais', 'sent'), 1)} Redis + ${fmt(m('relais', 'sql'), 1)} SQL = ${fmt(relaisSent, 1)}  → ${verdict(relaisSent, { atMost: 10 })}; baseline-3 ${fmt(m('baseline-3', 'sent'), 1)} Redis: ratio ${fmt(relaisSent / m('baseline-3', 'sent'), 2)}`,
     );
     console.log(
       `shipments at the emulator: relais ${JSON.stringify(census.relais)}; baselines ${JSON.stringify(census.bare)}`,

@@ -76,13 +76,44 @@ const PERSONAL_KEYS = [
   'longitude',
 ];
 
-const pathOf = (k: string, depth: number) =>
-  `${'*.'.repeat(depth)}${/^[A-Za-z_]\w*$/.test(k) ? k : `["${k}"]`}`.replace(/\.\[/g, '[');
+const CENSOR = '[redacted]';
+/** The deepest level each key is censored at: secrets down to the third level, personal data to the fourth. */
+const CENSORED_DOWN_TO = new Map<string, number>([
+  ...SECRET_KEYS.map((k) => [k, 2] as const),
+  ...PERSONAL_KEYS.map((k) => [k, 3] as const),
+]);
 
-export const REDACT_PATHS = [
-  ...[0, 1, 2].flatMap((depth) => SECRET_KEYS.map((k) => pathOf(k, depth))),
-  ...[0, 1, 2, 3].flatMap((depth) => PERSONAL_KEYS.map((k) => pathOf(k, depth))),
-];
+/**
+ * `value` with every listed key censored at or above its level (0: the logged object's own keys; an array's items
+ * are a level, as a path's `*` is), the whole value under it replaced. The logged object is never changed: what
+ * holds a censored key is copied, the rest shared. One walk of the object: pino's path-based `redact` with these
+ * keys behind wildcards cost about 100 µs a line.
+ */
+export function censored(value: unknown, depth = 0): unknown {
+  if (depth > 3 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    value.forEach((item: unknown, i) => {
+      const c = censored(item, depth + 1);
+      if (c !== item) (copy ??= [...value])[i] = c;
+    });
+    return copy ?? value;
+  }
+  let copy: Record<string, unknown> | undefined;
+  const object = value as Record<string, unknown>;
+  for (const key of Object.keys(object)) {
+    const item = object[key];
+    const down = CENSORED_DOWN_TO.get(key);
+    const c = down !== undefined && depth <= down ? CENSOR : censored(item, depth + 1);
+    if (c === item) continue;
+    // A copy keeps what the object is (an Error stays one for pino's serializer), with its message and stack.
+    copy ??= Object.assign(Object.create(Object.getPrototypeOf(object) as object | null) as object, object, {
+      ...(object instanceof Error ? { message: object.message, stack: object.stack } : {}),
+    }) as Record<string, unknown>;
+    copy[key] = c;
+  }
+  return copy ?? value;
+}
 
 /**
  * Context added to every log line written while it is set: the web process runs each request in
@@ -96,11 +127,24 @@ export function createLogger(
   const config: LoggerOptions = {
     name: options.name ?? 'relais',
     level: options.level ?? 'info',
-    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    // Every line's fields censored (see `censored`); every child's bindings too, in `censoringChildren`.
+    formatters: { log: (object) => censored(object) as Record<string, unknown> },
     base: { pid: process.pid },
     mixin: () => logContext.getStore() ?? {},
   };
-  return options.destination ? pino(config, options.destination) : pino(config);
+  return censoringChildren(options.destination ? pino(config, options.destination) : pino(config));
+}
+
+/**
+ * The logger with its `child` censoring the bindings it is given (pino's bindings formatter applies to the root's
+ * only). Children are made from their parent's prototype, so theirs inherit it.
+ */
+function censoringChildren(logger: Logger): Logger {
+  const child = logger.child;
+  logger.child = function censoredChild(this: Logger, bindings, options) {
+    return child.call(this, censored(bindings) as pino.Bindings, options);
+  } as Logger['child'];
+  return logger;
 }
 
 /** A logger that writes nothing: for tests and tools that print their own output. */

@@ -158,6 +158,16 @@ export interface KnownClaim<T = unknown> {
   decided: boolean;
 }
 
+/** The record as recordEvent left it. */
+export type RecordedEvent = OrderRecord & {
+  olderThanApplied?: { version: string; applied: string };
+  /**
+   * The shop's run-time aliases (AliasStore.list), read in the same statement where the ledger can (PostgreSQL):
+   * the attempt that ships the order next needs them, and is spared a read of its own. Absent: read them.
+   */
+  shopAliases?: Record<string, string>;
+};
+
 export interface OrderLedger {
   /** Days after an order finished that its personal data is kept (see `erasePersonalDataOfFinished`). */
   readonly retentionDays: number;
@@ -187,7 +197,7 @@ export interface OrderLedger {
     receivedAt?: string;
     now: Date;
     timeline?: TimelineEntry;
-  }): Promise<OrderRecord & { olderThanApplied?: { version: string; applied: string } }>;
+  }): Promise<RecordedEvent>;
 
   /**
    * Moves the order to `state`. Returns false, changing nothing, when `canMove` (domain/order-state.ts) refuses

@@ -78,8 +78,7 @@ function orderWorkerOptions({ options, connection }: QueueWiring, queue: string)
 }
 
 /** The dispatch pipeline's deps for one job; the rate limiter and tariff memory are shared by all. */
-function pipelineDepsFor({ runtime, options, metrics }: QueueWiring): PipelineDepsOf {
-  const rateLimiter = new ShopRateLimiter(runtime.redis, options.prefix);
+function pipelineDepsFor({ runtime, options, metrics }: QueueWiring, rateLimiter: ShopRateLimiter): PipelineDepsOf {
   const tariffs = new TariffMemory(runtime.redis, options.prefix);
   return (shopId, jobId) => ({
     ledger: runtime.ledger,
@@ -106,7 +105,11 @@ function finish(runtime: Runtime, shopId: string, outcome: DispatchOutcome): Pro
   return afterDispatch(shopId, outcome, runtime.queues);
 }
 
-function shopEventsWorker(wiring: QueueWiring, pipelineDeps: PipelineDepsOf): Worker<ShopEventJob, ShopEventOutcome> {
+function shopEventsWorker(
+  wiring: QueueWiring,
+  pipelineDeps: PipelineDepsOf,
+  pacing: ShopRateLimiter,
+): Worker<ShopEventJob, ShopEventOutcome> {
   const { runtime, options } = wiring;
   const { logger } = options;
   const ownership = createOwnershipCheck({ ...runtime.storeDeps, logger });
@@ -125,6 +128,7 @@ function shopEventsWorker(wiring: QueueWiring, pipelineDeps: PipelineDepsOf): Wo
         await runtime.queues.deliveries.add('cancel', { shopId: shop.id, externalOrderId, trigger: job.data.topic });
       },
       ownership,
+      pacing,
       onUninstalled: (shop) =>
         handleUninstall(shop, {
           directory: runtime.shopDirectory,
@@ -205,9 +209,11 @@ function deliveriesWorker(wiring: QueueWiring): Worker<DeliveryJob, DeliveryOutc
 
 /** The three order queues' workers, running from now on. */
 export function startOrderWorkers(wiring: QueueWiring) {
-  const pipelineDeps = pipelineDepsFor(wiring);
+  // One pacing for a shop's dispatch calls, whether a shop event's job or a dispatch job makes them.
+  const rateLimiter = new ShopRateLimiter(wiring.runtime.redis, wiring.options.prefix);
+  const pipelineDeps = pipelineDepsFor(wiring, rateLimiter);
   return {
-    shopEvents: shopEventsWorker(wiring, pipelineDeps),
+    shopEvents: shopEventsWorker(wiring, pipelineDeps, rateLimiter),
     dispatch: dispatchWorker(wiring, pipelineDeps),
     deliveries: deliveriesWorker(wiring),
   };

@@ -30,7 +30,7 @@ import {
 } from '../domain/delivery.js';
 import type { OrderLedger, TimelineEntry } from '../ledger/order-ledger.js';
 import type { Logger } from '../log.js';
-import { OrderLockLostError } from './order-lock.js';
+import { OrderLockLostError, type TakenTurns } from './order-lock.js';
 import type { ShopRateLimiter } from './rate-limit.js';
 
 /** One call as timed, for metrics (the dispatch pipeline's `onDispatchCall` has this shape). */
@@ -62,7 +62,8 @@ export interface DeliveryGatewayDeps {
  * own lease. `confirm` resolves while it holds, and throws (OrderLockLostError) once it does not.
  */
 export interface ChangeGuard {
-  confirm(before: string): Promise<void>;
+  /** `repeatable`: the side effect may be repeated harmlessly by another holder (markReady); the guard may then skip a round trip. */
+  confirm(before: string, options?: { repeatable?: boolean }): Promise<void>;
 }
 
 /** Where an order's calls are noted. */
@@ -122,11 +123,16 @@ export class ShopDelivery {
 
   /**
    * Takes `calls` turns from the shop's pacing window at once (one round trip instead of one per call) and
-   * answers how many were taken: pass it as `prepaid` to the order's session. 0 when calls are not paced.
+   * answers how many were taken: pass it as `prepaid` to the order's session. 0 when calls are not paced. Turns
+   * the order lock took with itself (`taken`) are spent instead, while still in the current window.
    */
-  async prepay(calls: number): Promise<number> {
-    if (!this.deps.rateLimiter || calls <= 0) return 0;
-    await this.deps.rateLimiter.acquire(this.shop.id, this.shop.policy.dispatchCallsPerSecond, calls);
+  async prepay(calls: number, taken?: TakenTurns): Promise<number> {
+    const limiter = this.deps.rateLimiter;
+    if (!limiter || calls <= 0) return 0;
+    const perSecond = this.shop.policy.dispatchCallsPerSecond;
+    // Taken with the order lock (one command for both), in this second's window and within it: nothing to send.
+    if (taken?.calls === calls && limiter.mayUse(this.shop.id, perSecond, taken)) return calls;
+    await limiter.acquire(this.shop.id, perSecond, calls);
     return calls;
   }
 
@@ -207,19 +213,23 @@ export class OrderCalls extends OrderReads {
   }
 
   createShipment(request: ShipmentRequest, note?: CallNote<Shipment>): Promise<Shipment> {
-    return this.calls.run('createShipment', () => this.port.createShipment(request), note, this.guard);
+    return this.calls.run('createShipment', () => this.port.createShipment(request), note, { guard: this.guard });
   }
 
   markReady(shipmentId: string, by: string, note?: CallNote<Shipment>): Promise<Shipment> {
-    return this.calls.run('markReady', () => this.port.markReady(shipmentId, by), note, this.guard);
+    // Repeatable: a second markReady is answered "already ready" (mark-ready.ts), never a second shipment.
+    return this.calls.run('markReady', () => this.port.markReady(shipmentId, by), note, {
+      guard: this.guard,
+      repeatable: true,
+    });
   }
 
   cancel(shipmentId: string, request: { reason: string; by: string }, note?: CallNote<Shipment>): Promise<Shipment> {
-    return this.calls.run('cancelShipment', () => this.port.cancel(shipmentId, request), note, this.guard);
+    return this.calls.run('cancelShipment', () => this.port.cancel(shipmentId, request), note, { guard: this.guard });
   }
 
   openClaim(shipmentId: string, request: ClaimRequest, note?: CallNote<Claim>): Promise<Claim> {
-    return this.calls.run('openDispute', () => this.port.openClaim(shipmentId, request), note, this.guard);
+    return this.calls.run('openDispute', () => this.port.openClaim(shipmentId, request), note, { guard: this.guard });
   }
 }
 
@@ -235,14 +245,20 @@ class CallRunner {
     this.prepaid = order.prepaid;
   }
 
-  async run<T>(operation: string, call: () => Promise<T>, note?: CallNote<T>, guard?: ChangeGuard): Promise<T> {
+  async run<T>(
+    operation: string,
+    call: () => Promise<T>,
+    note?: CallNote<T>,
+    change?: { guard: ChangeGuard; repeatable?: boolean },
+  ): Promise<T> {
+    const guard = change?.guard;
     // Started before the pacing wait, so the call leaves as soon after its turn as a call that changes nothing.
     const prepared = guard ? this.order.timeline?.beforeChange?.(operation) : undefined;
     prepared?.catch(() => undefined); // awaited in confirm(); this only keeps Node from calling it unhandled meanwhile
     // Waiting for the shop's pacing window is not part of the call's latency.
     if (this.prepaid > 0) this.prepaid -= 1;
     else await this.deps.rateLimiter?.acquire(this.shop.id, this.shop.policy.dispatchCallsPerSecond);
-    if (guard) await this.confirm(operation, guard, prepared);
+    if (change) await this.confirm(operation, change, prepared);
     const started = Date.now();
     let result: T;
     try {
@@ -278,9 +294,13 @@ class CallRunner {
    * A call that changes something is made only while the guard holds, once what the timeline prepared for it
    * (`prepared`: OrderTimeline.beforeChange) is done; a lost guard is noted, then thrown.
    */
-  private async confirm(operation: string, guard: ChangeGuard, prepared: void | Promise<void>): Promise<void> {
+  private async confirm(
+    operation: string,
+    { guard, repeatable }: { guard: ChangeGuard; repeatable?: boolean },
+    prepared: void | Promise<void>,
+  ): Promise<void> {
     try {
-      await Promise.all([guard.confirm(operation), prepared]);
+      await Promise.all([guard.confirm(operation, repeatable ? { repeatable } : undefined), prepared]);
     } catch (error) {
       if (error instanceof OrderLockLostError) {
         await this.note({

@@ -52,4 +52,25 @@ describe('per-shop dispatch call pacing', () => {
     await expect(limiter.acquire('s', 5)).rejects.toBeInstanceOf(ShopRateLimited);
     await expect(limiter.acquire('t', 3, 4)).rejects.toBeInstanceOf(RangeError);
   });
+
+  it('counts turns another command took (the order lock) in the same window, and gives back only into a window still there', async () => {
+    let clock = 1_800_000_000_500;
+    const client = redis().client();
+    const limiter = new ShopRateLimiter(client, `{${redis().prefix}e}`, { maxWaitMs: 0, now: () => clock });
+    const take = limiter.windowTake('s', 3);
+    await client.incrby(take.key, take.calls); // what the order lock's acquisition does with it
+    await client.expire(take.key, take.ttlSeconds);
+    expect(limiter.mayUse('s', 5, { key: take.key, count: 3 })).toBe(true);
+    expect(limiter.mayUse('s', 2, { key: take.key, count: 3 })).toBe(false);
+    await limiter.acquire('s', 5, 2); // 5 of 5: the window is full
+    await expect(limiter.acquire('s', 5)).rejects.toBeInstanceOf(ShopRateLimited);
+    await limiter.giveBack(take);
+    await expect(limiter.acquire('s', 5)).resolves.toBeUndefined();
+    // A second later the turns are of a past window: not spent, and never given back into a window that is gone.
+    clock += 1_000;
+    expect(limiter.mayUse('s', 5, { key: take.key, count: 3 })).toBe(false);
+    await client.del(take.key);
+    await limiter.giveBack(take);
+    expect(await client.exists(take.key)).toBe(0);
+  });
 });

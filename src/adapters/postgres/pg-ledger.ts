@@ -30,6 +30,7 @@ import {
   type TimelineEntry,
 } from '../../ledger/order-ledger.js';
 import { PostgresLedgerLists } from './pg-ledger-lists.js';
+import { APPLY_CHANGE, GET_ORDER, MOVE_STATE, RECORD_EVENT } from './pg-ledger-statements.js';
 import {
   BEFORE_DISPATCH,
   msOrNull,
@@ -39,6 +40,13 @@ import {
   toRecord,
   type OrderRow,
 } from './pg-order-rows.js';
+
+/** What RECORD_EVENT answers beside the row. */
+interface RecordEventExtras {
+  prior_version: string | null;
+  prior_older: boolean | null;
+  shop_aliases: Record<string, string> | null;
+}
 
 export interface PostgresLedgerOptions {
   retentionDays?: number;
@@ -61,7 +69,7 @@ export class PostgresOrderLedger extends PostgresLedgerLists implements OrderLed
 
   async get(externalOrderId: string): Promise<OrderRecord | undefined> {
     const { rows } = await this.inOrder(externalOrderId, () =>
-      this.pool.query<OrderRow>(`SELECT ${RECORD_COLUMNS} FROM orders WHERE external_order_id = $1`, [externalOrderId]),
+      this.pool.query<OrderRow>({ ...GET_ORDER, values: [externalOrderId] }),
     );
     return rows[0] && toRecord(rows[0]);
   }
@@ -85,11 +93,7 @@ export class PostgresOrderLedger extends PostgresLedgerLists implements OrderLed
     return rows[0]?.payload ?? undefined;
   }
 
-  /**
-   * One statement: `prior` reads the version applied before it (data-modifying CTEs share one snapshot), the
-   * upsert creates the record or refreshes it unless the event is older than that version, and the timeline
-   * entry (or its "ignored" variant) is inserted with it.
-   */
+  /** One statement (RECORD_EVENT: pg-ledger-statements.ts), which also reads the shop's run-time aliases. */
   async recordEvent(input: Parameters<OrderLedger['recordEvent']>[0]): ReturnType<OrderLedger['recordEvent']> {
     const { meta, now } = input;
     const version = msOrNull(input.version);
@@ -101,39 +105,10 @@ export class PostgresOrderLedger extends PostgresLedgerLists implements OrderLed
           detail: `the order in this event was last modified ${input.version}, before the version already applied (or in the same second, and received before it); nothing was changed`,
         }
       : null;
-    // An event is older than the one applied when its version is earlier, or the same (shops keep whole seconds:
-    // a refund in the second the order was placed) and it was received earlier. Its job can still run later: jobs
-    // of one order wait for its lock, and take it in no set order.
-    const older = (v: string, r: string, prior: string) =>
-      `(${v} < ${prior}.version_ms OR (${v} = ${prior}.version_ms AND ${r} < ${prior}.version_received_ms))`;
-    const notOlder = `NOT coalesce(${older('$10::bigint', '$13::bigint', 'o')}, false)`;
     const { rows } = await this.inOrder(input.meta.externalOrderId, () =>
-      this.pool.query<OrderRow & { prior_version: string | null; prior_older: boolean | null }>(
-        `WITH prior AS (SELECT version_ms, version_received_ms FROM orders WHERE external_order_id = $1),
-      upserted AS (
-        INSERT INTO orders AS o (external_order_id, shop_id, platform, order_id, order_name, first_seen_at, state, state_changed_at, payload, store_order, version_ms, version_received_ms)
-        VALUES ($1, $3, $4, $5, $6, $7, 'received', $7, $8, $9, $10, CASE WHEN $10::bigint IS NULL THEN NULL ELSE $13::bigint END)
-        ON CONFLICT (external_order_id) DO UPDATE SET
-          payload = CASE WHEN ${notOlder} AND o.state = ANY($11::text[]) THEN EXCLUDED.payload ELSE o.payload END,
-          store_order = CASE WHEN ${notOlder} AND EXCLUDED.store_order IS NOT NULL
-                             THEN EXCLUDED.store_order ELSE o.store_order END,
-          version_ms = CASE WHEN ${notOlder} THEN coalesce($10::bigint, o.version_ms) ELSE o.version_ms END,
-          version_received_ms = CASE WHEN ${notOlder} AND $10::bigint IS NOT NULL THEN $13::bigint ELSE o.version_received_ms END
-        RETURNING ${RECORD_COLUMNS.split(', ')
-          .map((c) => `o.${c}`)
-          .join(', ')}
-      ),
-      judged AS (SELECT coalesce((SELECT ${older('$10::bigint', '$13::bigint', 'prior')} FROM prior), false) AS older),
-      noted AS (
-        INSERT INTO order_timeline (external_order_id, shop_id, at, system, operation, outcome, ms, detail)
-        SELECT $1, $3, e.at, e.system, e.operation, e.outcome, e.ms, e.detail
-        FROM jsonb_to_record(CASE WHEN (SELECT older FROM judged) THEN $12::jsonb ELSE $2::jsonb END)
-          AS e(at timestamptz, system text, operation text, outcome text, ms integer, detail text)
-        WHERE $2::jsonb IS NOT NULL
-      )
-      SELECT upserted.*, (SELECT version_ms FROM prior)::text AS prior_version, (SELECT older FROM judged) AS prior_older
-      FROM upserted`,
-        [
+      this.pool.query<OrderRow & RecordEventExtras>({
+        ...RECORD_EVENT,
+        values: [
           meta.externalOrderId,
           input.timeline ? JSON.stringify(input.timeline) : null,
           meta.shopId,
@@ -148,10 +123,10 @@ export class PostgresOrderLedger extends PostgresLedgerLists implements OrderLed
           ignored ? JSON.stringify(ignored) : null,
           receivedAt,
         ],
-      ),
+      }),
     );
     const row = rows[0]!;
-    const record = toRecord(row);
+    const record = { ...toRecord(row), shopAliases: row.shop_aliases ?? {} };
     if (!row.prior_older || version === null || row.prior_version === null) return record;
     return {
       ...record,
@@ -187,21 +162,10 @@ export class PostgresOrderLedger extends PostgresLedgerLists implements OrderLed
     cause: MoveCause,
   ): Promise<boolean> {
     const final = FINAL_STATES.has(state);
-    // A hold is also noted in order_holds (kept after the order moves on), in the same statement.
     const { rows } = await this.inOrder(externalOrderId, () =>
-      this.pool.query<{ moved: number }>(
-        `WITH moved AS (UPDATE orders SET
-         state = $2, state_changed_at = $3::timestamptz, hold = $4::jsonb, held_at = CASE WHEN $4::jsonb IS NULL THEN NULL ELSE $3::timestamptz END,
-         payload = CASE WHEN $5::boolean THEN payload ELSE NULL END,
-         in_flight_since = CASE WHEN $6::boolean THEN NULL ELSE in_flight_since END,
-         unready_since = CASE WHEN $6::boolean THEN NULL ELSE unready_since END,
-         finished_at = CASE WHEN $6::boolean THEN coalesce(finished_at, $3::timestamptz) ELSE finished_at END
-       WHERE external_order_id = $1 AND NOT (state = ANY($7::text[]))
-       RETURNING shop_id),
-       noted AS (INSERT INTO order_holds (external_order_id, shop_id, code, held_at)
-         SELECT $1, shop_id, $4::jsonb->>'code', $3::timestamptz FROM moved WHERE $4::jsonb IS NOT NULL)
-       SELECT count(*)::int AS moved FROM moved`,
-        [
+      this.pool.query<{ moved: number }>({
+        ...MOVE_STATE,
+        values: [
           externalOrderId,
           state,
           now,
@@ -210,7 +174,7 @@ export class PostgresOrderLedger extends PostgresLedgerLists implements OrderLed
           final,
           statesRefusingMoveTo(state, cause),
         ],
-      ),
+      }),
     );
     return rows[0]?.moved === 1;
   }
@@ -241,55 +205,19 @@ export class PostgresOrderLedger extends PostgresLedgerLists implements OrderLed
   }
 
   /**
-   * One statement: the UPDATE sets each column from the row as it stands when the statement reaches it (a
-   * concurrent writer's update is waited for and re-read), with the same refusals as `moveState` and
-   * `saveShipment`, and the timeline entries are inserted beside it.
+   * One statement (APPLY_CHANGE: pg-ledger-statements.ts): the UPDATE sets each column from the row as it stands
+   * when the statement reaches it (a concurrent writer's update is waited for and re-read), with the same refusals
+   * as `moveState` and `saveShipment`, and the timeline entries are inserted beside it.
    */
   async apply(externalOrderId: string, change: OrderChange): Promise<void> {
     const { state, shipment, now } = change;
     const saved: Record<string, unknown> = {};
     for (const [field, value] of Object.entries(change.saved ?? {}))
       saved[SAVED_COLUMN[field as SavedField]] = value ?? null;
-    // The payload is also dropped by a move past dispatch: its column is written below, with the state.
-    const savedColumns = Object.values(SAVED_COLUMN)
-      .filter((column) => column !== 'payload')
-      .map(
-        (column) => `${column} = CASE WHEN $3::jsonb ? '${column}' THEN $3::jsonb -> '${column}' ELSE ${column} END`,
-      );
-    // Whether the state move is allowed, and whether the shipment may be saved, from the row as it stands.
-    const moves = `($4::text IS NOT NULL AND NOT (state = ANY($5::text[])))`;
-    const ships = `($8::jsonb IS NOT NULL AND ($9::boolean OR shipment IS NULL OR shipment->>'shipmentId' IS DISTINCT FROM $8::jsonb->>'shipmentId' OR shipment->>'markedReadyAt' IS NULL))`;
     await this.inOrder(externalOrderId, () =>
-      this.pool.query(
-        `WITH changed AS (
-        UPDATE orders SET
-         ${savedColumns.join(',\n         ')},
-         state = CASE WHEN ${moves} THEN $4::text ELSE state END,
-         state_changed_at = CASE WHEN ${moves} THEN $2::timestamptz ELSE state_changed_at END,
-         hold = CASE WHEN ${moves} THEN NULL ELSE hold END,
-         held_at = CASE WHEN ${moves} THEN NULL ELSE held_at END,
-         payload = CASE WHEN ${moves} AND NOT $6::boolean THEN NULL WHEN $3::jsonb ? 'payload' THEN $3::jsonb -> 'payload' ELSE payload END,
-         shipment = CASE WHEN ${ships} THEN $8::jsonb ELSE shipment END,
-         in_flight_since = CASE WHEN ${moves} AND $7::boolean THEN NULL
-                                WHEN ${ships} THEN CASE WHEN finished_at IS NULL THEN coalesce(in_flight_since, $2::timestamptz) END
-                                ELSE in_flight_since END,
-         unready_since = CASE WHEN ${moves} AND $7::boolean THEN NULL
-                              WHEN ${ships} THEN CASE WHEN $9::boolean OR finished_at IS NOT NULL THEN NULL ELSE coalesce(unready_since, $2::timestamptz) END
-                              ELSE unready_since END,
-         finished_at = CASE WHEN ${moves} AND $7::boolean THEN coalesce(finished_at, $2::timestamptz) ELSE finished_at END,
-         shipment_requested_at = CASE WHEN $11::boolean THEN coalesce(shipment_requested_at, $2::timestamptz) ELSE shipment_requested_at END
-        WHERE external_order_id = $1
-        RETURNING external_order_id
-      ), noted AS (
-        INSERT INTO order_timeline (external_order_id, shop_id, at, system, operation, outcome, ms, detail)
-        SELECT $1, split_part($1, ':', 1), e.at, e.system, e.operation, e.outcome, e.ms, e.detail
-        FROM ROWS FROM (jsonb_to_recordset($10::jsonb)
-          AS (at timestamptz, system text, operation text, outcome text, ms integer, detail text)) WITH ORDINALITY
-          AS e(at, system, operation, outcome, ms, detail, n)
-        ORDER BY e.n
-      )
-      SELECT count(*) FROM changed`,
-        [
+      this.pool.query({
+        ...APPLY_CHANGE,
+        values: [
           externalOrderId,
           now,
           JSON.stringify(saved),
@@ -305,7 +233,7 @@ export class PostgresOrderLedger extends PostgresLedgerLists implements OrderLed
           JSON.stringify(change.timeline ?? []),
           change.shipmentRequested === true,
         ],
-      ),
+      }),
     );
   }
 

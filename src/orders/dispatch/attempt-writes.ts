@@ -9,8 +9,8 @@ import type { OrderState } from '../../domain/order-state.js';
 
 /**
  * The ledger writes of one attempt, gathered step by step and sent as one write per step (OrderLedger.apply):
- * what the lookup and the quote answered, sent before createShipment; what createShipment answered, sent before
- * markReady; and the rest when the attempt ends. A step is sent without waiting for its answer (the ledger
+ * what the lookup and the quote answered, sent before createShipment; what createShipment and markReady answered,
+ * when the attempt ends (two statements on the happy path). A step is sent without waiting for its answer (the ledger
  * applies one order's writes in the order they were made: PostgresOrderLedger.inOrder), and the attempt waits
  * for all of them before it ends: a failed write fails the attempt, and BullMQ retries it.
  * Recording progress is an optimisation of the retry, with one exception that prevents a duplicate: the step

@@ -8,13 +8,13 @@
  * Each step is a function of its own in src/orders/dispatch/ (ship.ts runs them in order; finish.ts is what the
  * worker does after an attempt, or once the job gives up); the holds it may end with are in src/domain/holds.ts.
  *
- * Resumable: the ledger records progress after every external call, and records that a createShipment is
- * about to be sent before it leaves. An attempt that finds that mark looks the shipment up by
+ * Resumable: the ledger records what the attempt learnt before its createShipment, with the mark that one is
+ * about to be sent, before it leaves; the rest when the attempt ends (or fails). An attempt that finds that mark looks the shipment up by
  * external_order_id before creating anything, so a retry after a crash, a timeout or a dropped response
  * ("the shipment exists but we never heard") adopts the shipment instead of making a second one; a first
  * attempt has nothing to find and makes no lookup.
  */
-import type { OrderRecord } from '../../ledger/order-ledger.js';
+import type { RecordedEvent } from '../../ledger/order-ledger.js';
 import type { DispatchJob } from '../queues.js';
 import { withOrderLock, type OrderLock } from '../order-lock.js';
 import { AttemptWrites } from './attempt-writes.js';
@@ -40,7 +40,7 @@ export async function dispatchUnderLock(
   job: DispatchJob,
   deps: PipelineDeps,
   lock: OrderLock,
-  known?: OrderRecord,
+  known?: RecordedEvent,
 ): Promise<DispatchOutcome> {
   const writes = new AttemptWrites(deps.ledger, job.externalOrderId, deps.now);
   let outcome: DispatchOutcome;

@@ -10,10 +10,13 @@
 import { DeliveryError } from '../../domain/delivery.js';
 import { holdFor, refusalHold } from '../../domain/holds.js';
 import type { HoldReason } from '../../domain/order.js';
-import type { OrderRecord } from '../../ledger/order-ledger.js';
+import type { RecordedEvent } from '../../ledger/order-ledger.js';
 import { DeliveryGateway } from '../delivery-gateway.js';
+import type { ShopConfig } from '../../shops/shops.js';
 import type { DispatchJob } from '../queues.js';
-import type { OrderLock } from '../order-lock.js';
+import { withOrderLock, type CounterTake, type OrderLock } from '../order-lock.js';
+import { hasHashTag, type RedisClient } from '../../redis.js';
+import type { ShopRateLimiter } from '../rate-limit.js';
 import { admit } from './admit.js';
 import type { AttemptWrites } from './attempt-writes.js';
 import { chooseName, nothingToTry, planNames, type NamePlan } from './choose-name.js';
@@ -30,13 +33,37 @@ import { resolveDropoffStep } from './resolve-dropoff.js';
  */
 const CALLS_PER_ORDER = 3;
 
-/** An attempt under the order lock the caller holds; `known`: the record as the caller just read or wrote it. */
+/**
+ * The order lock, for a job that ships the order under it: the turns of the attempt's calls are taken with the lock
+ * (one command for both; `attemptOrder` spends them), and given back if the job ships nothing after all.
+ */
+export function withPacedOrderLock<T>(
+  deps: { redis: RedisClient; prefix: string },
+  pacing: { shop: ShopConfig; limiter: ShopRateLimiter | undefined },
+  externalOrderId: string,
+  work: (lock: OrderLock) => Promise<T>,
+): Promise<T> {
+  const { shop, limiter } = pacing;
+  const calls = Math.min(CALLS_PER_ORDER, shop.policy.dispatchCallsPerSecond);
+  // One script for both keys only where they share a Redis Cluster slot: the prefix's hash tag (the limiter works
+  // under the same prefix). Without one (keys spread over a cluster's masters), the attempt takes its turns itself.
+  const options =
+    limiter && hasHashTag(deps.prefix)
+      ? { take: () => limiter.windowTake(shop.id, calls), giveBack: (turns: CounterTake) => limiter.giveBack(turns) }
+      : {};
+  return withOrderLock(deps.redis, deps.prefix, externalOrderId, work, options);
+}
+
+/**
+ * An attempt under the order lock the caller holds; `known`: the record as the caller just read or wrote it (with
+ * the shop's run-time aliases when the ledger read them with it).
+ */
 export async function attemptOrder(
   job: DispatchJob,
   deps: PipelineDeps,
   writes: AttemptWrites,
   lock: OrderLock,
-  known: OrderRecord | undefined,
+  known: RecordedEvent | undefined,
 ): Promise<DispatchOutcome> {
   const shop = deps.shops.get(job.shopId);
   const service = shop ? gatewayOf(deps).forShop(shop) : undefined;
@@ -44,8 +71,9 @@ export async function attemptOrder(
   const batch = shop ? Math.min(CALLS_PER_ORDER, shop.policy.dispatchCallsPerSecond) : 0;
   const [record, aliases, prepaid] = await Promise.all([
     known ?? deps.ledger.get(job.externalOrderId),
-    shop ? deps.aliases.forShop(shop) : undefined,
-    service ? service.prepay(batch) : 0,
+    shop ? aliasesFor(deps, shop, known) : undefined,
+    // Turns the shop event took with the order lock, when it did: then no command of its own.
+    service ? service.prepay(batch, lock.takenTurns()) : 0,
   ]);
   const admission = admit({ job, record, shops: deps.shops });
   if (admission.kind === 'skip') return { kind: 'skipped', why: admission.why };
@@ -57,9 +85,10 @@ export async function attemptOrder(
     timeline: {
       // The calls' timeline lines go with the attempt's step they belong to, not each a write of its own.
       note: (entry) => writes.note(entry),
-      // What the attempt learnt is one step before the service changes anything; before a createShipment it is
-      // also applied first: it says a shipment may exist (the lookup of a later attempt depends on it).
-      beforeChange: (operation) => (operation === 'createShipment' ? writes.sendNow() : writes.send()),
+      // What the attempt learnt before a createShipment is one step, applied before the call leaves: it says a
+      // shipment may exist (the lookup of a later attempt depends on it). What createShipment answered goes with
+      // the attempt's last step, after markReady: a retry that never saw it finds the shipment by that lookup.
+      beforeChange: (operation) => (operation === 'createShipment' ? writes.sendNow() : undefined),
     },
   });
   const attempt: Attempt = {
@@ -79,6 +108,16 @@ export async function attemptOrder(
     if (refused) return holdAfterWrites(attempt, refused);
     throw error;
   }
+}
+
+/** Every alias in force for the shop (AliasStore.forShop): the run-time ones as read with the record, else read now. */
+function aliasesFor(
+  deps: PipelineDeps,
+  shop: ShopConfig,
+  known: RecordedEvent | undefined,
+): Record<string, string> | Promise<Record<string, string>> {
+  if (!known?.shopAliases) return deps.aliases.forShop(shop);
+  return { ...shop.policy.neighbourhoodAliases, ...known.shopAliases };
 }
 
 /** The gateway to the delivery service, its calls timed into the pipeline's metrics. */

@@ -14,7 +14,7 @@ import { isPermanent } from '../../domain/errors.js';
 import { holdFor, stoppedInShopHold } from '../../domain/holds.js';
 import type { HoldReason, StoreOrder } from '../../domain/order.js';
 import { FINAL_STATES } from '../../domain/order-state.js';
-import type { OrderLedger, OrderRecord, OrderState } from '../../ledger/order-ledger.js';
+import type { OrderLedger, OrderRecord, OrderState, RecordedEvent } from '../../ledger/order-ledger.js';
 import type { Logger } from '../../log.js';
 import {
   isUninstallTopic,
@@ -27,12 +27,14 @@ import {
 } from '../../shops/platforms/index.js';
 import { flagAmountChangedAfterShipping } from './amount-changed.js';
 import { COMPLIANCE_TOPICS, handleCompliance, type ComplianceOutcome } from './compliance.js';
-import { withOrderLock, type OrderLock } from '../order-lock.js';
+import type { OrderLock } from '../order-lock.js';
 import type { DispatchOutcome } from '../dispatch/dispatch-order.js';
 import type { UninstallOutcome } from '../../shops/uninstall.js';
 import { decideEligibility } from './policy.js';
 import { dispatchJobOptions, RELAIS_TOPICS, retryDelayMs, type DispatchJob, type ShopEventJob } from '../queues.js';
 import type { RedisClient } from '../../redis.js';
+import type { ShopRateLimiter } from '../rate-limit.js';
+import { withPacedOrderLock } from '../dispatch/ship.js';
 
 export interface ShopEventDeps {
   ledger: OrderLedger;
@@ -60,11 +62,13 @@ export interface ShopEventDeps {
    * Shopify app share its secret): stores/index.ts createOwnershipCheck. Without it, every event is taken as the shop's.
    */
   ownership?: OwnershipCheck;
+  /** Dispatch pacing: the turns of `dispatchNow`'s calls are taken with the order lock (withPacedOrderLock). */
+  pacing?: ShopRateLimiter;
   /**
    * Ships an order decided ready to ship, in this job, under the order lock it holds (`known`: the record as
    * just written, when still current). Absent, or when it throws, the order goes to the dispatch queue.
    */
-  dispatchNow?(job: DispatchJob, lock: OrderLock, known: OrderRecord | undefined): Promise<DispatchOutcome>;
+  dispatchNow?(job: DispatchJob, lock: OrderLock, known: RecordedEvent | undefined): Promise<DispatchOutcome>;
 }
 
 export type ShopEventOutcome =
@@ -107,7 +111,8 @@ export async function handleShopEvent(event: ShopEventJob, deps: ShopEventDeps):
   const notOurs = await notTheShops(event, shop, orderId, deps);
   if (notOurs) return notOurs;
   const extId = externalOrderId(shop.id, orderId);
-  const decided = await withOrderLock(deps.redis, deps.prefix, extId, async (lock) => {
+  const pacing = { shop, limiter: deps.dispatchNow ? deps.pacing : undefined };
+  const decided = await withPacedOrderLock(deps, pacing, extId, async (lock) => {
     const completed = await completeEvent(event, shop, orderId, deps);
     if (completed?.kind === 'gone') return endOrderGoneFromShop(event, shop, extId, deps);
     const payload = completed?.kind === 'order' ? completed.payload : event.payload;
@@ -172,7 +177,7 @@ interface DispatchDecision {
   /** When the order was first seen. */
   firstSeenAt: string;
   /** The record as written by this event, when it is the generation the job ships. */
-  known?: OrderRecord;
+  known?: RecordedEvent;
   /** Resume through the dispatch queue only: an earlier attempt left the order dispatching. */
   queueOnly?: boolean;
   /** When the order goes to the queue after an attempt here failed: the wait before the next. */
