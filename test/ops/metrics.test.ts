@@ -19,7 +19,7 @@ import {
   WOO_SHOP_ID,
   type TestRelais,
 } from '../support/relais.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { startRedis } from '../support/redis.js';
 
 const ORDER_TOPICS = ['orders/create', 'orders/updated', 'orders/paid', 'orders/cancelled'];
 const CUSTOMER = { name: 'Mariama Sow', phone: '+221 78 555 44 33', street: 'Villa 7, Sacré Coeur 3' };
@@ -30,8 +30,6 @@ const METRICS_TOKEN = randomHex();
 let shopify: ShopifyEmulator;
 let relais: TestRelais;
 let worker: RunningWorker;
-/** A private redis-server even when REDIS_URL is set: one test stops it (SIGSTOP) to see /readyz notice. */
-let redisServer: TestRedis;
 
 beforeAll(async () => {
   const secrets = makeSecrets();
@@ -40,9 +38,10 @@ beforeAll(async () => {
       { domain: SHOPIFY_DOMAIN, accessToken: secrets.shopifyAccessToken, clientSecret: secrets.shopifyClientSecret },
     ],
   });
-  redisServer = await startRedis({ extraArgs: [] });
   relais = await startTestRelais({
-    redis: redisServer,
+    // A private redis-server even when REDIS_URL is set: one test stops it (SIGSTOP) to see /readyz notice.
+    // relais.stop() stops it.
+    redis: await startRedis({ extraArgs: [] }),
     secrets,
     shopifyAdminUrl: shopify.adminUrl(SHOPIFY_DOMAIN),
     inProcessWorker: false,
@@ -67,7 +66,6 @@ afterAll(async () => {
   await shopify?.webhooksSettled();
   await worker?.close();
   await relais?.stop();
-  await redisServer?.stop();
   await shopify?.close();
 });
 

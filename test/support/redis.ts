@@ -57,7 +57,8 @@ export async function startRedis(options: { extraArgs?: string[] } = {}): Promis
     process: child,
     stop: async () => {
       await closeClients();
-      if (child.exitCode === null) {
+      // Stopping twice is harmless: a server already killed (exit code or signal set) is not waited for again.
+      if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((r) => child.once('exit', r));
         child.kill('SIGKILL');
         await exited;
