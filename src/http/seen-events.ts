@@ -11,15 +11,15 @@
  * the period after it ends, and a lookup checks the current period's hash and the previous one's. A marker is
  * therefore found for at least one period and at most two.
  *
- * Each lookup and each mark is one small Lua script (one command, one round trip). Not a pipeline: the web process
- * shares this connection with BullMQ's queues, whose scripts ioredis copies onto every pipeline it builds, and that
- * copy cost more than the lookup itself (the receiver's CPU profile, bench/receiver.bench.ts).
+ * Each lookup and each mark is one small Lua script (one command), run by EVALSHA so that no script is defined on the
+ * connection: the web process's is auto-pipelined, and ioredis copies a connection's defined scripts onto every
+ * pipeline it builds (src/main/web-redis.ts).
  *
  * Collisions: two events with the same 96-bit digest in one shop's window would be taken for one. At a million
  * events the odds are about 10^-17.
  */
 import { createHash } from 'node:crypto';
-import type { RedisClient } from '../redis.js';
+import { hasHashTag, type RedisClient } from '../redis.js';
 import { RedisScript } from '../orders/redis-script.js';
 
 /** How long a delivery is remembered at least: well past Shopify's 4-hour retry window and BullMQ's retention. */
@@ -35,27 +35,48 @@ const HAS = new RedisScript(
 /** KEYS: the current period's hash; ARGV: the digest, the instant the hash expires (the same for every mark). */
 const MARK = new RedisScript("redis.call('HSET', KEYS[1], ARGV[1], 1) return redis.call('EXPIREAT', KEYS[1], ARGV[2])");
 
+/** One event's marker: where it is looked up and written, computed once for both. */
+export interface SeenEvent {
+  /** Whether the event was marked within the window. */
+  has(): Promise<boolean>;
+  /** Marks the event as stored. */
+  mark(): Promise<void>;
+}
+
 export class SeenEvents {
+  /** Whether the prefix holds a hash tag of its own (see key()). */
+  private readonly tagged: boolean;
+
   constructor(
     private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly clock: () => number = Date.now,
-  ) {}
+  ) {
+    this.tagged = hasHashTag(prefix);
+  }
+
+  /** The shop's event: its digest and hashes computed once, for the lookup and then the mark. */
+  event(shopId: string, eventKey: string): SeenEvent {
+    const { field, bucket } = digestOf(shopId, eventKey);
+    const period = this.period();
+    const current = this.key(shopId, period, bucket);
+    return {
+      has: async () => (await HAS.run(this.redis, [current, this.key(shopId, period - 1, bucket)], [field])) === 1,
+      // The same instant on every write: when the next period ends.
+      mark: async () => {
+        await MARK.run(this.redis, [current], [field, (period + 2) * PERIOD_SECONDS]);
+      },
+    };
+  }
 
   /** Whether the shop's event was marked within the window. */
   async has(shopId: string, eventKey: string): Promise<boolean> {
-    const { field, bucket } = digestOf(shopId, eventKey);
-    const period = this.period();
-    const keys = [this.key(shopId, period, bucket), this.key(shopId, period - 1, bucket)];
-    return (await HAS.run(this.redis, keys, [field])) === 1;
+    return this.event(shopId, eventKey).has();
   }
 
   /** Marks the shop's event as stored. */
   async mark(shopId: string, eventKey: string): Promise<void> {
-    const { field, bucket } = digestOf(shopId, eventKey);
-    const period = this.period();
-    // The same instant on every write: when the next period ends.
-    await MARK.run(this.redis, [this.key(shopId, period, bucket)], [field, (period + 2) * PERIOD_SECONDS]);
+    await this.event(shopId, eventKey).mark();
   }
 
   /** How many markers are held (for tests and operators: a SCAN, not for the request path). */
@@ -86,8 +107,7 @@ export class SeenEvents {
    * (a prefix with a tag, the default `{relais}`, already puts them all in its own).
    */
   private key(shopId: string, period: number, bucket: string): string {
-    const tagged = /\{[^}]+\}/.test(this.prefix) ? shopId : `{seen:${shopId}}`;
-    return `${this.prefix}:seen:${tagged}:${period}:${bucket}`;
+    return `${this.prefix}:seen:${this.tagged ? shopId : `{seen:${shopId}}`}:${period}:${bucket}`;
   }
 }
 

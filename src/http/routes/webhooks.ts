@@ -85,13 +85,14 @@ async function enqueue(
   eventKey: string,
 ): Promise<void> {
   try {
+    const event = seen.event(job.shopId, eventKey);
     const outcome = await withinRedisDeadline(async () => {
-      if (await seen.has(job.shopId, eventKey)) return 'duplicate' as const;
+      if (await event.has()) return 'duplicate' as const;
       // Same job id for the same event: concurrent duplicates collapse into one job.
       await deps.queues.shopEvents.add(job.topic, job, { jobId: stableJobId('evt', job.shopId, eventKey) });
       // The event is stored: answer without waiting for the marker. Were it lost, a repeat of the event
       // would still collapse into the same job (same job id) while BullMQ keeps it.
-      seen.mark(job.shopId, eventKey).catch((error: unknown) => {
+      event.mark().catch((error: unknown) => {
         deps.logger.warn(
           { shop: job.shopId, topic: job.topic, err: (error as Error).message },
           'could not store the de-duplication marker',
