@@ -14,7 +14,7 @@
  * Shopify retries for 4 hours; de-duplication markers live at least 48 hours, longer than that window and
  * longer than BullMQ keeps completed jobs (src/http/seen-events.ts).
  */
-import { Router, type Request, type Response } from 'express';
+import { Router, type IRouter, type Request, type Response } from 'express';
 import type { ShopRegistry } from '../../shops/shops.js';
 import type { RelaisQueues, ShopEventJob } from '../../orders/queues.js';
 import { stableJobId } from '../../orders/queues.js';
@@ -37,8 +37,8 @@ export interface WebhookDeps {
   onEnqueued?(job: ShopEventJob): void;
 }
 
-export function webhookRoutes(deps: WebhookDeps): Router {
-  const router = Router();
+/** Mounts every platform's webhook path on `router` (a new Router unless given; the app itself may be). */
+export function webhookRoutes(deps: WebhookDeps, router: IRouter = Router()): IRouter {
   const seen = new SeenEvents(deps.redis, deps.prefix);
   for (const platform of storePlatforms()) {
     router.post(platform.webhooks.path, (req: Request, res: Response) => receive(platform, deps, seen, req, res));
