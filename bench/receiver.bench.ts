@@ -14,7 +14,7 @@
  */
 import { join } from 'node:path';
 import type { Queue } from 'bullmq';
-import { QUEUE } from '../src/orders/queues.js';
+import { DEFAULT_JOB_OPTIONS, QUEUE } from '../src/orders/queues.js';
 import { closedLoop, HttpLoad, openLoop, type LoadResult, type RequestSpec } from './lib/load.js';
 import { ShopifyOrderStream } from './lib/orders.js';
 import { cpuMsBetween, startProcess, type BenchProcess } from './lib/processes.js';
@@ -59,8 +59,18 @@ async function main(): Promise<void> {
     started.push(relais);
     const bare = await startProcess(
       'bare-receiver',
-      { role: 'bare-receiver', redisUrl: stack.redis.url, prefix: BARE_PREFIX },
-      { ...secrets, logFile: join(stack.logDir, 'bare-receiver.log') },
+      // Its jobs carry the options Relais's carry (retries, retention): the same job stored for the same body.
+      {
+        role: 'bare-receiver',
+        redisUrl: stack.redis.url,
+        prefix: BARE_PREFIX,
+        bareJobOptions: { ...DEFAULT_JOB_OPTIONS },
+      },
+      {
+        ...secrets,
+        logFile: join(stack.logDir, 'bare-receiver.log'),
+        nodeArgs: profileArgs(flags, stack, 'bare-receiver'),
+      },
     );
     started.push(bare);
     sides.push(

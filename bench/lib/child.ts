@@ -10,7 +10,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { Queue, Worker } from 'bullmq';
+import { Queue, Worker, type DefaultJobOptions } from 'bullmq';
 import { z } from 'zod';
 import { buildShopRegistry } from '../../src/shops/shops.js';
 import { DispatchClient } from '../../src/adapters/dispatch-api/client.js';
@@ -43,6 +43,8 @@ export const childConfigSchema = z.object({
   /** Baselines: their queue (under `prefix`), and the dispatch service they call. */
   bareQueue: z.string().default('bare-orders'),
   dispatchBaseUrl: z.string().optional(),
+  /** The bare receiver's job options (BullMQ's DefaultJobOptions); unset, retention only. */
+  bareJobOptions: z.record(z.string(), z.unknown()).optional(),
 });
 export type ChildConfig = z.input<typeof childConfigSchema>;
 
@@ -118,7 +120,10 @@ async function start(config: z.output<typeof childConfigSchema>): Promise<{ url?
       const queue = new Queue<BareOrderJob>(config.bareQueue, {
         connection: { url: config.redisUrl, enableOfflineQueue: false, maxRetriesPerRequest: 1 },
         prefix: config.prefix,
-        defaultJobOptions: { removeOnComplete: { count: 2000 }, removeOnFail: { count: 5000 } },
+        defaultJobOptions: (config.bareJobOptions as DefaultJobOptions | undefined) ?? {
+          removeOnComplete: { count: 2000 },
+          removeOnFail: { count: 5000 },
+        },
       });
       await queue.waitUntilReady();
       const app = bareReceiverApp({ queue, secret: secret('T_SHOPIFY_CLIENT_SECRET') });

@@ -92,9 +92,11 @@ export function createApp(deps: AppDeps): express.Express {
       next();
     });
   }
-  // Operations: the ack timer sits before the body parser so reading a slow body counts too.
-  if (metrics) app.use('/webhooks', webhookAckTimer(metrics));
-  app.use('/webhooks', express.raw({ type: () => true, limit: MAX_BODY_BYTES }));
+  // Operations: the ack timer sits before the body parser so reading a slow body counts too. The two are one layer:
+  // each layer mounted on a path rewrites the request's URL and restores it, on every webhook.
+  const raw = express.raw({ type: () => true, limit: MAX_BODY_BYTES });
+  const timer = metrics ? webhookAckTimer(metrics) : undefined;
+  app.use('/webhooks', timer ? (req, res, next) => timer(req, res, () => raw(req, res, next)) : raw);
   // A request id on the answer (X-Request-Id) and on every log line the request causes; a proxy's own id is kept
   // when it is a plain token. Entered after the body is read, so the route handlers run inside the context.
   app.use((req, res, next) => {
@@ -130,7 +132,8 @@ export function createApp(deps: AppDeps): express.Express {
         deps.onEnqueued?.(job);
       }
     : deps.onEnqueued;
-  app.use(webhookRoutes({ ...deps, onEnqueued: countReceived }));
+  // On the app itself, not a router of their own: one router less to walk on every shop webhook.
+  webhookRoutes({ ...deps, onEnqueued: countReceived }, app);
   app.use(dispatchWebhookRoutes(deps));
   app.use(checkoutRoutes(deps));
   if (deps.wooConnect) app.use(wooConnectRoutes({ connect: deps.wooConnect, logger: deps.logger }));

@@ -1,9 +1,9 @@
 /**
  * The bound on how long a webhook waits for Redis before it is answered 503 (the platform retries later).
  *
- * The web process's producer connection already fails each command after its commandTimeout (src/main/web.ts), but
- * with auto-pipelining a command joins the next batch only once the batch in flight is answered, and its own timer
- * starts then: behind a batch stuck on a hung Redis it could wait two timeouts. This bound is the whole wait.
+ * The web process's connections already fail each command after their commandTimeout (src/main/web-redis.ts), but
+ * on its auto-pipelined one a command joins the next batch only once the batch in flight is answered, and its own
+ * timer starts then: behind a batch stuck on a hung Redis it could wait two timeouts. This bound is the whole wait.
  */
 import { RelaisError } from '../domain/errors.js';
 

@@ -58,6 +58,55 @@ describe('webhook de-duplication markers', () => {
   });
 });
 
+describe('webhook de-duplication markers batched per turn of the event loop', () => {
+  it("finds a repeat looked up in the same turn as its original's mark, however many the turn holds", async () => {
+    const seen = new SeenEvents(redis.client(), `{t${randomUUID().slice(0, 8)}}`);
+    // More than one command's worth (256 lookups and marks), each repeat asked for before its original is marked,
+    // and the marks in the opposite order: a lookup and its mark would fall in different commands.
+    const events = Array.from({ length: 300 }, () => randomUUID());
+    const [found, , other] = await Promise.all([
+      Promise.all(events.map((event) => seen.has('dakar-mode', event))),
+      Promise.all([...events].reverse().map((event) => seen.mark('dakar-mode', event))),
+      seen.has('dakar-mode', randomUUID()),
+    ]);
+    expect(found).toEqual(events.map(() => true));
+    expect(other).toBe(false);
+  });
+
+  it("sends one turn's lookups and marks as one command per shop slot", async () => {
+    // A private server, so its command counts are this test's own.
+    const own = await startRedis({ extraArgs: [] });
+    const client = own.client();
+    const scriptCalls = async () => {
+      const stats = await client.info('commandstats');
+      return ['evalsha', 'eval']
+        .map((name) => Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(stats)?.[1] ?? 0))
+        .reduce((a, b) => a + b);
+    };
+    try {
+      for (const [prefix, slots] of [
+        [`{t${randomUUID().slice(0, 8)}}`, 1], // a prefix with a hash tag: every shop's markers in its slot
+        [`t${randomUUID().slice(0, 8)}`, 2], // without: each shop's in its own
+      ] as const) {
+        const seen = new SeenEvents(client, prefix);
+        const events = Array.from({ length: 50 }, () => randomUUID());
+        await seen.mark('dakar-mode', 'warm-up'); // the script loaded
+        const before = await scriptCalls();
+        const answers = await Promise.all([
+          ...events.map((event) => seen.mark('dakar-mode', event)),
+          ...events.map((event) => seen.has('dakar-mode', event)),
+          ...events.map((event) => seen.has('abidjan-shop', event)),
+        ]);
+        expect(answers.slice(50, 100)).toEqual(events.map(() => true));
+        expect(answers.slice(100)).toEqual(events.map(() => false));
+        expect((await scriptCalls()) - before, prefix).toBe(slots);
+      }
+    } finally {
+      await own.stop();
+    }
+  });
+});
+
 describe('webhook de-duplication markers on a Redis that forgot its scripts', () => {
   it('still marks and finds events after SCRIPT FLUSH (as after a restart)', async () => {
     // A private server: flushing the scripts of a shared one would touch other tests' queues.

@@ -67,10 +67,7 @@ export interface RuntimeOptions extends RedisTarget {
   retentionDays?: number;
   /** How long web and worker wait for Redis at start before giving up with a clear message; default 20 s. */
   redisWaitMs?: number;
-  /**
-   * When set, every command on the producer connection fails after this long (ioredis commandTimeout), and commands
-   * issued together leave in one write (auto-pipelining): the web process sets it.
-   */
+  /** When set, every command on the producer connection fails after this long (ioredis commandTimeout): the web process sets it. */
   producerCommandTimeoutMs?: number;
   /** Told each time a shop call waited for the shop's rate budget shared in Redis (the worker's metric). */
   onRateBudgetWait?: (shopId: string, ms: number) => void;
@@ -239,11 +236,10 @@ function connectQueues(options: RuntimeOptions): { producer: RedisClient; redis:
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     connectTimeout: 2_000,
-    // The web process: every webhook sends its commands here, so concurrent requests share writes (auto-pipelining);
-    // the command timeout bounds a batch's wait on a hung Redis.
-    ...(options.producerCommandTimeoutMs
-      ? { commandTimeout: options.producerCommandTimeoutMs, enableAutoPipelining: true }
-      : {}),
+    // The web process: a hung Redis fails each enqueue after the timeout. Not auto-pipelined: ioredis copies every
+    // script defined on a connection (BullMQ's) onto each pipeline it builds, which cost a webhook more than the
+    // shared writes saved; the web's own commands go over a pipelined connection of their own (src/main/web.ts).
+    ...(options.producerCommandTimeoutMs ? { commandTimeout: options.producerCommandTimeoutMs } : {}),
   });
   const redis = connectRedis(options, { maxRetriesPerRequest: null });
   // Errors surface through the commands that fail; without listeners ioredis would print them unbidden.

@@ -16,6 +16,8 @@ import {
 } from '../shops/platforms/index.js';
 import { createRuntime, type Runtime, type RuntimeOptions } from './runtime.js';
 import { waitForLedger, waitForRedis } from './wait-for-services.js';
+import { connectWebRedis, WEB_REDIS_COMMAND_TIMEOUT_MS } from './web-redis.js';
+import type { RedisClient } from '../redis.js';
 
 export interface WebOptions extends RuntimeOptions {
   host?: string;
@@ -56,12 +58,6 @@ export interface HttpTimeouts {
  */
 export const DEFAULT_HTTP_TIMEOUTS: HttpTimeouts = { requestMs: 15_000, headersMs: 10_000, keepAliveMs: 65_000 };
 
-/**
- * Every Redis command of the web process's producer connection fails after this, so a hung Redis (connected,
- * never answering) gets webhooks answered 503 + Retry-After instead of holding the request forever.
- */
-export const WEB_REDIS_COMMAND_TIMEOUT_MS = 1_500;
-
 export interface RunningWeb {
   runtime: Runtime;
   url: string;
@@ -97,10 +93,7 @@ export async function startWeb(options: WebOptions): Promise<RunningWeb> {
     producerCommandTimeoutMs: options.producerCommandTimeoutMs ?? WEB_REDIS_COMMAND_TIMEOUT_MS,
     onShopsReload: (outcome) => metrics.shopsReloaded(outcome),
   });
-  await waitForRedis(runtime);
-  await waitForLedger(runtime);
-  await Promise.all(runtime.queues.all().map((q) => q.waitUntilReady()));
-  await runtime.watchShops();
+  const redis = await readyToServe(runtime);
   // The live registry when connected shops are served live (src/shops/served-shops.ts), else the one given.
   const shops = runtime.options.shops;
   // Queue depths (relais_queue_jobs) are the worker's to report: both reporting them counted every job twice.
@@ -128,7 +121,7 @@ export async function startWeb(options: WebOptions): Promise<RunningWeb> {
     deliveryFor: (shop) => runtime.deliveryFor(shop),
     samples: runtime.firstContact,
     queues: runtime.queues,
-    redis: runtime.producer,
+    redis,
     prefix: options.prefix,
     logger: options.logger,
     now: runtime.now,
@@ -162,9 +155,21 @@ export async function startWeb(options: WebOptions): Promise<RunningWeb> {
       // an event is answered 200 only once stored, so nothing acknowledged is lost.
       shuttingDown = true;
       await closeGracefully(server, options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS, options.logger);
-      await runtime.close();
+      await Promise.all([runtime.close(), redis.quit().catch(() => redis.disconnect())]);
     },
   };
+}
+
+/**
+ * Waits for Redis, the ledger and the queues (the producer connection), follows the shops' changes, then opens the
+ * web's own Redis connection (its routes' commands: src/main/web-redis.ts).
+ */
+async function readyToServe(runtime: Runtime): Promise<RedisClient> {
+  await waitForRedis(runtime);
+  await waitForLedger(runtime);
+  await Promise.all(runtime.queues.all().map((q) => q.waitUntilReady()));
+  await runtime.watchShops();
+  return connectWebRedis(runtime.options);
 }
 
 /** Slow clients are cut off by the timeouts (see DEFAULT_HTTP_TIMEOUTS). */

@@ -14,7 +14,7 @@
  * Shopify retries for 4 hours; de-duplication markers live at least 48 hours, longer than that window and
  * longer than BullMQ keeps completed jobs (src/http/seen-events.ts).
  */
-import { Router, type Request, type Response } from 'express';
+import { Router, type IRouter, type Request, type Response } from 'express';
 import type { ShopRegistry } from '../../shops/shops.js';
 import type { RelaisQueues, ShopEventJob } from '../../orders/queues.js';
 import { stableJobId } from '../../orders/queues.js';
@@ -37,8 +37,8 @@ export interface WebhookDeps {
   onEnqueued?(job: ShopEventJob): void;
 }
 
-export function webhookRoutes(deps: WebhookDeps): Router {
-  const router = Router();
+/** Mounts every platform's webhook path on `router` (a new Router unless given; the app itself may be). */
+export function webhookRoutes(deps: WebhookDeps, router: IRouter = Router()): IRouter {
   const seen = new SeenEvents(deps.redis, deps.prefix);
   for (const platform of storePlatforms()) {
     router.post(platform.webhooks.path, (req: Request, res: Response) => receive(platform, deps, seen, req, res));
@@ -85,13 +85,14 @@ async function enqueue(
   eventKey: string,
 ): Promise<void> {
   try {
+    const event = seen.event(job.shopId, eventKey);
     const outcome = await withinRedisDeadline(async () => {
-      if (await seen.has(job.shopId, eventKey)) return 'duplicate' as const;
+      if (await event.has()) return 'duplicate' as const;
       // Same job id for the same event: concurrent duplicates collapse into one job.
       await deps.queues.shopEvents.add(job.topic, job, { jobId: stableJobId('evt', job.shopId, eventKey) });
       // The event is stored: answer without waiting for the marker. Were it lost, a repeat of the event
       // would still collapse into the same job (same job id) while BullMQ keeps it.
-      seen.mark(job.shopId, eventKey).catch((error: unknown) => {
+      event.mark().catch((error: unknown) => {
         deps.logger.warn(
           { shop: job.shopId, topic: job.topic, err: (error as Error).message },
           'could not store the de-duplication marker',
