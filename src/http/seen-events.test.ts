@@ -60,7 +60,7 @@ describe('webhook de-duplication markers', () => {
 
 describe('webhook de-duplication markers batched per turn of the event loop', () => {
   it("finds a repeat looked up in the same turn as its original's mark, however many the turn holds", async () => {
-    const seen = new SeenEvents(redis.client(), `{t${randomUUID().slice(0, 8)}}`);
+    const seen = new SeenEvents(redis().client(), `{t${randomUUID().slice(0, 8)}}`);
     // More than one command's worth (256 lookups and marks), each repeat asked for before its original is marked,
     // and the marks in the opposite order: a lookup and its mark would fall in different commands.
     const events = Array.from({ length: 300 }, () => randomUUID());
