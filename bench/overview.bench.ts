@@ -50,7 +50,7 @@ SELECT shop || ':' || g, shop, CASE WHEN shop = $2 THEN 'shopify' ELSE 'woocomme
     'orderAmountXof', goods, 'createdAt', first_seen, 'markedReadyAt', first_seen) END,
   jsonb_build_object('paidBy', 'customer', 'goods', goods, 'delivery', price, 'collectionFee', 0, 'atDoor', goods + price,
     'quoted', jsonb_build_object('delivery', price, 'collectionFee', 0)),
-  jsonb_build_object('paymentFamily', 'cash_on_delivery', 'amountToCollect', goods, 'total', goods,
+  jsonb_build_object('paymentFamily', 'cash_on_delivery', 'outstanding', goods, 'total', goods,
     'note', (SELECT string_agg(md5(g::text || i::text), '') FROM generate_series(1, 24) i))
 FROM (
   SELECT g, shop, first_seen, goods, price, state,

@@ -4,7 +4,7 @@
  *
  * Money words, used the same way in code, pages and messages (integer francs, XOF):
  *   outstanding     what the shop says the customer still owes (its balance). Never sent as it is: it may include
- *                   the shop's shipping. StoreOrder.amountToCollect holds it (the ledger's stored name).
+ *                   the shop's shipping. StoreOrder.outstanding holds it (in the ledger too, since migration 9).
  *   shop shipping   the shipping the shop charged that the order still owes (StoreOrder.shippingCharged).
  *   goods           the goods' value the courier collects for the merchant: what the shipment carries. Sent and read
  *                   back as `orderAmountXof`; DoorAmount.goods, DispatchInfo.goods; goodsOwed() works it out from
@@ -51,10 +51,10 @@ export type GoodsOwed = { ok: true; goods: Xof } | { ok: false; hold: HoldReason
  * and only shipping remains owes no goods).
  */
 export function goodsOwed(
-  order: Pick<StoreOrder, 'amountToCollect' | 'shippingCharged' | 'orderName'>,
+  order: Pick<StoreOrder, 'outstanding' | 'shippingCharged' | 'orderName'>,
   paidBy: DeliveryFeePaidBy,
 ): GoodsOwed {
-  const outstanding = order.amountToCollect; // the outstanding (see the words above)
+  const outstanding = order.outstanding;
   const goods =
     paidBy === 'customer' ? Math.max(0, outstanding - Math.min(order.shippingCharged, outstanding)) : outstanding;
   if (goods <= 0) {

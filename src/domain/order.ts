@@ -59,10 +59,10 @@ export interface StoreOrder {
    * include the shipping the shop charged: what the courier collects is worked out from it and the shop's
    * policy (src/domain/door-amount.ts), never sent as it is.
    */
-  amountToCollect: Xof;
+  outstanding: Xof;
   /**
    * The shop's shipping the order still owes (0 when free or unknown), part of `total`: after discounts and
-   * refunds, with the tax on it when the shop's prices exclude tax. It comes out of `amountToCollect` when the
+   * refunds, with the tax on it when the shop's prices exclude tax. It comes out of `outstanding` when the
    * customer pays the delivery service's own price at the door (src/domain/door-amount.ts).
    */
   shippingCharged: Xof;

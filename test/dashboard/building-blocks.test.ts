@@ -128,7 +128,7 @@ describe('cash-on-delivery figures', () => {
       stateChangedAt: options.changed,
       order: {
         paymentFamily: family,
-        amountToCollect: (family === 'prepaid' ? 0 : options.amount) as Xof,
+        outstanding: (family === 'prepaid' ? 0 : options.amount) as Xof,
         total: options.amount as Xof,
       } as StoreOrder,
       ...(options.shipped

@@ -25,10 +25,7 @@ describe('the door amount', () => {
   it("collects for the goods exactly the balance less the shop's shipping (customer pays delivery), or the whole balance (merchant pays)", () => {
     fc.assert(
       fc.property(francs, francs, paidBy, (outstanding, shipping, who) => {
-        const owed = goodsOwed(
-          { orderName: '#1', amountToCollect: xof(outstanding), shippingCharged: xof(shipping) },
-          who,
-        );
+        const owed = goodsOwed({ orderName: '#1', outstanding: xof(outstanding), shippingCharged: xof(shipping) }, who);
         const expected =
           who === 'customer' ? BigInt(outstanding) - BigInt(Math.min(shipping, outstanding)) : BigInt(outstanding);
         if (expected <= 0n) {

@@ -133,7 +133,7 @@ describe('the ledger keeps the raw shop payload only while a replay may need it'
     await postShopify(relais, 'orders/create', shipped);
     const shippedId = shopifyExternalId(shipped.id);
     const record = await waitForState(relais, shippedId, ['ready']);
-    expect(record.order?.amountToCollect).toBeGreaterThan(0);
+    expect(record.order?.outstanding).toBeGreaterThan(0);
     expect(await relais.worker.runtime.ledger.payload(shippedId)).toBeUndefined();
 
     await postShopify(relais, 'orders/updated', { ...shipped, note: 'Appeler avant de livrer' });

@@ -227,6 +227,18 @@ ALTER TABLE orders ADD COLUMN shipment_requested_at timestamptz;
 UPDATE orders SET shipment_requested_at = state_changed_at WHERE shipment IS NULL AND finished_at IS NULL;
 `,
   },
+  {
+    version: 9,
+    name: 'outstanding, by its name',
+    sql: `
+-- The normalised order's outstanding (what the shop says is still owed) was stored as amountToCollect, a name that
+-- reads like the amount at the door (issue 26): stored orders take the name the code now reads. orders.store_order is
+-- the only column holding a normalised order (holds, claims, the timeline and the samples hold none).
+UPDATE orders
+   SET store_order = (store_order - 'amountToCollect') || jsonb_build_object('outstanding', store_order->'amountToCollect')
+ WHERE store_order ? 'amountToCollect';
+`,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

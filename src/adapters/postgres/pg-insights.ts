@@ -32,7 +32,7 @@ const quoted = (values: readonly string[]) => values.map((v) => `'${v.replace(/'
 
 /** The order's cash figure (src/dashboard/use-cases/order-figures.ts cashFigure, in SQL): the goods carried, else the outstanding of a cash order. */
 const AMOUNT = `COALESCE((o.shipment->>'orderAmountXof')::bigint, (o.door->>'goods')::bigint,
-  CASE WHEN o.store_order->>'paymentFamily' IN (${quoted(CASH_FAMILIES)}) THEN (o.store_order->>'amountToCollect')::bigint END, 0)`;
+  CASE WHEN o.store_order->>'paymentFamily' IN (${quoted(CASH_FAMILIES)}) THEN (o.store_order->>'outstanding')::bigint END, 0)`;
 
 /** The order's outcome (order-insights.ts OUTCOMES) from its state. */
 const OUTCOME = `CASE ${OUTCOMES.filter((o) => o !== 'in_flight')

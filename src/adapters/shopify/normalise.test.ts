@@ -20,7 +20,7 @@ describe('normaliseShopifyOrder: a cash-on-delivery order in Dakar', () => {
       externalOrderId: `dakar-mode:${payload.id}`,
       currency: 'XOF',
       total: 15000,
-      amountToCollect: 15000,
+      outstanding: 15000,
       paymentFamily: 'cash_on_delivery',
       financialStatus: 'pending',
       platformStatus: 'unfulfilled',
@@ -126,7 +126,7 @@ describe('normaliseShopifyOrder: currency and money', () => {
   it('ships an XOF shop order the buyer saw in EUR, collecting the shop-money XOF amount', () => {
     const order = normalised({ presentment_currency: 'EUR' });
     expect(order.currency).toBe('XOF');
-    expect(order.amountToCollect).toBe(15000);
+    expect(order.outstanding).toBe(15000);
   });
 
   it('holds an order whose shop-money amounts contradict the XOF currency', () => {
@@ -140,7 +140,7 @@ describe('normaliseShopifyOrder: currency and money', () => {
   it('converts decimal strings to whole francs exactly', () => {
     const order = normalised({ current_total_price: '9007199254740.00', total_outstanding: '9007199254740' });
     expect(order.total).toBe(9007199254740);
-    expect(order.amountToCollect).toBe(9007199254740);
+    expect(order.outstanding).toBe(9007199254740);
   });
 
   it('holds a total with a fraction of a franc', () => {
@@ -183,14 +183,14 @@ describe('normaliseShopifyOrder: payment family and amount to collect', () => {
       financial_status: 'paid',
       total_outstanding: '0.00',
     });
-    expect(order).toMatchObject({ paymentFamily: 'prepaid', amountToCollect: 0, financialStatus: 'paid' });
+    expect(order).toMatchObject({ paymentFamily: 'prepaid', outstanding: 0, financialStatus: 'paid' });
   });
 
   it('treats a business-account gateway as business_account, collecting nothing', () => {
     const shopCtx = { ...ctx, businessAccountGateways: ['Compte entreprise'] };
     expect(normalised({ payment_gateway_names: ['Compte entreprise'] }, shopCtx)).toMatchObject({
       paymentFamily: 'business_account',
-      amountToCollect: 0,
+      outstanding: 0,
     });
   });
 
@@ -200,20 +200,20 @@ describe('normaliseShopifyOrder: payment family and amount to collect', () => {
       { payment_gateway_names: ['Acompte Wave'], financial_status: 'partially_paid', total_outstanding: '10000.00' },
       shopCtx,
     );
-    expect(order).toMatchObject({ paymentFamily: 'deposit_then_balance', amountToCollect: 10000 });
+    expect(order).toMatchObject({ paymentFamily: 'deposit_then_balance', outstanding: 10000 });
   });
 
   it('turns a partly paid COD order into deposit-then-balance, collecting what is outstanding', () => {
     const order = normalised({ financial_status: 'partially_paid', total_outstanding: '6000.00' });
-    expect(order).toMatchObject({ paymentFamily: 'deposit_then_balance', amountToCollect: 6000, total: 15000 });
+    expect(order).toMatchObject({ paymentFamily: 'deposit_then_balance', outstanding: 6000, total: 15000 });
   });
 
   it('collects total_outstanding rather than the total when both are given', () => {
-    expect(normalised({ total_outstanding: '5000.00' }).amountToCollect).toBe(5000);
+    expect(normalised({ total_outstanding: '5000.00' }).outstanding).toBe(5000);
   });
 
   it('collects the total of an unpaid COD order when total_outstanding is absent', () => {
-    expect(normalised({ total_outstanding: undefined }).amountToCollect).toBe(15000);
+    expect(normalised({ total_outstanding: undefined }).outstanding).toBe(15000);
   });
 
   it('holds a partly paid order without total_outstanding: the balance cannot be told', () => {
@@ -342,6 +342,6 @@ describe('normaliseShopifyOrder: weight, lines, status', () => {
       billing_address: { phone: null },
       customer: null,
     });
-    expect(order).toMatchObject({ cancelled: true, amountToCollect: 0, total: 0 });
+    expect(order).toMatchObject({ cancelled: true, outstanding: 0, total: 0 });
   });
 });

@@ -120,7 +120,7 @@ export function normaliseShopifyOrder(body: unknown, ctx: NormaliseContext): Nor
     externalOrderId: externalId,
     currency,
     total: total.value,
-    amountToCollect: outstandingXof,
+    outstanding: outstandingXof,
     shippingCharged: shopifyShippingOwed(p),
     paymentFamily,
     financialStatus,

@@ -20,7 +20,7 @@ describe('normaliseWooOrder: a cash-on-delivery order in Abidjan', () => {
       externalOrderId: `abidjan-style:${payload.id}`,
       currency: 'XOF',
       total: 20000,
-      amountToCollect: 20000,
+      outstanding: 20000,
       paymentFamily: 'cash_on_delivery',
       financialStatus: 'processing',
       platformStatus: 'processing',
@@ -103,7 +103,7 @@ describe('normaliseWooOrder: currency and money', () => {
 
   it('collects the total minus refunds already made', () => {
     const order = normalised({ refunds: [{ id: 901, reason: 'article manquant', total: '-5000.00' }] });
-    expect(order).toMatchObject({ total: 20000, amountToCollect: 15000 });
+    expect(order).toMatchObject({ total: 20000, outstanding: 15000 });
   });
 
   it('holds a COD order fully refunded but still processing: nothing to collect', () => {
@@ -142,7 +142,7 @@ describe('normaliseWooOrder: payment family', () => {
   it('treats a bank transfer as prepaid, collecting nothing', () => {
     expect(normalised({ payment_method: 'bacs', payment_method_title: 'Direct Bank Transfer' })).toMatchObject({
       paymentFamily: 'prepaid',
-      amountToCollect: 0,
+      outstanding: 0,
     });
   });
 
@@ -150,7 +150,7 @@ describe('normaliseWooOrder: payment family', () => {
     const shopCtx = { ...ctx, businessAccountGateways: ['b2b_invoice'] };
     expect(
       normalised({ payment_method: 'b2b_invoice', payment_method_title: 'Facture mensuelle' }, shopCtx),
-    ).toMatchObject({ paymentFamily: 'business_account', amountToCollect: 0 });
+    ).toMatchObject({ paymentFamily: 'business_account', outstanding: 0 });
   });
 
   it('holds a deposit-gateway order: WooCommerce does not say how much was paid', () => {
@@ -256,6 +256,6 @@ describe('normaliseWooOrder: cancellation', () => {
       shipping: { phone: '' },
       billing: { phone: '' },
     });
-    expect(order).toMatchObject({ cancelled: true, amountToCollect: 0 });
+    expect(order).toMatchObject({ cancelled: true, outstanding: 0 });
   });
 });

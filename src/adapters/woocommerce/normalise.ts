@@ -143,7 +143,7 @@ export function normaliseWooOrder(body: unknown, ctx: NormaliseContext): Normali
     externalOrderId: externalOrderId(ctx.shopId, orderId),
     currency,
     total: total.value,
-    amountToCollect: outstandingXof,
+    outstanding: outstandingXof,
     shippingCharged: wooShippingOwed(p),
     paymentFamily,
     financialStatus: status,

@@ -55,7 +55,7 @@ export function cashFigure(record: OrderRecord): CashFigure {
   if (goods !== undefined) return { xof: goods, is: 'goods' };
   // Same rule as the shipment request: only these families send an amount for the courier to collect.
   if (record.order && collectsCash(record.order.paymentFamily))
-    return { xof: record.order.amountToCollect, is: 'outstanding' };
+    return { xof: record.order.outstanding, is: 'outstanding' };
   return { xof: 0, is: 'none' };
 }
 

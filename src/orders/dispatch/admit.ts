@@ -63,7 +63,7 @@ function goodsToCollect(
   order: StoreOrder,
 ): { kind: 'goods'; goods: number | undefined } | { kind: 'hold'; reason: HoldReason } {
   if (!collectsCash(order.paymentFamily)) return { kind: 'goods', goods: undefined };
-  if (order.amountToCollect <= 0)
+  if (order.outstanding <= 0)
     return { kind: 'hold', reason: holdFor('cod_nothing_to_collect', { orderName: order.orderName }) };
   const owed = goodsOwed(order, shop.policy.deliveryFeePaidBy);
   return owed.ok ? { kind: 'goods', goods: owed.goods } : { kind: 'hold', reason: owed.hold };

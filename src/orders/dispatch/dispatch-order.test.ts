@@ -112,7 +112,7 @@ describe('dispatching one order (dispatchOrder)', () => {
     const [shipment] = w.delivery.shipmentsFor(order.externalOrderId);
     expect(outcome).toEqual({ kind: 'ready', shipmentId: shipment?.shipmentId, adopted: false });
     expect(w.delivery.shipmentsFor(order.externalOrderId)).toHaveLength(1);
-    expect(shipment).toMatchObject({ step: 'ready', orderAmountXof: order.amountToCollect });
+    expect(shipment).toMatchObject({ step: 'ready', orderAmountXof: order.outstanding });
     // No createShipment was ever sent for it (the ledger says so): nothing to look up first.
     expect(w.delivery.calls).toEqual(['quote', 'createShipment', 'markReady']);
     const record = await w.ledger.get(order.externalOrderId);

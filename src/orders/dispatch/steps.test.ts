@@ -54,7 +54,7 @@ describe('admitting an order to a dispatch attempt', () => {
     const admitted = admit({ job, record: recordOf(order), shops });
     expect(admitted.kind).toBe('ship');
     if (admitted.kind !== 'ship') return;
-    expect(admitted.goods).toBe(order.amountToCollect - order.shippingCharged);
+    expect(admitted.goods).toBe(order.outstanding - order.shippingCharged);
     expect(admitted.goods).toBeGreaterThan(0);
   });
 

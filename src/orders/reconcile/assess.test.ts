@@ -48,7 +48,7 @@ describe('an order the shop says to ship, with no shipment', () => {
   });
 
   it('is a missed update when Relais still has it waiting (orders/paid never came)', () => {
-    const paid = storeOrder({ paymentFamily: 'prepaid', financialStatus: 'paid', amountToCollect: ZERO_XOF });
+    const paid = storeOrder({ paymentFamily: 'prepaid', financialStatus: 'paid', outstanding: ZERO_XOF });
     expect(kinds(assess({ side: { kind: 'order', order: paid }, record: ledgerRecord('waiting') }))).toEqual([
       'missed_webhook',
     ]);
@@ -69,7 +69,7 @@ describe('an order the shop says to ship, with no shipment', () => {
   });
 
   it("is nothing when the shop's policy says wait (a prepaid order not paid yet)", () => {
-    const unpaid = storeOrder({ paymentFamily: 'prepaid', financialStatus: 'pending', amountToCollect: ZERO_XOF });
+    const unpaid = storeOrder({ paymentFamily: 'prepaid', financialStatus: 'pending', outstanding: ZERO_XOF });
     expect(assess({ side: { kind: 'order', order: unpaid } })).toEqual([]);
   });
 
@@ -106,7 +106,7 @@ describe('a shipment created and never marked ready', () => {
   });
 
   it("is still cancelled when the order, held, was cancelled in the shop: the shop's word, not a repair around the hold", () => {
-    const cancelled = storeOrder({ cancelled: true, amountToCollect: ZERO_XOF });
+    const cancelled = storeOrder({ cancelled: true, outstanding: ZERO_XOF });
     const found = assess({
       side: { kind: 'order', order: cancelled },
       record: ledgerRecord('held', { shipmentId: 'shp_1' }),
@@ -119,7 +119,7 @@ describe('a shipment created and never marked ready', () => {
   });
 
   it('is not marked ready when the order was cancelled in the shop', () => {
-    const cancelled = storeOrder({ cancelled: true, amountToCollect: ZERO_XOF });
+    const cancelled = storeOrder({ cancelled: true, outstanding: ZERO_XOF });
     expect(kinds(assess({ side: { kind: 'order', order: cancelled }, shipments: [created] }))).toEqual([
       'cancelled_with_live_shipment',
     ]);
@@ -219,7 +219,7 @@ describe('status drift', () => {
     expect(
       assess({ record: ledgerRecord('ready', { shipmentId: 'shp_1', step: 'ready' }), shipments: [wireShipment()] }),
     ).toEqual([]);
-    const cancelledOrder = storeOrder({ cancelled: true, amountToCollect: ZERO_XOF });
+    const cancelledOrder = storeOrder({ cancelled: true, outstanding: ZERO_XOF });
     expect(
       assess({
         side: { kind: 'order', order: cancelledOrder },
@@ -258,14 +258,14 @@ describe('cash on delivery amounts', () => {
   });
 
   it('reports a prepaid order whose shipment has the courier collect money', () => {
-    const prepaid = storeOrder({ paymentFamily: 'prepaid', financialStatus: 'paid', amountToCollect: ZERO_XOF });
+    const prepaid = storeOrder({ paymentFamily: 'prepaid', financialStatus: 'paid', outstanding: ZERO_XOF });
     expect(
       kinds(assess({ side: { kind: 'order', order: prepaid }, shipments: [wireShipment({ orderAmountXof: 3_000 })] })),
     ).toEqual(['cod_mismatch']);
   });
 
   it('stops comparing once the parcel is delivered (the shop then shows nothing left to pay)', () => {
-    const paidNow = storeOrder({ amountToCollect: ZERO_XOF, financialStatus: 'paid' });
+    const paidNow = storeOrder({ outstanding: ZERO_XOF, financialStatus: 'paid' });
     expect(
       assess({ side: { kind: 'order', order: paidNow }, shipments: [wireShipment({ status: 'DELIVERED' })] }),
     ).toEqual([]);
@@ -273,7 +273,7 @@ describe('cash on delivery amounts', () => {
 });
 
 describe('an order cancelled in the shop with a live shipment', () => {
-  const cancelled: ShopSide = { kind: 'order', order: storeOrder({ cancelled: true, amountToCollect: ZERO_XOF }) };
+  const cancelled: ShopSide = { kind: 'order', order: storeOrder({ cancelled: true, outstanding: ZERO_XOF }) };
 
   it('is cancelled through a cancel job when the ledger follows the shipment', () => {
     expect(
@@ -329,7 +329,7 @@ describe('duplicates and disputes', () => {
   it('reports an open claim with the cash it holds, and a decided one with its outcome', () => {
     const delivered = wireShipment({ status: 'DELIVERED' });
     const found = assess({
-      side: { kind: 'order', order: storeOrder({ amountToCollect: ZERO_XOF, financialStatus: 'paid' }) },
+      side: { kind: 'order', order: storeOrder({ outstanding: ZERO_XOF, financialStatus: 'paid' }) },
       record: ledgerRecord('delivered', { shipmentId: 'shp_1', step: 'delivered' }),
       shipments: [delivered],
       claims: [
@@ -381,7 +381,7 @@ describe('an order the shop stopped and may bring back (a failed payment, a canc
   };
 
   it('is reported held as information while the shop keeps it stopped', () => {
-    const stopped = storeOrder({ cancelled: true, stoppedInShop, amountToCollect: ZERO_XOF });
+    const stopped = storeOrder({ cancelled: true, stoppedInShop, outstanding: ZERO_XOF });
     expect(assess({ side: { kind: 'order', order: stopped }, record: held() })).toEqual([
       expect.objectContaining({ kind: 'held', severity: 'info' }),
     ]);

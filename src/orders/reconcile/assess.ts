@@ -294,7 +294,7 @@ function codMismatch({ c, record, order, primary, step }: ShipmentFacts): Assess
     {
       ...base,
       amountXof: goods,
-      detail: `the customer owes ${goods} XOF for the goods (outstanding in the shop ${order.amountToCollect} XOF, shop shipping ${order.shippingCharged} XOF, delivery paid by the ${c.shop.policy.deliveryFeePaidBy}); the shipment carries ${carried === undefined ? 'no amount' : `${carried} XOF`}${door}`,
+      detail: `the customer owes ${goods} XOF for the goods (outstanding in the shop ${order.outstanding} XOF, shop shipping ${order.shippingCharged} XOF, delivery paid by the ${c.shop.policy.deliveryFeePaidBy}); the shipment carries ${carried === undefined ? 'no amount' : `${carried} XOF`}${door}`,
       advice: 'cancel the shipment before pickup and replay the order, or settle the difference with the customer',
     },
   ];

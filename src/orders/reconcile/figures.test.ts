@@ -20,7 +20,7 @@ function input(
   const order = storeOrder({
     createdAt: `${day}T10:00:00Z`,
     total: xof(amount),
-    amountToCollect: options.prepaid ? ZERO_XOF : xof(amount),
+    outstanding: options.prepaid ? ZERO_XOF : xof(amount),
     paymentFamily: options.prepaid ? 'prepaid' : 'cash_on_delivery',
   });
   const shipmentAmount =
@@ -95,10 +95,10 @@ describe('figures per day', () => {
     const shipped = input('2026-11-18', { amount: 17_000, shipmentAmount: 15_000, status: 'DELIVERED' });
     const withoutAmount = {
       ...input('2026-11-18', { amount: 8_000, shipmentAmount: null, status: 'DELIVERED' }),
-      record: ledgerRecord('delivered', { order: storeOrder({ amountToCollect: xof(8_000) }) }),
+      record: ledgerRecord('delivered', { order: storeOrder({ outstanding: xof(8_000) }) }),
     };
     // Delivered and paid: the shop now says nothing is owed, the figures still count what was collected.
-    withoutAmount.order = { ...withoutAmount.order, amountToCollect: ZERO_XOF };
+    withoutAmount.order = { ...withoutAmount.order, outstanding: ZERO_XOF };
     const [day] = figuresByDay([shipped, withoutAmount], window);
     expect(day).toMatchObject({ codExpectedXof: 23_000, codCollectedXof: 23_000 });
   });

@@ -28,7 +28,7 @@ export function storeOrder(overrides: Partial<StoreOrder> = {}): StoreOrder {
     externalOrderId: `dakar-mode:${orderId}`,
     currency: 'XOF',
     total: xof(17_000),
-    amountToCollect: xof(17_000),
+    outstanding: xof(17_000),
     shippingCharged: xof(0),
     paymentFamily: 'cash_on_delivery',
     financialStatus: 'pending',

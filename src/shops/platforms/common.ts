@@ -157,7 +157,7 @@ export type Outstanding =
 export type OutstandingAmount = { ok: true; value: Xof } | { ok: false; hold: HoldReason };
 
 /**
- * The outstanding of a COD or deposit order (StoreOrder.amountToCollect): the balance the shop says is still owed,
+ * The outstanding of a COD or deposit order (StoreOrder.outstanding): the balance the shop says is still owed,
  * which must be a whole, positive number of francs no larger than the order total. Never 0: a COD parcel sent with
  * nothing to collect would be handed over for free. The goods the courier collects are worked out from it
  * (src/domain/door-amount.ts goodsOwed).
