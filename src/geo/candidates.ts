@@ -240,6 +240,8 @@ export function numberedUnit(
 /** What candidatesOf reads of the resolver. */
 export interface PlaceLookup {
   placeNamed(country: string, name: string): { place: Neighbourhood; containing: Neighbourhood[] } | undefined;
+  /** placeNamed's place's name, without working out the wider places (a variant's check, per candidate name). */
+  placeNameOf?(country: string, name: string): string | undefined;
   isCityRegionOrCountry(country: string, text: string): boolean;
 }
 
@@ -257,6 +259,8 @@ export function candidatesOf(
   aliases: Record<string, string>,
 ): NameCandidate[] {
   const { country } = resolved.neighbourhood;
+  const placeOf = (text: string) =>
+    lookup.placeNameOf ? lookup.placeNameOf(country, text) : lookup.placeNamed(country, text)?.place.name;
   const levels = resolved.level?.levels.map((l) => l.name) ?? [resolved.neighbourhood.name];
   const [finest = resolved.neighbourhood.name, ...typed] = levels;
   const found = lookup.placeNamed(country, finest);
@@ -276,7 +280,7 @@ export function candidatesOf(
   // its numbered parts. Not when that name is another place's: Port-Bouet II is a Yopougon quartier, and
   // "Port-Bouet" the commune across the lagoon.
   const whole = unnumbered(place.name);
-  const elsewhere = whole === undefined ? undefined : lookup.placeNamed(country, whole)?.place.name;
+  const elsewhere = whole === undefined ? undefined : placeOf(whole);
   const another = elsewhere !== undefined && elsewhere !== named.name && !wider.some((w) => w.name === elsewhere);
   if (whole && !another && !wider.some((w) => foldSpelling(w.name) === foldSpelling(whole)))
     wider.unshift({ ...place, name: whole, altNames: [] });
@@ -295,6 +299,6 @@ export function candidatesOf(
     wider,
     aliases,
     isCityRegionOrCountry: (text) => lookup.isCityRegionOrCountry(country, text),
-    placeOf: (text) => lookup.placeNamed(country, text)?.place.name,
+    placeOf,
   });
 }
