@@ -52,6 +52,18 @@ const MAX_SPELLINGS_OF_WIDER = 2;
  * "III" as "3" (a service may not).
  */
 export function foldSpelling(name: string): string {
+  return foldedAtLoad.get(name) ?? foldedSpelling(name);
+}
+
+/** The gazetteer's names and alternate names, folded once when it is read (rememberFoldedSpellings). */
+const foldedAtLoad = new Map<string, string>();
+
+/** Folds these names (a gazetteer's, at load) once, for every later foldSpelling of them. */
+export function rememberFoldedSpellings(names: Iterable<string>): void {
+  for (const name of names) if (!foldedAtLoad.has(name)) foldedAtLoad.set(name, foldedSpelling(name));
+}
+
+function foldedSpelling(name: string): string {
   return name
     .normalize('NFKD')
     .replace(/\p{M}/gu, '')

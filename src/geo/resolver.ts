@@ -19,10 +19,10 @@
 import { join, resolve as resolvePath } from 'node:path';
 import { findProjectDir } from '../config/project-files.js';
 import { AddressSignals } from './address-signals.js';
+import { rememberFoldedSpellings } from './candidates.js';
 import { loadGazetteer, type Gazetteer, type Point } from './gazetteer.js';
 import { PlaceTree } from './geography.js';
 import { isCountryCode, type CountryCode } from './names.js';
-import { normaliseTokens } from './normalise.js';
 import {
   applyCoords,
   chooseLevel,
@@ -87,6 +87,7 @@ export class NeighbourhoodResolver {
     this.tree = new PlaceTree(gazetteer);
     this.matcher = new TextMatcher(gazetteer, this.tree);
     this.signals = new AddressSignals(gazetteer);
+    rememberFoldedSpellings(this.tree.names());
     for (const b of gazetteer.blocked) {
       const list = this.blockedByKey.get(b.key);
       if (list) list.push(b);
@@ -115,7 +116,7 @@ export class NeighbourhoodResolver {
 
   /** Is this text one of the country's city, region or country names (never sent as a neighbourhood)? */
   isCityRegionOrCountry(country: string, text: string): boolean {
-    const named = this.blockedByKey.get(normaliseTokens(text).join(' '));
+    const named = this.blockedByKey.get(this.tree.keyOf(text));
     return named !== undefined && named.some((b) => b.country === country || b.kind === 'country');
   }
 
