@@ -105,6 +105,7 @@ export class PlaceTree implements Geography {
   private readonly districts = new Map<CountryIndex, Place[]>();
   private readonly usedApart = new Map<Place, boolean>();
   private readonly unlisted = new Map<Place, Place[]>();
+  private readonly containing = new Map<Place, Place[]>();
   /** Every name and alternate name of the gazetteer with its key, folded once: an order's candidate names are mostly these. */
   private readonly nameKeys = new Map<string, string>();
 
@@ -234,6 +235,13 @@ export class PlaceTree implements Geography {
     const place = this.findPlace(country, name);
     const index = isCountryCode(country) ? this.gazetteer.countries.get(country) : undefined;
     if (!place || !index) return undefined;
+    // Once per place: the dispatch path asks for every order, and what holds a place never changes.
+    let containing = this.containing.get(place);
+    if (!containing) this.containing.set(place, (containing = this.findContaining(index, place)));
+    return { place: toNeighbourhood(place), containing: containing.map(toNeighbourhood) };
+  }
+
+  private findContaining(index: CountryIndex, place: Place): Place[] {
     const containing: Place[] = [];
     const top = (q: Place) => q.specificity === 1 || q.commune;
     // Quartier-sized areas, then communes d'arrondissement, then whole communes: finest to widest.
@@ -259,7 +267,7 @@ export class PlaceTree implements Geography {
     }
     containing.push(...this.unlistedCommunes(index, place, containing));
     containing.sort((a, b) => rank(a) - rank(b));
-    return { place: toNeighbourhood(place), containing: containing.map(toNeighbourhood) };
+    return containing;
   }
 
   /**
