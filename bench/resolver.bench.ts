@@ -1,7 +1,8 @@
 /**
  * `npx tsx bench/resolver.bench.ts`: the CPU of one drop-off resolution (issue 27), what the worker spends per
  * order in src/geo: resolver.resolve then candidatesOf, over every address of the corpus
- * (test/fixtures/addresses), many rounds after a warm-up. Prints µs per address. `--rounds N` sets the rounds;
+ * (test/fixtures/addresses), many rounds after a warm-up. Prints µs per address, for both and for each alone (candidatesOf over the
+ * resolutions that succeed, averaged over every address). `--rounds N` sets the rounds;
  * `--dump` prints every address's resolution and candidate names instead (to compare two versions' outputs).
  */
 import { parseArgs } from 'node:util';
@@ -28,14 +29,28 @@ if (values.dump) {
 } else {
   const rounds = Number(values.rounds);
   for (let i = 0; i < 5; i++) once(); // warm-up: the JIT and the resolver's per-place memos
-  const cpu = process.cpuUsage();
-  const started = performance.now();
-  for (let i = 0; i < rounds; i++) once();
-  const wallMs = performance.now() - started;
-  const { user, system } = process.cpuUsage(cpu);
-  const n = rounds * inputs.length;
-  process.stdout.write(
-    `${inputs.length} addresses × ${rounds} rounds: ${((user + system) / n).toFixed(1)} µs CPU per address ` +
-      `(${((wallMs * 1000) / n).toFixed(1)} µs wall)\n`,
-  );
+  const resolved = inputs.map((input) => ({ input, resolution: resolver.resolve(input) }));
+  const steps: [string, () => void][] = [
+    ['resolve + candidatesOf', () => once()],
+    ['resolve alone', () => inputs.forEach((input) => resolver.resolve(input))],
+    [
+      'candidatesOf alone',
+      () =>
+        resolved.forEach(({ input, resolution }) => {
+          if (resolution.ok) candidatesOf(resolver, resolution, input.aliases ?? {});
+        }),
+    ],
+  ];
+  for (const [label, step] of steps) {
+    const cpu = process.cpuUsage();
+    const started = performance.now();
+    for (let i = 0; i < rounds; i++) step();
+    const wallMs = performance.now() - started;
+    const { user, system } = process.cpuUsage(cpu);
+    const n = rounds * inputs.length;
+    process.stdout.write(
+      `${label}: ${((user + system) / n).toFixed(1)} µs CPU per address (${((wallMs * 1000) / n).toFixed(1)} µs wall), ` +
+        `${inputs.length} addresses × ${rounds} rounds\n`,
+    );
+  }
 }
