@@ -63,7 +63,11 @@ export function rememberFoldedSpellings(names: Iterable<string>): void {
   for (const name of names) if (!foldedAtLoad.has(name)) foldedAtLoad.set(name, foldedSpelling(name));
 }
 
+/** ASCII letters, digits and spaces: nothing to unaccent or to read as a space but the spaces themselves. */
+const PLAIN_SPELLING = /^[A-Za-z0-9 ]*$/;
+
 function foldedSpelling(name: string): string {
+  if (PLAIN_SPELLING.test(name)) return name.toLowerCase().replace(/ {2,}/g, ' ').trim();
   return name
     .normalize('NFKD')
     .replace(/\p{M}/gu, '')
