@@ -52,6 +52,22 @@ const MAX_SPELLINGS_OF_WIDER = 2;
  * "III" as "3" (a service may not).
  */
 export function foldSpelling(name: string): string {
+  return foldedAtLoad.get(name) ?? foldedSpelling(name);
+}
+
+/** The gazetteer's names and alternate names, folded once when it is read (rememberFoldedSpellings). */
+const foldedAtLoad = new Map<string, string>();
+
+/** Folds these names (a gazetteer's, at load) once, for every later foldSpelling of them. */
+export function rememberFoldedSpellings(names: Iterable<string>): void {
+  for (const name of names) if (!foldedAtLoad.has(name)) foldedAtLoad.set(name, foldedSpelling(name));
+}
+
+/** ASCII letters, digits and spaces: nothing to unaccent or to read as a space but the spaces themselves. */
+const PLAIN_SPELLING = /^[A-Za-z0-9 ]*$/;
+
+function foldedSpelling(name: string): string {
+  if (PLAIN_SPELLING.test(name)) return name.toLowerCase().replace(/ {2,}/g, ' ').trim();
   return name
     .normalize('NFKD')
     .replace(/\p{M}/gu, '')
@@ -240,6 +256,8 @@ export function numberedUnit(
 /** What candidatesOf reads of the resolver. */
 export interface PlaceLookup {
   placeNamed(country: string, name: string): { place: Neighbourhood; containing: Neighbourhood[] } | undefined;
+  /** placeNamed's place's name, without working out the wider places (a variant's check, per candidate name). */
+  placeNameOf?(country: string, name: string): string | undefined;
   isCityRegionOrCountry(country: string, text: string): boolean;
 }
 
@@ -257,6 +275,8 @@ export function candidatesOf(
   aliases: Record<string, string>,
 ): NameCandidate[] {
   const { country } = resolved.neighbourhood;
+  const placeOf = (text: string) =>
+    lookup.placeNameOf ? lookup.placeNameOf(country, text) : lookup.placeNamed(country, text)?.place.name;
   const levels = resolved.level?.levels.map((l) => l.name) ?? [resolved.neighbourhood.name];
   const [finest = resolved.neighbourhood.name, ...typed] = levels;
   const found = lookup.placeNamed(country, finest);
@@ -276,7 +296,7 @@ export function candidatesOf(
   // its numbered parts. Not when that name is another place's: Port-Bouet II is a Yopougon quartier, and
   // "Port-Bouet" the commune across the lagoon.
   const whole = unnumbered(place.name);
-  const elsewhere = whole === undefined ? undefined : lookup.placeNamed(country, whole)?.place.name;
+  const elsewhere = whole === undefined ? undefined : placeOf(whole);
   const another = elsewhere !== undefined && elsewhere !== named.name && !wider.some((w) => w.name === elsewhere);
   if (whole && !another && !wider.some((w) => foldSpelling(w.name) === foldSpelling(whole)))
     wider.unshift({ ...place, name: whole, altNames: [] });
@@ -295,6 +315,6 @@ export function candidatesOf(
     wider,
     aliases,
     isCityRegionOrCountry: (text) => lookup.isCityRegionOrCountry(country, text),
-    placeOf: (text) => lookup.placeNamed(country, text)?.place.name,
+    placeOf,
   });
 }

@@ -105,8 +105,26 @@ export class PlaceTree implements Geography {
   private readonly districts = new Map<CountryIndex, Place[]>();
   private readonly usedApart = new Map<Place, boolean>();
   private readonly unlisted = new Map<Place, Place[]>();
+  private readonly containing = new Map<Place, Place[]>();
+  /** Every name and alternate name of the gazetteer with its key, folded once: an order's candidate names are mostly these. */
+  private readonly nameKeys = new Map<string, string>();
 
-  constructor(private readonly gazetteer: Gazetteer) {}
+  constructor(private readonly gazetteer: Gazetteer) {
+    for (const index of gazetteer.countries.values())
+      for (const p of index.places)
+        for (const name of [p.name, ...p.altNames])
+          if (!this.nameKeys.has(name)) this.nameKeys.set(name, normaliseTokens(name).join(' '));
+  }
+
+  /** Every name and alternate name of the gazetteer. */
+  names(): Iterable<string> {
+    return this.nameKeys.keys();
+  }
+
+  /** normaliseTokens(name).join(' '), read from the names folded at load when it is one of them. */
+  keyOf(name: string): string {
+    return this.nameKeys.get(name) ?? normaliseTokens(name).join(' ');
+  }
 
   ancestorsOf(p: Place): Place[] {
     let found = this.ancestors.get(p);
@@ -217,6 +235,13 @@ export class PlaceTree implements Geography {
     const place = this.findPlace(country, name);
     const index = isCountryCode(country) ? this.gazetteer.countries.get(country) : undefined;
     if (!place || !index) return undefined;
+    // Once per place: the dispatch path asks for every order, and what holds a place never changes.
+    let containing = this.containing.get(place);
+    if (!containing) this.containing.set(place, (containing = this.findContaining(index, place)));
+    return { place: toNeighbourhood(place), containing: containing.map(toNeighbourhood) };
+  }
+
+  private findContaining(index: CountryIndex, place: Place): Place[] {
     const containing: Place[] = [];
     const top = (q: Place) => q.specificity === 1 || q.commune;
     // Quartier-sized areas, then communes d'arrondissement, then whole communes: finest to widest.
@@ -242,7 +267,7 @@ export class PlaceTree implements Geography {
     }
     containing.push(...this.unlistedCommunes(index, place, containing));
     containing.sort((a, b) => rank(a) - rank(b));
-    return { place: toNeighbourhood(place), containing: containing.map(toNeighbourhood) };
+    return containing;
   }
 
   /**
@@ -272,7 +297,7 @@ export class PlaceTree implements Geography {
   /** The gazetteer place spelled `name` in this country: that very spelling first, else an exact key. */
   findPlace(country: string, name: string): Place | undefined {
     if (!isCountryCode(country)) return undefined;
-    const hits = this.gazetteer.countries.get(country)?.byKey.get(normaliseTokens(name).join(' ')) ?? [];
+    const hits = this.gazetteer.countries.get(country)?.byKey.get(this.keyOf(name)) ?? [];
     return (hits.find((h) => h.place.name === name) ?? hits.find((h) => h.kind === 'exact') ?? hits[0])?.place;
   }
 }

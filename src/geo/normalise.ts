@@ -89,18 +89,32 @@ function foldChars(s: string): string {
   return out;
 }
 
+/** Letters and digits of ASCII only: nothing to unaccent, elide or split at punctuation (most words typed). */
+const PLAIN_WORD = /^[A-Za-z0-9]+$/;
+
+/** The runs of a–z and of 0–9 in folded text, anything else separating them ("u17 b" → u, 17, b). */
+function letterAndDigitRuns(folded: string): string[] {
+  const pieces: string[] = [];
+  let start = 0;
+  let kind = 0; // 0: between runs, 1: letters, 2: digits
+  for (let i = 0; i <= folded.length; i++) {
+    const c = i < folded.length ? folded.charCodeAt(i) : 0;
+    const k = c >= 97 && c <= 122 ? 1 : c >= 48 && c <= 57 ? 2 : 0;
+    if (k === kind) continue;
+    if (kind !== 0) pieces.push(folded.slice(start, i));
+    start = i;
+    kind = k;
+  }
+  return pieces;
+}
+
 /** Folds one raw word into zero or more alphanumeric pieces, splitting letter/digit runs ("u17" → u, 17). */
 function foldWord(word: string): string[] {
+  if (PLAIN_WORD.test(word)) return letterAndDigitRuns(word.toLowerCase());
   // French elision: "de l'Hôpital" and "Patte d'Oie" keep the article apart ("l hopital", "d oie"),
   // whereas a Wolof prenasal ("N'diarème", "M'Badon") is part of the name and is glued on.
   const unElided = word.replace(/^([ldLD])['’ʼ‘`´](?=\p{L})/u, '$1 ');
-  const folded = foldChars(unElided).replace(/[^a-z0-9]+/g, ' ');
-  const pieces: string[] = [];
-  for (const chunk of folded.split(' ')) {
-    if (chunk === '') continue;
-    for (const m of chunk.matchAll(/[a-z]+|\d+/g)) pieces.push(m[0]);
-  }
-  return pieces;
+  return letterAndDigitRuns(foldChars(unElided));
 }
 
 /** Context rules that need neighbouring tokens: ordinals, roman numerals, "n°", number words. */

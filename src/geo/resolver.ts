@@ -19,10 +19,10 @@
 import { join, resolve as resolvePath } from 'node:path';
 import { findProjectDir } from '../config/project-files.js';
 import { AddressSignals } from './address-signals.js';
+import { rememberFoldedSpellings } from './candidates.js';
 import { loadGazetteer, type Gazetteer, type Point } from './gazetteer.js';
 import { PlaceTree } from './geography.js';
 import { isCountryCode, type CountryCode } from './names.js';
-import { normaliseTokens } from './normalise.js';
 import {
   applyCoords,
   chooseLevel,
@@ -80,11 +80,19 @@ export class NeighbourhoodResolver {
   private readonly tree: PlaceTree;
   private readonly matcher: TextMatcher;
   private readonly signals: AddressSignals;
+  /** The city, region and country names by key: every candidate name of every order is checked against them. */
+  private readonly blockedByKey = new Map<string, Gazetteer['blocked']>();
 
   private constructor(private readonly gazetteer: Gazetteer) {
     this.tree = new PlaceTree(gazetteer);
     this.matcher = new TextMatcher(gazetteer, this.tree);
     this.signals = new AddressSignals(gazetteer);
+    rememberFoldedSpellings(this.tree.names());
+    for (const b of gazetteer.blocked) {
+      const list = this.blockedByKey.get(b.key);
+      if (list) list.push(b);
+      else this.blockedByKey.set(b.key, [b]);
+    }
   }
 
   /**
@@ -95,6 +103,11 @@ export class NeighbourhoodResolver {
     return this.tree.placeNamed(country, name);
   }
 
+  /** The gazetteer's spelling of the place of this country named `name`: placeNamed's place, without its wider places. */
+  placeNameOf(country: string, name: string): string | undefined {
+    return this.tree.findPlace(country, name)?.name;
+  }
+
   /** Every place the gazetteer lists for a country (what `relais map learn` asks a service about). */
   placesOf(country: string): Neighbourhood[] {
     if (!isCountryCode(country)) return [];
@@ -103,8 +116,8 @@ export class NeighbourhoodResolver {
 
   /** Is this text one of the country's city, region or country names (never sent as a neighbourhood)? */
   isCityRegionOrCountry(country: string, text: string): boolean {
-    const key = normaliseTokens(text).join(' ');
-    return this.gazetteer.blocked.some((b) => b.key === key && (b.country === country || b.kind === 'country'));
+    const named = this.blockedByKey.get(this.tree.keyOf(text));
+    return named !== undefined && named.some((b) => b.country === country || b.kind === 'country');
   }
 
   /**

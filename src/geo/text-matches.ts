@@ -124,7 +124,13 @@ export class TextMatcher {
   private exactMatches(index: CountryIndex, fs: FieldText, tokens: Token[], rawText: RawText): Match[] {
     const found: Match[] = [];
     const texts = tokens.map((t) => t.text);
-    const sounds = texts.map(soundKey);
+    // A word's sound is read only where its compact form is no name, so only then worked out.
+    const sounds: string[] = [];
+    const soundOf = (from: number, to: number) => {
+      let joined = '';
+      for (let k = from; k < to; k++) joined += sounds[k] ??= soundKey(texts[k]!);
+      return joined;
+    };
     for (let i = 0; i < texts.length; i++) {
       let key = '';
       let compact = '';
@@ -141,7 +147,7 @@ export class TextMatcher {
         // Or as it sounds ("Toit Rouge" for Toits-Rouges, "Pate d oie" for Patte d'Oie).
         const compactHits =
           onePart && n <= MAX_COMPACT_TOKENS && !index.byKey.has(key)
-            ? (index.byCompact.get(compact) ?? index.bySound.get(sounds.slice(i, end).join('')))
+            ? (index.byCompact.get(compact) ?? index.bySound.get(soundOf(i, end)))
             : undefined;
         if (!extendable && compactHits === undefined) {
           if (n >= MAX_COMPACT_TOKENS) break;
