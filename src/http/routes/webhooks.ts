@@ -101,7 +101,7 @@ async function enqueue(
       return 'enqueued' as const;
     });
     if (outcome === 'enqueued') deps.onEnqueued?.(job);
-    res.status(200).json({ status: outcome });
+    answer(res, ACK[outcome]);
   } catch (error) {
     deps.logger.error(
       { shop: job.shopId, topic: job.topic, err: (error as Error).message },
@@ -112,6 +112,22 @@ async function enqueue(
       .set('Retry-After', '30')
       .json({ error: 'unavailable', message: 'Relais cannot store the event right now; retry later' });
   }
+}
+
+/**
+ * The two answers of a stored event, serialised once. Written without res.json(), whose ETag (a hash of the body) and
+ * freshness check are for cacheable GETs, not for the answer to a platform's POST: this is every accepted webhook.
+ */
+const ACK = {
+  enqueued: Buffer.from(JSON.stringify({ status: 'enqueued' })),
+  duplicate: Buffer.from(JSON.stringify({ status: 'duplicate' })),
+} as const;
+
+function answer(res: Response, body: Buffer): void {
+  res.statusCode = 200;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', body.length);
+  res.end(body);
 }
 
 function rawBodyOf(req: Request): Buffer {
