@@ -60,6 +60,8 @@ const EVENTS_HEADER = {
 const REQUIRED = ['hmac', 'topic', 'shopDomain', 'apiVersion', 'webhookId'] as const;
 type Field = keyof typeof HEADER;
 const FIELDS = Object.keys(HEADER) as Field[];
+/** Each field's position in FIELDS. */
+const AT = Object.fromEntries(FIELDS.map((field, index) => [field, index])) as Record<Field, number>;
 /**
  * Every header name either set uses, lower-cased, to its slot: the field's position in FIELDS, plus FIELDS.length
  * for the events set. Built once, so a webhook's headers are read in one pass without building a lookup of its own.
@@ -76,27 +78,36 @@ export function verifyShopifyWebhook(input: {
   secret: string;
 }): ShopifyVerification {
   const found = readHeaders(input.headers);
-  const events = found[FIELDS.length + FIELDS.indexOf('hmac')] !== undefined;
-  const names = events ? EVENTS_HEADER : HEADER;
-  const offset = events ? FIELDS.length : 0;
-  const h = (field: Field): string | undefined => found[offset + FIELDS.indexOf(field)];
-  const missing = (): string[] => REQUIRED.filter((field) => h(field) === undefined).map((field) => names[field]);
+  const events = found[FIELDS.length + AT.hmac] !== undefined;
+  // Where the set in use starts in `found` (read by index, not through a closure made per webhook).
+  const at = events ? FIELDS.length : 0;
+  const hmac = found[at + AT.hmac];
 
   if (input.rawBody.length === 0 || !isUtf8(input.rawBody)) return { ok: false, reason: 'invalid_hmac' };
   // Without an HMAC header there is nothing to authenticate: report every absent header at once.
-  const hmac = h('hmac');
-  if (hmac === undefined) return { ok: false, reason: 'missing_headers', missing: missing() };
+  if (hmac === undefined) return missingHeaders(found, events);
   if (!signaturesMatch(hmacSha256Base64(input.secret, input.rawBody), hmac))
     return { ok: false, reason: 'invalid_hmac' };
-  const [topic, shopDomain, apiVersion, webhookId] = [h('topic'), h('shopDomain'), h('apiVersion'), h('webhookId')];
+  const topic = found[at + AT.topic];
+  const shopDomain = found[at + AT.shopDomain];
+  const apiVersion = found[at + AT.apiVersion];
+  const webhookId = found[at + AT.webhookId];
   if (topic === undefined || shopDomain === undefined || apiVersion === undefined || webhookId === undefined)
-    return { ok: false, reason: 'missing_headers', missing: missing() };
+    return missingHeaders(found, events);
   const verified: ShopifyVerification = { ok: true, topic, shopDomain, webhookId, apiVersion };
-  const eventId = h('eventId');
-  const triggeredAt = h('triggeredAt');
+  const eventId = found[at + AT.eventId];
+  const triggeredAt = found[at + AT.triggeredAt];
   if (eventId !== undefined) verified.eventId = eventId;
   if (triggeredAt !== undefined) verified.triggeredAt = triggeredAt;
   return verified;
+}
+
+/** The refusal listing every required header of the set in use that the delivery lacks. */
+function missingHeaders(found: (string | undefined)[], events: boolean): ShopifyVerification {
+  const names = events ? EVENTS_HEADER : HEADER;
+  const at = events ? FIELDS.length : 0;
+  const missing = REQUIRED.filter((field) => found[at + AT[field]] === undefined).map((field) => names[field]);
+  return { ok: false, reason: 'missing_headers', missing };
 }
 
 /**
