@@ -25,22 +25,21 @@ export class RedisUnavailable extends RelaisError {
 export function withinRedisDeadline<T>(work: () => Promise<T>): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(() => reject(new RedisUnavailable()), REDIS_DEADLINE_MS);
-    const settle = () => clearTimeout(timer);
     let running: Promise<T>;
     try {
       running = work();
     } catch (error) {
-      settle();
+      clearTimeout(timer);
       reject(error);
       return;
     }
     running.then(
       (value) => {
-        settle();
+        clearTimeout(timer);
         resolve(value);
       },
       (error: unknown) => {
-        settle();
+        clearTimeout(timer);
         reject(error);
       },
     );
