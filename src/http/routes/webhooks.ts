@@ -20,6 +20,7 @@ import type { RelaisQueues, ShopEventJob } from '../../orders/queues.js';
 import { stableJobId } from '../../orders/queues.js';
 import type { Logger } from '../../log.js';
 import { storePlatforms, type StorePlatform } from '../../shops/platforms/index.js';
+import type { WebhookDelivery } from '../../shops/platforms/platform.js';
 import type { RedisClient } from '../../redis.js';
 import { VERIFICATION_STATUS } from '../../shops/platforms/verification-status.js';
 import { SeenEvents } from '../seen-events.js';
@@ -53,11 +54,9 @@ async function receive(
   req: Request,
   res: Response,
 ): Promise<void> {
-  const shopId = typeof req.params.shopId === 'string' ? req.params.shopId : undefined;
-  const receipt = platform.webhooks.receive(
-    { rawBody: rawBodyOf(req), headers: req.headers, ...(shopId === undefined ? {} : { shopId }) },
-    deps.shops,
-  );
+  const delivery: WebhookDelivery = { rawBody: rawBodyOf(req), headers: req.headers };
+  if (typeof req.params.shopId === 'string') delivery.shopId = req.params.shopId;
+  const receipt = platform.webhooks.receive(delivery, deps.shops);
   switch (receipt.kind) {
     case 'rejected':
       if (receipt.warn) deps.logger.warn(receipt.warn.fields, receipt.warn.msg);
