@@ -30,6 +30,36 @@ import {
 import { webhookAckTimer, type RelaisMetrics } from '../observability/metrics.js';
 
 export const MAX_BODY_BYTES = 512 * 1024;
+/** A proxy's request id kept as ours: a plain token. */
+const REQUEST_ID = /^[\w.:-]{1,64}$/;
+const noop = (): void => undefined;
+
+/**
+ * The body parser, behind the ack timer when metrics are kept: the timer sits before it so reading a slow body counts
+ * too. The two are one layer: each layer mounted on a path rewrites the request's URL and restores it, on every
+ * webhook. The timer calls its `next` at once, before returning, so the parser follows it without a closure per
+ * webhook.
+ */
+function webhookIntake(metrics: RelaisMetrics | undefined): express.RequestHandler {
+  const raw = express.raw({ type: () => true, limit: MAX_BODY_BYTES });
+  if (!metrics) return raw;
+  const timer = webhookAckTimer(metrics);
+  return (req, res, next) => {
+    timer(req, res, noop);
+    raw(req, res, next);
+  };
+}
+
+/**
+ * A request id on the answer (X-Request-Id) and on every log line the request causes; a proxy's own id is kept when
+ * it is a plain token. Entered after the body is read, so the route handlers run inside the context.
+ */
+function requestId(req: Request, res: Response, next: NextFunction): void {
+  const given = req.headers['x-request-id'];
+  const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+  res.setHeader('X-Request-Id', id);
+  logContext.run({ requestId: id }, next);
+}
 
 export interface AppDeps extends WebhookDeps {
   logger: Logger;
@@ -92,19 +122,8 @@ export function createApp(deps: AppDeps): express.Express {
       next();
     });
   }
-  // Operations: the ack timer sits before the body parser so reading a slow body counts too. The two are one layer:
-  // each layer mounted on a path rewrites the request's URL and restores it, on every webhook.
-  const raw = express.raw({ type: () => true, limit: MAX_BODY_BYTES });
-  const timer = metrics ? webhookAckTimer(metrics) : undefined;
-  app.use('/webhooks', timer ? (req, res, next) => timer(req, res, () => raw(req, res, next)) : raw);
-  // A request id on the answer (X-Request-Id) and on every log line the request causes; a proxy's own id is kept
-  // when it is a plain token. Entered after the body is read, so the route handlers run inside the context.
-  app.use((req, res, next) => {
-    const given = req.get('x-request-id');
-    const requestId = given && /^[\w.:-]{1,64}$/.test(given) ? given : randomUUID();
-    res.setHeader('X-Request-Id', requestId);
-    logContext.run({ requestId }, next);
-  });
+  app.use('/webhooks', webhookIntake(metrics));
+  app.use(requestId);
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

@@ -18,15 +18,30 @@ export class RedisUnavailable extends RelaisError {
   }
 }
 
-/** `work`'s result, or RedisUnavailable once REDIS_DEADLINE_MS have passed without it. */
-export async function withinRedisDeadline<T>(work: () => Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new RedisUnavailable()), REDIS_DEADLINE_MS);
+/**
+ * `work`'s result, or RedisUnavailable once REDIS_DEADLINE_MS have passed without it. One promise and one timer per
+ * call (no Promise.race): this wraps every webhook's Redis work.
+ */
+export function withinRedisDeadline<T>(work: () => Promise<T>): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new RedisUnavailable()), REDIS_DEADLINE_MS);
+    let running: Promise<T>;
+    try {
+      running = work();
+    } catch (error) {
+      clearTimeout(timer);
+      reject(error);
+      return;
+    }
+    running.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
   });
-  try {
-    return await Promise.race([work(), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

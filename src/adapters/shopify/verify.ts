@@ -58,52 +58,75 @@ const EVENTS_HEADER = {
   triggeredAt: 'shopify-triggered-at',
 } as const;
 const REQUIRED = ['hmac', 'topic', 'shopDomain', 'apiVersion', 'webhookId'] as const;
+type Field = keyof typeof HEADER;
+const FIELDS = Object.keys(HEADER) as Field[];
+/** Each field's position in FIELDS. */
+const AT = Object.fromEntries(FIELDS.map((field, index) => [field, index])) as Record<Field, number>;
+/**
+ * Every header name either set uses, lower-cased, to its slot: the field's position in FIELDS, plus FIELDS.length
+ * for the events set. Built once, so a webhook's headers are read in one pass without building a lookup of its own.
+ */
+const SLOT = new Map<string, number>(
+  [HEADER, EVENTS_HEADER].flatMap((names, set) =>
+    FIELDS.map((field, index) => [names[field].toLowerCase(), set * FIELDS.length + index] as const),
+  ),
+);
 
 export function verifyShopifyWebhook(input: {
   rawBody: Buffer;
   headers: IncomingHeaders;
   secret: string;
 }): ShopifyVerification {
-  const names = firstHeader(input.headers, EVENTS_HEADER.hmac) !== undefined ? EVENTS_HEADER : HEADER;
-  // Each header looked up once: this runs on every webhook.
-  const h = Object.fromEntries(
-    Object.entries(names).map(([key, name]) => [key, firstHeader(input.headers, name)]),
-  ) as Record<keyof typeof HEADER, string | undefined>;
-  const missing = REQUIRED.filter((key) => h[key] === undefined).map((key) => names[key]);
+  const found = readHeaders(input.headers);
+  const events = found[FIELDS.length + AT.hmac] !== undefined;
+  // Where the set in use starts in `found` (read by index, not through a closure made per webhook).
+  const at = events ? FIELDS.length : 0;
+  const hmac = found[at + AT.hmac];
 
   if (input.rawBody.length === 0 || !isUtf8(input.rawBody)) return { ok: false, reason: 'invalid_hmac' };
   // Without an HMAC header there is nothing to authenticate: report every absent header at once.
-  if (h.hmac === undefined) return { ok: false, reason: 'missing_headers', missing };
-  if (!signaturesMatch(hmacSha256Base64(input.secret, input.rawBody), h.hmac))
+  if (hmac === undefined) return missingHeaders(found, events);
+  if (!signaturesMatch(hmacSha256Base64(input.secret, input.rawBody), hmac))
     return { ok: false, reason: 'invalid_hmac' };
-  if (missing.length > 0) return { ok: false, reason: 'missing_headers', missing };
-  return {
-    ok: true,
-    topic: h.topic!,
-    shopDomain: h.shopDomain!,
-    webhookId: h.webhookId!,
-    apiVersion: h.apiVersion!,
-    ...optional('eventId', h.eventId),
-    ...optional('triggeredAt', h.triggeredAt),
-  };
+  const topic = found[at + AT.topic];
+  const shopDomain = found[at + AT.shopDomain];
+  const apiVersion = found[at + AT.apiVersion];
+  const webhookId = found[at + AT.webhookId];
+  if (topic === undefined || shopDomain === undefined || apiVersion === undefined || webhookId === undefined)
+    return missingHeaders(found, events);
+  const verified: ShopifyVerification = { ok: true, topic, shopDomain, webhookId, apiVersion };
+  const eventId = found[at + AT.eventId];
+  const triggeredAt = found[at + AT.triggeredAt];
+  if (eventId !== undefined) verified.eventId = eventId;
+  if (triggeredAt !== undefined) verified.triggeredAt = triggeredAt;
+  return verified;
+}
+
+/** The refusal listing every required header of the set in use that the delivery lacks. */
+function missingHeaders(found: (string | undefined)[], events: boolean): ShopifyVerification {
+  const names = events ? EVENTS_HEADER : HEADER;
+  const at = events ? FIELDS.length : 0;
+  const missing = REQUIRED.filter((field) => found[at + AT[field]] === undefined).map((field) => names[field]);
+  return { ok: false, reason: 'missing_headers', missing };
 }
 
 /**
- * The library's header lookup: the first value of the first header whose name matches case-insensitively;
- * an empty value counts as absent (the library tests `!value`).
+ * The library's header lookup for every field of both sets in one pass over the request's headers: for each, the
+ * first value of the first header whose name matches case-insensitively; an empty value counts as absent (the
+ * library tests `!value`). Node hands the names lower-cased, so a name is lower-cased here only when it is not found
+ * as it is.
  */
-function firstHeader(headers: IncomingHeaders, name: string): string | undefined {
-  const wanted = name.toLowerCase();
+function readHeaders(headers: IncomingHeaders): (string | undefined)[] {
+  const found: (string | undefined)[] = new Array<string | undefined>(2 * FIELDS.length).fill(undefined);
+  let decided = 0;
   for (const key in headers) {
-    if (key.length !== wanted.length || key.toLowerCase() !== wanted) continue;
+    const slot = SLOT.get(key) ?? SLOT.get(key.toLowerCase());
+    if (slot === undefined || (decided & (1 << slot)) !== 0) continue;
     const value = headers[key];
     if (value === undefined) continue;
+    decided |= 1 << slot;
     const first = Array.isArray(value) ? value[0] : value;
-    return first === '' ? undefined : first;
+    if (first !== '') found[slot] = first;
   }
-  return undefined;
-}
-
-function optional<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {
-  return value === undefined ? {} : ({ [key]: value } as Record<K, string>);
+  return found;
 }

@@ -20,6 +20,7 @@ import type { RelaisQueues, ShopEventJob } from '../../orders/queues.js';
 import { stableJobId } from '../../orders/queues.js';
 import type { Logger } from '../../log.js';
 import { storePlatforms, type StorePlatform } from '../../shops/platforms/index.js';
+import type { WebhookDelivery } from '../../shops/platforms/platform.js';
 import type { RedisClient } from '../../redis.js';
 import { VERIFICATION_STATUS } from '../../shops/platforms/verification-status.js';
 import { SeenEvents } from '../seen-events.js';
@@ -53,11 +54,9 @@ async function receive(
   req: Request,
   res: Response,
 ): Promise<void> {
-  const shopId = typeof req.params.shopId === 'string' ? req.params.shopId : undefined;
-  const receipt = platform.webhooks.receive(
-    { rawBody: rawBodyOf(req), headers: req.headers, ...(shopId === undefined ? {} : { shopId }) },
-    deps.shops,
-  );
+  const delivery: WebhookDelivery = { rawBody: rawBodyOf(req), headers: req.headers };
+  if (typeof req.params.shopId === 'string') delivery.shopId = req.params.shopId;
+  const receipt = platform.webhooks.receive(delivery, deps.shops);
   switch (receipt.kind) {
     case 'rejected':
       if (receipt.warn) deps.logger.warn(receipt.warn.fields, receipt.warn.msg);
@@ -101,7 +100,7 @@ async function enqueue(
       return 'enqueued' as const;
     });
     if (outcome === 'enqueued') deps.onEnqueued?.(job);
-    res.status(200).json({ status: outcome });
+    answer(res, ACK[outcome]);
   } catch (error) {
     deps.logger.error(
       { shop: job.shopId, topic: job.topic, err: (error as Error).message },
@@ -112,6 +111,22 @@ async function enqueue(
       .set('Retry-After', '30')
       .json({ error: 'unavailable', message: 'Relais cannot store the event right now; retry later' });
   }
+}
+
+/**
+ * The two answers of a stored event, serialised once. Written without res.json(), whose ETag (a hash of the body) and
+ * freshness check are for cacheable GETs, not for the answer to a platform's POST: this is every accepted webhook.
+ */
+const ACK = {
+  enqueued: Buffer.from(JSON.stringify({ status: 'enqueued' })),
+  duplicate: Buffer.from(JSON.stringify({ status: 'duplicate' })),
+} as const;
+
+function answer(res: Response, body: Buffer): void {
+  res.statusCode = 200;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', body.length);
+  res.end(body);
 }
 
 function rawBodyOf(req: Request): Buffer {

@@ -43,11 +43,15 @@ export const VERIFICATION_FAILURE_STATUS = {
   invalid_signature: 401,
 } as const satisfies Record<string, 400 | 401>;
 
-/** First value of a header, looked up case-insensitively (Node lower-cases, tests and proxies may not). */
+/**
+ * First value of a header, looked up case-insensitively (Node lower-cases, tests and proxies may not). Runs several
+ * times per webhook: no entry pairs built, and a name is lower-cased only when its length matches and it differs.
+ */
 export function headerValue(headers: IncomingHeaders, name: string): string | undefined {
   const wanted = name.toLowerCase();
-  for (const [key, value] of Object.entries(headers)) {
-    if (key.toLowerCase() !== wanted) continue;
+  for (const key in headers) {
+    if (key.length !== wanted.length || (key !== wanted && key.toLowerCase() !== wanted)) continue;
+    const value = headers[key];
     const first = Array.isArray(value) ? value[0] : value;
     if (first !== undefined && first !== '') return first;
   }
