@@ -6,6 +6,7 @@
  * timer starts then: behind a batch stuck on a hung Redis it could wait two timeouts. This bound is the whole wait.
  */
 import { RelaisError } from '../domain/errors.js';
+import { withTimeout } from '../observability/with-timeout.js';
 
 /** Past this, Redis is treated as unreachable and the platform is told to retry. */
 export const REDIS_DEADLINE_MS = 2_000;
@@ -18,30 +19,13 @@ export class RedisUnavailable extends RelaisError {
   }
 }
 
-/**
- * `work`'s result, or RedisUnavailable once REDIS_DEADLINE_MS have passed without it. One promise and one timer per
- * call (no Promise.race): this wraps every webhook's Redis work.
- */
+/** `work`'s result, or RedisUnavailable once REDIS_DEADLINE_MS have passed without it. */
 export function withinRedisDeadline<T>(work: () => Promise<T>): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new RedisUnavailable()), REDIS_DEADLINE_MS);
-    let running: Promise<T>;
-    try {
-      running = work();
-    } catch (error) {
-      clearTimeout(timer);
-      reject(error);
-      return;
-    }
-    running.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
+  let running: Promise<T>;
+  try {
+    running = work();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  return withTimeout(running, REDIS_DEADLINE_MS, () => new RedisUnavailable());
 }

@@ -11,6 +11,7 @@
  * Like the producer it fails fast: no offline queue, one retry, and each command fails after the web's command
  * timeout, so a hung Redis ends the wait of a batch stuck behind another (src/http/redis-deadline.ts bounds the whole).
  */
+import { withTimeout } from '../observability/with-timeout.js';
 import { connectRedis, type RedisClient } from '../redis.js';
 import type { RuntimeOptions } from './runtime.js';
 import { DEFAULT_REDIS_WAIT_MS } from './wait-for-services.js';
@@ -44,16 +45,10 @@ export async function connectWebRedis(options: RuntimeOptions): Promise<RedisCli
 /** Without an offline queue a command sent before the connection is ready fails: wait for it (Redis answered already). */
 async function ready(connection: RedisClient, waitMs: number): Promise<void> {
   if (connection.status === 'ready') return;
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await new Promise<void>((resolve, reject) => {
-      connection.once('ready', () => resolve());
-      timer = setTimeout(
-        () => reject(new Error(`the web's Redis connection was not ready within ${Math.round(waitMs / 1000)} s`)),
-        waitMs,
-      );
-    });
-  } finally {
-    clearTimeout(timer);
-  }
+  await withTimeout(
+    // Not events.once: a connection error meanwhile is retried by ioredis, and the wait goes on until the bound.
+    new Promise<void>((resolve) => connection.once('ready', () => resolve())),
+    waitMs,
+    () => new Error(`the web's Redis connection was not ready within ${Math.round(waitMs / 1000)} s`),
+  );
 }
