@@ -33,6 +33,9 @@ import { resolveDropoffStep } from './resolve-dropoff.js';
  */
 const CALLS_PER_ORDER = 3;
 
+/** The turns an attempt takes from the shop's pacing window at once: its three calls, or fewer for a slow shop. */
+const turnsPerAttempt = (shop: ShopConfig): number => Math.min(CALLS_PER_ORDER, shop.policy.dispatchCallsPerSecond);
+
 /**
  * The order lock, for a job that ships the order under it: the turns of the attempt's calls are taken with the lock
  * (one command for both; `attemptOrder` spends them), and given back if the job ships nothing after all.
@@ -44,7 +47,7 @@ export function withPacedOrderLock<T>(
   work: (lock: OrderLock) => Promise<T>,
 ): Promise<T> {
   const { shop, limiter } = pacing;
-  const calls = Math.min(CALLS_PER_ORDER, shop.policy.dispatchCallsPerSecond);
+  const calls = turnsPerAttempt(shop);
   // One script for both keys only where they share a Redis Cluster slot: the prefix's hash tag (the limiter works
   // under the same prefix). Without one (keys spread over a cluster's masters), the attempt takes its turns itself.
   const options =
@@ -68,7 +71,7 @@ export async function attemptOrder(
   const shop = deps.shops.get(job.shopId);
   const service = shop ? gatewayOf(deps).forShop(shop) : undefined;
   // Read together: the record, the shop's run-time aliases, and the shop's pacing for this attempt's calls.
-  const batch = shop ? Math.min(CALLS_PER_ORDER, shop.policy.dispatchCallsPerSecond) : 0;
+  const batch = shop ? turnsPerAttempt(shop) : 0;
   const [record, aliases, prepaid] = await Promise.all([
     known ?? deps.ledger.get(job.externalOrderId),
     shop ? aliasesFor(deps, shop, known) : undefined,
