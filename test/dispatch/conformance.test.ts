@@ -39,6 +39,7 @@ import {
 } from '../../src/adapters/dispatch-api/wire.js';
 import { createLogger } from '../../src/log.js';
 import { startDispatchEmulator, type DispatchEmulator, type DispatchEmulatorOptions } from '@relais/emulators/dispatch';
+import { rejectionOf } from '../support/rejection.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Harness
@@ -159,15 +160,7 @@ async function advanceUntil(h: Harness, shipmentId: string, status: string): Pro
   throw new Error(`shipment never reached ${status}`);
 }
 
-async function failure(promise: Promise<unknown>): Promise<DispatchError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof DispatchError) return error;
-    throw error;
-  }
-  throw new Error('expected the call to fail');
-}
+const failure = (promise: Promise<unknown>) => rejectionOf(promise, DispatchError);
 
 async function rawJson(url: string, init: RequestInit = {}): Promise<{ status: number; text: string; json: unknown }> {
   const response = await fetch(url, init);

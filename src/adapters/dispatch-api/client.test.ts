@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../log.js';
 import { DispatchClient, SANDBOX_KEY_MESSAGE } from './client.js';
 import { DispatchConfigError, DispatchError, parseRetryAfter } from './errors.js';
+import { rejectionOf } from '../../../test/support/rejection.js';
 
 // ---------------------------------------------------------------------------------------------------
 // A scripted HTTP server
@@ -114,15 +115,7 @@ function makeClient(options: {
   return { client, apiKey };
 }
 
-async function failure(promise: Promise<unknown>): Promise<DispatchError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof DispatchError) return error;
-    throw error;
-  }
-  throw new Error('expected the call to fail');
-}
+const failure = (promise: Promise<unknown>) => rejectionOf(promise, DispatchError);
 
 const QUOTE_SPEC = {
   quote_id: 'qte_a1',

@@ -16,6 +16,7 @@ import { ShopifyAdminClient } from './admin.js';
 import { ADMIN_DOCUMENTS } from './admin-documents.js';
 import { ShopifyWriteError } from './admin-errors.js';
 import { throttleWaitMs } from './admin-throttle.js';
+import { rejectionOf } from '../../../test/support/rejection.js';
 
 const SHOP = 'dakar-mode.myshopify.com';
 const hex = (bytes = 16) => randomBytes(bytes).toString('hex');
@@ -55,14 +56,7 @@ function client(options: { token?: string; maxAttempts?: number; maxWaitMs?: num
 
 const callsFor = (operationName: string) => emulator.graphqlCalls().filter((c) => c.operationName === operationName);
 
-async function failure(promise: Promise<unknown>): Promise<ShopifyWriteError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ShopifyWriteError);
-  return error as ShopifyWriteError;
-}
+const failure = (promise: Promise<unknown>) => rejectionOf(promise, ShopifyWriteError);
 
 describe('every document Relais sends is valid against the real Admin schema 2026-10', () => {
   it('validates each document offline with graphql-js', async () => {

@@ -13,6 +13,7 @@ import { createLogger } from '../../log.js';
 import { freePort } from '../../../test/support/redis.js';
 import { createWooRest, scrubCredentials } from './rest.js';
 import { WooApiError, type WooRest } from './rest-types.js';
+import { rejectionOf } from '../../../test/support/rejection.js';
 
 const SHOP = 'abidjan-tech';
 const consumerKey = `ck_${randomHex(20)}`;
@@ -41,15 +42,7 @@ function clientFor(options: { url?: string; key?: string; secret?: string; timeo
   });
 }
 
-async function failure(promise: Promise<unknown>): Promise<WooApiError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(WooApiError);
-    return error as WooApiError;
-  }
-  throw new Error('the call succeeded but was expected to fail');
-}
+const failure = (promise: Promise<unknown>) => rejectionOf(promise, WooApiError);
 
 /** Everything a log or an error report could show of an error. */
 function everythingShownOf(error: WooApiError): string {
