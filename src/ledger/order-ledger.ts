@@ -162,6 +162,11 @@ export interface KnownClaim<T = unknown> {
 export type RecordedEvent = OrderRecord & {
   olderThanApplied?: { version: string; applied: string };
   /**
+   * The write noted that a createShipment may follow (recordEvent's `shipmentMayFollow`): the ledger shows it now,
+   * although `shipmentRequestedAt` is still the one noted before this event.
+   */
+  shipmentRequestNoted?: boolean;
+  /**
    * The shop's run-time aliases (AliasStore.list), read in the same statement where the ledger can (PostgreSQL):
    * the attempt that ships the order next needs them, and is spared a read of its own. Absent: read them.
    */
@@ -178,10 +183,24 @@ export interface OrderLedger {
   getMany(externalOrderIds: readonly string[]): Promise<Array<OrderRecord | undefined>>;
   /** The last raw shop payload, while the order is before dispatch (undefined after, or once redacted). */
   payload(externalOrderId: string): Promise<unknown>;
+  /**
+   * Stores the raw shop payload a replay would start from, if the order is still before dispatch (held included);
+   * false, storing nothing, once it is past dispatch or unknown.
+   */
+  keepPayload(externalOrderId: string, payload: unknown): Promise<boolean>;
 
   /**
-   * Creates the record on first sight; later calls refresh the normalised order, and the payload while the
-   * order is before dispatch. `timeline`, when given, is noted in the same write.
+   * Creates the record on first sight; later calls refresh the normalised order, and the payload (when given) while
+   * the order is before dispatch. `timeline`, when given, is noted in the same write.
+   *
+   * `shipmentMayFollow`: this job ships the order next, under the order lock it holds, so a createShipment may
+   * follow without another write; the record notes it as OrderChange `shipmentRequested` would, in this same write,
+   * for an order received or waiting (not held: its attempt reads the record again and notes it itself) unless the
+   * event is older than the one applied. The answer's `shipmentRequestedAt` stays the one noted before this event
+   * (whether an earlier attempt may have sent one: its lookup depends on it), and `shipmentRequestNoted` says so.
+   *
+   * `payload` may be left out by a job that holds the payload itself and stores it with `keepPayload` only if the
+   * order may need a replay (a shop event's job: an order shipped at once never does); the stored one then stays.
    *
    * `version` is the order's own last-modified time as the shop signed it (Shopify updated_at, WooCommerce
    * date_modified): an event older than the version already applied (a late delivery of an earlier update)
@@ -191,8 +210,9 @@ export interface OrderLedger {
    */
   recordEvent(input: {
     meta: Omit<OrderMeta, 'firstSeenAt' | 'generation'>;
-    payload: unknown;
+    payload?: unknown;
     order?: StoreOrder;
+    shipmentMayFollow?: boolean;
     version?: string;
     receivedAt?: string;
     now: Date;

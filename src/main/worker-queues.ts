@@ -139,8 +139,8 @@ function shopEventsWorker(
           now: runtime.now,
           logger: logger.child({ shop: shop.id, job: job.id }),
         }),
-      dispatchNow: (dispatchJob, lock, known) =>
-        dispatchUnderLock(dispatchJob, pipelineDeps(dispatchJob.shopId, job.id), lock, known),
+      dispatchNow: (dispatchJob, lock, known, beforeHold) =>
+        dispatchUnderLock(dispatchJob, { ...pipelineDeps(dispatchJob.shopId, job.id), beforeHold }, lock, known),
     });
     if (outcome.kind === 'dispatched') await finish(runtime, job.data.shopId, outcome.dispatch);
     return outcome;

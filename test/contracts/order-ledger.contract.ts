@@ -111,6 +111,44 @@ export function orderLedgerContract(adapter: string, start: LedgerFactory): void
         expect(await ledger.payload('dakar-mode:2')).toBeUndefined();
       });
 
+      it('records an event without its payload keeping the stored one, and keeps a payload only while the order is before dispatch', async () => {
+        const { ledger } = await fresh();
+        const id = 'dakar-mode:3';
+        await ledger.recordEvent({ meta: metaOf('3'), now: new Date('2026-11-01T10:00:00Z') });
+        expect(await ledger.payload(id)).toBeUndefined();
+        await ledger.hold(
+          id,
+          { code: 'no_neighbourhood', message: 'no neighbourhood' },
+          new Date('2026-11-01T10:00:01Z'),
+        );
+        expect(await ledger.keepPayload(id, { id: '3', note: 'held' })).toBe(true);
+        await ledger.recordEvent({ meta: metaOf('3'), now: new Date('2026-11-01T11:00:00Z') });
+        expect(await ledger.payload(id)).toEqual({ id: '3', note: 'held' });
+        await ledger.setState(id, 'received', new Date('2026-11-01T11:00:01Z'), 'resolution');
+        await ledger.setState(id, 'ready', new Date('2026-11-01T11:00:02Z'));
+        expect(await ledger.keepPayload(id, { id: '3', note: 'too late' })).toBe(false);
+        expect(await ledger.payload(id)).toBeUndefined();
+        expect(await ledger.keepPayload('dakar-mode:unknown', { id: 'unknown' })).toBe(false);
+      });
+
+      it('notes with the event that a createShipment may follow, answering the note as it was before, and never for a held order', async () => {
+        const { ledger } = await fresh();
+        const id = 'dakar-mode:5';
+        const at = (s: string) => new Date(`2026-11-01T10:00:0${s}Z`);
+        const first = await ledger.recordEvent({ meta: metaOf('5'), now: at('0'), shipmentMayFollow: true });
+        expect([first.shipmentRequestedAt, first.shipmentRequestNoted]).toEqual([undefined, true]);
+        expect((await ledger.get(id))?.shipmentRequestedAt).toBe('2026-11-01T10:00:00.000Z');
+        const second = await ledger.recordEvent({ meta: metaOf('5'), now: at('1'), shipmentMayFollow: true });
+        expect([second.shipmentRequestedAt, second.shipmentRequestNoted]).toEqual(['2026-11-01T10:00:00.000Z', true]);
+
+        const heldId = 'dakar-mode:6';
+        await ledger.recordEvent({ meta: metaOf('6'), now: at('0') });
+        await ledger.hold(heldId, { code: 'no_neighbourhood', message: 'no neighbourhood' }, at('1'));
+        const again = await ledger.recordEvent({ meta: metaOf('6'), now: at('2'), shipmentMayFollow: true });
+        expect(again.shipmentRequestNoted).toBeUndefined();
+        expect((await ledger.get(heldId))?.shipmentRequestedAt).toBeUndefined();
+      });
+
       it('never moves a delivered, returned or cancelled order to another state, and says so by answering false', async () => {
         const { ledger } = await fresh();
         const at = (minute: number) => new Date(Date.UTC(2026, 10, 1, 10, minute));

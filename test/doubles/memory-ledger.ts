@@ -31,6 +31,7 @@ import {
   type OrderLedger,
   type OrderMeta,
   type OrderRecord,
+  type RecordedEvent,
   type SavedField,
   type ShipmentProgress,
   type StaleOrder,
@@ -137,6 +138,13 @@ export class MemoryOrderLedger implements OrderLedger {
     return json(this.store.orders.get(externalOrderId)?.saved.payload) ?? undefined;
   }
 
+  async keepPayload(externalOrderId: string, payload: unknown): Promise<boolean> {
+    const row = this.store.orders.get(externalOrderId);
+    if (!row || !BEFORE_DISPATCH_STATES.has(row.state)) return false;
+    row.saved.payload = json(payload);
+    return true;
+  }
+
   async recordEvent(input: Parameters<OrderLedger['recordEvent']>[0]): ReturnType<OrderLedger['recordEvent']> {
     const { meta, now } = input;
     const version = msOrNull(input.version);
@@ -144,13 +152,16 @@ export class MemoryOrderLedger implements OrderLedger {
     const prior = this.store.orders.get(meta.externalOrderId);
     const older = isOlder(version, receivedAt, prior);
     const row = prior ?? this.created(meta, now);
+    const requestedBefore = row.shipmentRequestedAt;
+    if (input.shipmentMayFollow && !older && (row.state === 'received' || row.state === 'waiting'))
+      row.shipmentRequestedAt ??= now.getTime();
     if (!prior) {
-      row.saved.payload = json(input.payload);
+      row.saved.payload = input.payload === undefined ? null : json(input.payload);
       if (input.order) row.saved.order = json(input.order);
       row.versionMs = version;
       row.versionReceivedMs = version === null ? null : receivedAt;
     } else if (!older) {
-      if (BEFORE_DISPATCH_STATES.has(row.state)) row.saved.payload = json(input.payload);
+      if (BEFORE_DISPATCH_STATES.has(row.state) && input.payload !== undefined) row.saved.payload = json(input.payload);
       if (input.order) row.saved.order = json(input.order);
       if (version !== null) [row.versionMs, row.versionReceivedMs] = [version, receivedAt];
     }
@@ -164,7 +175,12 @@ export class MemoryOrderLedger implements OrderLedger {
         : input.timeline;
       this.note(meta.externalOrderId, entry, meta.shopId);
     }
-    const record = toRecord(row);
+    const { shipmentRequestedAt: _noted, ...recorded } = toRecord(row);
+    const record: RecordedEvent = {
+      ...recorded,
+      ...(requestedBefore === null ? {} : { shipmentRequestedAt: new Date(requestedBefore).toISOString() }),
+      ...(input.shipmentMayFollow && row.shipmentRequestedAt !== null ? { shipmentRequestNoted: true } : {}),
+    };
     if (!older || version === null || prior?.versionMs == null) return record;
     return {
       ...record,

@@ -30,17 +30,22 @@ const notOlder = `NOT coalesce(${older('o')}, false)`;
  * share one snapshot), the upsert creates the record or refreshes it unless the event is older than that version,
  * and the timeline entry (or its "ignored" variant, $12) is inserted with it. The shop's run-time aliases ride
  * along ($3 is the shop): the attempt that ships the order next needs them, and this saves it a statement.
- * $1 id, $2 timeline entry, $3..$7 meta and now, $8 payload, $9 normalised order, $10 version, $11 states before
- * dispatch, $12 the "ignored" entry, $13 received at.
+ * $1 id, $2 timeline entry, $3..$7 meta and now, $8 payload (null: the stored one stays), $9 normalised order, $10 version, $11 states before
+ * dispatch, $12 the "ignored" entry, $13 received at, $14 a createShipment may follow (noted for an order received or
+ * waiting, unless the event is older; `prior_shipment_requested_at` is the note as it was before).
  */
 export const RECORD_EVENT: NamedStatement = {
   name: 'relais_ledger_record_event',
-  text: `WITH prior AS (SELECT version_ms, version_received_ms FROM orders WHERE external_order_id = $1),
+  text: `WITH prior AS (SELECT version_ms, version_received_ms, shipment_requested_at FROM orders WHERE external_order_id = $1),
       upserted AS (
-        INSERT INTO orders AS o (external_order_id, shop_id, platform, order_id, order_name, first_seen_at, state, state_changed_at, payload, store_order, version_ms, version_received_ms)
-        VALUES ($1, $3, $4, $5, $6, $7, 'received', $7, $8, $9, $10, CASE WHEN $10::bigint IS NULL THEN NULL ELSE $13::bigint END)
+        INSERT INTO orders AS o (external_order_id, shop_id, platform, order_id, order_name, first_seen_at, state, state_changed_at, payload, store_order, version_ms, version_received_ms, shipment_requested_at)
+        VALUES ($1, $3, $4, $5, $6, $7, 'received', $7, $8, $9, $10, CASE WHEN $10::bigint IS NULL THEN NULL ELSE $13::bigint END,
+                CASE WHEN $14::boolean THEN $7::timestamptz END)
         ON CONFLICT (external_order_id) DO UPDATE SET
-          payload = CASE WHEN ${notOlder} AND o.state = ANY($11::text[]) THEN EXCLUDED.payload ELSE o.payload END,
+          shipment_requested_at = CASE WHEN $14::boolean AND ${notOlder} AND o.state IN ('received', 'waiting')
+                                       THEN coalesce(o.shipment_requested_at, $7::timestamptz) ELSE o.shipment_requested_at END,
+          payload = CASE WHEN ${notOlder} AND o.state = ANY($11::text[]) AND $8::jsonb IS NOT NULL
+                         THEN EXCLUDED.payload ELSE o.payload END,
           store_order = CASE WHEN ${notOlder} AND EXCLUDED.store_order IS NOT NULL
                              THEN EXCLUDED.store_order ELSE o.store_order END,
           version_ms = CASE WHEN ${notOlder} THEN coalesce($10::bigint, o.version_ms) ELSE o.version_ms END,
@@ -58,6 +63,7 @@ export const RECORD_EVENT: NamedStatement = {
         WHERE $2::jsonb IS NOT NULL
       )
       SELECT upserted.*, (SELECT version_ms FROM prior)::text AS prior_version, (SELECT older FROM judged) AS prior_older,
+        (SELECT shipment_requested_at FROM prior) AS prior_shipment_requested_at,
         (SELECT coalesce(jsonb_object_agg(alias, neighbourhood), '{}'::jsonb) FROM shop_aliases WHERE shop_id = $3) AS shop_aliases
       FROM upserted`,
 };

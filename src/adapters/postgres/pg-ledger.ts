@@ -25,6 +25,7 @@ import {
   type OrderChange,
   type OrderLedger,
   type OrderRecord,
+  type RecordedEvent,
   type SavedField,
   type ShipmentProgress,
   type TimelineEntry,
@@ -45,6 +46,7 @@ import {
 interface RecordEventExtras {
   prior_version: string | null;
   prior_older: boolean | null;
+  prior_shipment_requested_at: Date | null;
   shop_aliases: Record<string, string> | null;
 }
 
@@ -93,6 +95,16 @@ export class PostgresOrderLedger extends PostgresLedgerLists implements OrderLed
     return rows[0]?.payload ?? undefined;
   }
 
+  async keepPayload(externalOrderId: string, payload: unknown): Promise<boolean> {
+    const { rowCount } = await this.inOrder(externalOrderId, () =>
+      this.pool.query(
+        'UPDATE orders SET payload = $2::jsonb WHERE external_order_id = $1 AND state = ANY($3::text[])',
+        [externalOrderId, JSON.stringify(payload), BEFORE_DISPATCH],
+      ),
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
   /** One statement (RECORD_EVENT: pg-ledger-statements.ts), which also reads the shop's run-time aliases. */
   async recordEvent(input: Parameters<OrderLedger['recordEvent']>[0]): ReturnType<OrderLedger['recordEvent']> {
     const { meta, now } = input;
@@ -116,17 +128,26 @@ export class PostgresOrderLedger extends PostgresLedgerLists implements OrderLed
           meta.orderId,
           meta.orderName,
           now,
-          JSON.stringify(input.payload),
+          input.payload === undefined ? null : JSON.stringify(input.payload),
           input.order ? JSON.stringify(input.order) : null,
           version,
           BEFORE_DISPATCH,
           ignored ? JSON.stringify(ignored) : null,
           receivedAt,
+          input.shipmentMayFollow === true,
         ],
       }),
     );
     const row = rows[0]!;
-    const record = { ...toRecord(row), shopAliases: row.shop_aliases ?? {} };
+    const { shipmentRequestedAt: _noted, ...recorded } = toRecord(row);
+    const record: RecordedEvent = {
+      ...recorded,
+      ...(row.prior_shipment_requested_at
+        ? { shipmentRequestedAt: row.prior_shipment_requested_at.toISOString() }
+        : {}),
+      ...(input.shipmentMayFollow && row.shipment_requested_at ? { shipmentRequestNoted: true } : {}),
+      shopAliases: row.shop_aliases ?? {},
+    };
     if (!row.prior_older || version === null || row.prior_version === null) return record;
     return {
       ...record,

@@ -9,13 +9,16 @@ import type { OrderState } from '../../domain/order-state.js';
 
 /**
  * The ledger writes of one attempt, gathered step by step and sent as one write per step (OrderLedger.apply):
- * what the lookup and the quote answered, sent before createShipment; what createShipment and markReady answered,
- * when the attempt ends (two statements on the happy path). A step is sent without waiting for its answer (the ledger
- * applies one order's writes in the order they were made: PostgresOrderLedger.inOrder), and the attempt waits
- * for all of them before it ends: a failed write fails the attempt, and BullMQ retries it.
- * Recording progress is an optimisation of the retry, with one exception that prevents a duplicate: the step
- * before a createShipment carries `shipmentRequested` and is applied before the call leaves, so a retry that
- * finds no saved shipment knows to look the shipment up by external id before creating one.
+ * what the lookup and the quote answered, sent before createShipment when the ledger does not show yet that one may
+ * have been sent; what createShipment and markReady answered, when the attempt ends. On the happy path that is one
+ * statement: the shop event's own write noted the request (recordEvent `shipmentMayFollow`). A step is sent without
+ * waiting for its answer (the ledger applies one order's writes in the order they were made:
+ * PostgresOrderLedger.inOrder), and the attempt waits for all of them before it ends: a failed write fails the
+ * attempt, and BullMQ retries it.
+ * Recording progress is an optimisation of the retry, with one exception that prevents a duplicate: before a
+ * createShipment leaves, the ledger shows `shipmentRequestedAt` (noted by the shop event, or by the step before the
+ * call, which carries `shipmentRequested` and is applied first), so a retry that finds no saved shipment knows to
+ * look the shipment up by external id before creating one.
  */
 export class AttemptWrites {
   #step: Omit<OrderChange, 'now'> = {};

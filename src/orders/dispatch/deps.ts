@@ -45,6 +45,8 @@ export interface PipelineDeps {
   tariffs?: TariffMemory;
   /** Which names each service prices (priced-dropoff.ts); absent: nothing is learned from one order to the next. */
   serviceMap?: ServiceMapStore;
+  /** Called before the attempt holds the order (hold.ts): the shop event's job stores the payload a replay needs. */
+  beforeHold?(): Promise<unknown>;
 }
 
 export type DispatchOutcome =

@@ -14,9 +14,12 @@ export interface HoldPorts {
   ledger: Pick<OrderLedger, 'hold' | 'appendTimeline'>;
   now(): Date;
   logger: Logger;
+  /** Called before the order is held: a shop event's job stores the payload a replay needs (replay-payload.ts). */
+  beforeHold?(): Promise<unknown>;
 }
 
 export async function hold(ports: HoldPorts, record: OrderRecord, reason: HoldReason): Promise<DispatchOutcome> {
+  await ports.beforeHold?.();
   // Refused when another attempt dispatched the order meanwhile (this one lost its lease while frozen).
   if (!(await ports.ledger.hold(record.meta.externalOrderId, reason, ports.now()))) {
     ports.logger.warn(

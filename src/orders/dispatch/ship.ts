@@ -78,6 +78,9 @@ export async function attemptOrder(
     // Turns the shop event took with the order lock, when it did: then no command of its own.
     service ? service.prepay(batch, lock.takenTurns()) : 0,
   ]);
+  // A createShipment may leave only once the ledger shows one may have been sent (the lookup of a later attempt
+  // depends on it): already so when the record says it, or the shop event's write just noted it.
+  const requestNoted = record?.shipmentRequestedAt !== undefined || known?.shipmentRequestNoted === true;
   const admission = admit({ job, record, shops: deps.shops });
   if (admission.kind === 'skip') return { kind: 'skipped', why: admission.why };
   if (admission.kind === 'hold') return hold(deps, admission.record, admission.reason);
@@ -88,10 +91,10 @@ export async function attemptOrder(
     timeline: {
       // The calls' timeline lines go with the attempt's step they belong to, not each a write of its own.
       note: (entry) => writes.note(entry),
-      // What the attempt learnt before a createShipment is one step, applied before the call leaves: it says a
-      // shipment may exist (the lookup of a later attempt depends on it). What createShipment answered goes with
-      // the attempt's last step, after markReady: a retry that never saw it finds the shipment by that lookup.
-      beforeChange: (operation) => (operation === 'createShipment' ? writes.sendNow() : undefined),
+      // Unless the ledger shows already that a createShipment may have been sent, what the attempt learnt before one
+      // is one step, applied before the call leaves: it says so. Otherwise it goes with the attempt's last step, as
+      // what createShipment answered does, after markReady: a retry that never saw it finds the shipment by the lookup.
+      beforeChange: (operation) => (operation === 'createShipment' && !requestNoted ? writes.sendNow() : undefined),
     },
   });
   const attempt: Attempt = {

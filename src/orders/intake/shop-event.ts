@@ -11,10 +11,10 @@ import type { Queue } from 'bullmq';
 import type { ShopConfig, ShopRegistry } from '../../shops/shops.js';
 import { externalOrderId } from '../../domain/ids.js';
 import { isPermanent } from '../../domain/errors.js';
-import { holdFor, stoppedInShopHold } from '../../domain/holds.js';
-import type { HoldReason, StoreOrder } from '../../domain/order.js';
+import { holdFor } from '../../domain/holds.js';
+import type { Eligibility, HoldReason, StoreOrder } from '../../domain/order.js';
 import { FINAL_STATES } from '../../domain/order-state.js';
-import type { OrderLedger, OrderRecord, OrderState, RecordedEvent } from '../../ledger/order-ledger.js';
+import type { OrderLedger, OrderRecord, RecordedEvent } from '../../ledger/order-ledger.js';
 import type { Logger } from '../../log.js';
 import {
   isUninstallTopic,
@@ -35,6 +35,8 @@ import { dispatchJobOptions, RELAIS_TOPICS, retryDelayMs, type DispatchJob, type
 import type { RedisClient } from '../../redis.js';
 import type { ShopRateLimiter } from '../rate-limit.js';
 import { withPacedOrderLock } from '../dispatch/ship.js';
+import { ReplayPayload } from './replay-payload.js';
+import { holdAsRecorded, holdStoppedInShop, MAY_START_DISPATCH, type HeldOrder } from './event-holds.js';
 
 export interface ShopEventDeps {
   ledger: OrderLedger;
@@ -66,9 +68,15 @@ export interface ShopEventDeps {
   pacing?: ShopRateLimiter;
   /**
    * Ships an order decided ready to ship, in this job, under the order lock it holds (`known`: the record as
-   * just written, when still current). Absent, or when it throws, the order goes to the dispatch queue.
+   * just written, when still current; `beforeHold`: stores the payload a replay needs, called before a hold).
+   * Absent, or when it throws, the order goes to the dispatch queue.
    */
-  dispatchNow?(job: DispatchJob, lock: OrderLock, known: RecordedEvent | undefined): Promise<DispatchOutcome>;
+  dispatchNow?(
+    job: DispatchJob,
+    lock: OrderLock,
+    known: RecordedEvent | undefined,
+    beforeHold: () => Promise<unknown>,
+  ): Promise<DispatchOutcome>;
 }
 
 export type ShopEventOutcome =
@@ -88,9 +96,6 @@ export type ShopEventOutcome =
   | { kind: 'uninstalled'; result: UninstallOutcome }
   | { kind: 'ignored'; why: string }
   | { kind: 'ignored_older'; externalOrderId: string; version: string; applied: string };
-
-/** States in which a new shop event may (re)start dispatch. */
-const MAY_START_DISPATCH: ReadonlySet<OrderState> = new Set(['received', 'waiting', 'held']);
 
 export async function handleShopEvent(event: ShopEventJob, deps: ShopEventDeps): Promise<ShopEventOutcome> {
   const uninstall = isUninstallTopic(event.platform, event.topic);
@@ -117,26 +122,16 @@ export async function handleShopEvent(event: ShopEventJob, deps: ShopEventDeps):
     if (completed?.kind === 'gone') return endOrderGoneFromShop(event, shop, extId, deps);
     const payload = completed?.kind === 'order' ? completed.payload : event.payload;
     const unreadable = completed?.kind === 'unreadable' ? completed.hold : undefined;
-    const decision = await recordAndDecide({ ...event, payload }, shop, orderId, extId, deps, unreadable);
-    if (decision.kind !== 'dispatch' || decision.queueOnly || !deps.dispatchNow) return decision;
-    try {
-      const dispatch = await deps.dispatchNow(decision.job, lock, decision.known);
-      return {
-        kind: 'dispatched' as const,
-        externalOrderId: extId,
-        generation: decision.job.generation,
-        firstSeenAt: decision.firstSeenAt,
-        dispatch,
-      };
-    } catch (error) {
-      // Not this job's to retry: a retry of the event would record the webhook again. The dispatch job
-      // retries it with backoff (Retry-After honoured from the first wait), and holds the order at the end.
-      deps.logger.warn(
-        { order: extId, err: error instanceof Error ? error.message : String(error) },
-        'dispatch attempt failed; the order goes to the dispatch queue',
-      );
-      return { ...decision, delayMs: retryDelayMs(1, error) };
-    }
+    const replayable = new ReplayPayload(deps.ledger, extId, payload);
+    const decision = await recordAndDecide(
+      { ...event, payload },
+      shop,
+      { orderId, extId, replayable, unreadable },
+      deps,
+    );
+    const result = await shipNowOrDecide(decision, { extId, lock, replayable }, deps);
+    await replayable.keepUnlessDone(result);
+    return result;
   });
   if (decided.kind !== 'dispatch') return decided;
   // Enqueued once the order lock is released: the dispatch job starts by taking the same lock, and would
@@ -149,6 +144,33 @@ export async function handleShopEvent(event: ShopEventJob, deps: ShopEventDeps):
     ...(decided.delayMs ? { delay: decided.delayMs } : {}),
   });
   return { kind: 'dispatch_enqueued', externalOrderId: extId, generation: job.generation };
+}
+
+/** Ships the order now, under the lock this job holds, when the event decided so; else the decision as it is. */
+async function shipNowOrDecide(
+  decision: ShopEventOutcome | DispatchDecision,
+  { extId, lock, replayable }: { extId: string; lock: OrderLock; replayable: ReplayPayload },
+  deps: ShopEventDeps,
+): Promise<ShopEventOutcome | DispatchDecision> {
+  if (decision.kind !== 'dispatch' || decision.queueOnly || !deps.dispatchNow) return decision;
+  try {
+    const dispatch = await deps.dispatchNow(decision.job, lock, decision.known, () => replayable.keep());
+    return {
+      kind: 'dispatched',
+      externalOrderId: extId,
+      generation: decision.job.generation,
+      firstSeenAt: decision.firstSeenAt,
+      dispatch,
+    };
+  } catch (error) {
+    // Not this job's to retry: a retry of the event would record the webhook again. The dispatch job
+    // retries it with backoff (Retry-After honoured from the first wait), and holds the order at the end.
+    deps.logger.warn(
+      { order: extId, err: error instanceof Error ? error.message : String(error) },
+      'dispatch attempt failed; the order goes to the dispatch queue',
+    );
+    return { ...decision, delayMs: retryDelayMs(1, error) };
+  }
 }
 
 /** An event about the whole shop: the app uninstalled, or a data-protection request. */
@@ -206,13 +228,19 @@ async function notTheShops(
   return { kind: 'ignored', why };
 }
 
+/** The event's order: its ids, its payload for a replay, and why the shop could not be read (when it could not). */
+interface EventOrder {
+  orderId: string;
+  extId: string;
+  replayable: ReplayPayload;
+  unreadable: HoldReason | undefined;
+}
+
 async function recordAndDecide(
   event: ShopEventJob,
   shop: ShopConfig,
-  orderId: string,
-  extId: string,
+  { orderId, extId, replayable, unreadable }: EventOrder,
   deps: ShopEventDeps,
-  unreadable?: HoldReason,
 ): Promise<ShopEventOutcome | DispatchDecision> {
   const normalised = normaliseOrder(shop, event.payload);
   const orderName = normalised.ok ? normalised.order.orderName : (normalised.orderName ?? `#${orderId}`);
@@ -220,10 +248,16 @@ async function recordAndDecide(
   // The order's own version is inside the signed body: an event older than the one applied (a late delivery
   // of an earlier update) is noted on the timeline and changes nothing, whatever it says.
   const version = normalised.ok ? normalised.order.updatedAt : orderVersionOf(shop, event.payload);
+  // The shop's policy decides from the order alone: known before the write, so the write can say that this job may
+  // send a createShipment next (and the attempt need not write that before the call: ship.ts).
+  const eligibility: Eligibility = normalised.ok
+    ? decideEligibility(normalised.order, shop)
+    : { decision: 'hold', hold: normalised.hold };
+  // Without the payload: this job keeps it, and stores it only if the order may need a replay (replay-payload.ts).
   const record = await deps.ledger.recordEvent({
     meta: { externalOrderId: extId, shopId: shop.id, platform: shop.platform, orderId, orderName },
-    payload: event.payload,
     order: normalised.ok ? normalised.order : undefined,
+    shipmentMayFollow: !unreadable && eligibility.decision === 'dispatch' && deps.dispatchNow !== undefined,
     ...(version === undefined ? {} : { version }),
     receivedAt: event.receivedAt,
     now,
@@ -242,12 +276,11 @@ async function recordAndDecide(
     return { kind: 'ignored_older', externalOrderId: extId, ...record.olderThanApplied };
   }
 
-  if (unreadable) return holdAsRecorded(extId, orderName, record.state, unreadable, deps);
-  if (!normalised.ok) return holdAsRecorded(extId, orderName, record.state, normalised.hold, deps);
+  const held = { extId, orderName, state: record.state, replayable };
+  if (unreadable) return holdAsRecorded(held, unreadable, deps);
+  if (!normalised.ok) return holdAsRecorded(held, normalised.hold, deps);
 
-  const eligibility = decideEligibility(normalised.order, shop);
-  if (eligibility.decision === 'cancel')
-    return cancelAsTheShopSays(shop, extId, orderName, normalised.order, record, deps);
+  if (eligibility.decision === 'cancel') return cancelAsTheShopSays(shop, held, normalised.order, record, deps);
   if (!MAY_START_DISPATCH.has(record.state)) {
     await flagAmountChangedAfterShipping(shop, extId, normalised.order, record, deps);
     // Left dispatching by an attempt that ended with its job (a worker killed while this event's job shipped
@@ -259,6 +292,7 @@ async function recordAndDecide(
     return { kind: 'ignored', why: `already ${record.state}` };
   }
   if (eligibility.decision === 'hold') {
+    await replayable.keep();
     await deps.ledger.hold(extId, eligibility.hold, now);
     deps.logger.warn({ order: orderName, code: eligibility.hold.code }, `order held: ${eligibility.hold.message}`);
     return { kind: 'held', externalOrderId: extId, code: eligibility.hold.code };
@@ -283,19 +317,19 @@ async function recordAndDecide(
 /** The shop cancelled the order (or stopped it in a way it can undo: held until the shop ships it). */
 async function cancelAsTheShopSays(
   shop: ShopConfig,
-  extId: string,
-  orderName: string,
+  held: HeldOrder,
   order: StoreOrder,
   record: OrderRecord,
   deps: ShopEventDeps,
 ): Promise<ShopEventOutcome> {
+  const { extId } = held;
   // With a shipment, the cancel job cancels it first, then ends or holds the order (sync-delivery.ts).
   if (record.shipment) {
     await deps.onCancelled?.(shop, extId);
     return { kind: 'cancelled', externalOrderId: extId };
   }
   const stopped = order.stoppedInShop;
-  if (stopped) return holdStoppedInShop(extId, orderName, record.state, stopped, deps);
+  if (stopped) return holdStoppedInShop(held, stopped, deps);
   await deps.ledger.setState(extId, 'cancelled', deps.now(), 'resolution');
   return { kind: 'cancelled', externalOrderId: extId };
 }
@@ -351,47 +385,4 @@ async function endOrderGoneFromShop(
   if (!MAY_START_DISPATCH.has(record.state)) return { kind: 'ignored', why: `already ${record.state}` };
   await deps.ledger.setState(extId, 'cancelled', now, 'resolution');
   return { kind: 'cancelled', externalOrderId: extId };
-}
-
-/** An order whose event cannot be acted on, held with the reason, when it is still before dispatch. */
-async function holdAsRecorded(
-  extId: string,
-  orderName: string,
-  state: OrderState,
-  hold: HoldReason,
-  deps: ShopEventDeps,
-): Promise<ShopEventOutcome> {
-  if (!MAY_START_DISPATCH.has(state)) {
-    deps.logger.warn({ order: orderName, code: hold.code }, `order not held, already ${state}: ${hold.message}`);
-    return { kind: 'ignored', why: `already ${state}` };
-  }
-  await deps.ledger.hold(extId, hold, deps.now());
-  deps.logger.warn({ order: orderName, code: hold.code }, `order held: ${hold.message}`);
-  return { kind: 'held', externalOrderId: extId, code: hold.code };
-}
-
-/**
- * The shop stopped the order in a way it can undo (a failed payment, a cancellation the merchant may restore):
- * not over, so held with the shop's reason rather than cancelled. The next shop event that says ship it moves it
- * on (MAY_START_DISPATCH), a replay is accepted, and reconciliation reports it until then.
- */
-async function holdStoppedInShop(
-  extId: string,
-  orderName: string,
-  state: OrderState,
-  stopped: HoldReason,
-  deps: ShopEventDeps,
-): Promise<ShopEventOutcome> {
-  const now = deps.now();
-  const reason = stoppedInShopHold(stopped);
-  if (!(await deps.ledger.hold(extId, reason, now))) return { kind: 'ignored', why: `already ${state}` };
-  await deps.ledger.appendTimeline(extId, {
-    at: now.toISOString(),
-    system: 'relais',
-    operation: 'hold',
-    outcome: reason.code,
-    detail: reason.message,
-  });
-  deps.logger.info({ order: orderName, code: stopped.code }, 'order stopped in the shop; held until the shop ships it');
-  return { kind: 'held', externalOrderId: extId, code: stopped.code };
 }
