@@ -52,12 +52,20 @@ export function weightBandOf(weightKg: number | undefined): { label: string; lea
 export type TariffVerdict =
   { kind: 'priced' } | { kind: 'fallback'; fallbackXof: number } | { kind: 'exempt'; why: string };
 
+/** Each dispatch setting's service id, worked out once: it is asked on every order. */
+const serviceIds = new WeakMap<ShopConfig['dispatch'], string>();
+
 /** A stable, non-secret name for the service a shop talks to (base URL + key: tariffs belong to the organisation). */
 export function serviceId(shop: ShopConfig): string {
-  return createHash('sha256')
-    .update(`${shop.dispatch.baseUrl}\n${shop.dispatch.apiKey.reveal()}`)
-    .digest('hex')
-    .slice(0, 16);
+  let id = serviceIds.get(shop.dispatch);
+  if (id === undefined) {
+    id = createHash('sha256')
+      .update(`${shop.dispatch.baseUrl}\n${shop.dispatch.apiKey.reveal()}`)
+      .digest('hex')
+      .slice(0, 16);
+    serviceIds.set(shop.dispatch, id);
+  }
+  return id;
 }
 
 export function weightLabel(weightKg: number | undefined): string {
