@@ -36,6 +36,7 @@ import { createOwnershipCheck } from '../shops/platforms/index.js';
 import { TariffMemory } from '../orders/dispatch/tariff-guard.js';
 import type { RelaisMetrics } from '../observability/metrics.js';
 import type { Runtime, RuntimeOptions } from './runtime.js';
+import type { Logger } from '../log.js';
 import { queuePrefix, type workerConnection } from '../redis.js';
 
 /** The worker's options its queues use (src/main/worker.ts adds its operations server's). */
@@ -61,7 +62,8 @@ export interface QueueWiring {
   connection: ReturnType<typeof workerConnection>;
 }
 
-type PipelineDepsOf = (shopId: string, jobId: string | undefined) => PipelineDeps;
+/** The pipeline's deps for a job; `logger`: the job's own, when the caller has one bound to the shop and job already. */
+type PipelineDepsOf = (shopId: string, jobId: string | undefined, logger?: Logger) => PipelineDeps;
 
 /** The three order queues' workers share their retry pacing (Retry-After honoured), concurrency and lock settings. */
 function orderWorkerOptions({ options, connection }: QueueWiring, queue: string) {
@@ -80,7 +82,7 @@ function orderWorkerOptions({ options, connection }: QueueWiring, queue: string)
 /** The dispatch pipeline's deps for one job; the rate limiter and tariff memory are shared by all. */
 function pipelineDepsFor({ runtime, options, metrics }: QueueWiring, rateLimiter: ShopRateLimiter): PipelineDepsOf {
   const tariffs = new TariffMemory(runtime.redis, options.prefix);
-  return (shopId, jobId) => ({
+  return (shopId, jobId, logger) => ({
     ledger: runtime.ledger,
     // The live registry when connected shops are served live (src/shops/served-shops.ts), else the one given.
     shops: runtime.options.shops,
@@ -91,7 +93,7 @@ function pipelineDepsFor({ runtime, options, metrics }: QueueWiring, rateLimiter
     prefix: options.prefix,
     now: runtime.now,
     weightsFor: runtime.weightsFor,
-    logger: options.logger.child({ shop: shopId, job: jobId }),
+    logger: logger ?? options.logger.child({ shop: shopId, job: jobId }),
     onDispatchCall: (call) => metrics.observeDispatchCall(call),
     onUnknownState: (id, state) => metrics.unknownState(id, state),
     rateLimiter,
@@ -114,6 +116,7 @@ function shopEventsWorker(
   const { logger } = options;
   const ownership = createOwnershipCheck({ ...runtime.storeDeps, logger });
   const processor = async (job: Job<ShopEventJob>): Promise<ShopEventOutcome> => {
+    const jobLogger = logger.child({ shop: job.data.shopId, job: job.id });
     const outcome = await handleShopEvent(job.data, {
       ledger: runtime.ledger,
       shops: runtime.options.shops,
@@ -122,7 +125,7 @@ function shopEventsWorker(
       redis: runtime.redis,
       prefix: options.prefix,
       now: runtime.now,
-      logger: logger.child({ shop: job.data.shopId, job: job.id }),
+      logger: jobLogger,
       completeEvent: (shop, event) => runtime.eventCompleterFor(shop)?.(event),
       onCancelled: async (shop, externalOrderId) => {
         await runtime.queues.deliveries.add('cancel', { shopId: shop.id, externalOrderId, trigger: job.data.topic });
@@ -140,7 +143,12 @@ function shopEventsWorker(
           logger: logger.child({ shop: shop.id, job: job.id }),
         }),
       dispatchNow: (dispatchJob, lock, known, beforeHold) =>
-        dispatchUnderLock(dispatchJob, { ...pipelineDeps(dispatchJob.shopId, job.id), beforeHold }, lock, known),
+        dispatchUnderLock(
+          dispatchJob,
+          { ...pipelineDeps(dispatchJob.shopId, job.id, jobLogger), beforeHold },
+          lock,
+          known,
+        ),
     });
     if (outcome.kind === 'dispatched') await finish(runtime, job.data.shopId, outcome.dispatch);
     return outcome;
