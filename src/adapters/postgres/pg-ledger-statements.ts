@@ -26,6 +26,12 @@ const older = (prior: string) =>
 const notOlder = `NOT coalesce(${older('o')}, false)`;
 
 /**
+ * The normalised order is read back only when it is not the one the event gave ($9): the event is older than the one
+ * applied, or gave none (it could not be normalised). Otherwise the caller has it already.
+ */
+const STORE_ORDER_IF_NOT_GIVEN = `CASE WHEN $9::jsonb IS NULL OR (SELECT older FROM judged) THEN upserted.store_order END AS store_order`;
+
+/**
  * recordEvent (pg-ledger.ts) in one statement: `prior` reads the version applied before it (data-modifying CTEs
  * share one snapshot), the upsert creates the record or refreshes it unless the event is older than that version,
  * and the timeline entry (or its "ignored" variant, $12) is inserted with it. The shop's run-time aliases ride
@@ -62,7 +68,10 @@ export const RECORD_EVENT: NamedStatement = {
           AS e(at timestamptz, system text, operation text, outcome text, ms integer, detail text)
         WHERE $2::jsonb IS NOT NULL
       )
-      SELECT upserted.*, (SELECT version_ms FROM prior)::text AS prior_version, (SELECT older FROM judged) AS prior_older,
+      SELECT ${RECORD_COLUMNS.split(', ')
+        .map((c) => (c === 'store_order' ? STORE_ORDER_IF_NOT_GIVEN : `upserted.${c}`))
+        .join(', ')},
+        (SELECT version_ms FROM prior)::text AS prior_version, (SELECT older FROM judged) AS prior_older,
         (SELECT shipment_requested_at FROM prior) AS prior_shipment_requested_at,
         (SELECT coalesce(jsonb_object_agg(alias, neighbourhood), '{}'::jsonb) FROM shop_aliases WHERE shop_id = $3) AS shop_aliases
       FROM upserted`,

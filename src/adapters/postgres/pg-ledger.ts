@@ -139,7 +139,11 @@ export class PostgresOrderLedger extends PostgresLedgerLists implements OrderLed
       }),
     );
     const row = rows[0]!;
-    const { shipmentRequestedAt: _noted, ...recorded } = toRecord(row);
+    // The normalised order comes back only when it is not the one given (RECORD_EVENT).
+    const { shipmentRequestedAt: _noted, ...recorded } = toRecord({
+      ...row,
+      store_order: row.store_order ?? input.order ?? null,
+    });
     const record: RecordedEvent = {
       ...recorded,
       ...(row.prior_shipment_requested_at
