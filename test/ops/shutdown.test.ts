@@ -45,8 +45,10 @@ describe('relais worker on SIGTERM', () => {
     expect((await postShopify(relais, 'orders/create', payload)).status).toBe(200);
     const extId = shopifyExternalId(payload.id);
     const { ledger, queues } = relais.web.runtime;
-    // The quote is saved right before createShipment is sent.
-    await waitFor(async () => (await ledger.get(extId))?.quote, { what: 'the quote, then createShipment in flight' });
+    // The service has the createShipment request, and answers it 1.5 s later.
+    await waitFor(async () => relais.emulator.calls().some((c) => c.operation === 'createShipment'), {
+      what: 'createShipment in flight',
+    });
     // The order is shipped by the job of its webhook, in flight now.
     expect((await queues.shopEvents.getJobCounts('active')).active).toBe(1);
 
