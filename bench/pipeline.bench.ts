@@ -26,7 +26,9 @@
  * Targets (issue 27): relais / baseline-3 ≥ 0.9 at 20 ms per call; worker CPU per order ≤ 2.5× baseline-3's;
  * requests sent to the stores per order (Redis commands + SQL statements, web and worker) ≤ 10; 3 dispatch calls
  * per order on the happy path. Issue 15's store round trips (≤ 2× baseline-3's Redis commands) still printed.
- * Run: npx tsx bench/pipeline.bench.ts [--quick] [--profile] [--rounds N] [--orders N] [--latency MS]
+ * Run: npx tsx bench/pipeline.bench.ts [--quick] [--profile] [--perf] [--rounds N] [--orders N] [--latency MS] [--cpu-only]
+ * --cpu-only: the CPU phase alone, after a warm-up of 1 000 orders per side without latency (for trying a change, not
+ * for the targets). --perf: where the worker's CPU goes in the CPU phase, from Linux perf (bench/lib/perf-profile.ts).
  */
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -47,6 +49,7 @@ import {
   startStack,
 } from './lib/stack.js';
 import { fmt, formatSpread, median, spread, table, verdict } from './lib/stats.js';
+import { perfUnavailable, recordPerf, summarisePerf, type PerfSummary } from './lib/perf-profile.js';
 import type { ChildStats, Role } from './lib/child.js';
 
 const BARE_PREFIX = '{bench-bare}';
@@ -66,6 +69,8 @@ interface Side {
 
 async function main(): Promise<void> {
   const flags = benchFlags();
+  const noPerf = flags.perf ? perfUnavailable() : undefined;
+  if (noPerf) throw new Error(`--perf: ${noPerf}`);
   const rounds = flags.rounds ?? (flags.quick ? 2 : 5);
   const perRound = flags.orders ?? (flags.quick ? 100 : 500);
   const latencyMs = flags.latencyMs ?? 20;
@@ -192,17 +197,17 @@ async function main(): Promise<void> {
     const rotate = <T>(items: T[], round: number): T[] => items.map((_, i) => items[(i + round) % items.length]!);
 
     // Phase 1: throughput with latency on every dispatch call.
-    stack.emulator.faults.add({ operation: '*', fault: { kind: 'latency', ms: latencyMs } });
+    if (!flags.cpuOnly) stack.emulator.faults.add({ operation: '*', fault: { kind: 'latency', ms: latencyMs } });
     const withLatency: SideName[] = ['baseline-3', 'relais', 'baseline-4'];
     // Warm-up, the same for every side: Relais runs far more code than a bare job, and its first ~100 orders ran at
     // half its later rate (2026-11-28: 40 orders/s for two seconds, then 90), so 50 orders left round 1 measuring
     // its JIT. A long-running worker's rate is the steady one; the quick run keeps 50 to stay quick.
-    const warmUp = Math.min(flags.quick ? 50 : 200, perRound);
+    const warmUp = flags.cpuOnly ? 1000 : Math.min(flags.quick ? 50 : 200, perRound);
     for (const name of withLatency) await run(sides.get(name)!, warmUp);
     const rate: Record<SideName, number[]> = { relais: [], 'baseline-3': [], 'baseline-4': [], noop: [] };
     const ratio3: number[] = [];
     const ratio4: number[] = [];
-    for (let round = 0; round < rounds; round++) {
+    for (let round = 0; round < (flags.cpuOnly ? 0 : rounds); round++) {
       const got = new Map<SideName, number>();
       for (const name of rotate(withLatency, round)) {
         const { ordersPerSecond } = await run(sides.get(name)!, perRound);
@@ -237,6 +242,9 @@ async function main(): Promise<void> {
     };
     const ratioNoLatency: number[] = [];
     const cpuRatio: number[] = [];
+    const relaisWorkerPid = sides.get('relais')!.worker.pid;
+    const perfFile = join(stack.logDir, 'relais-worker.perf.data');
+    const perf = flags.perf ? recordPerf(relaisWorkerPid, perfFile) : undefined;
     for (let round = 0; round < rounds; round++) {
       const got = new Map<SideName, number>();
       for (const name of rotate(cpuSides, round)) {
@@ -256,6 +264,7 @@ async function main(): Promise<void> {
       );
     }
 
+    await perf?.stop();
     // Every order of every side: exactly one shipment, marked ready.
     const census = {
       relais: shipmentCensus(stack.emulator, RELAIS_ORG, sides.get('relais')!.externalIds),
@@ -292,13 +301,16 @@ async function main(): Promise<void> {
       ]),
     );
     console.log('');
-    const r3 = spread(ratio3);
-    console.log(
-      `orders/s ratio relais/baseline-3 (the three calls), ${latencyMs} ms latency: ${formatSpread(r3)}  → ${verdict(r3.median, { atLeast: 0.9 })}`,
-    );
-    console.log(
-      `orders/s ratio relais/baseline-4 (the same four calls), ${latencyMs} ms latency: ${formatSpread(spread(ratio4))}`,
-    );
+    if (flags.cpuOnly) console.log('orders/s with latency: not measured (--cpu-only)');
+    else {
+      const r3 = spread(ratio3);
+      console.log(
+        `orders/s ratio relais/baseline-3 (the three calls), ${latencyMs} ms latency: ${formatSpread(r3)}  → ${verdict(r3.median, { atLeast: 0.9 })}`,
+      );
+      console.log(
+        `orders/s ratio relais/baseline-4 (the same four calls), ${latencyMs} ms latency: ${formatSpread(spread(ratio4))}`,
+      );
+    }
     console.log(`orders/s ratio relais/baseline-3, no latency (CPU-bound): ${formatSpread(spread(ratioNoLatency))}`);
     const relaisCpu = median(cpu.relais.worker);
     console.log(
@@ -323,6 +335,7 @@ async function main(): Promise<void> {
       `shipments at the emulator: relais ${JSON.stringify(census.relais)}; baselines ${JSON.stringify(census.bare)}`,
     );
     for (const line of describeDispatchCalls(relaisCalls)) console.log(line);
+    if (perf) printPerfSummary(summarisePerf(perfFile, relaisWorkerPid), relaisCpu);
     console.log(
       `failed job attempts: ${failedAttempts}; write-back jobs waiting (deliveries paused): ${await deliveries.getWaitingCount()}`,
     );
@@ -336,6 +349,24 @@ async function main(): Promise<void> {
     for (const child of started) await child.stop();
     await stack.stop();
   }
+}
+
+/** Where the worker's CPU went during the CPU phase (--perf), with each part's share of its CPU per order. */
+function printPerfSummary(summary: PerfSummary, workerCpuMsPerOrder: number): void {
+  console.log('');
+  console.log(
+    `where Relais's worker spent its CPU in the no-latency rounds (perf, on-CPU, ${summary.samples} samples; with --perf the worker runs with --perf-basic-prof, so its CPU figures above are not for the targets):`,
+  );
+  console.log(
+    table([
+      ['part', 'share', 'ms per order'],
+      ...summary.parts.map(({ part, share }) => [
+        part,
+        `${fmt(share * 100, 1)} %`,
+        fmt(share * workerCpuMsPerOrder, 3),
+      ]),
+    ]),
+  );
 }
 
 interface DispatchCalls {

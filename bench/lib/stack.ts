@@ -13,6 +13,7 @@ import type { Redis } from 'ioredis';
 import type { DispatchEmulator } from '@relais/emulators/dispatch';
 import { QUEUE } from '../../src/orders/queues.js';
 import { startPrivatePostgres } from '../../src/main/private-postgres.js';
+import { PERF_NODE_ARGS } from './perf-profile.js';
 import type { TestDatabase } from '../../test/support/postgres.js';
 import type { TestRedis } from '../../test/support/redis.js';
 import { randomHex, startBackingStack, type TestSecrets } from '../../test/support/stack.js';
@@ -36,9 +37,16 @@ export interface BenchFlags {
   latencyMs: number | undefined;
   /** Orders per block (the flash sale's first burst, and each one after it). */
   block: number | undefined;
+  /** The pipeline bench without its latency phase: CPU per order only (quicker, for trying a change). */
+  cpuOnly: boolean;
+  /** An on-CPU profile of Relais's worker with Linux perf during the CPU phase (bench/lib/perf-profile.ts). */
+  perf: boolean;
 }
 
-/** --quick (a smoke run: small counts, few rounds), --profile, --rounds N, --orders N, --latency MS, --block N. */
+/**
+ * --quick (a smoke run: small counts, few rounds), --profile, --rounds N, --orders N, --latency MS, --block N,
+ * --cpu-only, --perf.
+ */
 export function benchFlags(): BenchFlags {
   const { values } = parseArgs({
     options: {
@@ -48,6 +56,8 @@ export function benchFlags(): BenchFlags {
       orders: { type: 'string' },
       latency: { type: 'string' },
       block: { type: 'string' },
+      'cpu-only': { type: 'boolean', default: false },
+      perf: { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -64,6 +74,8 @@ export function benchFlags(): BenchFlags {
     orders: int(values.orders, 'orders'),
     latencyMs: int(values.latency, 'latency'),
     block: int(values.block, 'block'),
+    cpuOnly: values['cpu-only'] ?? false,
+    perf: values.perf ?? false,
   };
 }
 
@@ -281,7 +293,11 @@ export function mib(bytes: number): string {
   return `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 }
 
-/** Node flags for one of Relais's processes: a CPU profile in the log directory with --profile. */
+/**
+ * Node flags for one of Relais's processes: a V8 CPU profile in the log directory with --profile; with --perf, the
+ * worker's JIT-compiled functions named for Linux perf.
+ */
 export function profileArgs(flags: BenchFlags, stack: BenchStack, name: string): string[] {
+  if (flags.perf && name === 'relais-worker') return PERF_NODE_ARGS;
   return flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${stack.logDir}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
 }
