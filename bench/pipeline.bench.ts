@@ -49,7 +49,7 @@ import {
   startStack,
 } from './lib/stack.js';
 import { fmt, formatSpread, median, spread, table, verdict } from './lib/stats.js';
-import { perfUnavailable, recordPerf, summarisePerf, type PerfSummary } from './lib/perf-profile.js';
+import { perfTable, perfUnavailable, recordPerf, summarisePerf, type PerfSummary } from './lib/perf-profile.js';
 import type { ChildStats, Role } from './lib/child.js';
 
 const BARE_PREFIX = '{bench-bare}';
@@ -357,16 +357,7 @@ function printPerfSummary(summary: PerfSummary, workerCpuMsPerOrder: number): vo
   console.log(
     `where Relais's worker spent its CPU in the no-latency rounds (perf, on-CPU, ${summary.samples} samples; with --perf the worker runs with --perf-basic-prof, so its CPU figures above are not for the targets):`,
   );
-  console.log(
-    table([
-      ['part', 'share', 'ms per order'],
-      ...summary.parts.map(({ part, share }) => [
-        part,
-        `${fmt(share * 100, 1)} %`,
-        fmt(share * workerCpuMsPerOrder, 3),
-      ]),
-    ]),
-  );
+  console.log(table(perfTable(summary, workerCpuMsPerOrder, 'order')));
 }
 
 interface DispatchCalls {

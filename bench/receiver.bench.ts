@@ -19,6 +19,7 @@ import { closedLoop, HttpLoad, openLoop, type LoadResult, type RequestSpec } fro
 import { ShopifyOrderStream } from './lib/orders.js';
 import { cpuMsBetween, startProcess, type BenchProcess } from './lib/processes.js';
 import { benchFlags, controlQueue, header, profileArgs, sleep, startStack } from './lib/stack.js';
+import { perfTable, perfUnavailable, recordPerf, summarisePerf } from './lib/perf-profile.js';
 import { fmt, formatSpread, median, percentile, spread, table, verdict } from './lib/stats.js';
 
 const BARE_PREFIX = '{bench-bare}';
@@ -32,6 +33,8 @@ interface Side {
 
 async function main(): Promise<void> {
   const flags = benchFlags();
+  const noPerf = flags.perf ? perfUnavailable() : undefined;
+  if (noPerf) throw new Error(`--perf: ${noPerf}`);
   const rounds = flags.rounds ?? (flags.quick ? 2 : 5);
   const perRound = flags.orders ?? (flags.quick ? 400 : 3000);
   const concurrency = 32;
@@ -103,6 +106,8 @@ async function main(): Promise<void> {
     const throughputRatios: number[] = [];
     const p99Ratios: number[] = [];
     const cpuRatios: number[] = [];
+    const perfFile = join(stack.logDir, 'relais-web.perf.data');
+    const perf = flags.perf ? recordPerf(relais.pid, perfFile) : undefined;
     for (let round = 0; round < rounds; round++) {
       // Alternate who goes first, so a drift in machine load does not favour one side.
       const order = round % 2 === 0 ? sides : [...sides].reverse();
@@ -132,6 +137,8 @@ async function main(): Promise<void> {
         `round ${round + 1}/${rounds}: baseline ${fmt(b.throughput, 0)} req/s p99 ${fmt(percentile(b.latenciesMs, 99), 1)} ms | relais ${fmt(r.throughput, 0)} req/s p99 ${fmt(percentile(r.latenciesMs, 99), 1)} ms`,
       );
     }
+
+    await perf?.stop();
 
     // Open loop at fixed rates: half the baseline's maximum (the target), and half Relais's own maximum
     // (what it acknowledges when it is not saturated). A request not answered within the timeout, or not
@@ -233,6 +240,12 @@ async function main(): Promise<void> {
     console.log(
       `server CPU per request ratio relais/baseline (steadier than wall time on a shared machine): ${formatSpread(spread(cpuRatios))}  → ${verdict(median(cpuRatios), { atMost: 1.3 })}`,
     );
+    if (perf) {
+      console.log(
+        `where Relais's web process spent its CPU in the max-rate rounds (perf, on-CPU; with --perf it runs with --perf-basic-prof, so its figures above are not for the targets):`,
+      );
+      console.log(table(perfTable(summarisePerf(perfFile, relais.pid), median(cpuPerRequest.relais), 'request')));
+    }
     for (const { label, rate } of rates) {
       const relaisAck = median(ack.get(`relais@${rate}`)?.p99 ?? []);
       console.log(

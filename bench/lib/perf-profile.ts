@@ -8,6 +8,7 @@
  * the map file that Node writes with --perf-basic-prof.
  *
  * Needs `perf` (Debian: linux-perf) and permission to profile the process (root, or perf_event_paranoid ≤ 1).
+ * KEEP_PERF_MAP=1 keeps Node's map file, so `perf script -i <log dir>/<process>.perf.data` still names the JIT frames.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -55,14 +56,16 @@ const PARTS: ReadonlyArray<readonly [string, RegExp]> = [
     /node_modules\/(ioredis|redis-parser|denque)\/|\/src\/orders\/(redis-script|order-lock|rate-limit)\.ts/,
   ],
   [
-    'HTTP to the dispatch service (client and Node http)',
+    'HTTP (worker: the dispatch client; web: requests served)',
     /\/src\/adapters\/dispatch-api\/http\.ts|node:_http|node:http\b/,
   ],
   ['dispatch wire profile and gateway', /\/src\/adapters\/dispatch-api\/|\/src\/orders\/delivery-gateway\.ts/],
   [
-    'normalising the shop order (incl. zod)',
+    'shop platform code: verifying, normalising (incl. zod)',
     /\/src\/adapters\/(shopify|woocommerce)\/|\/src\/shops\/platforms\/|node_modules\/zod\//,
   ],
+  ['webhook routes (src/http)', /\/src\/http\//],
+  ['Express', /node_modules\/(express|router|body-parser|raw-body|finalhandler|send|serve-static)\//],
   ['dispatch steps (src/orders/dispatch)', /\/src\/orders\/dispatch\//],
   ['other Relais code', /\/src\//],
   ['sockets and streams (node:net)', /node:net\b|node:internal\/streams|stream_base_commons/],
@@ -84,7 +87,7 @@ export interface PerfSummary {
 /** Reads the recording (perf script) and sums its samples by part of the stack. Removes the process's map file. */
 export function summarisePerf(file: string, pid: number): PerfSummary {
   const script = spawnSync('perf', ['script', '-i', file], { encoding: 'utf8', maxBuffer: 1 << 30 });
-  rmSync(`/tmp/perf-${pid}.map`, { force: true });
+  if (!process.env.KEEP_PERF_MAP) rmSync(`/tmp/perf-${pid}.map`, { force: true });
   if (script.status !== 0) throw new Error(`perf script failed: ${script.stderr}`);
   const counts = new Map<string, number>();
   let samples = 0;
@@ -108,4 +111,16 @@ export function summarisePerf(file: string, pid: number): PerfSummary {
 function partOf(frames: string[]): string {
   for (const frame of frames) for (const [part, pattern] of PARTS) if (pattern.test(frame)) return part;
   return 'other (Node and V8 internals)';
+}
+
+/** The summary as a table: each part's share of the process's CPU, and of `cpuMsPerUnit` (CPU per order or request). */
+export function perfTable(summary: PerfSummary, cpuMsPerUnit: number, unit: string): string[][] {
+  return [
+    ['part', 'share', `ms per ${unit}`],
+    ...summary.parts.map(({ part, share }) => [
+      part,
+      `${(share * 100).toFixed(1)} %`,
+      (share * cpuMsPerUnit).toFixed(3),
+    ]),
+  ];
 }

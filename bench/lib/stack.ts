@@ -39,7 +39,7 @@ export interface BenchFlags {
   block: number | undefined;
   /** The pipeline bench without its latency phase: CPU per order only (quicker, for trying a change). */
   cpuOnly: boolean;
-  /** An on-CPU profile of Relais's worker with Linux perf during the CPU phase (bench/lib/perf-profile.ts). */
+  /** An on-CPU profile of a Relais process with Linux perf (bench/lib/perf-profile.ts): the pipeline's worker, the receiver. */
   perf: boolean;
 }
 
@@ -294,10 +294,10 @@ export function mib(bytes: number): string {
 }
 
 /**
- * Node flags for one of Relais's processes: a V8 CPU profile in the log directory with --profile; with --perf, the
- * worker's JIT-compiled functions named for Linux perf.
+ * Node flags for one of Relais's processes: a V8 CPU profile in the log directory with --profile; with --perf, its
+ * JIT-compiled functions named for Linux perf.
  */
 export function profileArgs(flags: BenchFlags, stack: BenchStack, name: string): string[] {
-  if (flags.perf && name === 'relais-worker') return PERF_NODE_ARGS;
+  if (flags.perf && (name === 'relais-worker' || name === 'relais-web')) return PERF_NODE_ARGS;
   return flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${stack.logDir}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
 }
