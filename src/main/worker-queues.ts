@@ -142,6 +142,7 @@ function shopEventsWorker(
           now: runtime.now,
           logger: logger.child({ shop: shop.id, job: job.id }),
         }),
+      afterDispatch: (dispatch) => finish(runtime, job.data.shopId, dispatch),
       dispatchNow: (dispatchJob, lock, known, beforeHold) =>
         dispatchUnderLock(
           dispatchJob,
@@ -150,7 +151,6 @@ function shopEventsWorker(
           known,
         ),
     });
-    if (outcome.kind === 'dispatched') await finish(runtime, job.data.shopId, outcome.dispatch);
     return outcome;
   };
   return new Worker(QUEUE.shopEvents, processor, orderWorkerOptions(wiring, QUEUE.shopEvents));

@@ -1,10 +1,13 @@
 /**
- * The holds a shop event's job makes itself, before any dispatch attempt (src/orders/intake/shop-event.ts): an order
- * whose event cannot be acted on, and one the shop stopped in a way it can undo. The payload a replay needs is
- * stored before the hold (replay-payload.ts).
+ * How a shop event's job ends an order itself, before any dispatch attempt (src/orders/intake/shop-event.ts): a hold
+ * for an order whose event cannot be acted on, or one the shop stopped in a way it can undo (the payload a replay
+ * needs is stored before: replay-payload.ts); the end of an order the shop deleted for good.
  */
 import { stoppedInShopHold } from '../../domain/holds.js';
 import type { HoldReason } from '../../domain/order.js';
+import { FINAL_STATES } from '../../domain/order-state.js';
+import type { ShopConfig } from '../../shops/shops.js';
+import { platformOf } from '../../shops/platforms/index.js';
 import type { OrderLedger, OrderState } from '../../ledger/order-ledger.js';
 import type { Logger } from '../../log.js';
 import type { ReplayPayload } from './replay-payload.js';
@@ -17,6 +20,12 @@ export interface EventHoldPorts {
   ledger: Pick<OrderLedger, 'hold' | 'appendTimeline'>;
   now(): Date;
   logger: Logger;
+}
+
+/** What ending an order gone from the shop needs: the cancel job for a live shipment (`onCancelled`). */
+export interface GoneOrderPorts extends EventHoldPorts {
+  ledger: Pick<OrderLedger, 'get' | 'appendTimeline' | 'setState' | 'hold'>;
+  onCancelled?(shop: ShopConfig, externalOrderId: string): Promise<void>;
 }
 
 /** What a hold says it did, in the shop event's outcomes. */
@@ -70,4 +79,36 @@ export async function holdStoppedInShop(
   });
   deps.logger.info({ order: orderName, code: stopped.code }, 'order stopped in the shop; held until the shop ships it');
   return { kind: 'held', externalOrderId: extId, code: stopped.code };
+}
+
+/**
+ * The shop no longer has the order (deleted for good): over in the shop, so stopped as a cancellation is. A live
+ * shipment is cancelled first by the cancel job, which then ends the order; without one, an order not yet shipped
+ * ends cancelled. An order already past dispatch without a shipment, or already final, is left as it is.
+ */
+export async function endOrderGoneFromShop(
+  event: { topic: string },
+  shop: ShopConfig,
+  extId: string,
+  deps: GoneOrderPorts,
+): Promise<EventHoldOutcome | { kind: 'cancelled'; externalOrderId: string }> {
+  const record = await deps.ledger.get(extId);
+  if (!record) return { kind: 'ignored', why: 'deleted in the shop before Relais recorded it' };
+  if (FINAL_STATES.has(record.state)) return { kind: 'ignored', why: `already ${record.state}` };
+  const now = deps.now();
+  await deps.ledger.appendTimeline(extId, {
+    at: now.toISOString(),
+    system: 'shop',
+    operation: `webhook ${event.topic}`,
+    outcome: 'deleted',
+    detail: `${platformOf(shop).label} no longer has the order: it was deleted for good in the shop.`,
+  });
+  deps.logger.info({ order: record.meta.orderName, topic: event.topic }, 'order deleted for good in the shop');
+  if (record.shipment) {
+    await deps.onCancelled?.(shop, extId);
+    return { kind: 'cancelled', externalOrderId: extId };
+  }
+  if (!MAY_START_DISPATCH.has(record.state)) return { kind: 'ignored', why: `already ${record.state}` };
+  await deps.ledger.setState(extId, 'cancelled', now, 'resolution');
+  return { kind: 'cancelled', externalOrderId: extId };
 }

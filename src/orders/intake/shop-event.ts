@@ -13,7 +13,6 @@ import { externalOrderId } from '../../domain/ids.js';
 import { isPermanent } from '../../domain/errors.js';
 import { holdFor } from '../../domain/holds.js';
 import type { Eligibility, HoldReason, StoreOrder } from '../../domain/order.js';
-import { FINAL_STATES } from '../../domain/order-state.js';
 import type { OrderLedger, OrderRecord, RecordedEvent } from '../../ledger/order-ledger.js';
 import type { Logger } from '../../log.js';
 import {
@@ -36,7 +35,13 @@ import type { RedisClient } from '../../redis.js';
 import type { ShopRateLimiter } from '../rate-limit.js';
 import { withPacedOrderLock } from '../dispatch/ship.js';
 import { ReplayPayload } from './replay-payload.js';
-import { holdAsRecorded, holdStoppedInShop, MAY_START_DISPATCH, type HeldOrder } from './event-holds.js';
+import {
+  endOrderGoneFromShop,
+  holdAsRecorded,
+  holdStoppedInShop,
+  MAY_START_DISPATCH,
+  type HeldOrder,
+} from './event-holds.js';
 
 export interface ShopEventDeps {
   ledger: OrderLedger;
@@ -64,6 +69,11 @@ export interface ShopEventDeps {
    * Shopify app share its secret): stores/index.ts createOwnershipCheck. Without it, every event is taken as the shop's.
    */
   ownership?: OwnershipCheck;
+  /**
+   * What follows an attempt made by `dispatchNow` (the write-back job of a ready order: src/orders/dispatch/finish.ts),
+   * sent along with the order lock's release rather than after its answer.
+   */
+  afterDispatch?(outcome: DispatchOutcome): Promise<void>;
   /** Dispatch pacing: the turns of `dispatchNow`'s calls are taken with the order lock (withPacedOrderLock). */
   pacing?: ShopRateLimiter;
   /**
@@ -117,22 +127,28 @@ export async function handleShopEvent(event: ShopEventJob, deps: ShopEventDeps):
   if (notOurs) return notOurs;
   const extId = externalOrderId(shop.id, orderId);
   const pacing = { shop, limiter: deps.dispatchNow ? deps.pacing : undefined };
-  const decided = await withPacedOrderLock(deps, pacing, extId, async (lock) => {
-    const completed = await completeEvent(event, shop, orderId, deps);
-    if (completed?.kind === 'gone') return endOrderGoneFromShop(event, shop, extId, deps);
-    const payload = completed?.kind === 'order' ? completed.payload : event.payload;
-    const unreadable = completed?.kind === 'unreadable' ? completed.hold : undefined;
-    const replayable = new ReplayPayload(deps.ledger, extId, payload);
-    const decision = await recordAndDecide(
-      { ...event, payload },
-      shop,
-      { orderId, extId, replayable, unreadable },
-      deps,
-    );
-    const result = await shipNowOrDecide(decision, { extId, lock, replayable }, deps);
-    await replayable.keepUnlessDone(result);
-    return result;
-  });
+  const decided = await withPacedOrderLock(
+    deps,
+    pacing,
+    extId,
+    async (lock) => {
+      const completed = await completeEvent(event, shop, orderId, deps);
+      if (completed?.kind === 'gone') return endOrderGoneFromShop(event, shop, extId, deps);
+      const payload = completed?.kind === 'order' ? completed.payload : event.payload;
+      const unreadable = completed?.kind === 'unreadable' ? completed.hold : undefined;
+      const replayable = new ReplayPayload(deps.ledger, extId, payload);
+      const decision = await recordAndDecide(
+        { ...event, payload },
+        shop,
+        { orderId, extId, replayable, unreadable },
+        deps,
+      );
+      const result = await shipNowOrDecide(decision, { extId, lock, replayable }, deps);
+      await replayable.keepUnlessDone(result);
+      return result;
+    },
+    afterAttempt(deps),
+  );
   if (decided.kind !== 'dispatch') return decided;
   // Enqueued once the order lock is released: the dispatch job starts by taking the same lock, and would
   // otherwise wait out a retry interval behind this job. A crash before this line leaves the event job
@@ -145,6 +161,12 @@ export async function handleShopEvent(event: ShopEventJob, deps: ShopEventDeps):
   });
   return { kind: 'dispatch_enqueued', externalOrderId: extId, generation: job.generation };
 }
+
+/** What follows an attempt this job made, sent with the order lock's release (`afterDispatch`). */
+const afterAttempt =
+  (deps: ShopEventDeps) =>
+  (result: ShopEventOutcome | DispatchDecision): Promise<void> | undefined =>
+    result.kind === 'dispatched' ? deps.afterDispatch?.(result.dispatch) : undefined;
 
 /** Ships the order now, under the lock this job holds, when the event decided so; else the decision as it is. */
 async function shipNowOrDecide(
@@ -353,36 +375,4 @@ async function completeEvent(
     const hold = holdFor('shop_unreadable', { platform, orderId, topic: event.topic, error: error.message });
     return { kind: 'unreadable', hold };
   }
-}
-
-/**
- * The shop no longer has the order (deleted for good): over in the shop, so stopped as a cancellation is. A live
- * shipment is cancelled first by the cancel job, which then ends the order; without one, an order not yet shipped
- * ends cancelled. An order already past dispatch without a shipment, or already final, is left as it is.
- */
-async function endOrderGoneFromShop(
-  event: ShopEventJob,
-  shop: ShopConfig,
-  extId: string,
-  deps: ShopEventDeps,
-): Promise<ShopEventOutcome> {
-  const record = await deps.ledger.get(extId);
-  if (!record) return { kind: 'ignored', why: 'deleted in the shop before Relais recorded it' };
-  if (FINAL_STATES.has(record.state)) return { kind: 'ignored', why: `already ${record.state}` };
-  const now = deps.now();
-  await deps.ledger.appendTimeline(extId, {
-    at: now.toISOString(),
-    system: 'shop',
-    operation: `webhook ${event.topic}`,
-    outcome: 'deleted',
-    detail: `${platformOf(shop).label} no longer has the order: it was deleted for good in the shop.`,
-  });
-  deps.logger.info({ order: record.meta.orderName, topic: event.topic }, 'order deleted for good in the shop');
-  if (record.shipment) {
-    await deps.onCancelled?.(shop, extId);
-    return { kind: 'cancelled', externalOrderId: extId };
-  }
-  if (!MAY_START_DISPATCH.has(record.state)) return { kind: 'ignored', why: `already ${record.state}` };
-  await deps.ledger.setState(extId, 'cancelled', now, 'resolution');
-  return { kind: 'cancelled', externalOrderId: extId };
 }
