@@ -142,7 +142,6 @@ function shopEventsWorker(
           now: runtime.now,
           logger: logger.child({ shop: shop.id, job: job.id }),
         }),
-      afterDispatch: (dispatch) => finish(runtime, job.data.shopId, dispatch),
       dispatchNow: (dispatchJob, lock, known, beforeHold) =>
         dispatchUnderLock(
           dispatchJob,
@@ -151,9 +150,19 @@ function shopEventsWorker(
           known,
         ),
     });
+    if (outcome.kind === 'dispatched') await finish(runtime, job.data.shopId, outcome.dispatch);
     return outcome;
   };
-  return new Worker(QUEUE.shopEvents, processor, orderWorkerOptions(wiring, QUEUE.shopEvents));
+  const worker = new Worker(QUEUE.shopEvents, processor, orderWorkerOptions(wiring, QUEUE.shopEvents));
+  // BullMQ retries the event with backoff; each failed attempt is said, with its cause (never the payload).
+  worker.on('failed', (job: Job<ShopEventJob> | undefined, error: Error) => {
+    if (!job) return;
+    logger.warn(
+      { shop: job.data.shopId, job: job.id, topic: job.data.topic, attempt: job.attemptsMade, err: error.message },
+      'shop event attempt failed; retried with backoff',
+    );
+  });
+  return worker;
 }
 
 function dispatchWorker(wiring: QueueWiring, pipelineDeps: PipelineDepsOf): Worker<DispatchJob, DispatchOutcome> {

@@ -91,7 +91,7 @@ const RENEW = new RedisScript(
 );
 
 /** How `withOrderLock` takes and gives back the lock. */
-export interface OrderLockOptions<T> {
+export interface OrderLockOptions {
   ttlMs?: number;
   waitMs?: number;
   /**
@@ -100,12 +100,6 @@ export interface OrderLockOptions<T> {
    */
   take?: () => CounterTake | undefined;
   giveBack?: (turns: TakenTurns) => Promise<void>;
-  /**
-   * What follows the work once the lock's release is sent, without waiting for its answer; awaited with it. For a
-   * next step that takes the lock itself (the write-back job of an order just shipped: it waits out the release,
-   * sent first), one round trip instead of two.
-   */
-  alongRelease?: (result: T) => Promise<unknown> | undefined;
 }
 
 export async function withOrderLock<T>(
@@ -113,7 +107,7 @@ export async function withOrderLock<T>(
   prefix: string,
   externalOrderId: string,
   work: (lock: OrderLock) => Promise<T>,
-  options: OrderLockOptions<T> = {},
+  options: OrderLockOptions = {},
 ): Promise<T> {
   const key = `${prefix}:lock:order:${externalOrderId}`;
   const ttlMs = options.ttlMs ?? ORDER_LOCK_TTL_MS;
@@ -157,22 +151,14 @@ export async function withOrderLock<T>(
   };
   // Renewed three times per TTL, so one slow round trip never lets a live holder's lease lapse.
   const renewal = setInterval(() => void renew(), Math.max(100, Math.floor(ttlMs / 3)));
-  const release = async (): Promise<void> => {
+  try {
+    return await work(lock);
+  } finally {
     clearInterval(renewal);
     // Turns nobody spent go back first: they are not lost to the shop's window however the work ended.
     if (turns && options.giveBack) await options.giveBack(turns).catch(() => undefined);
     await held.release();
-  };
-  let result: T;
-  try {
-    result = await work(lock);
-  } catch (error) {
-    await release();
-    throw error;
   }
-  const released = release();
-  await Promise.all([released, options.alongRelease?.(result)]);
-  return result;
 }
 
 /** A key held in Redis for a while by one holder, who alone can renew or release it. */

@@ -39,14 +39,12 @@ const turnsPerAttempt = (shop: ShopConfig): number => Math.min(CALLS_PER_ORDER, 
 /**
  * The order lock, for a job that ships the order under it: the turns of the attempt's calls are taken with the lock
  * (one command for both; `attemptOrder` spends them), and given back if the job ships nothing after all.
- * `alongRelease`: what follows the attempt, sent with the lock's release (withOrderLock).
  */
 export function withPacedOrderLock<T>(
   deps: { redis: RedisClient; prefix: string },
   pacing: { shop: ShopConfig; limiter: ShopRateLimiter | undefined },
   externalOrderId: string,
   work: (lock: OrderLock) => Promise<T>,
-  alongRelease?: (result: T) => Promise<unknown> | undefined,
 ): Promise<T> {
   const { shop, limiter } = pacing;
   const calls = turnsPerAttempt(shop);
@@ -56,7 +54,7 @@ export function withPacedOrderLock<T>(
     limiter && hasHashTag(deps.prefix)
       ? { take: () => limiter.windowTake(shop.id, calls), giveBack: (turns: CounterTake) => limiter.giveBack(turns) }
       : {};
-  return withOrderLock(deps.redis, deps.prefix, externalOrderId, work, { ...options, alongRelease });
+  return withOrderLock(deps.redis, deps.prefix, externalOrderId, work, options);
 }
 
 /**

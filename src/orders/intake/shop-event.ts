@@ -69,11 +69,6 @@ export interface ShopEventDeps {
    * Shopify app share its secret): stores/index.ts createOwnershipCheck. Without it, every event is taken as the shop's.
    */
   ownership?: OwnershipCheck;
-  /**
-   * What follows an attempt made by `dispatchNow` (the write-back job of a ready order: src/orders/dispatch/finish.ts),
-   * sent along with the order lock's release rather than after its answer.
-   */
-  afterDispatch?(outcome: DispatchOutcome): Promise<void>;
   /** Dispatch pacing: the turns of `dispatchNow`'s calls are taken with the order lock (withPacedOrderLock). */
   pacing?: ShopRateLimiter;
   /**
@@ -127,28 +122,22 @@ export async function handleShopEvent(event: ShopEventJob, deps: ShopEventDeps):
   if (notOurs) return notOurs;
   const extId = externalOrderId(shop.id, orderId);
   const pacing = { shop, limiter: deps.dispatchNow ? deps.pacing : undefined };
-  const decided = await withPacedOrderLock(
-    deps,
-    pacing,
-    extId,
-    async (lock) => {
-      const completed = await completeEvent(event, shop, orderId, deps);
-      if (completed?.kind === 'gone') return endOrderGoneFromShop(event, shop, extId, deps);
-      const payload = completed?.kind === 'order' ? completed.payload : event.payload;
-      const unreadable = completed?.kind === 'unreadable' ? completed.hold : undefined;
-      const replayable = new ReplayPayload(deps.ledger, extId, payload);
-      const decision = await recordAndDecide(
-        { ...event, payload },
-        shop,
-        { orderId, extId, replayable, unreadable },
-        deps,
-      );
-      const result = await shipNowOrDecide(decision, { extId, lock, replayable }, deps);
-      await replayable.keepUnlessDone(result);
-      return result;
-    },
-    afterAttempt(deps),
-  );
+  const decided = await withPacedOrderLock(deps, pacing, extId, async (lock) => {
+    const completed = await completeEvent(event, shop, orderId, deps);
+    if (completed?.kind === 'gone') return endOrderGoneFromShop(event, shop, extId, deps);
+    const payload = completed?.kind === 'order' ? completed.payload : event.payload;
+    const unreadable = completed?.kind === 'unreadable' ? completed.hold : undefined;
+    const replayable = new ReplayPayload(deps.ledger, extId, payload);
+    const decision = await recordAndDecide(
+      { ...event, payload },
+      shop,
+      { orderId, extId, replayable, unreadable },
+      deps,
+    );
+    const result = await shipNowOrDecide(decision, { extId, lock, replayable }, deps);
+    await replayable.keepUnlessDone(result);
+    return result;
+  });
   if (decided.kind !== 'dispatch') return decided;
   // Enqueued once the order lock is released: the dispatch job starts by taking the same lock, and would
   // otherwise wait out a retry interval behind this job. A crash before this line leaves the event job
@@ -161,12 +150,6 @@ export async function handleShopEvent(event: ShopEventJob, deps: ShopEventDeps):
   });
   return { kind: 'dispatch_enqueued', externalOrderId: extId, generation: job.generation };
 }
-
-/** What follows an attempt this job made, sent with the order lock's release (`afterDispatch`). */
-const afterAttempt =
-  (deps: ShopEventDeps) =>
-  (result: ShopEventOutcome | DispatchDecision): Promise<void> | undefined =>
-    result.kind === 'dispatched' ? deps.afterDispatch?.(result.dispatch) : undefined;
 
 /** Ships the order now, under the lock this job holds, when the event decided so; else the decision as it is. */
 async function shipNowOrDecide(
