@@ -17,6 +17,7 @@ import { afterDispatch, afterFailedAttempt } from '../orders/dispatch/finish.js'
 import {
   jobFailure,
   QUEUE,
+  retriesExhausted,
   retryDelayMs,
   type DeliveryJob,
   type DispatchJob,
@@ -154,13 +155,18 @@ function shopEventsWorker(
     return outcome;
   };
   const worker = new Worker(QUEUE.shopEvents, processor, orderWorkerOptions(wiring, QUEUE.shopEvents));
-  // BullMQ retries the event with backoff; each failed attempt is said, with its cause (never the payload).
+  // Each failed attempt is said, with its cause (never the payload); BullMQ retries the event with backoff until its last.
   worker.on('failed', (job: Job<ShopEventJob> | undefined, error: Error) => {
     if (!job) return;
-    logger.warn(
-      { shop: job.data.shopId, job: job.id, topic: job.data.topic, attempt: job.attemptsMade, err: error.message },
-      'shop event attempt failed; retried with backoff',
-    );
+    const { attemptsMade, data } = job;
+    const gaveUp = retriesExhausted({ attemptsMade, attempts: job.opts.attempts, error });
+    const fields = { shop: data.shopId, job: job.id, topic: data.topic, attempt: attemptsMade, err: error.message };
+    if (gaveUp)
+      logger.error(
+        fields,
+        'shop event failed for good: no attempt left (reconciliation reads the order back from the shop)',
+      );
+    else logger.warn(fields, 'shop event attempt failed; retried with backoff');
   });
   return worker;
 }
