@@ -65,6 +65,11 @@ function claimsAtService(externalOrderId: string): EmulatedClaim[] {
 
 const calls = (operation?: string) =>
   relais.emulator.calls().filter((c) => operation === undefined || c.operation === operation).length;
+/**
+ * The dispute calls made so far. Counting every call would also count the worker's own, which go on in the
+ * background (a late delivery webhook's sync reads the shipment) and once made this file fail under load.
+ */
+const disputeCalls = () => calls('openDispute') + calls('listShipmentDisputes');
 const form = (fields: Partial<DisputeInput>): DisputeInput => ({
   reason: 'damaged',
   description: 'Box crushed.',
@@ -100,13 +105,13 @@ describe('opening a dispute', () => {
     const fields = form({ reason: 'wrong item', description: 'Blue instead of red.' });
     const first = await openDispute(ports, disputedId, fields);
     expect(first.kind).toBe('opened');
-    const before = calls();
+    const before = disputeCalls();
     const again = await openDispute(ports, disputedId, fields);
     expect(again).toMatchObject({
       kind: 'duplicate',
       claim: { claimId: first.kind === 'opened' ? first.claimId : '', status: 'OPEN', reason: 'wrong item' },
     });
-    expect(calls()).toBe(before);
+    expect(disputeCalls()).toBe(before);
     expect(claimsAtService(disputedId).filter((c) => c.reason === 'wrong item')).toHaveLength(1);
   });
 
@@ -118,13 +123,13 @@ describe('opening a dispute', () => {
     expect(claimsAtService(disputedId).filter((c) => c.reason === 'torn')).toHaveLength(2);
   });
 
-  it('does not open a dispute on an order that has no shipment, and calls nothing', async () => {
-    const before = calls();
+  it('does not open a dispute on an order that has no shipment, and makes no dispute call', async () => {
+    const before = disputeCalls();
     expect(await openDispute(ports, heldId, form({}))).toMatchObject({
       kind: 'no_shipment',
       record: { state: 'held' },
     });
-    expect(calls()).toBe(before);
+    expect(disputeCalls()).toBe(before);
   });
 
   it('does not open a dispute for an order the ledger does not have', async () => {
@@ -134,8 +139,8 @@ describe('opening a dispute', () => {
     });
   });
 
-  it('names the field of each problem in an incomplete form, and calls nothing', async () => {
-    const before = calls();
+  it('names the field of each problem in an incomplete form, and makes no dispute call', async () => {
+    const before = disputeCalls();
     const result = await openDispute(ports, disputedId, form({ reason: '   ', claimantId: undefined }));
     expect(result).toMatchObject({
       kind: 'invalid',
@@ -144,7 +149,7 @@ describe('opening a dispute', () => {
         { field: 'claimantId' },
       ],
     });
-    expect(calls()).toBe(before);
+    expect(disputeCalls()).toBe(before);
   });
 
   it("returns the service's refusal as not retryable", async () => {
