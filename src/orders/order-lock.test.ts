@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { perFile } from '../../test/support/per-file.js';
+import { rejectionOf } from '../../test/support/rejection.js';
 import { startRedis } from '../../test/support/redis.js';
 import { OrderBusyError, OrderLockLostError, withOrderLock } from './order-lock.js';
 
@@ -137,10 +138,10 @@ describe('the order lock', () => {
     expect(await client.ttl(counter)).toBeGreaterThan(0);
     // Not taken when the lock is not: another holder has the order.
     await client.set(`${prefix}:lock:order:dakar-mode:6`, 'another-holder', 'PX', 60_000);
-    const busy = await withOrderLock(client, prefix, 'dakar-mode:6', async () => 'ran', { take, waitMs: 0 }).catch(
-      (error: unknown) => error,
+    await rejectionOf(
+      withOrderLock(client, prefix, 'dakar-mode:6', async () => 'ran', { take, waitMs: 0 }),
+      OrderBusyError,
     );
-    expect(busy).toBeInstanceOf(OrderBusyError);
     expect(await client.get(counter)).toBe('3');
   });
 });
