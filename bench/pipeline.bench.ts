@@ -49,7 +49,7 @@ import {
   startStack,
 } from './lib/stack.js';
 import { fmt, formatSpread, median, spread, table, verdict } from './lib/stats.js';
-import { perfTable, perfUnavailable, recordPerf, summarisePerf, type PerfSummary } from './lib/perf-profile.js';
+import { perfUnavailable, printPerfReport, recordPerf } from './lib/perf-profile.js';
 import type { ChildStats, Role } from './lib/child.js';
 
 const BARE_PREFIX = '{bench-bare}';
@@ -335,7 +335,13 @@ async function main(): Promise<void> {
       `shipments at the emulator: relais ${JSON.stringify(census.relais)}; baselines ${JSON.stringify(census.bare)}`,
     );
     for (const line of describeDispatchCalls(relaisCalls)) console.log(line);
-    if (perf) printPerfSummary(summarisePerf(perfFile, relaisWorkerPid), relaisCpu);
+    if (perf)
+      printPerfReport(
+        "Relais's worker, in the no-latency rounds,",
+        { file: perfFile, pid: relaisWorkerPid },
+        relaisCpu,
+        'order',
+      );
     console.log(
       `failed job attempts: ${failedAttempts}; write-back jobs waiting (deliveries paused): ${await deliveries.getWaitingCount()}`,
     );
@@ -349,15 +355,6 @@ async function main(): Promise<void> {
     for (const child of started) await child.stop();
     await stack.stop();
   }
-}
-
-/** Where the worker's CPU went during the CPU phase (--perf), with each part's share of its CPU per order. */
-function printPerfSummary(summary: PerfSummary, workerCpuMsPerOrder: number): void {
-  console.log('');
-  console.log(
-    `where Relais's worker spent its CPU in the no-latency rounds (perf, on-CPU, ${summary.samples} samples; with --perf the worker runs with --perf-basic-prof, so its CPU figures above are not for the targets):`,
-  );
-  console.log(table(perfTable(summary, workerCpuMsPerOrder, 'order')));
 }
 
 interface DispatchCalls {

@@ -19,7 +19,7 @@ import { closedLoop, HttpLoad, openLoop, type LoadResult, type RequestSpec } fro
 import { ShopifyOrderStream } from './lib/orders.js';
 import { cpuMsBetween, startProcess, type BenchProcess } from './lib/processes.js';
 import { benchFlags, controlQueue, header, profileArgs, sleep, startStack } from './lib/stack.js';
-import { perfTable, perfUnavailable, recordPerf, summarisePerf } from './lib/perf-profile.js';
+import { perfUnavailable, printPerfReport, recordPerf } from './lib/perf-profile.js';
 import { fmt, formatSpread, median, percentile, spread, table, verdict } from './lib/stats.js';
 
 const BARE_PREFIX = '{bench-bare}';
@@ -240,12 +240,13 @@ async function main(): Promise<void> {
     console.log(
       `server CPU per request ratio relais/baseline (steadier than wall time on a shared machine): ${formatSpread(spread(cpuRatios))}  → ${verdict(median(cpuRatios), { atMost: 1.3 })}`,
     );
-    if (perf) {
-      console.log(
-        `where Relais's web process spent its CPU in the max-rate rounds (perf, on-CPU; with --perf it runs with --perf-basic-prof, so its figures above are not for the targets):`,
+    if (perf)
+      printPerfReport(
+        "Relais's web process, in the max-rate rounds,",
+        { file: perfFile, pid: relais.pid },
+        median(cpuPerRequest.relais),
+        'request',
       );
-      console.log(table(perfTable(summarisePerf(perfFile, relais.pid), median(cpuPerRequest.relais), 'request')));
-    }
     for (const { label, rate } of rates) {
       const relaisAck = median(ack.get(`relais@${rate}`)?.p99 ?? []);
       console.log(

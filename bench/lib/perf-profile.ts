@@ -12,6 +12,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
+import { table } from './stats.js';
 
 /** Node flags for the profiled process: JIT-compiled functions named in /tmp/perf-<pid>.map. */
 export const PERF_NODE_ARGS = ['--perf-basic-prof', '--interpreted-frames-native-stack'];
@@ -113,8 +114,26 @@ function partOf(frames: string[]): string {
   return 'other (Node and V8 internals)';
 }
 
+/**
+ * Reads the recording and prints where `what` spent its CPU, with each part's share of `cpuMsPerUnit` (its CPU per order
+ * or request as the bench measured it: with --perf-basic-prof, a little above an unprofiled run's).
+ */
+export function printPerfReport(
+  what: string,
+  recording: { file: string; pid: number },
+  cpuMsPerUnit: number,
+  unit: string,
+): void {
+  const summary = summarisePerf(recording.file, recording.pid);
+  console.log('');
+  console.log(
+    `where ${what} spent its CPU (perf, on-CPU, ${summary.samples} samples; with --perf it runs with --perf-basic-prof, so its CPU figures above are not for the targets):`,
+  );
+  console.log(table(perfTable(summary, cpuMsPerUnit, unit)));
+}
+
 /** The summary as a table: each part's share of the process's CPU, and of `cpuMsPerUnit` (CPU per order or request). */
-export function perfTable(summary: PerfSummary, cpuMsPerUnit: number, unit: string): string[][] {
+function perfTable(summary: PerfSummary, cpuMsPerUnit: number, unit: string): string[][] {
   return [
     ['part', 'share', `ms per ${unit}`],
     ...summary.parts.map(({ part, share }) => [
