@@ -23,8 +23,8 @@ export interface EventHoldPorts {
 }
 
 /** What ending an order gone from the shop needs: the cancel job for a live shipment (`onCancelled`). */
-export interface GoneOrderPorts extends EventHoldPorts {
-  ledger: Pick<OrderLedger, 'get' | 'appendTimeline' | 'setState' | 'hold'>;
+export interface GoneOrderPorts extends Omit<EventHoldPorts, 'ledger'> {
+  ledger: Pick<OrderLedger, 'get' | 'appendTimeline' | 'setState'>;
   onCancelled?(shop: ShopConfig, externalOrderId: string): Promise<void>;
 }
 
@@ -32,7 +32,6 @@ export interface GoneOrderPorts extends EventHoldPorts {
 export type EventHoldOutcome =
   { kind: 'held'; externalOrderId: string; code: string } | { kind: 'ignored'; why: string };
 
-/** An order whose event cannot be acted on, held with the reason, when it is still before dispatch. */
 /** An order this event may hold: its ids, its state as recorded, and its payload for a replay. */
 export interface HeldOrder {
   extId: string;
@@ -41,6 +40,7 @@ export interface HeldOrder {
   replayable: ReplayPayload;
 }
 
+/** An order whose event cannot be acted on, held with the reason, when it is still before dispatch. */
 export async function holdAsRecorded(
   { extId, orderName, state, replayable }: HeldOrder,
   hold: HoldReason,
