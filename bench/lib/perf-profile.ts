@@ -86,7 +86,7 @@ export interface PerfSummary {
 }
 
 /** Reads the recording (perf script) and sums its samples by part of the stack. Removes the process's map file. */
-export function summarisePerf(file: string, pid: number): PerfSummary {
+function summarisePerf(file: string, pid: number): PerfSummary {
   const script = spawnSync('perf', ['script', '-i', file], { encoding: 'utf8', maxBuffer: 1 << 30 });
   if (!process.env.KEEP_PERF_MAP) rmSync(`/tmp/perf-${pid}.map`, { force: true });
   if (script.status !== 0) throw new Error(`perf script failed: ${script.stderr}`);
