@@ -3,8 +3,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { join } from 'node:path';
 import { z } from 'zod';
+import { buildBenchChildren, CHILD_ENTRY } from './build.js';
 import type { ChildConfig, ChildStats } from './child.js';
 
 export interface BenchProcess {
@@ -50,21 +50,18 @@ export async function startProcess(
     /** Extra Node flags, e.g. --cpu-prof to see where the time goes. */ nodeArgs?: string[];
   },
 ): Promise<BenchProcess> {
+  buildBenchChildren();
   const log = openSync(options.logFile, 'a');
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [...(options.nodeArgs ?? []), '--import', 'tsx', join(ROOT, 'bench/lib/child.ts')],
-    {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '',
-        ...options.secrets,
-        BENCH_CHILD: JSON.stringify(config),
-      },
-      stdio: ['ignore', log, log, 'ipc'],
+  const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), CHILD_ENTRY], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      ...options.secrets,
+      BENCH_CHILD: JSON.stringify(config),
     },
-  );
+    stdio: ['ignore', log, log, 'ipc'],
+  });
   closeSync(log);
   const waiters: { type: ChildMessage['type']; resolve: (m: ChildMessage) => void }[] = [];
   let exited: string | undefined;
