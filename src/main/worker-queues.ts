@@ -100,12 +100,9 @@ function pipelineDepsFor({ runtime, options, metrics }: QueueWiring, rateLimiter
     rateLimiter,
     tariffs,
     serviceMap: runtime.serviceMap,
+    // After an attempt (a dispatch job's, or a shop event's that dispatched at once): what follows it.
+    afterAttempt: (outcome) => afterDispatch(shopId, outcome, runtime.queues),
   });
-}
-
-/** After a dispatch attempt (a dispatch job's, or a shop event's that dispatched at once): what follows it. */
-function finish(runtime: Runtime, shopId: string, outcome: DispatchOutcome): Promise<void> {
-  return afterDispatch(shopId, outcome, runtime.queues);
 }
 
 function shopEventsWorker(
@@ -151,7 +148,6 @@ function shopEventsWorker(
           known,
         ),
     });
-    if (outcome.kind === 'dispatched') await finish(runtime, job.data.shopId, outcome.dispatch);
     return outcome;
   };
   const worker = new Worker(QUEUE.shopEvents, processor, orderWorkerOptions(wiring, QUEUE.shopEvents));
@@ -177,9 +173,7 @@ function dispatchWorker(wiring: QueueWiring, pipelineDeps: PipelineDepsOf): Work
     QUEUE.dispatch,
     async (job) => {
       try {
-        const outcome = await dispatchOrder(job.data, pipelineDeps(job.data.shopId, job.id));
-        await finish(runtime, job.data.shopId, outcome);
-        return outcome;
+        return await dispatchOrder(job.data, pipelineDeps(job.data.shopId, job.id));
       } catch (error) {
         throw jobFailure(error);
       }

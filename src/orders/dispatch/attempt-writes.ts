@@ -51,7 +51,7 @@ export class AttemptWrites {
     (this.#step.timeline ??= []).push(entry);
   }
 
-  /** A write to another store that the attempt waits for with its own (the fallback-tariff memory). */
+  /** A write to another store that the attempt waits for with its own (the fallback-tariff memory, the write-back job). */
   add(write: Promise<unknown>): void {
     write.catch(() => undefined); // awaited in settle(); this only keeps Node from calling it unhandled meanwhile
     this.#sent.push(write);

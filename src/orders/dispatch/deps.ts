@@ -47,6 +47,11 @@ export interface PipelineDeps {
   serviceMap?: ServiceMapStore;
   /** Called before the attempt holds the order (hold.ts): the shop event's job stores the payload a replay needs. */
   beforeHold?(): Promise<unknown>;
+  /**
+   * What follows an attempt's outcome (finish.ts afterDispatch: the write-back job of a ready order), sent beside the
+   * attempt's last ledger write rather than after the order lock's release: dispatch-order.ts dispatchUnderLock.
+   */
+  afterAttempt?(outcome: DispatchOutcome): Promise<void>;
 }
 
 export type DispatchOutcome =

@@ -50,6 +50,11 @@ export async function dispatchUnderLock(
     await writes.settle().catch(() => undefined);
     throw error;
   }
+  // What follows the outcome goes out with the last write, not a round trip after it: the write-back job's sync
+  // reads the shipment from the service before it takes the order lock (sync-delivery.ts), and so finds the write
+  // applied. Either failing fails the attempt, once both have answered.
+  const after = deps.afterAttempt?.(outcome);
+  if (after) writes.add(after);
   await writes.settle();
   return outcome;
 }
