@@ -4,9 +4,10 @@
  * Each runs alone in its own process so its CPU time and memory are its own, and the load generator
  * never shares its event loop.
  *
- * Started by bench/lib/processes.ts as `node dist/bench-build/bench/lib/child.js` (compiled by tsc: bench/lib/build.ts) with the configuration in
- * BENCH_CHILD (JSON) and secrets in T_* variables (never on the command line). Talks over the IPC
- * channel: → {type:'ready', url?}, ← {type:'stats'} → {type:'stats', ...}, ← {type:'stop'} → exits.
+ * Started by bench/lib/processes.ts as `node dist/bench-build/bench/lib/child.js` (compiled by tsc, as production
+ * runs: bench/lib/build.ts) with the configuration in BENCH_CHILD (JSON) and secrets in T_* variables (never on the
+ * command line). Talks over the IPC channel: → {type:'ready', url?}, ← {type:'stats'} → {type:'stats', ...},
+ * ← {type:'stop'} → exits.
  */
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
