@@ -33,6 +33,8 @@ export interface ConnectionSettings {
    * batch is unanswered the next one waits, and the timeout is what ends that wait on a hung Redis).
    */
   enableAutoPipelining?: boolean;
+  /** false for a subscriber that subscribes again itself on each reconnection (`subscribeKept`). */
+  autoResubscribe?: boolean;
 }
 
 export function isCluster(target: RedisTarget): boolean {
@@ -48,6 +50,22 @@ export function connectRedis(target: RedisTarget, settings: ConnectionSettings):
     ...(enableAutoPipelining === undefined ? {} : { enableAutoPipelining }),
     redisOptions: { ...options, ...perNode },
   });
+}
+
+/**
+ * Subscribes `subscriber` (made with `autoResubscribe: false`) to `channel`, and again each time the connection is
+ * ready after a reconnection, a failure then handed to `onFailure` (the next reconnection tries again). ioredis's own
+ * resubscription sends its SUBSCRIBE with no handler: when the connection was closed before Redis answered (a process
+ * shutting down while Redis flapped), its "Connection is closed." rejection went unhandled, and one ends a Node
+ * process. Subscribing twice to a channel is harmless: Redis keeps one subscription.
+ */
+export async function subscribeKept(
+  subscriber: RedisClient,
+  channel: string,
+  onFailure: (error: Error) => void,
+): Promise<void> {
+  subscriber.on('ready', () => void subscriber.subscribe(channel).catch(onFailure));
+  await subscriber.subscribe(channel);
 }
 
 /**

@@ -313,12 +313,23 @@ async function followShopChanges(
   served: ServedShops | undefined,
   reloadProfiles: () => Promise<void>,
 ): Promise<{ close(): Promise<void> }> {
-  const subscriber = connectRedis(options, { maxRetriesPerRequest: null });
+  // Subscribed again by Relais on each reconnection, its failure handled (subscribeKept), not by ioredis.
+  const subscriber = connectRedis(options, { maxRetriesPerRequest: null, autoResubscribe: false });
   subscriber.on('error', (error: Error) =>
     options.logger.debug({ err: error.message }, 'shop changes redis connection error'),
   );
+  const onFailure = (error: Error) =>
+    options.logger.debug(
+      { err: error.message },
+      'could not subscribe to shop changes again; tried at the next reconnection',
+    );
   // A stored profile is announced as a change of the shops: every process reads the stored profiles again.
-  const following = await followProfileAnnouncements(subscriber, options.prefix, reloadProfiles, !served);
+  const following = await followProfileAnnouncements(
+    subscriber,
+    options.prefix,
+    reloadProfiles,
+    !served && { onFailure },
+  );
   if (!served) return following;
   return watchShopChanges({
     served,
@@ -326,5 +337,6 @@ async function followShopChanges(
     prefix: options.prefix,
     ...(options.liveShops?.reloadEveryMs === undefined ? {} : { everyMs: options.liveShops.reloadEveryMs }),
     logger: options.logger,
+    onSubscribeFailure: onFailure,
   });
 }

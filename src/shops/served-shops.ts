@@ -15,7 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from '../log.js';
-import type { RedisClient } from '../redis.js';
+import { subscribeKept, type RedisClient } from '../redis.js';
 import { Secret } from './secret.js';
 import { ShopRegistry, type NotServedShop, type ShopConfig } from './shops.js';
 
@@ -218,6 +218,8 @@ export async function watchShopChanges(input: {
   prefix: string;
   everyMs?: number;
   logger: Logger;
+  /** Told when subscribing again after a reconnection failed (subscribeKept). */
+  onSubscribeFailure(error: Error): void;
 }): Promise<{ close(): Promise<void> }> {
   const channel = shopsChangedChannel(input.prefix);
   const reload = () => void input.served.reload();
@@ -226,7 +228,7 @@ export async function watchShopChanges(input: {
   });
   // Also on each (re)connection: an announcement made while this process was cut off is caught up at once.
   input.subscriber.on('ready', reload);
-  await input.subscriber.subscribe(channel);
+  await subscribeKept(input.subscriber, channel, input.onSubscribeFailure);
   const timer = setInterval(reload, input.everyMs ?? DEFAULT_SHOPS_RELOAD_MS);
   timer.unref();
   input.logger.debug({ channel }, 'watching for changes of the connected shops');

@@ -8,7 +8,7 @@
 import type { StoredProfile } from '../ledger/first-contact.js';
 import type { Logger } from '../log.js';
 import { loadWireProfile, parseWireProfile, type WireProfile } from '../adapters/dispatch-api/profile.js';
-import type { RedisClient } from '../redis.js';
+import { subscribeKept, type RedisClient } from '../redis.js';
 import { shopsChangedChannel } from './served-shops.js';
 import type { ShopConfig } from './shops.js';
 
@@ -72,11 +72,11 @@ export async function followProfileAnnouncements(
   subscriber: RedisClient,
   prefix: string,
   reload: () => Promise<void>,
-  subscribe: boolean,
+  subscribe: false | { onFailure(error: Error): void },
 ): Promise<{ close(): Promise<void> }> {
   const channel = shopsChangedChannel(prefix);
   subscriber.on('message', (from: string) => void (from === channel ? reload() : undefined));
-  if (subscribe) await subscriber.subscribe(channel);
+  if (subscribe) await subscribeKept(subscriber, channel, subscribe.onFailure);
   return {
     async close() {
       await subscriber.quit().catch(() => subscriber.disconnect());
