@@ -5,17 +5,20 @@
  * gazetteer, so the input, aliases included, is the key: an alias added at run time changes the key and takes
  * effect at once. Bounded, least recently used first out.
  */
+import { RecentlyUsed } from '../geo/recently-used.js';
 import type { NeighbourhoodResolver, Resolution, ResolveInput } from '../geo/resolver.js';
 
 export const DEFAULT_MEMO_ENTRIES = 2_000;
 
 export class ResolutionMemo implements Pick<NeighbourhoodResolver, 'resolve'> {
-  readonly #entries = new Map<string, Resolution>();
+  readonly #entries: RecentlyUsed<string, Resolution>;
 
   constructor(
     private readonly resolver: Pick<NeighbourhoodResolver, 'resolve'>,
-    private readonly maxEntries: number = DEFAULT_MEMO_ENTRIES,
-  ) {}
+    maxEntries: number = DEFAULT_MEMO_ENTRIES,
+  ) {
+    this.#entries = new RecentlyUsed(maxEntries);
+  }
 
   resolve(input: ResolveInput): Resolution {
     const f = input.fields;
@@ -33,18 +36,9 @@ export class ResolutionMemo implements Pick<NeighbourhoodResolver, 'resolve'> {
       aliases,
     ]);
     const known = this.#entries.get(key);
-    if (known) {
-      // Map keeps insertion order: re-inserting marks the entry as the most recently used.
-      this.#entries.delete(key);
-      this.#entries.set(key, known);
-      return known;
-    }
+    if (known) return known;
     const resolution = this.resolver.resolve(input);
     this.#entries.set(key, resolution);
-    if (this.#entries.size > this.maxEntries) {
-      const oldest = this.#entries.keys().next();
-      if (!oldest.done) this.#entries.delete(oldest.value);
-    }
     return resolution;
   }
 

@@ -21,6 +21,7 @@ import {
   type FieldText,
   type Mention,
 } from './resolver-model.js';
+import { RecentlyUsed } from './recently-used.js';
 import type { AddressFields, MatchEvidence, ResolveInput } from './types.js';
 
 /** How many shops' alias sets stay compiled (each shop has one set at a time; a change makes a new one). */
@@ -28,13 +29,12 @@ const ALIAS_SETS_KEPT = 256;
 
 /** Reads an address's fields, city names, coordinates and aliases against one gazetteer. */
 export class AddressSignals {
-  private readonly aliasCache = new WeakMap<Record<string, string>, CompiledAlias[]>();
   /**
-   * The same, by content: the pipeline and the checkout merge a shop's aliases into a new object for every order or
-   * quote (the registry's and those added at run time), which a cache by identity alone never finds. Compiling 30
+   * Compiled alias sets by content: the pipeline and the checkout merge a shop's aliases into a new object for every
+   * order or quote (the registry's and those added at run time), which a cache by identity never finds. Compiling 30
    * aliases took about 110 µs, more than the rest of the resolution; the content key costs a JSON.stringify.
    */
-  private readonly aliasesByContent = new Map<string, CompiledAlias[]>();
+  private readonly aliasSets = new RecentlyUsed<string, CompiledAlias[]>(ALIAS_SETS_KEPT);
 
   constructor(private readonly gazetteer: Gazetteer) {}
 
@@ -136,23 +136,14 @@ export class AddressSignals {
   }
 
   private compiledAliases(aliases: Record<string, string>): CompiledAlias[] {
-    const known = this.aliasCache.get(aliases);
-    if (known) return known;
     const key = JSON.stringify(aliases);
-    const compiled =
-      this.aliasesByContent.get(key) ??
-      Object.entries(aliases)
-        .map(([text, canonical]) => ({ tokens: normaliseTokens(text), text, canonical }))
-        .filter((a) => a.tokens.length > 0)
-        .sort((a, b) => b.tokens.length - a.tokens.length);
-    // Least recently used first out: a Map keeps insertion order, and a set found again is moved to its end.
-    this.aliasesByContent.delete(key);
-    this.aliasesByContent.set(key, compiled);
-    if (this.aliasesByContent.size > ALIAS_SETS_KEPT) {
-      const oldest = this.aliasesByContent.keys().next();
-      if (!oldest.done) this.aliasesByContent.delete(oldest.value);
-    }
-    this.aliasCache.set(aliases, compiled);
+    const known = this.aliasSets.get(key);
+    if (known) return known;
+    const compiled = Object.entries(aliases)
+      .map(([text, canonical]) => ({ tokens: normaliseTokens(text), text, canonical }))
+      .filter((a) => a.tokens.length > 0)
+      .sort((a, b) => b.tokens.length - a.tokens.length);
+    this.aliasSets.set(key, compiled);
     return compiled;
   }
 
