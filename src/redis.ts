@@ -64,8 +64,9 @@ export async function subscribeKept(
   channel: string,
   onFailure: (error: Error) => void,
 ): Promise<void> {
-  subscriber.on('ready', () => void subscriber.subscribe(channel).catch(onFailure));
   await subscriber.subscribe(channel);
+  // From now on: the first 'ready' is behind us, every later one is a reconnection.
+  subscriber.on('ready', () => void subscriber.subscribe(channel).catch(onFailure));
 }
 
 /**

@@ -28,6 +28,7 @@ import {
   announceShopsChanged,
   PerShop,
   ServedShops,
+  shopsChangedChannel,
   watchShopChanges,
   type ReloadOutcome,
   type ShopsChange,
@@ -49,7 +50,7 @@ import {
   type WeightFiller,
 } from '../shops/platforms/index.js';
 import type { ShopWriter } from '../shops/platforms/writer.js';
-import { connectRedis, type RedisClient, type RedisTarget } from '../redis.js';
+import { connectRedis, subscribeKept, type RedisClient, type RedisTarget } from '../redis.js';
 
 export interface RuntimeOptions extends RedisTarget {
   /** Key prefix (RELAIS_REDIS_PREFIX); see queuePrefix in src/redis.ts for what a hash tag in it does on a cluster. */
@@ -318,25 +319,22 @@ async function followShopChanges(
   subscriber.on('error', (error: Error) =>
     options.logger.debug({ err: error.message }, 'shop changes redis connection error'),
   );
-  const onFailure = (error: Error) =>
+  // A stored profile is announced as a change of the shops: every process reads the stored profiles again.
+  const following = followProfileAnnouncements(subscriber, options.prefix, reloadProfiles);
+  const handle = served
+    ? watchShopChanges({
+        served,
+        subscriber,
+        prefix: options.prefix,
+        ...(options.liveShops?.reloadEveryMs === undefined ? {} : { everyMs: options.liveShops.reloadEveryMs }),
+        logger: options.logger,
+      })
+    : following;
+  await subscribeKept(subscriber, shopsChangedChannel(options.prefix), (error) =>
     options.logger.debug(
       { err: error.message },
       'could not subscribe to shop changes again; tried at the next reconnection',
-    );
-  // A stored profile is announced as a change of the shops: every process reads the stored profiles again.
-  const following = await followProfileAnnouncements(
-    subscriber,
-    options.prefix,
-    reloadProfiles,
-    !served && { onFailure },
+    ),
   );
-  if (!served) return following;
-  return watchShopChanges({
-    served,
-    subscriber,
-    prefix: options.prefix,
-    ...(options.liveShops?.reloadEveryMs === undefined ? {} : { everyMs: options.liveShops.reloadEveryMs }),
-    logger: options.logger,
-    onSubscribeFailure: onFailure,
-  });
+  return handle;
 }

@@ -15,7 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from '../log.js';
-import { subscribeKept, type RedisClient } from '../redis.js';
+import type { RedisClient } from '../redis.js';
 import { Secret } from './secret.js';
 import { ShopRegistry, type NotServedShop, type ShopConfig } from './shops.js';
 
@@ -210,17 +210,16 @@ export const DEFAULT_SHOPS_RELOAD_MS = 60_000;
 
 /**
  * Reloads `served` on each announcement and every `everyMs`. `subscriber` is a connection of its own (a
- * subscribed connection runs no other command), closed by the returned `close`.
+ * subscribed connection runs no other command), subscribed to the channel by its owner (src/main/runtime.ts) and
+ * closed by the returned `close`.
  */
-export async function watchShopChanges(input: {
+export function watchShopChanges(input: {
   served: ServedShops;
   subscriber: RedisClient;
   prefix: string;
   everyMs?: number;
   logger: Logger;
-  /** Told when subscribing again after a reconnection failed (subscribeKept). */
-  onSubscribeFailure(error: Error): void;
-}): Promise<{ close(): Promise<void> }> {
+}): { close(): Promise<void> } {
   const channel = shopsChangedChannel(input.prefix);
   const reload = () => void input.served.reload();
   input.subscriber.on('message', (from: string) => {
@@ -228,7 +227,6 @@ export async function watchShopChanges(input: {
   });
   // Also on each (re)connection: an announcement made while this process was cut off is caught up at once.
   input.subscriber.on('ready', reload);
-  await subscribeKept(input.subscriber, channel, input.onSubscribeFailure);
   const timer = setInterval(reload, input.everyMs ?? DEFAULT_SHOPS_RELOAD_MS);
   timer.unref();
   input.logger.debug({ channel }, 'watching for changes of the connected shops');

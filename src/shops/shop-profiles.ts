@@ -8,7 +8,7 @@
 import type { StoredProfile } from '../ledger/first-contact.js';
 import type { Logger } from '../log.js';
 import { loadWireProfile, parseWireProfile, type WireProfile } from '../adapters/dispatch-api/profile.js';
-import { subscribeKept, type RedisClient } from '../redis.js';
+import type { RedisClient } from '../redis.js';
 import { shopsChangedChannel } from './served-shops.js';
 import type { ShopConfig } from './shops.js';
 
@@ -65,18 +65,16 @@ export class ShopProfiles {
 }
 
 /**
- * Reads the stored profiles again on each announcement of a change of the shops. `subscribe`: this process has
- * no live shops following the channel already, so the subscription is made here (and closed by the answer).
+ * Reads the stored profiles again on each announcement of a change of the shops, heard on `subscriber` (subscribed
+ * to the channel by its owner: src/main/runtime.ts), closed by the answer.
  */
-export async function followProfileAnnouncements(
+export function followProfileAnnouncements(
   subscriber: RedisClient,
   prefix: string,
   reload: () => Promise<void>,
-  subscribe: false | { onFailure(error: Error): void },
-): Promise<{ close(): Promise<void> }> {
+): { close(): Promise<void> } {
   const channel = shopsChangedChannel(prefix);
   subscriber.on('message', (from: string) => void (from === channel ? reload() : undefined));
-  if (subscribe) await subscribeKept(subscriber, channel, subscribe.onFailure);
   return {
     async close() {
       await subscriber.quit().catch(() => subscriber.disconnect());
