@@ -12,7 +12,8 @@ import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
-const ROOT = new URL('../../', import.meta.url).pathname;
+/** The project's directory (the benches' processes start there). */
+export const ROOT = new URL('../../', import.meta.url).pathname;
 
 /** The compiled entry point of a bench process (bench/lib/child.ts). */
 export const CHILD_ENTRY = join(ROOT, 'dist/bench-build/bench/lib/child.js');

@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { z } from 'zod';
-import { buildBenchChildren, CHILD_ENTRY } from './build.js';
+import { buildBenchChildren, CHILD_ENTRY, ROOT } from './build.js';
 import type { ChildConfig, ChildStats } from './child.js';
 
 export interface BenchProcess {
@@ -34,8 +34,6 @@ const childMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('stopped') }),
 ]);
 type ChildMessage = z.infer<typeof childMessageSchema>;
-
-const ROOT = new URL('../../', import.meta.url).pathname;
 
 /**
  * Starts one child with `config`, its secrets in `secrets` (environment), and its output appended to

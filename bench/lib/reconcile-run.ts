@@ -10,9 +10,8 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import { SHOPIFY_SHOP_ID } from '../../test/support/relais.js';
+import { ROOT } from './build.js';
 import type { BenchStack } from './stack.js';
-
-const ROOT = new URL('../../', import.meta.url).pathname;
 
 const countsSchema = z.object({ sqlStatements: z.number(), redisCommands: z.number(), maxRssBytes: z.number() });
 const reportSchema = z.object({
